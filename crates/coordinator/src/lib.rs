@@ -1,0 +1,1 @@
+//! Storage proxy: executes statements against the ring and storage.

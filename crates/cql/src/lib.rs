@@ -1,0 +1,1 @@
+//! CQL lexer, parser, AST.

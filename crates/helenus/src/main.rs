@@ -1,0 +1,4 @@
+//! The `helenus` command line: `helenus server` runs a node.
+fn main() {
+    println!("helenus");
+}

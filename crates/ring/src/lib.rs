@@ -1,0 +1,1 @@
+//! Murmur3 partitioner, tokens, replication strategies.

@@ -1,0 +1,1 @@
+//! Keyspaces, tables, columns; system_schema rows.

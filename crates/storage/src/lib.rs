@@ -1,0 +1,1 @@
+//! Commit log, memtables, storage engine traits.

@@ -1,0 +1,1 @@
+//! CQL native protocol v4/v5 server.
