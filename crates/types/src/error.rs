@@ -170,3 +170,9 @@ impl CqlError {
 }
 
 pub type CqlResult<T> = Result<T, CqlError>;
+
+/// A value or type that does not fit: bad serialized bytes, a literal that does not convert,
+/// an unparsable type name. The message reads like Cassandra's.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct TypeError(pub String);

@@ -1,9 +1,13 @@
-//! CQL types and values: the type system (`CqlType`), value codecs, byte-comparable
-//! clustering encodings, and the request/result/error vocabulary every layer shares.
+//! CQL types and values: the type system (`CqlType`), value codecs, CQL literals,
+//! byte-comparable clustering encodings, and the request/result/error vocabulary every layer shares.
+pub mod comparable;
 pub mod cql_type;
 pub mod error;
+pub mod literal;
 pub mod request;
 pub mod result;
+pub mod value;
 
 pub use cql_type::{CqlType, NativeType, UdtType};
-pub use error::{Consistency, CqlError, CqlResult};
+pub use error::{Consistency, CqlError, CqlResult, TypeError};
+pub use value::Value;

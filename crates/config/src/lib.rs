@@ -1,0 +1,1 @@
+//! Node configuration read from a cassandra.yaml-style file.

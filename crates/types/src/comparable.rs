@@ -1,0 +1,1 @@
+//! Byte-comparable encodings of clustering keys and Cassandra's per-type comparators.

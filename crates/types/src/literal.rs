@@ -1,0 +1,1 @@
+//! CQL literal text (constants in statements) converted into typed values.
