@@ -1,1 +1,15 @@
-//! Murmur3 partitioner, tokens, replication strategies.
+//! Murmur3 partitioner, tokens, partition-key composition, token ownership and replication
+//! strategies, following Apache Cassandra 5.0.
+mod error;
+mod murmur3;
+mod partition_key;
+mod strategy;
+mod token;
+mod token_metadata;
+
+pub use error::RingError;
+pub use murmur3::murmur3_token;
+pub use partition_key::{compose_partition_key, split_partition_key};
+pub use strategy::ReplicationStrategy;
+pub use token::Token;
+pub use token_metadata::{random_tokens, Endpoint, TokenMetadata};
