@@ -7,6 +7,8 @@ mod name;
 mod option;
 mod parse;
 
+pub use name::quote_identifier;
+
 /// The native (non-parameterised) CQL types.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum NativeType {

@@ -1,8 +1,18 @@
-//! CQL values and their serialized (native protocol / on-disk cell) form.
+//! CQL values and their serialized (native protocol / on-disk cell) form: encoding,
+//! validating decoding, and CQL literal text.
 use bytes::Bytes;
 use num_bigint::BigInt;
 use std::net::IpAddr;
 use uuid::Uuid;
+
+pub(crate) mod calendar;
+mod cql_literal;
+mod deserialize;
+mod serialize;
+pub(crate) mod vint;
+
+#[cfg(test)]
+mod tests;
 
 /// A CQL duration: months, days and nanoseconds, each signed, all with the same sign.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -22,7 +32,10 @@ pub enum Value {
     Counter(i64),
     /// Days since the epoch, offset by 2^31 as Cassandra serialises `date`.
     Date(u32),
-    Decimal { unscaled: BigInt, scale: i32 },
+    Decimal {
+        unscaled: BigInt,
+        scale: i32,
+    },
     Double(f64),
     Duration(Duration),
     Float(f32),
@@ -47,4 +60,7 @@ pub enum Value {
     Vector(Vec<Value>),
     /// A value of a custom type, carried as bytes.
     Custom(Bytes),
+    /// The zero-length value Cassandra accepts for most non-string types (`int`, `uuid`,
+    /// `timestamp`, ...): a present cell with no content, distinct from null.
+    Empty,
 }
