@@ -1,1 +1,35 @@
-//! CQL native protocol v4/v5 server.
+//! CQL native protocol server, versions 3, 4 and 5.
+//!
+//! Owns everything between the socket and the [`QueryHandler`]: legacy envelope framing and
+//! v5 segment framing (CRC24/CRC32, LZ4), version negotiation, the STARTUP handshake, request
+//! decoding, response/error/event encoding, per-connection concurrency, and the registry of
+//! live clients.
+//!
+//! The codec is our own rather than the `cassandra-protocol` crate: that crate copies buffers
+//! per frame (`split_off`) and reports errors as strings, while a server needs stream-id-aware
+//! ProtocolErrors, per-frame size limits that skip oversized bodies without buffering them,
+//! and version negotiation that answers the way drivers expect in order to downgrade.
+mod client;
+mod compression;
+mod connection;
+mod crc;
+mod error_body;
+mod event;
+mod framer;
+mod handler;
+mod header;
+mod options;
+mod request;
+mod response;
+mod result;
+mod segment;
+mod server;
+mod type_option;
+mod wire;
+mod writer;
+
+pub use client::{ClientInfo, ClientState, Clients, DriverInfo};
+pub use event::{Event, TopologyChangeKind};
+pub use handler::QueryHandler;
+pub use request::EventKind;
+pub use server::{serve, Server, ServerConfig};

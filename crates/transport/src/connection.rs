@@ -1,0 +1,393 @@
+//! One client connection: reads envelopes, enforces the STARTUP handshake, runs requests
+//! concurrently (bounded per connection), forwards registered events, and drains on close.
+use crate::client::{ClientState, Clients, DriverInfo};
+use crate::compression::decompress_body;
+use crate::event::Event;
+use crate::framer::{Framer, Inbound, LegacyDecoder, V5Decoder};
+use crate::handler::QueryHandler;
+use crate::header::{Header, Opcode, FLAG_COMPRESSED, MAX_VERSION, MIN_VERSION};
+use crate::request::{decode_request, EventKind, Request};
+use crate::response;
+use crate::server::ServerConfig;
+use crate::writer::{self, Framing, Out};
+use bytes::{Bytes, BytesMut};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Arc;
+use tokio::io::AsyncReadExt;
+use tokio::net::tcp::OwnedReadHalf;
+use tokio::net::TcpStream;
+use tokio::sync::{broadcast, mpsc, watch, Semaphore};
+use tokio::task::JoinHandle;
+use types::result::QueryResult;
+use types::CqlError;
+
+const READ_CHUNK: usize = 64 * 1024;
+
+/// What every connection of a server shares.
+pub(crate) struct Shared<H> {
+    pub handler: Arc<H>,
+    pub events: broadcast::Sender<Event>,
+    pub config: ServerConfig,
+    pub clients: Arc<Clients>,
+}
+
+struct Connection<H> {
+    shared: Arc<Shared<H>>,
+    client: Arc<ClientState>,
+    out: mpsc::Sender<Out>,
+    permits: Arc<Semaphore>,
+    max_permits: u32,
+    /// Fixed by STARTUP.
+    version: Option<u8>,
+    lz4: bool,
+    registered: Arc<AtomicU8>,
+    event_task: Option<JoinHandle<()>>,
+}
+
+/// Serves one accepted socket until the client leaves, the stream breaks, or shutdown.
+pub(crate) async fn serve_connection<H: QueryHandler>(
+    shared: Arc<Shared<H>>,
+    socket: TcpStream,
+    peer: SocketAddr,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let client = Arc::new(ClientState::new(peer));
+    let _registration = shared.clients.register(Arc::clone(&client));
+    let (mut rd, wr) = socket.into_split();
+    let max_permits = shared
+        .config
+        .max_concurrent_requests_per_connection
+        .clamp(1, 1 << 16) as u32;
+    let (out, rx) = mpsc::channel(max_permits as usize + 64);
+    let writer = tokio::spawn(writer::run(wr, rx));
+    let mut conn = Connection {
+        shared,
+        client,
+        out,
+        permits: Arc::new(Semaphore::new(max_permits as usize)),
+        max_permits,
+        version: None,
+        lz4: false,
+        registered: Arc::new(AtomicU8::new(0)),
+        event_task: None,
+    };
+    conn.read_loop(&mut rd, &mut shutdown).await;
+    conn.close(writer).await;
+}
+
+impl<H: QueryHandler> Connection<H> {
+    async fn read_loop(&mut self, rd: &mut OwnedReadHalf, shutdown: &mut watch::Receiver<bool>) {
+        let mut framer = Framer::Legacy(LegacyDecoder::new(self.max_body()));
+        let mut buf = BytesMut::with_capacity(READ_CHUNK);
+        while !*shutdown.borrow() {
+            loop {
+                match framer.next(&mut buf) {
+                    Ok(Some(inbound)) => {
+                        if let Some(next) = self.on_inbound(inbound).await {
+                            framer = next;
+                        }
+                    }
+                    Ok(None) => break,
+                    Err(fatal) => {
+                        self.send(response::protocol_error(
+                            fatal.version,
+                            fatal.stream,
+                            fatal.message,
+                        ))
+                        .await;
+                        return;
+                    }
+                }
+            }
+            buf.reserve(READ_CHUNK);
+            tokio::select! {
+                read = rd.read_buf(&mut buf) => if !matches!(read, Ok(n) if n > 0) { return },
+                _ = shutdown.changed() => return,
+            }
+        }
+    }
+
+    /// Lets in-flight requests finish (bounded by the shutdown grace), then closes the socket.
+    async fn close(self, writer: JoinHandle<()>) {
+        let grace = self.shared.config.shutdown_grace;
+        let all = self.permits.acquire_many(self.max_permits);
+        let _ = tokio::time::timeout(grace, all).await;
+        if let Some(task) = &self.event_task {
+            task.abort();
+        }
+        let _ = self.out.send(Out::Close).await;
+        drop(self.out);
+        let abort = writer.abort_handle();
+        if tokio::time::timeout(grace, writer).await.is_err() {
+            abort.abort();
+        }
+    }
+
+    fn max_body(&self) -> usize {
+        self.shared.config.max_frame_bytes
+    }
+
+    async fn send(&self, envelope: BytesMut) {
+        let _ = self.out.send(Out::Envelope(envelope)).await;
+    }
+
+    /// The version to answer an envelope in.
+    fn reply_version(&self, header: &Header) -> u8 {
+        match (self.version, header.version) {
+            (Some(v), _) => v,
+            (None, v @ MIN_VERSION..=MAX_VERSION) => v,
+            (None, _) => MAX_VERSION,
+        }
+    }
+
+    async fn on_inbound(&mut self, inbound: Inbound) -> Option<Framer> {
+        match inbound {
+            Inbound::TooBig { header } => {
+                let msg = format!(
+                    "Request is too big: length {} exceeds maximum allowed length {}.",
+                    i64::from(header.length) + 9,
+                    self.max_body()
+                );
+                let version = self.reply_version(&header);
+                self.send(response::error(
+                    version,
+                    header.stream,
+                    &CqlError::Invalid(msg),
+                ))
+                .await;
+                None
+            }
+            Inbound::Envelope { header, body } => self.on_envelope(header, body).await,
+        }
+    }
+
+    async fn on_envelope(&mut self, header: Header, body: Bytes) -> Option<Framer> {
+        let version = self.reply_version(&header);
+        let decoded = self
+            .check_header(&header)
+            .and_then(|op| Ok((op, self.maybe_decompress(&header, body)?)))
+            .and_then(|(op, body)| {
+                decode_request(version, header.flags, op, body).map_err(|e| e.0)
+            });
+        match decoded {
+            Ok(request) => self.dispatch(version, header.stream, request).await,
+            Err(message) => {
+                self.send(response::protocol_error(version, header.stream, message))
+                    .await;
+                None
+            }
+        }
+    }
+
+    fn check_header(&self, header: &Header) -> Result<Opcode, String> {
+        let Some(op) = Opcode::from_byte(header.opcode) else {
+            return Err(format!("Unknown opcode {}", header.opcode));
+        };
+        if op.is_request() == header.response {
+            let dir = |response: bool| if response { "RESPONSE" } else { "REQUEST" };
+            return Err(format!(
+                "Wrong protocol direction (expected {}, got {}) for opcode {} ({})",
+                dir(!op.is_request()),
+                dir(header.response),
+                header.opcode,
+                op.name()
+            ));
+        }
+        match self.version {
+            Some(v) if v != header.version => Err(format!(
+                "Invalid message version. Got {0}/v{0} but previous messages on this connection had version {v}/v{v}",
+                header.version
+            )),
+            _ => Ok(op),
+        }
+    }
+
+    /// Legacy framing compresses per envelope; v5 compresses segments instead.
+    fn maybe_decompress(&self, header: &Header, body: Bytes) -> Result<Bytes, String> {
+        let legacy_lz4 = self.lz4 && self.version.is_some_and(|v| v < 5);
+        if legacy_lz4 && header.flags & FLAG_COMPRESSED != 0 {
+            decompress_body(&body, self.max_body())
+        } else {
+            Ok(body)
+        }
+    }
+
+    async fn dispatch(&mut self, version: u8, stream: i16, request: Request) -> Option<Framer> {
+        let established = self.version.is_some();
+        match request {
+            Request::Options => self.send(response::supported(version, stream)).await,
+            Request::Startup(options) if !established => {
+                return self.startup(version, stream, options).await
+            }
+            _ if !established => {
+                let msg = format!(
+                    "Unexpected message {}, expecting STARTUP or OPTIONS",
+                    name(&request)
+                );
+                self.send(response::protocol_error(version, stream, msg))
+                    .await
+            }
+            Request::Startup(_) => {
+                let msg = "Unexpected message STARTUP, the connection is already initialized";
+                self.send(response::protocol_error(version, stream, msg))
+                    .await
+            }
+            Request::Register(kinds) => self.register(version, stream, &kinds).await,
+            Request::AuthResponse(_) => self.send(response::auth_success(version, stream)).await,
+            work => self.spawn(version, stream, work).await,
+        }
+        None
+    }
+
+    async fn startup(
+        &mut self,
+        version: u8,
+        stream: i16,
+        options: Vec<(String, String)>,
+    ) -> Option<Framer> {
+        let get = |key: &str| {
+            options
+                .iter()
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| v.clone())
+        };
+        if get("CQL_VERSION").is_none() {
+            let msg = "Missing value CQL_VERSION in STARTUP message";
+            self.send(response::protocol_error(version, stream, msg))
+                .await;
+            return None;
+        }
+        let lz4 = match get("COMPRESSION").map(|c| c.to_lowercase()) {
+            None => false,
+            Some(c) if c == "lz4" => true,
+            Some(c) => {
+                let msg = format!("Unknown compression algorithm: {c}");
+                self.send(response::protocol_error(version, stream, msg))
+                    .await;
+                return None;
+            }
+        };
+        let driver = DriverInfo {
+            driver_name: get("DRIVER_NAME"),
+            driver_version: get("DRIVER_VERSION"),
+            client_id: get("CLIENT_ID"),
+        };
+        self.client.start(version, driver);
+        self.version = Some(version);
+        self.lz4 = lz4;
+        self.send(response::ready(version, stream)).await;
+        if version >= 5 {
+            let _ = self.out.send(Out::Framing(Framing::V5 { lz4 })).await;
+            return Some(Framer::V5(V5Decoder::new(self.max_body(), lz4)));
+        }
+        if lz4 {
+            let _ = self.out.send(Out::Framing(Framing::Legacy { lz4 })).await;
+        }
+        None
+    }
+
+    async fn register(&mut self, version: u8, stream: i16, kinds: &[EventKind]) {
+        let mask = kinds.iter().fold(0u8, |m, k| m | *k as u8);
+        self.registered.fetch_or(mask, Ordering::Relaxed);
+        if self.event_task.is_none() {
+            let rx = self.shared.events.subscribe();
+            let (registered, out) = (Arc::clone(&self.registered), self.out.clone());
+            self.event_task = Some(tokio::spawn(forward_events(rx, registered, out, version)));
+        }
+        self.send(response::ready(version, stream)).await;
+    }
+
+    async fn spawn(&mut self, version: u8, stream: i16, request: Request) {
+        let Ok(permit) = Arc::clone(&self.permits).acquire_owned().await else {
+            return;
+        };
+        self.client.count_request();
+        let handler = Arc::clone(&self.shared.handler);
+        let client = Arc::clone(&self.client);
+        let out = self.out.clone();
+        tokio::spawn(async move {
+            let envelope = execute(&*handler, &client, version, stream, request).await;
+            let _ = out.send(Out::Envelope(envelope)).await;
+            drop(permit);
+        });
+    }
+}
+
+fn name(request: &Request) -> &'static str {
+    match request {
+        Request::Startup(_) => "STARTUP",
+        Request::Options => "OPTIONS",
+        Request::Query { .. } => "QUERY",
+        Request::Prepare { .. } => "PREPARE",
+        Request::Execute { .. } => "EXECUTE",
+        Request::Batch(_) => "BATCH",
+        Request::Register(_) => "REGISTER",
+        Request::AuthResponse(_) => "AUTH_RESPONSE",
+    }
+}
+
+/// Runs a QUERY/PREPARE/EXECUTE/BATCH and encodes its response.
+async fn execute<H: QueryHandler>(
+    handler: &H,
+    client: &ClientState,
+    version: u8,
+    stream: i16,
+    request: Request,
+) -> BytesMut {
+    let outcome = match request {
+        Request::Query { query, options } => handler.query(client, &query, options).await,
+        Request::Prepare { query, keyspace } => handler.prepare(client, &query, keyspace).await,
+        Request::Execute {
+            id,
+            result_metadata_id,
+            options,
+        } => {
+            handler
+                .execute(client, &id, result_metadata_id.as_deref(), options)
+                .await
+        }
+        Request::Batch(batch) => handler.batch(client, batch).await,
+        other => Err(CqlError::Server(format!(
+            "{} is not a query request",
+            name(&other)
+        ))),
+    };
+    match outcome {
+        Ok(outcome) => {
+            if let QueryResult::SetKeyspace(ks) = &outcome.result {
+                client.set_keyspace(ks.clone());
+            }
+            response::result(version, stream, &outcome)
+        }
+        Err(err) => response::error(version, stream, &err),
+    }
+}
+
+/// Pushes the events this connection registered for until it closes.
+async fn forward_events(
+    mut rx: broadcast::Receiver<Event>,
+    registered: Arc<AtomicU8>,
+    out: mpsc::Sender<Out>,
+    version: u8,
+) {
+    loop {
+        let event = tokio::select! {
+            event = rx.recv() => event,
+            _ = out.closed() => return,
+        };
+        match event {
+            Ok(e) if registered.load(Ordering::Relaxed) & e.kind() as u8 != 0 => {
+                if out
+                    .send(Out::Envelope(response::event(version, &e)))
+                    .await
+                    .is_err()
+                {
+                    return;
+                }
+            }
+            Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+            Err(broadcast::error::RecvError::Closed) => return,
+        }
+    }
+}

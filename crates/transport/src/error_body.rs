@@ -1,0 +1,287 @@
+//! Encoding of ERROR bodies (spec §9) with the extra fields each error code carries.
+use crate::wire::{put_inetaddr, put_short_bytes, put_string, put_string_list};
+use bytes::{BufMut, BytesMut};
+use std::net::{IpAddr, Ipv4Addr};
+use types::{Consistency, CqlError};
+
+/// Writes `[int] code [string] message` and the code-specific fields.
+///
+/// Before v4 the failure codes do not exist; like Cassandra we send the matching timeout
+/// (read/write failures) or Invalid (function failure) instead.
+pub fn write_error(out: &mut BytesMut, version: u8, err: &CqlError) {
+    if version < 4 {
+        if let Some(downgraded) = downgrade_for_v3(err) {
+            return write_error(out, version, &downgraded);
+        }
+    }
+    out.put_i32(err.code());
+    put_string(out, &err.to_string());
+    write_extras(out, version, err);
+}
+
+fn downgrade_for_v3(err: &CqlError) -> Option<CqlError> {
+    Some(match err.clone() {
+        CqlError::ReadFailure {
+            message,
+            consistency,
+            received,
+            block_for,
+            data_present,
+            ..
+        } => CqlError::ReadTimeout {
+            message,
+            consistency,
+            received,
+            block_for,
+            data_present,
+        },
+        CqlError::WriteFailure {
+            message,
+            consistency,
+            received,
+            block_for,
+            write_type,
+            ..
+        } => CqlError::WriteTimeout {
+            message,
+            consistency,
+            received,
+            block_for,
+            write_type,
+        },
+        CqlError::FunctionFailure { message, .. } => CqlError::Invalid(message),
+        _ => return None,
+    })
+}
+
+fn write_counts(out: &mut BytesMut, consistency: Consistency, received: i32, block_for: i32) {
+    out.put_u16(consistency as u16);
+    out.put_i32(received);
+    out.put_i32(block_for);
+}
+
+/// v4 sends `<numfailures>`; v5 a `<reasonmap>` of endpoint → failure code. The endpoints are
+/// not known here, so each failure is reported as the unspecified address with code UNKNOWN.
+fn write_failures(out: &mut BytesMut, version: u8, failures: i32) {
+    out.put_i32(failures);
+    if version >= 5 {
+        for _ in 0..failures.max(0) {
+            put_inetaddr(out, IpAddr::V4(Ipv4Addr::UNSPECIFIED));
+            out.put_u16(0x0000);
+        }
+    }
+}
+
+fn write_extras(out: &mut BytesMut, version: u8, err: &CqlError) {
+    match err {
+        CqlError::Unavailable {
+            consistency,
+            required,
+            alive,
+            ..
+        } => write_counts(out, *consistency, *required, *alive),
+        CqlError::WriteTimeout {
+            consistency,
+            received,
+            block_for,
+            write_type,
+            ..
+        } => {
+            write_counts(out, *consistency, *received, *block_for);
+            put_string(out, write_type);
+            if version >= 5 && write_type == "CAS" {
+                // <contentions>: not carried by CqlError yet.
+                out.put_u16(0);
+            }
+        }
+        CqlError::ReadTimeout {
+            consistency,
+            received,
+            block_for,
+            data_present,
+            ..
+        } => {
+            write_counts(out, *consistency, *received, *block_for);
+            out.put_u8(u8::from(*data_present));
+        }
+        CqlError::ReadFailure {
+            consistency,
+            received,
+            block_for,
+            failures,
+            data_present,
+            ..
+        } => {
+            write_counts(out, *consistency, *received, *block_for);
+            write_failures(out, version, *failures);
+            out.put_u8(u8::from(*data_present));
+        }
+        CqlError::WriteFailure {
+            consistency,
+            received,
+            block_for,
+            failures,
+            write_type,
+            ..
+        } => {
+            write_counts(out, *consistency, *received, *block_for);
+            write_failures(out, version, *failures);
+            put_string(out, write_type);
+        }
+        CqlError::FunctionFailure {
+            keyspace,
+            function,
+            arg_types,
+            ..
+        } => {
+            put_string(out, keyspace);
+            put_string(out, function);
+            put_string_list(out, arg_types);
+        }
+        CqlError::AlreadyExists {
+            keyspace, table, ..
+        } => {
+            put_string(out, keyspace);
+            put_string(out, table);
+        }
+        CqlError::Unprepared { id, .. } => put_short_bytes(out, id),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::Reader;
+    use bytes::Bytes;
+
+    fn encode(version: u8, err: &CqlError) -> Reader {
+        let mut out = BytesMut::new();
+        write_error(&mut out, version, err);
+        Reader::new(out.freeze())
+    }
+
+    fn head(r: &mut Reader) -> (i32, String) {
+        (r.int().unwrap(), r.string().unwrap())
+    }
+
+    #[test]
+    fn simple_errors() {
+        let mut r = encode(4, &CqlError::Syntax("bad".into()));
+        assert_eq!(head(&mut r), (0x2000, "bad".into()));
+        assert_eq!(r.remaining(), 0);
+    }
+
+    #[test]
+    fn unavailable_and_timeouts() {
+        let un = CqlError::Unavailable {
+            message: "m".into(),
+            consistency: Consistency::Quorum,
+            required: 2,
+            alive: 1,
+        };
+        let mut r = encode(4, &un);
+        assert_eq!(head(&mut r).0, 0x1000);
+        assert_eq!(r.consistency().unwrap(), Consistency::Quorum);
+        assert_eq!((r.int().unwrap(), r.int().unwrap()), (2, 1));
+        let wt = CqlError::WriteTimeout {
+            message: "m".into(),
+            consistency: Consistency::Serial,
+            received: 0,
+            block_for: 1,
+            write_type: "CAS".into(),
+        };
+        let mut r = encode(5, &wt);
+        head(&mut r);
+        r.consistency().unwrap();
+        r.int().unwrap();
+        r.int().unwrap();
+        assert_eq!(r.string().unwrap(), "CAS");
+        assert_eq!(r.short().unwrap(), 0, "v5 contentions");
+        assert_eq!(r.remaining(), 0);
+        let rt = CqlError::ReadTimeout {
+            message: "m".into(),
+            consistency: Consistency::One,
+            received: 0,
+            block_for: 1,
+            data_present: true,
+        };
+        let mut r = encode(4, &rt);
+        head(&mut r);
+        r.consistency().unwrap();
+        r.int().unwrap();
+        r.int().unwrap();
+        assert_eq!(r.byte().unwrap(), 1);
+    }
+
+    fn read_failure() -> CqlError {
+        CqlError::ReadFailure {
+            message: "m".into(),
+            consistency: Consistency::One,
+            received: 0,
+            block_for: 1,
+            failures: 2,
+            data_present: false,
+        }
+    }
+
+    #[test]
+    fn failures_v4_count_v5_reason_map_v3_timeout() {
+        let mut r = encode(4, &read_failure());
+        assert_eq!(head(&mut r).0, 0x1300);
+        r.consistency().unwrap();
+        r.int().unwrap();
+        r.int().unwrap();
+        assert_eq!(r.int().unwrap(), 2);
+        assert_eq!(r.byte().unwrap(), 0);
+        assert_eq!(r.remaining(), 0);
+        let mut r = encode(5, &read_failure());
+        head(&mut r);
+        r.consistency().unwrap();
+        r.int().unwrap();
+        r.int().unwrap();
+        assert_eq!(r.int().unwrap(), 2);
+        for _ in 0..2 {
+            assert_eq!(r.byte().unwrap(), 4);
+            r.take(4).unwrap();
+            assert_eq!(r.short().unwrap(), 0);
+        }
+        assert_eq!(r.byte().unwrap(), 0);
+        assert_eq!(r.remaining(), 0);
+        assert_eq!(head(&mut encode(3, &read_failure())).0, 0x1200);
+    }
+
+    #[test]
+    fn already_exists_unprepared_function_failure() {
+        let ae = CqlError::AlreadyExists {
+            message: "m".into(),
+            keyspace: "k".into(),
+            table: "t".into(),
+        };
+        let mut r = encode(4, &ae);
+        assert_eq!(head(&mut r).0, 0x2400);
+        assert_eq!(
+            (r.string().unwrap(), r.string().unwrap()),
+            ("k".into(), "t".into())
+        );
+        let up = CqlError::Unprepared {
+            message: "m".into(),
+            id: Bytes::from_static(b"x"),
+        };
+        let mut r = encode(4, &up);
+        assert_eq!(head(&mut r).0, 0x2500);
+        assert_eq!(r.short_bytes().unwrap(), Bytes::from_static(b"x"));
+        let ff = CqlError::FunctionFailure {
+            message: "m".into(),
+            keyspace: "k".into(),
+            function: "f".into(),
+            arg_types: vec!["int".into()],
+        };
+        let mut r = encode(4, &ff);
+        assert_eq!(head(&mut r).0, 0x1400);
+        assert_eq!(r.string().unwrap(), "k");
+        assert_eq!(r.string().unwrap(), "f");
+        assert_eq!(r.string_list().unwrap(), vec!["int"]);
+        assert_eq!(head(&mut encode(3, &ff)).0, 0x2200);
+    }
+}

@@ -1,0 +1,386 @@
+//! Splits the inbound byte stream into envelopes: legacy framing (v3/v4, and every connection
+//! until STARTUP is answered) and v5 segments. Bodies over the size limit are skipped, not
+//! buffered; anything that makes the stream unreadable is a [`Fatal`] error.
+use crate::header::{check_version, invalid_version_message, Header, HEADER_LEN};
+use crate::segment::{read_segment, Segment};
+use bytes::{Buf, Bytes, BytesMut};
+use std::collections::VecDeque;
+
+/// One unit read off the wire.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Inbound {
+    Envelope {
+        header: Header,
+        body: Bytes,
+    },
+    /// The body exceeded the limit and was discarded.
+    TooBig {
+        header: Header,
+    },
+}
+
+/// The stream cannot be read any further: answer with a ProtocolError, then close.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fatal {
+    pub version: u8,
+    pub stream: i16,
+    pub message: String,
+}
+
+fn fatal<T>(version: u8, stream: i16, message: impl Into<String>) -> Result<T, Fatal> {
+    Err(Fatal {
+        version,
+        stream,
+        message: message.into(),
+    })
+}
+
+/// Parses a header at the front of `bytes` (which holds at least [`HEADER_LEN`] bytes).
+fn parse_header(bytes: &[u8]) -> Result<Header, Fatal> {
+    let mut raw = [0u8; HEADER_LEN];
+    raw.copy_from_slice(&bytes[..HEADER_LEN]);
+    let h = Header::parse(&raw);
+    if h.length < 0 {
+        let msg = format!(
+            "Invalid value for envelope header body length field: {}",
+            h.length
+        );
+        return fatal(h.version, h.stream, msg);
+    }
+    Ok(h)
+}
+
+/// Legacy (pre-v5) framing: a 9-byte header then the body.
+pub struct LegacyDecoder {
+    max_body: usize,
+    discarding: Option<(Header, usize)>,
+}
+
+impl LegacyDecoder {
+    pub fn new(max_body: usize) -> LegacyDecoder {
+        LegacyDecoder {
+            max_body,
+            discarding: None,
+        }
+    }
+
+    pub fn next(&mut self, buf: &mut BytesMut) -> Result<Option<Inbound>, Fatal> {
+        if let Some((header, remaining)) = self.discarding.as_mut() {
+            let n = (*remaining).min(buf.len());
+            buf.advance(n);
+            *remaining -= n;
+            let header = *header;
+            if *remaining > 0 {
+                return Ok(None);
+            }
+            self.discarding = None;
+            return Ok(Some(Inbound::TooBig { header }));
+        }
+        let Some(&first) = buf.first() else {
+            return Ok(None);
+        };
+        if let Err(reply) = check_version(first) {
+            return fatal(reply, 0, invalid_version_message(first & 0x7f));
+        }
+        if buf.len() < HEADER_LEN {
+            return Ok(None);
+        }
+        let header = parse_header(buf)?;
+        let len = header.length as usize;
+        if len > self.max_body {
+            buf.advance(HEADER_LEN);
+            self.discarding = Some((header, len));
+            return self.next(buf);
+        }
+        if buf.len() < HEADER_LEN + len {
+            buf.reserve(HEADER_LEN + len - buf.len());
+            return Ok(None);
+        }
+        buf.advance(HEADER_LEN);
+        Ok(Some(Inbound::Envelope {
+            header,
+            body: buf.split_to(len).freeze(),
+        }))
+    }
+}
+
+/// An envelope spread over non-self-contained segments.
+enum Large {
+    Collect {
+        header: Header,
+        buf: BytesMut,
+        remaining: usize,
+    },
+    Skip {
+        header: Header,
+        remaining: usize,
+    },
+}
+
+/// v5 framing: segments holding whole envelopes, or one part of a large envelope each.
+pub struct V5Decoder {
+    max_body: usize,
+    lz4: bool,
+    ready: VecDeque<Inbound>,
+    large: Option<Large>,
+}
+
+impl V5Decoder {
+    pub fn new(max_body: usize, lz4: bool) -> V5Decoder {
+        V5Decoder {
+            max_body,
+            lz4,
+            ready: VecDeque::new(),
+            large: None,
+        }
+    }
+
+    pub fn next(&mut self, buf: &mut BytesMut) -> Result<Option<Inbound>, Fatal> {
+        while self.ready.is_empty() {
+            let segment = match read_segment(buf, self.lz4) {
+                Ok(Some(s)) => s,
+                Ok(None) => return Ok(None),
+                Err(e) => return fatal(5, 0, e.to_string()),
+            };
+            self.on_segment(segment)?;
+        }
+        Ok(self.ready.pop_front())
+    }
+
+    fn on_segment(&mut self, segment: Segment) -> Result<(), Fatal> {
+        match (segment.self_contained, self.large.is_some()) {
+            (true, false) => self.split_envelopes(segment.payload),
+            (false, false) => self.start_large(segment.payload),
+            (false, true) => self.continue_large(segment.payload),
+            (true, true) => fatal(
+                5,
+                0,
+                "Self-contained frame received inside a large envelope",
+            ),
+        }
+    }
+
+    fn split_envelopes(&mut self, mut payload: Bytes) -> Result<(), Fatal> {
+        while !payload.is_empty() {
+            if payload.len() < HEADER_LEN {
+                return fatal(5, 0, "Incomplete envelope header in self-contained frame");
+            }
+            let header = parse_header(&payload)?;
+            let len = header.length as usize;
+            if payload.len() < HEADER_LEN + len {
+                return fatal(
+                    5,
+                    header.stream,
+                    "Incomplete envelope in self-contained frame",
+                );
+            }
+            payload.advance(HEADER_LEN);
+            let body = payload.split_to(len);
+            self.ready.push_back(if len > self.max_body {
+                Inbound::TooBig { header }
+            } else {
+                Inbound::Envelope { header, body }
+            });
+        }
+        Ok(())
+    }
+
+    fn start_large(&mut self, payload: Bytes) -> Result<(), Fatal> {
+        if payload.len() < HEADER_LEN {
+            return fatal(
+                5,
+                0,
+                "Incomplete envelope header in first frame of a large envelope",
+            );
+        }
+        let header = parse_header(&payload)?;
+        let total = HEADER_LEN + header.length as usize;
+        if payload.len() > total {
+            return fatal(5, header.stream, "Frame holds more than one large envelope");
+        }
+        let remaining = total - payload.len();
+        self.large = Some(if header.length as usize > self.max_body {
+            Large::Skip { header, remaining }
+        } else {
+            let mut buf = BytesMut::with_capacity(header.length as usize);
+            buf.extend_from_slice(&payload[HEADER_LEN..]);
+            Large::Collect {
+                header,
+                buf,
+                remaining,
+            }
+        });
+        self.finish_large();
+        Ok(())
+    }
+
+    fn continue_large(&mut self, payload: Bytes) -> Result<(), Fatal> {
+        let (stream, remaining) = match self.large.as_mut() {
+            Some(Large::Collect {
+                header,
+                buf,
+                remaining,
+            }) => {
+                if payload.len() <= *remaining {
+                    buf.extend_from_slice(&payload);
+                }
+                (header.stream, remaining)
+            }
+            Some(Large::Skip { header, remaining }) => (header.stream, remaining),
+            None => return Ok(()),
+        };
+        if payload.len() > *remaining {
+            return fatal(5, stream, "Frame overruns its large envelope");
+        }
+        *remaining -= payload.len();
+        self.finish_large();
+        Ok(())
+    }
+
+    fn finish_large(&mut self) {
+        let done = match &self.large {
+            Some(Large::Collect { remaining, .. } | Large::Skip { remaining, .. }) => {
+                *remaining == 0
+            }
+            None => false,
+        };
+        if !done {
+            return;
+        }
+        match self.large.take() {
+            Some(Large::Collect { header, buf, .. }) => self.ready.push_back(Inbound::Envelope {
+                header,
+                body: buf.freeze(),
+            }),
+            Some(Large::Skip { header, .. }) => self.ready.push_back(Inbound::TooBig { header }),
+            None => {}
+        }
+    }
+}
+
+/// The framing currently applied to inbound bytes.
+pub enum Framer {
+    Legacy(LegacyDecoder),
+    V5(V5Decoder),
+}
+
+impl Framer {
+    pub fn next(&mut self, buf: &mut BytesMut) -> Result<Option<Inbound>, Fatal> {
+        match self {
+            Framer::Legacy(d) => d.next(buf),
+            Framer::V5(d) => d.next(buf),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::segment::{write_segment, SegmentPacker, MAX_PAYLOAD};
+    use bytes::BufMut;
+
+    fn request(version: u8, stream: i16, opcode: u8, body: &[u8]) -> Vec<u8> {
+        let mut out = vec![version, 0];
+        out.extend_from_slice(&stream.to_be_bytes());
+        out.push(opcode);
+        out.extend_from_slice(&(body.len() as i32).to_be_bytes());
+        out.extend_from_slice(body);
+        out
+    }
+
+    fn drain(framer: &mut Framer, buf: &mut BytesMut) -> Vec<Inbound> {
+        let mut got = Vec::new();
+        while let Some(i) = framer.next(buf).unwrap() {
+            got.push(i);
+        }
+        got
+    }
+
+    #[test]
+    fn legacy_envelopes_and_partial_input() {
+        let mut framer = Framer::Legacy(LegacyDecoder::new(100));
+        let bytes = [request(4, 1, 5, b""), request(4, 2, 7, b"body")].concat();
+        let mut buf = BytesMut::from(&bytes[..12]);
+        let first = drain(&mut framer, &mut buf);
+        assert_eq!(first.len(), 1);
+        buf.put_slice(&bytes[12..]);
+        let rest = drain(&mut framer, &mut buf);
+        let Inbound::Envelope { header, body } = &rest[0] else {
+            panic!("not an envelope")
+        };
+        assert_eq!(
+            (header.stream, header.opcode, &body[..]),
+            (2, 7, &b"body"[..])
+        );
+    }
+
+    #[test]
+    fn legacy_too_big_is_skipped_and_stream_continues() {
+        let mut framer = Framer::Legacy(LegacyDecoder::new(4));
+        let bytes = [request(4, 3, 7, &[0; 50]), request(4, 4, 5, b"")].concat();
+        let mut buf = BytesMut::new();
+        let mut got = Vec::new();
+        for chunk in bytes.chunks(7) {
+            buf.put_slice(chunk);
+            got.extend(drain(&mut framer, &mut buf));
+        }
+        assert!(matches!(&got[0], Inbound::TooBig { header } if header.stream == 3));
+        assert!(matches!(&got[1], Inbound::Envelope { header, .. } if header.stream == 4));
+    }
+
+    #[test]
+    fn legacy_bad_version_and_negative_length_are_fatal() {
+        let mut framer = Framer::Legacy(LegacyDecoder::new(100));
+        let err = framer.next(&mut BytesMut::from(&[0x02u8][..])).unwrap_err();
+        assert_eq!(err.version, 2);
+        let err = framer.next(&mut BytesMut::from(&[0x06u8][..])).unwrap_err();
+        assert_eq!(err.version, 5);
+        assert!(err.message.contains("(6)"));
+        let mut neg = BytesMut::from(&[4u8, 0, 0, 1, 7, 0xff, 0xff, 0xff, 0xff][..]);
+        assert!(framer.next(&mut neg).is_err());
+    }
+
+    #[test]
+    fn v5_packed_and_large_envelopes() {
+        for lz4 in [false, true] {
+            let mut framer = Framer::V5(V5Decoder::new(1 << 20, lz4));
+            let mut packer = SegmentPacker::new(lz4);
+            let mut wire = BytesMut::new();
+            let big = vec![3u8; MAX_PAYLOAD * 2];
+            packer.push(&request(5, 1, 7, b"a"), &mut wire);
+            packer.push(&request(5, 2, 7, b"b"), &mut wire);
+            packer.push(&request(5, 3, 7, &big), &mut wire);
+            packer.flush(&mut wire);
+            let got = drain(&mut framer, &mut wire);
+            assert_eq!(got.len(), 3);
+            let Inbound::Envelope { header, body } = &got[2] else {
+                panic!("not an envelope")
+            };
+            assert_eq!((header.stream, body.len()), (3, big.len()));
+        }
+    }
+
+    #[test]
+    fn v5_large_envelope_over_limit_is_skipped() {
+        let mut framer = Framer::V5(V5Decoder::new(1000, false));
+        let mut packer = SegmentPacker::new(false);
+        let mut wire = BytesMut::new();
+        packer.push(&request(5, 8, 7, &vec![0u8; MAX_PAYLOAD + 5]), &mut wire);
+        packer.push(&request(5, 9, 5, b""), &mut wire);
+        packer.flush(&mut wire);
+        let got = drain(&mut framer, &mut wire);
+        assert!(matches!(&got[0], Inbound::TooBig { header } if header.stream == 8));
+        assert!(matches!(&got[1], Inbound::Envelope { header, .. } if header.stream == 9));
+    }
+
+    #[test]
+    fn v5_broken_segments_are_fatal() {
+        let mut framer = Framer::V5(V5Decoder::new(1000, false));
+        let mut wire = BytesMut::new();
+        write_segment(&mut wire, &request(5, 1, 7, b"abc")[..10], true, false);
+        assert!(framer.next(&mut wire).is_err());
+        let mut framer = Framer::V5(V5Decoder::new(1000, false));
+        let mut garbage = BytesMut::from(&[1u8, 2, 3, 4, 5, 6, 7, 8, 9, 10][..]);
+        assert!(framer.next(&mut garbage).is_err());
+    }
+}
