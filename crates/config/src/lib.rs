@@ -1,1 +1,20 @@
-//! Node configuration read from a cassandra.yaml-style file.
+//! Node configuration read from a cassandra.yaml-style file: Cassandra 5.0's key names, value
+//! syntax (`10s`, `16MiB`, `64MiB/s`) and old names (`*_in_ms`, `*_in_mb`), Helenus defaults.
+//!
+//! [`load`] returns the [`Config`] and the Cassandra keys Helenus ignores; unknown keys and
+//! invalid values are errors naming the key, as in Cassandra.
+
+mod config;
+mod error;
+mod keys;
+mod legacy;
+mod load;
+mod settings;
+mod spec;
+mod values;
+mod yaml;
+
+pub use config::{CommitLogSync, Config, MemtableAllocationType, Seed};
+pub use error::ConfigError;
+pub use load::{load, load_str, Loaded};
+pub use spec::{format_duration, DataRate, DataSize};

@@ -1,0 +1,477 @@
+//! The `Config` struct: every setting Helenus uses, under Cassandra's key names, with
+//! Cassandra 5.0's cassandra.yaml defaults (Helenus-specific ones noted), and its checks.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::error::ConfigError;
+use crate::spec::{format_duration, DataRate, DataSize};
+
+/// When the commit log is synced to disk (`commitlog_sync`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommitLogSync {
+    /// Acknowledge at once, fsync every `commitlog_sync_period`.
+    Periodic,
+    /// Acknowledge only after an fsync.
+    Batch,
+    /// Acknowledge after the fsync of a group gathered for `commitlog_sync_group_window`.
+    Group,
+}
+
+/// Where memtables keep their data (`memtable_allocation_type`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemtableAllocationType {
+    UnslabbedHeapBuffers,
+    UnslabbedHeapBuffersLogged,
+    HeapBuffers,
+    OffheapBuffers,
+    OffheapObjects,
+}
+
+/// One seed node from `seed_provider`; a missing port means `storage_port`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Seed {
+    pub address: IpAddr,
+    pub port: Option<u16>,
+}
+
+/// A node's configuration. `Config::default()` is the node started with no file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    pub cluster_name: String,
+    pub num_tokens: u32,
+    /// Tokens from `initial_token` (comma separated); empty when not set.
+    pub initial_token: Vec<i64>,
+    /// Helenus default 127.0.0.1 (Cassandra's is `localhost`).
+    pub listen_address: IpAddr,
+    pub broadcast_address: Option<IpAddr>,
+    pub rpc_address: IpAddr,
+    pub broadcast_rpc_address: Option<IpAddr>,
+    pub storage_port: u16,
+    pub native_transport_port: u16,
+    pub native_transport_max_frame_size: DataSize,
+    pub native_transport_max_threads: u32,
+    pub max_value_size: DataSize,
+    /// Helenus only: address of the HTTP admin API (loopback by default).
+    pub admin_address: IpAddr,
+    /// Helenus only: port of the HTTP admin API; 7199, the port `nodetool` uses by default.
+    pub admin_port: u16,
+    pub data_file_directories: Vec<PathBuf>,
+    pub commitlog_directory: PathBuf,
+    pub saved_caches_directory: PathBuf,
+    pub hints_directory: PathBuf,
+    pub commitlog_sync: CommitLogSync,
+    /// Zero when not set (only periodic sync uses it).
+    pub commitlog_sync_period: Duration,
+    /// Zero when not set (only group sync uses it).
+    pub commitlog_sync_group_window: Duration,
+    pub commitlog_segment_size: DataSize,
+    /// `None`: the smaller of 8GiB and a quarter of the commit log volume.
+    pub commitlog_total_space: Option<DataSize>,
+    /// `None`: half of `commitlog_segment_size`.
+    pub max_mutation_size: Option<DataSize>,
+    pub concurrent_reads: u32,
+    pub concurrent_writes: u32,
+    pub concurrent_counter_writes: u32,
+    /// `None`: chosen from disks and cores, as Cassandra does.
+    pub concurrent_compactors: Option<u32>,
+    /// Zero means unthrottled.
+    pub compaction_throughput: DataRate,
+    /// `None`: a quarter of the memory available to the node.
+    pub memtable_heap_space: Option<DataSize>,
+    pub memtable_offheap_space: Option<DataSize>,
+    pub memtable_allocation_type: MemtableAllocationType,
+    pub memtable_flush_writers: Option<u32>,
+    pub memtable_cleanup_threshold: Option<f64>,
+    pub request_timeout: Duration,
+    pub read_request_timeout: Duration,
+    pub range_request_timeout: Duration,
+    pub write_request_timeout: Duration,
+    pub counter_write_request_timeout: Duration,
+    pub cas_contention_timeout: Duration,
+    pub truncate_request_timeout: Duration,
+    pub slow_query_log_timeout: Duration,
+    pub tombstone_warn_threshold: u32,
+    pub tombstone_failure_threshold: u32,
+    pub batch_size_warn_threshold: DataSize,
+    pub batch_size_fail_threshold: DataSize,
+    pub unlogged_batch_across_partitions_warn_threshold: u32,
+    pub column_index_size: Option<DataSize>,
+    /// `None`: the smaller of 5% of memory and 100MiB.
+    pub key_cache_size: Option<DataSize>,
+    pub prepared_statements_cache_size: Option<DataSize>,
+    pub auto_snapshot: bool,
+    pub snapshot_before_compaction: bool,
+    /// Short class name, e.g. `SimpleSnitch`.
+    pub endpoint_snitch: String,
+    pub seeds: Vec<Seed>,
+}
+
+const LOOPBACK: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            cluster_name: "Test Cluster".to_string(),
+            num_tokens: 16,
+            initial_token: Vec::new(),
+            listen_address: LOOPBACK,
+            broadcast_address: None,
+            rpc_address: LOOPBACK,
+            broadcast_rpc_address: None,
+            storage_port: 7000,
+            native_transport_port: 9042,
+            native_transport_max_frame_size: DataSize::mebibytes(16),
+            native_transport_max_threads: 128,
+            max_value_size: DataSize::mebibytes(256),
+            admin_address: LOOPBACK,
+            admin_port: 7199,
+            data_file_directories: vec![PathBuf::from("./data/data")],
+            commitlog_directory: PathBuf::from("./data/commitlog"),
+            saved_caches_directory: PathBuf::from("./data/saved_caches"),
+            hints_directory: PathBuf::from("./data/hints"),
+            commitlog_sync: CommitLogSync::Periodic,
+            commitlog_sync_period: Duration::from_millis(10_000),
+            commitlog_sync_group_window: Duration::ZERO,
+            commitlog_segment_size: DataSize::mebibytes(32),
+            commitlog_total_space: None,
+            max_mutation_size: None,
+            concurrent_reads: 32,
+            concurrent_writes: 32,
+            concurrent_counter_writes: 32,
+            concurrent_compactors: None,
+            compaction_throughput: DataRate::mebibytes_per_second(64),
+            memtable_heap_space: None,
+            memtable_offheap_space: None,
+            memtable_allocation_type: MemtableAllocationType::HeapBuffers,
+            memtable_flush_writers: None,
+            memtable_cleanup_threshold: None,
+            request_timeout: Duration::from_millis(10_000),
+            read_request_timeout: Duration::from_millis(5_000),
+            range_request_timeout: Duration::from_millis(10_000),
+            write_request_timeout: Duration::from_millis(2_000),
+            counter_write_request_timeout: Duration::from_millis(5_000),
+            cas_contention_timeout: Duration::from_millis(1_000),
+            truncate_request_timeout: Duration::from_millis(60_000),
+            slow_query_log_timeout: Duration::from_millis(500),
+            tombstone_warn_threshold: 1_000,
+            tombstone_failure_threshold: 100_000,
+            batch_size_warn_threshold: DataSize::kibibytes(5),
+            batch_size_fail_threshold: DataSize::kibibytes(50),
+            unlogged_batch_across_partitions_warn_threshold: 10,
+            column_index_size: None,
+            key_cache_size: None,
+            prepared_statements_cache_size: None,
+            auto_snapshot: true,
+            snapshot_before_compaction: false,
+            endpoint_snitch: "SimpleSnitch".to_string(),
+            seeds: vec![Seed {
+                address: LOOPBACK,
+                port: Some(7000),
+            }],
+        }
+    }
+}
+
+impl Config {
+    /// The seeds as socket addresses, `storage_port` filling in missing ports.
+    pub fn seed_addresses(&self) -> Vec<SocketAddr> {
+        let port = |seed: &Seed| seed.port.unwrap_or(self.storage_port);
+        self.seeds
+            .iter()
+            .map(|seed| SocketAddr::new(seed.address, port(seed)))
+            .collect()
+    }
+
+    /// The largest mutation accepted: `max_mutation_size`, else half a commit log segment.
+    pub fn effective_max_mutation_size(&self) -> DataSize {
+        self.max_mutation_size
+            .unwrap_or(DataSize::bytes(self.commitlog_segment_size.as_bytes() / 2))
+    }
+
+    /// Checks the settings together, as Cassandra does at startup.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        self.validate_tokens()?;
+        self.validate_addresses()?;
+        self.validate_ports()?;
+        self.validate_commitlog()?;
+        self.validate_concurrency()?;
+        self.validate_directories()
+    }
+
+    fn validate_tokens(&self) -> Result<(), ConfigError> {
+        if self.num_tokens == 0 {
+            return Err(ConfigError::invalid("num_tokens", 0, "must be at least 1"));
+        }
+        let count = self.initial_token.len();
+        if count != 0 && count != self.num_tokens as usize {
+            return Err(ConfigError::invalid(
+                "initial_token",
+                join(&self.initial_token),
+                format!("{count} tokens given but num_tokens is {}", self.num_tokens),
+            ));
+        }
+        Ok(())
+    }
+
+    fn validate_addresses(&self) -> Result<(), ConfigError> {
+        if self.listen_address.is_unspecified() {
+            return Err(ConfigError::invalid(
+                "listen_address",
+                self.listen_address,
+                "cannot be a wildcard address",
+            ));
+        }
+        if self.rpc_address.is_unspecified()
+            && self
+                .broadcast_rpc_address
+                .map_or(true, |a| a.is_unspecified())
+        {
+            return Err(ConfigError::invalid(
+                "rpc_address",
+                self.rpc_address,
+                "a wildcard rpc_address needs broadcast_rpc_address set to a real address",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Ports 0 mean "any free port"; nonzero ports on the same address must differ.
+    fn validate_ports(&self) -> Result<(), ConfigError> {
+        let ports = [
+            ("storage_port", self.listen_address, self.storage_port),
+            (
+                "native_transport_port",
+                self.rpc_address,
+                self.native_transport_port,
+            ),
+            ("admin_port", self.admin_address, self.admin_port),
+        ];
+        for (i, (key, address, port)) in ports.iter().enumerate() {
+            let clash = ports[..i].iter().find(|(_, other_address, other_port)| {
+                *port != 0 && port == other_port && overlap(*address, *other_address)
+            });
+            if let Some((other, _, _)) = clash {
+                return Err(ConfigError::invalid(
+                    key,
+                    port,
+                    format!("already used by {other}"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn validate_commitlog(&self) -> Result<(), ConfigError> {
+        let period = self.commitlog_sync_period;
+        let window = self.commitlog_sync_group_window;
+        let period_error = |reason: &str| {
+            Err(ConfigError::invalid(
+                "commitlog_sync_period",
+                format_duration(period),
+                reason,
+            ))
+        };
+        match self.commitlog_sync {
+            CommitLogSync::Periodic if period.is_zero() => {
+                period_error("missing value for periodic sync")
+            }
+            CommitLogSync::Batch if !period.is_zero() => {
+                period_error("batch sync specified: do not set commitlog_sync_period")
+            }
+            CommitLogSync::Group if window.is_zero() => Err(ConfigError::invalid(
+                "commitlog_sync_group_window",
+                format_duration(window),
+                "missing value for group sync",
+            )),
+            CommitLogSync::Group if !period.is_zero() => {
+                period_error("group sync specified: set only commitlog_sync_group_window")
+            }
+            _ => self.validate_segment(),
+        }
+    }
+
+    fn validate_segment(&self) -> Result<(), ConfigError> {
+        let segment = self.commitlog_segment_size;
+        if segment.as_bytes() == 0 || segment >= DataSize::mebibytes(2048) {
+            return Err(ConfigError::invalid(
+                "commitlog_segment_size",
+                segment,
+                "must be more than 0 and less than 2048MiB",
+            ));
+        }
+        if let Some(max) = self.max_mutation_size {
+            if max.as_bytes().saturating_mul(2) > segment.as_bytes() {
+                return Err(ConfigError::invalid(
+                    "max_mutation_size",
+                    max,
+                    "commitlog_segment_size must be at least twice max_mutation_size",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn validate_concurrency(&self) -> Result<(), ConfigError> {
+        let at_least_two = [
+            ("concurrent_reads", self.concurrent_reads),
+            ("concurrent_writes", self.concurrent_writes),
+            ("concurrent_counter_writes", self.concurrent_counter_writes),
+        ];
+        if let Some((key, value)) = at_least_two.iter().find(|(_, v)| *v < 2) {
+            return Err(ConfigError::invalid(key, value, "must be at least 2"));
+        }
+        let positive = [
+            ("concurrent_compactors", self.concurrent_compactors),
+            ("memtable_flush_writers", self.memtable_flush_writers),
+        ];
+        if let Some((key, _)) = positive.iter().find(|(_, v)| *v == Some(0)) {
+            return Err(ConfigError::invalid(key, 0, "must be greater than 0"));
+        }
+        match self.memtable_cleanup_threshold {
+            Some(t) if !(0.01..=0.99).contains(&t) => Err(ConfigError::invalid(
+                "memtable_cleanup_threshold",
+                t,
+                "must be between 0.01 and 0.99",
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    fn validate_directories(&self) -> Result<(), ConfigError> {
+        if self.data_file_directories.is_empty() {
+            return Err(ConfigError::invalid(
+                "data_file_directories",
+                "[]",
+                "at least one directory is needed",
+            ));
+        }
+        let others = [
+            ("commitlog_directory", &self.commitlog_directory),
+            ("saved_caches_directory", &self.saved_caches_directory),
+            ("hints_directory", &self.hints_directory),
+        ];
+        for (key, dir) in others {
+            if self.data_file_directories.contains(dir) {
+                return Err(ConfigError::invalid(
+                    key,
+                    dir.display(),
+                    "must not be one of data_file_directories",
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn overlap(a: IpAddr, b: IpAddr) -> bool {
+    a == b || a.is_unspecified() || b.is_unspecified()
+}
+
+fn join(tokens: &[i64]) -> String {
+    let texts: Vec<String> = tokens.iter().map(i64::to_string).collect();
+    texts.join(",")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid_and_match_cassandra() {
+        let config = Config::default();
+        assert_eq!(config.validate().map_err(|e| e.to_string()), Ok(()));
+        assert_eq!(config.cluster_name, "Test Cluster");
+        assert_eq!(config.native_transport_port, 9042);
+        assert_eq!(config.write_request_timeout, Duration::from_secs(2));
+        assert_eq!(config.compaction_throughput.to_string(), "64MiB/s");
+        assert_eq!(
+            config.seed_addresses(),
+            vec!["127.0.0.1:7000".parse().unwrap()]
+        );
+        assert_eq!(
+            config.effective_max_mutation_size(),
+            DataSize::mebibytes(16)
+        );
+    }
+
+    fn reason(config: &Config) -> String {
+        config
+            .validate()
+            .map_or_else(|e| e.to_string(), |()| "valid".to_string())
+    }
+
+    #[test]
+    fn batch_sync_with_period_is_refused() {
+        let mut config = Config {
+            commitlog_sync: CommitLogSync::Batch,
+            ..Config::default()
+        };
+        assert_eq!(
+            reason(&config),
+            "Invalid value '10s' for commitlog_sync_period: batch sync specified: do not set commitlog_sync_period"
+        );
+        config.commitlog_sync_period = Duration::ZERO;
+        assert_eq!(reason(&config), "valid");
+    }
+
+    #[test]
+    fn group_sync_needs_a_window() {
+        let mut config = Config {
+            commitlog_sync: CommitLogSync::Group,
+            commitlog_sync_period: Duration::ZERO,
+            ..Config::default()
+        };
+        assert!(reason(&config).contains("commitlog_sync_group_window"));
+        config.commitlog_sync_group_window = Duration::from_millis(15);
+        assert_eq!(reason(&config), "valid");
+    }
+
+    #[test]
+    fn clashing_ports_are_refused() {
+        let config = Config {
+            admin_port: 9042,
+            ..Config::default()
+        };
+        assert_eq!(
+            reason(&config),
+            "Invalid value '9042' for admin_port: already used by native_transport_port"
+        );
+        let config = Config {
+            admin_port: 0,
+            native_transport_port: 0,
+            ..Config::default()
+        };
+        assert_eq!(reason(&config), "valid");
+    }
+
+    #[test]
+    fn other_checks() {
+        let wildcard = Config {
+            rpc_address: IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+            ..Config::default()
+        };
+        assert!(reason(&wildcard).starts_with("Invalid value '0.0.0.0' for rpc_address"));
+        let tokens = Config {
+            initial_token: vec![0],
+            ..Config::default()
+        };
+        assert!(reason(&tokens).contains("1 tokens given but num_tokens is 16"));
+        let reads = Config {
+            concurrent_reads: 1,
+            ..Config::default()
+        };
+        assert!(reason(&reads).contains("concurrent_reads"));
+        let same_dir = Config {
+            commitlog_directory: PathBuf::from("./data/data"),
+            ..Config::default()
+        };
+        assert!(reason(&same_dir).contains("commitlog_directory"));
+        let mutation = Config {
+            max_mutation_size: Some(DataSize::mebibytes(17)),
+            ..Config::default()
+        };
+        assert!(reason(&mutation).contains("max_mutation_size"));
+    }
+}
