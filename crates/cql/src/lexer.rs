@@ -1,0 +1,317 @@
+//! Tokenizer for CQL text (mirrors Cassandra's `Lexer.g`): turns a query into
+//! zero-copy tokens (kind + byte span). Keywords are not separate kinds: they
+//! are `Ident` tokens classified by the parser (see `keywords`).
+
+use logos::Logos;
+
+use crate::error::SyntaxError;
+
+/// The kind of one token; its text is the source slice given by its span.
+#[derive(Logos, Debug, Clone, Copy, PartialEq, Eq)]
+#[logos(skip r"[ \t\r\n\f]+")]
+pub enum Kind {
+    #[regex(r"--[^\r\n]*", logos::skip, allow_greedy = true)]
+    #[regex(r"//[^\r\n]*", logos::skip, allow_greedy = true)]
+    #[regex(r"/\*([^*]|\*+[^*/])*\*+/", logos::skip)]
+    Comment,
+    #[regex("[a-zA-Z][a-zA-Z0-9_]*")]
+    Ident,
+    /// `"..."`, possibly empty (`""`, Cassandra's EMPTY_QUOTED_NAME).
+    #[regex(r#""([^"]|"")*""#)]
+    QuotedName,
+    #[regex("'([^']|'')*'")]
+    #[regex(r"\$\$([^$]|\$[^$])*\$\$")]
+    String,
+    #[regex("-?[0-9]+")]
+    Integer,
+    #[regex(r"-?[0-9]+\.[0-9]*([eE][+-]?[0-9]+)?")]
+    #[regex(r"-?[0-9]+[eE][+-]?[0-9]+")]
+    Float,
+    /// `-NaN` and `-Infinity` (the positive forms are identifiers).
+    #[regex("-(?i:nan|infinity)")]
+    NegativeSpecial,
+    #[regex("-?([0-9]+(?i:y|mo|w|d|h|m|s|ms|us|µs|ns))+")]
+    #[regex(
+        r"-?P(T([0-9]+H([0-9]+M)?([0-9]+S)?|[0-9]+M([0-9]+S)?|[0-9]+S)|[0-9]+W|([0-9]+Y([0-9]+M)?([0-9]+D)?|[0-9]+M([0-9]+D)?|[0-9]+D)(T([0-9]+H([0-9]+M)?([0-9]+S)?|[0-9]+M([0-9]+S)?|[0-9]+S))?|[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9])",
+        priority = 10
+    )]
+    Duration,
+    #[regex("[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")]
+    Uuid,
+    #[regex("0[xX][0-9a-fA-F]*")]
+    Hex,
+    #[token("?")]
+    QMark,
+    #[token(":")]
+    Colon,
+    #[token("..")]
+    Range,
+    #[token(".")]
+    Dot,
+    #[token(",")]
+    Comma,
+    #[token(";")]
+    Semicolon,
+    #[token("(")]
+    LParen,
+    #[token(")")]
+    RParen,
+    #[token("[")]
+    LBracket,
+    #[token("]")]
+    RBracket,
+    #[token("{")]
+    LBrace,
+    #[token("}")]
+    RBrace,
+    #[token("=")]
+    Eq,
+    #[token("!=")]
+    Neq,
+    #[token("<")]
+    Lt,
+    #[token("<=")]
+    Lte,
+    #[token(">")]
+    Gt,
+    #[token(">=")]
+    Gte,
+    #[token("+")]
+    Plus,
+    #[token("-")]
+    Minus,
+    #[token("*")]
+    Star,
+    #[token("/")]
+    Slash,
+    #[token("%")]
+    Percent,
+    #[token("+=")]
+    PlusEq,
+    #[token("-=")]
+    MinusEq,
+    /// Cassandra's `'expr('` token that opens a custom index expression.
+    #[regex("(?i:expr)\\(")]
+    ExprOpen,
+}
+
+impl Kind {
+    /// The name Cassandra's error messages use for an expected token.
+    pub fn expected_name(self) -> &'static str {
+        match self {
+            Kind::Comment => "COMMENT",
+            Kind::Ident => "IDENT",
+            Kind::QuotedName => "QUOTED_NAME",
+            Kind::String => "STRING_LITERAL",
+            Kind::Integer => "INTEGER",
+            Kind::Float => "FLOAT",
+            Kind::NegativeSpecial => "K_NEGATIVE_NAN",
+            Kind::Duration => "DURATION",
+            Kind::Uuid => "UUID",
+            Kind::Hex => "HEXNUMBER",
+            Kind::QMark => "QMARK",
+            Kind::Colon => "':'",
+            Kind::Range => "RANGE",
+            Kind::Dot => "'.'",
+            Kind::Comma => "','",
+            Kind::Semicolon => "';'",
+            Kind::LParen => "'('",
+            Kind::RParen => "')'",
+            Kind::LBracket => "'['",
+            Kind::RBracket => "']'",
+            Kind::LBrace => "'{'",
+            Kind::RBrace => "'}'",
+            Kind::Eq => "'='",
+            Kind::Neq => "'!='",
+            Kind::Lt => "'<'",
+            Kind::Lte => "'<='",
+            Kind::Gt => "'>'",
+            Kind::Gte => "'>='",
+            Kind::Plus => "'+'",
+            Kind::Minus => "'-'",
+            Kind::Star => "'*'",
+            Kind::Slash => "'/'",
+            Kind::Percent => "'%'",
+            Kind::PlusEq => "'+='",
+            Kind::MinusEq => "'-='",
+            Kind::ExprOpen => "'expr('",
+        }
+    }
+}
+
+/// One token: its kind and byte range in the source text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Token {
+    pub kind: Kind,
+    pub start: usize,
+    pub end: usize,
+}
+
+/// Splits `text` into tokens, or reports the first unrecognised character.
+pub fn tokenize(text: &str) -> Result<Vec<Token>, SyntaxError> {
+    let mut tokens: Vec<Token> = Vec::new();
+    let mut lexer = Kind::lexer(text);
+    while let Some(next) = lexer.next() {
+        let span = lexer.span();
+        let kind = next.map_err(|()| unrecognised(text, span.start))?;
+        push_token(
+            &mut tokens,
+            text,
+            Token {
+                kind,
+                start: span.start,
+                end: span.end,
+            },
+        );
+    }
+    Ok(tokens)
+}
+
+/// Appends a token, splitting `1.` + `.` back into `1` + `..` (a slice range
+/// such as `m[1..2]`), which Cassandra's lexer handles with lookahead.
+fn push_token(tokens: &mut Vec<Token>, text: &str, token: Token) {
+    if token.kind == Kind::Dot {
+        if let Some(last) = tokens.last_mut() {
+            let float_ending_in_dot = last.kind == Kind::Float && text[..last.end].ends_with('.');
+            if float_ending_in_dot && last.end == token.start {
+                last.kind = Kind::Integer;
+                last.end -= 1;
+                let range = Token {
+                    kind: Kind::Range,
+                    start: last.end,
+                    end: token.end,
+                };
+                tokens.push(range);
+                return;
+            }
+        }
+    }
+    tokens.push(token);
+}
+
+fn unrecognised(text: &str, offset: usize) -> SyntaxError {
+    let rest = &text[offset..];
+    let message = match rest.chars().next() {
+        Some(quote @ ('\'' | '"')) => format!("mismatched character '<EOF>' expecting '{quote}'"),
+        Some('$') if rest.starts_with("$$") => {
+            "mismatched character '<EOF>' expecting '$'".to_string()
+        }
+        Some(c) => format!("token recognition error at: '{c}'"),
+        None => "token recognition error at: '<EOF>'".to_string(),
+    };
+    SyntaxError::at_offset(text, offset, message)
+}
+
+/// Unescapes the body of a string literal token (`'...'` or `$$...$$`).
+pub fn string_value(raw: &str) -> String {
+    if let Some(body) = raw.strip_prefix("$$").and_then(|r| r.strip_suffix("$$")) {
+        return body.to_string();
+    }
+    let body = raw.get(1..raw.len().saturating_sub(1)).unwrap_or("");
+    body.replace("''", "'")
+}
+
+/// Unescapes the body of a quoted identifier token (`"..."`).
+pub fn quoted_name_value(raw: &str) -> String {
+    let body = raw.get(1..raw.len().saturating_sub(1)).unwrap_or("");
+    body.replace("\"\"", "\"")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kinds(text: &str) -> Vec<(Kind, &str)> {
+        let tokens = tokenize(text).unwrap_or_default();
+        tokens
+            .iter()
+            .map(|t| (t.kind, &text[t.start..t.end]))
+            .collect()
+    }
+
+    #[test]
+    fn literals() {
+        use Kind::*;
+        assert_eq!(
+            kinds("12 -3 1.5 -2e10 0xCAFE 1h30m 12mo PT5M P2W P1Y2M P0001-01-01T00:00:00 -NaN"),
+            vec![
+                (Integer, "12"),
+                (Integer, "-3"),
+                (Float, "1.5"),
+                (Float, "-2e10"),
+                (Hex, "0xCAFE"),
+                (Duration, "1h30m"),
+                (Duration, "12mo"),
+                (Duration, "PT5M"),
+                (Duration, "P2W"),
+                (Duration, "P1Y2M"),
+                (Duration, "P0001-01-01T00:00:00"),
+                (NegativeSpecial, "-NaN"),
+            ]
+        );
+    }
+
+    #[test]
+    fn uuids_beat_numbers_and_identifiers() {
+        let text = "123e4567-e89b-12d3-a456-426614174000 deadbeef-dead-beef-dead-beefdeadbeef";
+        let got = kinds(text);
+        assert_eq!(got.len(), 2);
+        assert!(got.iter().all(|(k, _)| *k == Kind::Uuid));
+    }
+
+    #[test]
+    fn strings_names_and_comments() {
+        use Kind::*;
+        let text = "'it''s' $$a'b$$ \"Q\"\"x\" \"\" -- c\n/* multi\nline */ x // end";
+        assert_eq!(
+            kinds(text),
+            vec![
+                (String, "'it''s'"),
+                (String, "$$a'b$$"),
+                (QuotedName, "\"Q\"\"x\""),
+                (QuotedName, "\"\""),
+                (Ident, "x"),
+            ]
+        );
+        assert_eq!(string_value("'it''s'"), "it's");
+        assert_eq!(string_value("$$a'b$$"), "a'b");
+        assert_eq!(quoted_name_value("\"Q\"\"x\""), "Q\"x");
+    }
+
+    #[test]
+    fn ranges_and_operators() {
+        use Kind::*;
+        assert_eq!(
+            kinds("m[1..2] a<=b c+=d"),
+            vec![
+                (Ident, "m"),
+                (LBracket, "["),
+                (Integer, "1"),
+                (Range, ".."),
+                (Integer, "2"),
+                (RBracket, "]"),
+                (Ident, "a"),
+                (Lte, "<="),
+                (Ident, "b"),
+                (Ident, "c"),
+                (PlusEq, "+="),
+                (Ident, "d"),
+            ]
+        );
+    }
+
+    #[test]
+    fn errors_carry_positions() {
+        let err = tokenize("SELECT * FROM t\nWHERE a = @").err();
+        let err = err.map(|e| (e.line, e.column, e.message));
+        assert_eq!(
+            err,
+            Some((2, 10, "token recognition error at: '@'".to_string()))
+        );
+        let err = tokenize("SELECT 'abc").err().map(|e| e.message);
+        assert_eq!(
+            err.as_deref(),
+            Some("mismatched character '<EOF>' expecting '''")
+        );
+    }
+}

@@ -1,0 +1,278 @@
+//! Hand-written recursive-descent parser over the token stream. This module
+//! owns the cursor (token access, keyword matching, identifiers, error
+//! construction) and statement dispatch; the grammar is split by area into
+//! the submodules.
+
+mod auth;
+mod describe;
+mod functions;
+mod modify;
+mod objects;
+mod schema;
+mod select;
+mod table;
+mod terms;
+mod types;
+
+use crate::ast::{BindMarker, QualifiedName, Statement};
+use crate::error::SyntaxError;
+use crate::keywords::is_reserved;
+use crate::lexer::{quoted_name_value, tokenize, Kind, Token};
+
+pub(crate) type PResult<T> = Result<T, SyntaxError>;
+
+/// A statement plus the bind markers it declares, in index order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParsedStatement {
+    pub statement: Statement,
+    pub bind_markers: Vec<BindMarker>,
+}
+
+/// Parses exactly one statement (optionally followed by `;`).
+pub fn parse(text: &str) -> PResult<ParsedStatement> {
+    let mut parser = Parser::new(text)?;
+    let statement = parser.statement()?;
+    parser.eat(Kind::Semicolon);
+    if !parser.at_end() {
+        return parser.mismatched("EOF");
+    }
+    Ok(ParsedStatement {
+        statement,
+        bind_markers: parser.markers,
+    })
+}
+
+/// Cursor over the tokens of one query.
+pub(crate) struct Parser<'a> {
+    text: &'a str,
+    tokens: Vec<Token>,
+    pos: usize,
+    markers: Vec<BindMarker>,
+}
+
+impl<'a> Parser<'a> {
+    fn new(text: &'a str) -> PResult<Self> {
+        Ok(Parser {
+            text,
+            tokens: tokenize(text)?,
+            pos: 0,
+            markers: Vec::new(),
+        })
+    }
+
+    fn statement(&mut self) -> PResult<Statement> {
+        let Some(word) = self.word_at(0) else {
+            return self.no_viable();
+        };
+        match word.to_ascii_lowercase().as_str() {
+            "select" => self.select_statement().map(Statement::Select),
+            "insert" => self.insert_statement().map(Statement::Insert),
+            "update" => self.update_statement().map(Statement::Update),
+            "delete" => self.delete_statement().map(Statement::Delete),
+            "begin" => self.batch_statement().map(Statement::Batch),
+            "use" => self.use_statement(),
+            "truncate" => self.truncate_statement(),
+            "create" => self.create_statement(),
+            "alter" => self.alter_statement(),
+            "drop" => self.drop_statement(),
+            "grant" | "revoke" => self.grant_or_revoke(),
+            "list" => self.list_statement(),
+            "describe" | "desc" => self.describe_statement().map(Statement::Describe),
+            _ => self.no_viable(),
+        }
+    }
+
+    // ---- token access -------------------------------------------------
+
+    fn at_end(&self) -> bool {
+        self.pos >= self.tokens.len()
+    }
+
+    fn kind_at(&self, offset: usize) -> Option<Kind> {
+        self.tokens.get(self.pos + offset).map(|t| t.kind)
+    }
+
+    fn at(&self, kind: Kind) -> bool {
+        self.kind_at(0) == Some(kind)
+    }
+
+    fn text_at(&self, offset: usize) -> &'a str {
+        let text = self.text;
+        self.tokens
+            .get(self.pos + offset)
+            .map_or("", |t| &text[t.start..t.end])
+    }
+
+    /// The text of the token at `offset` when it is an unquoted word.
+    fn word_at(&self, offset: usize) -> Option<&'a str> {
+        (self.kind_at(offset) == Some(Kind::Ident)).then(|| self.text_at(offset))
+    }
+
+    /// Consumes the current token, returning its text.
+    fn advance(&mut self) -> &'a str {
+        let text = self.text_at(0);
+        self.pos += 1;
+        text
+    }
+
+    fn eat(&mut self, kind: Kind) -> bool {
+        let matched = self.at(kind);
+        if matched {
+            self.pos += 1;
+        }
+        matched
+    }
+
+    fn expect(&mut self, kind: Kind) -> PResult<()> {
+        if self.eat(kind) {
+            Ok(())
+        } else {
+            self.mismatched(kind.expected_name())
+        }
+    }
+
+    // ---- keywords -----------------------------------------------------
+
+    /// Whether the token at `offset` is keyword `kw` (lowercase), including
+    /// Cassandra's aliases (TABLE = COLUMNFAMILY, SCHEMA = KEYSPACE, ...).
+    fn kw_at(&self, offset: usize, kw: &str) -> bool {
+        self.word_at(offset).is_some_and(|w| {
+            w.eq_ignore_ascii_case(kw)
+                || keyword_alias(kw).is_some_and(|a| w.eq_ignore_ascii_case(a))
+        })
+    }
+
+    fn at_kw(&self, kw: &str) -> bool {
+        self.kw_at(0, kw)
+    }
+
+    fn eat_kw(&mut self, kw: &str) -> bool {
+        let matched = self.at_kw(kw);
+        if matched {
+            self.pos += 1;
+        }
+        matched
+    }
+
+    fn expect_kw(&mut self, kw: &str) -> PResult<()> {
+        if self.eat_kw(kw) {
+            Ok(())
+        } else {
+            self.mismatched(&format!("K_{}", kw.to_ascii_uppercase()))
+        }
+    }
+
+    /// Optional `IF EXISTS`.
+    fn if_exists(&mut self) -> PResult<bool> {
+        if !self.eat_kw("if") {
+            return Ok(false);
+        }
+        self.expect_kw("exists")?;
+        Ok(true)
+    }
+
+    /// Optional `IF NOT EXISTS`.
+    fn if_not_exists(&mut self) -> PResult<bool> {
+        if !self.eat_kw("if") {
+            return Ok(false);
+        }
+        self.expect_kw("not")?;
+        self.expect_kw("exists")?;
+        Ok(true)
+    }
+
+    // ---- identifiers --------------------------------------------------
+
+    /// Whether the token at `offset` can be an identifier.
+    fn ident_at(&self, offset: usize) -> bool {
+        match self.kind_at(offset) {
+            Some(Kind::Ident) => !is_reserved(self.text_at(offset)),
+            Some(Kind::QuotedName) => self.text_at(offset).len() > 2,
+            _ => false,
+        }
+    }
+
+    /// An identifier: unquoted (lowercased, not reserved) or quoted.
+    fn ident(&mut self) -> PResult<String> {
+        if !self.ident_at(0) {
+            return self.no_viable();
+        }
+        Ok(self.take_name())
+    }
+
+    /// A column identifier; unlike `ident` it accepts the empty name `""`.
+    fn cident(&mut self) -> PResult<String> {
+        if self.at(Kind::QuotedName) {
+            return Ok(self.take_name());
+        }
+        self.ident()
+    }
+
+    fn take_name(&mut self) -> String {
+        let quoted = self.at(Kind::QuotedName);
+        let raw = self.advance();
+        if quoted {
+            quoted_name_value(raw)
+        } else {
+            raw.to_ascii_lowercase()
+        }
+    }
+
+    /// `[keyspace.]name`; `what` names the object in the bind-marker error.
+    fn qualified_name(&mut self, what: &str) -> PResult<QualifiedName> {
+        if self.at(Kind::QMark) {
+            return Err(SyntaxError::bare(format!(
+                "Bind variables cannot be used for {what} names"
+            )));
+        }
+        let first = self.ident()?;
+        if !self.eat(Kind::Dot) {
+            return Ok(QualifiedName::simple(first));
+        }
+        if self.at(Kind::QMark) {
+            return Err(SyntaxError::bare(format!(
+                "Bind variables cannot be used for {what} names"
+            )));
+        }
+        let name = self.ident()?;
+        Ok(QualifiedName {
+            keyspace: Some(first),
+            name,
+        })
+    }
+
+    /// A comma-separated, parenthesised, non-empty list.
+    fn paren_list<T>(&mut self, mut item: impl FnMut(&mut Self) -> PResult<T>) -> PResult<Vec<T>> {
+        self.expect(Kind::LParen)?;
+        let mut items = vec![item(self)?];
+        while self.eat(Kind::Comma) {
+            items.push(item(self)?);
+        }
+        self.expect(Kind::RParen)?;
+        Ok(items)
+    }
+
+    // ---- errors -------------------------------------------------------
+
+    fn no_viable<T>(&self) -> PResult<T> {
+        Err(self.error_here(|shown| format!("no viable alternative at input {shown}")))
+    }
+
+    fn mismatched<T>(&self, expected: &str) -> PResult<T> {
+        Err(self.error_here(|shown| format!("mismatched input {shown} expecting {expected}")))
+    }
+
+    fn error_here(&self, describe: impl FnOnce(&str) -> String) -> SyntaxError {
+        SyntaxError::at_token(self.text, &self.tokens, self.pos, describe)
+    }
+}
+
+/// The other spelling of keywords that Cassandra's lexer merges.
+fn keyword_alias(kw: &str) -> Option<&'static str> {
+    match kw {
+        "columnfamily" => Some("table"),
+        "keyspace" => Some("schema"),
+        "tables" => Some("columnfamilies"),
+        _ => None,
+    }
+}

@@ -1,0 +1,349 @@
+//! Grammar of terms (values): constants, bind markers, collection, tuple and
+//! UDT literals, function calls, casts, negation and arithmetic.
+
+use super::{PResult, Parser};
+use crate::ast::{ArithOp, BindMarker, Literal, LiteralKind, QualifiedName, Term};
+use crate::lexer::{string_value, Kind};
+
+impl Parser<'_> {
+    /// `term`: additive arithmetic over multiplicative terms.
+    pub(crate) fn term(&mut self) -> PResult<Term> {
+        let mut left = self.term_product()?;
+        while let Some(op) = self.additive_op() {
+            let right = if op == ArithOp::Sub && self.negative_number_follows() {
+                self.negative_number_as_positive()
+            } else {
+                self.pos += 1;
+                self.term_product()?
+            };
+            left = Term::Arithmetic {
+                op,
+                left: Box::new(left),
+                right: Box::new(right),
+            };
+        }
+        Ok(left)
+    }
+
+    /// `+`, `-`, or a negative number glued to the left operand (`a -1`).
+    pub(crate) fn additive_op(&self) -> Option<ArithOp> {
+        match self.kind_at(0) {
+            Some(Kind::Plus) => Some(ArithOp::Add),
+            Some(Kind::Minus) => Some(ArithOp::Sub),
+            _ if self.negative_number_follows() => Some(ArithOp::Sub),
+            _ => None,
+        }
+    }
+
+    fn negative_number_follows(&self) -> bool {
+        matches!(self.kind_at(0), Some(Kind::Integer | Kind::Float))
+            && self.text_at(0).starts_with('-')
+    }
+
+    /// Consumes `-5` and returns the literal `5`.
+    pub(crate) fn negative_number_as_positive(&mut self) -> Term {
+        let kind = if self.at(Kind::Integer) {
+            LiteralKind::Integer
+        } else {
+            LiteralKind::Float
+        };
+        let text = self.advance().trim_start_matches('-').to_string();
+        Term::Literal(Literal { kind, text })
+    }
+
+    pub(crate) fn multiplicative_op(&self) -> Option<ArithOp> {
+        match self.kind_at(0) {
+            Some(Kind::Star) => Some(ArithOp::Mul),
+            Some(Kind::Slash) => Some(ArithOp::Div),
+            Some(Kind::Percent) => Some(ArithOp::Mod),
+            _ => None,
+        }
+    }
+
+    fn term_product(&mut self) -> PResult<Term> {
+        let mut left = self.term_group()?;
+        while let Some(op) = self.multiplicative_op() {
+            self.pos += 1;
+            let right = self.term_group()?;
+            left = Term::Arithmetic {
+                op,
+                left: Box::new(left),
+                right: Box::new(right),
+            };
+        }
+        Ok(left)
+    }
+
+    fn term_group(&mut self) -> PResult<Term> {
+        if self.eat(Kind::Minus) {
+            return Ok(Term::Negated(Box::new(self.simple_term()?)));
+        }
+        self.simple_term()
+    }
+
+    /// `simpleTerm`: a value, function call, type hint or CAST.
+    pub(crate) fn simple_term(&mut self) -> PResult<Term> {
+        if let Some(literal) = self.constant() {
+            return Ok(Term::Literal(literal));
+        }
+        match self.kind_at(0) {
+            Some(Kind::QMark | Kind::Colon) => Ok(Term::Bind(self.marker()?)),
+            Some(Kind::LBracket) => self.list_literal(),
+            Some(Kind::LBrace) => self.brace_literal(),
+            Some(Kind::LParen) => self.paren_term(),
+            Some(Kind::Ident) if self.at_kw("null") => {
+                self.pos += 1;
+                Ok(Term::Null)
+            }
+            Some(Kind::Ident) if self.at_kw("cast") && self.kind_at(1) == Some(Kind::LParen) => {
+                self.cast_term()
+            }
+            _ if self.function_call_follows() => self.function_call(),
+            _ => self.no_viable(),
+        }
+    }
+
+    /// Consumes a constant if one is next (`constant` in Parser.g).
+    pub(crate) fn constant(&mut self) -> Option<Literal> {
+        let kind = match self.kind_at(0)? {
+            Kind::String => LiteralKind::String,
+            Kind::Integer => LiteralKind::Integer,
+            Kind::Float | Kind::NegativeSpecial => LiteralKind::Float,
+            Kind::Duration => LiteralKind::Duration,
+            Kind::Uuid => LiteralKind::Uuid,
+            Kind::Hex => LiteralKind::Hex,
+            Kind::Ident => word_literal_kind(self.text_at(0))?,
+            _ => return None,
+        };
+        let raw = self.advance();
+        let text = if kind == LiteralKind::String {
+            string_value(raw)
+        } else {
+            raw.to_string()
+        };
+        Some(Literal { kind, text })
+    }
+
+    /// `?` or `:name`, numbered in order of appearance.
+    pub(crate) fn marker(&mut self) -> PResult<BindMarker> {
+        let name = if self.eat(Kind::QMark) {
+            None
+        } else {
+            self.expect(Kind::Colon)?;
+            Some(self.ident()?)
+        };
+        let marker = BindMarker {
+            index: self.markers.len(),
+            name,
+        };
+        self.markers.push(marker.clone());
+        Ok(marker)
+    }
+
+    /// Whether a function call (`f(`, `ks.f(`) starts here.
+    pub(crate) fn function_call_follows(&self) -> bool {
+        let name_at = |offset| self.ident_at(offset) || self.kw_at(offset, "token");
+        name_at(0)
+            && (self.kind_at(1) == Some(Kind::LParen)
+                || (self.kind_at(1) == Some(Kind::Dot)
+                    && name_at(2)
+                    && self.kind_at(3) == Some(Kind::LParen)))
+    }
+
+    /// `[ks.]name` of a function (allows the reserved word TOKEN).
+    pub(crate) fn function_name(&mut self) -> PResult<QualifiedName> {
+        let first = self.function_name_part()?;
+        if !self.eat(Kind::Dot) {
+            return Ok(QualifiedName::simple(first));
+        }
+        let name = self.function_name_part()?;
+        Ok(QualifiedName {
+            keyspace: Some(first),
+            name,
+        })
+    }
+
+    pub(crate) fn function_name_part(&mut self) -> PResult<String> {
+        if self.eat_kw("token") {
+            return Ok("token".to_string());
+        }
+        self.ident()
+    }
+
+    fn function_call(&mut self) -> PResult<Term> {
+        let name = self.function_name()?;
+        self.expect(Kind::LParen)?;
+        let args = self.terms_until(Kind::RParen)?;
+        Ok(Term::FunctionCall { name, args })
+    }
+
+    /// Comma-separated terms up to and including `close` (possibly none).
+    fn terms_until(&mut self, close: Kind) -> PResult<Vec<Term>> {
+        let mut items = Vec::new();
+        if self.eat(close) {
+            return Ok(items);
+        }
+        loop {
+            items.push(self.term()?);
+            if !self.eat(Kind::Comma) {
+                break;
+            }
+        }
+        self.expect(close)?;
+        Ok(items)
+    }
+
+    fn cast_term(&mut self) -> PResult<Term> {
+        self.pos += 2;
+        let term = self.simple_term()?;
+        self.expect_kw("as")?;
+        let ty = self.native_type()?;
+        self.expect(Kind::RParen)?;
+        Ok(Term::Cast {
+            term: Box::new(term),
+            ty,
+        })
+    }
+
+    fn list_literal(&mut self) -> PResult<Term> {
+        self.expect(Kind::LBracket)?;
+        Ok(Term::List(self.terms_until(Kind::RBracket)?))
+    }
+
+    /// `{}`, `{a, b}`, `{k: v}` or a UDT literal `{field: v}`.
+    fn brace_literal(&mut self) -> PResult<Term> {
+        self.expect(Kind::LBrace)?;
+        if self.eat(Kind::RBrace) {
+            return Ok(Term::Set(Vec::new()));
+        }
+        if self.ident_at(0) && self.kind_at(1) == Some(Kind::Colon) {
+            return self.udt_literal_rest();
+        }
+        let first = self.term()?;
+        if !self.eat(Kind::Colon) {
+            let mut items = vec![first];
+            while self.eat(Kind::Comma) {
+                items.push(self.term()?);
+            }
+            self.expect(Kind::RBrace)?;
+            return Ok(Term::Set(items));
+        }
+        let mut entries = vec![(first, self.term()?)];
+        while self.eat(Kind::Comma) {
+            let key = self.term()?;
+            self.expect(Kind::Colon)?;
+            entries.push((key, self.term()?));
+        }
+        self.expect(Kind::RBrace)?;
+        Ok(Term::Map(entries))
+    }
+
+    fn udt_literal_rest(&mut self) -> PResult<Term> {
+        let mut fields = Vec::new();
+        loop {
+            let field = self.ident()?;
+            self.expect(Kind::Colon)?;
+            fields.push((field, self.term()?));
+            if !self.eat(Kind::Comma) {
+                break;
+            }
+        }
+        self.expect(Kind::RBrace)?;
+        Ok(Term::UserTypeLiteral(fields))
+    }
+
+    /// `(type) term` or a tuple literal `(a, b)`.
+    fn paren_term(&mut self) -> PResult<Term> {
+        if let Some(ty) = self.try_type_hint() {
+            let term = self.simple_term()?;
+            return Ok(Term::TypeCast {
+                ty,
+                term: Box::new(term),
+            });
+        }
+        Ok(Term::Tuple(self.tuple_literal()?))
+    }
+
+    /// `(t1, t2, ...)`.
+    pub(crate) fn tuple_literal(&mut self) -> PResult<Vec<Term>> {
+        self.paren_list(|p| p.term())
+    }
+}
+
+/// Constants spelled as words: booleans, NaN and Infinity.
+fn word_literal_kind(word: &str) -> Option<LiteralKind> {
+    let lower = word.to_ascii_lowercase();
+    match lower.as_str() {
+        "true" | "false" => Some(LiteralKind::Boolean),
+        "nan" | "infinity" => Some(LiteralKind::Float),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn term(text: &str) -> Term {
+        let mut parser = Parser::new(text).unwrap_or_else(|e| panic!("{e}"));
+        parser.term().unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn lit(kind: LiteralKind, text: &str) -> Term {
+        Term::Literal(Literal {
+            kind,
+            text: text.to_string(),
+        })
+    }
+
+    #[test]
+    fn constants() {
+        assert_eq!(term("'it''s'"), lit(LiteralKind::String, "it's"));
+        assert_eq!(term("TRUE"), lit(LiteralKind::Boolean, "TRUE"));
+        assert_eq!(term("-Infinity"), lit(LiteralKind::Float, "-Infinity"));
+        assert_eq!(term("NaN"), lit(LiteralKind::Float, "NaN"));
+        assert_eq!(term("null"), Term::Null);
+    }
+
+    #[test]
+    fn collections_and_udts() {
+        let one = lit(LiteralKind::Integer, "1");
+        assert_eq!(term("{}"), Term::Set(vec![]));
+        assert_eq!(term("{1}"), Term::Set(vec![one.clone()]));
+        assert_eq!(term("{1: 1}"), Term::Map(vec![(one.clone(), one.clone())]));
+        assert_eq!(
+            term("{a: 1}"),
+            Term::UserTypeLiteral(vec![("a".into(), one.clone())])
+        );
+        assert_eq!(term("[1]"), Term::List(vec![one.clone()]));
+        assert_eq!(term("(1, 1)"), Term::Tuple(vec![one.clone(), one]));
+    }
+
+    #[test]
+    fn casts_functions_and_arithmetic() {
+        assert!(
+            matches!(term("(int) ?"), Term::TypeCast { term, .. } if matches!(*term, Term::Bind(_)))
+        );
+        assert!(
+            matches!(term("ks.f(1, now())"), Term::FunctionCall { name, args }
+            if name.keyspace.as_deref() == Some("ks") && args.len() == 2)
+        );
+        assert!(matches!(term("token(1)"), Term::FunctionCall { .. }));
+        assert!(matches!(
+            term("1 + 2 * 3"),
+            Term::Arithmetic {
+                op: ArithOp::Add,
+                ..
+            }
+        ));
+        assert!(matches!(
+            term("5 -1"),
+            Term::Arithmetic {
+                op: ArithOp::Sub,
+                ..
+            }
+        ));
+        assert!(matches!(term("- ?"), Term::Negated(_)));
+        assert!(matches!(term("CAST(1 AS text)"), Term::Cast { .. }));
+    }
+}
