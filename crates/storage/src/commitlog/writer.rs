@@ -1,0 +1,229 @@
+//! The dedicated commit-log thread: appends records to the active segment, rolls segments when
+//! full, fsyncs per the sync mode and acknowledges writers once their data is durable enough.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::oneshot;
+
+use super::segment::segment_name;
+use super::CommitlogSync;
+use crate::error::{Result, StorageError};
+
+/// Acknowledgement channel of one request.
+pub type Ack = oneshot::Sender<Result<()>>;
+
+/// Work for the commit-log thread.
+pub enum Request {
+    /// Append one framed record.
+    Write { frame: Vec<u8>, ack: Ack },
+    /// Sync everything written so far and stop.
+    Shutdown { ack: Ack },
+}
+
+/// The segment currently being appended to.
+pub struct SegmentWriter {
+    dir: PathBuf,
+    next_id: u64,
+    segment_size: u64,
+    file: File,
+    path: PathBuf,
+    written: u64,
+    syncs: Arc<AtomicU64>,
+}
+
+impl SegmentWriter {
+    /// Creates segment `id` in `dir`.
+    pub fn create(dir: &Path, id: u64, segment_size: u64, syncs: Arc<AtomicU64>) -> Result<Self> {
+        let (file, path) = create_segment(dir, id)?;
+        Ok(SegmentWriter {
+            dir: dir.to_path_buf(),
+            next_id: id + 1,
+            segment_size,
+            file,
+            path,
+            written: 0,
+            syncs,
+        })
+    }
+
+    /// Appends a framed record, starting a new segment first if it would not fit.
+    fn append(&mut self, frame: &[u8]) -> Result<()> {
+        if self.written > 0 && self.written + frame.len() as u64 > self.segment_size {
+            self.roll()?;
+        }
+        self.file
+            .write_all(frame)
+            .map_err(|e| StorageError::io(&self.path, e))?;
+        self.written += frame.len() as u64;
+        Ok(())
+    }
+
+    fn sync(&mut self) -> Result<()> {
+        self.file
+            .sync_data()
+            .map_err(|e| StorageError::io(&self.path, e))?;
+        self.syncs.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    fn roll(&mut self) -> Result<()> {
+        self.sync()?;
+        let (file, path) = create_segment(&self.dir, self.next_id)?;
+        self.file = file;
+        self.path = path;
+        self.next_id += 1;
+        self.written = 0;
+        Ok(())
+    }
+}
+
+fn create_segment(dir: &Path, id: u64) -> Result<(File, PathBuf)> {
+    let path = dir.join(segment_name(id));
+    let file = OpenOptions::new()
+        .append(true)
+        .create_new(true)
+        .open(&path)
+        .map_err(|e| StorageError::io(&path, e))?;
+    // Make the new directory entry itself durable.
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| StorageError::io(dir, e))?;
+    Ok((file, path))
+}
+
+/// State of the commit-log thread.
+pub struct Writer {
+    segment: SegmentWriter,
+    mode: CommitlogSync,
+    /// Writers waiting for the next fsync.
+    waiting: Vec<Ack>,
+    dirty: bool,
+    last_sync: Instant,
+    /// Set after an I/O failure: the log stops accepting writes (commit_failure_policy "stop").
+    failed: Option<StorageError>,
+}
+
+impl Writer {
+    pub fn new(segment: SegmentWriter, mode: CommitlogSync) -> Self {
+        Writer {
+            segment,
+            mode,
+            waiting: Vec::new(),
+            dirty: false,
+            last_sync: Instant::now(),
+            failed: None,
+        }
+    }
+
+    /// Serves requests until shutdown or until every sender is gone.
+    pub fn run(mut self, requests: Receiver<Request>) {
+        loop {
+            let first = match self.sync_deadline() {
+                Some(deadline) => {
+                    match requests.recv_timeout(deadline.saturating_duration_since(Instant::now()))
+                    {
+                        Ok(request) => Some(request),
+                        Err(RecvTimeoutError::Timeout) => None,
+                        Err(RecvTimeoutError::Disconnected) => break,
+                    }
+                }
+                None => match requests.recv() {
+                    Ok(request) => Some(request),
+                    Err(_) => break,
+                },
+            };
+            let mut shutdowns = Vec::new();
+            for request in first
+                .into_iter()
+                .chain(std::iter::from_fn(|| requests.try_recv().ok()))
+            {
+                match request {
+                    Request::Write { frame, ack } => self.write(&frame, ack),
+                    Request::Shutdown { ack } => shutdowns.push(ack),
+                }
+            }
+            if !shutdowns.is_empty() || self.sync_due() {
+                self.sync();
+            }
+            if !shutdowns.is_empty() {
+                self.reply_all(shutdowns);
+                return;
+            }
+        }
+        self.sync();
+    }
+
+    fn write(&mut self, frame: &[u8], ack: Ack) {
+        if let Err(error) = self.try_write(frame) {
+            let _ = ack.send(Err(error));
+            return;
+        }
+        match self.mode {
+            CommitlogSync::Periodic { .. } => {
+                let _ = ack.send(Ok(()));
+            }
+            CommitlogSync::Batch | CommitlogSync::Group { .. } => self.waiting.push(ack),
+        }
+    }
+
+    fn try_write(&mut self, frame: &[u8]) -> Result<()> {
+        if let Some(error) = &self.failed {
+            return Err(error.duplicate());
+        }
+        self.dirty = true;
+        self.segment.append(frame).inspect_err(|e| self.fail(e))
+    }
+
+    fn fail(&mut self, error: &StorageError) {
+        tracing::error!("commit log failure, no longer accepting writes: {error}");
+        self.failed = Some(error.duplicate());
+    }
+
+    /// The time by which unsynced data must be synced, if there is any.
+    fn sync_deadline(&self) -> Option<Instant> {
+        if !self.dirty {
+            return None;
+        }
+        Some(match self.mode {
+            CommitlogSync::Batch => self.last_sync,
+            CommitlogSync::Group { window } => self.last_sync + window,
+            CommitlogSync::Periodic { period } => self.last_sync + period,
+        })
+    }
+
+    fn sync_due(&self) -> bool {
+        self.sync_deadline()
+            .is_some_and(|deadline| deadline <= Instant::now())
+    }
+
+    fn sync(&mut self) {
+        if self.dirty && self.failed.is_none() {
+            if let Err(error) = self.segment.sync() {
+                self.fail(&error);
+            }
+        }
+        self.dirty = false;
+        self.last_sync = Instant::now();
+        let waiting = std::mem::take(&mut self.waiting);
+        self.reply_all(waiting);
+    }
+
+    fn reply_all(&self, acks: Vec<Ack>) {
+        for ack in acks {
+            let result = match &self.failed {
+                Some(error) => Err(error.duplicate()),
+                None => Ok(()),
+            };
+            let _ = ack.send(result);
+        }
+    }
+}
+
+/// Default period of [`CommitlogSync::Periodic`].
+pub const DEFAULT_PERIOD: Duration = Duration::from_secs(10);

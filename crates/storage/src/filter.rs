@@ -1,0 +1,229 @@
+//! Read selections: clustering slices within a partition and partition key ranges for scans.
+
+use std::ops::Bound;
+
+use bytes::Bytes;
+
+use crate::model::PartitionKey;
+
+/// A clustering slice: rows whose clustering lies between the bounds (byte order).
+pub type Slice = (Bound<Bytes>, Bound<Bytes>);
+
+/// What to return from each partition.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReadFilter {
+    /// Sorted, non-overlapping slices; an empty vec selects no rows (only the static row).
+    pub slices: Vec<Slice>,
+    /// Return rows in descending clustering order.
+    pub reversed: bool,
+    /// At most this many live rows per partition.
+    pub row_limit: Option<usize>,
+    /// Whether to return the static row.
+    pub include_static: bool,
+}
+
+impl ReadFilter {
+    /// Every row and the static row, in clustering order.
+    pub fn all() -> Self {
+        ReadFilter {
+            slices: vec![(Bound::Unbounded, Bound::Unbounded)],
+            reversed: false,
+            row_limit: None,
+            include_static: true,
+        }
+    }
+
+    /// Only the row with exactly this clustering (plus the static row).
+    pub fn row(clustering: Bytes) -> Self {
+        ReadFilter {
+            slices: vec![(
+                Bound::Included(clustering.clone()),
+                Bound::Included(clustering),
+            )],
+            ..ReadFilter::all()
+        }
+    }
+
+    /// Whether a row with this clustering is selected.
+    pub fn selects(&self, clustering: &[u8]) -> bool {
+        self.slices
+            .iter()
+            .any(|(start, end)| in_slice(start, end, clustering))
+    }
+
+    /// The slices that can contain rows (empty or inverted ones removed).
+    pub fn non_empty_slices(&self) -> impl Iterator<Item = &Slice> {
+        self.slices
+            .iter()
+            .filter(|(start, end)| !slice_is_empty(start, end))
+    }
+}
+
+/// Whether `value` lies between `start` and `end`.
+pub fn in_slice(start: &Bound<Bytes>, end: &Bound<Bytes>, value: &[u8]) -> bool {
+    let after_start = match start {
+        Bound::Included(s) => value >= s.as_ref(),
+        Bound::Excluded(s) => value > s.as_ref(),
+        Bound::Unbounded => true,
+    };
+    let before_end = match end {
+        Bound::Included(e) => value <= e.as_ref(),
+        Bound::Excluded(e) => value < e.as_ref(),
+        Bound::Unbounded => true,
+    };
+    after_start && before_end
+}
+
+/// Whether no value can lie between the bounds (so range lookups must be skipped).
+pub fn slice_is_empty(start: &Bound<Bytes>, end: &Bound<Bytes>) -> bool {
+    match (start, end) {
+        (Bound::Included(s), Bound::Included(e)) => s > e,
+        (Bound::Included(s), Bound::Excluded(e))
+        | (Bound::Excluded(s), Bound::Included(e))
+        | (Bound::Excluded(s), Bound::Excluded(e)) => s >= e,
+        _ => false,
+    }
+}
+
+/// A position on the ring: a whole token, or one partition key.
+///
+/// A token bound includes or excludes every key with that token: `Included(Token(t))` as a start
+/// means "token >= t", `Excluded(Token(t))` as a start means "token > t"; as an end, `Included`
+/// means "token <= t" and `Excluded` means "token < t".
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PartitionPosition {
+    Token(i64),
+    Key(PartitionKey),
+}
+
+/// A range of partitions for scans; partitions come back in (token, key) order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyRange {
+    pub start: Bound<PartitionPosition>,
+    pub end: Bound<PartitionPosition>,
+}
+
+impl KeyRange {
+    /// The whole ring.
+    pub fn all() -> Self {
+        KeyRange {
+            start: Bound::Unbounded,
+            end: Bound::Unbounded,
+        }
+    }
+
+    /// Whether `key` is at or after the start bound.
+    pub fn after_start(&self, key: &PartitionKey) -> bool {
+        match &self.start {
+            Bound::Unbounded => true,
+            Bound::Included(PartitionPosition::Token(t)) => key.token >= *t,
+            Bound::Excluded(PartitionPosition::Token(t)) => key.token > *t,
+            Bound::Included(PartitionPosition::Key(k)) => key >= k,
+            Bound::Excluded(PartitionPosition::Key(k)) => key > k,
+        }
+    }
+
+    /// Whether `key` is at or before the end bound.
+    pub fn before_end(&self, key: &PartitionKey) -> bool {
+        match &self.end {
+            Bound::Unbounded => true,
+            Bound::Included(PartitionPosition::Token(t)) => key.token <= *t,
+            Bound::Excluded(PartitionPosition::Token(t)) => key.token < *t,
+            Bound::Included(PartitionPosition::Key(k)) => key <= k,
+            Bound::Excluded(PartitionPosition::Key(k)) => key < k,
+        }
+    }
+
+    pub fn contains(&self, key: &PartitionKey) -> bool {
+        self.after_start(key) && self.before_end(key)
+    }
+
+    /// The smallest key that may satisfy the start bound, for seeking sorted sources
+    /// (`None` when nothing can: a start excluding the maximum token).
+    pub fn seek_key(&self) -> Option<Bound<PartitionKey>> {
+        let min_key = |token: i64| PartitionKey {
+            token,
+            key: Bytes::new(),
+        };
+        match &self.start {
+            Bound::Unbounded => Some(Bound::Unbounded),
+            Bound::Included(PartitionPosition::Token(t)) => Some(Bound::Included(min_key(*t))),
+            Bound::Excluded(PartitionPosition::Token(t)) => {
+                t.checked_add(1).map(|next| Bound::Included(min_key(next)))
+            }
+            Bound::Included(PartitionPosition::Key(k)) => Some(Bound::Included(k.clone())),
+            Bound::Excluded(PartitionPosition::Key(k)) => Some(Bound::Excluded(k.clone())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn b(s: &'static str) -> Bytes {
+        Bytes::from_static(s.as_bytes())
+    }
+
+    fn key(token: i64, k: &'static str) -> PartitionKey {
+        PartitionKey { token, key: b(k) }
+    }
+
+    #[test]
+    fn slices_respect_open_and_closed_bounds() {
+        let (s, e) = (Bound::Excluded(b("b")), Bound::Included(b("d")));
+        assert!(!in_slice(&s, &e, b"b"));
+        assert!(in_slice(&s, &e, b"c"));
+        assert!(in_slice(&s, &e, b"d"));
+        assert!(!in_slice(&s, &e, b"da"));
+        assert!(slice_is_empty(
+            &Bound::Excluded(b("a")),
+            &Bound::Excluded(b("a"))
+        ));
+        assert!(slice_is_empty(
+            &Bound::Included(b("b")),
+            &Bound::Included(b("a"))
+        ));
+        assert!(!slice_is_empty(
+            &Bound::Included(b("a")),
+            &Bound::Included(b("a"))
+        ));
+    }
+
+    #[test]
+    fn token_bounds_cover_all_keys_of_the_token() {
+        let range = KeyRange {
+            start: Bound::Excluded(PartitionPosition::Token(5)),
+            end: Bound::Included(PartitionPosition::Token(7)),
+        };
+        assert!(!range.contains(&key(5, "zzz")));
+        assert!(range.contains(&key(6, "")));
+        assert!(range.contains(&key(7, "zzz")));
+        assert!(!range.contains(&key(8, "a")));
+        assert_eq!(range.seek_key(), Some(Bound::Included(key(6, ""))));
+    }
+
+    #[test]
+    fn key_bounds_and_max_token() {
+        let range = KeyRange {
+            start: Bound::Included(PartitionPosition::Key(key(1, "b"))),
+            end: Bound::Excluded(PartitionPosition::Key(key(2, "a"))),
+        };
+        assert!(!range.contains(&key(1, "a")));
+        assert!(range.contains(&key(1, "b")));
+        assert!(!range.contains(&key(2, "a")));
+        let none = KeyRange {
+            start: Bound::Excluded(PartitionPosition::Token(i64::MAX)),
+            end: Bound::Unbounded,
+        };
+        assert_eq!(none.seek_key(), None);
+    }
+
+    #[test]
+    fn filter_selects_rows_in_any_slice() {
+        let f = ReadFilter::row(b("k"));
+        assert!(f.selects(b"k"));
+        assert!(!f.selects(b"ka"));
+        assert!(ReadFilter::all().selects(b""));
+    }
+}

@@ -1,0 +1,178 @@
+//! Unresolved partition state — rows, tombstones and deletions still present — which every
+//! data source (memtable now, sorted runs later) produces and which merges across sources.
+
+use std::collections::BTreeMap;
+
+use bytes::Bytes;
+
+use crate::filter::ReadFilter;
+use crate::model::{DeletionTime, PartitionUpdate, RangeTombstone, Row};
+use crate::reconcile::{merge_row, normalize_row};
+
+/// All the versions of a partition's data known to one source, reconciled.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PartitionData {
+    pub partition_deletion: DeletionTime,
+    pub static_row: Option<Row>,
+    pub rows: BTreeMap<Bytes, Row>,
+    pub range_tombstones: Vec<RangeTombstone>,
+}
+
+impl Default for PartitionData {
+    fn default() -> Self {
+        PartitionData {
+            partition_deletion: DeletionTime::LIVE,
+            static_row: None,
+            rows: BTreeMap::new(),
+            range_tombstones: Vec::new(),
+        }
+    }
+}
+
+impl PartitionData {
+    /// Reconciles an update into this partition.
+    pub fn apply(&mut self, update: &PartitionUpdate) {
+        self.partition_deletion = self.partition_deletion.merge(update.partition_deletion);
+        if let Some(row) = &update.static_row {
+            self.add_static_row(normalize_row(row.clone()));
+        }
+        for row in &update.rows {
+            self.add_row(normalize_row(row.clone()));
+        }
+        for tombstone in &update.range_tombstones {
+            self.add_range_tombstone(tombstone.clone());
+        }
+    }
+
+    /// Reconciles another source's version of this partition into this one.
+    pub fn merge(&mut self, other: PartitionData) {
+        self.partition_deletion = self.partition_deletion.merge(other.partition_deletion);
+        if let Some(row) = other.static_row {
+            self.add_static_row(row);
+        }
+        for row in other.rows.into_values() {
+            self.add_row(row);
+        }
+        for tombstone in other.range_tombstones {
+            self.add_range_tombstone(tombstone);
+        }
+    }
+
+    /// A copy restricted to what `filter` can return (all tombstones are kept).
+    pub fn select(&self, filter: &ReadFilter) -> PartitionData {
+        let mut rows = BTreeMap::new();
+        for (start, end) in filter.non_empty_slices() {
+            for (clustering, row) in self.rows.range((start.clone(), end.clone())) {
+                rows.insert(clustering.clone(), row.clone());
+            }
+        }
+        PartitionData {
+            partition_deletion: self.partition_deletion,
+            static_row: self.static_row.clone().filter(|_| filter.include_static),
+            rows,
+            range_tombstones: self.range_tombstones.clone(),
+        }
+    }
+
+    /// The strongest deletion applying to the row with this clustering (excluding its own).
+    pub fn deletion_covering(&self, clustering: &[u8]) -> DeletionTime {
+        self.range_tombstones
+            .iter()
+            .filter(|t| t.covers(clustering))
+            .fold(self.partition_deletion, |acc, t| acc.merge(t.deletion))
+    }
+
+    fn add_static_row(&mut self, row: Row) {
+        match &mut self.static_row {
+            Some(existing) => merge_row(existing, row),
+            None => self.static_row = Some(row),
+        }
+    }
+
+    fn add_row(&mut self, row: Row) {
+        match self.rows.get_mut(&row.clustering) {
+            Some(existing) => merge_row(existing, row),
+            None => {
+                self.rows.insert(row.clustering.clone(), row);
+            }
+        }
+    }
+
+    fn add_range_tombstone(&mut self, tombstone: RangeTombstone) {
+        let same_range = self
+            .range_tombstones
+            .iter_mut()
+            .find(|t| t.start == tombstone.start && t.end == tombstone.end);
+        match same_range {
+            Some(existing) => existing.deletion = existing.deletion.merge(tombstone.deletion),
+            None => self.range_tombstones.push(tombstone),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Cell, ColumnData};
+    use std::ops::Bound;
+
+    fn row(c: &'static str, ts: i64) -> Row {
+        let mut r = Row::new(Bytes::from_static(c.as_bytes()));
+        r.columns = vec![ColumnData::simple(
+            "v",
+            Cell::live(ts, Bytes::from_static(b"x")),
+        )];
+        r
+    }
+
+    #[test]
+    fn apply_merges_rows_and_dedups_range_tombstones() {
+        let rt = |ts| RangeTombstone {
+            start: Bound::Included(Bytes::from_static(b"a")),
+            end: Bound::Unbounded,
+            deletion: DeletionTime::new(ts, 0),
+        };
+        let mut data = PartitionData::default();
+        data.apply(&PartitionUpdate {
+            rows: vec![row("a", 1), row("b", 1)],
+            range_tombstones: vec![rt(1)],
+            ..Default::default()
+        });
+        data.apply(&PartitionUpdate {
+            rows: vec![row("a", 2)],
+            range_tombstones: vec![rt(3)],
+            ..Default::default()
+        });
+        assert_eq!(data.rows.len(), 2);
+        assert_eq!(data.range_tombstones.len(), 1);
+        assert_eq!(data.deletion_covering(b"a"), DeletionTime::new(3, 0));
+        assert_eq!(
+            data.rows[&Bytes::from_static(b"a")].columns[0],
+            row("a", 2).columns[0]
+        );
+    }
+
+    #[test]
+    fn select_keeps_only_sliced_rows_and_skips_inverted_slices() {
+        let mut data = PartitionData::default();
+        data.apply(&PartitionUpdate {
+            static_row: Some(row("", 1)),
+            rows: vec![row("a", 1), row("b", 1), row("c", 1)],
+            ..Default::default()
+        });
+        let filter = ReadFilter {
+            slices: vec![
+                (Bound::Included(Bytes::from_static(b"b")), Bound::Unbounded),
+                (
+                    Bound::Excluded(Bytes::from_static(b"z")),
+                    Bound::Excluded(Bytes::from_static(b"a")),
+                ),
+            ],
+            include_static: false,
+            ..ReadFilter::all()
+        };
+        let selected = data.select(&filter);
+        assert_eq!(selected.rows.len(), 2);
+        assert!(selected.static_row.is_none());
+    }
+}

@@ -1,0 +1,172 @@
+//! Turns reconciled partition data into what a read returns at `now`: live data only, with
+//! tombstones, shadowed and expired cells removed, rows ordered and limited per the filter.
+
+use crate::filter::ReadFilter;
+use crate::model::{
+    ColumnData, ColumnValue, ComplexColumn, DeletionTime, Partition, PartitionKey, Row,
+};
+use crate::partition::PartitionData;
+
+/// The live view of `data`, or `None` when nothing selected is live.
+pub fn resolve(
+    key: &PartitionKey,
+    data: &PartitionData,
+    filter: &ReadFilter,
+    now: i32,
+) -> Option<Partition> {
+    let static_row = data
+        .static_row
+        .as_ref()
+        .filter(|_| filter.include_static)
+        .and_then(|row| live_row(row, data.partition_deletion, now));
+    let limit = filter.row_limit.unwrap_or(usize::MAX);
+    let selected = data
+        .rows
+        .values()
+        .filter(|row| filter.selects(&row.clustering));
+    let live = |row: &Row| live_row(row, data.deletion_covering(&row.clustering), now);
+    let rows: Vec<Row> = if filter.reversed {
+        selected.rev().filter_map(live).take(limit).collect()
+    } else {
+        selected.filter_map(live).take(limit).collect()
+    };
+    if rows.is_empty() && static_row.is_none() {
+        return None;
+    }
+    Some(Partition {
+        key: key.clone(),
+        static_row,
+        rows,
+    })
+}
+
+/// The live part of `row` under the deletion `covering` it, or `None` if nothing is live.
+pub fn live_row(row: &Row, covering: DeletionTime, now: i32) -> Option<Row> {
+    let deletion = covering.merge(row.deletion);
+    let liveness = row
+        .liveness
+        .filter(|l| !deletion.deletes(l.timestamp) && l.is_live(now));
+    let columns: Vec<ColumnData> = row
+        .columns
+        .iter()
+        .filter_map(|column| live_column(column, deletion, now))
+        .collect();
+    if liveness.is_none() && columns.is_empty() {
+        return None;
+    }
+    Some(Row {
+        clustering: row.clustering.clone(),
+        liveness,
+        deletion: DeletionTime::LIVE,
+        columns,
+    })
+}
+
+fn live_column(column: &ColumnData, deletion: DeletionTime, now: i32) -> Option<ColumnData> {
+    let value = match &column.value {
+        ColumnValue::Simple(cell) => {
+            let live = cell.is_live(now) && !deletion.deletes(cell.timestamp);
+            ColumnValue::Simple(live.then(|| cell.clone())?)
+        }
+        ColumnValue::Complex(complex) => {
+            let deletion = deletion.merge(complex.deletion);
+            let cells: Vec<_> = complex
+                .cells
+                .iter()
+                .filter(|c| c.is_live(now) && !deletion.deletes(c.timestamp))
+                .cloned()
+                .collect();
+            if cells.is_empty() {
+                return None;
+            }
+            ColumnValue::Complex(ComplexColumn {
+                deletion: DeletionTime::LIVE,
+                cells,
+            })
+        }
+    };
+    Some(ColumnData {
+        name: column.name.clone(),
+        value,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Cell, LivenessInfo, PartitionUpdate, RangeTombstone};
+    use bytes::Bytes;
+    use std::ops::Bound;
+
+    fn key() -> PartitionKey {
+        PartitionKey {
+            token: 0,
+            key: Bytes::from_static(b"k"),
+        }
+    }
+
+    fn row(c: &'static str, ts: i64) -> Row {
+        let mut r = Row::new(Bytes::from_static(c.as_bytes()));
+        r.columns = vec![ColumnData::simple(
+            "v",
+            Cell::live(ts, Bytes::from_static(b"x")),
+        )];
+        r
+    }
+
+    #[test]
+    fn row_deletion_shadows_marker_and_older_cells() {
+        let mut r = row("a", 5);
+        r.liveness = Some(LivenessInfo::new(5));
+        r.columns.push(ColumnData::simple(
+            "w",
+            Cell::live(7, Bytes::from_static(b"y")),
+        ));
+        r.deletion = DeletionTime::new(6, 0);
+        let live = live_row(&r, DeletionTime::LIVE, 0).expect("w is newer than the deletion");
+        assert!(live.liveness.is_none());
+        assert_eq!(live.columns.len(), 1);
+        assert_eq!(live.columns[0].name, Bytes::from_static(b"w"));
+    }
+
+    #[test]
+    fn range_tombstone_and_limit_apply_in_reverse() {
+        let mut data = PartitionData::default();
+        data.apply(&PartitionUpdate {
+            rows: vec![row("a", 1), row("b", 1), row("c", 1), row("d", 1)],
+            range_tombstones: vec![RangeTombstone {
+                start: Bound::Excluded(Bytes::from_static(b"b")),
+                end: Bound::Included(Bytes::from_static(b"c")),
+                deletion: DeletionTime::new(1, 0),
+            }],
+            ..Default::default()
+        });
+        let filter = ReadFilter {
+            reversed: true,
+            row_limit: Some(2),
+            ..ReadFilter::all()
+        };
+        let p = resolve(&key(), &data, &filter, 0).expect("live rows");
+        let order: Vec<_> = p.rows.iter().map(|r| r.clustering.clone()).collect();
+        assert_eq!(
+            order,
+            vec![Bytes::from_static(b"d"), Bytes::from_static(b"b")]
+        );
+    }
+
+    #[test]
+    fn complex_deletion_hides_older_elements_and_empty_partition_is_none() {
+        let mut r = Row::new(Bytes::from_static(b"a"));
+        r.columns = vec![ColumnData::complex(
+            "m",
+            DeletionTime::new(5, 0),
+            vec![Cell::live(5, Bytes::from_static(b"x")).with_path(Bytes::from_static(b"k"))],
+        )];
+        let mut data = PartitionData::default();
+        data.apply(&PartitionUpdate {
+            rows: vec![r],
+            ..Default::default()
+        });
+        assert_eq!(resolve(&key(), &data, &ReadFilter::all(), 0), None);
+    }
+}
