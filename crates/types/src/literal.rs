@@ -106,7 +106,7 @@ fn hex(text: &str) -> Result<Bytes, TypeError> {
         .or_else(|| text.strip_prefix("0X"))
         .unwrap_or(text);
     let error = || TypeError(format!("cannot parse '{digits}' as hex bytes"));
-    if digits.len() % 2 != 0 || !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+    if !digits.len().is_multiple_of(2) || !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(error());
     }
     let bytes: Result<Vec<u8>, TypeError> = (0..digits.len())
