@@ -48,6 +48,7 @@ impl Rename {
 }
 
 /// Every rename Cassandra 5.0 still honours (its `@Replaces` annotations), sorted by old name.
+#[rustfmt::skip]
 const RENAMES: &[Rename] = &[
     Rename::new(
         "batch_size_fail_threshold_in_kb",

@@ -121,3 +121,7 @@ fn absolute(base: &Path, path: &Path) -> PathBuf {
         .filter(|c| *c != Component::CurDir)
         .collect()
 }
+
+#[cfg(test)]
+#[path = "load_tests.rs"]
+mod tests;
