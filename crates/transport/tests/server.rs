@@ -1,0 +1,328 @@
+//! End-to-end tests: `serve` on a loopback port driven by hand-built frames.
+mod wire_client;
+
+use bytes::Bytes;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::TcpListener;
+use tokio::sync::{broadcast, oneshot};
+use transport::{serve, ClientState, Clients, Event, QueryHandler, Server, ServerConfig};
+use types::request::{BatchRequest, QueryOptions};
+use types::result::{ColumnSpec, Outcome, QueryResult, Rows, SchemaChange};
+use types::result::{SchemaChangeKind, SchemaChangeTarget};
+use types::{CqlError, CqlResult, CqlType, NativeType};
+use wire_client::{Client, Frame};
+
+/// Echoes the query text as one row; "fail" fails, "USE x" switches keyspace,
+/// "sleep N" waits N ms first.
+struct Echo;
+
+fn echo_rows(text: &str) -> Outcome {
+    let column = ColumnSpec {
+        keyspace: "ks".into(),
+        table: "t".into(),
+        name: "q".into(),
+        ty: CqlType::Native(NativeType::Text),
+    };
+    let mut rows = Rows::new(vec![column]);
+    rows.push_value(Some(text.as_bytes()));
+    rows.end_row();
+    QueryResult::Rows(rows).into()
+}
+
+impl QueryHandler for Echo {
+    async fn query(&self, _: &ClientState, query: &str, _: QueryOptions) -> CqlResult<Outcome> {
+        if query == "fail" {
+            return Err(CqlError::invalid("boom"));
+        }
+        if let Some(ks) = query.strip_prefix("USE ") {
+            return Ok(QueryResult::SetKeyspace(ks.into()).into());
+        }
+        if let Some(ms) = query
+            .strip_prefix("sleep ")
+            .and_then(|n| n.split(' ').next())
+        {
+            let ms = ms.parse().unwrap_or(0);
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+        }
+        Ok(echo_rows(query))
+    }
+
+    async fn prepare(&self, _: &ClientState, _: &str, _: Option<String>) -> CqlResult<Outcome> {
+        Err(CqlError::invalid("no prepare"))
+    }
+
+    async fn execute(
+        &self,
+        _: &ClientState,
+        id: &[u8],
+        _: Option<&[u8]>,
+        _: QueryOptions,
+    ) -> CqlResult<Outcome> {
+        Err(CqlError::Unprepared {
+            message: "unknown".into(),
+            id: Bytes::copy_from_slice(id),
+        })
+    }
+
+    async fn batch(&self, _: &ClientState, _: BatchRequest) -> CqlResult<Outcome> {
+        Ok(QueryResult::Void.into())
+    }
+}
+
+struct Running {
+    addr: std::net::SocketAddr,
+    events: broadcast::Sender<Event>,
+    clients: Arc<Clients>,
+    stop: Option<oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+async fn start(config: ServerConfig) -> Running {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (events, _) = broadcast::channel(16);
+    let server = Server::new(Arc::new(Echo), events.clone(), config);
+    let clients = server.clients();
+    let (stop, stopped) = oneshot::channel::<()>();
+    let task = tokio::spawn(server.run(listener, async {
+        let _ = stopped.await;
+    }));
+    Running {
+        addr,
+        events,
+        clients,
+        stop: Some(stop),
+        task,
+    }
+}
+
+async fn started() -> Running {
+    start(ServerConfig::default()).await
+}
+
+fn assert_rows_echo(frame: &Frame, text: &str) {
+    assert_eq!(frame.opcode, 0x08, "expected RESULT, got {frame:?}");
+    let body = &frame.body;
+    assert_eq!(&body[..4], &[0, 0, 0, 2]);
+    let tail = &body[body.len() - text.len()..];
+    assert_eq!(tail, text.as_bytes());
+}
+
+#[tokio::test]
+async fn v4_options_startup_query_and_errors() {
+    let server = started().await;
+    let mut c = Client::connect(server.addr, 4).await;
+    let supported = c.request(0, 0x05, &[]).await;
+    assert_eq!((supported.version, supported.opcode), (0x84, 0x06));
+    assert!(supported.body_contains(b"3.4.7") && supported.body_contains(b"5/v5"));
+    c.startup(None).await;
+    assert_rows_echo(&c.query(1, "SELECT 1").await, "SELECT 1");
+    let err = c.query(2, "fail").await;
+    assert_eq!((err.opcode, err.error_code()), (0x00, 0x2200));
+    let use_ks = c.query(3, "USE my_ks").await;
+    assert_eq!(&use_ks.body[..4], &[0, 0, 0, 3]);
+    let snapshot = server.clients.snapshot();
+    assert_eq!(snapshot.len(), 1);
+    assert_eq!(snapshot[0].keyspace.as_deref(), Some("my_ks"));
+    assert_eq!(snapshot[0].protocol_version, 4);
+    assert_eq!(
+        snapshot[0].driver.driver_name.as_deref(),
+        Some("test-driver")
+    );
+    let unprepared = c.execute(4, b"abc").await;
+    assert_eq!(unprepared.error_code(), 0x2500);
+}
+
+#[tokio::test]
+async fn v4_lz4_compression() {
+    let server = started().await;
+    let mut c = Client::connect(server.addr, 4).await;
+    c.startup(Some("lz4")).await;
+    let text = "SELECT compressible ".repeat(50);
+    let frame = c.query(1, &text).await;
+    assert!(frame.was_compressed);
+    assert_rows_echo(&frame, &text);
+}
+
+#[tokio::test]
+async fn v5_framing_plain_and_lz4() {
+    let server = started().await;
+    for compression in [None, Some("lz4")] {
+        let mut c = Client::connect(server.addr, 5).await;
+        c.startup(compression).await;
+        assert_rows_echo(&c.query(1, "SELECT v5").await, "SELECT v5");
+        let big = "x".repeat(300_000);
+        assert_rows_echo(&c.query(2, &big).await, &big);
+        let supported = c.request(3, 0x05, &[]).await;
+        assert_eq!(supported.opcode, 0x06);
+    }
+}
+
+#[tokio::test]
+async fn concurrent_streams_on_one_connection() {
+    let server = started().await;
+    let mut c = Client::connect(server.addr, 4).await;
+    c.startup(None).await;
+    for stream in 0..100i16 {
+        let text = format!("sleep {} #{stream}", (100 - stream) % 7);
+        c.send_query(stream, &text).await;
+    }
+    let mut seen = [false; 100];
+    for _ in 0..100 {
+        let frame = c.recv().await;
+        let stream = frame.stream as usize;
+        assert!(!seen[stream]);
+        seen[stream] = true;
+        assert_rows_echo(&frame, &format!("sleep {} #{stream}", (100 - stream) % 7));
+    }
+}
+
+#[tokio::test]
+async fn unsupported_versions_are_refused_and_closed() {
+    let server = started().await;
+    for (version, reply) in [(6u8, 0x85u8), (0x16, 0x85), (0x7f, 0x85), (2, 0x82)] {
+        let mut c = Client::connect(server.addr, 4).await;
+        c.send_raw(&[version, 0, 0, 0, 5, 0, 0, 0, 0]).await;
+        let err = c.recv().await;
+        assert_eq!((err.version, err.error_code()), (reply, 0x000A));
+        let expected = format!(
+            "Invalid or unsupported protocol version ({}); supported versions are (3/v3, 4/v4, 5/v5)",
+            version & 0x7f
+        );
+        assert_eq!(err.error_message(), expected);
+        assert!(c.is_closed().await);
+    }
+}
+
+#[tokio::test]
+async fn malformed_body_keeps_connection() {
+    let server = started().await;
+    let mut c = Client::connect(server.addr, 4).await;
+    c.startup(None).await;
+    let bad = c.request(7, 0x07, &[0, 0, 0, 50, b'a']).await;
+    assert_eq!((bad.stream, bad.error_code()), (7, 0x000A));
+    let unknown = c.request(8, 0x04, &[]).await;
+    assert_eq!((unknown.stream, unknown.error_code()), (8, 0x000A));
+    let mut bad_cl = wire_client::long_string("SELECT 1");
+    bad_cl.extend_from_slice(&[0x00, 0x42, 0]);
+    assert_eq!(c.request(9, 0x07, &bad_cl).await.error_code(), 0x000A);
+    assert_rows_echo(&c.query(10, "still alive").await, "still alive");
+}
+
+#[tokio::test]
+async fn requests_before_startup_are_refused() {
+    let server = started().await;
+    let mut c = Client::connect(server.addr, 4).await;
+    let err = c
+        .request(1, 0x07, &wire_client::query_body(4, "SELECT 1"))
+        .await;
+    assert_eq!(err.error_code(), 0x000A);
+    assert!(err.error_message().contains("expecting STARTUP or OPTIONS"));
+    let missing = c.request(2, 0x01, &[0, 0]).await;
+    assert_eq!(missing.error_code(), 0x000A);
+    c.startup(None).await;
+    let again = c.request(3, 0x01, &wire_client::startup_body(None)).await;
+    assert_eq!(again.error_code(), 0x000A);
+}
+
+#[tokio::test]
+async fn oversized_frames_are_skipped() {
+    let config = ServerConfig {
+        max_frame_bytes: 1024,
+        ..ServerConfig::default()
+    };
+    let server = start(config).await;
+    for version in [4, 5] {
+        let mut c = Client::connect(server.addr, version).await;
+        c.startup(None).await;
+        let too_big = c.query(1, &"y".repeat(5000)).await;
+        assert_eq!((too_big.stream, too_big.error_code()), (1, 0x2200));
+        assert!(too_big.error_message().starts_with("Request is too big"));
+        assert_rows_echo(&c.query(2, "after").await, "after");
+    }
+}
+
+#[tokio::test]
+async fn garbage_closes_only_that_connection() {
+    let server = started().await;
+    let mut good = Client::connect(server.addr, 5).await;
+    good.startup(None).await;
+    let mut bad = Client::connect(server.addr, 4).await;
+    bad.send_raw(&[0x04, 0, 0, 1, 0x07, 0xff, 0xff, 0xff, 0xf0, 1, 2, 3])
+        .await;
+    assert_eq!(bad.recv().await.error_code(), 0x000A);
+    assert!(bad.is_closed().await);
+    let mut bad_v5 = Client::connect(server.addr, 5).await;
+    bad_v5.startup(None).await;
+    bad_v5
+        .send_raw(b"\x13\x37 this is not a segment at all")
+        .await;
+    assert_eq!(bad_v5.recv().await.error_code(), 0x000A);
+    assert!(bad_v5.is_closed().await);
+    assert_rows_echo(&good.query(1, "unaffected").await, "unaffected");
+}
+
+#[tokio::test]
+async fn registered_events_arrive_on_stream_minus_one() {
+    let server = started().await;
+    let mut c = Client::connect(server.addr, 5).await;
+    c.startup(None).await;
+    let mut body = vec![0, 1];
+    body.extend_from_slice(&wire_client::string("SCHEMA_CHANGE"));
+    assert_eq!(c.request(1, 0x0B, &body).await.opcode, 0x02);
+    let addr = "127.0.0.1:9042".parse().unwrap();
+    server
+        .events
+        .send(Event::StatusChange { up: true, addr })
+        .unwrap();
+    let change = SchemaChange {
+        kind: SchemaChangeKind::Created,
+        target: SchemaChangeTarget::Keyspace,
+        keyspace: "new_ks".into(),
+        name: String::new(),
+        arg_types: vec![],
+    };
+    server.events.send(Event::SchemaChange(change)).unwrap();
+    let event = c.recv().await;
+    assert_eq!((event.opcode, event.stream), (0x0C, -1));
+    assert!(event.body_contains(b"SCHEMA_CHANGE") && event.body_contains(b"new_ks"));
+}
+
+#[tokio::test]
+async fn shutdown_finishes_in_flight_requests() {
+    let mut server = started().await;
+    let mut c = Client::connect(server.addr, 4).await;
+    c.startup(None).await;
+    c.send_query(1, "sleep 200").await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    if let Some(stop) = server.stop.take() {
+        let _ = stop.send(());
+    }
+    assert_rows_echo(&c.recv().await, "sleep 200");
+    assert!(c.is_closed().await);
+    server.task.await.unwrap().unwrap();
+    assert!(tokio::net::TcpStream::connect(server.addr).await.is_err());
+}
+
+#[tokio::test]
+async fn serve_function_runs_until_shutdown() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (events, _) = broadcast::channel(4);
+    let (stop, stopped) = oneshot::channel::<()>();
+    let task = tokio::spawn(serve(
+        listener,
+        Arc::new(Echo),
+        events,
+        ServerConfig::default(),
+        async {
+            let _ = stopped.await;
+        },
+    ));
+    let mut c = Client::connect(addr, 4).await;
+    c.startup(None).await;
+    assert_rows_echo(&c.query(1, "hi").await, "hi");
+    stop.send(()).unwrap();
+    task.await.unwrap().unwrap();
+}
