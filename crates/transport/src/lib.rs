@@ -24,7 +24,6 @@ mod response;
 mod result;
 mod segment;
 mod server;
-mod type_option;
 mod wire;
 mod writer;
 

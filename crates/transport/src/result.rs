@@ -1,5 +1,4 @@
 //! Encoding of RESULT bodies (spec §4.2.5): Void, Rows, Set_keyspace, Prepared, Schema_change.
-use crate::type_option::write_type_option;
 use crate::wire::{put_bytes, put_short_bytes, put_string, put_string_list};
 use bytes::{BufMut, BytesMut};
 use types::result::{ColumnSpec, Prepared, QueryResult, Rows, SchemaChange};
@@ -77,7 +76,7 @@ fn write_column_specs(out: &mut BytesMut, columns: &[ColumnSpec], global: bool) 
             put_string(out, &c.table);
         }
         put_string(out, &c.name);
-        write_type_option(&c.ty, out);
+        c.ty.write_option(out);
     }
 }
 
