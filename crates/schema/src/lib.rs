@@ -1,1 +1,24 @@
-//! Keyspaces, tables, columns; system_schema rows.
+//! Schema metadata for Helenus: keyspaces, tables, columns, user types and table options;
+//! the fixed system keyspaces of Cassandra 5.0; conversion to and from `system_schema` rows;
+//! and DESCRIBE output formatted exactly as Cassandra 5.0 prints it.
+mod column;
+mod error;
+mod keyspace;
+mod md5;
+mod options;
+mod quote;
+mod rows;
+mod snapshot;
+mod system;
+mod table;
+
+pub use column::{ClusteringOrder, ColumnKind, ColumnMetadata};
+pub use error::SchemaError;
+pub use keyspace::KeyspaceMetadata;
+pub use md5::name_uuid;
+pub use options::{java_double, table_id_option, OptionValue, TableOptions, MAX_TTL, OPTION_NAMES};
+pub use quote::{is_reserved_keyword, quote_identifier, quote_string};
+pub use rows::{keyspace_rows, load_schema, Row, SchemaRows};
+pub use snapshot::Schema;
+pub use system::{is_system_keyspace, system_keyspaces};
+pub use table::{system_table_id, DroppedColumn, TableMetadata};
