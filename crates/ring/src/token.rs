@@ -10,6 +10,11 @@ impl Token {
     pub const MIN: Token = Token(i64::MIN);
     /// The greatest token.
     pub const MAX: Token = Token(i64::MAX);
+
+    /// The token of a serialized partition key (see [`crate::murmur3_token`]).
+    pub fn of_key(key: &[u8]) -> Token {
+        Token(crate::murmur3_token(key))
+    }
 }
 
 impl fmt::Display for Token {
@@ -28,5 +33,9 @@ mod tests {
         assert!(Token(-1) < Token(0));
         assert!(Token(0) < Token::MAX);
         assert_eq!(Token(-42).to_string(), "-42");
+        assert_eq!(
+            Token::of_key(&1i32.to_be_bytes()),
+            Token(-4069959284402364209)
+        );
     }
 }

@@ -197,6 +197,7 @@ fn decode_magnitude(
     while digits.last() == Some(&0) {
         digits.pop();
     }
+    pad_to_scale_range(&mut digits, exponent as i64)?;
     let sign = if negative { Sign::Minus } else { Sign::Plus };
     let unscaled = BigInt::from_radix_be(sign, &digits, 10)
         .ok_or_else(|| bad("invalid decimal digits".to_string()))?;
@@ -204,6 +205,20 @@ fn decode_magnitude(
         .map_err(|_| bad("decimal scale out of range".to_string()))?;
     out.extend_from_slice(&scale.to_be_bytes());
     out.extend_from_slice(&unscaled.to_signed_bytes_be());
+    Ok(())
+}
+
+/// Most trailing zeros put back to bring a normalised scale into the i32 range.
+const MAX_SCALE_PADDING: i64 = 1 << 16;
+
+/// Re-appends trailing zeros when dropping them pushed the scale below `i32::MIN` (a value
+/// such as unscaled 10 at scale `i32::MIN`), so every encoded decimal decodes.
+fn pad_to_scale_range(digits: &mut Vec<u8>, exponent: i64) -> Result<(), TypeError> {
+    let missing = exponent + i64::from(i32::MIN) - digits.len() as i64;
+    if missing > MAX_SCALE_PADDING {
+        return Err(bad("decimal scale out of range".to_string()));
+    }
+    digits.resize(digits.len() + missing.max(0) as usize, 0);
     Ok(())
 }
 
@@ -257,6 +272,27 @@ mod tests {
             compare_decimal(&decimal(0, -1), &decimal(0, 0)),
             Ordering::Less
         );
+    }
+
+    #[test]
+    fn extreme_scales_decode() {
+        for (scale, unscaled) in [
+            (i32::MIN, 10),
+            (i32::MIN, -1000),
+            (i32::MAX, 7),
+            (i32::MAX, 10),
+        ] {
+            let value = decimal(scale, unscaled);
+            let mut encoded = Vec::new();
+            encode_decimal(&value, &mut encoded);
+            let mut decoded = Vec::new();
+            decode_decimal(&mut Reader::new(&encoded), &mut decoded).unwrap();
+            assert_eq!(
+                compare_decimal(&decoded, &value),
+                Ordering::Equal,
+                "{scale} {unscaled}"
+            );
+        }
     }
 
     #[test]
