@@ -307,10 +307,36 @@ impl<H: QueryHandler> Connection<H> {
         let client = Arc::clone(&self.client);
         let out = self.out.clone();
         tokio::spawn(async move {
+            let mut guard = ReplyGuard {
+                out: out.clone(),
+                version,
+                stream,
+                replied: false,
+            };
             let envelope = execute(&*handler, &client, version, stream, request).await;
+            guard.replied = true;
             let _ = out.send(Out::Envelope(envelope)).await;
             drop(permit);
         });
+    }
+}
+
+/// Answers the stream with a ServerError when a request task ends without a reply (a
+/// panicking handler), so the client is never left waiting.
+struct ReplyGuard {
+    out: mpsc::Sender<Out>,
+    version: u8,
+    stream: i16,
+    replied: bool,
+}
+
+impl Drop for ReplyGuard {
+    fn drop(&mut self) {
+        if !self.replied {
+            let err = CqlError::Server("Unexpected error while executing the request".into());
+            let envelope = response::error(self.version, self.stream, &err);
+            let _ = self.out.try_send(Out::Envelope(envelope));
+        }
     }
 }
 

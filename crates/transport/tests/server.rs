@@ -32,6 +32,9 @@ fn echo_rows(text: &str) -> Outcome {
 
 impl QueryHandler for Echo {
     async fn query(&self, _: &ClientState, query: &str, _: QueryOptions) -> CqlResult<Outcome> {
+        if query == "panic" {
+            panic!("handler bug");
+        }
         if query == "fail" {
             return Err(CqlError::invalid("boom"));
         }
@@ -132,6 +135,8 @@ async fn v4_options_startup_query_and_errors() {
     );
     let unprepared = c.execute(4, b"abc").await;
     assert_eq!(unprepared.error_code(), 0x2500);
+    assert_eq!(c.query(5, "panic").await.error_code(), 0x0000);
+    assert_rows_echo(&c.query(6, "after panic").await, "after panic");
 }
 
 #[tokio::test]
