@@ -10,7 +10,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use parking_lot::{Mutex, RwLock};
 
 use crate::codec::{decode, encode, encode_mutations, LogEntry};
-use crate::commitlog::{read_segment, CommitLog, CommitlogSync, SegmentFile, DEFAULT_SEGMENT_SIZE};
+use crate::commitlog::{
+    last_written, read_segment, CommitLog, CommitlogSync, SegmentFile, DEFAULT_SEGMENT_SIZE,
+};
 use crate::counter::{new_totals, read_filter, CounterLocks, CounterUpdate};
 use crate::engine::{MemtableEngine, TableEngine};
 use crate::error::{Result, StorageError};
@@ -134,9 +136,9 @@ impl Storage {
         if targets.is_empty() {
             return Ok(stats);
         }
-        let count = state.segments.len();
+        let last = last_written(&state.segments)?;
         for (index, segment) in state.segments.iter().enumerate() {
-            self.replay_segment(segment, index + 1 == count, &targets, &mut stats)?;
+            self.replay_segment(segment, Some(index) == last, &targets, &mut stats)?;
         }
         state.replayed.extend(targets.keys());
         tracing::info!("commit log replay: {stats:?}");

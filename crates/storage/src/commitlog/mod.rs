@@ -7,7 +7,7 @@ mod segment;
 mod writer;
 
 pub use replay::{read_segment, Record, SegmentContents};
-pub use segment::{list_segments, SegmentFile, FORMAT_VERSION};
+pub use segment::{last_written, list_segments, SegmentFile, FORMAT_VERSION};
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -59,6 +59,18 @@ pub fn list_segments(dir: &Path) -> Result<Vec<SegmentFile>> {
     Ok(segments)
 }
 
+/// Index of the newest segment holding any bytes: the only one a crash can leave torn (later
+/// ones were created empty by restarts that wrote nothing).
+pub fn last_written(segments: &[SegmentFile]) -> Result<Option<usize>> {
+    for (index, segment) in segments.iter().enumerate().rev() {
+        let meta = fs::metadata(&segment.path).map_err(|e| StorageError::io(&segment.path, e))?;
+        if meta.len() > 0 {
+            return Ok(Some(index));
+        }
+    }
+    Ok(None)
+}
+
 /// The on-disk frame of one record.
 pub fn frame(payload: &[u8]) -> Vec<u8> {
     let len = u32::try_from(payload.len())
@@ -124,6 +136,19 @@ mod tests {
             Some((FORMAT_VERSION, 7))
         );
         assert_eq!(parse_segment_name("CommitLog-x-1.log"), None);
+    }
+
+    #[test]
+    fn last_written_skips_trailing_empty_segments() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let segment = |id: u64, content: &[u8]| {
+            let path = tmp.path().join(segment_name(id));
+            fs::write(&path, content).expect("write");
+            SegmentFile { id, path }
+        };
+        let segments = vec![segment(1, b"x"), segment(2, b"y"), segment(3, b"")];
+        assert_eq!(last_written(&segments).expect("stat"), Some(1));
+        assert_eq!(last_written(&segments[2..]).expect("stat"), None);
     }
 
     #[test]

@@ -1,0 +1,375 @@
+//! Commit-log durability and replay through the public `Storage` API.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use storage::{
+    Cell, ColumnData, ColumnValue, CommitlogSync, CounterUpdate, Mutation, PartitionKey,
+    PartitionUpdate, ReadFilter, Row, Storage, StorageConfig, StorageError, TableId,
+};
+use uuid::Uuid;
+
+const TABLE: TableId = TableId(Uuid::from_u128(1));
+const OTHER: TableId = TableId(Uuid::from_u128(2));
+
+fn config(dir: &Path, sync: CommitlogSync) -> StorageConfig {
+    StorageConfig {
+        sync,
+        ..StorageConfig::new(dir.join("data"), dir.join("commitlog"))
+    }
+}
+
+fn open(config: &StorageConfig, tables: &[TableId]) -> Storage {
+    let storage = Storage::open(config.clone()).expect("open");
+    for table in tables {
+        storage.create_table(*table, "ks", "t").expect("create");
+    }
+    storage
+}
+
+fn key(n: u64) -> PartitionKey {
+    PartitionKey {
+        token: n as i64,
+        key: Bytes::from(n.to_be_bytes().to_vec()),
+    }
+}
+
+fn mutation(table: TableId, n: u64) -> Mutation {
+    let mut row = Row::new(Bytes::from_static(b"c"));
+    row.columns = vec![ColumnData::simple(
+        "v",
+        Cell::live(1, Bytes::from(format!("value{n}"))),
+    )];
+    Mutation {
+        table,
+        key: key(n),
+        update: PartitionUpdate {
+            rows: vec![row],
+            ..Default::default()
+        },
+    }
+}
+
+fn present(storage: &Storage, table: TableId, n: u64) -> bool {
+    storage
+        .read(table, &key(n), &ReadFilter::all(), 0)
+        .expect("read")
+        .is_some()
+}
+
+fn segments(dir: &Path) -> Vec<PathBuf> {
+    let mut paths: Vec<PathBuf> = fs::read_dir(dir.join("commitlog"))
+        .expect("list")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    paths.sort_by_key(|p| {
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        let id = name
+            .trim_end_matches(".log")
+            .rsplit('-')
+            .next()
+            .unwrap_or("0");
+        id.parse::<u64>().unwrap_or(0)
+    });
+    paths
+}
+
+/// The segment holding data (skipping the empty one opened by a later `Storage::open`).
+fn data_segment(dir: &Path) -> PathBuf {
+    segments(dir)
+        .into_iter()
+        .rfind(|p| fs::metadata(p).map(|m| m.len() > 0).unwrap_or(false))
+        .expect("a non-empty segment")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acknowledged_writes_survive_a_drop_in_every_sync_mode() {
+    let modes = [
+        CommitlogSync::Periodic {
+            period: Duration::from_secs(10),
+        },
+        CommitlogSync::Batch,
+        CommitlogSync::Group {
+            window: Duration::from_millis(5),
+        },
+    ];
+    for mode in modes {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let config = config(dir.path(), mode);
+        let storage = open(&config, &[TABLE]);
+        for n in 0..50 {
+            storage.apply(mutation(TABLE, n)).await.expect("apply");
+        }
+        drop(storage);
+        let storage = open(&config, &[TABLE]);
+        let stats = storage.replay().expect("replay");
+        assert_eq!(stats.mutations_applied, 50, "{mode:?}");
+        assert!((0..50).all(|n| present(&storage, TABLE, n)), "{mode:?}");
+    }
+}
+
+#[tokio::test]
+async fn torn_tail_is_ignored_and_truncated() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = config(dir.path(), CommitlogSync::Batch);
+    let storage = open(&config, &[TABLE]);
+    for n in 0..3 {
+        storage.apply(mutation(TABLE, n)).await.expect("apply");
+    }
+    storage.shutdown().await.expect("shutdown");
+    let segment = data_segment(dir.path());
+    let intact = fs::read(&segment).expect("read");
+    // A crash in the middle of writing a fourth record.
+    let mut torn = intact.clone();
+    torn.extend_from_slice(&intact[..intact.len() / 3 - 2]);
+    fs::write(&segment, &torn).expect("write");
+
+    let storage = open(&config, &[TABLE]);
+    let stats = storage.replay().expect("torn tail is not an error");
+    assert_eq!(stats.mutations_applied, 3);
+    assert!(stats.torn_bytes > 0);
+    assert_eq!(fs::read(&segment).expect("read"), intact);
+}
+
+#[tokio::test]
+async fn mid_segment_corruption_names_file_and_offset() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut config = config(dir.path(), CommitlogSync::Batch);
+    let storage = open(&config, &[TABLE]);
+    for n in 0..3 {
+        storage.apply(mutation(TABLE, n)).await.expect("apply");
+    }
+    storage.shutdown().await.expect("shutdown");
+    let segment = data_segment(dir.path());
+    let mut bytes = fs::read(&segment).expect("read");
+    let record_len = bytes.len() / 3;
+    bytes[record_len + 12] ^= 0xff;
+    fs::write(&segment, &bytes).expect("write");
+
+    let storage = open(&config, &[TABLE]);
+    match storage.replay() {
+        Err(StorageError::Corrupt { file, offset, .. }) => {
+            assert_eq!(file, segment);
+            assert_eq!(offset, record_len as u64);
+        }
+        other => panic!("expected corruption, got {other:?}"),
+    }
+    drop(storage);
+    config.ignore_corruption = true;
+    let storage = open(&config, &[TABLE]);
+    let stats = storage.replay().expect("corruption ignored");
+    assert_eq!(stats.corrupt_segments_skipped, 1);
+    assert!(present(&storage, TABLE, 0));
+    assert!(!present(&storage, TABLE, 1));
+}
+
+#[tokio::test]
+async fn truncation_and_drop_records_are_honoured_on_replay() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = config(dir.path(), CommitlogSync::Batch);
+    let storage = open(&config, &[TABLE, OTHER]);
+    storage.apply(mutation(TABLE, 1)).await.expect("apply");
+    storage.apply(mutation(OTHER, 1)).await.expect("apply");
+    storage.truncate(TABLE).await.expect("truncate");
+    assert!(!present(&storage, TABLE, 1));
+    storage.apply(mutation(TABLE, 2)).await.expect("apply");
+    storage.drop_table(OTHER).expect("drop");
+    assert!(matches!(
+        storage.read(OTHER, &key(1), &ReadFilter::all(), 0),
+        Err(StorageError::UnknownTable(OTHER))
+    ));
+    storage.shutdown().await.expect("shutdown");
+
+    // Even if the dropped table is registered again (same id), its old data stays gone.
+    let storage = open(&config, &[TABLE, OTHER]);
+    let stats = storage.replay().expect("replay");
+    assert_eq!(stats.truncations, 2);
+    assert!(!present(&storage, TABLE, 1));
+    assert!(present(&storage, TABLE, 2));
+    assert!(!present(&storage, OTHER, 1));
+}
+
+#[tokio::test]
+async fn a_batch_is_replayed_whole_or_not_at_all() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = config(dir.path(), CommitlogSync::Batch);
+    let storage = open(&config, &[TABLE, OTHER]);
+    storage.apply(mutation(TABLE, 1)).await.expect("apply");
+    let batch = vec![mutation(TABLE, 2), mutation(OTHER, 2)];
+    storage.apply_batch(batch).await.expect("batch");
+    storage.shutdown().await.expect("shutdown");
+
+    let segment = data_segment(dir.path());
+    let bytes = fs::read(&segment).expect("read");
+    let storage = open(&config, &[TABLE, OTHER]);
+    assert_eq!(storage.replay().expect("replay").records, 2);
+    assert!(present(&storage, TABLE, 2) && present(&storage, OTHER, 2));
+    drop(storage);
+
+    // Cut the batch record short, as a crash mid-write would.
+    fs::write(&segment, &bytes[..bytes.len() - 20]).expect("write");
+    let storage = open(&config, &[TABLE, OTHER]);
+    let stats = storage.replay().expect("replay");
+    assert_eq!(stats.records, 1);
+    assert!(present(&storage, TABLE, 1));
+    assert!(!present(&storage, TABLE, 2) && !present(&storage, OTHER, 2));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_batch_writers_share_fsyncs() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let storage = Arc::new(open(&config(dir.path(), CommitlogSync::Batch), &[TABLE]));
+    let writers = 400;
+    let tasks: Vec<_> = (0..writers)
+        .map(|n| {
+            let storage = storage.clone();
+            tokio::spawn(async move { storage.apply(mutation(TABLE, n)).await })
+        })
+        .collect();
+    for task in tasks {
+        task.await.expect("join").expect("apply");
+    }
+    let syncs = storage.commitlog_syncs();
+    assert!(syncs >= 1);
+    assert!(syncs < writers / 4, "{syncs} fsyncs for {writers} writers");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_counter_increments_are_not_lost_and_replay_idempotently() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = config(
+        dir.path(),
+        CommitlogSync::Group {
+            window: Duration::from_millis(1),
+        },
+    );
+    let storage = Arc::new(open(&config, &[TABLE]));
+    let increment = |delta| CounterUpdate {
+        clustering: Some(Bytes::from_static(b"c")),
+        column: Bytes::from_static(b"n"),
+        delta,
+    };
+    let tasks: Vec<_> = (0..8)
+        .map(|_| {
+            let storage = storage.clone();
+            tokio::spawn(async move {
+                for _ in 0..25 {
+                    let update = vec![increment(2), increment(-1)];
+                    storage.apply_counter(TABLE, key(7), update, 100).await?;
+                }
+                Ok::<_, StorageError>(())
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.expect("join").expect("increment");
+    }
+    let total = |storage: &Storage| {
+        let partition = storage
+            .read(TABLE, &key(7), &ReadFilter::all(), 0)
+            .expect("read");
+        let row = partition.expect("counter row").rows.remove(0);
+        match &row.column(b"n").expect("column").value {
+            ColumnValue::Simple(cell) => {
+                let bytes: [u8; 8] = cell
+                    .value
+                    .as_deref()
+                    .expect("value")
+                    .try_into()
+                    .expect("8 bytes");
+                i64::from_be_bytes(bytes)
+            }
+            ColumnValue::Complex(_) => panic!("counter is simple"),
+        }
+    };
+    assert_eq!(total(&storage), 200);
+    storage.shutdown().await.expect("shutdown");
+    drop(storage);
+    let storage = open(&config, &[TABLE]);
+    storage.replay().expect("replay");
+    assert_eq!(total(&storage), 200);
+    storage.replay().expect("second replay is a no-op");
+    assert_eq!(total(&storage), 200);
+}
+
+#[tokio::test]
+async fn later_replays_restore_only_newly_registered_tables() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = config(dir.path(), CommitlogSync::Batch);
+    let storage = open(&config, &[TABLE, OTHER]);
+    storage.apply(mutation(TABLE, 1)).await.expect("apply");
+    storage.apply(mutation(OTHER, 1)).await.expect("apply");
+    drop(storage);
+
+    let storage = open(&config, &[TABLE]);
+    let first = storage.replay().expect("replay");
+    assert_eq!((first.mutations_applied, first.mutations_skipped), (1, 1));
+    // A write between the replays must survive the second one.
+    let mut newer = mutation(TABLE, 1);
+    newer.update.rows[0].columns = vec![ColumnData::simple("v", Cell::tombstone(2, 0))];
+    storage.apply(newer).await.expect("apply");
+    storage.create_table(OTHER, "ks", "other").expect("create");
+    let second = storage.replay().expect("replay");
+    assert_eq!((second.mutations_applied, second.mutations_skipped), (1, 1));
+    assert!(present(&storage, OTHER, 1));
+    assert!(!present(&storage, TABLE, 1));
+}
+
+#[tokio::test]
+async fn small_segments_roll_and_replay_in_order() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = StorageConfig {
+        segment_size: 512,
+        ..config(dir.path(), CommitlogSync::Batch)
+    };
+    let storage = open(&config, &[TABLE]);
+    for n in 0..40 {
+        storage.apply(mutation(TABLE, n)).await.expect("apply");
+    }
+    let mut last = mutation(TABLE, 0);
+    last.update.rows[0].columns = vec![ColumnData::simple("v", Cell::tombstone(2, 0))];
+    storage.apply(last).await.expect("apply");
+    let huge = {
+        let mut m = mutation(TABLE, 99);
+        m.update.rows[0].columns = vec![ColumnData::simple(
+            "v",
+            Cell::live(1, Bytes::from(vec![0u8; 600])),
+        )];
+        m
+    };
+    assert!(matches!(
+        storage.apply(huge).await,
+        Err(StorageError::TooLarge { .. })
+    ));
+    storage.shutdown().await.expect("shutdown");
+    assert!(matches!(
+        storage.apply(mutation(TABLE, 1)).await,
+        Err(StorageError::Closed)
+    ));
+    assert!(segments(dir.path()).len() > 3);
+
+    let storage = open(&config, &[TABLE]);
+    let stats = storage.replay().expect("replay");
+    assert_eq!(stats.mutations_applied, 41);
+    assert!(!present(&storage, TABLE, 0));
+    assert!((1..40).all(|n| present(&storage, TABLE, n)));
+}
+
+#[tokio::test]
+async fn unknown_tables_are_rejected() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let storage = open(&config(dir.path(), CommitlogSync::Batch), &[TABLE]);
+    assert!(matches!(
+        storage.apply(mutation(OTHER, 1)).await,
+        Err(StorageError::UnknownTable(OTHER))
+    ));
+    assert!(matches!(
+        storage.drop_table(OTHER),
+        Err(StorageError::UnknownTable(OTHER))
+    ));
+    storage.create_table(TABLE, "ks", "t").expect("idempotent");
+    assert!(storage.memory_bytes(TABLE).is_ok());
+}
