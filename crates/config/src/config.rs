@@ -226,7 +226,7 @@ impl Config {
         if self.rpc_address.is_unspecified()
             && self
                 .broadcast_rpc_address
-                .map_or(true, |a| a.is_unspecified())
+                .is_none_or(|a| a.is_unspecified())
         {
             return Err(ConfigError::invalid(
                 "rpc_address",

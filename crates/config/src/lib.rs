@@ -8,6 +8,7 @@ mod config;
 mod error;
 mod keys;
 mod legacy;
+mod listing;
 mod load;
 mod settings;
 mod spec;
@@ -16,5 +17,6 @@ mod yaml;
 
 pub use config::{CommitLogSync, Config, MemtableAllocationType, Seed};
 pub use error::ConfigError;
+pub use listing::Setting;
 pub use load::{load, load_str, Loaded};
 pub use spec::{format_duration, DataRate, DataSize};

@@ -5,6 +5,7 @@ use crate::config::{CommitLogSync, Config, MemtableAllocationType, Seed};
 use crate::error::ConfigError;
 use crate::spec::SizeUnit::{Kibibytes, Mebibytes};
 use crate::values::{resolve, Value};
+use Node;
 
 /// Keys only Helenus knows (Cassandra would refuse them).
 pub const HELENUS_KEYS: &[&str] = &["admin_address", "admin_port"];
@@ -162,17 +163,17 @@ fn tokens(v: Value) -> Result<Vec<i64>, ConfigError> {
 /// The `seeds` parameter of a seed provider: `"host[:port], ..."`.
 fn seeds(v: Value) -> Result<Vec<Seed>, ConfigError> {
     let provider = match v.node {
-        crate::yaml::Node::Seq(items) if items.len() == 1 => &items[0],
+        Node::Seq(items) if items.len() == 1 => &items[0],
         node => node,
     };
     let parameters = match provider.get("parameters") {
-        Some(crate::yaml::Node::Seq(items)) if items.len() == 1 => &items[0],
+        Some(Node::Seq(items)) if items.len() == 1 => &items[0],
         Some(node) => node,
         None => return Err(v.invalid("expected parameters with seeds")),
     };
     let list = parameters
         .get("seeds")
-        .and_then(crate::yaml::Node::scalar_text)
+        .and_then(Node::scalar_text)
         .ok_or_else(|| v.invalid("expected a seeds parameter"))?;
     list.split(',')
         .map(str::trim)

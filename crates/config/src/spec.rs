@@ -63,7 +63,7 @@ pub fn format_duration(duration: Duration) -> String {
     let (_, symbol, size) = TIME_UNITS
         .iter()
         .rev()
-        .find(|(_, _, size)| nanos % u128::from(*size) == 0)
+        .find(|(_, _, size)| nanos.is_multiple_of(u128::from(*size)))
         .copied()
         .unwrap_or(TIME_UNITS[0]);
     format!("{}{}", nanos / u128::from(size), symbol)
@@ -191,8 +191,7 @@ fn parse_bytes(text: &str, suffix: &str, min: SizeUnit) -> Result<u64, String> {
 
 fn format_bytes(bytes: u64, suffix: &str) -> String {
     let (_, symbol, size) = size_units(suffix)
-        .filter(|(_, _, size)| bytes == 0 || bytes % size == 0)
-        .take(if bytes == 0 { 1 } else { SIZE_UNITS.len() })
+        .filter(|(_, _, size)| bytes != 0 && bytes.is_multiple_of(*size))
         .last()
         .copied()
         .unwrap_or(SIZE_UNITS[0]);
