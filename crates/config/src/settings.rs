@@ -5,7 +5,7 @@ use crate::config::{CommitLogSync, Config, MemtableAllocationType, Seed};
 use crate::error::ConfigError;
 use crate::spec::SizeUnit::{Kibibytes, Mebibytes};
 use crate::values::{resolve, Value};
-use Node;
+use crate::yaml::Node;
 
 /// Keys only Helenus knows (Cassandra would refuse them).
 pub const HELENUS_KEYS: &[&str] = &["admin_address", "admin_port"];
