@@ -218,7 +218,7 @@ impl Parser<'_> {
         let second_is_name =
             self.kind_at(1) == Some(Kind::Ident) || self.kind_at(1) == Some(Kind::Comma);
         (self.at_kw("all")
-            && self.kind_at(1) != None
+            && self.kind_at(1).is_some()
             && !self.kw_at(1, "to")
             && !self.kw_at(1, "from"))
             || (self.word_at(0).and_then(permission_named).is_some()

@@ -276,3 +276,6 @@ fn keyword_alias(kw: &str) -> Option<&'static str> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests;

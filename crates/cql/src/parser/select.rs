@@ -50,9 +50,9 @@ impl Parser<'_> {
     /// Whether the token at `offset` can start a selector list (so that a
     /// preceding JSON/DISTINCT is a modifier, not a column name).
     fn selector_list_follows(&self, offset: usize) -> bool {
-        !(self.kw_at(offset, "from")
-            || matches!(self.kind_at(offset), Some(Kind::Comma | Kind::Dot) | None))
-            && !(self.kw_at(offset, "as") && self.kind_at(offset + 1) != Some(Kind::Comma))
+        let ends_selector = matches!(self.kind_at(offset), Some(Kind::Comma | Kind::Dot) | None);
+        let is_alias = self.kw_at(offset, "as") && self.kind_at(offset + 1) != Some(Kind::Comma);
+        !ends_selector && !is_alias && !self.kw_at(offset, "from")
     }
 
     /// `*` (`None`) or a list of selectors.

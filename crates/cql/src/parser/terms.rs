@@ -9,7 +9,7 @@ impl Parser<'_> {
     /// `term`: additive arithmetic over multiplicative terms.
     pub(crate) fn term(&mut self) -> PResult<Term> {
         let mut left = self.term_product()?;
-        while let Some(op) = self.additive_op() {
+        while let Some(op) = self.additive_op().filter(|_| !self.prepend_follows()) {
             let right = if op == ArithOp::Sub && self.negative_number_follows() {
                 self.negative_number_as_positive()
             } else {
@@ -33,6 +33,12 @@ impl Parser<'_> {
             _ if self.negative_number_follows() => Some(ArithOp::Sub),
             _ => None,
         }
+    }
+
+    /// `+ column` (as in `SET c = v + c`) is a prepend, never arithmetic:
+    /// a bare column name cannot be a term.
+    fn prepend_follows(&self) -> bool {
+        self.at(Kind::Plus) && self.ident_at(1) && !self.function_call_at(1)
     }
 
     fn negative_number_follows(&self) -> bool {
@@ -142,12 +148,16 @@ impl Parser<'_> {
 
     /// Whether a function call (`f(`, `ks.f(`) starts here.
     pub(crate) fn function_call_follows(&self) -> bool {
-        let name_at = |offset| self.ident_at(offset) || self.kw_at(offset, "token");
+        self.function_call_at(0)
+    }
+
+    /// Whether a function call (`f(`, `ks.f(`) starts at `offset`.
+    fn function_call_at(&self, offset: usize) -> bool {
+        let name_at = |i| self.ident_at(offset + i) || self.kw_at(offset + i, "token");
+        let kind = |i| self.kind_at(offset + i);
         name_at(0)
-            && (self.kind_at(1) == Some(Kind::LParen)
-                || (self.kind_at(1) == Some(Kind::Dot)
-                    && name_at(2)
-                    && self.kind_at(3) == Some(Kind::LParen)))
+            && (kind(1) == Some(Kind::LParen)
+                || (kind(1) == Some(Kind::Dot) && name_at(2) && kind(3) == Some(Kind::LParen)))
     }
 
     /// `[ks.]name` of a function (allows the reserved word TOKEN).
