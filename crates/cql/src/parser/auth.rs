@@ -256,7 +256,7 @@ impl Parser<'_> {
             .map(str::to_ascii_lowercase)
             .unwrap_or_default();
         match word.as_str() {
-            "keyspace" | "schema" => {
+            "keyspace" => {
                 self.pos += 1;
                 Ok(Resource::Keyspace(self.keyspace_name()?))
             }

@@ -134,7 +134,7 @@ impl<'a> Parser<'a> {
     // ---- keywords -----------------------------------------------------
 
     /// Whether the token at `offset` is keyword `kw` (lowercase), including
-    /// Cassandra's aliases (TABLE = COLUMNFAMILY, SCHEMA = KEYSPACE, ...).
+    /// Cassandra's aliases (TABLE = COLUMNFAMILY, TABLES = COLUMNFAMILIES).
     fn kw_at(&self, offset: usize, kw: &str) -> bool {
         self.word_at(offset).is_some_and(|w| {
             w.eq_ignore_ascii_case(kw)
@@ -271,7 +271,6 @@ impl<'a> Parser<'a> {
 fn keyword_alias(kw: &str) -> Option<&'static str> {
     match kw {
         "columnfamily" => Some("table"),
-        "keyspace" => Some("schema"),
         "tables" => Some("columnfamilies"),
         _ => None,
     }

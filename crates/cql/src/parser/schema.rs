@@ -39,7 +39,7 @@ impl Parser<'_> {
             .map(str::to_ascii_lowercase)
             .unwrap_or_default();
         match object.as_str() {
-            "keyspace" | "schema" => self.create_keyspace().map(Statement::CreateKeyspace),
+            "keyspace" => self.create_keyspace().map(Statement::CreateKeyspace),
             "table" | "columnfamily" => self.create_table().map(Statement::CreateTable),
             "index" | "custom" => self.create_index().map(Statement::CreateIndex),
             "type" => self.create_type().map(Statement::CreateType),
@@ -57,7 +57,7 @@ impl Parser<'_> {
             .map(str::to_ascii_lowercase)
             .unwrap_or_default();
         match object.as_str() {
-            "keyspace" | "schema" => self.alter_keyspace().map(Statement::AlterKeyspace),
+            "keyspace" => self.alter_keyspace().map(Statement::AlterKeyspace),
             "table" | "columnfamily" => self.alter_table().map(Statement::AlterTable),
             "type" => self.alter_type().map(Statement::AlterType),
             "materialized" => self.alter_view().map(Statement::AlterMaterializedView),
@@ -73,7 +73,7 @@ impl Parser<'_> {
             .map(str::to_ascii_lowercase)
             .unwrap_or_default();
         match object.as_str() {
-            "keyspace" | "schema" => {
+            "keyspace" => {
                 self.pos += 1;
                 let if_exists = self.if_exists()?;
                 let name = QualifiedName::simple(self.keyspace_name()?);
