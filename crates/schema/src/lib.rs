@@ -2,6 +2,7 @@
 //! the fixed system keyspaces of Cassandra 5.0; conversion to and from `system_schema` rows;
 //! and DESCRIBE output formatted exactly as Cassandra 5.0 prints it.
 mod column;
+mod describe;
 mod error;
 mod keyspace;
 mod md5;
@@ -13,6 +14,7 @@ mod system;
 mod table;
 
 pub use column::{ClusteringOrder, ColumnKind, ColumnMetadata};
+pub use describe::{describe_keyspace, describe_table, describe_type};
 pub use error::SchemaError;
 pub use keyspace::KeyspaceMetadata;
 pub use md5::name_uuid;
