@@ -146,4 +146,20 @@ mod tests {
         assert!(memtable.partition(&key(9), &ReadFilter::all()).is_some());
         assert!(memtable.partition(&key(1), &ReadFilter::all()).is_none());
     }
+
+    #[test]
+    fn concurrent_writers_on_different_partitions_all_land() {
+        let memtable = Memtable::new();
+        std::thread::scope(|scope| {
+            for thread in 0..4i64 {
+                let memtable = &memtable;
+                scope.spawn(move || {
+                    for n in 0..250 {
+                        memtable.apply(&key(thread * 1000 + n), &update());
+                    }
+                });
+            }
+        });
+        assert_eq!(memtable.keys(&KeyRange::all()).count(), 1000);
+    }
 }

@@ -116,3 +116,72 @@ impl CommitLog {
         self.syncs.load(Ordering::Relaxed)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .expect("runtime")
+    }
+
+    #[test]
+    fn periodic_mode_acks_before_fsync_and_shutdown_syncs() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let mode = CommitlogSync::Periodic {
+            period: Duration::from_secs(3600),
+        };
+        let (log, existing) = CommitLog::open(tmp.path(), mode, 1 << 20).expect("open");
+        assert!(existing.is_empty());
+        runtime().block_on(async {
+            for _ in 0..20 {
+                log.append(b"record")
+                    .expect("queue")
+                    .wait()
+                    .await
+                    .expect("ack");
+            }
+            assert_eq!(log.sync_count(), 0);
+            log.shutdown().await.expect("shutdown");
+            assert_eq!(log.sync_count(), 1);
+            assert!(matches!(log.append(b"late"), Err(StorageError::Closed)));
+        });
+        let segments = list_segments(tmp.path()).expect("list");
+        let contents = read_segment(&segments[0].path, true, false).expect("read");
+        assert_eq!(contents.records.len(), 20);
+    }
+
+    #[test]
+    fn group_mode_acks_after_a_sync() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let mode = CommitlogSync::Group {
+            window: Duration::from_millis(20),
+        };
+        let (log, _) = CommitLog::open(tmp.path(), mode, 1 << 20).expect("open");
+        runtime().block_on(async {
+            for n in 1..=3 {
+                log.append(b"record")
+                    .expect("queue")
+                    .wait()
+                    .await
+                    .expect("ack");
+                assert!(log.sync_count() >= n);
+            }
+        });
+        let (_, existing) = CommitLog::open(tmp.path(), mode, 1 << 20).expect("reopen");
+        assert_eq!(existing.len(), 1);
+    }
+
+    #[test]
+    fn oversized_records_are_rejected() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let (log, _) = CommitLog::open(tmp.path(), CommitlogSync::Batch, 100).expect("open");
+        assert!(matches!(
+            log.append(&[0u8; 60]),
+            Err(StorageError::TooLarge { max: 50, .. })
+        ));
+    }
+}
