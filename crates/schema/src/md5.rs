@@ -34,7 +34,7 @@ fn compress(state: &mut [u32; 4], block: &[u8]) {
         *word = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
     }
     let [mut a, mut b, mut c, mut d] = *state;
-    for i in 0..64 {
+    for (i, shift) in SHIFTS.iter().enumerate() {
         let (f, g) = match i / 16 {
             0 => ((b & c) | (!b & d), i),
             1 => ((d & b) | (!d & c), (5 * i + 1) % 16),
@@ -46,7 +46,7 @@ fn compress(state: &mut [u32; 4], block: &[u8]) {
             .wrapping_add(f)
             .wrapping_add(sine)
             .wrapping_add(words[g])
-            .rotate_left(SHIFTS[i]);
+            .rotate_left(*shift);
         a = d;
         d = c;
         c = b;

@@ -78,7 +78,7 @@ fn applies_every_kind_of_option() -> Result<(), SchemaError> {
 #[test]
 fn leveled_new_tables_default_to_bloom_point_one() -> Result<(), SchemaError> {
     let leveled = map_option("compaction", &[("class", "LeveledCompactionStrategy")]);
-    let created = TableOptions::for_new_table(&[leveled.clone()])?;
+    let created = TableOptions::for_new_table(std::slice::from_ref(&leveled))?;
     assert_eq!(created.bloom_filter_fp_chance, 0.1);
     let explicit = TableOptions::for_new_table(&[
         leveled.clone(),

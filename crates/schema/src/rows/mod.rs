@@ -67,7 +67,7 @@ fn text_map(map: &BTreeMap<String, String>) -> Option<Value> {
     Some(Value::Map(entries))
 }
 
-fn text_list<'a>(items: impl Iterator<Item = String>) -> Option<Value> {
+fn text_list(items: impl Iterator<Item = String>) -> Option<Value> {
     Some(Value::List(items.map(Value::Text).collect()))
 }
 
