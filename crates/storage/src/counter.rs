@@ -127,7 +127,7 @@ fn current_cell(current: Option<&Partition>, update: &CounterUpdate) -> Result<O
     };
     let row = match &update.clustering {
         None => partition.static_row.as_ref(),
-        Some(c) => partition.rows.iter().find(|r| &r.clustering == c),
+        Some(c) => partition.rows.iter().find(|r| r.clustering == c),
     };
     match row.and_then(|r| r.column(&update.column)).map(|c| &c.value) {
         None => Ok(None),

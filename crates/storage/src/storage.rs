@@ -1,6 +1,7 @@
 //! [`Storage`]: the node's storage facade — table registry, durable writes through the commit
 //! log into per-table engines, counter increments, reads and commit-log replay.
 
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::path::PathBuf;
@@ -94,10 +95,9 @@ impl Storage {
 
     /// Registers a table; registering it again is a no-op.
     pub fn create_table(&self, id: TableId, keyspace: &str, name: &str) -> Result<()> {
-        let mut tables = self.tables.write();
-        if !tables.contains_key(&id) {
+        if let Entry::Vacant(slot) = self.tables.write().entry(id) {
             tracing::info!("registering table {keyspace}.{name} ({id})");
-            tables.insert(id, Arc::new(MemtableEngine::new()));
+            slot.insert(Arc::new(MemtableEngine::new()));
         }
         Ok(())
     }
