@@ -1,1 +1,200 @@
-//! Storage proxy: executes statements against the ring and storage.
+//! The storage proxy. Every read and write goes through here: it finds the replicas of a
+//! token on the ring, checks the consistency level against the live replicas (answering
+//! Unavailable as Cassandra does), and applies the operation. A single node is a one-member
+//! ring whose only replica is local storage; remote replicas plug in here.
+mod consistency;
+
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use parking_lot::RwLock;
+use ring::{Endpoint, ReplicationStrategy, Token, TokenMetadata};
+use storage::{
+    CounterUpdate, KeyRange, Mutation, Partition, PartitionKey, ReadFilter, Storage, StorageError,
+    TableId,
+};
+use types::{Consistency, CqlError, CqlResult};
+
+pub use consistency::{block_for, validate_for_read, validate_for_write};
+
+/// Routes reads and writes to replicas and enforces consistency levels.
+pub struct Coordinator {
+    storage: Arc<Storage>,
+    ring: RwLock<TokenMetadata>,
+    local: Endpoint,
+}
+
+impl Coordinator {
+    /// A coordinator for a ring that so far holds only this node.
+    pub fn new(storage: Arc<Storage>, local: Endpoint) -> Coordinator {
+        let mut ring = TokenMetadata::new();
+        ring.add_endpoint(local.clone(), Vec::new());
+        ring.set_local(local.addr);
+        Coordinator {
+            storage,
+            ring: RwLock::new(ring),
+            local,
+        }
+    }
+
+    pub fn storage(&self) -> &Arc<Storage> {
+        &self.storage
+    }
+
+    pub fn local_address(&self) -> IpAddr {
+        self.local.addr
+    }
+
+    /// Claims `tokens` for this node on the ring.
+    pub fn set_local_tokens(&self, tokens: Vec<i64>) {
+        let tokens = tokens.into_iter().map(Token).collect();
+        self.ring.write().add_endpoint(self.local.clone(), tokens);
+    }
+
+    /// The tokens this node owns on the ring.
+    pub fn local_tokens(&self) -> Vec<Token> {
+        self.ring.read().tokens_of(self.local.addr)
+    }
+
+    /// Fails with Unavailable when fewer replicas are alive than `cl` needs.
+    fn check_live(
+        &self,
+        strategy: &ReplicationStrategy,
+        token: i64,
+        cl: Consistency,
+    ) -> CqlResult<()> {
+        let replicas = strategy.replicas(Token(token), &self.ring.read());
+        let alive = replicas
+            .iter()
+            .filter(|e| e.addr == self.local.addr)
+            .count() as i32;
+        let required = block_for(strategy, cl, &self.local.datacenter);
+        if alive < required {
+            return Err(CqlError::Unavailable {
+                message: format!("Cannot achieve consistency level {}", cl.name()),
+                consistency: cl,
+                required,
+                alive,
+            });
+        }
+        Ok(())
+    }
+
+    /// Writes mutations, each independently (an unlogged batch or a single statement).
+    pub async fn write(
+        &self,
+        strategy: &ReplicationStrategy,
+        mutations: Vec<Mutation>,
+        cl: Consistency,
+    ) -> CqlResult<()> {
+        validate_for_write(cl)?;
+        for m in &mutations {
+            self.check_live(strategy, m.key.token, cl)?;
+        }
+        match mutations.len() {
+            0 => Ok(()),
+            1 => {
+                let m = mutations.into_iter().next().ok_or_else(internal_empty)?;
+                self.storage.apply(m).await.map_err(write_error)
+            }
+            _ => self
+                .storage
+                .apply_batch(mutations)
+                .await
+                .map_err(write_error),
+        }
+    }
+
+    /// Writes mutations atomically (a logged batch): one commit-log record.
+    pub async fn write_atomically(
+        &self,
+        strategy: &ReplicationStrategy,
+        mutations: Vec<Mutation>,
+        cl: Consistency,
+    ) -> CqlResult<()> {
+        validate_for_write(cl)?;
+        for m in &mutations {
+            self.check_live(strategy, m.key.token, cl)?;
+        }
+        self.storage
+            .apply_batch(mutations)
+            .await
+            .map_err(write_error)
+    }
+
+    /// Adds counter deltas in one partition.
+    pub async fn write_counters(
+        &self,
+        strategy: &ReplicationStrategy,
+        table: TableId,
+        key: PartitionKey,
+        updates: Vec<CounterUpdate>,
+        timestamp: i64,
+        cl: Consistency,
+    ) -> CqlResult<()> {
+        if cl == Consistency::Any {
+            return Err(CqlError::invalid(
+                "Consistency level ANY is not yet supported for counter table",
+            ));
+        }
+        validate_for_write(cl)?;
+        self.check_live(strategy, key.token, cl)?;
+        self.storage
+            .apply_counter(table, key, updates, timestamp)
+            .await
+            .map_err(write_error)
+    }
+
+    /// Reads one partition.
+    pub fn read(
+        &self,
+        strategy: &ReplicationStrategy,
+        table: TableId,
+        key: &PartitionKey,
+        filter: &ReadFilter,
+        cl: Consistency,
+        now: i32,
+    ) -> CqlResult<Option<Partition>> {
+        validate_for_read(cl)?;
+        self.check_live(strategy, key.token, cl)?;
+        self.storage
+            .read(table, key, filter, now)
+            .map_err(read_error)
+    }
+
+    /// Reads up to `limit` partitions of a key range, in token order.
+    pub fn scan(
+        &self,
+        strategy: &ReplicationStrategy,
+        table: TableId,
+        range: &KeyRange,
+        filter: &ReadFilter,
+        cl: Consistency,
+        now: i32,
+        limit: usize,
+    ) -> CqlResult<Vec<Partition>> {
+        validate_for_read(cl)?;
+        let required = block_for(strategy, cl, &self.local.datacenter);
+        if required > 1 {
+            // A range read needs `required` replicas of every range; one node has one.
+            self.check_live(strategy, i64::MIN, cl)?;
+        }
+        self.storage
+            .scan(table, range, filter, now, limit)
+            .map_err(read_error)
+    }
+}
+
+fn internal_empty() -> CqlError {
+    CqlError::Server("empty mutation list".into())
+}
+
+fn write_error(e: StorageError) -> CqlError {
+    tracing::error!("write failed: {e}");
+    CqlError::Server(format!("write failed: {e}"))
+}
+
+fn read_error(e: StorageError) -> CqlError {
+    tracing::error!("read failed: {e}");
+    CqlError::Server(format!("read failed: {e}"))
+}

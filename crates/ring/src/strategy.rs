@@ -51,6 +51,33 @@ impl ReplicationStrategy {
         }
     }
 
+    /// Replicas of each token across all datacenters.
+    pub fn total_replication_factor(&self) -> usize {
+        match self {
+            ReplicationStrategy::Simple { rf } => *rf,
+            ReplicationStrategy::NetworkTopology { dc_rf } => dc_rf.values().sum(),
+            ReplicationStrategy::Local | ReplicationStrategy::Everywhere => 1,
+        }
+    }
+
+    /// Replicas of each token in datacenter `dc` (all of them for datacenter-unaware strategies).
+    pub fn local_replication_factor(&self, dc: &str) -> usize {
+        match self {
+            ReplicationStrategy::NetworkTopology { dc_rf } => dc_rf.get(dc).copied().unwrap_or(0),
+            other => other.total_replication_factor(),
+        }
+    }
+
+    /// Answers EACH_QUORUM needs: a quorum in every datacenter.
+    pub fn each_quorum_block_for(&self) -> usize {
+        match self {
+            ReplicationStrategy::NetworkTopology { dc_rf } => {
+                dc_rf.values().map(|rf| rf / 2 + 1).sum()
+            }
+            other => other.total_replication_factor() / 2 + 1,
+        }
+    }
+
     /// The short class name (`SimpleStrategy`).
     pub fn class_name(&self) -> &'static str {
         match self {

@@ -96,7 +96,7 @@ impl Storage {
     /// Registers a table; registering it again is a no-op.
     pub fn create_table(&self, id: TableId, keyspace: &str, name: &str) -> Result<()> {
         if let Entry::Vacant(slot) = self.tables.write().entry(id) {
-            tracing::info!("registering table {keyspace}.{name} ({id})");
+            tracing::debug!("registering table {keyspace}.{name} ({id})");
             slot.insert(Arc::new(MemtableEngine::new()));
         }
         Ok(())
@@ -141,7 +141,7 @@ impl Storage {
             self.replay_segment(segment, Some(index) == last, &targets, &mut stats)?;
         }
         state.replayed.extend(targets.keys());
-        tracing::info!("commit log replay: {stats:?}");
+        tracing::debug!("commit log replay: {stats:?}");
         Ok(stats)
     }
 

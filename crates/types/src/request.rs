@@ -64,8 +64,14 @@ pub enum BatchKind {
 /// One statement of a BATCH: query text or a prepared id, with positional values.
 #[derive(Clone, Debug, PartialEq)]
 pub enum BatchStatement {
-    Query { query: String, values: Vec<BoundValue> },
-    Prepared { id: Bytes, values: Vec<BoundValue> },
+    Query {
+        query: String,
+        values: Vec<BoundValue>,
+    },
+    Prepared {
+        id: Bytes,
+        values: Vec<BoundValue>,
+    },
 }
 
 /// A BATCH message.

@@ -9,7 +9,7 @@ pub(crate) mod calendar;
 mod cql_literal;
 mod deserialize;
 mod serialize;
-pub(crate) mod vint;
+pub mod vint;
 
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,194 @@
+//! `helenus server`: reads the configuration, opens storage, starts the query processor and
+//! the native-protocol server, and shuts down cleanly on SIGTERM/SIGINT.
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use config::{CommitLogSync, Config};
+use coordinator::Coordinator;
+use query::{NodeInfo, QueryProcessor, RELEASE_VERSION};
+use ring::{random_tokens, Endpoint};
+use storage::{CommitlogSync, Storage, StorageConfig};
+use tokio::sync::broadcast;
+use transport::{Event, Server, ServerConfig};
+
+use crate::handler::Handler;
+
+const DATA_CENTER: &str = "datacenter1";
+const RACK: &str = "rack1";
+
+pub fn run(config_path: Option<&Path>) -> ExitCode {
+    init_logging();
+    let config = match load_config(config_path) {
+        Ok(c) => c,
+        Err(e) => {
+            tracing::error!("{e}");
+            eprintln!("helenus: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("helenus: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(serve(config)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!("{e}");
+            eprintln!("helenus: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("HELENUS_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_target(false)
+        .init();
+}
+
+fn load_config(path: Option<&Path>) -> Result<Config, String> {
+    let Some(path) = path else {
+        return Ok(Config::default());
+    };
+    let loaded = config::load(path).map_err(|e| e.to_string())?;
+    if !loaded.ignored.is_empty() {
+        tracing::info!(
+            "settings not used by Helenus (ignored): {}",
+            loaded.ignored.join(", ")
+        );
+    }
+    loaded.config.validate().map_err(|e| e.to_string())?;
+    tracing::info!("configuration loaded from {}", path.display());
+    Ok(loaded.config)
+}
+
+fn storage_config(config: &Config) -> StorageConfig {
+    let data_dir = config
+        .data_file_directories
+        .first()
+        .cloned()
+        .unwrap_or_else(|| "data/data".into());
+    let mut sc = StorageConfig::new(data_dir, config.commitlog_directory.clone());
+    sc.data_dirs = config.data_file_directories.clone();
+    sc.segment_size = config.commitlog_segment_size.as_bytes();
+    sc.sync = match config.commitlog_sync {
+        CommitLogSync::Periodic => CommitlogSync::Periodic {
+            period: config.commitlog_sync_period,
+        },
+        CommitLogSync::Batch => CommitlogSync::Batch,
+        CommitLogSync::Group => CommitlogSync::Group {
+            window: config.commitlog_sync_group_window,
+        },
+    };
+    sc
+}
+
+fn initial_tokens(config: &Config) -> Vec<i64> {
+    if !config.initial_token.is_empty() {
+        return config.initial_token.clone();
+    }
+    let seed = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    random_tokens(config.num_tokens.max(1) as usize, seed)
+        .into_iter()
+        .map(|t| t.0)
+        .collect()
+}
+
+async fn serve(config: Config) -> Result<(), String> {
+    let started = std::time::Instant::now();
+    let storage = Arc::new(
+        Storage::open(storage_config(&config)).map_err(|e| format!("cannot open storage: {e}"))?,
+    );
+    let endpoint = Endpoint {
+        addr: config.listen_address,
+        datacenter: DATA_CENTER.into(),
+        rack: RACK.into(),
+        host_id: [0; 16],
+    };
+    let coordinator = Arc::new(Coordinator::new(storage.clone(), endpoint));
+    let node = NodeInfo {
+        cluster_name: config.cluster_name.clone(),
+        listen_address: config.listen_address,
+        rpc_address: config.rpc_address,
+        native_port: config.native_transport_port,
+        storage_port: config.storage_port,
+        data_center: DATA_CENTER.into(),
+        rack: RACK.into(),
+        release_version: RELEASE_VERSION.into(),
+        tokens: initial_tokens(&config),
+        host_id: uuid::Uuid::nil(),
+    };
+    let processor = QueryProcessor::start(coordinator, node)
+        .await
+        .map_err(|e| format!("cannot start: {e}"))?;
+    let addr = SocketAddr::new(config.rpc_address, config.native_transport_port);
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    let (events, _) = broadcast::channel(1024);
+    forward_schema_events(&processor, events.clone());
+    let server_config = ServerConfig {
+        max_frame_bytes: config.native_transport_max_frame_size.as_bytes() as usize,
+        ..ServerConfig::default()
+    };
+    let handler = Arc::new(Handler { processor });
+    let server = Server::new(handler, events, server_config);
+    tracing::info!(
+        "Starting listening for CQL clients on {addr} (unencrypted), started in {} ms",
+        started.elapsed().as_millis()
+    );
+    let result = server.run(listener, shutdown_signal()).await;
+    tracing::info!("stopping: syncing the commit log");
+    storage
+        .shutdown()
+        .await
+        .map_err(|e| format!("shutdown: {e}"))?;
+    result.map_err(|e| format!("server: {e}"))
+}
+
+fn forward_schema_events(processor: &QueryProcessor, events: broadcast::Sender<Event>) {
+    let mut changes = processor.subscribe();
+    tokio::spawn(async move {
+        loop {
+            match changes.recv().await {
+                Ok(change) => {
+                    let _ = events.send(Event::SchemaChange(change));
+                }
+                Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(broadcast::error::RecvError::Closed) => break,
+            }
+        }
+    });
+}
+
+async fn shutdown_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    let term = signal(SignalKind::terminate());
+    let int = signal(SignalKind::interrupt());
+    match (term, int) {
+        (Ok(mut term), Ok(mut int)) => {
+            tokio::select! {
+                _ = term.recv() => tracing::info!("SIGTERM received"),
+                _ = int.recv() => tracing::info!("SIGINT received"),
+            }
+        }
+        _ => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}

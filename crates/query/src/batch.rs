@@ -1,0 +1,237 @@
+//! BATCH: logged (one atomic commit-log record), unlogged, and counter batches, from a
+//! `BEGIN BATCH` statement or a protocol BATCH message, all statements sharing one timestamp.
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use cql::ast::{self, BatchKind, Statement, UsingOption};
+use types::request::{BatchRequest, BatchStatement, QueryOptions, Values};
+use types::result::{Outcome, QueryResult};
+use types::{CqlError, CqlResult, CqlType, NativeType};
+
+use crate::exec::ExecContext;
+use crate::modify::ModifyPlan;
+use crate::operand::{Binder, Operand, Resolved};
+use crate::processor::{Plan, QueryProcessor};
+
+/// An analysed `BEGIN BATCH ... APPLY BATCH`.
+#[derive(Debug)]
+pub struct BatchPlan {
+    kind: BatchKind,
+    statements: Vec<ModifyPlan>,
+    timestamp: Option<Operand>,
+}
+
+impl BatchPlan {
+    pub fn analyze(
+        qp: &QueryProcessor,
+        b: &ast::Batch,
+        keyspace: Option<&str>,
+        binder: &mut Binder,
+    ) -> CqlResult<BatchPlan> {
+        let mut statements = Vec::with_capacity(b.statements.len());
+        for s in &b.statements {
+            if !matches!(
+                s,
+                Statement::Insert(_) | Statement::Update(_) | Statement::Delete(_)
+            ) {
+                return Err(not_a_write());
+            }
+            match qp.analyze(s, keyspace, binder)? {
+                Plan::Modify(m) => statements.push(m),
+                _ => return Err(not_a_write()),
+            }
+        }
+        check_kinds(b.kind, statements.iter())?;
+        let mut timestamp = None;
+        for u in &b.using {
+            match u {
+                UsingOption::Timestamp(t) => {
+                    let spec = types::result::ColumnSpec {
+                        keyspace: String::new(),
+                        table: String::new(),
+                        name: "[timestamp]".into(),
+                        ty: CqlType::Native(NativeType::Bigint),
+                    };
+                    timestamp = Some(crate::terms::analyze(t, &spec, binder)?);
+                }
+                UsingOption::Ttl(_) => {
+                    return Err(CqlError::invalid(
+                        "Global TTL on the BATCH statement is not supported.",
+                    ))
+                }
+            }
+        }
+        Ok(BatchPlan {
+            kind: b.kind,
+            statements,
+            timestamp,
+        })
+    }
+
+    pub async fn execute(&self, qp: &QueryProcessor, ctx: &ExecContext) -> CqlResult<()> {
+        let ts = match &self.timestamp {
+            Some(op) => match op.resolve(ctx)? {
+                Resolved::Value(b) => Some(i64::from_be_bytes(
+                    b.as_ref()
+                        .try_into()
+                        .map_err(|_| CqlError::invalid("Invalid timestamp"))?,
+                )),
+                _ => None,
+            },
+            None => None,
+        };
+        apply(qp, &self.statements, ctx, self.kind, ts).await
+    }
+}
+
+fn not_a_write() -> CqlError {
+    CqlError::invalid(
+        "Invalid statement in batch: only UPDATE, INSERT and DELETE statements are allowed.",
+    )
+}
+
+fn check_kinds<'a>(kind: BatchKind, plans: impl Iterator<Item = &'a ModifyPlan>) -> CqlResult<()> {
+    for p in plans {
+        match (kind, p.is_counter()) {
+            (BatchKind::Logged, true) => {
+                return Err(CqlError::invalid(
+                    "Cannot include a counter statement in a logged batch",
+                ))
+            }
+            (BatchKind::Counter, false) => {
+                return Err(CqlError::invalid(
+                    "Cannot include non-counter statement in a counter batch",
+                ))
+            }
+            (BatchKind::Unlogged, true) => {
+                return Err(CqlError::invalid(
+                    "Counter and non-counter mutations cannot exist in the same batch",
+                ))
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Applies modification plans with one shared context (one timestamp).
+pub async fn apply(
+    qp: &QueryProcessor,
+    plans: &[ModifyPlan],
+    ctx: &ExecContext,
+    kind: BatchKind,
+    ts: Option<i64>,
+) -> CqlResult<()> {
+    let ctx_ts;
+    let ctx = match ts {
+        Some(t) => {
+            ctx_ts = ctx.with_timestamp(t);
+            &ctx_ts
+        }
+        None => ctx,
+    };
+    let contexts: Vec<&ExecContext> = plans.iter().map(|_| ctx).collect();
+    apply_each(qp, plans.iter().zip(contexts), kind).await
+}
+
+/// Applies each plan with its own context (protocol BATCH: values differ per statement).
+async fn apply_each<'a>(
+    qp: &QueryProcessor,
+    items: impl Iterator<Item = (&'a ModifyPlan, &'a ExecContext)>,
+    kind: BatchKind,
+) -> CqlResult<()> {
+    let items: Vec<(&ModifyPlan, &ExecContext)> = items.collect();
+    let Some((_, first_ctx)) = items.first() else {
+        return Ok(());
+    };
+    let cl = first_ctx.consistency;
+    let state = qp.schema();
+    if items.iter().any(|(p, _)| p.is_counter()) {
+        for (plan, ctx) in &items {
+            let strategy = state.strategy(&plan.table().keyspace);
+            let ts = ctx.default_timestamp();
+            for (key, updates) in plan.counter_updates(ctx)? {
+                qp.coordinator
+                    .write_counters(
+                        &strategy,
+                        storage::TableId(plan.table().id),
+                        key,
+                        updates,
+                        ts,
+                        cl,
+                    )
+                    .await?;
+            }
+        }
+        return Ok(());
+    }
+    let mut by_keyspace: BTreeMap<String, Vec<storage::Mutation>> = BTreeMap::new();
+    for (plan, ctx) in &items {
+        by_keyspace
+            .entry(plan.table().keyspace.clone())
+            .or_default()
+            .extend(plan.mutations(ctx)?);
+    }
+    for (ks, mutations) in by_keyspace {
+        let strategy = state.strategy(&ks);
+        if kind == BatchKind::Logged && mutations.len() > 1 {
+            qp.coordinator
+                .write_atomically(&strategy, mutations, cl)
+                .await?;
+        } else {
+            qp.coordinator.write(&strategy, mutations, cl).await?;
+        }
+    }
+    Ok(())
+}
+
+/// A protocol BATCH message.
+pub async fn execute_request(
+    qp: &QueryProcessor,
+    keyspace: Option<&str>,
+    req: BatchRequest,
+) -> CqlResult<Outcome> {
+    let kind = match req.kind {
+        types::request::BatchKind::Logged => BatchKind::Logged,
+        types::request::BatchKind::Unlogged => BatchKind::Unlogged,
+        types::request::BatchKind::Counter => BatchKind::Counter,
+    };
+    let options = QueryOptions {
+        consistency: req.consistency,
+        serial_consistency: req.serial_consistency,
+        timestamp: Some(req.timestamp.unwrap_or_else(crate::exec::unique_micros)),
+        now_in_seconds: req.now_in_seconds,
+        keyspace: req.keyspace.clone(),
+        ..QueryOptions::default()
+    };
+    let mut plans: Vec<Arc<Plan>> = Vec::with_capacity(req.statements.len());
+    let mut contexts = Vec::with_capacity(req.statements.len());
+    for s in &req.statements {
+        let (plan, binds, values) = match s {
+            BatchStatement::Query { query, values } => {
+                let (plan, binds) = qp.analyze_text(query, keyspace)?;
+                (Arc::new(plan), binds, values)
+            }
+            BatchStatement::Prepared { id, values } => {
+                let p = qp.lookup(id)?;
+                (p.plan.clone(), p.binds.clone(), values)
+            }
+        };
+        if !matches!(plan.as_ref(), Plan::Modify(_)) {
+            return Err(not_a_write());
+        }
+        let bound = binds.positional(Values::Positional(values.clone()))?;
+        contexts.push(ExecContext::new(&options, bound));
+        plans.push(plan);
+    }
+    let modify: Vec<&ModifyPlan> = plans
+        .iter()
+        .filter_map(|p| match p.as_ref() {
+            Plan::Modify(m) => Some(m),
+            _ => None,
+        })
+        .collect();
+    check_kinds(kind, modify.iter().copied())?;
+    apply_each(qp, modify.into_iter().zip(contexts.iter()), kind).await?;
+    Ok(QueryResult::Void.into())
+}

@@ -1,0 +1,746 @@
+//! Schema statements (CREATE/ALTER/DROP KEYSPACE, TABLE, TYPE): validated against the current
+//! schema with Cassandra's messages, producing the new keyspace definition to save.
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use cql::ast::{
+    self, AlterTableAction, ColumnDef, CreateKeyspace, CreateTable, Order, Statement, TypeExpr,
+};
+use ring::ReplicationStrategy;
+use schema::{
+    is_system_keyspace, table_id_option, ClusteringOrder, ColumnMetadata, DroppedColumn,
+    KeyspaceMetadata, OptionValue, Schema, SchemaError, TableMetadata, TableOptions,
+};
+use types::result::{SchemaChange, SchemaChangeKind, SchemaChangeTarget};
+use types::{CqlError, CqlResult, CqlType, UdtType};
+use uuid::Uuid;
+
+/// What a schema statement changes.
+#[derive(Debug)]
+pub enum Effect {
+    /// Nothing (e.g. `IF NOT EXISTS` on an existing object).
+    None,
+    Save(KeyspaceMetadata),
+    DropKeyspace(String),
+}
+
+/// The outcome of a schema statement, applied by the processor.
+#[derive(Debug)]
+pub struct DdlOutcome {
+    pub effect: Effect,
+    pub created_tables: Vec<Arc<TableMetadata>>,
+    pub dropped_tables: Vec<Uuid>,
+    pub change: Option<SchemaChange>,
+}
+
+impl DdlOutcome {
+    fn none() -> DdlOutcome {
+        DdlOutcome {
+            effect: Effect::None,
+            created_tables: Vec::new(),
+            dropped_tables: Vec::new(),
+            change: None,
+        }
+    }
+
+    fn save(
+        ks: KeyspaceMetadata,
+        kind: SchemaChangeKind,
+        target: SchemaChangeTarget,
+        name: &str,
+    ) -> DdlOutcome {
+        let change = SchemaChange {
+            kind,
+            target,
+            keyspace: ks.name.clone(),
+            name: name.to_string(),
+            arg_types: Vec::new(),
+        };
+        DdlOutcome {
+            effect: Effect::Save(ks),
+            created_tables: Vec::new(),
+            dropped_tables: Vec::new(),
+            change: Some(change),
+        }
+    }
+}
+
+pub fn schema_error(e: SchemaError) -> CqlError {
+    match e {
+        SchemaError::Syntax(m) => CqlError::Syntax(m),
+        SchemaError::Config(m) => CqlError::Config(m),
+        SchemaError::Invalid(m) => CqlError::Invalid(m),
+        SchemaError::AlreadyExists { keyspace, table } => {
+            already_exists(&keyspace, table.as_deref())
+        }
+        SchemaError::Corrupt { .. } => CqlError::Server(e.to_string()),
+    }
+}
+
+fn already_exists(keyspace: &str, table: Option<&str>) -> CqlError {
+    let message = match table {
+        Some(t) => format!("Table '{keyspace}.{t}' already exists"),
+        None => format!("Keyspace '{keyspace}' already exists"),
+    };
+    CqlError::AlreadyExists {
+        message,
+        keyspace: keyspace.to_string(),
+        table: table.unwrap_or_default().to_string(),
+    }
+}
+
+/// Plans a schema statement; `Ok(None)` when `stmt` is not one.
+pub fn plan(
+    stmt: &Statement,
+    session: Option<&str>,
+    schema: &Schema,
+    datacenters: &BTreeSet<String>,
+) -> CqlResult<Option<DdlOutcome>> {
+    let out = match stmt {
+        Statement::CreateKeyspace(s) => create_keyspace(s, schema, datacenters)?,
+        Statement::AlterKeyspace(s) => {
+            alter_keyspace(&s.name, s.if_exists, &s.options, schema, datacenters)?
+        }
+        Statement::DropKeyspace(s) => drop_keyspace(&s.name.name, s.if_exists, schema)?,
+        Statement::CreateTable(s) => create_table(s, session, schema)?,
+        Statement::AlterTable(s) => alter_table(s, session, schema)?,
+        Statement::DropTable(s) => drop_table(&s.name, s.if_exists, session, schema)?,
+        Statement::CreateType(s) => create_type(s, session, schema)?,
+        Statement::DropType(s) => drop_type(&s.name, s.if_exists, session, schema)?,
+        _ => return Ok(None),
+    };
+    Ok(Some(out))
+}
+
+pub fn resolve_keyspace(name: &ast::QualifiedName, session: Option<&str>) -> CqlResult<String> {
+    name.keyspace.clone().or_else(|| session.map(str::to_string)).ok_or_else(|| {
+        CqlError::invalid("No keyspace has been specified. USE a keyspace, or explicitly specify keyspace.tablename")
+    })
+}
+
+fn keyspace<'a>(schema: &'a Schema, name: &str) -> CqlResult<&'a Arc<KeyspaceMetadata>> {
+    schema
+        .keyspace(name)
+        .ok_or_else(|| CqlError::invalid(format!("Keyspace '{name}' doesn't exist")))
+}
+
+fn user_modifiable(name: &str) -> CqlResult<()> {
+    if is_system_keyspace(name) {
+        return Err(CqlError::Unauthorized(format!(
+            "{name} keyspace is not user-modifiable."
+        )));
+    }
+    Ok(())
+}
+
+fn convert_options(options: &[(String, ast::OptionValue)]) -> Vec<(String, OptionValue)> {
+    options
+        .iter()
+        .map(|(k, v)| {
+            let v = match v {
+                ast::OptionValue::Constant(l) => OptionValue::Constant(l.text.clone()),
+                ast::OptionValue::Identifier(s) => OptionValue::Constant(s.clone()),
+                ast::OptionValue::Map(pairs) => OptionValue::Map(
+                    pairs
+                        .iter()
+                        .map(|(a, b)| (a.text.clone(), b.text.clone()))
+                        .collect(),
+                ),
+            };
+            (k.clone(), v)
+        })
+        .collect()
+}
+
+fn check_keyspace_name(name: &str) -> CqlResult<()> {
+    let ok = !name.is_empty()
+        && name.len() <= 48
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !ok {
+        return Err(CqlError::invalid(format!(
+            "Keyspace name must not be empty, more than 48 characters long, or contain non-alphanumeric-underscore characters (got '{name}')"
+        )));
+    }
+    Ok(())
+}
+
+/// Replication and durable_writes from keyspace options.
+fn keyspace_params(
+    name: &str,
+    options: &[(String, ast::OptionValue)],
+    base: Option<&KeyspaceMetadata>,
+    datacenters: &BTreeSet<String>,
+) -> CqlResult<(BTreeMap<String, String>, bool)> {
+    let mut replication = base.map(|b| b.replication.clone());
+    let mut durable = base.map(|b| b.durable_writes).unwrap_or(true);
+    for (key, value) in convert_options(options) {
+        match (key.as_str(), value) {
+            ("replication", OptionValue::Map(pairs)) => {
+                let mut map: BTreeMap<String, String> = pairs.into_iter().collect();
+                let simple = map
+                    .get("class")
+                    .is_some_and(|c| c.ends_with("SimpleStrategy"));
+                if simple && !map.contains_key("replication_factor") {
+                    map.insert("replication_factor".into(), "1".into());
+                }
+                replication = Some(map);
+            }
+            ("durable_writes", OptionValue::Constant(v)) => {
+                durable = match v.to_ascii_lowercase().as_str() {
+                    "true" => true,
+                    "false" => false,
+                    _ => {
+                        return Err(CqlError::Syntax(format!(
+                            "Invalid boolean value {v} for 'durable_writes'"
+                        )))
+                    }
+                }
+            }
+            (other, _) => return Err(CqlError::Syntax(format!("Unknown property '{other}'"))),
+        }
+    }
+    let Some(replication) = replication else {
+        return Err(CqlError::Config(
+            "Missing mandatory option 'replication'".into(),
+        ));
+    };
+    let strategy = ReplicationStrategy::from_options(name, &replication, datacenters)
+        .map_err(|e| CqlError::Config(e.to_string()))?;
+    let mut normalized = strategy.normalized_options();
+    if let ReplicationStrategy::NetworkTopology { .. } = strategy {
+        normalized.insert(
+            "class".into(),
+            "org.apache.cassandra.locator.NetworkTopologyStrategy".into(),
+        );
+    }
+    Ok((normalized, durable))
+}
+
+fn create_keyspace(
+    s: &CreateKeyspace,
+    schema: &Schema,
+    dcs: &BTreeSet<String>,
+) -> CqlResult<DdlOutcome> {
+    check_keyspace_name(&s.name)?;
+    if schema.keyspace(&s.name).is_some() {
+        if s.if_not_exists {
+            return Ok(DdlOutcome::none());
+        }
+        return Err(already_exists(&s.name, None));
+    }
+    user_modifiable(&s.name)?;
+    let (replication, durable) = keyspace_params(&s.name, &s.options, None, dcs)?;
+    let ks = KeyspaceMetadata::new(&s.name, replication, durable);
+    Ok(DdlOutcome::save(
+        ks,
+        SchemaChangeKind::Created,
+        SchemaChangeTarget::Keyspace,
+        "",
+    ))
+}
+
+fn alter_keyspace(
+    name: &str,
+    if_exists: bool,
+    options: &[(String, ast::OptionValue)],
+    schema: &Schema,
+    dcs: &BTreeSet<String>,
+) -> CqlResult<DdlOutcome> {
+    let Some(current) = schema.keyspace(name) else {
+        if if_exists {
+            return Ok(DdlOutcome::none());
+        }
+        return Err(CqlError::invalid(format!(
+            "Keyspace '{name}' doesn't exist"
+        )));
+    };
+    user_modifiable(name)?;
+    let (replication, durable) = keyspace_params(name, options, Some(current), dcs)?;
+    let mut ks = current.as_ref().clone();
+    ks.replication = replication;
+    ks.durable_writes = durable;
+    Ok(DdlOutcome::save(
+        ks,
+        SchemaChangeKind::Updated,
+        SchemaChangeTarget::Keyspace,
+        "",
+    ))
+}
+
+fn drop_keyspace(name: &str, if_exists: bool, schema: &Schema) -> CqlResult<DdlOutcome> {
+    let Some(ks) = schema.keyspace(name) else {
+        if if_exists {
+            return Ok(DdlOutcome::none());
+        }
+        return Err(CqlError::invalid(format!(
+            "Keyspace '{name}' doesn't exist"
+        )));
+    };
+    user_modifiable(name)?;
+    let change = SchemaChange {
+        kind: SchemaChangeKind::Dropped,
+        target: SchemaChangeTarget::Keyspace,
+        keyspace: name.to_string(),
+        name: String::new(),
+        arg_types: Vec::new(),
+    };
+    Ok(DdlOutcome {
+        effect: Effect::DropKeyspace(name.to_string()),
+        created_tables: Vec::new(),
+        dropped_tables: ks.tables.values().map(|t| t.id).collect(),
+        change: Some(change),
+    })
+}
+
+/// A CQL type from its syntax, resolving UDTs in `ks`.
+pub fn resolve_type(ty: &TypeExpr, ks: &KeyspaceMetadata) -> CqlResult<CqlType> {
+    Ok(match ty {
+        TypeExpr::Native(n) => CqlType::Native(*n),
+        TypeExpr::List(e) => CqlType::List(Box::new(resolve_type(e, ks)?)),
+        TypeExpr::Set(e) => CqlType::Set(Box::new(resolve_type(e, ks)?)),
+        TypeExpr::Map(k, v) => CqlType::Map(
+            Box::new(resolve_type(k, ks)?),
+            Box::new(resolve_type(v, ks)?),
+        ),
+        TypeExpr::Tuple(items) => CqlType::Tuple(
+            items
+                .iter()
+                .map(|t| resolve_type(t, ks).map(CqlType::freeze))
+                .collect::<CqlResult<_>>()?,
+        ),
+        TypeExpr::Frozen(inner) => resolve_type(inner, ks)?.freeze(),
+        TypeExpr::Vector(e, n) => CqlType::Vector(Box::new(resolve_type(e, ks)?), *n),
+        TypeExpr::UserType(name) => {
+            let udt = ks.user_type(&name.name).ok_or_else(|| {
+                CqlError::invalid(format!("Unknown type {}.{}", ks.name, name.name))
+            })?;
+            CqlType::Udt(udt.clone())
+        }
+        TypeExpr::Custom(class) => CqlType::Custom(class.clone()),
+    })
+    .and_then(|t| check_nesting(t))
+}
+
+fn check_nesting(t: CqlType) -> CqlResult<CqlType> {
+    let inner_multi = match &t {
+        CqlType::List(e) | CqlType::Set(e) => e.is_multi_cell(),
+        CqlType::Map(k, v) => k.is_multi_cell() || v.is_multi_cell(),
+        _ => false,
+    };
+    if inner_multi {
+        return Err(CqlError::invalid(
+            "Non-frozen collections are not allowed inside collections: ".to_string()
+                + &t.cql_name(),
+        ));
+    }
+    Ok(t)
+}
+
+fn create_table(s: &CreateTable, session: Option<&str>, schema: &Schema) -> CqlResult<DdlOutcome> {
+    let ks_name = resolve_keyspace(&s.name, session)?;
+    let ks = keyspace(schema, &ks_name)?;
+    if ks.table(&s.name.name).is_some() {
+        if s.if_not_exists {
+            return Ok(DdlOutcome::none());
+        }
+        return Err(already_exists(&ks_name, Some(&s.name.name)));
+    }
+    user_modifiable(&ks_name)?;
+    let full = format!("{}.{}", ks_name, s.name.name);
+    let columns = table_columns(s, ks, &full)?;
+    let options = convert_options(&s.options);
+    let id = table_id_option(&options)
+        .map_err(schema_error)?
+        .unwrap_or_else(new_table_id);
+    let table_options = TableOptions::for_new_table(&options).map_err(schema_error)?;
+    let table = TableMetadata::new(&ks_name, &s.name.name, id, columns, table_options).map_err(
+        |e| match e {
+            SchemaError::Invalid(m) if m.starts_with("No PRIMARY KEY") => CqlError::invalid(
+                format!("No PRIMARY KEY specifed for table '{full}' (exactly one required)"),
+            ),
+            other => schema_error(other),
+        },
+    )?;
+    let table = Arc::new(table);
+    let new_ks = ks
+        .with_new_table(table.as_ref().clone())
+        .map_err(schema_error)?;
+    let mut out = DdlOutcome::save(
+        new_ks,
+        SchemaChangeKind::Created,
+        SchemaChangeTarget::Table,
+        &s.name.name,
+    );
+    out.created_tables.push(table);
+    Ok(out)
+}
+
+fn new_table_id() -> Uuid {
+    Uuid::from_bytes(crate::exec::timeuuid(crate::exec::unique_micros()))
+}
+
+fn table_columns(
+    s: &CreateTable,
+    ks: &KeyspaceMetadata,
+    full: &str,
+) -> CqlResult<Vec<ColumnMetadata>> {
+    let mut seen = BTreeSet::new();
+    for c in &s.columns {
+        if !seen.insert(c.name.as_str()) {
+            return Err(CqlError::invalid(format!(
+                "Duplicate column '{}' declaration for table '{}'",
+                c.name, full
+            )));
+        }
+    }
+    if s.partition_key.is_empty() {
+        return Err(CqlError::invalid(format!(
+            "No PRIMARY KEY specifed for table '{full}' (exactly one required)"
+        )));
+    }
+    let find = |name: &str| -> CqlResult<&ColumnDef> {
+        s.columns.iter().find(|c| c.name == name).ok_or_else(|| {
+            CqlError::invalid(format!(
+                "Unknown definition {name} referenced in PRIMARY KEY"
+            ))
+        })
+    };
+    let bad_order: Vec<&str> = s
+        .clustering_order
+        .iter()
+        .filter(|(n, _)| !s.clustering.contains(n))
+        .map(|(n, _)| n.as_str())
+        .collect();
+    if !bad_order.is_empty() {
+        return Err(CqlError::invalid(format!(
+            "Only clustering key columns can be defined in CLUSTERING ORDER directive: [{}] are not clustering columns",
+            bad_order.join(", ")
+        )));
+    }
+    let mut out = Vec::with_capacity(s.columns.len());
+    for (i, name) in s.partition_key.iter().enumerate() {
+        let def = find(name)?;
+        let ty = key_type(def, ks)?;
+        out.push(ColumnMetadata::partition_key(name, ty, i as i32));
+    }
+    for (i, name) in s.clustering.iter().enumerate() {
+        let def = find(name)?;
+        let ty = key_type(def, ks)?;
+        let desc = s
+            .clustering_order
+            .iter()
+            .any(|(n, o)| n == name && *o == Order::Desc);
+        let order = if desc {
+            ClusteringOrder::Desc
+        } else {
+            ClusteringOrder::Asc
+        };
+        out.push(ColumnMetadata::clustering(name, ty, i as i32, order));
+    }
+    for def in &s.columns {
+        if s.partition_key.contains(&def.name) || s.clustering.contains(&def.name) {
+            continue;
+        }
+        let ty = resolve_type(&def.ty, ks)?;
+        if def.is_static {
+            if s.clustering.is_empty() {
+                return Err(CqlError::invalid("Static columns are only useful (and thus allowed) if the table has at least one clustering column"));
+            }
+            out.push(ColumnMetadata::static_column(&def.name, ty));
+        } else {
+            out.push(ColumnMetadata::regular(&def.name, ty));
+        }
+    }
+    Ok(out)
+}
+
+fn key_type(def: &ColumnDef, ks: &KeyspaceMetadata) -> CqlResult<CqlType> {
+    if def.is_static {
+        return Err(CqlError::invalid(format!(
+            "Static column {} cannot be part of the PRIMARY KEY",
+            def.name
+        )));
+    }
+    let ty = resolve_type(&def.ty, ks)?;
+    if ty.is_multi_cell() {
+        return Err(CqlError::invalid(format!(
+            "Invalid non-frozen collection type {} for PRIMARY KEY component {}",
+            ty.cql_name(),
+            def.name
+        )));
+    }
+    if ty.is_counter() {
+        return Err(CqlError::invalid(format!(
+            "counter type is not supported for PRIMARY KEY column '{}'",
+            def.name
+        )));
+    }
+    Ok(ty)
+}
+
+fn alter_table(
+    s: &ast::AlterTable,
+    session: Option<&str>,
+    schema: &Schema,
+) -> CqlResult<DdlOutcome> {
+    let ks_name = resolve_keyspace(&s.name, session)?;
+    let ks = keyspace(schema, &ks_name)?;
+    let Some(current) = ks.table(&s.name.name) else {
+        if s.if_exists {
+            return Ok(DdlOutcome::none());
+        }
+        return Err(CqlError::invalid(format!(
+            "Table '{}.{}' doesn't exist",
+            ks_name, s.name.name
+        )));
+    };
+    user_modifiable(&ks_name)?;
+    let t = current.as_ref();
+    let updated = match &s.action {
+        AlterTableAction::Add {
+            if_not_exists,
+            columns,
+        } => add_columns(t, ks, columns, *if_not_exists)?,
+        AlterTableAction::Drop {
+            if_exists, columns, ..
+        } => drop_columns(t, columns, *if_exists)?,
+        AlterTableAction::Rename { renames, .. } => rename_columns(t, renames)?,
+        AlterTableAction::With(options) => {
+            let mut options_now = t.options.clone();
+            options_now
+                .apply_options(&convert_options(options))
+                .map_err(schema_error)?;
+            TableMetadata {
+                options: options_now,
+                ..t.clone()
+            }
+        }
+        AlterTableAction::AlterColumnType { .. } => {
+            return Err(CqlError::invalid(
+                "Altering column types is no longer supported",
+            ))
+        }
+        AlterTableAction::AlterColumnMask { .. } => {
+            return Err(CqlError::invalid("Column masks are not supported yet"))
+        }
+        AlterTableAction::DropCompactStorage => {
+            return Err(CqlError::invalid(
+                "Cannot DROP COMPACT STORAGE on a table without compact storage",
+            ))
+        }
+    };
+    let new_ks = ks.with_table(updated);
+    Ok(DdlOutcome::save(
+        new_ks,
+        SchemaChangeKind::Updated,
+        SchemaChangeTarget::Table,
+        &s.name.name,
+    ))
+}
+
+fn rebuild(t: &TableMetadata, columns: Vec<ColumnMetadata>) -> CqlResult<TableMetadata> {
+    TableMetadata::new(&t.keyspace, &t.name, t.id, columns, t.options.clone())
+        .map(|n| n.with_dropped_columns(t.dropped_columns.clone()))
+        .map_err(schema_error)
+}
+
+fn add_columns(
+    t: &TableMetadata,
+    ks: &KeyspaceMetadata,
+    defs: &[ColumnDef],
+    if_not_exists: bool,
+) -> CqlResult<TableMetadata> {
+    let mut columns = t.columns.clone();
+    for def in defs {
+        if t.column(&def.name).is_some() {
+            if if_not_exists {
+                continue;
+            }
+            return Err(CqlError::invalid(format!(
+                "Column with name '{}' already exists",
+                def.name
+            )));
+        }
+        let ty = resolve_type(&def.ty, ks)?;
+        if def.is_static && t.clustering.is_empty() {
+            return Err(CqlError::invalid(format!("Static columns are not allowed in COMPACT STORAGE tables or tables without clustering columns (column {})", def.name)));
+        }
+        columns.push(if def.is_static {
+            ColumnMetadata::static_column(&def.name, ty)
+        } else {
+            ColumnMetadata::regular(&def.name, ty)
+        });
+    }
+    let mut updated = rebuild(t, columns)?;
+    for def in defs {
+        updated.dropped_columns.remove(&def.name);
+    }
+    Ok(updated)
+}
+
+fn drop_columns(t: &TableMetadata, names: &[String], if_exists: bool) -> CqlResult<TableMetadata> {
+    let mut columns = t.columns.clone();
+    let mut dropped = t.dropped_columns.clone();
+    let now = crate::exec::unique_micros();
+    for name in names {
+        let Some(col) = t.column(name) else {
+            if if_exists {
+                continue;
+            }
+            return Err(CqlError::invalid(format!(
+                "Column {} was not found in table '{}.{}'",
+                name, t.keyspace, t.name
+            )));
+        };
+        if col.kind.is_primary_key() {
+            return Err(CqlError::invalid(format!(
+                "Cannot drop PRIMARY KEY column {name}"
+            )));
+        }
+        columns.retain(|c| &c.name != name);
+        dropped.insert(
+            name.clone(),
+            DroppedColumn {
+                ty: col.ty.clone(),
+                kind: col.kind,
+                dropped_time_micros: now,
+            },
+        );
+    }
+    Ok(rebuild(t, columns)?.with_dropped_columns(dropped))
+}
+
+fn rename_columns(t: &TableMetadata, renames: &[(String, String)]) -> CqlResult<TableMetadata> {
+    let mut columns = t.columns.clone();
+    for (from, to) in renames {
+        let Some(col) = t.column(from) else {
+            return Err(CqlError::invalid(format!(
+                "Column {} was not found in table {}.{}",
+                from, t.keyspace, t.name
+            )));
+        };
+        if !col.kind.is_primary_key() {
+            return Err(CqlError::invalid(format!(
+                "Cannot rename non PRIMARY KEY column {from}"
+            )));
+        }
+        if t.column(to).is_some() {
+            return Err(CqlError::invalid(format!("Cannot rename column {from} to {to} in table '{}'; another column with that name already exists", t.name)));
+        }
+        for c in columns.iter_mut().filter(|c| &c.name == from) {
+            c.name = to.clone();
+        }
+    }
+    rebuild(t, columns)
+}
+
+fn drop_table(
+    name: &ast::QualifiedName,
+    if_exists: bool,
+    session: Option<&str>,
+    schema: &Schema,
+) -> CqlResult<DdlOutcome> {
+    let ks_name = resolve_keyspace(name, session)?;
+    let ks = schema.keyspace(&ks_name);
+    let Some(t) = ks.and_then(|k| k.table(&name.name)) else {
+        if if_exists {
+            return Ok(DdlOutcome::none());
+        }
+        return Err(CqlError::invalid(format!(
+            "Table '{}.{}' doesn't exist",
+            ks_name, name.name
+        )));
+    };
+    user_modifiable(&ks_name)?;
+    let mut new_ks = ks
+        .map(|k| k.as_ref().clone())
+        .ok_or_else(|| CqlError::invalid("keyspace vanished"))?;
+    new_ks.tables.remove(&name.name);
+    let mut out = DdlOutcome::save(
+        new_ks,
+        SchemaChangeKind::Dropped,
+        SchemaChangeTarget::Table,
+        &name.name,
+    );
+    out.dropped_tables.push(t.id);
+    Ok(out)
+}
+
+fn create_type(
+    s: &ast::CreateType,
+    session: Option<&str>,
+    schema: &Schema,
+) -> CqlResult<DdlOutcome> {
+    let ks_name = resolve_keyspace(&s.name, session)?;
+    let ks = keyspace(schema, &ks_name)?;
+    if ks.user_type(&s.name.name).is_some() {
+        if s.if_not_exists {
+            return Ok(DdlOutcome::none());
+        }
+        return Err(CqlError::invalid(format!(
+            "A user type with name '{}' already exists",
+            s.name.name
+        )));
+    }
+    user_modifiable(&ks_name)?;
+    let mut fields = Vec::with_capacity(s.fields.len());
+    for (name, ty) in &s.fields {
+        if fields.iter().any(|(n, _): &(String, CqlType)| n == name) {
+            return Err(CqlError::invalid(format!(
+                "Duplicate field name {} in type {}",
+                name, s.name.name
+            )));
+        }
+        fields.push((name.clone(), resolve_type(ty, ks)?.freeze()));
+    }
+    let udt = UdtType {
+        keyspace: ks_name.clone(),
+        name: s.name.name.clone(),
+        fields,
+    };
+    let new_ks = ks.with_type(udt);
+    Ok(DdlOutcome::save(
+        new_ks,
+        SchemaChangeKind::Created,
+        SchemaChangeTarget::Type,
+        &s.name.name,
+    ))
+}
+
+fn drop_type(
+    name: &ast::QualifiedName,
+    if_exists: bool,
+    session: Option<&str>,
+    schema: &Schema,
+) -> CqlResult<DdlOutcome> {
+    let ks_name = resolve_keyspace(name, session)?;
+    let ks = keyspace(schema, &ks_name)?;
+    if ks.user_type(&name.name).is_none() {
+        if if_exists {
+            return Ok(DdlOutcome::none());
+        }
+        return Err(CqlError::invalid(format!(
+            "Type '{}.{}' doesn't exist",
+            ks_name, name.name
+        )));
+    }
+    let used = ks.tables.values().any(|t| {
+        t.columns
+            .iter()
+            .any(|c| c.ty.cql_name().contains(&name.name))
+    });
+    if used {
+        return Err(CqlError::invalid(format!(
+            "Cannot drop user type '{}.{}' as it is still used by a table",
+            ks_name, name.name
+        )));
+    }
+    let mut new_ks = ks.as_ref().clone();
+    new_ks.types.remove(&name.name);
+    Ok(DdlOutcome::save(
+        new_ks,
+        SchemaChangeKind::Dropped,
+        SchemaChangeTarget::Type,
+        &name.name,
+    ))
+}

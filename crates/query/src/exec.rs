@@ -1,0 +1,158 @@
+//! What one execution of a statement sees: its bound values, its timestamps and the
+//! consistency level the client asked for.
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+use types::request::{BoundValue, QueryOptions};
+use types::{Consistency, CqlError, CqlResult};
+
+use crate::operand::{Resolved, TimeFn};
+
+/// Per-execution context.
+pub struct ExecContext {
+    values: Vec<BoundValue>,
+    pub consistency: Consistency,
+    pub serial_consistency: Option<Consistency>,
+    pub page_size: Option<i32>,
+    pub paging_state: Option<Bytes>,
+    pub skip_metadata: bool,
+    client_timestamp: Option<i64>,
+    pub now_micros: i64,
+    pub now_seconds: i32,
+}
+
+impl ExecContext {
+    pub fn new(options: &QueryOptions, values: Vec<BoundValue>) -> ExecContext {
+        let now_micros = unique_micros();
+        ExecContext {
+            values,
+            consistency: options.consistency,
+            serial_consistency: options.serial_consistency,
+            page_size: options.page_size.filter(|p| *p > 0),
+            paging_state: options.paging_state.clone(),
+            skip_metadata: options.skip_metadata,
+            client_timestamp: options.timestamp,
+            now_micros,
+            now_seconds: options
+                .now_in_seconds
+                .unwrap_or((now_micros / 1_000_000) as i32),
+        }
+    }
+
+    pub fn bound(&self, index: usize) -> CqlResult<Resolved> {
+        match self.values.get(index) {
+            Some(BoundValue::Set(b)) => Ok(Resolved::Value(b.clone())),
+            Some(BoundValue::Null) => Ok(Resolved::Null),
+            Some(BoundValue::Unset) => Ok(Resolved::Unset),
+            None => Err(CqlError::invalid(format!(
+                "No value has been specified for bind marker {index}"
+            ))),
+        }
+    }
+
+    /// The same context with `ts` as the default write timestamp.
+    pub fn with_timestamp(&self, ts: i64) -> ExecContext {
+        ExecContext {
+            values: self.values.clone(),
+            consistency: self.consistency,
+            serial_consistency: self.serial_consistency,
+            page_size: self.page_size,
+            paging_state: self.paging_state.clone(),
+            skip_metadata: self.skip_metadata,
+            client_timestamp: Some(ts),
+            now_micros: self.now_micros,
+            now_seconds: self.now_seconds,
+        }
+    }
+
+    /// The write timestamp when the statement gives none: the client's, else the server's.
+    pub fn default_timestamp(&self) -> i64 {
+        self.client_timestamp.unwrap_or(self.now_micros)
+    }
+
+    pub fn time_value(&self, f: TimeFn) -> Bytes {
+        let millis = self.now_micros / 1000;
+        match f {
+            TimeFn::TimeUuid => Bytes::copy_from_slice(&timeuuid(self.now_micros)),
+            TimeFn::RandomUuid => Bytes::copy_from_slice(uuid::Uuid::new_v4().as_bytes()),
+            TimeFn::Timestamp => Bytes::copy_from_slice(&millis.to_be_bytes()),
+            TimeFn::Date => {
+                let days = millis.div_euclid(86_400_000) + (1i64 << 31);
+                Bytes::copy_from_slice(&(days as u32).to_be_bytes())
+            }
+            TimeFn::Time => {
+                let nanos = millis.rem_euclid(86_400_000) * 1_000_000;
+                Bytes::copy_from_slice(&nanos.to_be_bytes())
+            }
+        }
+    }
+}
+
+static LAST_MICROS: AtomicI64 = AtomicI64::new(0);
+
+/// Wall-clock microseconds, strictly increasing across calls (Cassandra's server timestamps).
+pub fn unique_micros() -> i64 {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_micros() as i64)
+        .unwrap_or(0);
+    let mut last = LAST_MICROS.load(Ordering::Relaxed);
+    loop {
+        let next = now.max(last + 1);
+        match LAST_MICROS.compare_exchange_weak(last, next, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => return next,
+            Err(seen) => last = seen,
+        }
+    }
+}
+
+static UUID_SEQ: AtomicU64 = AtomicU64::new(0);
+
+/// A version-1 UUID for the given time, unique within this process.
+pub fn timeuuid(micros: i64) -> [u8; 16] {
+    const GREGORIAN_OFFSET: i64 = 0x01B2_1DD2_1381_4000;
+    let seq = UUID_SEQ.fetch_add(1, Ordering::Relaxed);
+    let t = (micros * 10 + GREGORIAN_OFFSET + (seq % 10) as i64) as u64;
+    let mut out = [0u8; 16];
+    out[0..4].copy_from_slice(&((t & 0xffff_ffff) as u32).to_be_bytes());
+    out[4..6].copy_from_slice(&(((t >> 32) & 0xffff) as u16).to_be_bytes());
+    out[6..8].copy_from_slice(&((((t >> 48) & 0x0fff) as u16) | 0x1000).to_be_bytes());
+    let node = node_bits();
+    let clock = ((seq / 10) as u16 & 0x3fff) | 0x8000;
+    out[8..10].copy_from_slice(&clock.to_be_bytes());
+    out[10..16].copy_from_slice(&node[..6]);
+    out
+}
+
+fn node_bits() -> [u8; 8] {
+    static NODE: std::sync::OnceLock<[u8; 8]> = std::sync::OnceLock::new();
+    *NODE.get_or_init(|| {
+        let r = uuid::Uuid::new_v4();
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&r.as_bytes()[..8]);
+        b[0] |= 0x01; // multicast bit: not a real MAC
+        b
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn server_timestamps_strictly_increase() {
+        let a = unique_micros();
+        let b = unique_micros();
+        assert!(b > a);
+    }
+
+    #[test]
+    fn timeuuids_are_version_1_and_distinct() {
+        let a = timeuuid(1_700_000_000_000_000);
+        let b = timeuuid(1_700_000_000_000_000);
+        assert_ne!(a, b);
+        assert_eq!(a[6] >> 4, 1);
+        assert_eq!(a[8] & 0xc0, 0x80);
+    }
+}

@@ -1,0 +1,162 @@
+//! Rows written and read by the node itself, not by a client statement: the schema in
+//! `system_schema`, `system.local`. Rows are maps of column name to value, as the schema
+//! crate produces them.
+use bytes::Bytes;
+use schema::{ColumnKind, Row as ValueRow, TableMetadata};
+use storage::{
+    Cell, ColumnData, DeletionTime, KeyRange, LivenessInfo, Mutation, PartitionUpdate, ReadFilter,
+    Row, Storage,
+};
+use types::{CqlError, CqlResult, CqlType, Value};
+
+use crate::collections;
+use crate::keys::{partition_key, KeyLayout};
+use crate::rows::RowView;
+
+/// A mutation inserting `values` (a full primary key plus any other columns) at `ts`.
+pub fn insert(table: &TableMetadata, values: &ValueRow, ts: i64) -> CqlResult<Mutation> {
+    let layout = KeyLayout::new(std::sync::Arc::new(table.clone()));
+    let pk = key_values(table.partition_key_columns(), values)?;
+    let ck = key_values(table.clustering_columns(), values)?;
+    let mut row = Row::new(layout.clustering(&ck));
+    row.liveness = Some(LivenessInfo::new(ts));
+    let mut static_row = Row::new(Bytes::new());
+    for col in table.columns.iter().filter(|c| !c.kind.is_primary_key()) {
+        let Some(value) = values.get(&col.name) else {
+            continue;
+        };
+        let data = column_data(&col.name, &col.ty, value.as_ref(), ts)?;
+        if col.kind == ColumnKind::Static {
+            static_row.columns.push(data);
+        } else {
+            row.columns.push(data);
+        }
+    }
+    row.columns.sort_by(|a, b| a.name.cmp(&b.name));
+    static_row.columns.sort_by(|a, b| a.name.cmp(&b.name));
+    let mut update = PartitionUpdate::default();
+    if !static_row.columns.is_empty() {
+        update.static_row = Some(static_row);
+    }
+    update.rows.push(row);
+    Ok(Mutation {
+        table: storage::TableId(table.id),
+        key: partition_key(&pk),
+        update,
+    })
+}
+
+/// A mutation deleting the whole partition `key_values` at `ts`.
+pub fn delete_partition(table: &TableMetadata, key: &[Bytes], ts: i64, now: i32) -> Mutation {
+    let update = PartitionUpdate {
+        partition_deletion: DeletionTime::new(ts, now),
+        ..PartitionUpdate::default()
+    };
+    Mutation {
+        table: storage::TableId(table.id),
+        key: partition_key(key),
+        update,
+    }
+}
+
+fn key_values<'a>(
+    cols: impl Iterator<Item = &'a schema::ColumnMetadata>,
+    values: &ValueRow,
+) -> CqlResult<Vec<Bytes>> {
+    cols.map(|c| match values.get(&c.name) {
+        Some(Some(v)) => Ok(v.to_bytes()),
+        _ => Err(CqlError::Server(format!(
+            "internal row lacks key column {}",
+            c.name
+        ))),
+    })
+    .collect()
+}
+
+fn column_data(name: &str, ty: &CqlType, value: Option<&Value>, ts: i64) -> CqlResult<ColumnData> {
+    let name = Bytes::copy_from_slice(name.as_bytes());
+    let now = (ts / 1_000_000) as i32;
+    if !ty.is_multi_cell() {
+        let cell = match value {
+            Some(v) => Cell::live(ts, v.to_bytes()),
+            None => Cell::tombstone(ts, now),
+        };
+        return Ok(ColumnData::simple(name, cell));
+    }
+    let deletion = DeletionTime::new(ts - 1, now);
+    let Some(v) = value else {
+        return Ok(ColumnData::complex(name, deletion, Vec::new()));
+    };
+    let bytes = v.to_bytes();
+    let is_map = matches!(ty, CqlType::Map(..));
+    let items = collections::split(&bytes, is_map)?;
+    let mut cells: Vec<Cell> = match ty {
+        CqlType::Set(_) => items
+            .into_iter()
+            .map(|e| Cell::live(ts, Bytes::new()).with_path(e))
+            .collect(),
+        CqlType::Map(..) => items
+            .chunks(2)
+            .filter(|c| c.len() == 2)
+            .map(|kv| Cell::live(ts, kv[1].clone()).with_path(kv[0].clone()))
+            .collect(),
+        _ => items
+            .into_iter()
+            .map(|v| {
+                Cell::live(ts, v).with_path(Bytes::copy_from_slice(&crate::exec::timeuuid(ts)))
+            })
+            .collect(),
+    };
+    cells.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(ColumnData::complex(name, deletion, cells))
+}
+
+/// Every live row of `table` as a column-name map.
+pub fn read_all(storage: &Storage, table: &TableMetadata, now: i32) -> CqlResult<Vec<ValueRow>> {
+    let partitions = storage
+        .scan(
+            storage::TableId(table.id),
+            &KeyRange::all(),
+            &ReadFilter::all(),
+            now,
+            usize::MAX,
+        )
+        .map_err(|e| CqlError::Server(format!("reading {}.{}: {e}", table.keyspace, table.name)))?;
+    let layout = KeyLayout::new(std::sync::Arc::new(table.clone()));
+    let mut out = Vec::new();
+    for p in &partitions {
+        let pk = layout.split_partition_key(&p.key.key)?;
+        for row in &p.rows {
+            let clustering = layout.decode_clustering(&row.clustering)?;
+            let view = RowView {
+                key: &p.key,
+                pk: &pk,
+                clustering: &clustering,
+                row: Some(row),
+                static_row: p.static_row.as_ref(),
+                now,
+            };
+            out.push(value_row(table, &view)?);
+        }
+    }
+    Ok(out)
+}
+
+fn value_row(table: &TableMetadata, view: &RowView) -> CqlResult<ValueRow> {
+    let mut row = ValueRow::new();
+    for col in &table.columns {
+        let value = match view.value(col) {
+            Some(b) => Some(Value::deserialize(&col.ty, &b).map_err(|e| {
+                CqlError::Server(format!(
+                    "corrupt {}.{}.{}: {e}",
+                    table.keyspace, table.name, col.name
+                ))
+            })?),
+            None => None,
+        };
+        if value.is_some() {
+            row.insert(col.name.clone(), value);
+        }
+    }
+    Ok(row)
+}

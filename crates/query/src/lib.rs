@@ -1,0 +1,25 @@
+//! The query processor: analyses CQL statements against the schema and executes them
+//! through the coordinator (Cassandra's `cql3` package: QueryProcessor, SelectStatement,
+//! ModificationStatement, BatchStatement and the schema statements).
+mod batch;
+mod collections;
+mod ddl;
+mod describe;
+mod exec;
+mod internal;
+mod keys;
+mod local;
+mod modify;
+mod operand;
+mod paging;
+mod processor;
+mod restrictions;
+mod rows;
+mod schema_store;
+mod select;
+mod selection;
+mod slices;
+mod terms;
+
+pub use local::{NodeInfo, RELEASE_VERSION};
+pub use processor::QueryProcessor;

@@ -1,0 +1,776 @@
+//! INSERT, UPDATE and DELETE: analysis into per-column operations and execution into
+//! storage mutations (cells, row markers, tombstones, counter deltas), with Cassandra's
+//! checks and messages.
+use std::sync::Arc;
+
+use bytes::Bytes;
+use cql::ast::{
+    Assignment, Delete, DeleteTarget, Insert, InsertValues, Relation, Update, UsingOption,
+};
+use schema::{ColumnKind, ColumnMetadata, TableMetadata};
+use storage::{
+    Cell, ColumnData, CounterUpdate, DeletionTime, LivenessInfo, Mutation, PartitionKey,
+    PartitionUpdate, RangeTombstone, Row,
+};
+use types::result::ColumnSpec;
+use types::{CqlError, CqlResult, CqlType, NativeType};
+
+use crate::collections;
+use crate::exec::{timeuuid, ExecContext};
+use crate::keys::KeyLayout;
+use crate::operand::{Binder, Operand, Resolved};
+use crate::restrictions::{self, Restrictions, StatementKind, Values};
+use crate::slices;
+use crate::terms;
+
+const MAX_TTL: i64 = 630_720_000;
+
+/// One change to one column.
+#[derive(Clone, Debug)]
+enum Op {
+    Set(ColumnMetadata, Operand),
+    /// Counter increment (negated for `-`), set add, map put, list append.
+    Add(ColumnMetadata, Operand),
+    /// Counter decrement, set/map element removal.
+    Subtract(ColumnMetadata, Operand),
+    /// `m[k] = v`.
+    Put(ColumnMetadata, Operand, Operand),
+    Delete(ColumnMetadata),
+    /// `DELETE m[k]`, `DELETE s[e]`.
+    DeleteElement(ColumnMetadata, Operand),
+}
+
+impl Op {
+    fn column(&self) -> &ColumnMetadata {
+        match self {
+            Op::Set(c, _)
+            | Op::Add(c, _)
+            | Op::Subtract(c, _)
+            | Op::Put(c, _, _)
+            | Op::Delete(c)
+            | Op::DeleteElement(c, _) => c,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Insert,
+    Update,
+    Delete,
+}
+
+/// An analysed INSERT, UPDATE or DELETE.
+#[derive(Debug)]
+pub struct ModifyPlan {
+    pub layout: KeyLayout,
+    kind: Kind,
+    restrictions: Restrictions,
+    ops: Vec<Op>,
+    ttl: Option<Operand>,
+    timestamp: Option<Operand>,
+}
+
+fn spec(table: &TableMetadata, name: &str, ty: CqlType) -> ColumnSpec {
+    ColumnSpec {
+        keyspace: table.keyspace.clone(),
+        table: table.name.clone(),
+        name: name.to_string(),
+        ty,
+    }
+}
+
+fn column(table: &TableMetadata, name: &str) -> CqlResult<ColumnMetadata> {
+    table.column(name).cloned().ok_or_else(|| {
+        CqlError::invalid(format!(
+            "Undefined column name {} in table {}.{}",
+            name, table.keyspace, table.name
+        ))
+    })
+}
+
+fn using(
+    table: &TableMetadata,
+    options: &[UsingOption],
+    binder: &mut Binder,
+) -> CqlResult<(Option<Operand>, Option<Operand>)> {
+    let (mut ttl, mut ts) = (None, None);
+    for o in options {
+        match o {
+            UsingOption::Ttl(t) => {
+                ttl = Some(terms::analyze(
+                    t,
+                    &spec(table, "[ttl]", CqlType::Native(NativeType::Int)),
+                    binder,
+                )?)
+            }
+            UsingOption::Timestamp(t) => {
+                ts = Some(terms::analyze(
+                    t,
+                    &spec(table, "[timestamp]", CqlType::Native(NativeType::Bigint)),
+                    binder,
+                )?)
+            }
+        }
+    }
+    if ts.is_some() && table.is_counter() {
+        return Err(CqlError::invalid(
+            "Cannot provide custom timestamp for counter updates",
+        ));
+    }
+    if ttl.is_some() && table.is_counter() {
+        return Err(CqlError::invalid(
+            "Cannot provide custom TTL for counter updates",
+        ));
+    }
+    Ok((ttl, ts))
+}
+
+impl ModifyPlan {
+    pub fn insert(
+        table: Arc<TableMetadata>,
+        s: &Insert,
+        binder: &mut Binder,
+    ) -> CqlResult<ModifyPlan> {
+        if table.is_counter() {
+            return Err(CqlError::invalid(
+                "INSERT statements are not allowed on counter tables, use UPDATE instead",
+            ));
+        }
+        if s.if_not_exists {
+            return Err(CqlError::invalid(
+                "Conditional updates (IF NOT EXISTS) are not supported yet",
+            ));
+        }
+        let InsertValues::Columns { columns, values } = &s.values else {
+            return Err(CqlError::invalid("INSERT JSON is not supported yet"));
+        };
+        if columns.len() != values.len() {
+            return Err(CqlError::invalid("Unmatched column names/values"));
+        }
+        let (ttl, timestamp) = using(&table, &s.using, binder)?;
+        let mut pk: Vec<Option<Values>> = vec![None; table.partition_key.len()];
+        let mut ck: Vec<Option<Values>> = vec![None; table.clustering.len()];
+        let mut ops = Vec::new();
+        for (name, term) in columns.iter().zip(values) {
+            let col = column(&table, name)?;
+            if ops.iter().any(|o: &Op| o.column().name == col.name)
+                || pk.iter().chain(&ck).flatten().count() > 0 && is_key_set(&table, &col, &pk, &ck)
+            {
+                return Err(CqlError::invalid(format!(
+                    "Multiple definitions found for column {}",
+                    col.name
+                )));
+            }
+            let operand = terms::analyze(term, &spec(&table, &col.name, col.ty.clone()), binder)?;
+            let pos = col.position.max(0) as usize;
+            match col.kind {
+                ColumnKind::PartitionKey => pk[pos] = Some(Values::Eq(operand)),
+                ColumnKind::Clustering => ck[pos] = Some(Values::Eq(operand)),
+                _ => ops.push(Op::Set(col, operand)),
+            }
+        }
+        let missing = |cols: Vec<&ColumnMetadata>, set: &[Option<Values>]| -> Vec<String> {
+            cols.iter()
+                .zip(set)
+                .filter(|(_, v)| v.is_none())
+                .map(|(c, _)| c.name.clone())
+                .collect()
+        };
+        let missing_pk = missing(table.partition_key_columns().collect(), &pk);
+        if !missing_pk.is_empty() {
+            return Err(CqlError::invalid(format!(
+                "Some partition key parts are missing: {}",
+                missing_pk.join(", ")
+            )));
+        }
+        let missing_ck = missing(table.clustering_columns().collect(), &ck);
+        let only_static =
+            !ops.is_empty() && ops.iter().all(|o| o.column().kind == ColumnKind::Static);
+        if !missing_ck.is_empty() && !(only_static && ck.iter().all(Option::is_none)) {
+            return Err(CqlError::invalid(format!(
+                "Some clustering keys are missing: {}",
+                missing_ck.join(", ")
+            )));
+        }
+        let restrictions = Restrictions {
+            partition: restrictions::PartitionSelection::Keys(pk.into_iter().flatten().collect()),
+            clustering_eq: ck.into_iter().flatten().collect(),
+            clustering_slice: None,
+            multi_slice: None,
+            filters: Vec::new(),
+        };
+        Ok(ModifyPlan {
+            layout: KeyLayout::new(table),
+            kind: Kind::Insert,
+            restrictions,
+            ops,
+            ttl,
+            timestamp,
+        })
+    }
+
+    pub fn update(
+        table: Arc<TableMetadata>,
+        s: &Update,
+        binder: &mut Binder,
+    ) -> CqlResult<ModifyPlan> {
+        if s.conditions.is_some() {
+            return Err(CqlError::invalid(
+                "Conditional updates are not supported yet",
+            ));
+        }
+        let (ttl, timestamp) = using(&table, &s.using, binder)?;
+        let mut ops = Vec::with_capacity(s.assignments.len());
+        for a in &s.assignments {
+            ops.push(assignment(&table, a, binder)?);
+        }
+        let only_static = ops.iter().all(|o| o.column().kind == ColumnKind::Static);
+        let restrictions = where_clause(
+            &table,
+            &s.where_clause,
+            StatementKind::Update,
+            only_static,
+            binder,
+        )?;
+        Ok(ModifyPlan {
+            layout: KeyLayout::new(table),
+            kind: Kind::Update,
+            restrictions,
+            ops,
+            ttl,
+            timestamp,
+        })
+    }
+
+    pub fn delete(
+        table: Arc<TableMetadata>,
+        s: &Delete,
+        binder: &mut Binder,
+    ) -> CqlResult<ModifyPlan> {
+        if s.conditions.is_some() {
+            return Err(CqlError::invalid(
+                "Conditional deletions are not supported yet",
+            ));
+        }
+        let timestamp = match &s.using_timestamp {
+            Some(t) => Some(terms::analyze(
+                t,
+                &spec(&table, "[timestamp]", CqlType::Native(NativeType::Bigint)),
+                binder,
+            )?),
+            None => None,
+        };
+        let mut ops = Vec::with_capacity(s.columns.len());
+        for target in &s.columns {
+            ops.push(delete_target(&table, target, binder)?);
+        }
+        let restrictions =
+            restrictions::analyze(&table, &s.where_clause, StatementKind::Delete, binder)?;
+        let partial = restrictions.clustering_eq.len() < table.clustering.len();
+        if !ops.is_empty()
+            && (restrictions.clustering_slice.is_some() || restrictions.multi_slice.is_some())
+        {
+            return Err(CqlError::invalid(
+                "Range deletions are not supported for specific columns",
+            ));
+        }
+        let only_static =
+            !ops.is_empty() && ops.iter().all(|o| o.column().kind == ColumnKind::Static);
+        if !ops.is_empty() && partial && !only_static {
+            let missing: Vec<&str> = table
+                .clustering_columns()
+                .skip(restrictions.clustering_eq.len())
+                .map(|c| c.name.as_str())
+                .collect();
+            return Err(CqlError::invalid(format!(
+                "Some clustering keys are missing: {}",
+                missing.join(", ")
+            )));
+        }
+        Ok(ModifyPlan {
+            layout: KeyLayout::new(table),
+            kind: Kind::Delete,
+            restrictions,
+            ops,
+            ttl: None,
+            timestamp,
+        })
+    }
+
+    pub fn is_counter(&self) -> bool {
+        self.layout.table.is_counter()
+    }
+
+    /// Positions of the partition key's bind markers, for the PREPARED result.
+    pub fn table(&self) -> &Arc<TableMetadata> {
+        &self.layout.table
+    }
+
+    /// The mutations this statement makes.
+    pub fn mutations(&self, ctx: &ExecContext) -> CqlResult<Vec<Mutation>> {
+        let restrictions::PartitionSelection::Keys(cols) = &self.restrictions.partition else {
+            return Err(CqlError::invalid("Missing mandatory PRIMARY KEY part"));
+        };
+        let keys = slices::partition_keys(&self.layout, cols, ctx)?;
+        let timestamp = self.timestamp(ctx)?;
+        let ttl = self.ttl(ctx)?;
+        let update = self.partition_update(ctx, timestamp, ttl)?;
+        Ok(keys
+            .into_iter()
+            .map(|key| Mutation {
+                table: storage::TableId(self.layout.table.id),
+                key,
+                update: update.clone(),
+            })
+            .collect())
+    }
+
+    /// The counter deltas this statement adds, per partition.
+    pub fn counter_updates(
+        &self,
+        ctx: &ExecContext,
+    ) -> CqlResult<Vec<(PartitionKey, Vec<CounterUpdate>)>> {
+        let restrictions::PartitionSelection::Keys(cols) = &self.restrictions.partition else {
+            return Err(CqlError::invalid("Missing mandatory PRIMARY KEY part"));
+        };
+        let keys = slices::partition_keys(&self.layout, cols, ctx)?;
+        let clusterings = self.clusterings(ctx)?;
+        let mut updates = Vec::new();
+        for op in &self.ops {
+            let (col, operand, sign) = match op {
+                Op::Add(c, o) => (c, o, 1i64),
+                Op::Subtract(c, o) => (c, o, -1i64),
+                _ => {
+                    return Err(CqlError::invalid(
+                        "Cannot mix counter and non counter updates",
+                    ))
+                }
+            };
+            let delta = match operand.resolve(ctx)? {
+                Resolved::Value(b) => i64::from_be_bytes(
+                    b.as_ref()
+                        .try_into()
+                        .map_err(|_| CqlError::invalid("Invalid counter delta"))?,
+                ),
+                Resolved::Unset => continue,
+                Resolved::Null => {
+                    return Err(CqlError::invalid(format!(
+                        "Invalid null value for counter increment on {}",
+                        col.name
+                    )))
+                }
+            };
+            let targets: Vec<Option<Bytes>> = if col.kind == ColumnKind::Static {
+                vec![None]
+            } else {
+                clusterings.iter().cloned().map(Some).collect()
+            };
+            for clustering in targets {
+                updates.push(CounterUpdate {
+                    clustering,
+                    column: Bytes::copy_from_slice(col.name.as_bytes()),
+                    delta: delta.wrapping_mul(sign),
+                });
+            }
+        }
+        Ok(keys.into_iter().map(|k| (k, updates.clone())).collect())
+    }
+
+    fn timestamp(&self, ctx: &ExecContext) -> CqlResult<i64> {
+        match &self.timestamp {
+            Some(op) => match op.resolve(ctx)? {
+                Resolved::Value(b) => Ok(i64::from_be_bytes(
+                    b.as_ref()
+                        .try_into()
+                        .map_err(|_| CqlError::invalid("Invalid timestamp"))?,
+                )),
+                Resolved::Null => Err(CqlError::invalid("Invalid null value of timestamp")),
+                Resolved::Unset => Ok(ctx.default_timestamp()),
+            },
+            None => Ok(ctx.default_timestamp()),
+        }
+    }
+
+    fn ttl(&self, ctx: &ExecContext) -> CqlResult<i32> {
+        let default = self.layout.table.options.default_time_to_live;
+        let Some(op) = &self.ttl else {
+            return Ok(default);
+        };
+        let v = match op.resolve(ctx)? {
+            Resolved::Value(b) => i32::from_be_bytes(
+                b.as_ref()
+                    .try_into()
+                    .map_err(|_| CqlError::invalid("Invalid TTL"))?,
+            ) as i64,
+            Resolved::Null => return Err(CqlError::invalid("Invalid null value of TTL")),
+            Resolved::Unset => return Ok(default),
+        };
+        if v < 0 {
+            return Err(CqlError::invalid(format!(
+                "A TTL must be greater or equal to 0, but was {v}"
+            )));
+        }
+        if v > MAX_TTL {
+            return Err(CqlError::invalid(format!(
+                "ttl is too large. requested ({v}) maximum ({MAX_TTL})"
+            )));
+        }
+        Ok(v as i32)
+    }
+
+    fn clusterings(&self, ctx: &ExecContext) -> CqlResult<Vec<Bytes>> {
+        let names: Vec<String> = self
+            .layout
+            .table
+            .clustering_columns()
+            .map(|c| c.name.clone())
+            .collect();
+        let combos = slices::combinations(&self.restrictions.clustering_eq, &names, ctx)?;
+        Ok(combos.iter().map(|c| self.layout.clustering(c)).collect())
+    }
+
+    fn partition_update(&self, ctx: &ExecContext, ts: i64, ttl: i32) -> CqlResult<PartitionUpdate> {
+        let mut update = PartitionUpdate::default();
+        let now = ctx.now_seconds;
+        let full = self.restrictions.clustering_eq.len() == self.layout.clustering_types.len()
+            && self.restrictions.clustering_slice.is_none()
+            && self.restrictions.multi_slice.is_none();
+        if self.kind == Kind::Delete && self.ops.is_empty() {
+            let deletion = DeletionTime::new(ts, now);
+            if self.layout.clustering_types.is_empty() {
+                let mut row = Row::new(self.layout.clustering(&[]));
+                row.deletion = deletion;
+                update.rows.push(row);
+            } else if self.restrictions.clustering_eq.is_empty()
+                && self.restrictions.clustering_slice.is_none()
+                && self.restrictions.multi_slice.is_none()
+            {
+                update.partition_deletion = deletion;
+            } else if full {
+                for c in self.clusterings(ctx)? {
+                    let mut row = Row::new(c);
+                    row.deletion = deletion;
+                    update.rows.push(row);
+                }
+            } else {
+                for (start, end) in
+                    slices::clustering_slices(&self.layout, &self.restrictions, ctx)?
+                {
+                    update.range_tombstones.push(RangeTombstone {
+                        start,
+                        end,
+                        deletion,
+                    });
+                }
+            }
+            return Ok(update);
+        }
+        let (static_ops, row_ops): (Vec<&Op>, Vec<&Op>) = self
+            .ops
+            .iter()
+            .partition(|o| o.column().kind == ColumnKind::Static);
+        if !static_ops.is_empty() {
+            let mut row = Row::new(Bytes::new());
+            for op in static_ops {
+                apply_op(&mut row, op, ctx, ts, ttl)?;
+            }
+            sort_columns(&mut row);
+            update.static_row = Some(row);
+        }
+        if row_ops.is_empty() && self.kind != Kind::Insert {
+            return Ok(update);
+        }
+        if !full {
+            return Ok(update);
+        }
+        for c in self.clusterings(ctx)? {
+            let mut row = Row::new(c);
+            if self.kind == Kind::Insert {
+                row.liveness = Some(if ttl > 0 {
+                    LivenessInfo::expiring(ts, ttl, now)
+                } else {
+                    LivenessInfo::new(ts)
+                });
+            }
+            for op in &row_ops {
+                apply_op(&mut row, op, ctx, ts, ttl)?;
+            }
+            sort_columns(&mut row);
+            update.rows.push(row);
+        }
+        Ok(update)
+    }
+}
+
+fn is_key_set(
+    table: &TableMetadata,
+    col: &ColumnMetadata,
+    pk: &[Option<Values>],
+    ck: &[Option<Values>],
+) -> bool {
+    let pos = col.position.max(0) as usize;
+    let _ = table;
+    match col.kind {
+        ColumnKind::PartitionKey => pk.get(pos).is_some_and(Option::is_some),
+        ColumnKind::Clustering => ck.get(pos).is_some_and(Option::is_some),
+        _ => false,
+    }
+}
+
+fn sort_columns(row: &mut Row) {
+    row.columns.sort_by(|a, b| a.name.cmp(&b.name));
+}
+
+fn where_clause(
+    table: &TableMetadata,
+    relations: &[Relation],
+    kind: StatementKind,
+    only_static: bool,
+    binder: &mut Binder,
+) -> CqlResult<Restrictions> {
+    if only_static && !table.clustering.is_empty() {
+        let touches_clustering = relations.iter().any(|r| matches!(r, Relation::Single { column, .. } if table.column(column).is_some_and(|c| c.kind == ColumnKind::Clustering)));
+        if !touches_clustering {
+            return restrictions::analyze(table, relations, StatementKind::Delete, binder);
+        }
+    }
+    restrictions::analyze(table, relations, kind, binder)
+}
+
+fn assignment(table: &TableMetadata, a: &Assignment, binder: &mut Binder) -> CqlResult<Op> {
+    let name = match a {
+        Assignment::Set(n, _)
+        | Assignment::SetElement(n, _, _)
+        | Assignment::SetField(n, _, _)
+        | Assignment::Add(n, _)
+        | Assignment::Subtract(n, _)
+        | Assignment::Prepend(n, _) => n,
+    };
+    let col = column(table, name)?;
+    if matches!(col.kind, ColumnKind::PartitionKey | ColumnKind::Clustering) {
+        return Err(CqlError::invalid(format!(
+            "PRIMARY KEY part {} found in SET part",
+            col.name
+        )));
+    }
+    let s = spec(table, &col.name, col.ty.clone());
+    match a {
+        Assignment::Set(_, term) => {
+            if col.ty.is_counter() {
+                return Err(CqlError::invalid(format!(
+                    "Cannot set the value of counter column {} (counters can only be incremented/decremented, not set)",
+                    col.name
+                )));
+            }
+            Ok(Op::Set(col.clone(), terms::analyze(term, &s, binder)?))
+        }
+        Assignment::Add(_, term) | Assignment::Subtract(_, term) => {
+            let counter = col.ty.is_counter();
+            if !counter && !col.ty.is_multi_cell() {
+                let sign = if matches!(a, Assignment::Add(..)) {
+                    "+"
+                } else {
+                    "-"
+                };
+                return Err(CqlError::invalid(format!(
+                    "Invalid operation ({} = {} {} ?) for non counter column {}",
+                    col.name, col.name, sign, col.name
+                )));
+            }
+            let operand_spec = if counter {
+                spec(table, &col.name, CqlType::Native(NativeType::Bigint))
+            } else {
+                s
+            };
+            let operand = terms::analyze(term, &operand_spec, binder)?;
+            if matches!(a, Assignment::Add(..)) {
+                Ok(Op::Add(col, operand))
+            } else {
+                Ok(Op::Subtract(col, operand))
+            }
+        }
+        Assignment::SetElement(_, key, value) => {
+            let CqlType::Map(k, v) = col.ty.clone() else {
+                return Err(CqlError::invalid(format!(
+                    "Setting an element by index is only supported on maps for now (column {})",
+                    col.name
+                )));
+            };
+            let key = terms::analyze(key, &spec(table, &format!("key({})", col.name), *k), binder)?;
+            let value = terms::analyze(
+                value,
+                &spec(table, &format!("value({})", col.name), *v),
+                binder,
+            )?;
+            Ok(Op::Put(col, key, value))
+        }
+        Assignment::SetField(..) => Err(CqlError::invalid(
+            "Setting a single field of a user type is not supported yet",
+        )),
+        Assignment::Prepend(..) => Err(CqlError::invalid(
+            "Prepending to a list is not supported yet",
+        )),
+    }
+}
+
+fn delete_target(
+    table: &TableMetadata,
+    target: &DeleteTarget,
+    binder: &mut Binder,
+) -> CqlResult<Op> {
+    let name = match target {
+        DeleteTarget::Column(n) | DeleteTarget::Element(n, _) | DeleteTarget::Field(n, _) => n,
+    };
+    let col = column(table, name)?;
+    if matches!(col.kind, ColumnKind::PartitionKey | ColumnKind::Clustering) {
+        return Err(CqlError::invalid(format!(
+            "Invalid identifier {} for deletion (should not be a PRIMARY KEY part)",
+            col.name
+        )));
+    }
+    match target {
+        DeleteTarget::Column(_) => Ok(Op::Delete(col)),
+        DeleteTarget::Element(_, term) => {
+            let key_ty = match col.ty.clone() {
+                CqlType::Map(k, _) => *k,
+                CqlType::Set(e) => *e,
+                _ => {
+                    return Err(CqlError::invalid(format!(
+                        "Invalid element deletion on column {}",
+                        col.name
+                    )))
+                }
+            };
+            let key = terms::analyze(
+                term,
+                &spec(table, &format!("key({})", col.name), key_ty),
+                binder,
+            )?;
+            Ok(Op::DeleteElement(col, key))
+        }
+        DeleteTarget::Field(..) => Err(CqlError::invalid(
+            "Deleting a single field of a user type is not supported yet",
+        )),
+    }
+}
+
+fn cell(ts: i64, ttl: i32, now: i32, value: Bytes) -> Cell {
+    if ttl > 0 {
+        Cell::expiring(ts, ttl, now, value)
+    } else {
+        Cell::live(ts, value)
+    }
+}
+
+fn name_bytes(col: &ColumnMetadata) -> Bytes {
+    Bytes::copy_from_slice(col.name.as_bytes())
+}
+
+fn apply_op(row: &mut Row, op: &Op, ctx: &ExecContext, ts: i64, ttl: i32) -> CqlResult<()> {
+    let now = ctx.now_seconds;
+    let col = op.column();
+    let name = name_bytes(col);
+    if !col.ty.is_multi_cell() {
+        match op {
+            Op::Set(_, operand) => match operand.resolve(ctx)? {
+                Resolved::Value(b) => row
+                    .columns
+                    .push(ColumnData::simple(name, cell(ts, ttl, now, b))),
+                Resolved::Null => row
+                    .columns
+                    .push(ColumnData::simple(name, Cell::tombstone(ts, now))),
+                Resolved::Unset => {}
+            },
+            Op::Delete(_) => row
+                .columns
+                .push(ColumnData::simple(name, Cell::tombstone(ts, now))),
+            _ => {
+                return Err(CqlError::invalid(format!(
+                    "Invalid operation on column {}",
+                    col.name
+                )))
+            }
+        }
+        return Ok(());
+    }
+    let is_map = matches!(col.ty, CqlType::Map(..));
+    let mut deletion = DeletionTime::LIVE;
+    let mut cells = Vec::new();
+    match op {
+        Op::Set(_, operand) => match operand.resolve(ctx)? {
+            Resolved::Unset => return Ok(()),
+            Resolved::Null => deletion = DeletionTime::new(ts - 1, now),
+            Resolved::Value(b) => {
+                deletion = DeletionTime::new(ts - 1, now);
+                cells = element_cells(&col.ty, &b, is_map, ts, ttl, now)?;
+            }
+        },
+        Op::Add(_, operand) => {
+            if let Resolved::Value(b) = operand.resolve(ctx)? {
+                cells = element_cells(&col.ty, &b, is_map, ts, ttl, now)?;
+            }
+        }
+        Op::Subtract(_, operand) => {
+            if matches!(col.ty, CqlType::List(_)) {
+                return Err(CqlError::invalid(
+                    "Removing list elements by value is not supported yet",
+                ));
+            }
+            if let Resolved::Value(b) = operand.resolve(ctx)? {
+                for e in collections::split(&b, false)? {
+                    cells.push(Cell::tombstone(ts, now).with_path(e));
+                }
+            }
+        }
+        Op::Put(_, key, value) => {
+            let k = key.resolve_required(ctx, &col.name)?;
+            match value.resolve(ctx)? {
+                Resolved::Value(v) => cells.push(cell(ts, ttl, now, v).with_path(k)),
+                Resolved::Null => cells.push(Cell::tombstone(ts, now).with_path(k)),
+                Resolved::Unset => {}
+            }
+        }
+        Op::Delete(_) => deletion = DeletionTime::new(ts, now),
+        Op::DeleteElement(_, key) => {
+            let k = key.resolve_required(ctx, &col.name)?;
+            cells.push(Cell::tombstone(ts, now).with_path(k));
+        }
+    }
+    cells.sort_by(|a, b| a.path.cmp(&b.path));
+    row.columns.push(ColumnData::complex(name, deletion, cells));
+    Ok(())
+}
+
+/// One cell per element of a non-frozen collection value.
+fn element_cells(
+    ty: &CqlType,
+    value: &[u8],
+    is_map: bool,
+    ts: i64,
+    ttl: i32,
+    now: i32,
+) -> CqlResult<Vec<Cell>> {
+    let items = collections::split(value, is_map)?;
+    Ok(match ty {
+        CqlType::List(_) => items
+            .into_iter()
+            .map(|v| cell(ts, ttl, now, v).with_path(Bytes::copy_from_slice(&timeuuid(ts))))
+            .collect(),
+        CqlType::Set(_) => items
+            .into_iter()
+            .map(|e| cell(ts, ttl, now, Bytes::new()).with_path(e))
+            .collect(),
+        _ => items
+            .chunks(2)
+            .filter(|c| c.len() == 2)
+            .map(|kv| cell(ts, ttl, now, kv[1].clone()).with_path(kv[0].clone()))
+            .collect(),
+    })
+}
+
+impl ModifyPlan {
+    pub fn partition(&self) -> Option<&restrictions::PartitionSelection> {
+        Some(&self.restrictions.partition)
+    }
+}

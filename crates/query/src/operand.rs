@@ -1,0 +1,210 @@
+//! Values in a plan: constants folded at prepare time, bind markers filled at execution,
+//! collection literals with markers inside, and the time functions (`now()`, …) evaluated
+//! once per execution.
+use bytes::Bytes;
+use types::error::TypeError;
+use types::request::BoundValue;
+use types::result::ColumnSpec;
+use types::{CqlError, CqlResult, CqlType, NativeType};
+
+use crate::collections;
+use crate::exec::ExecContext;
+
+/// A time function whose value depends on the moment of execution.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum TimeFn {
+    TimeUuid,
+    RandomUuid,
+    Timestamp,
+    Date,
+    Time,
+}
+
+/// A value-producing node of a plan.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Operand {
+    /// A constant; `None` is null.
+    Const(Option<Bytes>),
+    Bind(usize),
+    Time(TimeFn),
+    /// A list, set, map (flattened key, value pairs), tuple or UDT literal with non-constant
+    /// parts. `ty` is the literal's type (sets and maps are sorted by it).
+    Composite {
+        ty: CqlType,
+        parts: Vec<Operand>,
+    },
+    /// `token(a, b)` of partition key values: the Murmur3 token as a bigint.
+    TokenOf(Vec<Operand>),
+}
+
+/// An operand's value at execution.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Resolved {
+    Value(Bytes),
+    Null,
+    Unset,
+}
+
+impl Resolved {
+    pub fn into_option(self) -> Option<Bytes> {
+        match self {
+            Resolved::Value(b) => Some(b),
+            _ => None,
+        }
+    }
+}
+
+impl Operand {
+    pub fn null() -> Operand {
+        Operand::Const(None)
+    }
+
+    pub fn resolve(&self, ctx: &ExecContext) -> CqlResult<Resolved> {
+        match self {
+            Operand::Const(Some(b)) => Ok(Resolved::Value(b.clone())),
+            Operand::Const(None) => Ok(Resolved::Null),
+            Operand::Bind(i) => ctx.bound(*i),
+            Operand::Time(f) => Ok(Resolved::Value(ctx.time_value(*f))),
+            Operand::Composite { ty, parts } => {
+                let mut values = Vec::with_capacity(parts.len());
+                for p in parts {
+                    values.push(p.resolve(ctx)?.into_option());
+                }
+                collections::build(ty, values).map(Resolved::Value)
+            }
+            Operand::TokenOf(parts) => {
+                let mut values = Vec::with_capacity(parts.len());
+                for p in parts {
+                    values.push(p.resolve_required(ctx, "partition key token")?);
+                }
+                let token = crate::keys::partition_key(&values).token;
+                Ok(Resolved::Value(Bytes::copy_from_slice(
+                    &token.to_be_bytes(),
+                )))
+            }
+        }
+    }
+
+    /// The value, refusing null and unset (for keys and other required places).
+    pub fn resolve_required(&self, ctx: &ExecContext, column: &str) -> CqlResult<Bytes> {
+        match self.resolve(ctx)? {
+            Resolved::Value(b) => Ok(b),
+            Resolved::Null => Err(CqlError::invalid(format!(
+                "Invalid null value in condition for column {column}"
+            ))),
+            Resolved::Unset => Err(CqlError::invalid(format!(
+                "Invalid unset value for column {column}"
+            ))),
+        }
+    }
+}
+
+/// Collects the bind-variable specs of a statement while it is analysed.
+#[derive(Default, Debug)]
+pub struct Binder {
+    specs: Vec<Option<ColumnSpec>>,
+    names: Vec<Option<String>>,
+}
+
+impl Binder {
+    pub fn new(count: usize) -> Binder {
+        Binder {
+            specs: vec![None; count],
+            names: vec![None; count],
+        }
+    }
+
+    pub fn bind(&mut self, index: usize, name: Option<&str>, spec: ColumnSpec) -> Operand {
+        if index >= self.specs.len() {
+            self.specs.resize(index + 1, None);
+            self.names.resize(index + 1, None);
+        }
+        let spec = match name {
+            Some(n) => ColumnSpec {
+                name: n.to_string(),
+                ..spec
+            },
+            None => spec,
+        };
+        self.specs[index] = Some(spec);
+        self.names[index] = name.map(str::to_string);
+        Operand::Bind(index)
+    }
+
+    /// The specs in marker order. Markers never reached (impossible for a well-formed
+    /// statement) become blobs so the count still matches.
+    pub fn finish(self) -> BindSpecs {
+        let specs = self
+            .specs
+            .into_iter()
+            .map(|s| {
+                s.unwrap_or_else(|| ColumnSpec {
+                    keyspace: String::new(),
+                    table: String::new(),
+                    name: "?".into(),
+                    ty: CqlType::Native(NativeType::Blob),
+                })
+            })
+            .collect();
+        BindSpecs { specs }
+    }
+}
+
+/// Bind-variable metadata of a prepared statement.
+#[derive(Clone, Debug, Default)]
+pub struct BindSpecs {
+    pub specs: Vec<ColumnSpec>,
+}
+
+impl BindSpecs {
+    /// Orders named values as the markers expect them.
+    pub fn positional(&self, values: types::request::Values) -> CqlResult<Vec<BoundValue>> {
+        use types::request::Values;
+        let values = match values {
+            Values::None => Vec::new(),
+            Values::Positional(v) => v,
+            Values::Named(named) => self.order_named(named)?,
+        };
+        if values.len() != self.specs.len() {
+            return Err(CqlError::invalid(format!(
+                "There were {} markers(?) in CQL but {} bound variables",
+                self.specs.len(),
+                values.len()
+            )));
+        }
+        for (value, spec) in values.iter().zip(&self.specs) {
+            if let BoundValue::Set(bytes) = value {
+                validate_bound(spec, bytes)?;
+            }
+        }
+        Ok(values)
+    }
+
+    fn order_named(&self, named: Vec<(String, BoundValue)>) -> CqlResult<Vec<BoundValue>> {
+        let mut out = Vec::with_capacity(self.specs.len());
+        for spec in &self.specs {
+            let found = named
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case(&spec.name));
+            match found {
+                Some((_, v)) => out.push(v.clone()),
+                None => {
+                    return Err(CqlError::invalid(format!(
+                        "Invalid unset value for column {}",
+                        spec.name
+                    )))
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+fn validate_bound(spec: &ColumnSpec, bytes: &[u8]) -> CqlResult<()> {
+    types::value::Value::validate(&spec.ty, bytes).map_err(|TypeError(reason)| {
+        CqlError::invalid(format!(
+            "Exception while binding column {}: {}",
+            spec.name, reason
+        ))
+    })
+}

@@ -1,0 +1,490 @@
+//! The query processor: parses and analyses statements, caches prepared statements, runs
+//! plans through the coordinator, applies schema changes and announces them.
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+
+use bytes::Bytes;
+use coordinator::Coordinator;
+use cql::ast::Statement;
+use parking_lot::RwLock;
+use ring::ReplicationStrategy;
+use schema::{name_uuid, KeyspaceMetadata, Schema, TableMetadata};
+use tokio::sync::broadcast;
+use types::request::{BatchRequest, QueryOptions};
+use types::result::{ColumnSpec, Outcome, Prepared, QueryResult, SchemaChange};
+use types::{CqlError, CqlResult};
+
+use crate::batch;
+use crate::ddl::{self, DdlOutcome, Effect};
+use crate::describe;
+use crate::exec::{unique_micros, ExecContext};
+use crate::local::{self, NodeInfo};
+use crate::modify::ModifyPlan;
+use crate::operand::{BindSpecs, Binder};
+use crate::restrictions::{PartitionSelection, Values};
+use crate::schema_store;
+use crate::select::SelectPlan;
+
+/// Keyspaces whose tables only the node itself writes.
+const LOCAL_SYSTEM: [&str; 4] = [
+    "system",
+    "system_schema",
+    "system_virtual_schema",
+    "system_views",
+];
+
+/// An analysed statement, ready to run with bound values.
+#[derive(Debug)]
+pub enum Plan {
+    Select(SelectPlan),
+    Modify(ModifyPlan),
+    Batch(batch::BatchPlan),
+    Use(String),
+    Ddl(Statement),
+    Truncate(Arc<TableMetadata>),
+    Describe(cql::ast::Describe),
+}
+
+/// A prepared statement in the cache.
+#[derive(Debug)]
+pub struct PreparedStatement {
+    pub plan: Arc<Plan>,
+    pub binds: BindSpecs,
+    pub keyspace: Option<String>,
+    pub table: Option<String>,
+    pub result: Prepared,
+}
+
+/// The schema and what is derived from it.
+pub struct SchemaState {
+    pub schema: Arc<Schema>,
+    strategies: HashMap<String, Arc<ReplicationStrategy>>,
+}
+
+impl SchemaState {
+    pub fn new(schema: Schema) -> SchemaState {
+        let mut strategies = HashMap::new();
+        for (name, ks) in schema.keyspaces() {
+            let strategy =
+                ReplicationStrategy::from_options(name, &ks.replication, &BTreeSet::new())
+                    .unwrap_or(ReplicationStrategy::Local);
+            strategies.insert(name.clone(), Arc::new(strategy));
+        }
+        SchemaState {
+            schema: Arc::new(schema),
+            strategies,
+        }
+    }
+
+    pub fn strategy(&self, keyspace: &str) -> Arc<ReplicationStrategy> {
+        self.strategies
+            .get(keyspace)
+            .cloned()
+            .unwrap_or_else(|| Arc::new(ReplicationStrategy::Local))
+    }
+}
+
+/// Executes CQL for the transport.
+pub struct QueryProcessor {
+    pub(crate) coordinator: Arc<Coordinator>,
+    state: RwLock<Arc<SchemaState>>,
+    ddl_lock: tokio::sync::Mutex<()>,
+    prepared: RwLock<HashMap<Bytes, Arc<PreparedStatement>>>,
+    events: broadcast::Sender<SchemaChange>,
+    pub(crate) node: NodeInfo,
+}
+
+impl QueryProcessor {
+    /// Opens the node's data: registers the system tables, replays the commit log, loads the
+    /// schema, and records this node in `system.local`.
+    pub async fn start(
+        coordinator: Arc<Coordinator>,
+        node: NodeInfo,
+    ) -> CqlResult<Arc<QueryProcessor>> {
+        let (schema, node) = local::bootstrap(&coordinator, node).await?;
+        let (events, _) = broadcast::channel(256);
+        Ok(Arc::new(QueryProcessor {
+            coordinator,
+            state: RwLock::new(Arc::new(SchemaState::new(schema))),
+            ddl_lock: tokio::sync::Mutex::new(()),
+            prepared: RwLock::new(HashMap::new()),
+            events,
+            node,
+        }))
+    }
+
+    /// Schema changes, for the transport's SCHEMA_CHANGE events.
+    pub fn subscribe(&self) -> broadcast::Receiver<SchemaChange> {
+        self.events.subscribe()
+    }
+
+    pub fn schema(&self) -> Arc<SchemaState> {
+        self.state.read().clone()
+    }
+
+    pub fn node(&self) -> &NodeInfo {
+        &self.node
+    }
+
+    pub async fn query(
+        &self,
+        keyspace: Option<&str>,
+        text: &str,
+        options: QueryOptions,
+    ) -> CqlResult<Outcome> {
+        let (plan, binds) = self.analyze_text(text, keyspace)?;
+        let values = binds.positional(options.values.clone())?;
+        let ctx = ExecContext::new(&options, values);
+        self.run(&plan, keyspace, &ctx).await
+    }
+
+    pub fn prepare(&self, keyspace: Option<&str>, text: &str) -> CqlResult<Outcome> {
+        let id = statement_id(keyspace, text);
+        if let Some(p) = self.prepared.read().get(&id) {
+            return Ok(QueryResult::Prepared(p.result.clone()).into());
+        }
+        let (plan, binds) = self.analyze_text(text, keyspace)?;
+        let result_columns = match &plan {
+            Plan::Select(s) => s.result_specs().to_vec(),
+            _ => Vec::new(),
+        };
+        let (ks, table) = plan_table(&plan);
+        let result = Prepared {
+            id: id.clone(),
+            result_metadata_id: metadata_id(&result_columns),
+            bind_columns: binds.specs.clone(),
+            pk_indexes: pk_indexes(&plan),
+            result_columns,
+        };
+        let stmt = PreparedStatement {
+            plan: Arc::new(plan),
+            binds,
+            keyspace: ks,
+            table,
+            result: result.clone(),
+        };
+        self.prepared.write().insert(id, Arc::new(stmt));
+        Ok(QueryResult::Prepared(result).into())
+    }
+
+    pub async fn execute(
+        &self,
+        id: &[u8],
+        _result_metadata_id: Option<&[u8]>,
+        options: QueryOptions,
+    ) -> CqlResult<Outcome> {
+        let stmt = self.lookup(id)?;
+        let values = stmt.binds.positional(options.values.clone())?;
+        let ctx = ExecContext::new(&options, values);
+        self.run(&stmt.plan, stmt.keyspace.as_deref(), &ctx).await
+    }
+
+    pub async fn batch(&self, keyspace: Option<&str>, request: BatchRequest) -> CqlResult<Outcome> {
+        batch::execute_request(self, keyspace, request).await
+    }
+
+    pub(crate) fn lookup(&self, id: &[u8]) -> CqlResult<Arc<PreparedStatement>> {
+        self.prepared.read().get(id).cloned().ok_or_else(|| CqlError::Unprepared {
+            message: format!(
+                "Prepared query with ID {} not found (either the query was not prepared on this host (maybe the host has been restarted?) or you have prepared too many queries and it has been evicted from the internal cache)",
+                hex(id)
+            ),
+            id: Bytes::copy_from_slice(id),
+        })
+    }
+
+    pub(crate) fn analyze_text(
+        &self,
+        text: &str,
+        keyspace: Option<&str>,
+    ) -> CqlResult<(Plan, BindSpecs)> {
+        let parsed = cql::parse(text).map_err(|e| CqlError::Syntax(e.to_string()))?;
+        let mut binder = Binder::new(parsed.bind_marker_count());
+        let plan = self.analyze(&parsed.statement, keyspace, &mut binder)?;
+        Ok((plan, binder.finish()))
+    }
+
+    pub(crate) fn analyze(
+        &self,
+        stmt: &Statement,
+        keyspace: Option<&str>,
+        binder: &mut Binder,
+    ) -> CqlResult<Plan> {
+        let state = self.schema();
+        Ok(match stmt {
+            Statement::Select(s) => Plan::Select(SelectPlan::analyze(
+                table(&state.schema, &s.table, keyspace)?,
+                s,
+                binder,
+            )?),
+            Statement::Insert(s) => Plan::Modify(ModifyPlan::insert(
+                writable(&state.schema, &s.table, keyspace)?,
+                s,
+                binder,
+            )?),
+            Statement::Update(s) => Plan::Modify(ModifyPlan::update(
+                writable(&state.schema, &s.table, keyspace)?,
+                s,
+                binder,
+            )?),
+            Statement::Delete(s) => Plan::Modify(ModifyPlan::delete(
+                writable(&state.schema, &s.table, keyspace)?,
+                s,
+                binder,
+            )?),
+            Statement::Batch(b) => {
+                Plan::Batch(batch::BatchPlan::analyze(self, b, keyspace, binder)?)
+            }
+            Statement::Use(ks) => Plan::Use(ks.clone()),
+            Statement::Truncate(name) => Plan::Truncate(writable(&state.schema, name, keyspace)?),
+            Statement::Describe(d) => Plan::Describe(d.clone()),
+            Statement::CreateKeyspace(_)
+            | Statement::AlterKeyspace(_)
+            | Statement::DropKeyspace(_)
+            | Statement::CreateTable(_)
+            | Statement::AlterTable(_)
+            | Statement::DropTable(_)
+            | Statement::CreateType(_)
+            | Statement::DropType(_) => Plan::Ddl(stmt.clone()),
+            other => {
+                return Err(CqlError::invalid(format!(
+                    "{} is not supported yet",
+                    statement_name(other)
+                )))
+            }
+        })
+    }
+
+    pub(crate) async fn run(
+        &self,
+        plan: &Plan,
+        keyspace: Option<&str>,
+        ctx: &ExecContext,
+    ) -> CqlResult<Outcome> {
+        let result = match plan {
+            Plan::Select(s) => {
+                let strategy = self.schema().strategy(&s.layout.table.keyspace);
+                QueryResult::Rows(s.execute(ctx, &self.coordinator, &strategy)?)
+            }
+            Plan::Modify(m) => {
+                batch::apply(
+                    self,
+                    std::slice::from_ref(m),
+                    ctx,
+                    cql::ast::BatchKind::Unlogged,
+                    None,
+                )
+                .await?;
+                QueryResult::Void
+            }
+            Plan::Batch(b) => {
+                b.execute(self, ctx).await?;
+                QueryResult::Void
+            }
+            Plan::Use(ks) => {
+                if self.schema().schema.keyspace(ks).is_none() {
+                    return Err(CqlError::invalid(format!("Keyspace '{ks}' does not exist")));
+                }
+                QueryResult::SetKeyspace(ks.clone())
+            }
+            Plan::Ddl(stmt) => return self.apply_ddl(stmt, keyspace).await,
+            Plan::Truncate(t) => {
+                self.coordinator
+                    .storage()
+                    .truncate(storage::TableId(t.id))
+                    .await
+                    .map_err(|e| CqlError::Truncate(format!("Error during truncate: {e}")))?;
+                QueryResult::Void
+            }
+            Plan::Describe(d) => QueryResult::Rows(describe::execute(
+                &self.schema().schema,
+                d,
+                keyspace,
+                ctx,
+                &self.node,
+            )?),
+        };
+        Ok(result.into())
+    }
+
+    async fn apply_ddl(&self, stmt: &Statement, keyspace: Option<&str>) -> CqlResult<Outcome> {
+        let _guard = self.ddl_lock.lock().await;
+        let state = self.schema();
+        let datacenters = BTreeSet::from([self.node.data_center.clone()]);
+        let Some(outcome) = ddl::plan(stmt, keyspace, &state.schema, &datacenters)? else {
+            return Err(CqlError::invalid("not a schema statement"));
+        };
+        let result = match &outcome.change {
+            Some(c) => QueryResult::SchemaChange(c.clone()),
+            None => QueryResult::Void,
+        };
+        self.commit_ddl(&state, outcome).await?;
+        Ok(result.into())
+    }
+
+    async fn commit_ddl(&self, state: &SchemaState, outcome: DdlOutcome) -> CqlResult<()> {
+        let storage = self.coordinator.storage();
+        let system_schema = system_schema(&state.schema)?;
+        let ts = unique_micros();
+        let now = (ts / 1_000_000) as i32;
+        for t in &outcome.created_tables {
+            storage
+                .create_table(storage::TableId(t.id), &t.keyspace, &t.name)
+                .map_err(storage_error)?;
+        }
+        let (schema, mutations) = match outcome.effect {
+            Effect::None => return Ok(()),
+            Effect::Save(ks) => {
+                let m = schema_store::save_keyspace(&system_schema, &ks, ts, now)?;
+                (state.schema.with_keyspace(ks), m)
+            }
+            Effect::DropKeyspace(name) => {
+                let m = schema_store::drop_keyspace(&system_schema, &name, ts, now);
+                (state.schema.without_keyspace(&name), m)
+            }
+        };
+        storage
+            .apply_batch(mutations)
+            .await
+            .map_err(storage_error)?;
+        local::save_schema_version(&self.coordinator, &schema, ts).await?;
+        let change = outcome.change.clone();
+        *self.state.write() = Arc::new(SchemaState::new(schema));
+        if let Some(c) = &change {
+            self.invalidate(c);
+        }
+        for id in &outcome.dropped_tables {
+            storage
+                .drop_table(storage::TableId(*id))
+                .map_err(storage_error)?;
+        }
+        if let Some(c) = change {
+            let _ = self.events.send(c);
+        }
+        Ok(())
+    }
+
+    /// Drops prepared statements on a changed table or keyspace; drivers re-prepare them.
+    fn invalidate(&self, change: &SchemaChange) {
+        self.prepared.write().retain(|_, p| {
+            let same_ks = p.keyspace.as_deref() == Some(change.keyspace.as_str());
+            let same_table =
+                change.name.is_empty() || p.table.as_deref() == Some(change.name.as_str());
+            !(same_ks && same_table)
+        });
+    }
+}
+
+fn storage_error(e: storage::StorageError) -> CqlError {
+    CqlError::Server(format!("storage error: {e}"))
+}
+
+fn system_schema(schema: &Schema) -> CqlResult<Arc<KeyspaceMetadata>> {
+    schema
+        .keyspace("system_schema")
+        .cloned()
+        .ok_or_else(|| CqlError::Server("system_schema keyspace missing".into()))
+}
+
+pub(crate) fn table(
+    schema: &Schema,
+    name: &cql::ast::QualifiedName,
+    session: Option<&str>,
+) -> CqlResult<Arc<TableMetadata>> {
+    let ks = ddl::resolve_keyspace(name, session)?;
+    let keyspace = schema
+        .keyspace(&ks)
+        .ok_or_else(|| CqlError::invalid(format!("keyspace {ks} does not exist")))?;
+    keyspace
+        .table(&name.name)
+        .cloned()
+        .ok_or_else(|| CqlError::invalid(format!("table {} does not exist", name.name)))
+}
+
+fn writable(
+    schema: &Schema,
+    name: &cql::ast::QualifiedName,
+    session: Option<&str>,
+) -> CqlResult<Arc<TableMetadata>> {
+    let t = table(schema, name, session)?;
+    if LOCAL_SYSTEM.contains(&t.keyspace.as_str()) {
+        return Err(CqlError::Unauthorized(format!(
+            "{} keyspace is not user-modifiable.",
+            t.keyspace
+        )));
+    }
+    Ok(t)
+}
+
+fn statement_id(keyspace: Option<&str>, text: &str) -> Bytes {
+    let key = format!("{}{}", keyspace.unwrap_or(""), text);
+    Bytes::copy_from_slice(name_uuid(key.as_bytes()).as_bytes())
+}
+
+fn metadata_id(columns: &[ColumnSpec]) -> Bytes {
+    let mut text = String::new();
+    for c in columns {
+        text.push_str(&format!(
+            "{}.{}.{}:{};",
+            c.keyspace,
+            c.table,
+            c.name,
+            c.ty.cql_name()
+        ));
+    }
+    Bytes::copy_from_slice(name_uuid(text.as_bytes()).as_bytes())
+}
+
+fn plan_table(plan: &Plan) -> (Option<String>, Option<String>) {
+    let t = match plan {
+        Plan::Select(s) => Some(&s.layout.table),
+        Plan::Modify(m) => Some(m.table()),
+        _ => None,
+    };
+    (t.map(|t| t.keyspace.clone()), t.map(|t| t.name.clone()))
+}
+
+/// Positions of the partition key's bind markers, in key order, when each component is a
+/// single `= ?`.
+fn pk_indexes(plan: &Plan) -> Vec<u16> {
+    let selection = match plan {
+        Plan::Select(s) => s.partition(),
+        Plan::Modify(m) => m.partition(),
+        _ => None,
+    };
+    let Some(PartitionSelection::Keys(values)) = selection else {
+        return Vec::new();
+    };
+    let mut out = Vec::with_capacity(values.len());
+    for v in values {
+        match v {
+            Values::Eq(crate::operand::Operand::Bind(i)) => out.push(*i as u16),
+            _ => return Vec::new(),
+        }
+    }
+    out
+}
+
+fn hex(bytes: &[u8]) -> String {
+    let mut s = String::from("0x");
+    for b in bytes {
+        s.push_str(&format!("{b:02x}"));
+    }
+    s
+}
+
+fn statement_name(stmt: &Statement) -> &'static str {
+    match stmt {
+        Statement::CreateIndex(_) | Statement::DropIndex(_) => "Secondary indexes",
+        Statement::CreateMaterializedView(_)
+        | Statement::AlterMaterializedView(_)
+        | Statement::DropMaterializedView(_) => "Materialized views",
+        Statement::CreateTrigger(_) | Statement::DropTrigger(_) => "Triggers",
+        Statement::CreateFunction(_)
+        | Statement::DropFunction(_)
+        | Statement::CreateAggregate(_)
+        | Statement::DropAggregate(_) => "User-defined functions",
+        Statement::AlterType(_) => "ALTER TYPE",
+        _ => "Authentication and authorization",
+    }
+}

@@ -1,0 +1,624 @@
+//! WHERE clauses: which partitions (keys, or a token range), which clustering slices, and
+//! which remaining relations must be checked row by row (ALLOW FILTERING). The checks and
+//! messages follow Cassandra's StatementRestrictions.
+use cql::ast::{Operator, Relation, Term};
+use schema::{ColumnKind, ColumnMetadata, TableMetadata};
+use types::result::ColumnSpec;
+use types::{CqlError, CqlResult, CqlType, NativeType};
+
+use crate::operand::{Binder, Operand};
+use crate::terms;
+
+pub const FILTERING_MESSAGE: &str = "Cannot execute this query as it might involve data filtering and thus may have unpredictable performance. If you want to execute this query despite the performance unpredictability, use ALLOW FILTERING";
+
+/// The values one key column is restricted to.
+#[derive(Clone, Debug)]
+pub enum Values {
+    Eq(Operand),
+    In(Vec<Operand>),
+    /// `IN ?`: one bound list.
+    InList(Operand),
+}
+
+/// A one-sided bound of a slice: the value and whether it is inclusive.
+pub type SliceBound = Option<(Operand, bool)>;
+
+/// `c > x AND c <= y` on one clustering column (or on the token).
+#[derive(Clone, Debug, Default)]
+pub struct Slice {
+    pub start: SliceBound,
+    pub end: SliceBound,
+}
+
+/// `(a, b) > (1, 2)`-style bounds over several clustering columns from the first one.
+#[derive(Clone, Debug, Default)]
+pub struct MultiSlice {
+    pub columns: usize,
+    pub start: Option<(Vec<Operand>, bool)>,
+    pub end: Option<(Vec<Operand>, bool)>,
+}
+
+/// A relation kept for row-by-row evaluation.
+#[derive(Clone, Debug)]
+pub struct Filter {
+    pub column: ColumnMetadata,
+    pub op: Operator,
+    pub value: Operand,
+}
+
+/// Partition selection.
+#[derive(Clone, Debug)]
+pub enum PartitionSelection {
+    /// Every partition key column restricted by `=` or `IN`.
+    Keys(Vec<Values>),
+    /// A token range, or everything when both bounds are absent.
+    Range(Slice),
+}
+
+/// The analysed WHERE clause.
+#[derive(Clone, Debug)]
+pub struct Restrictions {
+    pub partition: PartitionSelection,
+    /// `=`/`IN` on the first clustering columns.
+    pub clustering_eq: Vec<Values>,
+    /// A slice on the clustering column after `clustering_eq`.
+    pub clustering_slice: Option<Slice>,
+    pub multi_slice: Option<MultiSlice>,
+    pub filters: Vec<Filter>,
+}
+
+/// What the statement kind allows (SELECT, UPDATE, DELETE differ).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum StatementKind {
+    Select { allow_filtering: bool },
+    Update,
+    Delete,
+}
+
+#[derive(Default)]
+struct Collected {
+    pk: Vec<Option<Values>>,
+    token: Option<Slice>,
+    eq: Vec<Option<Values>>,
+    slices: Vec<Option<Slice>>,
+    multi: Vec<(Vec<String>, Operator, Term)>,
+    filters: Vec<(ColumnMetadata, Operator, Term)>,
+}
+
+pub fn analyze(
+    table: &TableMetadata,
+    relations: &[Relation],
+    kind: StatementKind,
+    binder: &mut Binder,
+) -> CqlResult<Restrictions> {
+    let mut c = Collected {
+        pk: vec![None; table.partition_key.len()],
+        eq: vec![None; table.clustering.len()],
+        slices: vec![None; table.clustering.len()],
+        ..Collected::default()
+    };
+    for r in relations {
+        collect(table, r, &mut c, binder)?;
+    }
+    let filtering = matches!(
+        kind,
+        StatementKind::Select {
+            allow_filtering: true
+        }
+    );
+    let partition = partition_selection(table, &mut c, kind, filtering)?;
+    let (clustering_eq, clustering_slice) = clustering(table, &mut c, kind, &partition, filtering)?;
+    let multi_slice = multi(table, &mut c, binder)?;
+    let mut filters = Vec::new();
+    for (col, op, term) in c.filters {
+        if !filtering {
+            return Err(filtering_error(kind, &col));
+        }
+        let value = analyze_value(table, &col, op, &term, binder)?;
+        filters.push(Filter {
+            column: col,
+            op,
+            value,
+        });
+    }
+    Ok(Restrictions {
+        partition,
+        clustering_eq,
+        clustering_slice,
+        multi_slice,
+        filters,
+    })
+}
+
+fn filtering_error(kind: StatementKind, col: &ColumnMetadata) -> CqlError {
+    match kind {
+        StatementKind::Select { .. } => CqlError::invalid(FILTERING_MESSAGE),
+        _ => CqlError::invalid(format!(
+            "Non PRIMARY KEY columns found in where clause: {}",
+            col.name
+        )),
+    }
+}
+
+fn spec(table: &TableMetadata, name: &str, ty: CqlType) -> ColumnSpec {
+    ColumnSpec {
+        keyspace: table.keyspace.clone(),
+        table: table.name.clone(),
+        name: name.to_string(),
+        ty,
+    }
+}
+
+fn column<'a>(table: &'a TableMetadata, name: &str) -> CqlResult<&'a ColumnMetadata> {
+    table.column(name).ok_or_else(|| {
+        CqlError::invalid(format!(
+            "Undefined column name {} in table {}.{}",
+            name, table.keyspace, table.name
+        ))
+    })
+}
+
+fn collect(
+    table: &TableMetadata,
+    r: &Relation,
+    c: &mut Collected,
+    binder: &mut Binder,
+) -> CqlResult<()> {
+    match r {
+        Relation::Single {
+            column: name,
+            op,
+            value,
+        } => {
+            let col = column(table, name)?.clone();
+            if matches!(value, Term::Null) {
+                return Err(CqlError::invalid(format!(
+                    "Invalid null value in condition for column {}",
+                    col.name
+                )));
+            }
+            single(table, col, *op, value, c, binder)
+        }
+        Relation::Token { columns, op, value } => token(table, columns, *op, value, c, binder),
+        Relation::MultiColumn { columns, op, value } => {
+            for name in columns {
+                let col = column(table, name)?;
+                if col.kind != ColumnKind::Clustering {
+                    return Err(CqlError::invalid(format!(
+                        "Multi-column relations can only be applied to clustering columns but was applied to: {}",
+                        col.name
+                    )));
+                }
+            }
+            c.multi.push((columns.clone(), *op, value.clone()));
+            Ok(())
+        }
+        Relation::IsNotNull(_) => Err(CqlError::invalid(
+            "IS NOT NULL restrictions are only supported on materialized views",
+        )),
+        Relation::MapElement { column: name, .. }
+        | Relation::CustomIndex {
+            index: cql::ast::QualifiedName { name, .. },
+            ..
+        } => Err(CqlError::invalid(format!(
+            "Restrictions on {name} need a secondary index, which this node does not support yet"
+        ))),
+    }
+}
+
+fn single(
+    table: &TableMetadata,
+    col: ColumnMetadata,
+    op: Operator,
+    value: &Term,
+    c: &mut Collected,
+    binder: &mut Binder,
+) -> CqlResult<()> {
+    let pos = col.position.max(0) as usize;
+    match (col.kind, op) {
+        (ColumnKind::PartitionKey, Operator::Eq | Operator::In) => {
+            let values = key_values(table, &col, op, value, binder)?;
+            set_once(&mut c.pk[pos], values, &col)
+        }
+        (ColumnKind::Clustering, Operator::Eq | Operator::In) => {
+            if c.slices[pos].is_some() {
+                return Err(eq_conflict(&col));
+            }
+            let values = key_values(table, &col, op, value, binder)?;
+            set_once(&mut c.eq[pos], values, &col)
+        }
+        (ColumnKind::Clustering, Operator::Lt | Operator::Lte | Operator::Gt | Operator::Gte) => {
+            if c.eq[pos].is_some() {
+                return Err(eq_conflict(&col));
+            }
+            let operand = terms::analyze(value, &spec(table, &col.name, col.ty.clone()), binder)?;
+            let slice = c.slices[pos].get_or_insert_with(Slice::default);
+            add_bound(slice, op, operand, &col.name)
+        }
+        _ => {
+            c.filters.push((col, op, value.clone()));
+            Ok(())
+        }
+    }
+}
+
+fn eq_conflict(col: &ColumnMetadata) -> CqlError {
+    CqlError::invalid(format!(
+        "{} cannot be restricted by more than one relation if it includes an Equal",
+        col.name
+    ))
+}
+
+fn set_once(slot: &mut Option<Values>, values: Values, col: &ColumnMetadata) -> CqlResult<()> {
+    if slot.is_some() {
+        return Err(eq_conflict(col));
+    }
+    *slot = Some(values);
+    Ok(())
+}
+
+fn add_bound(slice: &mut Slice, op: Operator, operand: Operand, name: &str) -> CqlResult<()> {
+    let (slot, which, inclusive) = match op {
+        Operator::Gt => (&mut slice.start, "start", false),
+        Operator::Gte => (&mut slice.start, "start", true),
+        Operator::Lt => (&mut slice.end, "end", false),
+        _ => (&mut slice.end, "end", true),
+    };
+    if slot.is_some() {
+        return Err(CqlError::invalid(format!(
+            "More than one restriction was found for the {which} bound on {name}"
+        )));
+    }
+    *slot = Some((operand, inclusive));
+    Ok(())
+}
+
+fn key_values(
+    table: &TableMetadata,
+    col: &ColumnMetadata,
+    op: Operator,
+    value: &Term,
+    binder: &mut Binder,
+) -> CqlResult<Values> {
+    let s = spec(table, &col.name, col.ty.clone());
+    if op == Operator::Eq {
+        return terms::analyze(value, &s, binder).map(Values::Eq);
+    }
+    match value {
+        Term::List(items) | Term::Tuple(items) => items
+            .iter()
+            .map(|t| terms::analyze(t, &s, binder))
+            .collect::<CqlResult<Vec<_>>>()
+            .map(Values::In),
+        Term::Bind(m) => {
+            let list = spec(
+                table,
+                &format!("in({})", col.name),
+                CqlType::List(Box::new(col.ty.clone())),
+            );
+            Ok(Values::InList(binder.bind(
+                m.index,
+                m.name.as_deref(),
+                list,
+            )))
+        }
+        _ => Err(CqlError::invalid(format!(
+            "Invalid IN relation on {}",
+            col.name
+        ))),
+    }
+}
+
+fn analyze_value(
+    table: &TableMetadata,
+    col: &ColumnMetadata,
+    op: Operator,
+    term: &Term,
+    binder: &mut Binder,
+) -> CqlResult<Operand> {
+    let ty = match op {
+        Operator::In => CqlType::List(Box::new(col.ty.clone())),
+        Operator::Contains => match col.ty.unfrozen() {
+            CqlType::List(e) | CqlType::Set(e) => e.as_ref().clone(),
+            CqlType::Map(_, v) => v.as_ref().clone(),
+            _ => {
+                return Err(CqlError::invalid(format!(
+                    "Cannot use CONTAINS on non-collection column {}",
+                    col.name
+                )))
+            }
+        },
+        Operator::ContainsKey => match col.ty.unfrozen() {
+            CqlType::Map(k, _) => k.as_ref().clone(),
+            _ => {
+                return Err(CqlError::invalid(format!(
+                    "Cannot use CONTAINS KEY on non-map column {}",
+                    col.name
+                )))
+            }
+        },
+        _ => col.ty.clone(),
+    };
+    let term = match (op, term) {
+        (Operator::In, Term::Tuple(items)) => Term::List(items.clone()),
+        _ => term.clone(),
+    };
+    terms::analyze(&term, &spec(table, &col.name, ty), binder)
+}
+
+fn token(
+    table: &TableMetadata,
+    columns: &[String],
+    op: Operator,
+    value: &Term,
+    c: &mut Collected,
+    binder: &mut Binder,
+) -> CqlResult<()> {
+    let pk: Vec<&str> = table
+        .partition_key_columns()
+        .map(|c| c.name.as_str())
+        .collect();
+    if columns.len() != pk.len() {
+        return Err(CqlError::invalid(
+            "The token() function must be applied to all partition key components or none of them",
+        ));
+    }
+    if columns.iter().zip(&pk).any(|(a, b)| a != b) {
+        return Err(CqlError::invalid(format!(
+            "The token function arguments must be in the partition key order: {}",
+            pk.join(", ")
+        )));
+    }
+    let s = spec(
+        table,
+        "partition key token",
+        CqlType::Native(NativeType::Bigint),
+    );
+    let operand = match value {
+        Term::FunctionCall { name, args } if name.name.eq_ignore_ascii_case("token") => {
+            token_of_args(table, args, binder)?
+        }
+        other => terms::analyze(other, &s, binder)?,
+    };
+    let slice = c.token.get_or_insert_with(Slice::default);
+    match op {
+        Operator::Eq => {
+            if slice.start.is_some() || slice.end.is_some() {
+                return Err(CqlError::invalid("partition key token cannot be restricted by more than one relation if it includes an Equal"));
+            }
+            slice.start = Some((operand.clone(), true));
+            slice.end = Some((operand, true));
+            Ok(())
+        }
+        Operator::Lt | Operator::Lte | Operator::Gt | Operator::Gte => {
+            add_bound(slice, op, operand, "partition key token")
+        }
+        _ => Err(CqlError::invalid(format!(
+            "Unsupported operator {op:?} on token"
+        ))),
+    }
+}
+
+/// `token(?, ?)` on the right-hand side: the token is computed at execution.
+fn token_of_args(table: &TableMetadata, args: &[Term], binder: &mut Binder) -> CqlResult<Operand> {
+    let cols: Vec<&ColumnMetadata> = table.partition_key_columns().collect();
+    if args.len() != cols.len() {
+        return Err(CqlError::invalid(
+            "Invalid number of arguments in call to function system.token",
+        ));
+    }
+    let parts = cols
+        .iter()
+        .zip(args)
+        .map(|(col, t)| terms::analyze(t, &spec(table, &col.name, col.ty.clone()), binder))
+        .collect::<CqlResult<Vec<_>>>()?;
+    Ok(Operand::TokenOf(parts))
+}
+
+fn partition_selection(
+    table: &TableMetadata,
+    c: &mut Collected,
+    kind: StatementKind,
+    filtering: bool,
+) -> CqlResult<PartitionSelection> {
+    let restricted = c.pk.iter().filter(|v| v.is_some()).count();
+    if restricted == c.pk.len() && c.token.is_none() {
+        return Ok(PartitionSelection::Keys(c.pk.drain(..).flatten().collect()));
+    }
+    if !matches!(kind, StatementKind::Select { .. }) {
+        let missing: Vec<&str> = table
+            .partition_key_columns()
+            .zip(&c.pk)
+            .filter(|(_, v)| v.is_none())
+            .map(|(col, _)| col.name.as_str())
+            .collect();
+        return Err(CqlError::invalid(format!(
+            "Some partition key parts are missing: {}",
+            missing.join(", ")
+        )));
+    }
+    if restricted > 0 {
+        if !filtering {
+            return Err(CqlError::invalid(FILTERING_MESSAGE));
+        }
+        return Err(CqlError::invalid(
+            "Filtering on part of a partition key is not supported yet",
+        ));
+    }
+    Ok(PartitionSelection::Range(
+        c.token.take().unwrap_or_default(),
+    ))
+}
+
+type ClusteringParts = (Vec<Values>, Option<Slice>);
+
+fn clustering(
+    table: &TableMetadata,
+    c: &mut Collected,
+    kind: StatementKind,
+    partition: &PartitionSelection,
+    filtering: bool,
+) -> CqlResult<ClusteringParts> {
+    let cols: Vec<&ColumnMetadata> = table.clustering_columns().collect();
+    let mut eq = Vec::new();
+    let mut slice = None;
+    let mut i = 0;
+    while i < cols.len() {
+        if let Some(v) = c.eq[i].take() {
+            eq.push(v);
+        } else if let Some(s) = c.slices[i].take() {
+            slice = Some(s);
+            i += 1;
+            break;
+        } else {
+            break;
+        }
+        i += 1;
+    }
+    let stop = i;
+    for j in stop..cols.len() {
+        if c.eq[j].is_none() && c.slices[j].is_none() {
+            continue;
+        }
+        let single_partition = matches!(partition, PartitionSelection::Keys(_));
+        if !single_partition && matches!(kind, StatementKind::Select { .. }) && !filtering {
+            return Err(CqlError::invalid(FILTERING_MESSAGE));
+        }
+        if filtering {
+            return Err(CqlError::invalid(
+                "Filtering on clustering columns out of primary key order is not supported yet",
+            ));
+        }
+        let prev = cols[j - 1];
+        let msg = if slice.is_some() && j > 0 && stop == j {
+            format!(
+                "Clustering column \"{}\" cannot be restricted (preceding column \"{}\" is restricted by a non-EQ relation)",
+                cols[j].name, cols[stop - 1].name
+            )
+        } else {
+            format!(
+                "PRIMARY KEY column \"{}\" cannot be restricted as preceding column \"{}\" is not restricted",
+                cols[j].name, prev.name
+            )
+        };
+        return Err(CqlError::invalid(msg));
+    }
+    let restricted_any = !eq.is_empty() || slice.is_some();
+    if restricted_any && matches!(kind, StatementKind::Select { .. }) && !filtering {
+        if let PartitionSelection::Range(_) = partition {
+            return Err(CqlError::invalid(FILTERING_MESSAGE));
+        }
+    }
+    check_modification_clustering(&cols, &eq, &slice, kind)?;
+    Ok((eq, slice))
+}
+
+fn check_modification_clustering(
+    cols: &[&ColumnMetadata],
+    eq: &[Values],
+    slice: &Option<Slice>,
+    kind: StatementKind,
+) -> CqlResult<()> {
+    if kind == StatementKind::Update {
+        if slice.is_some() {
+            return Err(CqlError::invalid(
+                "Slice restrictions are not supported on the clustering columns in UPDATE statements",
+            ));
+        }
+        if eq.len() < cols.len() {
+            let missing: Vec<&str> = cols[eq.len()..].iter().map(|c| c.name.as_str()).collect();
+            return Err(CqlError::invalid(format!(
+                "Some clustering keys are missing: {}",
+                missing.join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn multi(
+    table: &TableMetadata,
+    c: &mut Collected,
+    binder: &mut Binder,
+) -> CqlResult<Option<MultiSlice>> {
+    let mut out: Option<MultiSlice> = None;
+    for (names, op, value) in std::mem::take(&mut c.multi) {
+        let operands = multi_operands(table, &names, value, binder)?;
+        let m = out.get_or_insert_with(|| MultiSlice {
+            columns: names.len(),
+            ..MultiSlice::default()
+        });
+        if m.columns != names.len() {
+            return Err(CqlError::invalid(
+                "Multi-column slices must restrict the same columns",
+            ));
+        }
+        let (slot, which, inclusive) = match op {
+            Operator::Gt => (&mut m.start, "start", false),
+            Operator::Gte => (&mut m.start, "start", true),
+            Operator::Lt => (&mut m.end, "end", false),
+            Operator::Lte => (&mut m.end, "end", true),
+            Operator::Eq => {
+                if m.start.is_some() || m.end.is_some() {
+                    return Err(CqlError::invalid(format!("Column \"{}\" cannot be restricted by an equality relation and an inequality relation", names[0])));
+                }
+                m.start = Some((operands.clone(), true));
+                m.end = Some((operands, true));
+                continue;
+            }
+            _ => return Err(CqlError::invalid("Unsupported multi-column relation")),
+        };
+        if slot.is_some() {
+            return Err(CqlError::invalid(format!(
+                "More than one restriction was found for the {which} bound on {}",
+                names.join(", ")
+            )));
+        }
+        *slot = Some((operands, inclusive));
+    }
+    Ok(out)
+}
+
+fn multi_operands(
+    table: &TableMetadata,
+    names: &[String],
+    value: Term,
+    binder: &mut Binder,
+) -> CqlResult<Vec<Operand>> {
+    let cols: Vec<&ColumnMetadata> = table.clustering_columns().collect();
+    for (i, name) in names.iter().enumerate() {
+        if cols.get(i).map(|c| c.name.as_str()) != Some(name.as_str()) {
+            return Err(CqlError::invalid(format!(
+                "Clustering columns must appear in the PRIMARY KEY order in multi-column relations: ({})",
+                names.join(", ")
+            )));
+        }
+    }
+    let reversed: Vec<bool> = cols[..names.len()]
+        .iter()
+        .map(|c| crate::keys::is_reversed(c))
+        .collect();
+    if reversed.iter().any(|r| *r != reversed[0]) {
+        return Err(CqlError::invalid(
+            "Multi-column slices over clustering columns of mixed order are not supported yet",
+        ));
+    }
+    let Term::Tuple(items) = value else {
+        return Err(CqlError::invalid(
+            "Multi-column relations need a tuple of values",
+        ));
+    };
+    if items.len() != names.len() {
+        return Err(CqlError::invalid(format!(
+            "Expected {} elements in value tuple, but got {}: ({})",
+            names.len(),
+            items.len(),
+            names.join(", ")
+        )));
+    }
+    cols[..names.len()]
+        .iter()
+        .zip(&items)
+        .map(|(col, t)| terms::analyze(t, &spec(table, &col.name, col.ty.clone()), binder))
+        .collect()
+}

@@ -1,0 +1,649 @@
+//! SELECT: analysis (restrictions, selection, ordering, limits) and execution with paging,
+//! per-partition limits, DISTINCT, post-query ordering of IN queries, filtering and
+//! aggregates.
+use std::ops::Bound;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use coordinator::Coordinator;
+use cql::ast::{Operator, Order, Select};
+use ring::ReplicationStrategy;
+use schema::{ColumnKind, TableMetadata};
+use storage::{KeyRange, Partition, PartitionKey, PartitionPosition, ReadFilter};
+use types::comparable::compare;
+use types::result::{ColumnSpec, Rows};
+use types::{CqlError, CqlResult, CqlType, NativeType};
+
+use crate::exec::ExecContext;
+use crate::keys::KeyLayout;
+use crate::operand::{Binder, Operand, Resolved};
+use crate::paging::PagingState;
+use crate::restrictions::{self, Filter, PartitionSelection, Restrictions, StatementKind};
+use crate::rows::{Accumulator, RowView};
+use crate::selection::{Selected, Selection};
+use crate::slices;
+
+/// Partitions fetched per storage call in range scans.
+const SCAN_BATCH: usize = 128;
+
+/// An analysed SELECT.
+#[derive(Debug)]
+pub struct SelectPlan {
+    pub layout: KeyLayout,
+    pub selection: Selection,
+    restrictions: Restrictions,
+    reversed: bool,
+    ordered: bool,
+    distinct: bool,
+    limit: Option<Operand>,
+    per_partition_limit: Option<Operand>,
+}
+
+impl SelectPlan {
+    pub fn analyze(
+        table: Arc<TableMetadata>,
+        s: &Select,
+        binder: &mut Binder,
+    ) -> CqlResult<SelectPlan> {
+        if s.json {
+            return Err(CqlError::invalid("SELECT JSON is not supported yet"));
+        }
+        if !s.group_by.is_empty() {
+            return Err(CqlError::invalid("GROUP BY is not supported yet"));
+        }
+        let selection = match &s.selectors {
+            None => Selection::wildcard(&table),
+            Some(sel) => Selection::analyze(&table, sel)?,
+        };
+        let kind = StatementKind::Select {
+            allow_filtering: s.allow_filtering,
+        };
+        let restrictions = restrictions::analyze(&table, &s.where_clause, kind, binder)?;
+        if s.distinct {
+            check_distinct(&table, &selection, &restrictions)?;
+        }
+        let reversed = ordering(&table, s, &restrictions)?;
+        let limit = limit_operand(&table, &s.limit, "[limit]", binder)?;
+        let per_partition_limit = limit_operand(
+            &table,
+            &s.per_partition_limit,
+            "[per_partition_limit]",
+            binder,
+        )?;
+        Ok(SelectPlan {
+            layout: KeyLayout::new(table),
+            selection,
+            restrictions,
+            reversed,
+            ordered: !s.order_by.is_empty(),
+            distinct: s.distinct,
+            limit,
+            per_partition_limit,
+        })
+    }
+
+    pub fn result_specs(&self) -> &[ColumnSpec] {
+        &self.selection.specs
+    }
+
+    pub fn execute(
+        &self,
+        ctx: &ExecContext,
+        coord: &Coordinator,
+        strategy: &ReplicationStrategy,
+    ) -> CqlResult<Rows> {
+        let limit = resolve_limit(&self.limit, ctx)?;
+        let ppl = resolve_limit(&self.per_partition_limit, ctx)?;
+        let filters = self.resolve_filters(ctx)?;
+        let paged = ctx.page_size.is_some() && !self.selection.is_aggregate;
+        let state = match (&ctx.paging_state, paged) {
+            (Some(b), true) => Some(PagingState::decode(b)?),
+            _ => None,
+        };
+        let mut run = Run::new(self, ctx, coord, strategy, filters, ppl);
+        run.remaining = state
+            .as_ref()
+            .map(|s| s.remaining)
+            .or(limit)
+            .unwrap_or(i64::MAX);
+        run.budget = if paged {
+            run.remaining.min(ctx.page_size.unwrap_or(i32::MAX) as i64)
+        } else {
+            run.remaining
+        };
+        if self.post_query_ordering() {
+            if paged {
+                return Err(CqlError::invalid("Cannot page queries with both ORDER BY and a IN restriction on the partition key; you must either remove the ORDER BY or the IN and sort client side, or disable paging for this query"));
+            }
+            run.budget = i64::MAX;
+        }
+        match &self.restrictions.partition {
+            PartitionSelection::Keys(cols) => {
+                let keys = slices::partition_keys(&self.layout, cols, ctx)?;
+                run.read_keys(keys, state.as_ref())?;
+            }
+            PartitionSelection::Range(slice) => {
+                let range = slices::token_range(slice, ctx)?;
+                run.scan(range, state.as_ref())?;
+            }
+        }
+        run.finish(limit)
+    }
+
+    fn post_query_ordering(&self) -> bool {
+        self.ordered
+            && matches!(&self.restrictions.partition, PartitionSelection::Keys(cols)
+                if cols.iter().any(|v| !matches!(v, restrictions::Values::Eq(_))))
+    }
+
+    fn resolve_filters(&self, ctx: &ExecContext) -> CqlResult<Vec<ResolvedFilter>> {
+        self.restrictions
+            .filters
+            .iter()
+            .map(|f| ResolvedFilter::new(f, ctx))
+            .collect()
+    }
+
+    fn read_filter(&self, ctx: &ExecContext) -> CqlResult<ReadFilter> {
+        let slices = if self.distinct {
+            vec![(Bound::Unbounded, Bound::Unbounded)]
+        } else {
+            slices::clustering_slices(&self.layout, &self.restrictions, ctx)?
+        };
+        Ok(ReadFilter {
+            slices,
+            reversed: self.reversed,
+            row_limit: if self.distinct { Some(1) } else { None },
+            include_static: true,
+        })
+    }
+
+    /// Whether a partition with only static data yields a row.
+    fn static_rows_count(&self) -> bool {
+        self.restrictions.clustering_eq.is_empty()
+            && self.restrictions.clustering_slice.is_none()
+            && self.restrictions.multi_slice.is_none()
+    }
+}
+
+fn check_distinct(table: &TableMetadata, sel: &Selection, r: &Restrictions) -> CqlResult<()> {
+    for item in &sel.items {
+        if let Selected::Column(c) = item {
+            if !matches!(c.kind, ColumnKind::PartitionKey | ColumnKind::Static) {
+                return Err(CqlError::invalid(format!(
+                    "SELECT DISTINCT queries must only request partition key columns and/or static columns (not {})",
+                    c.name
+                )));
+            }
+        }
+    }
+    let missing: Vec<&str> = table
+        .partition_key_columns()
+        .filter(|pk| {
+            !sel.items
+                .iter()
+                .any(|i| matches!(i, Selected::Column(c) if c.name == pk.name))
+        })
+        .map(|c| c.name.as_str())
+        .collect();
+    if !sel.is_aggregate && !missing.is_empty() {
+        return Err(CqlError::invalid(format!(
+            "SELECT DISTINCT queries must request all the partition key columns (missing {})",
+            missing.join(", ")
+        )));
+    }
+    if !r.clustering_eq.is_empty() || r.clustering_slice.is_some() || r.multi_slice.is_some() {
+        return Err(CqlError::invalid(
+            "SELECT DISTINCT with WHERE clause only supports restriction by partition key and/or static columns.",
+        ));
+    }
+    Ok(())
+}
+
+/// Validates ORDER BY and returns whether storage must read in reverse.
+fn ordering(table: &TableMetadata, s: &Select, r: &Restrictions) -> CqlResult<bool> {
+    if s.order_by.is_empty() {
+        return Ok(false);
+    }
+    if !matches!(r.partition, PartitionSelection::Keys(_)) {
+        return Err(CqlError::invalid(
+            "ORDER BY is only supported when the partition key is restricted by an EQ or an IN.",
+        ));
+    }
+    let mut reversed = None;
+    for (i, o) in s.order_by.iter().enumerate() {
+        let col = table
+            .column(&o.column)
+            .ok_or_else(|| CqlError::invalid(format!("Undefined column name {}", o.column)))?;
+        if col.kind != ColumnKind::Clustering {
+            return Err(CqlError::invalid(format!(
+                "Order by is currently only supported on the clustered columns of the PRIMARY KEY, got {}",
+                o.column
+            )));
+        }
+        if col.position != i as i32 {
+            return Err(CqlError::invalid(
+                "Order by currently only supports the ordering of columns following their declared order in the PRIMARY KEY",
+            ));
+        }
+        let this = (o.order == Order::Desc) != crate::keys::is_reversed(col);
+        if reversed.is_some_and(|r| r != this) {
+            return Err(CqlError::invalid("Unsupported order by relation"));
+        }
+        reversed = Some(this);
+    }
+    Ok(reversed.unwrap_or(false))
+}
+
+fn limit_operand(
+    table: &TableMetadata,
+    term: &Option<cql::ast::Term>,
+    name: &str,
+    binder: &mut Binder,
+) -> CqlResult<Option<Operand>> {
+    let Some(term) = term else { return Ok(None) };
+    let spec = ColumnSpec {
+        keyspace: table.keyspace.clone(),
+        table: table.name.clone(),
+        name: name.to_string(),
+        ty: CqlType::Native(NativeType::Int),
+    };
+    crate::terms::analyze(term, &spec, binder).map(Some)
+}
+
+fn resolve_limit(op: &Option<Operand>, ctx: &ExecContext) -> CqlResult<Option<i64>> {
+    let Some(op) = op else { return Ok(None) };
+    match op.resolve(ctx)? {
+        Resolved::Value(b) => {
+            let v = i32::from_be_bytes(
+                b.as_ref()
+                    .try_into()
+                    .map_err(|_| CqlError::invalid("Invalid limit value"))?,
+            );
+            if v <= 0 {
+                return Err(CqlError::invalid("LIMIT must be strictly positive"));
+            }
+            Ok(Some(v as i64))
+        }
+        Resolved::Null => Err(CqlError::invalid("Invalid null value of limit")),
+        Resolved::Unset => Ok(None),
+    }
+}
+
+/// A filter with its value resolved once per execution.
+struct ResolvedFilter {
+    column: schema::ColumnMetadata,
+    op: Operator,
+    value: Bytes,
+}
+
+impl ResolvedFilter {
+    fn new(f: &Filter, ctx: &ExecContext) -> CqlResult<ResolvedFilter> {
+        Ok(ResolvedFilter {
+            column: f.column.clone(),
+            op: f.op,
+            value: f.value.resolve_required(ctx, &f.column.name)?,
+        })
+    }
+
+    fn matches(&self, view: &RowView) -> bool {
+        let Some(actual) = view.value(&self.column) else {
+            return false;
+        };
+        let ty = &self.column.ty;
+        let cmp = || compare(ty, &actual, &self.value);
+        match self.op {
+            Operator::Eq => cmp().is_eq(),
+            Operator::Neq => !cmp().is_eq(),
+            Operator::Lt => cmp().is_lt(),
+            Operator::Lte => cmp().is_le(),
+            Operator::Gt => cmp().is_gt(),
+            Operator::Gte => cmp().is_ge(),
+            Operator::In => crate::collections::split(&self.value, false)
+                .map(|vs| vs.iter().any(|v| compare(ty, &actual, v).is_eq()))
+                .unwrap_or(false),
+            Operator::Contains | Operator::ContainsKey => {
+                contains(ty, &actual, &self.value, self.op)
+            }
+            Operator::Like => false,
+        }
+    }
+}
+
+fn contains(ty: &CqlType, collection: &[u8], needle: &[u8], op: Operator) -> bool {
+    let (is_map, elem) = match ty.unfrozen() {
+        CqlType::Map(k, v) => (true, if op == Operator::ContainsKey { k } else { v }),
+        CqlType::List(e) | CqlType::Set(e) => (false, e),
+        _ => return false,
+    };
+    let Ok(items) = crate::collections::split(collection, is_map) else {
+        return false;
+    };
+    let picked: Vec<&Bytes> = if is_map {
+        let offset = if op == Operator::ContainsKey { 0 } else { 1 };
+        items.iter().skip(offset).step_by(2).collect()
+    } else {
+        items.iter().collect()
+    };
+    picked.iter().any(|v| compare(elem, v, needle).is_eq())
+}
+
+/// The state of one execution.
+struct Run<'a> {
+    plan: &'a SelectPlan,
+    ctx: &'a ExecContext,
+    coord: &'a Coordinator,
+    strategy: &'a ReplicationStrategy,
+    filters: Vec<ResolvedFilter>,
+    per_partition: Option<i64>,
+    rows: Rows,
+    /// Rows (with their clustering) kept for post-query ordering.
+    held: Vec<(Bytes, Vec<Option<Bytes>>)>,
+    accumulators: Vec<Accumulator>,
+    aggregate_first: Option<Vec<Option<Bytes>>>,
+    count: i64,
+    budget: i64,
+    remaining: i64,
+    last: Option<(PartitionKey, Option<Bytes>, i64)>,
+}
+
+impl<'a> Run<'a> {
+    fn new(
+        plan: &'a SelectPlan,
+        ctx: &'a ExecContext,
+        coord: &'a Coordinator,
+        strategy: &'a ReplicationStrategy,
+        filters: Vec<ResolvedFilter>,
+        per_partition: Option<i64>,
+    ) -> Run<'a> {
+        let mut rows = Rows::new(plan.selection.specs.clone());
+        rows.skip_metadata = ctx.skip_metadata;
+        Run {
+            plan,
+            ctx,
+            coord,
+            strategy,
+            filters,
+            per_partition,
+            rows,
+            held: Vec::new(),
+            accumulators: vec![Accumulator::new(); plan.selection.items.len()],
+            aggregate_first: None,
+            count: 0,
+            budget: i64::MAX,
+            remaining: i64::MAX,
+            last: None,
+        }
+    }
+
+    fn full(&self) -> bool {
+        self.count >= self.budget
+    }
+
+    fn read_keys(&mut self, keys: Vec<PartitionKey>, state: Option<&PagingState>) -> CqlResult<()> {
+        let base = self.plan.read_filter(self.ctx)?;
+        let table = storage::TableId(self.plan.layout.table.id);
+        for key in keys {
+            let Some(filter) = self.resume_filter(&base, &key, state) else {
+                continue;
+            };
+            let found = self.coord.read(
+                self.strategy,
+                table,
+                &key,
+                &filter.0,
+                self.ctx.consistency,
+                self.ctx.now_seconds,
+            )?;
+            if let Some(p) = found {
+                self.partition(&p, filter.1)?;
+            }
+            if self.full() {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// The filter for `key` given the paging state, and the rows already returned from it;
+    /// `None` when the key was fully returned by earlier pages.
+    fn resume_filter(
+        &self,
+        base: &ReadFilter,
+        key: &PartitionKey,
+        state: Option<&PagingState>,
+    ) -> Option<(ReadFilter, i64)> {
+        let Some(s) = state else {
+            return Some((base.clone(), 0));
+        };
+        let paged = PartitionKey {
+            token: ring::murmur3_token(&s.partition_key),
+            key: s.partition_key.clone(),
+        };
+        if *key < paged {
+            return None;
+        }
+        if *key > paged {
+            return Some((base.clone(), 0));
+        }
+        let last = s.last_clustering.clone()?;
+        let mut f = base.clone();
+        f.include_static = false;
+        f.slices = f
+            .slices
+            .into_iter()
+            .filter_map(|sl| after(sl, &last, self.plan.reversed))
+            .collect();
+        Some((f, s.in_partition))
+    }
+
+    fn scan(&mut self, mut range: KeyRange, state: Option<&PagingState>) -> CqlResult<()> {
+        let base = self.plan.read_filter(self.ctx)?;
+        let table = storage::TableId(self.plan.layout.table.id);
+        if let Some(s) = state {
+            let key = PartitionKey {
+                token: ring::murmur3_token(&s.partition_key),
+                key: s.partition_key.clone(),
+            };
+            if let Some((filter, done)) = self.resume_filter(&base, &key, state) {
+                if let Some(p) = self.coord.read(
+                    self.strategy,
+                    table,
+                    &key,
+                    &filter,
+                    self.ctx.consistency,
+                    self.ctx.now_seconds,
+                )? {
+                    self.partition(&p, done)?;
+                }
+            }
+            range.start = Bound::Excluded(PartitionPosition::Key(key));
+        }
+        while !self.full() {
+            let batch = self.coord.scan(
+                self.strategy,
+                table,
+                &range,
+                &base,
+                self.ctx.consistency,
+                self.ctx.now_seconds,
+                SCAN_BATCH,
+            )?;
+            let n = batch.len();
+            for p in &batch {
+                self.partition(p, 0)?;
+                if self.full() {
+                    return Ok(());
+                }
+            }
+            match batch.last() {
+                Some(p) if n == SCAN_BATCH => {
+                    range.start = Bound::Excluded(PartitionPosition::Key(p.key.clone()))
+                }
+                _ => break,
+            }
+        }
+        Ok(())
+    }
+
+    fn partition(&mut self, p: &Partition, already: i64) -> CqlResult<()> {
+        let layout = &self.plan.layout;
+        let pk = layout.split_partition_key(&p.key.key)?;
+        let mut in_partition = already;
+        let cap = self.per_partition.unwrap_or(i64::MAX);
+        if p.rows.is_empty() || self.plan.distinct {
+            let static_live = p.static_row.as_ref().is_some_and(|r| !r.columns.is_empty());
+            let counts = self.plan.distinct || (static_live && self.plan.static_rows_count());
+            if counts && in_partition < cap {
+                let view = RowView {
+                    key: &p.key,
+                    pk: &pk,
+                    clustering: &[],
+                    row: None,
+                    static_row: p.static_row.as_ref(),
+                    now: self.ctx.now_seconds,
+                };
+                if self.emit(&view, Bytes::new()) {
+                    in_partition += 1;
+                }
+            }
+            self.last = Some((p.key.clone(), None, in_partition));
+            return Ok(());
+        }
+        for row in &p.rows {
+            if in_partition >= cap || self.full() {
+                break;
+            }
+            let clustering = layout.decode_clustering(&row.clustering)?;
+            let view = RowView {
+                key: &p.key,
+                pk: &pk,
+                clustering: &clustering,
+                row: Some(row),
+                static_row: p.static_row.as_ref(),
+                now: self.ctx.now_seconds,
+            };
+            if self.emit(&view, row.clustering.clone()) {
+                in_partition += 1;
+                self.last = Some((p.key.clone(), Some(row.clustering.clone()), in_partition));
+            }
+        }
+        if in_partition >= cap || !self.full() {
+            self.last = Some((p.key.clone(), None, in_partition));
+        }
+        Ok(())
+    }
+
+    /// Emits a row if it passes the filters; returns whether it did.
+    fn emit(&mut self, view: &RowView, clustering: Bytes) -> bool {
+        if !self.filters.iter().all(|f| f.matches(view)) {
+            return false;
+        }
+        self.count += 1;
+        let items = &self.plan.selection.items;
+        if self.plan.selection.is_aggregate {
+            for (item, acc) in items.iter().zip(self.accumulators.iter_mut()) {
+                if let Selected::Aggregate(a) = item {
+                    acc.add(a, view);
+                }
+            }
+            if self.aggregate_first.is_none() {
+                self.aggregate_first = Some(items.iter().map(|i| view.evaluate(i)).collect());
+            }
+            return true;
+        }
+        let values: Vec<Option<Bytes>> = items.iter().map(|i| view.evaluate(i)).collect();
+        if self.plan.post_query_ordering() {
+            self.held.push((clustering, values));
+        } else {
+            for v in &values {
+                self.rows.push_value(v.as_deref());
+            }
+            self.rows.end_row();
+        }
+        true
+    }
+
+    fn finish(mut self, limit: Option<i64>) -> CqlResult<Rows> {
+        if self.plan.selection.is_aggregate {
+            let first = self
+                .aggregate_first
+                .take()
+                .unwrap_or_else(|| vec![None; self.accumulators.len()]);
+            for (i, item) in self.plan.selection.items.iter().enumerate() {
+                let v = match item {
+                    Selected::Aggregate(a) => self.accumulators[i].result(a),
+                    _ => first[i].clone(),
+                };
+                self.rows.push_value(v.as_deref());
+            }
+            self.rows.end_row();
+            return Ok(self.rows);
+        }
+        if self.plan.post_query_ordering() {
+            let mut held = std::mem::take(&mut self.held);
+            held.sort_by(|a, b| a.0.cmp(&b.0));
+            if self.plan.reversed {
+                held.reverse();
+            }
+            for (_, values) in held.into_iter().take(limit.unwrap_or(i64::MAX) as usize) {
+                for v in &values {
+                    self.rows.push_value(v.as_deref());
+                }
+                self.rows.end_row();
+            }
+            return Ok(self.rows);
+        }
+        if self.full() && self.remaining > self.count {
+            if let Some((key, clustering, in_partition)) = self.last.take() {
+                let state = PagingState {
+                    partition_key: key.key,
+                    last_clustering: clustering,
+                    remaining: self.remaining - self.count,
+                    in_partition,
+                };
+                self.rows.paging_state = Some(state.encode());
+            }
+        }
+        Ok(self.rows)
+    }
+}
+
+/// The part of a slice after `last` in read order.
+fn after(
+    slice: (Bound<Bytes>, Bound<Bytes>),
+    last: &Bytes,
+    reversed: bool,
+) -> Option<(Bound<Bytes>, Bound<Bytes>)> {
+    let (start, end) = slice;
+    let (start, end) = if reversed {
+        (start, tighter_end(end, last))
+    } else {
+        (tighter_start(start, last), end)
+    };
+    if storage::filter::slice_is_empty(&start, &end) {
+        None
+    } else {
+        Some((start, end))
+    }
+}
+
+fn tighter_start(start: Bound<Bytes>, last: &Bytes) -> Bound<Bytes> {
+    match &start {
+        Bound::Included(s) | Bound::Excluded(s) if s > last => start,
+        _ => Bound::Excluded(last.clone()),
+    }
+}
+
+fn tighter_end(end: Bound<Bytes>, last: &Bytes) -> Bound<Bytes> {
+    match &end {
+        Bound::Included(e) | Bound::Excluded(e) if e < last => end,
+        _ => Bound::Excluded(last.clone()),
+    }
+}
+
+impl SelectPlan {
+    pub fn partition(&self) -> Option<&PartitionSelection> {
+        Some(&self.restrictions.partition)
+    }
+}

@@ -1,0 +1,251 @@
+//! The SELECT clause: which values each result row carries (columns, WRITETIME, TTL, token,
+//! literals) or which aggregate it computes (COUNT, MIN, MAX, SUM, AVG), with Cassandra's
+//! result column names.
+use cql::ast::{Selector, SelectorExpr, Term};
+use schema::{ColumnKind, ColumnMetadata, TableMetadata};
+use types::result::ColumnSpec;
+use types::{CqlError, CqlResult, CqlType, NativeType};
+
+/// One output value, per row.
+#[derive(Clone, Debug)]
+pub enum Selected {
+    Column(ColumnMetadata),
+    WriteTime(ColumnMetadata),
+    Ttl(ColumnMetadata),
+    Token,
+    Aggregate(Aggregate),
+}
+
+/// Aggregate functions over all selected rows.
+#[derive(Clone, Debug)]
+pub enum Aggregate {
+    CountRows,
+    Count(Box<Selected>),
+    Min(Box<Selected>, CqlType),
+    Max(Box<Selected>, CqlType),
+    Sum(Box<Selected>, CqlType),
+    Avg(Box<Selected>, CqlType),
+}
+
+/// The analysed selection.
+#[derive(Clone, Debug)]
+pub struct Selection {
+    pub items: Vec<Selected>,
+    pub specs: Vec<ColumnSpec>,
+    pub is_aggregate: bool,
+}
+
+impl Selection {
+    pub fn wildcard(table: &TableMetadata) -> Selection {
+        let cols = select_order(table);
+        let specs = cols
+            .iter()
+            .map(|c| spec(table, &c.name, c.ty.clone()))
+            .collect();
+        Selection {
+            items: cols.into_iter().map(Selected::Column).collect(),
+            specs,
+            is_aggregate: false,
+        }
+    }
+
+    pub fn analyze(table: &TableMetadata, selectors: &[Selector]) -> CqlResult<Selection> {
+        let mut items = Vec::with_capacity(selectors.len());
+        let mut specs = Vec::with_capacity(selectors.len());
+        for s in selectors {
+            let (item, name, ty) = selector(table, &s.expr)?;
+            specs.push(spec(table, s.alias.as_deref().unwrap_or(&name), ty));
+            items.push(item);
+        }
+        let aggregates = items
+            .iter()
+            .filter(|i| matches!(i, Selected::Aggregate(_)))
+            .count();
+        Ok(Selection {
+            is_aggregate: aggregates > 0,
+            items,
+            specs,
+        })
+    }
+}
+
+/// Cassandra's `SELECT *` order: partition key, clustering, then static and regular
+/// columns, each group by name.
+pub fn select_order(table: &TableMetadata) -> Vec<ColumnMetadata> {
+    let mut out: Vec<ColumnMetadata> = table.partition_key_columns().cloned().collect();
+    out.extend(table.clustering_columns().cloned());
+    let mut statics: Vec<ColumnMetadata> = table.static_columns().cloned().collect();
+    statics.sort_by(|a, b| a.name.cmp(&b.name));
+    let mut regulars: Vec<ColumnMetadata> = table.regular_columns().cloned().collect();
+    regulars.sort_by(|a, b| a.name.cmp(&b.name));
+    out.extend(statics);
+    out.extend(regulars);
+    out
+}
+
+fn spec(table: &TableMetadata, name: &str, ty: CqlType) -> ColumnSpec {
+    ColumnSpec {
+        keyspace: table.keyspace.clone(),
+        table: table.name.clone(),
+        name: name.to_string(),
+        ty,
+    }
+}
+
+fn column(table: &TableMetadata, name: &str) -> CqlResult<ColumnMetadata> {
+    table.column(name).cloned().ok_or_else(|| {
+        CqlError::invalid(format!(
+            "Undefined column name {} in table {}.{}",
+            name, table.keyspace, table.name
+        ))
+    })
+}
+
+fn native(n: NativeType) -> CqlType {
+    CqlType::Native(n)
+}
+
+type Analysed = (Selected, String, CqlType);
+
+fn selector(table: &TableMetadata, expr: &SelectorExpr) -> CqlResult<Analysed> {
+    match expr {
+        SelectorExpr::Column(name) => {
+            let c = column(table, name)?;
+            let ty = c.ty.clone();
+            Ok((Selected::Column(c), name.clone(), ty))
+        }
+        SelectorExpr::WriteTime(inner) => {
+            cell_function(table, inner, "writetime", native(NativeType::Bigint))
+        }
+        SelectorExpr::Ttl(inner) => cell_function(table, inner, "ttl", native(NativeType::Int)),
+        SelectorExpr::CountRows => Ok((
+            Selected::Aggregate(Aggregate::CountRows),
+            "count".into(),
+            native(NativeType::Bigint),
+        )),
+        SelectorExpr::Term(Term::Literal(lit)) => Err(CqlError::invalid(format!(
+            "Cannot infer type for term {} in selection clause (try using a cast to force a type)",
+            lit.text
+        ))),
+        SelectorExpr::FunctionCall { name, args } => function(table, &name.name, args),
+        other => Err(CqlError::invalid(format!(
+            "Selector {other:?} is not supported yet"
+        ))),
+    }
+}
+
+fn cell_function(
+    table: &TableMetadata,
+    inner: &SelectorExpr,
+    fname: &str,
+    ty: CqlType,
+) -> CqlResult<Analysed> {
+    let SelectorExpr::Column(name) = inner else {
+        return Err(CqlError::invalid(format!("Invalid argument to {fname}")));
+    };
+    let c = column(table, name)?;
+    if matches!(c.kind, ColumnKind::PartitionKey | ColumnKind::Clustering) {
+        return Err(CqlError::invalid(format!(
+            "Cannot use selection function {fname} on PRIMARY KEY part {name}"
+        )));
+    }
+    if c.ty.is_multi_cell() {
+        return Err(CqlError::invalid(format!(
+            "Cannot use selection function {fname} on non-frozen collection {name}"
+        )));
+    }
+    let out = format!("{fname}({name})");
+    let item = if fname == "ttl" {
+        Selected::Ttl(c)
+    } else {
+        Selected::WriteTime(c)
+    };
+    Ok((item, out, ty))
+}
+
+fn function(table: &TableMetadata, name: &str, args: &[SelectorExpr]) -> CqlResult<Analysed> {
+    let lower = name.to_ascii_lowercase();
+    if lower == "token" {
+        return token(table, args);
+    }
+    if !matches!(lower.as_str(), "count" | "min" | "max" | "sum" | "avg") {
+        return Err(CqlError::invalid(format!("Unknown function '{name}'")));
+    }
+    let [arg] = args else {
+        return Err(CqlError::invalid(format!(
+            "Invalid number of arguments in call to function system.{lower}: 1 required but {} provided",
+            args.len()
+        )));
+    };
+    if lower == "count" {
+        if let SelectorExpr::Term(Term::Literal(_)) = arg {
+            return Ok((
+                Selected::Aggregate(Aggregate::CountRows),
+                "count".into(),
+                native(NativeType::Bigint),
+            ));
+        }
+    }
+    let (inner, inner_name, ty) = selector(table, arg)?;
+    let out = format!("system.{lower}({inner_name})");
+    let boxed = Box::new(inner);
+    let (agg, result_ty) = match lower.as_str() {
+        "count" => (Aggregate::Count(boxed), native(NativeType::Bigint)),
+        "min" => (Aggregate::Min(boxed, ty.clone()), ty),
+        "max" => (Aggregate::Max(boxed, ty.clone()), ty),
+        "sum" => {
+            check_numeric(&ty, &lower)?;
+            (Aggregate::Sum(boxed, ty.clone()), ty)
+        }
+        _ => {
+            check_numeric(&ty, &lower)?;
+            (Aggregate::Avg(boxed, ty.clone()), ty)
+        }
+    };
+    Ok((Selected::Aggregate(agg), out, result_ty))
+}
+
+fn check_numeric(ty: &CqlType, fname: &str) -> CqlResult<()> {
+    match ty {
+        CqlType::Native(
+            NativeType::Tinyint
+            | NativeType::Smallint
+            | NativeType::Int
+            | NativeType::Bigint
+            | NativeType::Counter
+            | NativeType::Float
+            | NativeType::Double,
+        ) => Ok(()),
+        _ => Err(CqlError::invalid(format!(
+            "Invalid call to function {fname}, none of its type signatures match (type {})",
+            ty.cql_name()
+        ))),
+    }
+}
+
+fn token(table: &TableMetadata, args: &[SelectorExpr]) -> CqlResult<Analysed> {
+    let pk: Vec<&str> = table
+        .partition_key_columns()
+        .map(|c| c.name.as_str())
+        .collect();
+    let names: Vec<&str> = args
+        .iter()
+        .map(|a| match a {
+            SelectorExpr::Column(n) => Ok(n.as_str()),
+            _ => Err(CqlError::invalid(
+                "token() only accepts partition key columns",
+            )),
+        })
+        .collect::<CqlResult<_>>()?;
+    if names != pk {
+        return Err(CqlError::invalid(format!(
+            "Type error in call to function system.token: expected the partition key columns ({})",
+            pk.join(", ")
+        )));
+    }
+    Ok((
+        Selected::Token,
+        format!("system.token({})", names.join(", ")),
+        native(NativeType::Bigint),
+    ))
+}

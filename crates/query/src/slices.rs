@@ -1,0 +1,246 @@
+//! Turns analysed restrictions into what storage reads: partition keys (the cartesian
+//! product of `=`/`IN` values), token ranges, and clustering slices in byte-comparable form.
+use std::ops::Bound;
+
+use bytes::Bytes;
+use storage::{KeyRange, PartitionKey, PartitionPosition};
+use types::comparable::BoundKind;
+use types::{CqlError, CqlResult};
+
+use crate::collections;
+use crate::exec::ExecContext;
+use crate::keys::KeyLayout;
+use crate::operand::{Operand, Resolved};
+use crate::restrictions::{MultiSlice, Restrictions, Slice, Values};
+
+/// A clustering slice in storage order.
+pub type ByteSlice = (Bound<Bytes>, Bound<Bytes>);
+
+/// Resolves each column's values; `IN` gives several, and an empty `IN` none.
+fn resolve_values(values: &Values, ctx: &ExecContext, column: &str) -> CqlResult<Vec<Bytes>> {
+    match values {
+        Values::Eq(op) => Ok(vec![op.resolve_required(ctx, column)?]),
+        Values::In(ops) => ops
+            .iter()
+            .map(|o| o.resolve_required(ctx, column))
+            .collect(),
+        Values::InList(op) => match op.resolve(ctx)? {
+            Resolved::Value(list) => collections::split(&list, false),
+            _ => Err(CqlError::invalid(format!(
+                "Invalid null value for IN restriction on column {column}"
+            ))),
+        },
+    }
+}
+
+/// The cartesian product of per-column values, in column order.
+pub fn combinations(
+    columns: &[Values],
+    names: &[String],
+    ctx: &ExecContext,
+) -> CqlResult<Vec<Vec<Bytes>>> {
+    let mut out: Vec<Vec<Bytes>> = vec![Vec::new()];
+    for (values, name) in columns.iter().zip(names) {
+        let resolved = resolve_values(values, ctx, name)?;
+        let mut next = Vec::with_capacity(out.len() * resolved.len());
+        for prefix in &out {
+            for v in &resolved {
+                let mut p = prefix.clone();
+                p.push(v.clone());
+                next.push(p);
+            }
+        }
+        out = next;
+    }
+    Ok(out)
+}
+
+/// The partition keys selected by `=`/`IN`, deduplicated, in token order.
+pub fn partition_keys(
+    layout: &KeyLayout,
+    columns: &[Values],
+    ctx: &ExecContext,
+) -> CqlResult<Vec<PartitionKey>> {
+    let names: Vec<String> = layout
+        .table
+        .partition_key_columns()
+        .map(|c| c.name.clone())
+        .collect();
+    let mut keys: Vec<PartitionKey> = combinations(columns, &names, ctx)?
+        .iter()
+        .map(|c| layout.partition_key(c))
+        .collect();
+    keys.sort();
+    keys.dedup();
+    Ok(keys)
+}
+
+/// A token range from `token(...)` bounds (unbounded sides read everything).
+pub fn token_range(slice: &Slice, ctx: &ExecContext) -> CqlResult<KeyRange> {
+    let bound = |b: &Option<(Operand, bool)>| -> CqlResult<Bound<PartitionPosition>> {
+        Ok(match b {
+            None => Bound::Unbounded,
+            Some((op, inclusive)) => {
+                let bytes = op.resolve_required(ctx, "partition key token")?;
+                let token = bigint(&bytes)?;
+                let pos = PartitionPosition::Token(token);
+                if *inclusive {
+                    Bound::Included(pos)
+                } else {
+                    Bound::Excluded(pos)
+                }
+            }
+        })
+    };
+    Ok(KeyRange {
+        start: bound(&slice.start)?,
+        end: bound(&slice.end)?,
+    })
+}
+
+fn bigint(bytes: &[u8]) -> CqlResult<i64> {
+    let arr: [u8; 8] = bytes
+        .try_into()
+        .map_err(|_| CqlError::invalid("Invalid token value: expected 8 bytes"))?;
+    Ok(i64::from_be_bytes(arr))
+}
+
+/// Clustering slices in ascending byte order (storage order).
+pub fn clustering_slices(
+    layout: &KeyLayout,
+    r: &Restrictions,
+    ctx: &ExecContext,
+) -> CqlResult<Vec<ByteSlice>> {
+    if let Some(multi) = &r.multi_slice {
+        return multi_slices(layout, multi, ctx);
+    }
+    let names: Vec<String> = layout
+        .table
+        .clustering_columns()
+        .map(|c| c.name.clone())
+        .collect();
+    let mut prefixes = combinations(&r.clustering_eq, &names, ctx)?;
+    let mut slices = Vec::with_capacity(prefixes.len());
+    let slice_col = r.clustering_eq.len();
+    for prefix in prefixes.drain(..) {
+        let s = match &r.clustering_slice {
+            Some(slice) => column_slice(layout, prefix, slice_col, slice, ctx)?,
+            None => whole_prefix(layout, &prefix),
+        };
+        slices.push(s);
+    }
+    slices.sort_by(|a, b| start_key(&a.0).cmp(start_key(&b.0)));
+    slices.dedup();
+    Ok(slices)
+}
+
+fn start_key(b: &Bound<Bytes>) -> &[u8] {
+    match b {
+        Bound::Included(k) | Bound::Excluded(k) => k,
+        Bound::Unbounded => &[],
+    }
+}
+
+fn whole_prefix(layout: &KeyLayout, prefix: &[Bytes]) -> ByteSlice {
+    if prefix.is_empty() {
+        return (Bound::Unbounded, Bound::Unbounded);
+    }
+    (
+        Bound::Included(layout.bound(prefix, BoundKind::Before)),
+        Bound::Included(layout.bound(prefix, BoundKind::After)),
+    )
+}
+
+fn column_slice(
+    layout: &KeyLayout,
+    prefix: Vec<Bytes>,
+    column: usize,
+    slice: &Slice,
+    ctx: &ExecContext,
+) -> CqlResult<ByteSlice> {
+    let reversed = layout
+        .clustering_types
+        .get(column)
+        .map(|t| t.1)
+        .unwrap_or(false);
+    let name = layout
+        .table
+        .clustering_columns()
+        .nth(column)
+        .map(|c| c.name.clone())
+        .unwrap_or_default();
+    let with_value = |b: &Option<(Operand, bool)>| -> CqlResult<Option<(Vec<Bytes>, bool)>> {
+        Ok(match b {
+            Some((op, inclusive)) => {
+                let mut key = prefix.clone();
+                key.push(op.resolve_required(ctx, &name)?);
+                Some((key, *inclusive))
+            }
+            None => None,
+        })
+    };
+    let lower = with_value(&slice.start)?;
+    let upper = with_value(&slice.end)?;
+    Ok(bounded(layout, &prefix, lower, upper, reversed))
+}
+
+/// A slice within `prefix` from natural-order bounds. A bound is a storage start when it is
+/// a lower bound of an ascending column or an upper bound of a descending one; a start
+/// sorts Before its value's rows when inclusive and After them when not, an end the reverse.
+fn bounded(
+    layout: &KeyLayout,
+    prefix: &[Bytes],
+    lower: Option<(Vec<Bytes>, bool)>,
+    upper: Option<(Vec<Bytes>, bool)>,
+    reversed: bool,
+) -> ByteSlice {
+    let (mut start, mut end) = whole_prefix(layout, prefix);
+    for (bound, is_lower) in [(lower, true), (upper, false)] {
+        if let Some((key, inclusive)) = bound {
+            let as_start = is_lower != reversed;
+            let kind = if as_start == inclusive {
+                BoundKind::Before
+            } else {
+                BoundKind::After
+            };
+            let b = Bound::Included(layout.bound(&key, kind));
+            if as_start {
+                start = b;
+            } else {
+                end = b;
+            }
+        }
+    }
+    (start, end)
+}
+
+fn multi_slices(
+    layout: &KeyLayout,
+    m: &MultiSlice,
+    ctx: &ExecContext,
+) -> CqlResult<Vec<ByteSlice>> {
+    let reversed = layout
+        .clustering_types
+        .first()
+        .map(|t| t.1)
+        .unwrap_or(false);
+    let resolve = |b: &Option<(Vec<Operand>, bool)>| -> CqlResult<Option<(Vec<Bytes>, bool)>> {
+        Ok(match b {
+            Some((ops, inclusive)) => Some((
+                ops.iter()
+                    .map(|o| o.resolve_required(ctx, "clustering"))
+                    .collect::<CqlResult<Vec<_>>>()?,
+                *inclusive,
+            )),
+            None => None,
+        })
+    };
+    let _ = m.columns;
+    Ok(vec![bounded(
+        layout,
+        &[],
+        resolve(&m.start)?,
+        resolve(&m.end)?,
+        reversed,
+    )])
+}

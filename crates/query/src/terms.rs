@@ -1,0 +1,251 @@
+//! Statement terms (literals, markers, collection literals, functions) analysed against the
+//! column that receives them, giving plan operands and bind-variable specs.
+use bytes::Bytes;
+use cql::ast::{Literal, LiteralKind as AstKind, Term};
+use types::literal::{parse_literal, LiteralKind};
+use types::result::ColumnSpec;
+use types::{CqlError, CqlResult, CqlType, NativeType};
+
+use crate::operand::{Binder, Operand, TimeFn};
+
+/// Analyses `term` as a value for `receiver`.
+pub fn analyze(term: &Term, receiver: &ColumnSpec, binder: &mut Binder) -> CqlResult<Operand> {
+    match term {
+        Term::Null => Ok(Operand::null()),
+        Term::Bind(m) => Ok(binder.bind(m.index, m.name.as_deref(), receiver.clone())),
+        Term::Literal(lit) => literal(lit, receiver).map(|b| Operand::Const(Some(b))),
+        Term::Negated(inner) => match inner.as_ref() {
+            Term::Literal(lit) if matches!(lit.kind, AstKind::Integer | AstKind::Float) => {
+                let negated = Literal {
+                    kind: lit.kind,
+                    text: format!("-{}", lit.text),
+                };
+                literal(&negated, receiver).map(|b| Operand::Const(Some(b)))
+            }
+            _ => Err(unsupported(term, receiver)),
+        },
+        Term::TypeCast { term, .. } => analyze(term, receiver, binder),
+        Term::List(items) | Term::Set(items) => sequence(term, items, receiver, binder),
+        Term::Map(pairs) => map(pairs, receiver, binder),
+        Term::Tuple(items) => tuple(items, receiver, binder),
+        Term::UserTypeLiteral(fields) => udt(fields, receiver, binder),
+        Term::FunctionCall { name, args } if args.is_empty() => time_function(&name.name, receiver),
+        _ => Err(unsupported(term, receiver)),
+    }
+}
+
+fn literal(lit: &Literal, receiver: &ColumnSpec) -> CqlResult<Bytes> {
+    let kind = literal_kind(lit.kind);
+    let invalid = || {
+        CqlError::invalid(format!(
+            "Invalid {} constant ({}) for \"{}\" of type {}",
+            kind_name(lit.kind),
+            lit.text,
+            receiver.name,
+            receiver.ty.cql_name()
+        ))
+    };
+    let target = match &receiver.ty {
+        CqlType::Native(_) => &receiver.ty,
+        _ => return Err(invalid()),
+    };
+    parse_literal(target, kind, &lit.text)
+        .map(|v| v.to_bytes())
+        .map_err(|_| invalid())
+}
+
+fn literal_kind(kind: AstKind) -> LiteralKind {
+    match kind {
+        AstKind::String => LiteralKind::String,
+        AstKind::Integer => LiteralKind::Integer,
+        AstKind::Float => LiteralKind::Float,
+        AstKind::Boolean => LiteralKind::Boolean,
+        AstKind::Uuid => LiteralKind::Uuid,
+        AstKind::Hex => LiteralKind::Hex,
+        AstKind::Duration => LiteralKind::Duration,
+    }
+}
+
+fn kind_name(kind: AstKind) -> &'static str {
+    match kind {
+        AstKind::String => "STRING",
+        AstKind::Integer => "INTEGER",
+        AstKind::Float => "FLOAT",
+        AstKind::Boolean => "BOOLEAN",
+        AstKind::Uuid => "UUID",
+        AstKind::Hex => "HEX",
+        AstKind::Duration => "DURATION",
+    }
+}
+
+fn element_spec(receiver: &ColumnSpec, ty: &CqlType, what: &str) -> ColumnSpec {
+    ColumnSpec {
+        name: format!("{}({})", what, receiver.name),
+        ty: ty.clone(),
+        ..receiver.clone()
+    }
+}
+
+fn sequence(
+    term: &Term,
+    items: &[Term],
+    receiver: &ColumnSpec,
+    binder: &mut Binder,
+) -> CqlResult<Operand> {
+    let elem = match (receiver.ty.unfrozen(), term) {
+        (CqlType::List(e), Term::List(_)) | (CqlType::Set(e), Term::Set(_)) => e.as_ref().clone(),
+        (CqlType::Set(e), Term::List(_)) => e.as_ref().clone(),
+        (CqlType::Vector(e, n), Term::List(_)) => {
+            if items.len() != *n as usize {
+                return Err(CqlError::invalid(format!(
+                    "Invalid vector literal for {}: expected {} elements, got {}",
+                    receiver.name,
+                    n,
+                    items.len()
+                )));
+            }
+            e.as_ref().clone()
+        }
+        (CqlType::Map(..), Term::Set(items)) if items.is_empty() => {
+            return composite(receiver, Vec::new())
+        }
+        _ => return Err(unsupported(term, receiver)),
+    };
+    let spec = element_spec(receiver, &elem, "value");
+    let parts = items
+        .iter()
+        .map(|t| analyze(t, &spec, binder))
+        .collect::<CqlResult<Vec<_>>>()?;
+    composite(receiver, parts)
+}
+
+fn map(pairs: &[(Term, Term)], receiver: &ColumnSpec, binder: &mut Binder) -> CqlResult<Operand> {
+    let (k, v) = match receiver.ty.unfrozen() {
+        CqlType::Map(k, v) => (k.as_ref().clone(), v.as_ref().clone()),
+        CqlType::Udt(_) => return Err(unsupported(&Term::Map(pairs.to_vec()), receiver)),
+        _ => return Err(unsupported(&Term::Map(pairs.to_vec()), receiver)),
+    };
+    let (kspec, vspec) = (
+        element_spec(receiver, &k, "key"),
+        element_spec(receiver, &v, "value"),
+    );
+    let mut parts = Vec::with_capacity(pairs.len() * 2);
+    for (kt, vt) in pairs {
+        parts.push(analyze(kt, &kspec, binder)?);
+        parts.push(analyze(vt, &vspec, binder)?);
+    }
+    composite(receiver, parts)
+}
+
+fn tuple(items: &[Term], receiver: &ColumnSpec, binder: &mut Binder) -> CqlResult<Operand> {
+    let types = match receiver.ty.unfrozen() {
+        CqlType::Tuple(t) => t.clone(),
+        _ => return Err(unsupported(&Term::Tuple(items.to_vec()), receiver)),
+    };
+    if items.len() > types.len() {
+        return Err(CqlError::invalid(format!(
+            "Invalid tuple literal for {}: too many elements. Type {} expects {} but got {}",
+            receiver.name,
+            receiver.ty.cql_name(),
+            types.len(),
+            items.len()
+        )));
+    }
+    let mut parts = Vec::with_capacity(types.len());
+    for (i, ty) in types.iter().enumerate() {
+        let spec = element_spec(receiver, ty, &format!("{}", i));
+        parts.push(match items.get(i) {
+            Some(t) => analyze(t, &spec, binder)?,
+            None => Operand::null(),
+        });
+    }
+    composite(receiver, parts)
+}
+
+fn udt(
+    fields: &[(String, Term)],
+    receiver: &ColumnSpec,
+    binder: &mut Binder,
+) -> CqlResult<Operand> {
+    let udt = match receiver.ty.unfrozen() {
+        CqlType::Udt(u) => u.clone(),
+        _ => {
+            return Err(unsupported(
+                &Term::UserTypeLiteral(fields.to_vec()),
+                receiver,
+            ))
+        }
+    };
+    for (name, _) in fields {
+        if !udt.fields.iter().any(|(f, _)| f == name) {
+            return Err(CqlError::invalid(format!(
+                "Unknown field '{}' in value of user defined type {}",
+                name, udt.name
+            )));
+        }
+    }
+    let mut parts = Vec::with_capacity(udt.fields.len());
+    for (fname, fty) in &udt.fields {
+        let spec = element_spec(receiver, fty, fname);
+        parts.push(match fields.iter().find(|(n, _)| n == fname) {
+            Some((_, t)) => analyze(t, &spec, binder)?,
+            None => Operand::null(),
+        });
+    }
+    composite(receiver, parts)
+}
+
+/// Folds a composite whose parts are all constant into one constant.
+fn composite(receiver: &ColumnSpec, parts: Vec<Operand>) -> CqlResult<Operand> {
+    if parts.iter().all(|p| matches!(p, Operand::Const(_))) {
+        let values = parts
+            .into_iter()
+            .map(|p| match p {
+                Operand::Const(v) => v,
+                _ => None,
+            })
+            .collect();
+        return crate::collections::build(&receiver.ty, values).map(|b| Operand::Const(Some(b)));
+    }
+    Ok(Operand::Composite {
+        ty: receiver.ty.clone(),
+        parts,
+    })
+}
+
+fn time_function(name: &str, receiver: &ColumnSpec) -> CqlResult<Operand> {
+    let (f, ty) = match name.to_ascii_lowercase().as_str() {
+        "now" | "currenttimeuuid" => (TimeFn::TimeUuid, NativeType::Timeuuid),
+        "uuid" => (TimeFn::RandomUuid, NativeType::Uuid),
+        "currenttimestamp" => (TimeFn::Timestamp, NativeType::Timestamp),
+        "currentdate" => (TimeFn::Date, NativeType::Date),
+        "currenttime" => (TimeFn::Time, NativeType::Time),
+        _ => return Err(CqlError::invalid(format!("Unknown function '{name}'"))),
+    };
+    let accepts = match (&receiver.ty, ty) {
+        (CqlType::Native(t), NativeType::Timeuuid) => {
+            matches!(t, NativeType::Timeuuid | NativeType::Uuid)
+        }
+        (CqlType::Native(t), want) => *t == want,
+        _ => false,
+    };
+    if !accepts {
+        return Err(CqlError::invalid(format!(
+            "Type error: cannot assign result of function system.{} (type {}) to {} (type {})",
+            name.to_ascii_lowercase(),
+            CqlType::Native(ty).cql_name(),
+            receiver.name,
+            receiver.ty.cql_name()
+        )));
+    }
+    Ok(Operand::Time(f))
+}
+
+fn unsupported(term: &Term, receiver: &ColumnSpec) -> CqlError {
+    CqlError::invalid(format!(
+        "Invalid value {:?} for \"{}\" of type {}",
+        term,
+        receiver.name,
+        receiver.ty.cql_name()
+    ))
+}

@@ -1,0 +1,28 @@
+"""Fixtures: a running helenus node and driver sessions (protocol v4 and v5)."""
+import pytest
+from cassandra.cluster import Cluster
+from cassandra.policies import RoundRobinPolicy
+
+from helenus_node import Node
+
+
+@pytest.fixture(scope="module")
+def node():
+    n = Node().start()
+    yield n
+    n.cleanup()
+
+
+def connect(node, protocol_version=5, **kw):
+    cluster = Cluster(
+        [node.addr], port=node.port, protocol_version=protocol_version,
+        load_balancing_policy=RoundRobinPolicy(), connect_timeout=10, **kw,
+    )
+    return cluster, cluster.connect()
+
+
+@pytest.fixture(scope="module", params=[4, 5], ids=["v4", "v5"])
+def session(request, node):
+    cluster, sess = connect(node, protocol_version=request.param)
+    yield sess
+    cluster.shutdown()
