@@ -189,3 +189,4 @@ fn timeuuid(text: &str) -> Result<Uuid, TypeError> {
 
 #[cfg(test)]
 mod tests;
+
