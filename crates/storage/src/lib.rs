@@ -2,10 +2,12 @@
 //! engine trait and the commit log, tied together by [`Storage`].
 
 pub mod commitlog;
+pub mod compaction;
 pub mod engine;
 pub mod error;
 pub mod filter;
 pub mod model;
+pub mod sstable;
 
 mod codec;
 mod counter;

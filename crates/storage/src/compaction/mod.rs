@@ -1,0 +1,1 @@
+//! Compaction: strategies that choose what to merge (size-tiered, leveled, time-window, unified) and the task that merges.
