@@ -35,3 +35,31 @@ pub fn validate_for_read(cl: Consistency) -> CqlResult<()> {
         _ => Ok(()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn block_for_follows_cassandra() {
+        let rf3 = ReplicationStrategy::Simple { rf: 3 };
+        assert_eq!(block_for(&rf3, Consistency::One, "dc1"), 1);
+        assert_eq!(block_for(&rf3, Consistency::Quorum, "dc1"), 2);
+        assert_eq!(block_for(&rf3, Consistency::All, "dc1"), 3);
+        assert_eq!(block_for(&rf3, Consistency::LocalQuorum, "dc1"), 2);
+        let nts = ReplicationStrategy::NetworkTopology {
+            dc_rf: BTreeMap::from([("dc1".to_string(), 3), ("dc2".to_string(), 5)]),
+        };
+        assert_eq!(block_for(&nts, Consistency::Quorum, "dc1"), 5);
+        assert_eq!(block_for(&nts, Consistency::LocalQuorum, "dc2"), 3);
+        assert_eq!(block_for(&nts, Consistency::EachQuorum, "dc1"), 5);
+    }
+
+    #[test]
+    fn level_checks_match_cassandra() {
+        assert!(validate_for_read(Consistency::Any).is_err());
+        assert!(validate_for_write(Consistency::Serial).is_err());
+        assert!(validate_for_write(Consistency::Any).is_ok());
+    }
+}

@@ -4,8 +4,10 @@
 //! ring whose only replica is local storage; remote replicas plug in here.
 mod consistency;
 
+use std::future::Future;
 use std::net::IpAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use parking_lot::RwLock;
 use ring::{Endpoint, ReplicationStrategy, Token, TokenMetadata};
@@ -17,16 +19,33 @@ use types::{Consistency, CqlError, CqlResult};
 
 pub use consistency::{block_for, validate_for_read, validate_for_write};
 
+/// How long the coordinator waits for replicas (Cassandra's `*_request_timeout`).
+#[derive(Clone, Copy, Debug)]
+pub struct Timeouts {
+    pub write: Duration,
+    pub counter_write: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts {
+            write: Duration::from_millis(2000),
+            counter_write: Duration::from_millis(5000),
+        }
+    }
+}
+
 /// Routes reads and writes to replicas and enforces consistency levels.
 pub struct Coordinator {
     storage: Arc<Storage>,
     ring: RwLock<TokenMetadata>,
     local: Endpoint,
+    timeouts: Timeouts,
 }
 
 impl Coordinator {
     /// A coordinator for a ring that so far holds only this node.
-    pub fn new(storage: Arc<Storage>, local: Endpoint) -> Coordinator {
+    pub fn new(storage: Arc<Storage>, local: Endpoint, timeouts: Timeouts) -> Coordinator {
         let mut ring = TokenMetadata::new();
         ring.add_endpoint(local.clone(), Vec::new());
         ring.set_local(local.addr);
@@ -34,6 +53,7 @@ impl Coordinator {
             storage,
             ring: RwLock::new(ring),
             local,
+            timeouts,
         }
     }
 
@@ -139,10 +159,9 @@ impl Coordinator {
         }
         validate_for_write(cl)?;
         self.check_live(strategy, key.token, cl)?;
-        self.storage
-            .apply_counter(table, key, updates, timestamp)
-            .await
-            .map_err(write_error)
+        let block_for = block_for(strategy, cl, &self.local.datacenter);
+        let write = self.storage.apply_counter(table, key, updates, timestamp);
+        bounded(write, self.timeouts.counter_write, cl, block_for, "COUNTER").await
     }
 
     /// Reads one partition.
@@ -185,6 +204,26 @@ impl Coordinator {
     }
 }
 
+/// Runs a local write, answering WriteTimeout when it outlasts `timeout`.
+async fn bounded(
+    write: impl Future<Output = storage::Result<()>>,
+    timeout: Duration,
+    cl: Consistency,
+    block_for: i32,
+    write_type: &str,
+) -> CqlResult<()> {
+    match tokio::time::timeout(timeout, write).await {
+        Ok(result) => result.map_err(write_error),
+        Err(_) => Err(CqlError::WriteTimeout {
+            message: "Operation timed out - received only 0 responses.".into(),
+            consistency: cl,
+            received: 0,
+            block_for,
+            write_type: write_type.into(),
+        }),
+    }
+}
+
 fn internal_empty() -> CqlError {
     CqlError::Server("empty mutation list".into())
 }
@@ -197,4 +236,44 @@ fn write_error(e: StorageError) -> CqlError {
 fn read_error(e: StorageError) -> CqlError {
     tracing::error!("read failed: {e}");
     CqlError::Server(format!("read failed: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn slow_writes_time_out_with_cassandras_error() {
+        let never = std::future::pending::<storage::Result<()>>();
+        let err = bounded(
+            never,
+            Duration::from_millis(10),
+            Consistency::One,
+            1,
+            "SIMPLE",
+        )
+        .await
+        .unwrap_err();
+        match err {
+            CqlError::WriteTimeout {
+                block_for,
+                write_type,
+                received,
+                ..
+            } => {
+                assert_eq!((block_for, received, write_type.as_str()), (1, 0, "SIMPLE"));
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn fast_writes_pass_through() {
+        let done = async { Ok(()) };
+        assert!(
+            bounded(done, Duration::from_secs(1), Consistency::One, 1, "SIMPLE")
+                .await
+                .is_ok()
+        );
+    }
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use config::{CommitLogSync, Config};
-use coordinator::Coordinator;
+use coordinator::{Coordinator, Timeouts};
 use query::{NodeInfo, QueryProcessor, RELEASE_VERSION};
 use ring::{random_tokens, Endpoint};
 use storage::{CommitlogSync, Storage, StorageConfig};
@@ -120,7 +120,11 @@ async fn serve(config: Config) -> Result<(), String> {
         rack: RACK.into(),
         host_id: [0; 16],
     };
-    let coordinator = Arc::new(Coordinator::new(storage.clone(), endpoint));
+    let timeouts = Timeouts {
+        write: config.write_request_timeout,
+        counter_write: config.counter_write_request_timeout,
+    };
+    let coordinator = Arc::new(Coordinator::new(storage.clone(), endpoint, timeouts));
     let node = NodeInfo {
         cluster_name: config.cluster_name.clone(),
         listen_address: config.listen_address,
