@@ -8,7 +8,7 @@ use coordinator::Coordinator;
 use cql::ast::Statement;
 use parking_lot::RwLock;
 use ring::ReplicationStrategy;
-use schema::{name_uuid, KeyspaceMetadata, Schema, TableMetadata};
+use schema::{md5, name_uuid, KeyspaceMetadata, Schema, TableMetadata};
 use tokio::sync::broadcast;
 use types::request::{BatchRequest, QueryOptions};
 use types::result::{ColumnSpec, Outcome, Prepared, QueryResult, SchemaChange};
@@ -139,11 +139,19 @@ impl QueryProcessor {
     }
 
     pub fn prepare(&self, keyspace: Option<&str>, text: &str) -> CqlResult<Outcome> {
-        let id = statement_id(keyspace, text);
+        let parsed = cql::parse(text).map_err(|e| CqlError::Syntax(e.to_string()))?;
+        let scope = if fully_qualified(&parsed.statement) {
+            None
+        } else {
+            keyspace
+        };
+        let id = statement_id(scope, text);
         if let Some(p) = self.prepared.read().get(&id) {
             return Ok(QueryResult::Prepared(p.result.clone()).into());
         }
-        let (plan, binds) = self.analyze_text(text, keyspace)?;
+        let mut binder = Binder::new(parsed.bind_marker_count());
+        let plan = self.analyze(&parsed.statement, keyspace, &mut binder)?;
+        let binds = binder.finish();
         let result_columns = match &plan {
             Plan::Select(s) => s.result_specs().to_vec(),
             _ => Vec::new(),
@@ -416,9 +424,22 @@ fn writable(
     Ok(t)
 }
 
+/// Cassandra's prepared id: the MD5 of the query text, prefixed by the session keyspace
+/// unless every table in the statement names its keyspace.
 fn statement_id(keyspace: Option<&str>, text: &str) -> Bytes {
     let key = format!("{}{}", keyspace.unwrap_or(""), text);
-    Bytes::copy_from_slice(name_uuid(key.as_bytes()).as_bytes())
+    Bytes::copy_from_slice(&md5(key.as_bytes()))
+}
+
+fn fully_qualified(stmt: &Statement) -> bool {
+    match stmt {
+        Statement::Select(s) => s.table.keyspace.is_some(),
+        Statement::Insert(s) => s.table.keyspace.is_some(),
+        Statement::Update(s) => s.table.keyspace.is_some(),
+        Statement::Delete(s) => s.table.keyspace.is_some(),
+        Statement::Batch(b) => b.statements.iter().all(fully_qualified),
+        _ => false,
+    }
 }
 
 fn metadata_id(columns: &[ColumnSpec]) -> Bytes {
