@@ -118,6 +118,8 @@ def test_data_survives_restart(how):
         cluster, s = connect(node)
         rows = {r.k: r.v for r in s.execute("SELECT k, v FROM durable.t")}
         assert rows == {k: "v%d" % k for k in range(500)}
+        saved = {r.prepared_id for r in s.execute("SELECT prepared_id FROM system.prepared_statements")}
+        assert ins.query_id in saved
         cluster.shutdown()
     finally:
         node.cleanup()

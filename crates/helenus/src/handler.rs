@@ -32,7 +32,7 @@ impl QueryHandler for Handler {
         keyspace: Option<String>,
     ) -> CqlResult<Outcome> {
         let keyspace = keyspace.or_else(|| client.keyspace());
-        self.processor.prepare(keyspace.as_deref(), query)
+        self.processor.prepare(keyspace.as_deref(), query).await
     }
 
     async fn execute(

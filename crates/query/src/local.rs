@@ -199,3 +199,54 @@ pub async fn save_schema_version(coord: &Coordinator, schema: &Schema, ts: i64) 
     let m = internal::insert(local, &row, ts)?;
     coord.storage().apply(m).await.map_err(storage_error)
 }
+
+/// Records a prepared statement so a restarted node still knows its id.
+pub async fn save_prepared(
+    coord: &Coordinator,
+    schema: &Schema,
+    id: &[u8],
+    keyspace: Option<&str>,
+    query: &str,
+) -> CqlResult<()> {
+    let Some(table) = schema.table("system", "prepared_statements") else {
+        return Ok(());
+    };
+    let mut row = ValueRow::new();
+    row.insert(
+        "prepared_id".into(),
+        Some(Value::Blob(bytes::Bytes::copy_from_slice(id))),
+    );
+    row.insert(
+        "logged_keyspace".into(),
+        keyspace.map(|k| Value::Text(k.to_string())),
+    );
+    row.insert("query_string".into(), text(query));
+    let m = internal::insert(table, &row, unique_micros())?;
+    coord.storage().apply(m).await.map_err(storage_error)
+}
+
+/// The (keyspace, query) pairs saved by [`save_prepared`].
+pub fn saved_prepared(
+    coord: &Coordinator,
+    schema: &Schema,
+) -> CqlResult<Vec<(Option<String>, String)>> {
+    let Some(table) = schema.table("system", "prepared_statements") else {
+        return Ok(Vec::new());
+    };
+    let now = (unique_micros() / 1_000_000) as i32;
+    let rows = internal::read_all(coord.storage(), table, now)?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|r| {
+            let query = match r.get("query_string") {
+                Some(Some(Value::Text(q))) => q.clone(),
+                _ => return None,
+            };
+            let keyspace = match r.get("logged_keyspace") {
+                Some(Some(Value::Text(k))) => Some(k.clone()),
+                _ => None,
+            };
+            Some((keyspace, query))
+        })
+        .collect())
+}

@@ -103,14 +103,16 @@ impl QueryProcessor {
     ) -> CqlResult<Arc<QueryProcessor>> {
         let (schema, node) = local::bootstrap(&coordinator, node).await?;
         let (events, _) = broadcast::channel(256);
-        Ok(Arc::new(QueryProcessor {
+        let qp = Arc::new(QueryProcessor {
             coordinator,
             state: RwLock::new(Arc::new(SchemaState::new(schema))),
             ddl_lock: tokio::sync::Mutex::new(()),
             prepared: RwLock::new(HashMap::new()),
             events,
             node,
-        }))
+        });
+        qp.reload_prepared().await;
+        Ok(qp)
     }
 
     /// Schema changes, for the transport's SCHEMA_CHANGE events.
@@ -138,7 +140,49 @@ impl QueryProcessor {
         self.run(&plan, keyspace, &ctx).await
     }
 
-    pub fn prepare(&self, keyspace: Option<&str>, text: &str) -> CqlResult<Outcome> {
+    pub async fn prepare(&self, keyspace: Option<&str>, text: &str) -> CqlResult<Outcome> {
+        let (outcome, new) = self.prepare_cached(keyspace, text)?;
+        if let (Some(id), QueryResult::Prepared(_)) = (new, &outcome.result) {
+            local::save_prepared(
+                &self.coordinator,
+                &self.schema().schema,
+                &id,
+                keyspace,
+                text,
+            )
+            .await?;
+        }
+        Ok(outcome)
+    }
+
+    /// Re-prepares the statements saved in `system.prepared_statements` before a restart, so
+    /// clients keep their ids.
+    async fn reload_prepared(&self) {
+        let saved = match local::saved_prepared(&self.coordinator, &self.schema().schema) {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!("cannot read saved prepared statements: {e}");
+                return;
+            }
+        };
+        let count = saved.len();
+        for (keyspace, query) in saved {
+            if let Err(e) = self.prepare_cached(keyspace.as_deref(), &query) {
+                tracing::debug!("dropping saved prepared statement {query:?}: {e}");
+            }
+        }
+        tracing::info!(
+            "{} prepared statements reloaded",
+            self.prepared.read().len().min(count)
+        );
+    }
+
+    /// Prepares into the cache; also returns the id when the statement was not cached yet.
+    fn prepare_cached(
+        &self,
+        keyspace: Option<&str>,
+        text: &str,
+    ) -> CqlResult<(Outcome, Option<Bytes>)> {
         let parsed = cql::parse(text).map_err(|e| CqlError::Syntax(e.to_string()))?;
         let scope = if fully_qualified(&parsed.statement) {
             None
@@ -147,7 +191,7 @@ impl QueryProcessor {
         };
         let id = statement_id(scope, text);
         if let Some(p) = self.prepared.read().get(&id) {
-            return Ok(QueryResult::Prepared(p.result.clone()).into());
+            return Ok((QueryResult::Prepared(p.result.clone()).into(), None));
         }
         let mut binder = Binder::new(parsed.bind_marker_count());
         let plan = self.analyze(&parsed.statement, keyspace, &mut binder)?;
@@ -171,8 +215,8 @@ impl QueryProcessor {
             table,
             result: result.clone(),
         };
-        self.prepared.write().insert(id, Arc::new(stmt));
-        Ok(QueryResult::Prepared(result).into())
+        self.prepared.write().insert(id.clone(), Arc::new(stmt));
+        Ok((QueryResult::Prepared(result).into(), Some(id)))
     }
 
     pub async fn execute(
