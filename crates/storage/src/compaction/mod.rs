@@ -44,9 +44,7 @@ mod ucs;
 mod ucs_options;
 
 #[cfg(test)]
-mod proptests;
-#[cfg(test)]
-mod testutil;
+mod tests;
 
 pub use lcs::Leveled;
 pub use options::Options;

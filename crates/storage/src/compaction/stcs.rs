@@ -94,11 +94,11 @@ pub(crate) fn buckets<'a>(
 /// The bucket to compact (`mostInterestingBucket`): each bucket trimmed to its `max_threshold`
 /// smallest SSTables; among those with at least `min_threshold`, the one with the most SSTables,
 /// ties going to the smallest average size (then the lowest generation). Empty when none.
-pub(crate) fn most_interesting<'a>(
-    buckets: Vec<Vec<&'a SstableInfo>>,
+pub(crate) fn most_interesting(
+    buckets: Vec<Vec<&SstableInfo>>,
     min_threshold: usize,
     max_threshold: usize,
-) -> Vec<&'a SstableInfo> {
+) -> Vec<&SstableInfo> {
     buckets
         .into_iter()
         .map(|mut b| {

@@ -13,13 +13,20 @@ use super::SstableInfo;
 /// 2. its droppable-tombstone ratio at `gc_before` is above `tombstone_threshold`;
 /// 3. with `unchecked_tombstone_compaction` that suffices; otherwise it suffices when no other
 ///    SSTable overlaps its token range, or when it is fully expired;
-/// 4. otherwise the part of its keys outside every overlapping SSTable's token range is
-///    estimated (Cassandra samples its index summary; here keys are taken as uniform over the
-///    token range, so the estimate is the fraction of the range no other SSTable covers) and
-///    the compaction is worth it when `uncovered_fraction × droppable_ratio > tombstone_threshold`
-///    (tombstones shadowing keys present elsewhere cannot be purged by compacting alone).
+/// 4. otherwise the part of its keys outside the token ranges of the *blocking* overlapping
+///    SSTables is estimated (Cassandra samples its index summary; here keys are taken as uniform
+///    over the token range, so the estimate is the fraction of the range no blocker covers) and
+///    the compaction is worth it when `uncovered_fraction × droppable_ratio > tombstone_threshold`.
 ///    SSTables with fewer than two keys are skipped, as Cassandra skips those with fewer than
 ///    two index samples.
+///
+/// Helenus refinement of step 4: an overlapping SSTable blocks only if it may hold data older
+/// than the target's newest timestamp (`other.min_timestamp <= target.max_timestamp`). A
+/// tombstone is purged when it is older than every overlapping SSTable's oldest data (the rule
+/// of Cassandra's `CompactionController` purge evaluator), so SSTables holding only newer data
+/// never prevent the purge. Cassandra counts them anyway; since with hashed partitioners every
+/// flush spans almost the whole ring, its check then rejects the one old huge SSTable of the
+/// `002` failure forever, which this refinement prevents by default.
 ///
 /// With `only_purge_repaired_tombstones`, unrepaired SSTables never qualify (nothing would be
 /// purged).
@@ -50,10 +57,17 @@ pub(crate) fn worth_dropping(
     if overlaps.is_empty() || is_expired_among(target, &overlaps, gc_before) {
         return true;
     }
+    let blockers: Vec<&SstableInfo> = overlaps
+        .into_iter()
+        .filter(|o| o.min_timestamp <= target.max_timestamp)
+        .collect();
+    if blockers.is_empty() {
+        return true;
+    }
     if target.key_count < 2 {
         return false;
     }
-    uncovered_fraction(target, &overlaps) * target.droppable_tombstones > common.tombstone_threshold
+    uncovered_fraction(target, &blockers) * target.droppable_tombstones > common.tombstone_threshold
 }
 
 /// `target` is expired and nothing it may shadow in `overlaps` is older than its newest cell.

@@ -33,7 +33,7 @@ pub struct TimeWindow {
     common: CommonOptions,
     stcs: StcsOptions,
     window_seconds: i64,
-    /// Divisor (positive) or multiplier (negative) turning a timestamp into milliseconds.
+    /// Unit of the SSTables' timestamps (`timestamp_resolution`).
     resolution: Resolution,
     ignore_overlaps: bool,
 }

@@ -2,8 +2,8 @@
 
 use proptest::prelude::*;
 
-use super::testutil::{opts, GC_BEFORE, NOW_MS};
-use super::{from_options, SstableInfo};
+use super::util::{opts, GC_BEFORE, NOW_MS};
+use crate::compaction::{from_options, SstableInfo, TaskKind};
 
 fn arb_sstable() -> impl Strategy<Value = SstableInfo> {
     (
@@ -73,7 +73,7 @@ proptest! {
             for g in &task.inputs {
                 let s = table.iter().find(|s| s.generation == *g);
                 prop_assert!(s.is_some_and(|s| !s.being_compacted), "unknown or busy {g}");
-                if task.kind == super::TaskKind::Major {
+                if task.kind == TaskKind::Major {
                     prop_assert!(seen_major.insert(*g), "{g} in two major tasks");
                 }
             }

@@ -1,6 +1,6 @@
 //! Test helpers: SSTable descriptions and option maps.
 
-use super::{Options, SstableInfo};
+use crate::compaction::{Options, SstableInfo};
 
 pub(crate) const MIB: u64 = 1 << 20;
 pub(crate) const GIB: u64 = 1 << 30;
