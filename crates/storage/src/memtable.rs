@@ -7,6 +7,7 @@ use crossbeam_skiplist::SkipMap;
 use parking_lot::Mutex;
 
 use crate::engine::PartitionSource;
+use crate::error::Result;
 use crate::filter::{KeyRange, ReadFilter};
 use crate::model::{ColumnValue, PartitionKey, PartitionUpdate, Row};
 use crate::partition::PartitionData;
@@ -50,13 +51,14 @@ impl Memtable {
 }
 
 impl PartitionSource for Memtable {
-    fn partition(&self, key: &PartitionKey, filter: &ReadFilter) -> Option<PartitionData> {
-        self.partitions
+    fn partition(&self, key: &PartitionKey, filter: &ReadFilter) -> Result<Option<PartitionData>> {
+        Ok(self
+            .partitions
             .get(key)
-            .map(|entry| entry.value().lock().select(filter))
+            .map(|entry| entry.value().lock().select(filter)))
     }
 
-    fn keys<'a>(&'a self, range: &KeyRange) -> Box<dyn Iterator<Item = PartitionKey> + 'a> {
+    fn keys<'a>(&'a self, range: &KeyRange) -> Box<dyn Iterator<Item = Result<PartitionKey>> + 'a> {
         let Some(seek) = range.seek_key() else {
             return Box::new(std::iter::empty());
         };
@@ -66,7 +68,8 @@ impl PartitionSource for Memtable {
             .range((seek, std::ops::Bound::Unbounded))
             .map(|entry| entry.key().clone())
             .skip_while(move |key| !start.after_start(key))
-            .take_while(move |key| end.before_end(key));
+            .take_while(move |key| end.before_end(key))
+            .map(Ok);
         Box::new(keys)
     }
 }
@@ -141,10 +144,19 @@ mod tests {
             start: Bound::Excluded(crate::filter::PartitionPosition::Token(-3)),
             end: Bound::Included(crate::filter::PartitionPosition::Token(5)),
         };
-        let tokens: Vec<i64> = memtable.keys(&range).map(|k| k.token).collect();
+        let tokens: Vec<i64> = memtable
+            .keys(&range)
+            .map(|k| k.expect("memtable keys never fail").token)
+            .collect();
         assert_eq!(tokens, vec![0, 5]);
-        assert!(memtable.partition(&key(9), &ReadFilter::all()).is_some());
-        assert!(memtable.partition(&key(1), &ReadFilter::all()).is_none());
+        assert!(matches!(
+            memtable.partition(&key(9), &ReadFilter::all()),
+            Ok(Some(_))
+        ));
+        assert!(matches!(
+            memtable.partition(&key(1), &ReadFilter::all()),
+            Ok(None)
+        ));
     }
 
     #[test]

@@ -35,7 +35,7 @@ impl TableEngine for MemtableEngine {
     fn read(&self, key: &PartitionKey, filter: &ReadFilter, now: i32) -> Result<Option<Partition>> {
         let memtable = self.memtable();
         let sources: [&dyn PartitionSource; 1] = [memtable.as_ref()];
-        Ok(read_sources(&sources, key, filter, now))
+        read_sources(&sources, key, filter, now)
     }
 
     fn scan(
@@ -47,7 +47,7 @@ impl TableEngine for MemtableEngine {
     ) -> Result<Vec<Partition>> {
         let memtable = self.memtable();
         let sources: [&dyn PartitionSource; 1] = [memtable.as_ref()];
-        Ok(scan_sources(&sources, range, filter, now, limit))
+        scan_sources(&sources, range, filter, now, limit)
     }
 
     fn truncate(&self) -> Result<()> {

@@ -38,13 +38,14 @@ pub trait TableEngine: Send + Sync {
     fn memory_bytes(&self) -> usize;
 }
 
-/// One sorted source of partition data.
+/// One sorted source of partition data (a memtable or an SSTable). Sources on disk can fail,
+/// so every access returns a [`Result`].
 pub trait PartitionSource: Send + Sync {
     /// This source's version of partition `key`, restricted to `filter`.
-    fn partition(&self, key: &PartitionKey, filter: &ReadFilter) -> Option<PartitionData>;
+    fn partition(&self, key: &PartitionKey, filter: &ReadFilter) -> Result<Option<PartitionData>>;
 
-    /// Keys this source holds in `range`, ascending.
-    fn keys<'a>(&'a self, range: &KeyRange) -> Box<dyn Iterator<Item = PartitionKey> + 'a>;
+    /// Keys this source holds in `range`, ascending; a failed read ends the stream with an error.
+    fn keys<'a>(&'a self, range: &KeyRange) -> Box<dyn Iterator<Item = Result<PartitionKey>> + 'a>;
 }
 
 /// Reads `key` by merging every source's version, then resolving at `now`.
@@ -53,15 +54,18 @@ pub fn read_sources(
     key: &PartitionKey,
     filter: &ReadFilter,
     now: i32,
-) -> Option<Partition> {
+) -> Result<Option<Partition>> {
     let mut merged: Option<PartitionData> = None;
-    for data in sources.iter().filter_map(|s| s.partition(key, filter)) {
+    for source in sources {
+        let Some(data) = source.partition(key, filter)? else {
+            continue;
+        };
         match &mut merged {
             Some(m) => m.merge(data),
             None => merged = Some(data),
         }
     }
-    resolve(key, &merged?, filter, now)
+    Ok(merged.and_then(|data| resolve(key, &data, filter, now)))
 }
 
 /// Scans `range` across all sources, returning up to `limit` live partitions in key order.
@@ -71,33 +75,44 @@ pub fn scan_sources(
     filter: &ReadFilter,
     now: i32,
     limit: usize,
-) -> Vec<Partition> {
+) -> Result<Vec<Partition>> {
     let iters = sources.iter().map(|s| s.keys(range).peekable()).collect();
-    MergedKeys { iters }
-        .filter_map(|key| read_sources(sources, &key, filter, now))
-        .take(limit)
-        .collect()
+    let mut found = Vec::new();
+    for key in (MergedKeys { iters }) {
+        if found.len() >= limit {
+            break;
+        }
+        if let Some(partition) = read_sources(sources, &key?, filter, now)? {
+            found.push(partition);
+        }
+    }
+    Ok(found)
 }
 
-/// The ascending union of several ascending key streams.
+/// The ascending union of several ascending key streams; the first error met is passed on.
 struct MergedKeys<'a> {
-    iters: Vec<Peekable<Box<dyn Iterator<Item = PartitionKey> + 'a>>>,
+    iters: Vec<Peekable<Box<dyn Iterator<Item = Result<PartitionKey>> + 'a>>>,
 }
 
 impl Iterator for MergedKeys<'_> {
-    type Item = PartitionKey;
+    type Item = Result<PartitionKey>;
 
-    fn next(&mut self) -> Option<PartitionKey> {
+    fn next(&mut self) -> Option<Result<PartitionKey>> {
+        for iter in &mut self.iters {
+            if let Some(error) = iter.next_if(|item| item.is_err()) {
+                return Some(error);
+            }
+        }
         let smallest = self
             .iters
             .iter_mut()
-            .filter_map(|i| i.peek())
+            .filter_map(|i| i.peek().and_then(|item| item.as_ref().ok()))
             .min()?
             .clone();
         for iter in &mut self.iters {
-            iter.next_if_eq(&smallest);
+            iter.next_if(|item| item.as_ref().is_ok_and(|k| *k == smallest));
         }
-        Some(smallest)
+        Some(Ok(smallest))
     }
 }
 
@@ -136,16 +151,21 @@ mod tests {
         write(&new, 1, 2, "new");
         write(&new, 2, 2, "only-new");
         let sources: [&dyn PartitionSource; 2] = [&old, &new];
-        let p = read_sources(&sources, &key(1), &ReadFilter::all(), 0).expect("live");
+        let p = read_sources(&sources, &key(1), &ReadFilter::all(), 0)
+            .expect("read")
+            .expect("live");
         assert_eq!(
             p.rows[0].columns[0],
             ColumnData::simple("v", Cell::live(2, Bytes::from_static(b"new")))
         );
-        let all = scan_sources(&sources, &KeyRange::all(), &ReadFilter::all(), 0, 10);
+        let all =
+            scan_sources(&sources, &KeyRange::all(), &ReadFilter::all(), 0, 10).expect("scan");
         let tokens: Vec<i64> = all.iter().map(|p| p.key.token).collect();
         assert_eq!(tokens, vec![1, 2, 3]);
         assert_eq!(
-            scan_sources(&sources, &KeyRange::all(), &ReadFilter::all(), 0, 2).len(),
+            scan_sources(&sources, &KeyRange::all(), &ReadFilter::all(), 0, 2)
+                .expect("scan")
+                .len(),
             2
         );
     }
