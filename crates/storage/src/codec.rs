@@ -77,12 +77,12 @@ pub fn decode(bytes: &[u8]) -> Result<LogEntry, DecodeError> {
     Ok(entry)
 }
 
-fn put_len(out: &mut Vec<u8>, len: usize) {
+pub(crate) fn put_len(out: &mut Vec<u8>, len: usize) {
     // Record sizes are capped far below 4 GiB by the commit log, so lengths fit in u32.
     out.put_u32(u32::try_from(len).unwrap_or(u32::MAX));
 }
 
-fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
+pub(crate) fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
     put_len(out, bytes.len());
     out.put_slice(bytes);
 }
@@ -111,12 +111,12 @@ fn put_mutation(out: &mut Vec<u8>, m: &Mutation) {
     }
 }
 
-fn put_deletion(out: &mut Vec<u8>, d: &DeletionTime) {
+pub(crate) fn put_deletion(out: &mut Vec<u8>, d: &DeletionTime) {
     out.put_i64(d.marked_for_delete_at);
     out.put_i32(d.local_deletion_time);
 }
 
-fn put_bound(out: &mut Vec<u8>, bound: &Bound<Bytes>) {
+pub(crate) fn put_bound(out: &mut Vec<u8>, bound: &Bound<Bytes>) {
     match bound {
         Bound::Unbounded => out.put_u8(0),
         Bound::Included(b) => {
@@ -130,7 +130,7 @@ fn put_bound(out: &mut Vec<u8>, bound: &Bound<Bytes>) {
     }
 }
 
-fn put_row(out: &mut Vec<u8>, row: &Row) {
+pub(crate) fn put_row(out: &mut Vec<u8>, row: &Row) {
     put_bytes(out, &row.clustering);
     match &row.liveness {
         Some(l) => {
@@ -165,7 +165,7 @@ fn put_row(out: &mut Vec<u8>, row: &Row) {
 const HAS_VALUE: u8 = 1;
 const HAS_PATH: u8 = 2;
 
-fn put_cell(out: &mut Vec<u8>, cell: &Cell) {
+pub(crate) fn put_cell(out: &mut Vec<u8>, cell: &Cell) {
     let flags = if cell.value.is_some() { HAS_VALUE } else { 0 }
         | if cell.path.is_some() { HAS_PATH } else { 0 };
     out.put_u8(flags);
@@ -181,8 +181,8 @@ fn put_cell(out: &mut Vec<u8>, cell: &Cell) {
 }
 
 /// A bounds-checked cursor over a payload.
-struct Reader<'a> {
-    bytes: &'a [u8],
+pub(crate) struct Reader<'a> {
+    pub(crate) bytes: &'a [u8],
 }
 
 impl Reader<'_> {
@@ -195,19 +195,19 @@ impl Reader<'_> {
         Ok(*head)
     }
 
-    fn u8(&mut self) -> Result<u8, DecodeError> {
+    pub(crate) fn u8(&mut self) -> Result<u8, DecodeError> {
         Ok(self.take::<1>()?[0])
     }
 
-    fn i32(&mut self) -> Result<i32, DecodeError> {
+    pub(crate) fn i32(&mut self) -> Result<i32, DecodeError> {
         Ok(i32::from_be_bytes(self.take()?))
     }
 
-    fn i64(&mut self) -> Result<i64, DecodeError> {
+    pub(crate) fn i64(&mut self) -> Result<i64, DecodeError> {
         Ok(i64::from_be_bytes(self.take()?))
     }
 
-    fn len(&mut self) -> Result<usize, DecodeError> {
+    pub(crate) fn len(&mut self) -> Result<usize, DecodeError> {
         let len = u32::from_be_bytes(self.take()?) as usize;
         if len > self.bytes.len() {
             // Every counted item takes at least one byte, so this is always corrupt.
@@ -216,14 +216,14 @@ impl Reader<'_> {
         Ok(len)
     }
 
-    fn bytes(&mut self) -> Result<Bytes, DecodeError> {
+    pub(crate) fn bytes(&mut self) -> Result<Bytes, DecodeError> {
         let len = self.len()?;
         let (head, rest) = self.bytes.split_at(len);
         self.bytes = rest;
         Ok(Bytes::copy_from_slice(head))
     }
 
-    fn flag(&mut self) -> Result<bool, DecodeError> {
+    pub(crate) fn flag(&mut self) -> Result<bool, DecodeError> {
         match self.u8()? {
             0 => Ok(false),
             1 => Ok(true),
@@ -235,14 +235,14 @@ impl Reader<'_> {
         Ok(TableId(Uuid::from_bytes(self.take()?)))
     }
 
-    fn deletion(&mut self) -> Result<DeletionTime, DecodeError> {
+    pub(crate) fn deletion(&mut self) -> Result<DeletionTime, DecodeError> {
         Ok(DeletionTime {
             marked_for_delete_at: self.i64()?,
             local_deletion_time: self.i32()?,
         })
     }
 
-    fn bound(&mut self) -> Result<Bound<Bytes>, DecodeError> {
+    pub(crate) fn bound(&mut self) -> Result<Bound<Bytes>, DecodeError> {
         match self.u8()? {
             0 => Ok(Bound::Unbounded),
             1 => Ok(Bound::Included(self.bytes()?)),
@@ -284,7 +284,7 @@ impl Reader<'_> {
         Ok(Mutation { table, key, update })
     }
 
-    fn row(&mut self) -> Result<Row, DecodeError> {
+    pub(crate) fn row(&mut self) -> Result<Row, DecodeError> {
         let clustering = self.bytes()?;
         let liveness = if self.flag()? {
             Some(LivenessInfo {

@@ -1,1 +1,39 @@
-//! Immutable sorted string tables: the on-disk format (see docs/sstable-format.md), writer and reader.
+//! Immutable sorted string tables: the versioned on-disk format (see `docs/sstable-format.md`),
+//! the [`SstableWriter`] and the [`Sstable`] reader.
+//!
+//! An SSTable generation in a table directory is a set of components — Data (compressed,
+//! checksummed chunks of the partition stream), CompressionInfo (chunk offsets), Index (key →
+//! position, with row indexes of large partitions), Summary (sparse in-memory index), Filter
+//! (Bloom filter), Statistics and TOC (the commit point). [`list`] finds the complete ones.
+
+mod bloom;
+mod compression;
+mod data;
+mod data_reader;
+mod descriptor;
+mod format;
+mod histogram;
+mod index;
+mod layout;
+mod reader;
+mod scan;
+mod source;
+mod stats;
+mod summary;
+mod toc;
+mod writer;
+
+#[cfg(test)]
+mod tests;
+
+pub use bloom::{BloomFilter, DEFAULT_FP_CHANCE};
+pub use compression::Compression;
+pub use data::MAX_CHUNK_LENGTH;
+pub use descriptor::{list, Component, Descriptor};
+pub use format::{FORMAT_VERSION, VERSION_TAG};
+pub use histogram::{EstimatedHistogram, StreamingHistogram};
+pub use index::INDEX_BLOCK_ENTRIES;
+pub use reader::Sstable;
+pub use scan::{KeyScan, PartitionIter};
+pub use stats::{ClusteringRange, SstableStats};
+pub use writer::{SstableWriter, WriteOptions, DEFAULT_CHUNK_LENGTH, DEFAULT_ROW_INDEX_BLOCK};

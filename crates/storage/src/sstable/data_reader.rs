@@ -1,0 +1,202 @@
+//! Reading the Data component: positioned chunk reads (checksum verified on every read, then
+//! decompressed) and a [`DataCursor`] that walks the uncompressed stream across chunks.
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::error::{Result, StorageError};
+use crate::sstable::data::CompressionInfo;
+use crate::sstable::format::{check_stream_header, corrupt, DATA_MAGIC, STREAM_HEADER_LEN};
+
+/// An open Data file. Reads are positioned (`pread`), so one instance serves many threads.
+pub(crate) struct DataFile {
+    file: File,
+    path: PathBuf,
+    info: CompressionInfo,
+    chunk_reads: AtomicU64,
+}
+
+impl DataFile {
+    /// Opens `path` and checks its header and length against `info`.
+    pub fn open(path: PathBuf, info: CompressionInfo) -> Result<DataFile> {
+        let file = File::open(&path).map_err(|e| StorageError::io(&path, e))?;
+        let len = file
+            .metadata()
+            .map_err(|e| StorageError::io(&path, e))?
+            .len();
+        if len != info.data_len {
+            return Err(corrupt(
+                &path,
+                len.min(info.data_len),
+                format!(
+                    "file is {len} bytes, CompressionInfo says {}",
+                    info.data_len
+                ),
+            ));
+        }
+        let data = DataFile {
+            file,
+            path,
+            info,
+            chunk_reads: AtomicU64::new(0),
+        };
+        let header = data.read_at(0, STREAM_HEADER_LEN as usize)?;
+        check_stream_header(&header, DATA_MAGIC, &data.path)?;
+        Ok(data)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn uncompressed_len(&self) -> u64 {
+        self.info.uncompressed_len
+    }
+
+    pub fn chunk_length(&self) -> u64 {
+        self.info.chunk_length as u64
+    }
+
+    /// Chunks read (and verified) so far.
+    pub fn chunk_reads(&self) -> u64 {
+        self.chunk_reads.load(Ordering::Relaxed)
+    }
+
+    fn read_at(&self, offset: u64, len: usize) -> Result<Vec<u8>> {
+        let mut buf = vec![0u8; len];
+        self.file
+            .read_exact_at(&mut buf, offset)
+            .map_err(|e| StorageError::io(&self.path, e))?;
+        Ok(buf)
+    }
+
+    /// Reads chunk `i`, verifies its CRC32 and decompresses it.
+    pub fn chunk(&self, i: usize) -> Result<Vec<u8>> {
+        let Some((start, end)) = self.info.chunk_range(i) else {
+            return Err(corrupt(&self.path, 0, format!("no chunk {i}")));
+        };
+        if end < start + 4 {
+            return Err(corrupt(
+                &self.path,
+                start,
+                "chunk shorter than its checksum",
+            ));
+        }
+        self.chunk_reads.fetch_add(1, Ordering::Relaxed);
+        let raw = self.read_at(start, (end - start) as usize)?;
+        let (payload, crc) = raw.split_at(raw.len() - 4);
+        let expected = u32::from_be_bytes([crc[0], crc[1], crc[2], crc[3]]);
+        if crc32fast::hash(payload) != expected {
+            return Err(corrupt(
+                &self.path,
+                start,
+                format!("chunk {i} checksum mismatch"),
+            ));
+        }
+        let size = self.info.chunk_size(i);
+        self.info
+            .compression
+            .decompress(payload, size, &self.path, start)
+    }
+
+    /// The file offset of the chunk holding stream position `pos`, for error reports.
+    pub fn file_offset_of(&self, pos: u64) -> u64 {
+        let i = (pos / self.chunk_length()) as usize;
+        self.info.chunk_range(i).map_or(0, |(start, _)| start)
+    }
+}
+
+/// A position in the uncompressed stream with the chunk under it loaded.
+pub(crate) struct DataCursor<'a> {
+    data: &'a DataFile,
+    pos: u64,
+    chunk: Option<(usize, Vec<u8>)>,
+}
+
+impl<'a> DataCursor<'a> {
+    pub fn new(data: &'a DataFile) -> Self {
+        DataCursor {
+            data,
+            pos: 0,
+            chunk: None,
+        }
+    }
+
+    pub fn position(&self) -> u64 {
+        self.pos
+    }
+
+    pub fn seek(&mut self, pos: u64) {
+        self.pos = pos;
+    }
+
+    pub fn at_end(&self) -> bool {
+        self.pos >= self.data.uncompressed_len()
+    }
+
+    /// A corruption error at the current position (file offset of its chunk).
+    pub fn corrupt(&self, reason: impl Into<String>) -> StorageError {
+        let reason = format!("{} (stream position {})", reason.into(), self.pos);
+        corrupt(self.data.path(), self.data.file_offset_of(self.pos), reason)
+    }
+
+    pub fn file(&self) -> &'a Path {
+        self.data.path()
+    }
+
+    /// Re-addresses a decoding error of the record at stream `position` to its Data chunk.
+    pub fn relocate(&self, error: StorageError, position: u64) -> StorageError {
+        match error {
+            StorageError::Corrupt { reason, .. } => corrupt(
+                self.data.path(),
+                self.data.file_offset_of(position),
+                format!("{reason} (record at stream position {position})"),
+            ),
+            other => other,
+        }
+    }
+
+    /// Appends the next `n` bytes to `out`.
+    pub fn read_into(&mut self, mut n: usize, out: &mut Vec<u8>) -> Result<()> {
+        if self.pos + n as u64 > self.data.uncompressed_len() {
+            return Err(self.corrupt(format!("{n} bytes run past the end of the data")));
+        }
+        while n > 0 {
+            let chunk_length = self.data.chunk_length();
+            let index = (self.pos / chunk_length) as usize;
+            let within = (self.pos % chunk_length) as usize;
+            let chunk = self.load(index)?;
+            let take = n.min(chunk.len().saturating_sub(within));
+            if take == 0 {
+                return Err(self.corrupt("chunk shorter than expected"));
+            }
+            out.extend_from_slice(&chunk[within..within + take]);
+            self.pos += take as u64;
+            n -= take;
+        }
+        Ok(())
+    }
+
+    fn load(&mut self, index: usize) -> Result<&[u8]> {
+        if self.chunk.as_ref().is_none_or(|(i, _)| *i != index) {
+            self.chunk = Some((index, self.data.chunk(index)?));
+        }
+        Ok(self.chunk.as_ref().map_or(&[][..], |(_, c)| c.as_slice()))
+    }
+
+    /// Reads one length-prefixed record into `out` (cleared first); `false` for an empty
+    /// record (the end-of-partition marker).
+    pub fn record(&mut self, out: &mut Vec<u8>) -> Result<bool> {
+        out.clear();
+        self.read_into(4, out)?;
+        let len = u32::from_be_bytes([out[0], out[1], out[2], out[3]]) as usize;
+        out.clear();
+        if len == 0 {
+            return Ok(false);
+        }
+        self.read_into(len, out)?;
+        Ok(true)
+    }
+}

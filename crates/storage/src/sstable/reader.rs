@@ -1,0 +1,249 @@
+//! [`Sstable`]: an open, immutable SSTable. Opening loads and verifies the small components
+//! (TOC, CompressionInfo, Summary, Filter, Statistics) and the headers of Data and Index; point
+//! reads go filter → summary → one Index block → row index → only the Data chunks needed.
+
+use std::collections::BTreeMap;
+use std::ops::Bound;
+
+use bytes::Bytes;
+use std::fs;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use crate::error::{Result, StorageError};
+use crate::filter::{KeyRange, ReadFilter, Slice};
+use crate::model::{PartitionKey, Row};
+use crate::partition::PartitionData;
+use crate::sstable::bloom::BloomFilter;
+use crate::sstable::data::CompressionInfo;
+use crate::sstable::data_reader::{DataCursor, DataFile};
+use crate::sstable::descriptor::{Component, Descriptor};
+use crate::sstable::index::{IndexEntry, IndexFile};
+use crate::sstable::layout::{
+    after_end, before_start, decode_header, decode_row, ranges_overlap, PartitionHeader,
+};
+use crate::sstable::scan::{KeyScan, PartitionIter};
+use crate::sstable::stats::SstableStats;
+use crate::sstable::summary::Summary;
+use crate::sstable::toc;
+
+/// An open SSTable; safe to share between threads.
+pub struct Sstable {
+    desc: Descriptor,
+    pub(crate) data: DataFile,
+    pub(crate) index: IndexFile,
+    pub(crate) summary: Summary,
+    filter: BloomFilter,
+    stats: SstableStats,
+    level: AtomicU32,
+    size_on_disk: u64,
+}
+
+impl Sstable {
+    /// Opens a committed SSTable, verifying every component except the bodies of Data chunks
+    /// and Index blocks, which are verified when read.
+    pub fn open(desc: &Descriptor) -> Result<Sstable> {
+        toc::verify(
+            &read_component(desc, Component::Toc)?,
+            &desc.path(Component::Toc),
+        )?;
+        let info = CompressionInfo::decode(
+            &read_component(desc, Component::CompressionInfo)?,
+            &desc.path(Component::CompressionInfo),
+        )?;
+        let summary = Summary::decode(
+            &read_component(desc, Component::Summary)?,
+            &desc.path(Component::Summary),
+        )?;
+        let filter = BloomFilter::decode(
+            &read_component(desc, Component::Filter)?,
+            &desc.path(Component::Filter),
+        )?;
+        let stats = SstableStats::decode(
+            &read_component(desc, Component::Statistics)?,
+            &desc.path(Component::Statistics),
+        )?;
+        let index = IndexFile::open(desc.path(Component::Index), summary.index_len)?;
+        let data = DataFile::open(desc.path(Component::Data), info)?;
+        let size_on_disk = Component::ALL
+            .iter()
+            .map(|c| fs::metadata(desc.path(*c)).map_or(0, |m| m.len()))
+            .sum();
+        Ok(Sstable {
+            desc: desc.clone(),
+            data,
+            index,
+            summary,
+            filter,
+            level: AtomicU32::new(stats.level),
+            stats,
+            size_on_disk,
+        })
+    }
+
+    pub fn descriptor(&self) -> &Descriptor {
+        &self.desc
+    }
+
+    pub fn generation(&self) -> u64 {
+        self.desc.generation
+    }
+
+    /// Statistics as written (see [`level`](Self::level) for the current level).
+    pub fn stats(&self) -> &SstableStats {
+        &self.stats
+    }
+
+    /// Bytes of all components on disk.
+    pub fn size_on_disk(&self) -> u64 {
+        self.size_on_disk
+    }
+
+    /// Data chunks read so far (each one checksummed and decompressed).
+    pub fn chunks_read(&self) -> u64 {
+        self.data.chunk_reads()
+    }
+
+    /// The leveled-compaction level.
+    pub fn level(&self) -> u32 {
+        self.level.load(Ordering::Relaxed)
+    }
+
+    /// Changes the level, rewriting Statistics atomically (temporary file, fsync, rename).
+    pub fn set_level(&self, level: u32) -> Result<()> {
+        let mut stats = self.stats.clone();
+        stats.level = level;
+        let (tmp, path) = (
+            self.desc.tmp_path(Component::Statistics),
+            self.desc.path(Component::Statistics),
+        );
+        let write = || -> std::io::Result<()> {
+            use std::io::Write;
+            let mut file = fs::File::create(&tmp)?;
+            file.write_all(&stats.encode())?;
+            file.sync_all()?;
+            fs::rename(&tmp, &path)
+        };
+        write().map_err(|e| StorageError::io(&path, e))?;
+        crate::sstable::descriptor::sync_dir(&self.desc.dir)?;
+        self.level.store(level, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// `false` when `key` is certainly not in this SSTable (outside its key range or rejected
+    /// by the Bloom filter).
+    pub fn may_contain(&self, key: &PartitionKey) -> bool {
+        let in_range = match (&self.stats.first_key, &self.stats.last_key) {
+            (Some(first), Some(last)) => first <= key && key <= last,
+            _ => false,
+        };
+        in_range && self.filter.may_contain(&key.key)
+    }
+
+    /// The index entry of `key`, if the SSTable holds it.
+    pub(crate) fn find(&self, key: &PartitionKey) -> Result<Option<IndexEntry>> {
+        let Some(block) = self.summary.block_for(key) else {
+            return Ok(None);
+        };
+        let entries = self.index.block(block)?;
+        Ok(entries.into_iter().find(|e| e.key == *key))
+    }
+
+    /// This SSTable's version of partition `key` restricted to `filter`: the partition
+    /// deletion, the static row if asked for, the rows of the requested slices and the range
+    /// tombstones overlapping them. Tombstones and shadowed data are not resolved.
+    pub fn read(&self, key: &PartitionKey, filter: &ReadFilter) -> Result<Option<PartitionData>> {
+        if !self.may_contain(key) {
+            return Ok(None);
+        }
+        let Some(entry) = self.find(key)? else {
+            return Ok(None);
+        };
+        let mut cursor = DataCursor::new(&self.data);
+        let mut buf = Vec::new();
+        let header = read_header(&mut cursor, &mut buf, entry.position)?;
+        if header.key != *key {
+            return Err(cursor.corrupt("index entry points at another partition"));
+        }
+        let rows_start = cursor.position();
+        let (_, mut data) = header.into_data();
+        if !filter.include_static {
+            data.static_row = None;
+        }
+        let slices: Vec<&Slice> = filter.non_empty_slices().collect();
+        data.range_tombstones.retain(|t| {
+            slices
+                .iter()
+                .any(|(s, e)| ranges_overlap((&t.start, &t.end), (s, e)))
+        });
+        for (start, end) in slices {
+            let Some(position) = entry.seek_rows(start, rows_start) else {
+                continue;
+            };
+            cursor.seek(position);
+            read_slice(&mut cursor, &mut buf, (start, end), &mut data.rows)?;
+        }
+        Ok(Some(data))
+    }
+
+    /// Keys in `range`, ascending, read block by block from the Index.
+    pub fn scan_keys(&self, range: &KeyRange) -> KeyScan<'_> {
+        KeyScan::new(self, range.clone())
+    }
+
+    /// Every partition in order, decoded one at a time from the Data stream (for compaction).
+    pub fn iter(&self) -> PartitionIter<'_> {
+        PartitionIter::new(&self.data)
+    }
+}
+
+fn read_component(desc: &Descriptor, component: Component) -> Result<Vec<u8>> {
+    let path = desc.path(component);
+    fs::read(&path).map_err(|e| StorageError::io(&path, e))
+}
+
+/// Reads the header record at `position`.
+pub(crate) fn read_header(
+    cursor: &mut DataCursor<'_>,
+    buf: &mut Vec<u8>,
+    position: u64,
+) -> Result<PartitionHeader> {
+    cursor.seek(position);
+    if !cursor.record(buf)? {
+        return Err(cursor.corrupt("empty partition header"));
+    }
+    decode_header(buf, cursor.file(), 0).map_err(|e| cursor.relocate(e, position))
+}
+
+/// Decodes the next row, or `None` at the end of the partition.
+pub(crate) fn next_row(cursor: &mut DataCursor<'_>, buf: &mut Vec<u8>) -> Result<Option<Row>> {
+    let position = cursor.position();
+    if !cursor.record(buf)? {
+        return Ok(None);
+    }
+    let row = decode_row(buf, cursor.file(), 0).map_err(|e| cursor.relocate(e, position))?;
+    Ok(Some(row))
+}
+
+/// Decodes rows from the cursor until past the slice end or the partition end, keeping those
+/// inside the slice.
+fn read_slice(
+    cursor: &mut DataCursor<'_>,
+    buf: &mut Vec<u8>,
+    (start, end): (&Bound<Bytes>, &Bound<Bytes>),
+    rows: &mut BTreeMap<Bytes, Row>,
+) -> Result<()> {
+    let mut previous: Option<Bytes> = None;
+    while let Some(row) = next_row(cursor, buf)? {
+        if previous.as_ref().is_some_and(|p| *p >= row.clustering) {
+            return Err(cursor.corrupt("rows out of clustering order"));
+        }
+        previous = Some(row.clustering.clone());
+        if after_end(&row.clustering, end) {
+            break;
+        }
+        if !before_start(&row.clustering, start) {
+            rows.insert(row.clustering.clone(), row);
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,372 @@
+//! The Statistics component: what compaction strategies and the read path need to know about an
+//! SSTable without reading its data — timestamps, clustering and token bounds, tombstone counts,
+//! drop-time and partition-size histograms, and the rewritable level and repair time.
+
+use std::ops::Bound;
+use std::path::Path;
+
+use bytes::{BufMut, Bytes};
+
+use crate::error::Result;
+use crate::model::{Cell, ColumnValue, DeletionTime, PartitionKey, Row};
+use crate::partition::PartitionData;
+use crate::sstable::format::{put_bytes, seal, unseal, Decoder, STATS_MAGIC};
+use crate::sstable::histogram::{EstimatedHistogram, StreamingHistogram};
+use crate::sstable::summary::{get_key, put_key};
+
+/// Bounds every row clustering and range-tombstone bound of the SSTable lies within.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClusteringRange {
+    /// Smallest clustering (empty when some range tombstone is open at the start).
+    pub min: Bytes,
+    /// Largest clustering; `None` when some range tombstone is open at the end.
+    pub max: Option<Bytes>,
+}
+
+/// Statistics of one SSTable.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SstableStats {
+    pub partitions: u64,
+    pub rows: u64,
+    /// Every cell, tombstones and expiring cells included.
+    pub cells: u64,
+    pub expiring_cells: u64,
+    pub cell_tombstones: u64,
+    /// Row deletions and whole-collection deletions.
+    pub row_tombstones: u64,
+    pub range_tombstones: u64,
+    pub partition_tombstones: u64,
+    /// Smallest and largest timestamp of any cell, marker or deletion (`i64::MAX`/`MIN` if none).
+    pub min_timestamp: i64,
+    pub max_timestamp: i64,
+    /// Smallest local deletion time of a tombstone or expiring cell (`i32::MAX` if none).
+    pub min_local_deletion_time: i32,
+    pub max_local_deletion_time: i32,
+    pub clustering: Option<ClusteringRange>,
+    pub first_key: Option<PartitionKey>,
+    pub last_key: Option<PartitionKey>,
+    /// Local deletion times of tombstones and expiry times of TTL'd data.
+    pub tombstone_drop_times: StreamingHistogram,
+    /// Uncompressed partition sizes in bytes.
+    pub partition_sizes: EstimatedHistogram,
+    /// Length of the uncompressed Data stream.
+    pub uncompressed_size: u64,
+    /// Length of the Data file.
+    pub compressed_size: u64,
+    /// Level for leveled compaction (0 for a flush).
+    pub level: u32,
+    /// When the data was repaired (milliseconds; 0 = unrepaired).
+    pub repaired_at: u64,
+}
+
+impl Default for SstableStats {
+    fn default() -> Self {
+        SstableStats {
+            partitions: 0,
+            rows: 0,
+            cells: 0,
+            expiring_cells: 0,
+            cell_tombstones: 0,
+            row_tombstones: 0,
+            range_tombstones: 0,
+            partition_tombstones: 0,
+            min_timestamp: i64::MAX,
+            max_timestamp: i64::MIN,
+            min_local_deletion_time: i32::MAX,
+            max_local_deletion_time: i32::MIN,
+            clustering: None,
+            first_key: None,
+            last_key: None,
+            tombstone_drop_times: StreamingHistogram::default(),
+            partition_sizes: EstimatedHistogram::default(),
+            uncompressed_size: 0,
+            compressed_size: 0,
+            level: 0,
+            repaired_at: 0,
+        }
+    }
+}
+
+impl SstableStats {
+    pub fn min_token(&self) -> Option<i64> {
+        self.first_key.as_ref().map(|k| k.token)
+    }
+
+    pub fn max_token(&self) -> Option<i64> {
+        self.last_key.as_ref().map(|k| k.token)
+    }
+
+    /// All tombstones of every kind.
+    pub fn tombstones(&self) -> u64 {
+        self.cell_tombstones
+            + self.row_tombstones
+            + self.range_tombstones
+            + self.partition_tombstones
+    }
+
+    /// Estimated tombstones and expired cells purgeable when `gc_before` (seconds) is the
+    /// deletion time before which tombstones may be dropped.
+    pub fn droppable_tombstones(&self, gc_before: i32) -> u64 {
+        self.tombstone_drop_times.count_below(i64::from(gc_before))
+    }
+
+    /// Cassandra's `getEstimatedDroppableTombstoneRatio`: droppable tombstones over all cells
+    /// and deletions, the input of `tombstone_threshold`.
+    pub fn droppable_tombstone_ratio(&self, gc_before: i32) -> f64 {
+        let total =
+            self.cells + self.row_tombstones + self.range_tombstones + self.partition_tombstones;
+        self.droppable_tombstones(gc_before) as f64 / total.max(1) as f64
+    }
+
+    pub(crate) fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        for n in [
+            self.partitions,
+            self.rows,
+            self.cells,
+            self.expiring_cells,
+            self.cell_tombstones,
+            self.row_tombstones,
+            self.range_tombstones,
+            self.partition_tombstones,
+        ] {
+            out.put_u64(n);
+        }
+        out.put_i64(self.min_timestamp);
+        out.put_i64(self.max_timestamp);
+        out.put_i32(self.min_local_deletion_time);
+        out.put_i32(self.max_local_deletion_time);
+        encode_clustering(&mut out, &self.clustering);
+        for key in [&self.first_key, &self.last_key] {
+            match key {
+                Some(key) => {
+                    out.put_u8(1);
+                    put_key(&mut out, key);
+                }
+                None => out.put_u8(0),
+            }
+        }
+        self.tombstone_drop_times.encode(&mut out);
+        self.partition_sizes.encode(&mut out);
+        out.put_u64(self.uncompressed_size);
+        out.put_u64(self.compressed_size);
+        out.put_u32(self.level);
+        out.put_u64(self.repaired_at);
+        seal(STATS_MAGIC, &out)
+    }
+
+    pub(crate) fn decode(bytes: &[u8], file: &Path) -> Result<SstableStats> {
+        let body = unseal(bytes, STATS_MAGIC, file)?;
+        let mut d = Decoder::new(body, file, 6);
+        let mut counts = [0u64; 8];
+        for count in &mut counts {
+            *count = d.u64()?;
+        }
+        let [partitions, rows, cells, expiring_cells, cell_tombstones, row_tombstones, range_tombstones, partition_tombstones] =
+            counts;
+        let stats = SstableStats {
+            partitions,
+            rows,
+            cells,
+            expiring_cells,
+            cell_tombstones,
+            row_tombstones,
+            range_tombstones,
+            partition_tombstones,
+            min_timestamp: d.i64()?,
+            max_timestamp: d.i64()?,
+            min_local_deletion_time: d.i32()?,
+            max_local_deletion_time: d.i32()?,
+            clustering: decode_clustering(&mut d)?,
+            first_key: decode_key(&mut d)?,
+            last_key: decode_key(&mut d)?,
+            tombstone_drop_times: StreamingHistogram::decode(&mut d)?,
+            partition_sizes: EstimatedHistogram::decode(&mut d)?,
+            uncompressed_size: d.u64()?,
+            compressed_size: d.u64()?,
+            level: d.u32()?,
+            repaired_at: d.u64()?,
+        };
+        d.finish()?;
+        Ok(stats)
+    }
+}
+
+fn encode_clustering(out: &mut Vec<u8>, range: &Option<ClusteringRange>) {
+    let Some(range) = range else {
+        out.put_u8(0);
+        return;
+    };
+    out.put_u8(1);
+    put_bytes(out, &range.min);
+    match &range.max {
+        Some(max) => {
+            out.put_u8(1);
+            put_bytes(out, max);
+        }
+        None => out.put_u8(0),
+    }
+}
+
+fn decode_clustering(d: &mut Decoder<'_>) -> Result<Option<ClusteringRange>> {
+    if !decode_flag(d)? {
+        return Ok(None);
+    }
+    let min = d.bytes()?;
+    let max = if decode_flag(d)? {
+        Some(d.bytes()?)
+    } else {
+        None
+    };
+    Ok(Some(ClusteringRange { min, max }))
+}
+
+fn decode_key(d: &mut Decoder<'_>) -> Result<Option<PartitionKey>> {
+    Ok(if decode_flag(d)? {
+        Some(get_key(d)?)
+    } else {
+        None
+    })
+}
+
+fn decode_flag(d: &mut Decoder<'_>) -> Result<bool> {
+    match d.u8()? {
+        0 => Ok(false),
+        1 => Ok(true),
+        _ => Err(d.corrupt("invalid flag byte")),
+    }
+}
+
+/// Accumulates statistics while partitions are written.
+#[derive(Default)]
+pub(crate) struct StatsCollector {
+    stats: SstableStats,
+}
+
+impl StatsCollector {
+    pub fn add_partition(&mut self, key: &PartitionKey, data: &PartitionData, size: u64) {
+        let s = &mut self.stats;
+        s.partitions += 1;
+        s.partition_sizes.add(size);
+        if s.first_key.is_none() {
+            s.first_key = Some(key.clone());
+        }
+        s.last_key = Some(key.clone());
+        if !data.partition_deletion.is_live() {
+            s.partition_tombstones += 1;
+            self.deletion(data.partition_deletion);
+        }
+        if let Some(row) = &data.static_row {
+            self.row(row);
+        }
+        for row in data.rows.values() {
+            self.stats.rows += 1;
+            self.clustering(
+                Bound::Included(&row.clustering),
+                Bound::Included(&row.clustering),
+            );
+            self.row(row);
+        }
+        for tombstone in &data.range_tombstones {
+            self.stats.range_tombstones += 1;
+            self.deletion(tombstone.deletion);
+            self.clustering(tombstone.start.as_ref(), tombstone.end.as_ref());
+        }
+    }
+
+    fn row(&mut self, row: &Row) {
+        if let Some(liveness) = &row.liveness {
+            self.timestamp(liveness.timestamp);
+            if liveness.is_expiring() {
+                self.drop_time(liveness.local_expiration_time);
+            }
+        }
+        if !row.deletion.is_live() {
+            self.stats.row_tombstones += 1;
+            self.deletion(row.deletion);
+        }
+        for column in &row.columns {
+            match &column.value {
+                ColumnValue::Simple(cell) => self.cell(cell),
+                ColumnValue::Complex(complex) => {
+                    if !complex.deletion.is_live() {
+                        self.stats.row_tombstones += 1;
+                        self.deletion(complex.deletion);
+                    }
+                    complex.cells.iter().for_each(|cell| self.cell(cell));
+                }
+            }
+        }
+    }
+
+    fn cell(&mut self, cell: &Cell) {
+        self.stats.cells += 1;
+        self.timestamp(cell.timestamp);
+        if cell.is_tombstone() {
+            self.stats.cell_tombstones += 1;
+            self.drop_time(cell.local_deletion_time);
+        } else if cell.is_expiring() {
+            self.stats.expiring_cells += 1;
+            self.drop_time(cell.local_deletion_time);
+        }
+    }
+
+    fn deletion(&mut self, deletion: DeletionTime) {
+        self.timestamp(deletion.marked_for_delete_at);
+        self.drop_time(deletion.local_deletion_time);
+    }
+
+    fn timestamp(&mut self, timestamp: i64) {
+        self.stats.min_timestamp = self.stats.min_timestamp.min(timestamp);
+        self.stats.max_timestamp = self.stats.max_timestamp.max(timestamp);
+    }
+
+    fn drop_time(&mut self, local_deletion_time: i32) {
+        self.stats.min_local_deletion_time =
+            self.stats.min_local_deletion_time.min(local_deletion_time);
+        self.stats.max_local_deletion_time =
+            self.stats.max_local_deletion_time.max(local_deletion_time);
+        self.stats
+            .tombstone_drop_times
+            .add(i64::from(local_deletion_time));
+    }
+
+    /// Widens the clustering range to cover `start..end`.
+    fn clustering(&mut self, start: Bound<&Bytes>, end: Bound<&Bytes>) {
+        let start = match start {
+            Bound::Unbounded => Bytes::new(),
+            Bound::Included(b) | Bound::Excluded(b) => b.clone(),
+        };
+        let end = match end {
+            Bound::Unbounded => None,
+            Bound::Included(b) | Bound::Excluded(b) => Some(b.clone()),
+        };
+        let range = self
+            .stats
+            .clustering
+            .get_or_insert_with(|| ClusteringRange {
+                min: start.clone(),
+                max: end.clone(),
+            });
+        range.min = range.min.clone().min(start);
+        range.max = match (range.max.take(), end) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            _ => None,
+        };
+    }
+
+    /// The statistics, completed with the file sizes and the options' level and repair time.
+    pub fn finish(
+        mut self,
+        uncompressed_size: u64,
+        compressed_size: u64,
+        level: u32,
+        repaired_at: u64,
+    ) -> SstableStats {
+        self.stats.uncompressed_size = uncompressed_size;
+        self.stats.compressed_size = compressed_size;
+        self.stats.level = level;
+        self.stats.repaired_at = repaired_at;
+        self.stats
+    }
+}

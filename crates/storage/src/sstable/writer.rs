@@ -1,0 +1,300 @@
+//! [`SstableWriter`]: streams partitions in (token, key) order into temporary component files,
+//! then commits them with fsync + rename, the TOC last.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use bytes::{BufMut, Bytes};
+
+use crate::error::{Result, StorageError};
+use crate::model::PartitionKey;
+use crate::partition::PartitionData;
+use crate::sstable::bloom::{hash_key, BloomFilter, DEFAULT_FP_CHANCE};
+use crate::sstable::compression::Compression;
+use crate::sstable::data::{DataWriter, MAX_CHUNK_LENGTH};
+use crate::sstable::descriptor::{remove_if_exists, sync_dir, Component, Descriptor};
+use crate::sstable::index::{IndexEntry, IndexWriter, RowIndexBlock};
+use crate::sstable::layout::{encode_header, encode_row, put_record};
+use crate::sstable::stats::StatsCollector;
+use crate::sstable::summary::Summary;
+use crate::sstable::toc;
+
+/// Cassandra's default `chunk_length_in_kb` (16), in bytes.
+pub const DEFAULT_CHUNK_LENGTH: usize = 16 * 1024;
+/// Rows of a partition per row-index block (Cassandra's `column_index_size`, 64 KiB).
+pub const DEFAULT_ROW_INDEX_BLOCK: usize = 64 * 1024;
+
+/// How to write an SSTable.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WriteOptions {
+    pub compression: Compression,
+    /// Uncompressed bytes per Data chunk (`chunk_length_in_kb` × 1024).
+    pub chunk_length: usize,
+    /// `bloom_filter_fp_chance`; 1.0 disables the filter.
+    pub bloom_fp_chance: f64,
+    /// Uncompressed row bytes per row-index block of large partitions.
+    pub row_index_block: usize,
+    /// Leveled-compaction level recorded in Statistics.
+    pub level: u32,
+    /// Repair time recorded in Statistics (0 = unrepaired).
+    pub repaired_at: u64,
+}
+
+impl Default for WriteOptions {
+    fn default() -> Self {
+        WriteOptions {
+            compression: Compression::default(),
+            chunk_length: DEFAULT_CHUNK_LENGTH,
+            bloom_fp_chance: DEFAULT_FP_CHANCE,
+            row_index_block: DEFAULT_ROW_INDEX_BLOCK,
+            level: 0,
+            repaired_at: 0,
+        }
+    }
+}
+
+impl WriteOptions {
+    fn validate(&self) -> Result<()> {
+        if self.chunk_length == 0 || self.chunk_length > MAX_CHUNK_LENGTH {
+            return Err(StorageError::Invalid(format!(
+                "chunk length {} outside 1..={MAX_CHUNK_LENGTH}",
+                self.chunk_length
+            )));
+        }
+        if self.bloom_fp_chance.is_nan() || self.bloom_fp_chance <= 0.0 || self.row_index_block == 0
+        {
+            return Err(StorageError::Invalid(
+                "bloom_filter_fp_chance must be > 0 and the row-index block non-empty".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Writes one SSTable. Dropping it without [`finish`](Self::finish) removes its files.
+pub struct SstableWriter {
+    desc: Descriptor,
+    options: WriteOptions,
+    data: Option<DataWriter>,
+    index: Option<IndexWriter>,
+    key_hashes: Vec<(u64, u64)>,
+    stats: StatsCollector,
+    last_key: Option<PartitionKey>,
+    scratch: Vec<u8>,
+    committed: bool,
+}
+
+impl SstableWriter {
+    /// Starts SSTable `generation` in `dir`; fails if that generation already exists.
+    pub fn create(dir: &Path, generation: u64, options: WriteOptions) -> Result<SstableWriter> {
+        options.validate()?;
+        let desc = Descriptor::new(dir, generation);
+        if Component::ALL.iter().any(|c| desc.path(*c).exists()) {
+            return Err(StorageError::Invalid(format!(
+                "SSTable generation {generation} already exists in {}",
+                dir.display()
+            )));
+        }
+        let data = DataWriter::create(
+            desc.tmp_path(Component::Data),
+            options.compression,
+            options.chunk_length,
+        );
+        let mut writer = SstableWriter {
+            desc,
+            options,
+            data: None,
+            index: None,
+            key_hashes: Vec::new(),
+            stats: StatsCollector::default(),
+            last_key: None,
+            scratch: Vec::new(),
+            committed: false,
+        };
+        writer.data = Some(data?);
+        writer.index = Some(IndexWriter::create(writer.desc.tmp_path(Component::Index))?);
+        Ok(writer)
+    }
+
+    pub fn descriptor(&self) -> &Descriptor {
+        &self.desc
+    }
+
+    /// Bytes written to disk so far (Data and Index), for progress reporting.
+    pub fn bytes_written(&self) -> u64 {
+        let data = self.data.as_ref().map_or(0, |d| d.file_len());
+        data + self.index.as_ref().map_or(0, |i| i.bytes_written())
+    }
+
+    /// Uncompressed partition bytes appended so far.
+    pub fn uncompressed_bytes(&self) -> u64 {
+        self.data.as_ref().map_or(0, |d| d.position())
+    }
+
+    /// Partitions appended so far.
+    pub fn partitions(&self) -> u64 {
+        self.key_hashes.len() as u64
+    }
+
+    /// Appends a partition; keys must be strictly ascending in (token, key) order.
+    pub fn append(&mut self, key: &PartitionKey, partition: &PartitionData) -> Result<()> {
+        if self.last_key.as_ref().is_some_and(|last| key <= last) {
+            return Err(StorageError::Invalid(format!(
+                "partition keys out of order: token {} after {:?}",
+                key.token,
+                self.last_key.as_ref().map(|k| k.token)
+            )));
+        }
+        let (Some(data), Some(index)) = (self.data.as_mut(), self.index.as_mut()) else {
+            return Err(StorageError::Invalid("writer already finished".into()));
+        };
+        let start = data.position();
+        self.scratch.clear();
+        put_record(&mut self.scratch, &encode_header(key, partition));
+        data.write(&self.scratch)?;
+        let row_index = write_rows(
+            data,
+            partition,
+            start,
+            self.options.row_index_block,
+            &mut self.scratch,
+        )?;
+        index.add(&IndexEntry {
+            key: key.clone(),
+            position: start,
+            row_index,
+        })?;
+        let size = data.position() - start;
+        self.stats.add_partition(key, partition, size);
+        self.key_hashes.push(hash_key(&key.key));
+        self.last_key = Some(key.clone());
+        Ok(())
+    }
+
+    /// Completes the SSTable: writes the remaining components, fsyncs, renames them into
+    /// place, then commits by renaming the TOC.
+    pub fn finish(mut self) -> Result<Descriptor> {
+        let (Some(data), Some(index)) = (self.data.take(), self.index.take()) else {
+            return Err(StorageError::Invalid("writer already finished".into()));
+        };
+        let info = data.finish()?;
+        let (blocks, index_len) = index.finish()?;
+        let summary = Summary {
+            blocks,
+            last_key: self.last_key.clone(),
+            index_len,
+        };
+        let filter = BloomFilter::from_hashes(&self.key_hashes, self.options.bloom_fp_chance);
+        let stats = std::mem::take(&mut self.stats).finish(
+            info.uncompressed_len,
+            info.data_len,
+            self.options.level,
+            self.options.repaired_at,
+        );
+        self.write_component(Component::CompressionInfo, &info.encode())?;
+        self.write_component(Component::Summary, &summary.encode())?;
+        self.write_component(Component::Filter, &filter.encode())?;
+        self.write_component(Component::Statistics, &stats.encode())?;
+        self.write_component(Component::Toc, toc::encode().as_bytes())?;
+        self.commit()?;
+        Ok(self.desc.clone())
+    }
+
+    fn write_component(&self, component: Component, bytes: &[u8]) -> Result<()> {
+        write_synced(&self.desc.tmp_path(component), bytes)
+    }
+
+    /// Renames every component into place, the TOC last, and syncs the directory.
+    fn commit(&mut self) -> Result<()> {
+        for component in Component::ALL {
+            let (from, to) = (self.desc.tmp_path(component), self.desc.path(component));
+            if component == Component::Toc {
+                sync_dir(&self.desc.dir)?;
+            }
+            fs::rename(&from, &to).map_err(|e| StorageError::io(&from, e))?;
+        }
+        self.committed = true;
+        sync_dir(&self.desc.dir)
+    }
+
+    /// Abandons the SSTable, removing its temporary files.
+    pub fn abort(mut self) {
+        self.remove_tmp_files();
+    }
+
+    fn remove_tmp_files(&mut self) {
+        self.data = None;
+        self.index = None;
+        for component in Component::ALL {
+            let path = self.desc.tmp_path(component);
+            if let Err(e) = remove_if_exists(&path) {
+                tracing::warn!("could not remove {}: {e}", path.display());
+            }
+        }
+    }
+}
+
+impl Drop for SstableWriter {
+    fn drop(&mut self) {
+        if !self.committed {
+            self.remove_tmp_files();
+        }
+    }
+}
+
+/// Writes the row records of `partition` and the end marker; returns its row index (empty when
+/// the rows fit in one block).
+fn write_rows(
+    data: &mut DataWriter,
+    partition: &PartitionData,
+    start: u64,
+    block_size: usize,
+    scratch: &mut Vec<u8>,
+) -> Result<Vec<RowIndexBlock>> {
+    let mut blocks = Vec::new();
+    let mut open: Option<(Bytes, u64)> = None;
+    let mut last = Bytes::new();
+    for row in partition.rows.values() {
+        let position = data.position();
+        let (_, block_start) = open.get_or_insert_with(|| (row.clustering.clone(), position));
+        let block_start = *block_start;
+        scratch.clear();
+        put_record(scratch, &encode_row(row));
+        data.write(scratch)?;
+        last = row.clustering.clone();
+        if data.position() - block_start >= block_size as u64 {
+            close_block(&mut blocks, open.take(), &last, start);
+        }
+    }
+    close_block(&mut blocks, open.take(), &last, start);
+    scratch.clear();
+    scratch.put_u32(0);
+    data.write(scratch)?;
+    if blocks.len() <= 1 {
+        blocks.clear();
+    }
+    Ok(blocks)
+}
+
+fn close_block(
+    blocks: &mut Vec<RowIndexBlock>,
+    open: Option<(Bytes, u64)>,
+    last: &Bytes,
+    start: u64,
+) {
+    if let Some((first, position)) = open {
+        blocks.push(RowIndexBlock {
+            first,
+            last: last.clone(),
+            offset: position - start,
+        });
+    }
+}
+
+fn write_synced(path: &PathBuf, bytes: &[u8]) -> Result<()> {
+    use std::io::Write;
+    let mut file = fs::File::create(path).map_err(|e| StorageError::io(path, e))?;
+    file.write_all(bytes)
+        .and_then(|()| file.sync_all())
+        .map_err(|e| StorageError::io(path, e))
+}
