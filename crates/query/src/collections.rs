@@ -98,6 +98,31 @@ fn encode_vector(elem: &CqlType, v: &[Bytes]) -> Bytes {
     Bytes::from(out)
 }
 
+/// The cell paths of `count` list elements prepended now, in list order. They sort before
+/// every appended element (whose paths start from a non-negative timestamp) and before the
+/// elements of earlier prepends: each prepend takes a smaller negative stamp than the last.
+pub fn prepend_paths(count: usize) -> Vec<Bytes> {
+    use std::sync::atomic::{AtomicI64, Ordering};
+    static LAST: AtomicI64 = AtomicI64::new(0);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros() as i64);
+    let stamp = |last: i64| (-now).min(last.saturating_sub(1));
+    let previous = LAST
+        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |last| {
+            Some(stamp(last))
+        })
+        .unwrap_or(0);
+    let mut out = [0u8; 16];
+    out[..8].copy_from_slice(&((stamp(previous) as u64) ^ (1 << 63)).to_be_bytes());
+    (0..count as u64)
+        .map(|i| {
+            out[8..].copy_from_slice(&i.to_be_bytes());
+            Bytes::copy_from_slice(&out)
+        })
+        .collect()
+}
+
 /// Splits a serialized list or set into its elements, or a map into flattened key, value pairs.
 pub fn split(bytes: &[u8], is_map: bool) -> CqlResult<Vec<Bytes>> {
     let mut buf = bytes;
@@ -168,6 +193,16 @@ mod tests {
     fn nulls_inside_lists_are_refused() {
         let ty = CqlType::List(Box::new(CqlType::Native(NativeType::Int)));
         assert!(build(&ty, vec![None]).is_err());
+    }
+
+    #[test]
+    fn prepended_paths_sort_before_appended_and_earlier_prepends() {
+        let appended_at_zero = [0x80u8];
+        let first = prepend_paths(2);
+        let second = prepend_paths(1);
+        assert!(first[0] < first[1]);
+        assert!(first[1].as_ref() < &appended_at_zero[..]);
+        assert!(second[0] < first[0]);
     }
 
     #[test]

@@ -38,6 +38,8 @@ enum Op {
     Delete(ColumnMetadata),
     /// `DELETE m[k]`, `DELETE s[e]`.
     DeleteElement(ColumnMetadata, Operand),
+    /// `l = [..] + l`.
+    Prepend(ColumnMetadata, Operand),
 }
 
 impl Op {
@@ -48,7 +50,8 @@ impl Op {
             | Op::Subtract(c, _)
             | Op::Put(c, _, _)
             | Op::Delete(c)
-            | Op::DeleteElement(c, _) => c,
+            | Op::DeleteElement(c, _)
+            | Op::Prepend(c, _) => c,
         }
     }
 }
@@ -578,10 +581,13 @@ fn assignment(table: &TableMetadata, a: &Assignment, binder: &mut Binder) -> Cql
                     col.name, col.name, sign, col.name
                 )));
             }
-            let operand_spec = if counter {
-                spec(table, &col.name, CqlType::Native(NativeType::Bigint))
-            } else {
-                s
+            let operand_spec = match (&col.ty, a) {
+                _ if counter => spec(table, &col.name, CqlType::Native(NativeType::Bigint)),
+                // `m = m - {k1, k2}` removes map entries by key.
+                (CqlType::Map(key, _), Assignment::Subtract(..)) => {
+                    spec(table, &col.name, CqlType::Set(key.clone()))
+                }
+                _ => s,
             };
             let operand = terms::analyze(term, &operand_spec, binder)?;
             if matches!(a, Assignment::Add(..)) {
@@ -608,9 +614,23 @@ fn assignment(table: &TableMetadata, a: &Assignment, binder: &mut Binder) -> Cql
         Assignment::SetField(..) => Err(CqlError::invalid(
             "Setting a single field of a user type is not supported yet",
         )),
-        Assignment::Prepend(..) => Err(CqlError::invalid(
-            "Prepending to a list is not supported yet",
-        )),
+        Assignment::Prepend(_, term) => {
+            if !matches!(col.ty, CqlType::List(_)) {
+                // Cassandra 5.0 prints a prepend as `c = v - c` in this message.
+                let kind = match col.ty.unfrozen() {
+                    CqlType::List(_) => "frozen list",
+                    _ => "non list",
+                };
+                return Err(CqlError::invalid(format!(
+                    "Invalid operation ({} = {} - {}) for {kind} column {}",
+                    col.name,
+                    terms::term_text(term),
+                    col.name,
+                    col.name
+                )));
+            }
+            Ok(Op::Prepend(col.clone(), terms::analyze(term, &s, binder)?))
+        }
     }
 }
 
@@ -729,6 +749,17 @@ fn apply_op(row: &mut Row, op: &Op, ctx: &ExecContext, ts: i64, ttl: i32) -> Cql
                 Resolved::Value(v) => cells.push(cell(ts, ttl, now, v).with_path(k)),
                 Resolved::Null => cells.push(Cell::tombstone(ts, now).with_path(k)),
                 Resolved::Unset => {}
+            }
+        }
+        Op::Prepend(_, operand) => {
+            if let Resolved::Value(b) = operand.resolve(ctx)? {
+                let items = collections::split(&b, false)?;
+                let paths = collections::prepend_paths(items.len());
+                cells = items
+                    .into_iter()
+                    .zip(paths)
+                    .map(|(v, path)| cell(ts, ttl, now, v).with_path(path))
+                    .collect();
             }
         }
         Op::Delete(_) => deletion = DeletionTime::new(ts, now),

@@ -30,12 +30,15 @@ pub struct Slice {
     pub end: SliceBound,
 }
 
-/// `(a, b) > (1, 2)`-style bounds over several clustering columns from the first one.
-#[derive(Clone, Debug, Default)]
-pub struct MultiSlice {
-    pub columns: usize,
-    pub start: Option<(Vec<Operand>, bool)>,
-    pub end: Option<(Vec<Operand>, bool)>,
+/// One bound of a multi-column slice: the tuple and whether it is inclusive.
+pub type TupleBound = Option<(Vec<Operand>, bool)>;
+
+/// A multi-column relation over consecutive clustering columns that follow the single-column
+/// `=`/`IN` prefix: `(a, b) > (1, 2)`, `(a, b) = (1, 2)` or `(a, b) IN ((1, 2), (3, 4))`.
+#[derive(Clone, Debug)]
+pub enum MultiSlice {
+    Slice { start: TupleBound, end: TupleBound },
+    In(Vec<Vec<Operand>>),
 }
 
 /// A relation kept for row-by-row evaluation.
@@ -107,9 +110,14 @@ pub fn analyze(
         }
     );
     let partition = partition_selection(table, &mut c, kind, filtering)?;
-    let (clustering_eq, clustering_slice) = clustering(table, &mut c, kind, &partition, filtering)?;
-    let multi_slice = multi(table, &mut c, binder)?;
-    let mut filters = Vec::new();
+    let (clustering_eq, clustering_slice, mut filters) =
+        clustering(table, &mut c, kind, &partition, filtering)?;
+    let multi_slice = multi(table, &mut c, clustering_eq.len(), binder)?;
+    if multi_slice.is_some() && (clustering_slice.is_some() || !filters.is_empty()) {
+        return Err(CqlError::invalid(
+            "Clustering columns may not be restricted by both single-column slices and multi-column relations",
+        ));
+    }
     for (col, op, term) in c.filters {
         if !filtering {
             return Err(filtering_error(kind, &col));
@@ -450,7 +458,8 @@ fn partition_selection(
     ))
 }
 
-type ClusteringParts = (Vec<Values>, Option<Slice>);
+/// The `=`/`IN` prefix, the slice after it, and restrictions left for filtering.
+type ClusteringParts = (Vec<Values>, Option<Slice>, Vec<Filter>);
 
 fn clustering(
     table: &TableMetadata,
@@ -476,6 +485,7 @@ fn clustering(
         i += 1;
     }
     let stop = i;
+    let mut filters = Vec::new();
     for j in stop..cols.len() {
         if c.eq[j].is_none() && c.slices[j].is_none() {
             continue;
@@ -485,9 +495,12 @@ fn clustering(
             return Err(CqlError::invalid(FILTERING_MESSAGE));
         }
         if filtering {
-            return Err(CqlError::invalid(
-                "Filtering on clustering columns out of primary key order is not supported yet",
+            filters.extend(clustering_filters(
+                cols[j],
+                c.eq[j].take(),
+                c.slices[j].take(),
             ));
+            continue;
         }
         let prev = cols[j - 1];
         let msg = if slice.is_some() && j > 0 && stop == j {
@@ -510,7 +523,41 @@ fn clustering(
         }
     }
     check_modification_clustering(&cols, &eq, &slice, kind)?;
-    Ok((eq, slice))
+    Ok((eq, slice, filters))
+}
+
+/// Row-by-row checks for a clustering column restricted out of primary key order.
+fn clustering_filters(
+    col: &ColumnMetadata,
+    eq: Option<Values>,
+    slice: Option<Slice>,
+) -> Vec<Filter> {
+    let filter = |op, value| Filter {
+        column: col.clone(),
+        op,
+        value,
+    };
+    let mut out = Vec::new();
+    match eq {
+        Some(Values::Eq(v)) => out.push(filter(Operator::Eq, v)),
+        Some(Values::In(parts)) => {
+            let ty = CqlType::List(Box::new(col.ty.clone()));
+            out.push(filter(Operator::In, Operand::Composite { ty, parts }));
+        }
+        Some(Values::InList(list)) => out.push(filter(Operator::In, list)),
+        None => {}
+    }
+    let Some(slice) = slice else { return out };
+    let bounds = [
+        (slice.start, Operator::Gte, Operator::Gt),
+        (slice.end, Operator::Lte, Operator::Lt),
+    ];
+    for (bound, inclusive, exclusive) in bounds {
+        if let Some((v, incl)) = bound {
+            out.push(filter(if incl { inclusive } else { exclusive }, v));
+        }
+    }
+    out
 }
 
 fn check_modification_clustering(
@@ -539,44 +586,148 @@ fn check_modification_clustering(
 fn multi(
     table: &TableMetadata,
     c: &mut Collected,
+    prefix: usize,
     binder: &mut Binder,
 ) -> CqlResult<Option<MultiSlice>> {
-    let mut out: Option<MultiSlice> = None;
+    let mut out: Option<(Vec<String>, MultiSlice)> = None;
     for (names, op, value) in std::mem::take(&mut c.multi) {
-        let operands = multi_operands(table, &names, value, binder)?;
-        let m = out.get_or_insert_with(|| MultiSlice {
-            columns: names.len(),
-            ..MultiSlice::default()
-        });
-        if m.columns != names.len() {
-            return Err(CqlError::invalid(
-                "Multi-column slices must restrict the same columns",
-            ));
-        }
-        let (slot, which, inclusive) = match op {
-            Operator::Gt => (&mut m.start, "start", false),
-            Operator::Gte => (&mut m.start, "start", true),
-            Operator::Lt => (&mut m.end, "end", false),
-            Operator::Lte => (&mut m.end, "end", true),
-            Operator::Eq => {
-                if m.start.is_some() || m.end.is_some() {
-                    return Err(CqlError::invalid(format!("Column \"{}\" cannot be restricted by an equality relation and an inequality relation", names[0])));
-                }
-                m.start = Some((operands.clone(), true));
-                m.end = Some((operands, true));
-                continue;
+        check_multi_columns(table, &names, op, &value, prefix)?;
+        if let Some((first, _)) = &out {
+            if *first != names {
+                return Err(CqlError::invalid(
+                    "Multi-column slices must restrict the same columns",
+                ));
             }
-            _ => return Err(CqlError::invalid("Unsupported multi-column relation")),
-        };
-        if slot.is_some() {
+        }
+        let current = out.take().map(|(_, m)| m);
+        let next = add_multi(table, &names, op, value, current, binder)?;
+        out = Some((names, next));
+    }
+    Ok(out.map(|(_, m)| m))
+}
+
+/// Adds one multi-column relation to what the earlier ones restricted.
+fn add_multi(
+    table: &TableMetadata,
+    names: &[String],
+    op: Operator,
+    value: Term,
+    current: Option<MultiSlice>,
+    binder: &mut Binder,
+) -> CqlResult<MultiSlice> {
+    let listed = names.join(" ,");
+    let is_eq = matches!(op, Operator::Eq | Operator::In);
+    let (mut start, mut end) = match current {
+        None => (None, None),
+        Some(MultiSlice::Slice { start, end }) if !is_eq => (start, end),
+        Some(MultiSlice::Slice { .. }) => {
             return Err(CqlError::invalid(format!(
-                "More than one restriction was found for the {which} bound on {}",
-                names.join(", ")
+                "Column \"{listed}\" cannot be restricted by both an equality and an inequality relation"
+            )))
+        }
+        Some(MultiSlice::In(_)) => {
+            return Err(CqlError::invalid(format!(
+                "{listed} cannot be restricted by more than one relation if it includes an Equal"
+            )))
+        }
+    };
+    let (slot, which, inclusive) = match op {
+        Operator::Gt => (&mut start, "start", false),
+        Operator::Gte => (&mut start, "start", true),
+        Operator::Lt => (&mut end, "end", false),
+        Operator::Lte => (&mut end, "end", true),
+        Operator::Eq => {
+            let tuple = multi_operands(table, names, value, binder)?;
+            return Ok(MultiSlice::In(vec![tuple]));
+        }
+        Operator::In => return multi_in(table, names, value, binder),
+        _ => return Err(CqlError::invalid("Unsupported multi-column relation")),
+    };
+    if slot.is_some() {
+        return Err(CqlError::invalid(format!(
+            "More than one restriction was found for the {which} bound on {}",
+            names.join(", ")
+        )));
+    }
+    *slot = Some((multi_operands(table, names, value, binder)?, inclusive));
+    Ok(MultiSlice::Slice { start, end })
+}
+
+fn multi_in(
+    table: &TableMetadata,
+    names: &[String],
+    value: Term,
+    binder: &mut Binder,
+) -> CqlResult<MultiSlice> {
+    let Term::List(tuples) = value else {
+        return Err(CqlError::invalid(
+            "Multi-column IN with a bind marker for the whole list is not supported yet",
+        ));
+    };
+    tuples
+        .into_iter()
+        .map(|t| multi_operands(table, names, t, binder))
+        .collect::<CqlResult<Vec<_>>>()
+        .map(MultiSlice::In)
+}
+
+/// The columns of a multi-column relation must be consecutive clustering columns right
+/// after the single-column `=`/`IN` prefix.
+fn check_multi_columns(
+    table: &TableMetadata,
+    names: &[String],
+    op: Operator,
+    value: &Term,
+    prefix: usize,
+) -> CqlResult<()> {
+    let cols: Vec<&ColumnMetadata> = table.clustering_columns().collect();
+    let first = cols
+        .iter()
+        .position(|c| Some(&c.name) == names.first())
+        .unwrap_or(0);
+    for (i, name) in names.iter().enumerate() {
+        if cols.get(first + i).map(|c| &c.name) != Some(name) {
+            return Err(CqlError::invalid(format!(
+                "Clustering columns must appear in the PRIMARY KEY order in multi-column relations: {}",
+                multi_relation_text(names, op, value)
             )));
         }
-        *slot = Some((operands, inclusive));
     }
-    Ok(out)
+    if first > prefix {
+        return Err(CqlError::invalid(format!(
+            "PRIMARY KEY column \"{}\" cannot be restricted as preceding column \"{}\" is not restricted",
+            cols[first].name,
+            cols[first - 1].name
+        )));
+    }
+    if first < prefix {
+        return Err(CqlError::invalid(format!(
+            "{} cannot be restricted by more than one relation if it includes an Equal",
+            cols[first].name
+        )));
+    }
+    Ok(())
+}
+
+/// A multi-column relation as Cassandra prints it in messages: `(a, b) > (1, 2)`.
+fn multi_relation_text(names: &[String], op: Operator, value: &Term) -> String {
+    let op = match op {
+        Operator::Eq => "=",
+        Operator::Lt => "<",
+        Operator::Lte => "<=",
+        Operator::Gt => ">",
+        Operator::Gte => ">=",
+        Operator::In => "IN",
+        _ => "?",
+    };
+    let value = match value {
+        Term::List(items) if op == "IN" => {
+            let items: Vec<String> = items.iter().map(terms::term_text).collect();
+            format!("({})", items.join(", "))
+        }
+        other => terms::term_text(other),
+    };
+    format!("({}) {op} {value}", names.join(", "))
 }
 
 fn multi_operands(
@@ -585,40 +736,27 @@ fn multi_operands(
     value: Term,
     binder: &mut Binder,
 ) -> CqlResult<Vec<Operand>> {
-    let cols: Vec<&ColumnMetadata> = table.clustering_columns().collect();
-    for (i, name) in names.iter().enumerate() {
-        if cols.get(i).map(|c| c.name.as_str()) != Some(name.as_str()) {
+    let items = match value {
+        Term::Tuple(items) if items.len() == names.len() => items,
+        other => {
+            let count = if let Term::Tuple(items) = &other {
+                items.len()
+            } else {
+                1
+            };
             return Err(CqlError::invalid(format!(
-                "Clustering columns must appear in the PRIMARY KEY order in multi-column relations: ({})",
-                names.join(", ")
+                "Expected {} elements in value tuple, but got {count}: {}",
+                names.len(),
+                terms::term_text(&other)
             )));
         }
-    }
-    let reversed: Vec<bool> = cols[..names.len()]
-        .iter()
-        .map(|c| crate::keys::is_reversed(c))
-        .collect();
-    if reversed.iter().any(|r| *r != reversed[0]) {
-        return Err(CqlError::invalid(
-            "Multi-column slices over clustering columns of mixed order are not supported yet",
-        ));
-    }
-    let Term::Tuple(items) = value else {
-        return Err(CqlError::invalid(
-            "Multi-column relations need a tuple of values",
-        ));
     };
-    if items.len() != names.len() {
-        return Err(CqlError::invalid(format!(
-            "Expected {} elements in value tuple, but got {}: ({})",
-            names.len(),
-            items.len(),
-            names.join(", ")
-        )));
-    }
-    cols[..names.len()]
+    names
         .iter()
         .zip(&items)
-        .map(|(col, t)| terms::analyze(t, &spec(table, &col.name, col.ty.clone()), binder))
+        .map(|(name, t)| {
+            let col = column(table, name)?;
+            terms::analyze(t, &spec(table, &col.name, col.ty.clone()), binder)
+        })
         .collect()
 }

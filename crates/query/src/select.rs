@@ -33,7 +33,8 @@ pub struct SelectPlan {
     pub selection: Selection,
     restrictions: Restrictions,
     reversed: bool,
-    ordered: bool,
+    /// How many clustering columns ORDER BY names (0 without ORDER BY).
+    ordered: usize,
     distinct: bool,
     limit: Option<Operand>,
     per_partition_limit: Option<Operand>,
@@ -75,7 +76,7 @@ impl SelectPlan {
             selection,
             restrictions,
             reversed,
-            ordered: !s.order_by.is_empty(),
+            ordered: s.order_by.len(),
             distinct: s.distinct,
             limit,
             per_partition_limit,
@@ -131,7 +132,7 @@ impl SelectPlan {
     }
 
     fn post_query_ordering(&self) -> bool {
-        self.ordered
+        self.ordered > 0
             && matches!(&self.restrictions.partition, PartitionSelection::Keys(cols)
                 if cols.iter().any(|v| !matches!(v, restrictions::Values::Eq(_))))
     }
@@ -156,6 +157,28 @@ impl SelectPlan {
             row_limit: if self.distinct { Some(1) } else { None },
             include_static: true,
         })
+    }
+
+    /// Compares two rows' clustering values on the ORDER BY columns only (as Cassandra does:
+    /// rows equal on them keep their read order, partition by partition).
+    fn order_rows(&self, a: &[Option<Bytes>], b: &[Option<Bytes>]) -> std::cmp::Ordering {
+        let columns = self.layout.clustering_types.iter().take(self.ordered);
+        for (i, (ty, desc)) in columns.enumerate() {
+            let (x, y) = (a.get(i).cloned().flatten(), b.get(i).cloned().flatten());
+            let natural = match (x, y) {
+                (Some(x), Some(y)) => compare(ty, &x, &y),
+                (x, y) => x.is_some().cmp(&y.is_some()),
+            };
+            let ordered = if *desc != self.reversed {
+                natural.reverse()
+            } else {
+                natural
+            };
+            if ordered.is_ne() {
+                return ordered;
+            }
+        }
+        std::cmp::Ordering::Equal
     }
 
     /// Whether a partition with only static data yields a row.
@@ -338,7 +361,7 @@ struct Run<'a> {
     per_partition: Option<i64>,
     rows: Rows,
     /// Rows (with their clustering) kept for post-query ordering.
-    held: Vec<(Bytes, Vec<Option<Bytes>>)>,
+    held: Vec<(Vec<Option<Bytes>>, Vec<Option<Bytes>>)>,
     accumulators: Vec<Accumulator>,
     aggregate_first: Option<Vec<Option<Bytes>>>,
     count: i64,
@@ -383,7 +406,10 @@ impl<'a> Run<'a> {
     fn read_keys(&mut self, keys: Vec<PartitionKey>, state: Option<&PagingState>) -> CqlResult<()> {
         let base = self.plan.read_filter(self.ctx)?;
         let table = storage::TableId(self.plan.layout.table.id);
-        for key in keys {
+        let first = state
+            .and_then(|s| keys.iter().position(|k| k.key == s.partition_key))
+            .unwrap_or(0);
+        for key in keys.into_iter().skip(first) {
             let Some(filter) = self.resume_filter(&base, &key, state) else {
                 continue;
             };
@@ -406,26 +432,17 @@ impl<'a> Run<'a> {
     }
 
     /// The filter for `key` given the paging state, and the rows already returned from it;
-    /// `None` when the key was fully returned by earlier pages.
+    /// `None` when the key is the paged one and was fully returned by earlier pages. Keys
+    /// before the paged one are skipped by the callers.
     fn resume_filter(
         &self,
         base: &ReadFilter,
         key: &PartitionKey,
         state: Option<&PagingState>,
     ) -> Option<(ReadFilter, i64)> {
-        let Some(s) = state else {
+        let Some(s) = state.filter(|s| s.partition_key == key.key) else {
             return Some((base.clone(), 0));
         };
-        let paged = PartitionKey {
-            token: ring::murmur3_token(&s.partition_key),
-            key: s.partition_key.clone(),
-        };
-        if *key < paged {
-            return None;
-        }
-        if *key > paged {
-            return Some((base.clone(), 0));
-        }
         let last = s.last_clustering.clone()?;
         let mut f = base.clone();
         f.include_static = false;
@@ -503,7 +520,7 @@ impl<'a> Run<'a> {
                     static_row: p.static_row.as_ref(),
                     now: self.ctx.now_seconds,
                 };
-                if self.emit(&view, Bytes::new()) {
+                if self.emit(&view) {
                     in_partition += 1;
                 }
             }
@@ -523,7 +540,7 @@ impl<'a> Run<'a> {
                 static_row: p.static_row.as_ref(),
                 now: self.ctx.now_seconds,
             };
-            if self.emit(&view, row.clustering.clone()) {
+            if self.emit(&view) {
                 in_partition += 1;
                 self.last = Some((p.key.clone(), Some(row.clustering.clone()), in_partition));
             }
@@ -535,7 +552,7 @@ impl<'a> Run<'a> {
     }
 
     /// Emits a row if it passes the filters; returns whether it did.
-    fn emit(&mut self, view: &RowView, clustering: Bytes) -> bool {
+    fn emit(&mut self, view: &RowView) -> bool {
         if !self.filters.iter().all(|f| f.matches(view)) {
             return false;
         }
@@ -554,7 +571,7 @@ impl<'a> Run<'a> {
         }
         let values: Vec<Option<Bytes>> = items.iter().map(|i| view.evaluate(i)).collect();
         if self.plan.post_query_ordering() {
-            self.held.push((clustering, values));
+            self.held.push((view.clustering.to_vec(), values));
         } else {
             for v in &values {
                 self.rows.push_value(v.as_deref());
@@ -582,10 +599,7 @@ impl<'a> Run<'a> {
         }
         if self.plan.post_query_ordering() {
             let mut held = std::mem::take(&mut self.held);
-            held.sort_by(|a, b| a.0.cmp(&b.0));
-            if self.plan.reversed {
-                held.reverse();
-            }
+            held.sort_by(|a, b| self.plan.order_rows(&a.0, &b.0));
             for (_, values) in held.into_iter().take(limit.unwrap_or(i64::MAX) as usize) {
                 for v in &values {
                     self.rows.push_value(v.as_deref());

@@ -217,10 +217,30 @@ fn check_numeric(ty: &CqlType, fname: &str) -> CqlResult<()> {
             | NativeType::Double,
         ) => Ok(()),
         _ => Err(CqlError::invalid(format!(
-            "Invalid call to function {fname}, none of its type signatures match (type {})",
-            ty.cql_name()
+            "Invalid call to function {fname}, none of its type signatures match (known type signatures: {})",
+            known_signatures(fname)
         ))),
     }
+}
+
+/// The overloads of a numeric aggregate, listed as Cassandra 5.0 lists them.
+fn known_signatures(fname: &str) -> String {
+    let types: &[&str] = if fname == "sum" {
+        &[
+            "float", "tinyint", "smallint", "counter", "bigint", "varint", "double", "int",
+            "decimal",
+        ]
+    } else {
+        &[
+            "double", "decimal", "float", "int", "bigint", "tinyint", "smallint", "counter",
+            "varint",
+        ]
+    };
+    types
+        .iter()
+        .map(|t| format!("system.{fname} : ({t}) -> {t}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn token(table: &TableMetadata, args: &[SelectorExpr]) -> CqlResult<Analysed> {

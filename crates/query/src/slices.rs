@@ -1,17 +1,18 @@
 //! Turns analysed restrictions into what storage reads: partition keys (the cartesian
 //! product of `=`/`IN` values), token ranges, and clustering slices in byte-comparable form.
+use std::cmp::Ordering;
 use std::ops::Bound;
 
 use bytes::Bytes;
 use storage::{KeyRange, PartitionKey, PartitionPosition};
-use types::comparable::BoundKind;
+use types::comparable::{compare, BoundKind};
 use types::{CqlError, CqlResult};
 
 use crate::collections;
 use crate::exec::ExecContext;
 use crate::keys::KeyLayout;
 use crate::operand::{Operand, Resolved};
-use crate::restrictions::{MultiSlice, Restrictions, Slice, Values};
+use crate::restrictions::{MultiSlice, Restrictions, Slice, TupleBound, Values};
 
 /// A clustering slice in storage order.
 pub type ByteSlice = (Bound<Bytes>, Bound<Bytes>);
@@ -55,7 +56,8 @@ pub fn combinations(
     Ok(out)
 }
 
-/// The partition keys selected by `=`/`IN`, deduplicated, in token order.
+/// The partition keys selected by `=`/`IN`, deduplicated, in the order Cassandra reads
+/// them: by component values (each compared as its type), not by token.
 pub fn partition_keys(
     layout: &KeyLayout,
     columns: &[Values],
@@ -66,13 +68,19 @@ pub fn partition_keys(
         .partition_key_columns()
         .map(|c| c.name.clone())
         .collect();
-    let mut keys: Vec<PartitionKey> = combinations(columns, &names, ctx)?
-        .iter()
-        .map(|c| layout.partition_key(c))
-        .collect();
-    keys.sort();
-    keys.dedup();
-    Ok(keys)
+    let mut combos = combinations(columns, &names, ctx)?;
+    let by_value = |a: &Vec<Bytes>, b: &Vec<Bytes>| -> Ordering {
+        layout
+            .partition_types
+            .iter()
+            .zip(a.iter().zip(b))
+            .map(|(ty, (x, y))| compare(ty, x, y))
+            .find(|o| o.is_ne())
+            .unwrap_or(Ordering::Equal)
+    };
+    combos.sort_by(by_value);
+    combos.dedup_by(|a, b| by_value(a, b).is_eq());
+    Ok(combos.iter().map(|c| layout.partition_key(c)).collect())
 }
 
 /// A token range from `token(...)` bounds (unbounded sides read everything).
@@ -111,23 +119,22 @@ pub fn clustering_slices(
     r: &Restrictions,
     ctx: &ExecContext,
 ) -> CqlResult<Vec<ByteSlice>> {
-    if let Some(multi) = &r.multi_slice {
-        return multi_slices(layout, multi, ctx);
-    }
     let names: Vec<String> = layout
         .table
         .clustering_columns()
         .map(|c| c.name.clone())
         .collect();
-    let mut prefixes = combinations(&r.clustering_eq, &names, ctx)?;
+    let prefixes = combinations(&r.clustering_eq, &names, ctx)?;
     let mut slices = Vec::with_capacity(prefixes.len());
     let slice_col = r.clustering_eq.len();
-    for prefix in prefixes.drain(..) {
-        let s = match &r.clustering_slice {
-            Some(slice) => column_slice(layout, prefix, slice_col, slice, ctx)?,
-            None => whole_prefix(layout, &prefix),
-        };
-        slices.push(s);
+    for prefix in prefixes {
+        match (&r.multi_slice, &r.clustering_slice) {
+            (Some(multi), _) => slices.extend(multi_slices(layout, &prefix, multi, ctx)?),
+            (None, Some(slice)) => {
+                slices.push(column_slice(layout, prefix, slice_col, slice, ctx)?)
+            }
+            (None, None) => slices.push(whole_prefix(layout, &prefix)),
+        }
     }
     slices.sort_by(|a, b| start_key(&a.0).cmp(start_key(&b.0)));
     slices.dedup();
@@ -214,33 +221,87 @@ fn bounded(
     (start, end)
 }
 
+/// The slices of a multi-column relation after `prefix`. A tuple bound over columns of
+/// mixed order is not one storage range: `(a, b) > (1, 2)` is `a > 1` or `a = 1 AND b > 2`,
+/// so each bound becomes one piece per column, and the pieces of the two bounds intersect.
 fn multi_slices(
     layout: &KeyLayout,
-    m: &MultiSlice,
+    prefix: &[Bytes],
+    multi: &MultiSlice,
     ctx: &ExecContext,
 ) -> CqlResult<Vec<ByteSlice>> {
-    let reversed = layout
-        .clustering_types
-        .first()
-        .map(|t| t.1)
-        .unwrap_or(false);
-    let resolve = |b: &Option<(Vec<Operand>, bool)>| -> CqlResult<Option<(Vec<Bytes>, bool)>> {
-        Ok(match b {
-            Some((ops, inclusive)) => Some((
-                ops.iter()
-                    .map(|o| o.resolve_required(ctx, "clustering"))
-                    .collect::<CqlResult<Vec<_>>>()?,
-                *inclusive,
-            )),
-            None => None,
-        })
+    match multi {
+        MultiSlice::In(tuples) => tuples
+            .iter()
+            .map(|t| {
+                let mut key = prefix.to_vec();
+                key.extend(resolve_tuple(t, ctx)?);
+                Ok(whole_prefix(layout, &key))
+            })
+            .collect(),
+        MultiSlice::Slice { start, end } => {
+            let lower = bound_pieces(layout, prefix, start, true, ctx)?;
+            let upper = bound_pieces(layout, prefix, end, false, ctx)?;
+            Ok(lower
+                .iter()
+                .flat_map(|l| upper.iter().map(move |u| intersect(l, u)))
+                .filter(|(s, e)| !storage::filter::slice_is_empty(s, e))
+                .collect())
+        }
+    }
+}
+
+fn resolve_tuple(tuple: &[Operand], ctx: &ExecContext) -> CqlResult<Vec<Bytes>> {
+    tuple
+        .iter()
+        .map(|o| o.resolve_required(ctx, "clustering"))
+        .collect()
+}
+
+/// Disjoint slices whose union is everything on one side of a tuple bound.
+fn bound_pieces(
+    layout: &KeyLayout,
+    prefix: &[Bytes],
+    bound: &TupleBound,
+    is_lower: bool,
+    ctx: &ExecContext,
+) -> CqlResult<Vec<ByteSlice>> {
+    let Some((tuple, inclusive)) = bound else {
+        return Ok(vec![whole_prefix(layout, prefix)]);
     };
-    let _ = m.columns;
-    Ok(vec![bounded(
-        layout,
-        &[],
-        resolve(&m.start)?,
-        resolve(&m.end)?,
-        reversed,
-    )])
+    let values = resolve_tuple(tuple, ctx)?;
+    let mut pieces = Vec::with_capacity(values.len());
+    let mut within = prefix.to_vec();
+    for (i, value) in values.iter().enumerate() {
+        let reversed = layout
+            .clustering_types
+            .get(within.len())
+            .is_some_and(|t| t.1);
+        let mut key = within.clone();
+        key.push(value.clone());
+        let side = Some((key, *inclusive && i + 1 == values.len()));
+        let (lower, upper) = if is_lower { (side, None) } else { (None, side) };
+        pieces.push(bounded(layout, &within, lower, upper, reversed));
+        within.push(value.clone());
+    }
+    Ok(pieces)
+}
+
+/// The common part of two slices (possibly empty).
+fn intersect(a: &ByteSlice, b: &ByteSlice) -> ByteSlice {
+    let start = match (start_key(&a.0) >= start_key(&b.0), &a.0, &b.0) {
+        (_, Bound::Unbounded, other) | (_, other, Bound::Unbounded) => other.clone(),
+        (true, chosen, _) | (false, _, chosen) => chosen.clone(),
+    };
+    let end = match (&a.1, &b.1) {
+        (Bound::Unbounded, other) | (other, Bound::Unbounded) => other.clone(),
+        (x, y) => {
+            if start_key(x) <= start_key(y) {
+                x.clone()
+            } else {
+                y.clone()
+            }
+        }
+    };
+    (start, end)
 }

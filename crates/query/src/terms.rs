@@ -243,9 +243,34 @@ fn time_function(name: &str, receiver: &ColumnSpec) -> CqlResult<Operand> {
 
 fn unsupported(term: &Term, receiver: &ColumnSpec) -> CqlError {
     CqlError::invalid(format!(
-        "Invalid value {:?} for \"{}\" of type {}",
-        term,
+        "Invalid value {} for \"{}\" of type {}",
+        term_text(term),
         receiver.name,
         receiver.ty.cql_name()
     ))
+}
+
+/// A term as Cassandra prints it in messages: `'a'`, `[1, 2]`, `{1}`, `(1, 'x')`, `?`.
+pub fn term_text(term: &Term) -> String {
+    let join = |items: &[Term]| items.iter().map(term_text).collect::<Vec<_>>().join(", ");
+    match term {
+        Term::Literal(l) if l.kind == AstKind::String => {
+            format!("'{}'", l.text.replace('\'', "''"))
+        }
+        Term::Literal(l) => l.text.clone(),
+        Term::Null => "null".to_string(),
+        Term::Bind(m) => m.name.as_ref().map_or("?".to_string(), |n| format!(":{n}")),
+        Term::List(items) => format!("[{}]", join(items)),
+        Term::Set(items) => format!("{{{}}}", join(items)),
+        Term::Tuple(items) => format!("({})", join(items)),
+        Term::Map(pairs) => {
+            let pairs: Vec<String> = pairs
+                .iter()
+                .map(|(k, v)| format!("{}: {}", term_text(k), term_text(v)))
+                .collect();
+            format!("{{{}}}", pairs.join(", "))
+        }
+        Term::Negated(inner) => format!("-{}", term_text(inner)),
+        _ => "?".to_string(),
+    }
 }

@@ -1,0 +1,331 @@
+"""Differential test: the same statements against Helenus and a reference Apache Cassandra 5.0.4
+(refcass), comparing result columns, their types, rows (in order) and error classes, codes and
+messages. Skipped when Java or the refcass script is missing."""
+import os
+import shutil
+import subprocess
+import uuid
+
+import pytest
+from cassandra import AlreadyExists, DriverException
+from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
+from cassandra.policies import RoundRobinPolicy
+from cassandra.protocol import ErrorMessage, SyntaxException
+from cassandra.query import FETCH_SIZE_UNSET, SimpleStatement, tuple_factory
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+REFCASS = os.path.join(REPO, "..", "shared", "tools", "refcass")
+REF_ADDR = "127.0.0.2"
+REF_PORT = 9042
+TTL_SLACK = 5  # seconds two servers may disagree on a remaining TTL
+
+TYPES_COLUMNS = ("k, a, b, bl, bo, d, de, db, du, f, i, ii, si, t, ti, ts, tu, ty, u, vc, vi, ve")
+
+# Statements run in order on both servers; every one must give the same outcome.
+STATEMENTS = [
+    # --- every native type, plus a vector ---
+    "CREATE TABLE types (k int PRIMARY KEY, a ascii, b bigint, bl blob, bo boolean, d date, de decimal, "
+    "db double, du duration, f float, i inet, ii int, si smallint, t text, ti time, ts timestamp, "
+    "tu timeuuid, ty tinyint, u uuid, vc varchar, vi varint, ve vector<float, 3>)",
+    f"INSERT INTO types ({TYPES_COLUMNS}) VALUES (1, 'ascii', 9223372036854775807, 0xcafe, true, "
+    "'2024-02-29', 123.456, 1.5e300, 1h2m3s, 3.25, '192.168.0.1', -42, 32767, 'text é', "
+    "'13:45:00.123456789', '2024-01-01 12:00:00+0000', 50554d6e-29bb-11e5-b345-feff819cdc9f, -128, "
+    "01234567-0123-0123-0123-0123456789ab, 'varchar', 123456789012345678901234567890, [1.5, -2, 0])",
+    f"INSERT INTO types ({TYPES_COLUMNS}) VALUES (2, '', -1, 0x, false, '1970-01-01', -0.000001, "
+    "-0.0, -1mo2d, -1.5e-10, '::1', 2147483647, -32768, '', '00:00:00', 0, "
+    "00000000-0000-1000-8000-000000000000, 127, 00000000-0000-0000-0000-000000000000, 'x', -1, "
+    "[0, 0, 0])",
+    "INSERT INTO types (k, t) VALUES (3, 'mostly null')",
+    "SELECT * FROM types WHERE k = 1",
+    "SELECT * FROM types",
+    "SELECT k, de, vi, du FROM types WHERE k IN (3, 1, 2)",
+    "SELECT k, ve FROM types WHERE k = 2",
+    ("SELECT k, t FROM types WHERE k IN (3, 1, 2)", 1),
+    # --- composite partition key, three clustering columns with mixed order ---
+    "CREATE TABLE ev (tenant text, day int, c1 int, c2 text, c3 timestamp, v text, "
+    "PRIMARY KEY ((tenant, day), c1, c2, c3)) WITH CLUSTERING ORDER BY (c1 ASC, c2 DESC, c3 ASC)",
+    "INSERT INTO ev (tenant, day, c1, c2, c3, v) VALUES ('a', 1, 1, 'a', '2024-01-01', 'x')",
+    "INSERT INTO ev (tenant, day, c1, c2, c3, v) VALUES ('a', 1, 1, 'b', '2024-01-01', 'y')",
+    "INSERT INTO ev (tenant, day, c1, c2, c3, v) VALUES ('a', 1, 1, 'b', '2024-01-02', 'x')",
+    "INSERT INTO ev (tenant, day, c1, c2, c3, v) VALUES ('a', 1, 1, 'c', '2024-01-01', 'z')",
+    "INSERT INTO ev (tenant, day, c1, c2, c3, v) VALUES ('a', 1, 2, 'a', '2024-01-01', 'x')",
+    "INSERT INTO ev (tenant, day, c1, c2, c3, v) VALUES ('a', 1, 2, 'd', '2024-01-01', 'y')",
+    "INSERT INTO ev (tenant, day, c1, c2, c3, v) VALUES ('a', 1, 4, 'a', '2024-01-01', 'x')",
+    "INSERT INTO ev (tenant, day, c1, c2, c3, v) VALUES ('a', 1, 5, 'a', '2024-01-01', 'x')",
+    "INSERT INTO ev (tenant, day, c1, c2, c3, v) VALUES ('a', 2, 1, 'a', '2024-01-01', 'w')",
+    "INSERT INTO ev (tenant, day, c1, c2, c3, v) VALUES ('b', 1, 1, 'a', '2024-01-01', 'x')",
+    "INSERT INTO ev (tenant, day, c1, c2, c3, v) VALUES ('b', 1, 3, 'a', '2024-01-01', 'y')",
+    "SELECT * FROM ev WHERE tenant = 'a' AND day = 1",
+    "SELECT c1, c2, v FROM ev WHERE tenant = 'a' AND day = 1 AND c1 = 1 AND c2 > 'a'",
+    "SELECT c1, c2, c3 FROM ev WHERE tenant = 'a' AND day = 1 AND c1 = 1 AND c2 >= 'b' AND c2 < 'c'",
+    "SELECT c1, c2, c3 FROM ev WHERE tenant = 'a' AND day = 1 AND c1 = 1 AND c2 = 'b' AND c3 > '2024-01-01'",
+    "SELECT c1, c2, c3 FROM ev WHERE tenant = 'a' AND day = 1 ORDER BY c1 DESC, c2 ASC, c3 DESC",
+    "SELECT c1, c2 FROM ev WHERE tenant = 'a' AND day = 1 AND c1 > 1 ORDER BY c1 DESC",
+    "SELECT day, c1, v FROM ev WHERE tenant = 'a' AND day IN (2, 1)",
+    ("SELECT day, c1, v FROM ev WHERE tenant = 'a' AND day IN (2, 1)", 2),
+    "SELECT c1, c2, v FROM ev WHERE tenant = 'a' AND day = 1 AND c1 IN (2, 1)",
+    "SELECT c1, c2, v FROM ev WHERE tenant = 'a' AND day = 1 AND c1 IN (2, 1) AND c2 > 'a'",
+    "SELECT * FROM ev WHERE tenant = 'a' AND day = 1 LIMIT 3",
+    "SELECT tenant, day, c1 FROM ev PER PARTITION LIMIT 2",
+    "SELECT tenant, day, c1 FROM ev PER PARTITION LIMIT 1 LIMIT 2",
+    "SELECT DISTINCT tenant, day FROM ev",
+    "SELECT COUNT(*) FROM ev WHERE tenant = 'a' AND day = 1",
+    "SELECT token(tenant, day), tenant, day FROM ev WHERE tenant = 'a' AND day = 1 LIMIT 1",
+    "SELECT tenant, day, c1 FROM ev WHERE token(tenant, day) > token('a', 1)",
+    "SELECT tenant, day, c1 FROM ev WHERE token(tenant, day) <= token('a', 1)",
+    "SELECT tenant, day, c1, v FROM ev WHERE v = 'x' ALLOW FILTERING",
+    "SELECT c1, c2, c3 FROM ev WHERE tenant = 'a' AND day = 1 AND c2 = 'a' ALLOW FILTERING",
+    "DELETE FROM ev WHERE tenant = 'a' AND day = 1 AND c1 = 1 AND c2 = 'b' AND c3 = '2024-01-02'",
+    "DELETE FROM ev WHERE tenant = 'a' AND day = 1 AND c1 = 2",
+    "DELETE FROM ev WHERE tenant = 'a' AND day = 1 AND c1 > 4",
+    "DELETE FROM ev WHERE tenant = 'b' AND day = 1",
+    "SELECT * FROM ev",
+    "UPDATE ev SET v = 'u' WHERE tenant = 'a' AND day = 1 AND c1 = 1 AND c2 = 'a' AND c3 = '2024-01-01'",
+    "DELETE v FROM ev WHERE tenant = 'a' AND day = 1 AND c1 = 1 AND c2 = 'c' AND c3 = '2024-01-01'",
+    "SELECT * FROM ev WHERE tenant = 'a' AND day = 1",
+    # --- multi-column relations on mixed-order clustering columns ---
+    "CREATE TABLE mc (p int, a int, b int, c int, v int, PRIMARY KEY (p, a, b, c)) "
+    "WITH CLUSTERING ORDER BY (a DESC, b ASC, c DESC)",
+    *[f"INSERT INTO mc (p, a, b, c, v) VALUES ({p}, {a}, {b}, {c}, {p * 100 + a * 10 + b + c})"
+      for p in (1, 2) for a in (1, 2, 3) for b in (1, 2) for c in (1, 2)],
+    "SELECT a, b, c FROM mc WHERE p = 1",
+    "SELECT a, b, c FROM mc WHERE p = 1 AND (a, b) > (2, 1)",
+    "SELECT a, b, c FROM mc WHERE p = 1 AND (a, b, c) > (1, 1, 1) AND (a, b, c) <= (2, 2, 1)",
+    "SELECT a, b, c FROM mc WHERE p = 1 AND (a, b) IN ((1, 1), (3, 2))",
+    "SELECT a, b, c FROM mc WHERE p = 1 AND a = 2 AND (b, c) >= (1, 2)",
+    "SELECT a, b, c FROM mc WHERE p = 1 AND a > 1 AND a <= 3",
+    "SELECT a, b, c FROM mc WHERE p = 1 AND a = 1 AND b IN (2, 1) AND c < 2",
+    "SELECT a, b, c FROM mc WHERE p = 1 AND (a, b, c) = (2, 2, 1)",
+    "SELECT a, b, c FROM mc WHERE p = 1 AND (a, b) < (2, 2)",
+    "SELECT p, a, b, c FROM mc WHERE p IN (2, 1) AND (a, b) >= (3, 2)",
+    "SELECT a, b, c FROM mc WHERE p = 1 AND a IN (1, 2) AND (b, c) > (1, 1)",
+    "SELECT a, b, c FROM mc WHERE p = 1 AND (a, b) > (1, 1) ORDER BY a ASC, b DESC, c ASC",
+    "SELECT a, b, c FROM mc WHERE p = 1 AND c > 1 ALLOW FILTERING",
+    "SELECT p, a, b, c FROM mc WHERE b = 2 AND c < 2 ALLOW FILTERING",
+    "SELECT a, b, c FROM mc WHERE p = 1 AND a = 3 AND c IN (1, 5) ALLOW FILTERING",
+    ("SELECT p, a, b, c FROM mc WHERE p IN (2, 1) AND a = 3", 3),
+    "SELECT a, b, c FROM mc WHERE p = 1 ORDER BY a ASC, b DESC, c ASC LIMIT 5",
+    "SELECT p, a, b FROM mc WHERE p IN (2, 1) AND a = 3 AND b = 2",
+    "SELECT MIN(v), MAX(v), SUM(v), AVG(v), COUNT(v) FROM mc WHERE p = 1",
+    "SELECT COUNT(*) FROM mc",
+    "SELECT COUNT(1) FROM mc WHERE p = 2 AND a = 2",
+    "SELECT p, a, b, c FROM mc WHERE p = 1 AND b = 1 AND c = 2 ALLOW FILTERING",
+    "SELECT p, a, v FROM mc WHERE v > 220 ALLOW FILTERING",
+    "DELETE FROM mc WHERE p = 2 AND (a, b) >= (2, 2)",
+    "DELETE FROM mc WHERE p = 2 AND a = 1 AND b = 1",
+    "SELECT a, b, c FROM mc WHERE p = 2",
+    # --- static columns ---
+    "CREATE TABLE st (p int, c int, s text static, v int, PRIMARY KEY (p, c))",
+    "INSERT INTO st (p, s) VALUES (1, 'static only')",
+    "SELECT * FROM st",
+    "INSERT INTO st (p, c, v) VALUES (1, 1, 10)",
+    "INSERT INTO st (p, c, v) VALUES (1, 2, 20)",
+    "UPDATE st SET s = 'updated' WHERE p = 1",
+    "INSERT INTO st (p, c, s, v) VALUES (2, 1, 's2', 21)",
+    "SELECT * FROM st",
+    "SELECT DISTINCT p, s FROM st",
+    "SELECT s FROM st WHERE p = 1",
+    "SELECT p, s FROM st PER PARTITION LIMIT 1",
+    "DELETE s FROM st WHERE p = 1",
+    "SELECT * FROM st WHERE p = 1",
+    "DELETE FROM st WHERE p = 2 AND c = 1",
+    "SELECT * FROM st WHERE p = 2",
+    "SELECT COUNT(*) FROM st",
+    # --- counters ---
+    "CREATE TABLE cnt (k text PRIMARY KEY, hits counter, misses counter)",
+    "UPDATE cnt SET hits = hits + 5 WHERE k = 'a'",
+    "UPDATE cnt SET hits = hits - 2, misses = misses + 1 WHERE k = 'a'",
+    "UPDATE cnt SET misses = misses + 7 WHERE k = 'b'",
+    "SELECT * FROM cnt",
+    "SELECT k, hits FROM cnt WHERE k = 'b'",
+    "SELECT SUM(hits), MAX(misses) FROM cnt",
+    # --- collections, frozen and not ---
+    "CREATE TABLE coll (k int PRIMARY KEY, fl frozen<list<int>>, fs frozen<set<text>>, "
+    "fm frozen<map<text, int>>, ft frozen<tuple<int, text>>, l list<int>, s set<int>, m map<int, text>)",
+    "INSERT INTO coll (k, fl, fs, fm, ft, l, s, m) VALUES (1, [3, 1, 2], {'b', 'a'}, {'x': 1, 'a': 2}, "
+    "(1, 'one'), [1, 2], {5, 3}, {2: 'b', 1: 'a'})",
+    "INSERT INTO coll (k, fl, ft) VALUES (2, [], (2, null))",
+    "UPDATE coll SET l = l + [9], s = s - {3}, m[3] = 'c' WHERE k = 1",
+    "UPDATE coll SET l = [0] + l, m = m - {1} WHERE k = 1",
+    "SELECT * FROM coll",
+    "SELECT fm, ft FROM coll WHERE k = 1",
+    "SELECT k FROM coll WHERE fl = [3, 1, 2] ALLOW FILTERING",
+    "DELETE m[2] FROM coll WHERE k = 1",
+    "SELECT m FROM coll WHERE k = 1",
+    "UPDATE coll SET l = [7, 8] + l WHERE k = 1",
+    "UPDATE coll SET l = l + [10], l = [6] + l WHERE k = 2",
+    "SELECT k, l FROM coll",
+    "UPDATE coll SET fl = [1] + fl WHERE k = 1",
+    "UPDATE coll SET s = {1} + s WHERE k = 1",
+    # --- USING TIMESTAMP / TTL, WRITETIME and TTL ---
+    "CREATE TABLE tt (k int, c int, v int, w text, PRIMARY KEY (k, c))",
+    "INSERT INTO tt (k, c, v, w) VALUES (1, 1, 10, 'a') USING TIMESTAMP 1000",
+    "INSERT INTO tt (k, c, v) VALUES (1, 1, 5) USING TIMESTAMP 500",
+    "UPDATE tt USING TIMESTAMP 2000 AND TTL 3600 SET w = 'b' WHERE k = 1 AND c = 2",
+    "INSERT INTO tt (k, c, v) VALUES (1, 3, 30) USING TTL 1000 AND TIMESTAMP 3000",
+    "SELECT c, v, w, WRITETIME(v), TTL(v), WRITETIME(w), TTL(w) FROM tt WHERE k = 1",
+    "DELETE FROM tt USING TIMESTAMP 1500 WHERE k = 1 AND c = 1",
+    "DELETE FROM tt USING TIMESTAMP 2500 WHERE k = 1 AND c = 3",
+    "SELECT * FROM tt WHERE k = 1",
+    "INSERT INTO tt (k, c, v) VALUES (1, 1, 11) USING TIMESTAMP 1600",
+    "SELECT c, v, w, WRITETIME(v) FROM tt WHERE k = 1",
+    # --- errors ---
+    "SELECT a, b, c FROM mc WHERE p = 1 AND b > 1",
+    "SELECT a, b, c FROM mc WHERE p = 1 AND (a, c) > (1, 1)",
+    "SELECT a, b, c FROM mc WHERE p = 1 AND (b, c) > (1, 1)",
+    "SELECT a, b, c FROM mc WHERE p = 1 AND a = 1 AND (a, b) > (1, 1)",
+    "SELECT a, b, c FROM mc WHERE p = 1 AND (a, b) > (1, 1) AND (a, b) = (2, 2)",
+    "SELECT * FROM ev WHERE tenant = 'a'",
+    "SELECT * FROM mc WHERE p IN (1, 2) ORDER BY a DESC",
+    ("SELECT * FROM mc WHERE p IN (1, 2) ORDER BY a DESC", None),
+    ("SELECT p, a, b, c FROM mc WHERE p IN (1, 2) ORDER BY a ASC, b DESC LIMIT 7", None),
+    "SELECT a, b, c FROM mc WHERE p = 1 AND (a, b) IN ((1, 2), (3))",
+    "SELECT * FROM mc WHERE p = 1 ORDER BY b",
+    "SELECT DISTINCT a FROM mc",
+    "SELECT v FROM mc WHERE p = 1 PER PARTITION LIMIT 0",
+    "SELECT SUM(t) FROM types",
+    "SELECT WRITETIME(k) FROM tt",
+    "SELECT TTL(c) FROM tt",
+    "INSERT INTO types (k, ii) VALUES (5, 'x')",
+    "INSERT INTO mc (p, a, b, c, v) VALUES (1, 1, 1, null, 1)",
+    "UPDATE cnt SET hits = 3 WHERE k = 'a'",
+    "UPDATE cnt SET hits = hits + 1 WHERE k = 'a' USING TTL 5",
+    "DELETE FROM ev WHERE tenant = 'a' AND day = 1 AND c2 = 'x'",
+    "CREATE TABLE bad1 (k int PRIMARY KEY, n counter, v int)",
+    "CREATE TABLE bad2 (k int PRIMARY KEY, s int static)",
+    "CREATE TABLE bad3 (k int, c int, PRIMARY KEY (k, c)) WITH CLUSTERING ORDER BY (k DESC)",
+    "CREATE TABLE types (k int PRIMARY KEY)",
+    "SELECT * FROM ev WHERE tenant = 'a' AND day = 1 AND c1 = 1 AND c3 > '2024-01-01'",
+    "SELECT * FROM mc WHERE p = 1 AND a IN (1, 2) AND (b, c) > (1, 1)",
+    "SELECT * FROM st WHERE p = 1 AND s = 'x'",
+    "INSERT INTO tt (k, c, v) VALUES (1, 9, 1) USING TTL 700000000",
+    "SELECT * FROM tt WHERE k = 1 AND c = 1 AND c = 2",
+]
+
+# Errors whose message Cassandra builds from a hash set (column order varies between runs):
+# only the error class and code are compared.
+UNORDERED_MESSAGES = {
+    "SELECT a, b, c FROM mc WHERE p = 1 AND (a, b) > (1, 1) AND (a, b) = (2, 2)",
+}
+
+
+def _refcass_state():
+    """(script, reason to skip or None)."""
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        return None, "Java is not installed: no Cassandra reference to compare with"
+    if not os.path.isfile(REFCASS):
+        return None, f"refcass script not found at {REFCASS}"
+    return REFCASS, None
+
+
+def _run_refcass(script, command, timeout=300):
+    return subprocess.run([script, command, "--addr", REF_ADDR], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def reference():
+    """A running Cassandra 5.0.4 at REF_ADDR; started (and later stopped) only if not already up."""
+    script, reason = _refcass_state()
+    if script is None:
+        pytest.skip(reason)
+    started = False
+    if _run_refcass(script, "status").returncode != 0:
+        result = _run_refcass(script, "start")
+        if result.returncode != 0:
+            pytest.skip(f"refcass start failed: {result.stderr.strip()[-500:]}")
+        started = True
+    yield REF_ADDR, REF_PORT
+    if started:
+        _run_refcass(script, "stop")
+
+
+def _session(addr, port):
+    profile = ExecutionProfile(load_balancing_policy=RoundRobinPolicy(), row_factory=tuple_factory,
+                               request_timeout=60)
+    cluster = Cluster([addr], port=port, protocol_version=5, connect_timeout=20,
+                      execution_profiles={EXEC_PROFILE_DEFAULT: profile})
+    return cluster, cluster.connect()
+
+
+@pytest.fixture(scope="module")
+def sessions(node, reference):
+    """(helenus session, reference session), both USE-ing a fresh keyspace of the same name."""
+    keyspace = f"diff_{uuid.uuid4().hex[:12]}"
+    pairs = [_session(node.addr, node.port), _session(*reference)]
+    for _, session in pairs:
+        session.execute(f"CREATE KEYSPACE {keyspace} WITH replication = "
+                        "{'class': 'SimpleStrategy', 'replication_factor': 1}")
+        session.set_keyspace(keyspace)
+    yield pairs[0][1], pairs[1][1]
+    for cluster, session in pairs:
+        session.execute(f"DROP KEYSPACE IF EXISTS {keyspace}")
+        cluster.shutdown()
+
+
+def outcome(session, entry):
+    """What a statement (or a (statement, page size) pair; None disables paging) produced, in
+    a form comparable across servers; all pages are fetched."""
+    statement, fetch_size = entry if isinstance(entry, tuple) else (entry, FETCH_SIZE_UNSET)
+    try:
+        rs = session.execute(SimpleStatement(statement, fetch_size=fetch_size))
+    except AlreadyExists as e:
+        return ("error", "AlreadyExists", e.keyspace, e.table)
+    except SyntaxException as e:
+        # The position is compared; the wording of ANTLR's recovery messages is not reproduced.
+        return ("error", "SyntaxException", e.code, e.message.split(" ", 1)[0])
+    except ErrorMessage as e:
+        return ("error", type(e).__name__, e.code, e.message)
+    except DriverException as e:
+        return ("error", type(e).__name__, str(e))
+    names = tuple(rs.column_names or ())
+    types = tuple(t.cql_parameterized_type() for t in (rs.column_types or ()))
+    return ("rows", names, types, list(rs))
+
+
+def _same_value(name, a, b):
+    if name.startswith("ttl(") and isinstance(a, int) and isinstance(b, int):
+        return abs(a - b) <= TTL_SLACK
+    if isinstance(a, float) and isinstance(b, float) and a != a and b != b:
+        return True  # NaN
+    return a == b
+
+
+def _same_rows(names, ours, theirs):
+    if len(ours) != len(theirs):
+        return False
+    return all(_same_value(n, x, y) for r, s in zip(ours, theirs) for n, x, y in zip(names, r, s))
+
+
+def differences(ours, theirs):
+    """Readable lines describing how two outcomes differ (empty when they match)."""
+    if ours[0] != theirs[0] or ours[0] == "error":
+        return [] if ours == theirs else [f"  helenus:   {ours}", f"  cassandra: {theirs}"]
+    lines = []
+    if ours[1:3] != theirs[1:3]:
+        lines += [f"  columns helenus:   {list(zip(ours[1], ours[2]))}",
+                  f"  columns cassandra: {list(zip(theirs[1], theirs[2]))}"]
+    if not _same_rows(theirs[1], ours[3], theirs[3]):
+        lines.append(f"  rows helenus ({len(ours[3])}):")
+        lines += [f"    {r}" for r in ours[3]]
+        lines.append(f"  rows cassandra ({len(theirs[3])}):")
+        lines += [f"    {r}" for r in theirs[3]]
+    return lines
+
+
+def test_statement_count():
+    assert len(STATEMENTS) >= 50
+
+
+def test_same_results_as_cassandra(sessions):
+    helenus, cassandra = sessions
+    report = []
+    for entry in STATEMENTS:
+        ours, theirs = outcome(helenus, entry), outcome(cassandra, entry)
+        if entry in UNORDERED_MESSAGES:
+            ours, theirs = ours[:-1], theirs[:-1]
+        diff = differences(ours, theirs)
+        if diff:
+            report += [f"MISMATCH {entry}", *diff]
+    print("\n".join(report))
+    assert not report, "\n" + "\n".join(report)
