@@ -258,3 +258,61 @@ fn merge_path_reads_memtable_over_sstable() {
     assert!(!sstable.may_contain(&key(2, "k2")));
     assert!(sstable.may_contain(&key(3, "k3")));
 }
+
+#[test]
+fn empty_sstable_round_trips_and_bad_options_are_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let writer = SstableWriter::create(dir.path(), 9, WriteOptions::default()).expect("create");
+    let sstable = open(&writer.finish().expect("finish"));
+    assert_eq!(sstable.stats().partitions, 0);
+    assert_eq!(sstable.stats().first_key, None);
+    assert!(!sstable.may_contain(&key(1, "a")));
+    assert_eq!(
+        sstable
+            .read(&key(1, "a"), &ReadFilter::all())
+            .expect("read"),
+        None
+    );
+    assert_eq!(sstable.iter().count(), 0);
+    assert_eq!(sstable.scan_keys(&KeyRange::all()).count(), 0);
+    assert_eq!(sstable.generation(), 9);
+
+    for options in [
+        WriteOptions {
+            chunk_length: 0,
+            ..WriteOptions::default()
+        },
+        WriteOptions {
+            bloom_fp_chance: 0.0,
+            ..WriteOptions::default()
+        },
+        WriteOptions {
+            bloom_fp_chance: f64::NAN,
+            ..WriteOptions::default()
+        },
+        WriteOptions {
+            row_index_block: 0,
+            ..WriteOptions::default()
+        },
+    ] {
+        assert!(matches!(
+            SstableWriter::create(dir.path(), 10, options),
+            Err(StorageError::Invalid(_))
+        ));
+    }
+    let disabled = WriteOptions {
+        bloom_fp_chance: 1.0,
+        ..WriteOptions::default()
+    };
+    let sstable = open(&flush(&sample_memtable(), dir.path(), 11, disabled));
+    assert!(
+        sstable.may_contain(&key(0, "not-there")),
+        "a disabled filter admits every key in range"
+    );
+    assert_eq!(
+        sstable
+            .read(&key(0, "not-there"), &ReadFilter::all())
+            .expect("read"),
+        None
+    );
+}
