@@ -157,3 +157,50 @@ def test_prepared_statements_survive_schema_changes(s):
     s.execute(f"INSERT INTO {table} (k, a, b) VALUES (3, 3, 'three')")
     rows = sorted((r.k, r.a, r.b) for r in s.execute(f"SELECT * FROM {table}"))
     assert rows == [(1, 1, None), (2, 2, None), (3, 3, "three")]
+
+
+def test_named_bind_markers(s):
+    s.execute("CREATE TABLE IF NOT EXISTS cqlf.named (k int PRIMARY KEY, v text)")
+    ins = s.prepare("INSERT INTO cqlf.named (k, v) VALUES (:key, :val)")
+    assert [c.name for c in ins.column_metadata] == ["key", "val"]
+    s.execute(ins, {"val": "x", "key": 7})
+    sel = s.prepare("SELECT v FROM cqlf.named WHERE k = :key")
+    assert s.execute(sel, {"key": 7}).one().v == "x"
+
+
+def test_counter_batch_and_unlogged_batch(s):
+    from cassandra.query import BatchStatement, BatchType
+    s.execute("CREATE TABLE IF NOT EXISTS cqlf.cb (k int PRIMARY KEY, a counter, b counter)")
+    key = int(uuid.uuid4().int % 1_000_000)
+    upd = s.prepare("UPDATE cqlf.cb SET a = a + ?, b = b + ? WHERE k = ?")
+    batch = BatchStatement(batch_type=BatchType.COUNTER)
+    for _ in range(3):
+        batch.add(upd, (1, 10, key))
+    s.execute(batch)
+    assert tuple(s.execute("SELECT a, b FROM cqlf.cb WHERE k = %s", (key,)).one()) == (3, 30)
+    s.execute("CREATE TABLE IF NOT EXISTS cqlf.ub (k int PRIMARY KEY, v int)")
+    ins = s.prepare("INSERT INTO cqlf.ub (k, v) VALUES (?, ?)")
+    batch = BatchStatement(batch_type=BatchType.UNLOGGED)
+    for k in range(20):
+        batch.add(ins, (k, k * k))
+    s.execute(batch)
+    assert sorted(tuple(r) for r in s.execute("SELECT k, v FROM cqlf.ub")) == [(k, k * k) for k in range(20)]
+    from cassandra import InvalidRequest
+    bad = BatchStatement(batch_type=BatchType.LOGGED)
+    bad.add(upd, (1, 1, key))
+    with pytest.raises(InvalidRequest, match="Cannot include a counter statement in a logged batch"):
+        s.execute(bad)
+
+
+def test_frozen_and_non_frozen_collections(s):
+    s.execute("CREATE TABLE IF NOT EXISTS cqlf.coll (k int PRIMARY KEY, l list<int>, st set<text>, m map<text, int>, "
+              "f frozen<map<int, frozen<list<text>>>>)")
+    s.execute("INSERT INTO cqlf.coll (k, l, st, m, f) VALUES (1, [3, 1, 2], {'b', 'a'}, {'x': 1}, {1: ['a', 'b']})")
+    s.execute("UPDATE cqlf.coll SET l = l + [4], st = st + {'c'}, m['y'] = 2 WHERE k = 1")
+    s.execute("UPDATE cqlf.coll SET st = st - {'a'} WHERE k = 1")
+    s.execute("DELETE m['x'] FROM cqlf.coll WHERE k = 1")
+    r = s.execute("SELECT l, st, m, f FROM cqlf.coll WHERE k = 1").one()
+    assert list(r.l) == [3, 1, 2, 4]
+    assert sorted(r.st) == ["b", "c"]
+    assert dict(r.m) == {"y": 2}
+    assert {k: list(v) for k, v in r.f.items()} == {1: ["a", "b"]}

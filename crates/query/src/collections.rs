@@ -98,6 +98,17 @@ fn encode_vector(elem: &CqlType, v: &[Bytes]) -> Bytes {
     Bytes::from(out)
 }
 
+/// The cell path of a list element appended at `ts`: ordered by timestamp, then by a
+/// process-wide sequence, so elements keep their insertion order under byte comparison.
+pub fn list_path(ts: i64) -> Bytes {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static SEQ: AtomicU64 = AtomicU64::new(0);
+    let mut out = [0u8; 16];
+    out[..8].copy_from_slice(&((ts as u64) ^ (1 << 63)).to_be_bytes());
+    out[8..].copy_from_slice(&SEQ.fetch_add(1, Ordering::Relaxed).to_be_bytes());
+    Bytes::copy_from_slice(&out)
+}
+
 /// The cell paths of `count` list elements prepended now, in list order. They sort before
 /// every appended element (whose paths start from a non-negative timestamp) and before the
 /// elements of earlier prepends: each prepend takes a smaller negative stamp than the last.
@@ -193,6 +204,15 @@ mod tests {
     fn nulls_inside_lists_are_refused() {
         let ty = CqlType::List(Box::new(CqlType::Native(NativeType::Int)));
         assert!(build(&ty, vec![None]).is_err());
+    }
+
+    #[test]
+    fn list_paths_keep_insertion_order() {
+        let a = list_path(5);
+        let b = list_path(5);
+        let c = list_path(-1);
+        assert!(a < b);
+        assert!(c < a);
     }
 
     #[test]

@@ -102,9 +102,7 @@ fn column_data(name: &str, ty: &CqlType, value: Option<&Value>, ts: i64) -> CqlR
             .collect(),
         _ => items
             .into_iter()
-            .map(|v| {
-                Cell::live(ts, v).with_path(Bytes::copy_from_slice(&crate::exec::timeuuid(ts)))
-            })
+            .map(|v| Cell::live(ts, v).with_path(collections::list_path(ts)))
             .collect(),
     };
     cells.sort_by(|a, b| a.path.cmp(&b.path));

@@ -16,7 +16,7 @@ use types::result::ColumnSpec;
 use types::{CqlError, CqlResult, CqlType, NativeType};
 
 use crate::collections;
-use crate::exec::{timeuuid, ExecContext};
+use crate::exec::ExecContext;
 use crate::keys::KeyLayout;
 use crate::operand::{Binder, Operand, Resolved};
 use crate::restrictions::{self, Restrictions, StatementKind, Values};
@@ -582,7 +582,8 @@ fn assignment(table: &TableMetadata, a: &Assignment, binder: &mut Binder) -> Cql
                 )));
             }
             let operand_spec = match (&col.ty, a) {
-                _ if counter => spec(table, &col.name, CqlType::Native(NativeType::Bigint)),
+                // Cassandra binds a counter delta as the counter column itself.
+                _ if counter => s.clone(),
                 // `m = m - {k1, k2}` removes map entries by key.
                 (CqlType::Map(key, _), Assignment::Subtract(..)) => {
                     spec(table, &col.name, CqlType::Set(key.clone()))
@@ -786,7 +787,7 @@ fn element_cells(
     Ok(match ty {
         CqlType::List(_) => items
             .into_iter()
-            .map(|v| cell(ts, ttl, now, v).with_path(Bytes::copy_from_slice(&timeuuid(ts))))
+            .map(|v| cell(ts, ttl, now, v).with_path(collections::list_path(ts)))
             .collect(),
         CqlType::Set(_) => items
             .into_iter()

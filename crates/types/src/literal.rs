@@ -189,4 +189,3 @@ fn timeuuid(text: &str) -> Result<Uuid, TypeError> {
 
 #[cfg(test)]
 mod tests;
-
