@@ -7,7 +7,7 @@ mod name;
 mod option;
 mod parse;
 
-pub use name::quote_identifier;
+pub use name::{is_reserved_keyword, quote_identifier};
 
 /// The native (non-parameterised) CQL types.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

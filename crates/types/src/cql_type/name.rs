@@ -143,12 +143,17 @@ impl CqlType {
     }
 }
 
+/// Whether `word` (any case) is a reserved CQL keyword (Cassandra's ReservedKeywords).
+pub fn is_reserved_keyword(word: &str) -> bool {
+    RESERVED.contains(&word.to_ascii_lowercase().as_str())
+}
+
 /// An identifier as CQL text: bare when it is a lower-case unreserved word, else double-quoted.
 pub fn quote_identifier(name: &str) -> String {
     let mut chars = name.chars();
     let plain = matches!(chars.next(), Some(c) if c.is_ascii_lowercase())
         && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
-        && !RESERVED.contains(&name);
+        && !is_reserved_keyword(name);
     if plain {
         name.to_string()
     } else {
