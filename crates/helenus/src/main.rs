@@ -1,4 +1,4 @@
-//! The `helenus` command line: `helenus server` runs a node.
+//! The `helenus` command line: `helenus server` runs a node, `helenus stress` loads one.
 mod handler;
 mod server;
 
@@ -22,11 +22,20 @@ enum Command {
         #[arg(long)]
         config: Option<PathBuf>,
     },
+    /// Load generator: cassandra-stress's command line and output (`helenus stress help`),
+    /// and YCSB's core workloads (`helenus stress ycsb load|run -P workloada`).
+    #[command(disable_help_flag = true)]
+    Stress {
+        /// cassandra-stress arguments, passed through unparsed.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Server { config } => server::run(config.as_deref()),
+        Command::Stress { args } => stress::run(args),
     }
 }

@@ -1,0 +1,104 @@
+//! `helenus stress`: a cassandra-stress-compatible load generator (same command line, same
+//! output) built on the `scylla` driver, plus YCSB's core workloads (`helenus stress ycsb`).
+//!
+//! [`run`] takes the words after `stress` and returns the process exit code; [`run_to`]
+//! does the same but writes the report to a given writer (tests capture it).
+
+mod cli;
+mod client;
+mod cpu;
+mod cql;
+mod dist;
+mod javarand;
+mod keys;
+mod metrics;
+mod output;
+mod predefined;
+mod report;
+mod runner;
+mod settings;
+mod settings_dump;
+mod workload;
+
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+use cli::{usage, Invocation};
+use output::Output;
+
+/// Runs `helenus stress ARGS…`, reporting on standard output; 0 on `END`, 1 otherwise.
+pub fn run(args: Vec<String>) -> ExitCode {
+    run_to(args, &mut io::stdout())
+}
+
+/// Like [`run`], with the report (everything cassandra-stress prints on standard output)
+/// written to `out`; errors still go to standard error.
+pub fn run_to(args: Vec<String>, out: &mut dyn Write) -> ExitCode {
+    match cli::parse(&args) {
+        Ok(invocation) => execute(invocation, out),
+        Err(e) => {
+            if let Some(topic) = &e.usage {
+                let _ = write!(out, "{}", usage::text(topic));
+            }
+            eprintln!("{}", e.message);
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn execute(invocation: Invocation, out: &mut dyn Write) -> ExitCode {
+    let text = match invocation {
+        Invocation::Help(topic) => usage::text(topic.as_deref().unwrap_or("")),
+        Invocation::Version => format!("Version: helenus stress {}\n", env!("CARGO_PKG_VERSION")),
+        Invocation::Print(spec) => dist::describe(&spec),
+        Invocation::Stress(settings) => return stress(*settings, out),
+    };
+    match out.write_all(text.as_bytes()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(_) => ExitCode::FAILURE,
+    }
+}
+
+fn stress(settings: settings::Settings, sink: &mut dyn Write) -> ExitCode {
+    if let Some(user) = &settings.command.user {
+        eprintln!(
+            "user profiles (profile={}) are not supported yet by helenus stress",
+            user.profile
+        );
+        return ExitCode::FAILURE;
+    }
+    for (what, file) in [
+        ("-graph file=", &settings.graph.file),
+        ("-log hdrfile=", &settings.log.hdr_file),
+    ] {
+        if let Some(f) = file {
+            eprintln!("note: {what}{f} is accepted but not written yet");
+        }
+    }
+    let mut out = match Output::new(sink, settings.log.file.as_deref()) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("Cannot open log file: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime().and_then(|rt| rt.block_on(predefined::run(settings, &mut out)));
+    match result {
+        Ok(()) => {
+            out.line("END");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("{e}");
+            out.line("FAILURE");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("Cannot start the runtime: {e}"))
+}

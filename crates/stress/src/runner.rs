@@ -1,0 +1,394 @@
+//! One measured run ("phase"): `threads` worker tasks issue operations, each waiting for
+//! its previous one (as cassandra-stress's threads do) and, under `-rate fixed=`/`throttle=`,
+//! for its slot in a uniform schedule; the reporting loop prints a row per interval and
+//! stops the workers at the count, duration or uncertainty target.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+use tokio::task::JoinSet;
+
+use crate::dist::Sampler;
+use crate::javarand::JavaRandom;
+use crate::metrics::{Measurement, OpStats, Recorder, Span, Uncertainty};
+use crate::output::Output;
+use crate::report;
+use crate::settings::{Limit, OpKind, Population, Settings, Stop};
+use crate::workload::{Statements, Worker};
+
+/// What one phase runs.
+#[derive(Debug, Clone)]
+pub struct Phase {
+    pub ops: Vec<(OpKind, f64)>,
+    pub threads: u32,
+    pub stop: Stop,
+    pub limit: Option<Limit>,
+}
+
+/// A finished phase: the whole run and each operation type.
+pub struct Outcome {
+    pub total: Span,
+    pub per_op: Vec<(OpKind, Span)>,
+    pub error: Option<String>,
+}
+
+/// The uniform schedule of `-rate fixed=`/`throttle=`: operation `i` is due at `start + i/rate`.
+struct Limiter {
+    start: Instant,
+    interval_ns: u64,
+    next: AtomicU64,
+}
+
+impl Limiter {
+    fn acquire(&self) -> Instant {
+        let i = self.next.fetch_add(1, Ordering::Relaxed);
+        self.start + Duration::from_nanos(i.saturating_mul(self.interval_ns))
+    }
+}
+
+/// State the workers share.
+struct Shared {
+    stop: AtomicBool,
+    issued: AtomicU64,
+    sequence: AtomicU64,
+    limiter: Option<Limiter>,
+    recorder: Recorder,
+    error: Mutex<Option<String>>,
+}
+
+/// Everything a worker needs, shared by all workers of a phase.
+struct Job {
+    settings: Arc<Settings>,
+    statements: Arc<Statements>,
+    phase: Phase,
+    shared: Shared,
+}
+
+/// Runs one phase, printing its interval rows to `out`.
+pub async fn run(
+    settings: Arc<Settings>,
+    statements: Arc<Statements>,
+    phase: Phase,
+    out: &mut Output<'_>,
+) -> Outcome {
+    let limiter = phase.limit.map(|l| Limiter {
+        start: Instant::now(),
+        interval_ns: 1_000_000_000 / l.per_second.max(1),
+        next: AtomicU64::new(0),
+    });
+    let shared = Shared {
+        stop: AtomicBool::new(false),
+        issued: AtomicU64::new(0),
+        sequence: AtomicU64::new(0),
+        limiter,
+        recorder: Recorder::new((phase.threads as usize).min(16), phase.ops.len()),
+        error: Mutex::new(None),
+    };
+    let job = Arc::new(Job {
+        settings,
+        statements,
+        phase,
+        shared,
+    });
+    let mut workers = JoinSet::new();
+    for id in 0..job.phase.threads {
+        workers.spawn(worker(Arc::clone(&job), id as usize));
+    }
+    let (total, per_op) = report_loop(&job, &mut workers, out).await;
+    let error = job.shared.error.lock().take();
+    Outcome {
+        total,
+        per_op,
+        error,
+    }
+}
+
+fn choose(ops: &[(OpKind, f64)], rng: &mut JavaRandom) -> usize {
+    let sum: f64 = ops.iter().map(|(_, w)| w).sum();
+    let mut x = rng.next_double() * sum;
+    for (i, (_, w)) in ops.iter().enumerate() {
+        if x < *w {
+            return i;
+        }
+        x -= w;
+    }
+    ops.len() - 1
+}
+
+/// The next population seed, or `None` when a non-wrapping sequence is used up.
+fn next_seed(job: &Job, dist: &mut Option<Sampler>) -> Option<i64> {
+    if let Some(d) = dist {
+        return Some(d.next());
+    }
+    match job.settings.population {
+        Population::Seq { start, end, wrap } => {
+            let total = (end - start + 1) as u64;
+            let i = job.shared.sequence.fetch_add(1, Ordering::Relaxed);
+            (wrap || i < total).then(|| start + (i % total) as i64)
+        }
+        Population::Dist(_) => None,
+    }
+}
+
+fn claim(job: &Job) -> bool {
+    if job.shared.stop.load(Ordering::Relaxed) {
+        return false;
+    }
+    match job.phase.stop {
+        Stop::Count(n) => job.shared.issued.fetch_add(1, Ordering::Relaxed) < n,
+        _ => true,
+    }
+}
+
+async fn worker(job: Arc<Job>, id: usize) {
+    let s = &job.settings;
+    let seed = id as i64 ^ std::process::id() as i64 ^ Instant::now().elapsed().as_nanos() as i64;
+    let mut w = Worker::new(s, seed);
+    let mut rng = JavaRandom::new(seed.wrapping_mul(0x9E37_79B9));
+    let mut dist = match &s.population {
+        Population::Dist(d) => Some(Sampler::new(d.clone(), rng.next_long())),
+        Population::Seq { .. } => None,
+    };
+    while claim(&job) {
+        let Some(seed) = next_seed(&job, &mut dist) else {
+            break;
+        };
+        let op = choose(&job.phase.ops, &mut rng);
+        let intended = job.shared.limiter.as_ref().map(Limiter::acquire);
+        if let Some(t) = intended {
+            tokio::time::sleep_until(t.into()).await;
+        }
+        let started = Instant::now();
+        let mut result = Err(String::new());
+        for _ in 0..s.errors.tries.max(1) {
+            result = w.execute(&job.statements, job.phase.ops[op].0, seed).await;
+            if result.is_ok() {
+                break;
+            }
+        }
+        let ended = Instant::now();
+        let rows = *result.as_ref().unwrap_or(&0);
+        let m = Measurement {
+            intended,
+            started,
+            ended,
+            partitions: 1,
+            rows,
+            error: result.is_err(),
+        };
+        job.shared.recorder.record(id, op, &m);
+        if let Err(e) = result {
+            if !s.errors.ignore {
+                let key = String::from_utf8_lossy(&w.key(seed)).into_owned();
+                let msg = format!(
+                    "Operation x{} on key(s) [{key}]: Error executing: ({e})",
+                    s.errors.tries
+                );
+                job.shared.error.lock().get_or_insert(msg);
+                job.shared.stop.store(true, Ordering::Relaxed);
+                break;
+            }
+        }
+    }
+}
+
+/// Per-interval reporting until the workers finish; returns the whole-run spans.
+async fn report_loop(
+    job: &Job,
+    workers: &mut JoinSet<()>,
+    out: &mut Output<'_>,
+) -> (Span, Vec<(OpKind, Span)>) {
+    let fixed = job.phase.limit.is_some_and(|l| l.fixed);
+    let interval = job.settings.log.interval;
+    let start = Instant::now();
+    let deadline = match job.phase.stop {
+        Stop::Duration { time, .. } => Some(start + time),
+        _ => None,
+    };
+    let mut table = Table::new(job, fixed, start);
+    let mut next_tick = start + interval;
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep_until(next_tick.into()) => {
+                table.interval(&job.shared.recorder, next_tick, out);
+                next_tick += interval;
+                let done = deadline.is_some_and(|d| Instant::now() >= d) || table.converged(&job.phase.stop);
+                if done {
+                    job.shared.stop.store(true, Ordering::Relaxed);
+                }
+            }
+            joined = workers.join_next() => {
+                if joined.is_none() {
+                    break;
+                }
+            }
+        }
+    }
+    table.interval(&job.shared.recorder, Instant::now(), out);
+    table.finish(Instant::now())
+}
+
+/// The interval table being printed and the run's running totals.
+struct Table<'a> {
+    ops: &'a [(OpKind, f64)],
+    fixed: bool,
+    start: Instant,
+    last: Instant,
+    current: Vec<OpStats>,
+    totals: Vec<OpStats>,
+    uncertainty: Uncertainty,
+}
+
+impl<'a> Table<'a> {
+    fn new(job: &'a Job, fixed: bool, start: Instant) -> Table<'a> {
+        let n = job.phase.ops.len();
+        Table {
+            ops: &job.phase.ops,
+            fixed,
+            start,
+            last: start,
+            current: (0..n).map(|_| OpStats::new()).collect(),
+            totals: (0..n).map(|_| OpStats::new()).collect(),
+            uncertainty: Uncertainty::default(),
+        }
+    }
+
+    fn span(&self, stats: OpStats, elapsed: Duration) -> Span {
+        Span {
+            stats,
+            elapsed,
+            fixed: self.fixed,
+        }
+    }
+
+    fn interval(&mut self, recorder: &Recorder, now: Instant, out: &mut Output<'_>) {
+        recorder.drain(&mut self.current);
+        let elapsed = now
+            .saturating_duration_since(self.last)
+            .max(Duration::from_micros(1));
+        self.last = now;
+        let mut sum = OpStats::new();
+        // Per-type rows in name order, as cassandra-stress's TreeMap prints them.
+        let mut order: Vec<usize> = (0..self.current.len()).collect();
+        order.sort_by_key(|&i| self.ops[i].0.name());
+        for i in order {
+            self.totals[i].add(&self.current[i]);
+            sum.add(&self.current[i]);
+            let span = Span {
+                stats: self.current[i].clone(),
+                elapsed,
+                fixed: self.fixed,
+            };
+            if self.ops.len() > 1 && span.ops() > 0 {
+                out.line(&self.row(
+                    self.ops[i].0.name(),
+                    &span,
+                    self.totals[i].latency(self.fixed).len(),
+                    now,
+                ));
+            }
+            self.current[i].reset();
+        }
+        let span = self.span(sum, elapsed);
+        if span.ops() == 0 {
+            return;
+        }
+        self.uncertainty.update(span.adjusted_row_rate());
+        let total_ops = self
+            .totals
+            .iter()
+            .map(|t| t.latency(self.fixed).len())
+            .sum();
+        out.line(&self.row("total", &span, total_ops, now));
+    }
+
+    fn row(&self, kind: &str, span: &Span, total_ops: u64, now: Instant) -> String {
+        report::row(
+            kind,
+            span,
+            total_ops,
+            now - self.start,
+            self.uncertainty.value,
+        )
+    }
+
+    fn converged(&self, stop: &Stop) -> bool {
+        match *stop {
+            Stop::Uncertainty { target, min, max } => {
+                let n = self.uncertainty.measurements;
+                (self.uncertainty.value < target && n >= min) || n >= max
+            }
+            _ => false,
+        }
+    }
+
+    fn finish(self, end: Instant) -> (Span, Vec<(OpKind, Span)>) {
+        let elapsed = end - self.start;
+        let mut sum = OpStats::new();
+        let mut per_op = Vec::new();
+        for (i, t) in self.totals.iter().enumerate() {
+            sum.add(t);
+            per_op.push((self.ops[i].0, self.span(t.clone(), elapsed)));
+        }
+        per_op.sort_by_key(|(k, _)| k.name());
+        (self.span(sum, elapsed), per_op)
+    }
+}
+
+/// cassandra-stress's warm-up length: a quarter of the run, at most 50,000 per node.
+pub fn warmup_iterations(count: Option<u64>, nodes: usize) -> u64 {
+    let base = count.map_or(50_000, |n| ((n as f64 * 0.25) as u64).min(50_000));
+    base * nodes as u64
+}
+
+/// The `Running …` line's description of the stop condition.
+pub fn describe_stop(stop: &Stop) -> String {
+    match stop {
+        Stop::Count(n) => format!("for {n} iteration"),
+        Stop::Duration { amount, unit, .. } => format!("{amount} {unit}"),
+        Stop::Uncertainty { target, .. } => format!("until stderr of mean < {target}"),
+    }
+}
+
+/// The name cassandra-stress gives a set of operations.
+pub fn describe_ops(ops: &[(OpKind, f64)]) -> String {
+    match ops {
+        [(k, _)] => k.name().to_string(),
+        _ => {
+            let names: Vec<&str> = ops.iter().map(|(k, _)| k.name()).collect();
+            format!("[{}]", names.join(", "))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn choose_follows_the_ratio() {
+        let ops = [(OpKind::Write, 1.0), (OpKind::Read, 3.0)];
+        let mut rng = JavaRandom::new(1);
+        let reads = (0..40_000).filter(|_| choose(&ops, &mut rng) == 1).count();
+        assert!((29_000..31_000).contains(&reads), "{reads}");
+    }
+
+    #[test]
+    fn warmup_is_a_quarter_up_to_fifty_thousand() {
+        assert_eq!(warmup_iterations(Some(10_000), 1), 2_500);
+        assert_eq!(warmup_iterations(Some(10_000_000), 1), 50_000);
+        assert_eq!(warmup_iterations(None, 2), 100_000);
+    }
+
+    #[test]
+    fn descriptions() {
+        assert_eq!(describe_stop(&Stop::Count(10)), "for 10 iteration");
+        assert_eq!(describe_ops(&[(OpKind::Write, 1.0)]), "WRITE");
+        assert_eq!(
+            describe_ops(&[(OpKind::Write, 1.0), (OpKind::Read, 3.0)]),
+            "[WRITE, READ]"
+        );
+    }
+}
