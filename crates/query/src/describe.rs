@@ -82,38 +82,18 @@ pub fn execute(
             out.keyspace(keyspace(schema, name)?, *only, internals);
             out
         }
-        DescribeTarget::Tables => {
-            let mut out = Out::new(false);
-            for ks in schema
-                .keyspaces()
-                .values()
-                .filter(|k| session.is_none_or(|s| s == k.name))
-            {
-                for t in ks.tables.values() {
-                    out.push(&ks.name, "table", &t.name, "");
-                }
-            }
-            out
-        }
+        DescribeTarget::Tables => listing(schema, session, "table", |k| {
+            k.tables.keys().cloned().collect()
+        }),
         DescribeTarget::Table(name) => {
             let (ks, t) = table(schema, name, session)?;
             let mut out = Out::new(true);
             out.push(&ks.name, "table", &t.name, &describe_table(t, internals));
             out
         }
-        DescribeTarget::Types => {
-            let mut out = Out::new(false);
-            for ks in schema
-                .keyspaces()
-                .values()
-                .filter(|k| session.is_none_or(|s| s == k.name))
-            {
-                for t in ks.types.values() {
-                    out.push(&ks.name, "type", &t.name, "");
-                }
-            }
-            out
-        }
+        DescribeTarget::Types => listing(schema, session, "type", |k| {
+            k.types.keys().cloned().collect()
+        }),
         DescribeTarget::Type(name) => {
             let ks_name = name
                 .keyspace
@@ -160,6 +140,23 @@ pub fn execute(
         }
     };
     Ok(out.rows)
+}
+
+/// One row per object of `kind` in the session's keyspace, or in every keyspace.
+fn listing(
+    schema: &Schema,
+    session: Option<&str>,
+    kind: &str,
+    names: impl Fn(&KeyspaceMetadata) -> Vec<String>,
+) -> Out {
+    let mut out = Out::new(false);
+    let in_scope = |k: &&std::sync::Arc<KeyspaceMetadata>| session.is_none_or(|s| s == k.name);
+    for ks in schema.keyspaces().values().filter(in_scope) {
+        for name in names(ks) {
+            out.push(&ks.name, kind, &name, "");
+        }
+    }
+    out
 }
 
 fn cluster(node: &NodeInfo) -> Rows {

@@ -3,6 +3,7 @@
 //! ModificationStatement, BatchStatement and the schema statements).
 mod batch;
 mod collections;
+mod columns;
 mod ddl;
 mod describe;
 mod exec;

@@ -12,10 +12,10 @@ use storage::{
     Cell, ColumnData, CounterUpdate, DeletionTime, LivenessInfo, Mutation, PartitionKey,
     PartitionUpdate, RangeTombstone, Row,
 };
-use types::result::ColumnSpec;
 use types::{CqlError, CqlResult, CqlType, NativeType};
 
 use crate::collections;
+use crate::columns::{column, spec};
 use crate::exec::ExecContext;
 use crate::keys::KeyLayout;
 use crate::operand::{Binder, Operand, Resolved};
@@ -72,24 +72,6 @@ pub struct ModifyPlan {
     ops: Vec<Op>,
     ttl: Option<Operand>,
     timestamp: Option<Operand>,
-}
-
-fn spec(table: &TableMetadata, name: &str, ty: CqlType) -> ColumnSpec {
-    ColumnSpec {
-        keyspace: table.keyspace.clone(),
-        table: table.name.clone(),
-        name: name.to_string(),
-        ty,
-    }
-}
-
-fn column(table: &TableMetadata, name: &str) -> CqlResult<ColumnMetadata> {
-    table.column(name).cloned().ok_or_else(|| {
-        CqlError::invalid(format!(
-            "Undefined column name {} in table {}.{}",
-            name, table.keyspace, table.name
-        ))
-    })
 }
 
 fn using(
@@ -156,7 +138,7 @@ impl ModifyPlan {
         let mut ck: Vec<Option<Values>> = vec![None; table.clustering.len()];
         let mut ops = Vec::new();
         for (name, term) in columns.iter().zip(values) {
-            let col = column(&table, name)?;
+            let col = column(&table, name)?.clone();
             if ops.iter().any(|o: &Op| o.column().name == col.name)
                 || pk.iter().chain(&ck).flatten().count() > 0 && is_key_set(&table, &col, &pk, &ck)
             {
@@ -550,7 +532,7 @@ fn assignment(table: &TableMetadata, a: &Assignment, binder: &mut Binder) -> Cql
         | Assignment::Subtract(n, _)
         | Assignment::Prepend(n, _) => n,
     };
-    let col = column(table, name)?;
+    let col = column(table, name)?.clone();
     if matches!(col.kind, ColumnKind::PartitionKey | ColumnKind::Clustering) {
         return Err(CqlError::invalid(format!(
             "PRIMARY KEY part {} found in SET part",
@@ -643,7 +625,7 @@ fn delete_target(
     let name = match target {
         DeleteTarget::Column(n) | DeleteTarget::Element(n, _) | DeleteTarget::Field(n, _) => n,
     };
-    let col = column(table, name)?;
+    let col = column(table, name)?.clone();
     if matches!(col.kind, ColumnKind::PartitionKey | ColumnKind::Clustering) {
         return Err(CqlError::invalid(format!(
             "Invalid identifier {} for deletion (should not be a PRIMARY KEY part)",

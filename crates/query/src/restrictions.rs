@@ -1,9 +1,9 @@
 //! WHERE clauses: which partitions (keys, or a token range), which clustering slices, and
 //! which remaining relations must be checked row by row (ALLOW FILTERING). The checks and
 //! messages follow Cassandra's StatementRestrictions.
+use crate::columns::{column, spec};
 use cql::ast::{Operator, Relation, Term};
 use schema::{ColumnKind, ColumnMetadata, TableMetadata};
-use types::result::ColumnSpec;
 use types::{CqlError, CqlResult, CqlType, NativeType};
 
 use crate::operand::{Binder, Operand};
@@ -146,24 +146,6 @@ fn filtering_error(kind: StatementKind, col: &ColumnMetadata) -> CqlError {
             col.name
         )),
     }
-}
-
-fn spec(table: &TableMetadata, name: &str, ty: CqlType) -> ColumnSpec {
-    ColumnSpec {
-        keyspace: table.keyspace.clone(),
-        table: table.name.clone(),
-        name: name.to_string(),
-        ty,
-    }
-}
-
-fn column<'a>(table: &'a TableMetadata, name: &str) -> CqlResult<&'a ColumnMetadata> {
-    table.column(name).ok_or_else(|| {
-        CqlError::invalid(format!(
-            "Undefined column name {} in table {}.{}",
-            name, table.keyspace, table.name
-        ))
-    })
 }
 
 fn collect(

@@ -1,6 +1,7 @@
 //! The SELECT clause: which values each result row carries (columns, WRITETIME, TTL, token,
 //! literals) or which aggregate it computes (COUNT, MIN, MAX, SUM, AVG), with Cassandra's
 //! result column names.
+use crate::columns::{column, spec};
 use cql::ast::{Selector, SelectorExpr, Term};
 use schema::{ColumnKind, ColumnMetadata, TableMetadata};
 use types::result::ColumnSpec;
@@ -83,24 +84,6 @@ pub fn select_order(table: &TableMetadata) -> Vec<ColumnMetadata> {
     out
 }
 
-fn spec(table: &TableMetadata, name: &str, ty: CqlType) -> ColumnSpec {
-    ColumnSpec {
-        keyspace: table.keyspace.clone(),
-        table: table.name.clone(),
-        name: name.to_string(),
-        ty,
-    }
-}
-
-fn column(table: &TableMetadata, name: &str) -> CqlResult<ColumnMetadata> {
-    table.column(name).cloned().ok_or_else(|| {
-        CqlError::invalid(format!(
-            "Undefined column name {} in table {}.{}",
-            name, table.keyspace, table.name
-        ))
-    })
-}
-
 fn native(n: NativeType) -> CqlType {
     CqlType::Native(n)
 }
@@ -110,7 +93,7 @@ type Analysed = (Selected, String, CqlType);
 fn selector(table: &TableMetadata, expr: &SelectorExpr) -> CqlResult<Analysed> {
     match expr {
         SelectorExpr::Column(name) => {
-            let c = column(table, name)?;
+            let c = column(table, name)?.clone();
             let ty = c.ty.clone();
             Ok((Selected::Column(c), name.clone(), ty))
         }
@@ -143,7 +126,7 @@ fn cell_function(
     let SelectorExpr::Column(name) = inner else {
         return Err(CqlError::invalid(format!("Invalid argument to {fname}")));
     };
-    let c = column(table, name)?;
+    let c = column(table, name)?.clone();
     if matches!(c.kind, ColumnKind::PartitionKey | ColumnKind::Clustering) {
         return Err(CqlError::invalid(format!(
             "Cannot use selection function {fname} on PRIMARY KEY part {name}"
