@@ -1,11 +1,18 @@
 //! The commit log: every write is appended here before it reaches a memtable, so that replay
 //! after a crash restores all acknowledged data. Segment files hold checksummed records; one
 //! dedicated thread writes and fsyncs them according to the configured sync mode.
+//!
+//! Positions are assigned when a record is queued ([`CommitLog::append`]), so the caller knows
+//! where its record will land; the thread follows them, starting a new segment when a record's
+//! position names one. Segments whose data every table has flushed are deleted on request
+//! ([`CommitLog::recycle`]).
 
+mod position;
 mod replay;
 mod segment;
 mod writer;
 
+pub use position::Position;
 pub use replay::{read_segment, Record, SegmentContents};
 pub use segment::{last_written, list_segments, SegmentFile, FORMAT_VERSION};
 
@@ -14,6 +21,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
+use parking_lot::Mutex;
 use tokio::sync::oneshot;
 
 use crate::error::{Result, StorageError};
@@ -44,17 +52,35 @@ impl Default for CommitlogSync {
 
 /// Resolves once an appended record is durable per the sync mode.
 #[must_use = "an append is only durable once awaited"]
-pub struct Durable(oneshot::Receiver<Result<()>>);
+pub struct Durable {
+    done: oneshot::Receiver<Result<()>>,
+    position: Position,
+}
 
 impl Durable {
     pub async fn wait(self) -> Result<()> {
-        self.0.await.map_err(|_| StorageError::Closed)?
+        self.done.await.map_err(|_| StorageError::Closed)?
     }
+
+    /// Where the record starts.
+    pub fn position(&self) -> Position {
+        self.position
+    }
+}
+
+/// Where the next record goes: the segment being filled and the bytes queued for it.
+struct Allocator {
+    segment: u64,
+    written: u64,
 }
 
 /// Handle to the commit log of one node.
 pub struct CommitLog {
     requests: mpsc::Sender<Request>,
+    alloc: Mutex<Allocator>,
+    segment_size: u64,
+    /// Smallest segment id still on disk (updated by recycling).
+    oldest: Arc<AtomicU64>,
     syncs: Arc<AtomicU64>,
     max_record: usize,
 }
@@ -67,10 +93,13 @@ impl CommitLog {
         mode: CommitlogSync,
         segment_size: u64,
     ) -> Result<(CommitLog, Vec<SegmentFile>)> {
+        let segment_size = segment_size.clamp(1, u64::from(u32::MAX));
         let existing = list_segments(dir)?;
         let first_id = existing.last().map_or(1, |s| s.id + 1);
+        let oldest = existing.first().map_or(first_id, |s| s.id);
+        let oldest = Arc::new(AtomicU64::new(oldest));
         let syncs = Arc::new(AtomicU64::new(0));
-        let segment = SegmentWriter::create(dir, first_id, segment_size, syncs.clone())?;
+        let segment = SegmentWriter::create(dir, first_id, syncs.clone(), oldest.clone())?;
         let (requests, receiver) = mpsc::channel();
         let writer = Writer::new(segment, mode);
         std::thread::Builder::new()
@@ -79,13 +108,19 @@ impl CommitLog {
             .map_err(|e| StorageError::io(dir, e))?;
         let log = CommitLog {
             requests,
+            alloc: Mutex::new(Allocator {
+                segment: first_id,
+                written: 0,
+            }),
+            segment_size,
+            oldest,
             syncs,
             max_record: usize::try_from(segment_size / 2).unwrap_or(usize::MAX),
         };
         Ok((log, existing))
     }
 
-    /// Queues one record; await the result to know it is durable.
+    /// Queues one record at the next position; await the result to know it is durable.
     pub fn append(&self, payload: &[u8]) -> Result<Durable> {
         let size = HEADER_LEN + payload.len() + TRAILER_LEN;
         if size > self.max_record {
@@ -96,10 +131,42 @@ impl CommitLog {
         }
         let (ack, done) = oneshot::channel();
         let frame = frame(payload);
+        let mut alloc = self.alloc.lock();
+        if alloc.written > 0 && alloc.written + size as u64 > self.segment_size {
+            alloc.segment += 1;
+            alloc.written = 0;
+        }
+        let position = Position::new(alloc.segment, alloc.written);
         self.requests
-            .send(Request::Write { frame, ack })
+            .send(Request::Write {
+                frame,
+                segment: position.segment,
+                ack,
+            })
             .map_err(|_| StorageError::Closed)?;
-        Ok(Durable(done))
+        alloc.written += size as u64;
+        Ok(Durable { done, position })
+    }
+
+    /// The position the next record will have (or a later one).
+    pub fn current_position(&self) -> Position {
+        let alloc = self.alloc.lock();
+        Position::new(alloc.segment, alloc.written)
+    }
+
+    /// Deletes the segments before segment `below` (never the one being written).
+    pub fn recycle(&self, below: u64) {
+        if self.oldest.load(Ordering::Relaxed) < below {
+            // A closed log keeps its segments; they are replayed at the next start.
+            let _ = self.requests.send(Request::Recycle { below });
+        }
+    }
+
+    /// Approximate bytes of the segments on disk.
+    pub fn disk_bytes(&self) -> u64 {
+        let current = self.alloc.lock().segment;
+        let oldest = self.oldest.load(Ordering::Relaxed).min(current);
+        (current - oldest + 1) * self.segment_size
     }
 
     /// Syncs everything written and stops the commit-log thread.
@@ -108,7 +175,12 @@ impl CommitLog {
         self.requests
             .send(Request::Shutdown { ack })
             .map_err(|_| StorageError::Closed)?;
-        Durable(done).wait().await
+        Durable {
+            done,
+            position: self.current_position(),
+        }
+        .wait()
+        .await
     }
 
     /// Number of fsyncs of segment data so far.

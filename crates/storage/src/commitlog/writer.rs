@@ -1,5 +1,6 @@
-//! The dedicated commit-log thread: appends records to the active segment, rolls segments when
-//! full, fsyncs per the sync mode and acknowledges writers once their data is durable enough.
+//! The dedicated commit-log thread: appends records to the segment their position names (rolling
+//! to it when it changes), fsyncs per the sync mode, acknowledges writers once their data is
+//! durable enough, and deletes segments no table needs any more.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -11,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
 
-use super::segment::segment_name;
+use super::segment::{list_segments, segment_name};
 use super::CommitlogSync;
 use crate::error::{Result, StorageError};
 
@@ -20,8 +21,14 @@ pub type Ack = oneshot::Sender<Result<()>>;
 
 /// Work for the commit-log thread.
 pub enum Request {
-    /// Append one framed record.
-    Write { frame: Vec<u8>, ack: Ack },
+    /// Append one framed record to segment `segment` (the current one or a new one).
+    Write {
+        frame: Vec<u8>,
+        segment: u64,
+        ack: Ack,
+    },
+    /// Delete the segments with ids below `below`, except the current one.
+    Recycle { below: u64 },
     /// Sync everything written so far and stop.
     Shutdown { ack: Ack },
 }
@@ -29,38 +36,56 @@ pub enum Request {
 /// The segment currently being appended to.
 pub struct SegmentWriter {
     dir: PathBuf,
-    next_id: u64,
-    segment_size: u64,
+    id: u64,
     file: File,
     path: PathBuf,
-    written: u64,
     syncs: Arc<AtomicU64>,
+    /// Smallest segment id on disk, published for size accounting.
+    oldest: Arc<AtomicU64>,
 }
 
 impl SegmentWriter {
     /// Creates segment `id` in `dir`.
-    pub fn create(dir: &Path, id: u64, segment_size: u64, syncs: Arc<AtomicU64>) -> Result<Self> {
+    pub fn create(
+        dir: &Path,
+        id: u64,
+        syncs: Arc<AtomicU64>,
+        oldest: Arc<AtomicU64>,
+    ) -> Result<Self> {
         let (file, path) = create_segment(dir, id)?;
         Ok(SegmentWriter {
             dir: dir.to_path_buf(),
-            next_id: id + 1,
-            segment_size,
+            id,
             file,
             path,
-            written: 0,
             syncs,
+            oldest,
         })
     }
 
-    /// Appends a framed record, starting a new segment first if it would not fit.
-    fn append(&mut self, frame: &[u8]) -> Result<()> {
-        if self.written > 0 && self.written + frame.len() as u64 > self.segment_size {
-            self.roll()?;
+    /// Appends a framed record to segment `segment`, starting it first if it is a new one.
+    fn append(&mut self, frame: &[u8], segment: u64) -> Result<()> {
+        if segment != self.id {
+            self.roll(segment)?;
         }
         self.file
             .write_all(frame)
-            .map_err(|e| StorageError::io(&self.path, e))?;
-        self.written += frame.len() as u64;
+            .map_err(|e| StorageError::io(&self.path, e))
+    }
+
+    /// Deletes segments with ids below `below`, except the current one.
+    fn recycle(&mut self, below: u64) -> Result<()> {
+        let mut oldest = self.id;
+        for segment in list_segments(&self.dir)? {
+            if segment.id < below && segment.id != self.id {
+                std::fs::remove_file(&segment.path)
+                    .map_err(|e| StorageError::io(&segment.path, e))?;
+                tracing::debug!("deleted commit log segment {}", segment.path.display());
+            } else {
+                oldest = oldest.min(segment.id);
+            }
+        }
+        self.oldest.store(oldest, Ordering::Relaxed);
         Ok(())
     }
 
@@ -72,13 +97,12 @@ impl SegmentWriter {
         Ok(())
     }
 
-    fn roll(&mut self) -> Result<()> {
+    fn roll(&mut self, id: u64) -> Result<()> {
         self.sync()?;
-        let (file, path) = create_segment(&self.dir, self.next_id)?;
+        let (file, path) = create_segment(&self.dir, id)?;
         self.file = file;
         self.path = path;
-        self.next_id += 1;
-        self.written = 0;
+        self.id = id;
         Ok(())
     }
 }
@@ -144,7 +168,12 @@ impl Writer {
                 .chain(std::iter::from_fn(|| requests.try_recv().ok()))
             {
                 match request {
-                    Request::Write { frame, ack } => self.write(&frame, ack),
+                    Request::Write {
+                        frame,
+                        segment,
+                        ack,
+                    } => self.write(&frame, segment, ack),
+                    Request::Recycle { below } => self.recycle(below),
                     Request::Shutdown { ack } => shutdowns.push(ack),
                 }
             }
@@ -159,8 +188,8 @@ impl Writer {
         self.sync();
     }
 
-    fn write(&mut self, frame: &[u8], ack: Ack) {
-        if let Err(error) = self.try_write(frame) {
+    fn write(&mut self, frame: &[u8], segment: u64, ack: Ack) {
+        if let Err(error) = self.try_write(frame, segment) {
             let _ = ack.send(Err(error));
             return;
         }
@@ -172,12 +201,23 @@ impl Writer {
         }
     }
 
-    fn try_write(&mut self, frame: &[u8]) -> Result<()> {
+    fn try_write(&mut self, frame: &[u8], segment: u64) -> Result<()> {
         if let Some(error) = &self.failed {
             return Err(error.duplicate());
         }
         self.dirty = true;
-        self.segment.append(frame).inspect_err(|e| self.fail(e))
+        self.segment
+            .append(frame, segment)
+            .inspect_err(|e| self.fail(e))
+    }
+
+    fn recycle(&mut self, below: u64) {
+        if self.failed.is_some() {
+            return;
+        }
+        if let Err(error) = self.segment.recycle(below) {
+            tracing::warn!("could not delete old commit log segments: {error}");
+        }
     }
 
     fn fail(&mut self, error: &StorageError) {
