@@ -92,6 +92,24 @@ fn storage_config(config: &Config) -> StorageConfig {
             window: config.commitlog_sync_group_window,
         },
     };
+    let memtable_space = [config.memtable_heap_space, config.memtable_offheap_space]
+        .into_iter()
+        .flatten()
+        .map(|size| size.as_bytes())
+        .max();
+    if let Some(space) = memtable_space {
+        sc.memtable_space = space;
+    }
+    if let Some(threshold) = config.memtable_cleanup_threshold {
+        sc.memtable_cleanup_threshold = threshold;
+    }
+    if let Some(space) = config.commitlog_total_space {
+        sc.commitlog_total_space = space.as_bytes();
+    }
+    sc.compaction_throughput = config.compaction_throughput.as_bytes_per_second();
+    if let Some(compactors) = config.concurrent_compactors {
+        sc.concurrent_compactors = compactors as usize;
+    }
     sc
 }
 
@@ -157,7 +175,7 @@ async fn serve(config: Config) -> Result<(), String> {
         started.elapsed().as_millis()
     );
     let result = server.run(listener, shutdown_signal()).await;
-    tracing::info!("stopping: syncing the commit log");
+    tracing::info!("stopping: flushing memtables and syncing the commit log");
     storage
         .shutdown()
         .await

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use coordinator::Coordinator;
 use schema::{system_keyspaces, KeyspaceMetadata, Row as ValueRow, Schema, TableMetadata};
-use storage::{Storage, TableId};
+use storage::{Storage, TableId, TableParams};
 use types::{CqlError, CqlResult, Value};
 use uuid::Uuid;
 
@@ -38,10 +38,23 @@ fn storage_error(e: storage::StorageError) -> CqlError {
     CqlError::Server(format!("storage error: {e}"))
 }
 
+/// The storage parameters of a table (compaction, compression, filters, grace periods).
+pub(crate) fn table_params(t: &TableMetadata) -> TableParams {
+    TableParams {
+        keyspace: t.keyspace.clone(),
+        name: t.name.clone(),
+        compaction: t.options.compaction.clone(),
+        compression: t.options.compression.clone(),
+        bloom_filter_fp_chance: t.options.bloom_filter_fp_chance,
+        gc_grace_seconds: t.options.gc_grace_seconds,
+        default_time_to_live: t.options.default_time_to_live,
+    }
+}
+
 fn register(storage: &Storage, tables: impl Iterator<Item = Arc<TableMetadata>>) -> CqlResult<()> {
     for t in tables {
         storage
-            .create_table(TableId(t.id), &t.keyspace, &t.name)
+            .create_table(TableId(t.id), table_params(&t))
             .map_err(storage_error)?;
     }
     Ok(())
@@ -68,6 +81,7 @@ pub async fn bootstrap(coord: &Coordinator, mut node: NodeInfo) -> CqlResult<(Sc
     let user_keyspaces: Vec<Arc<KeyspaceMetadata>> = user.keyspaces().values().cloned().collect();
     register(storage, all_tables(&user_keyspaces))?;
     let second = storage.replay().map_err(storage_error)?;
+    storage.finish_replay();
     tracing::info!(
         "commit log replayed: {} mutations applied, {} for dropped tables skipped",
         first.mutations_applied + second.mutations_applied,

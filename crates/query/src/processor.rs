@@ -381,12 +381,13 @@ impl QueryProcessor {
         let now = (ts / 1_000_000) as i32;
         for t in &outcome.created_tables {
             storage
-                .create_table(storage::TableId(t.id), &t.keyspace, &t.name)
+                .create_table(storage::TableId(t.id), local::table_params(t))
                 .map_err(storage_error)?;
         }
         let (schema, mutations) = match outcome.effect {
             Effect::None => return Ok(()),
             Effect::Save(ks) => {
+                alter_changed_tables(storage, &state.schema, &ks)?;
                 let m = schema_store::save_keyspace(&system_schema, &ks, ts, now)?;
                 (state.schema.with_keyspace(ks), m)
             }
@@ -425,6 +426,23 @@ impl QueryProcessor {
             !(same_ks && same_table)
         });
     }
+}
+
+/// Hands tables whose options an `ALTER TABLE` changed to storage (strategy switches live).
+fn alter_changed_tables(
+    storage: &storage::Storage,
+    schema: &Schema,
+    ks: &KeyspaceMetadata,
+) -> CqlResult<()> {
+    for t in ks.tables.values() {
+        let before = schema.table(&ks.name, &t.name);
+        if before.is_some_and(|b| b.id == t.id && b.options != t.options) {
+            storage
+                .alter_table(storage::TableId(t.id), local::table_params(t))
+                .map_err(storage_error)?;
+        }
+    }
+    Ok(())
 }
 
 fn storage_error(e: storage::StorageError) -> CqlError {

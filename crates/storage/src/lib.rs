@@ -1,5 +1,5 @@
-//! Storage for Helenus: the schema-agnostic data model, reconciliation, memtables, the per-table
-//! engine trait and the commit log, tied together by [`Storage`].
+//! Storage for Helenus: the schema-agnostic data model, reconciliation, memtables, SSTables,
+//! compaction, the per-table engine trait and the commit log, tied together by [`Storage`].
 
 pub mod commitlog;
 pub mod compaction;
@@ -12,15 +12,20 @@ pub mod sstable;
 mod codec;
 mod counter;
 mod memtable;
+mod params;
 mod partition;
 mod reconcile;
 mod resolve;
 mod storage;
 
 pub use commitlog::CommitlogSync;
+pub use compaction::exec::{CompactionProgress, CompactionRecord};
+pub use compaction::TaskKind;
 pub use counter::CounterUpdate;
-pub use engine::{MemtableEngine, TableEngine};
+pub use engine::FlushReport;
+pub use engine::{LsmEngine, MemtableEngine, TableEngine};
 pub use error::{Result, StorageError};
 pub use filter::{KeyRange, PartitionPosition, ReadFilter};
 pub use model::*;
-pub use storage::{ReplayStats, Storage, StorageConfig};
+pub use params::{TableParams, TableSettings, DEFAULT_GC_GRACE_SECONDS};
+pub use storage::{ReplayStats, Storage, StorageConfig, TableStats};

@@ -1,11 +1,13 @@
 //! The concurrent in-memory write buffer of one table: a lock-free skiplist of partitions, each
-//! holding its reconciled data behind a short-lived mutex, with an allocation counter.
+//! holding its reconciled data behind a short-lived mutex, with an allocation counter, the
+//! oldest commit-log position of its data and its oldest timestamp.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
 
 use crossbeam_skiplist::SkipMap;
 use parking_lot::Mutex;
 
+use crate::commitlog::Position;
 use crate::engine::PartitionSource;
 use crate::error::Result;
 use crate::filter::{KeyRange, ReadFilter};
@@ -18,15 +20,63 @@ const ROW_OVERHEAD: usize = 96;
 const CELL_OVERHEAD: usize = 64;
 
 /// A memtable: writers on different partitions never contend.
-#[derive(Default)]
 pub struct Memtable {
     partitions: SkipMap<PartitionKey, Mutex<PartitionData>>,
     allocated: AtomicUsize,
+    /// Packed [`Position`] of the oldest logged write applied (`u64::MAX`: none).
+    min_position: AtomicU64,
+    /// Smallest timestamp of any write applied (`i64::MAX`: none).
+    min_timestamp: AtomicI64,
+}
+
+impl Default for Memtable {
+    fn default() -> Self {
+        Memtable {
+            partitions: SkipMap::new(),
+            allocated: AtomicUsize::new(0),
+            min_position: AtomicU64::new(u64::MAX),
+            min_timestamp: AtomicI64::new(i64::MAX),
+        }
+    }
 }
 
 impl Memtable {
     pub fn new() -> Self {
         Memtable::default()
+    }
+
+    /// Applies a write logged at `position`.
+    pub fn apply_logged(&self, key: &PartitionKey, update: &PartitionUpdate, position: Position) {
+        self.min_position
+            .fetch_min(position.pack(), Ordering::Relaxed);
+        self.apply(key, update);
+    }
+
+    /// The oldest commit-log position of the data held, if any write was logged.
+    pub fn min_position(&self) -> Option<Position> {
+        let packed = self.min_position.load(Ordering::Relaxed);
+        (packed != u64::MAX).then(|| Position::unpack(packed))
+    }
+
+    /// The smallest timestamp of the data held (`i64::MAX` when empty).
+    pub fn min_timestamp(&self) -> i64 {
+        self.min_timestamp.load(Ordering::Relaxed)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.partitions.is_empty()
+    }
+
+    /// Whether the memtable holds partition `key`.
+    pub fn contains(&self, key: &PartitionKey) -> bool {
+        self.partitions.contains_key(key)
+    }
+
+    /// Every partition in (token, key) order, copied out one at a time (for a flush).
+    pub fn iter(&self) -> impl Iterator<Item = (PartitionKey, PartitionData)> + '_ {
+        self.partitions
+            .iter()
+            .map(|entry| (entry.key().clone(), entry.value().lock().clone()))
     }
 
     /// Reconciles `update` into the partition `key`.
@@ -42,6 +92,8 @@ impl Memtable {
         };
         entry.value().lock().apply(update);
         self.allocated.fetch_add(added, Ordering::Relaxed);
+        self.min_timestamp
+            .fetch_min(min_timestamp(update), Ordering::Relaxed);
     }
 
     /// Bytes allocated by writes so far (an estimate; never decreases).
@@ -72,6 +124,39 @@ impl PartitionSource for Memtable {
             .map(Ok);
         Box::new(keys)
     }
+}
+
+/// The smallest timestamp written by `update` (cells, markers and deletions).
+fn min_timestamp(update: &PartitionUpdate) -> i64 {
+    let deletions = std::iter::once(update.partition_deletion)
+        .chain(update.range_tombstones.iter().map(|t| t.deletion))
+        .filter(|d| !d.is_live())
+        .map(|d| d.marked_for_delete_at);
+    let rows = update
+        .rows
+        .iter()
+        .chain(&update.static_row)
+        .flat_map(row_timestamps);
+    deletions.chain(rows).min().unwrap_or(i64::MAX)
+}
+
+fn row_timestamps(row: &Row) -> impl Iterator<Item = i64> + '_ {
+    let marker = row.liveness.map(|l| l.timestamp);
+    let deletion = (!row.deletion.is_live()).then_some(row.deletion.marked_for_delete_at);
+    let cells = row.columns.iter().flat_map(|column| match &column.value {
+        ColumnValue::Simple(cell) => vec![cell.timestamp],
+        ColumnValue::Complex(complex) => {
+            let deletion =
+                (!complex.deletion.is_live()).then_some(complex.deletion.marked_for_delete_at);
+            complex
+                .cells
+                .iter()
+                .map(|c| c.timestamp)
+                .chain(deletion)
+                .collect()
+        }
+    });
+    marker.into_iter().chain(deletion).chain(cells)
 }
 
 fn update_size(update: &PartitionUpdate) -> usize {

@@ -8,7 +8,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use storage::{
     Cell, ColumnData, ColumnValue, CommitlogSync, CounterUpdate, Mutation, PartitionKey,
-    PartitionUpdate, ReadFilter, Row, Storage, StorageConfig, StorageError, TableId,
+    PartitionUpdate, ReadFilter, Row, Storage, StorageConfig, StorageError, TableId, TableParams,
 };
 use uuid::Uuid;
 
@@ -25,7 +25,9 @@ fn config(dir: &Path, sync: CommitlogSync) -> StorageConfig {
 fn open(config: &StorageConfig, tables: &[TableId]) -> Storage {
     let storage = Storage::open(config.clone()).expect("open");
     for table in tables {
-        storage.create_table(*table, "ks", "t").expect("create");
+        storage
+            .create_table(*table, TableParams::new("ks", "t"))
+            .expect("create");
     }
     storage
 }
@@ -119,7 +121,8 @@ async fn torn_tail_is_ignored_and_truncated() {
     for n in 0..3 {
         storage.apply(mutation(TABLE, n)).await.expect("apply");
     }
-    storage.shutdown().await.expect("shutdown");
+    // A crash: nothing flushed, everything left to replay.
+    drop(storage);
     let segment = data_segment(dir.path());
     let intact = fs::read(&segment).expect("read");
     // A crash in the middle of writing a fourth record.
@@ -142,7 +145,7 @@ async fn mid_segment_corruption_names_file_and_offset() {
     for n in 0..3 {
         storage.apply(mutation(TABLE, n)).await.expect("apply");
     }
-    storage.shutdown().await.expect("shutdown");
+    drop(storage);
     let segment = data_segment(dir.path());
     let mut bytes = fs::read(&segment).expect("read");
     let record_len = bytes.len() / 3;
@@ -181,12 +184,13 @@ async fn truncation_and_drop_records_are_honoured_on_replay() {
         storage.read(OTHER, &key(1), &ReadFilter::all(), 0),
         Err(StorageError::UnknownTable(OTHER))
     ));
-    storage.shutdown().await.expect("shutdown");
+    drop(storage);
 
-    // Even if the dropped table is registered again (same id), its old data stays gone.
+    // Even if the dropped table is registered again (same id), its old data stays gone: the
+    // truncation moved TABLE's replay floor past its record, the drop record empties OTHER.
     let storage = open(&config, &[TABLE, OTHER]);
     let stats = storage.replay().expect("replay");
-    assert_eq!(stats.truncations, 2);
+    assert_eq!((stats.truncations, stats.mutations_flushed), (1, 1));
     assert!(!present(&storage, TABLE, 1));
     assert!(present(&storage, TABLE, 2));
     assert!(!present(&storage, OTHER, 1));
@@ -200,7 +204,7 @@ async fn a_batch_is_replayed_whole_or_not_at_all() {
     storage.apply(mutation(TABLE, 1)).await.expect("apply");
     let batch = vec![mutation(TABLE, 2), mutation(OTHER, 2)];
     storage.apply_batch(batch).await.expect("batch");
-    storage.shutdown().await.expect("shutdown");
+    drop(storage);
 
     let segment = data_segment(dir.path());
     let bytes = fs::read(&segment).expect("read");
@@ -311,7 +315,9 @@ async fn later_replays_restore_only_newly_registered_tables() {
     let mut newer = mutation(TABLE, 1);
     newer.update.rows[0].columns = vec![ColumnData::simple("v", Cell::tombstone(2, 0))];
     storage.apply(newer).await.expect("apply");
-    storage.create_table(OTHER, "ks", "other").expect("create");
+    storage
+        .create_table(OTHER, TableParams::new("ks", "other"))
+        .expect("create");
     let second = storage.replay().expect("replay");
     assert_eq!((second.mutations_applied, second.mutations_skipped), (1, 1));
     assert!(present(&storage, OTHER, 1));
@@ -344,11 +350,7 @@ async fn small_segments_roll_and_replay_in_order() {
         storage.apply(huge).await,
         Err(StorageError::TooLarge { .. })
     ));
-    storage.shutdown().await.expect("shutdown");
-    assert!(matches!(
-        storage.apply(mutation(TABLE, 1)).await,
-        Err(StorageError::Closed)
-    ));
+    drop(storage);
     assert!(segments(dir.path()).len() > 3);
 
     let storage = open(&config, &[TABLE]);
@@ -356,6 +358,11 @@ async fn small_segments_roll_and_replay_in_order() {
     assert_eq!(stats.mutations_applied, 41);
     assert!(!present(&storage, TABLE, 0));
     assert!((1..40).all(|n| present(&storage, TABLE, n)));
+    storage.shutdown().await.expect("shutdown");
+    assert!(matches!(
+        storage.apply(mutation(TABLE, 1)).await,
+        Err(StorageError::Closed)
+    ));
 }
 
 #[tokio::test]
@@ -370,6 +377,8 @@ async fn unknown_tables_are_rejected() {
         storage.drop_table(OTHER),
         Err(StorageError::UnknownTable(OTHER))
     ));
-    storage.create_table(TABLE, "ks", "t").expect("idempotent");
+    storage
+        .create_table(TABLE, TableParams::new("ks", "t"))
+        .expect("idempotent");
     assert!(storage.memory_bytes(TABLE).is_ok());
 }

@@ -1,6 +1,7 @@
 //! Compaction: strategies that choose what to merge (size-tiered, leveled, time-window, unified).
 //!
-//! This module is the *selection* logic only: pure functions of a description of the live
+//! [`exec`] runs the chosen tasks (merge, purge, write, swap). The rest of this module is the
+//! *selection* logic: pure functions of a description of the live
 //! SSTables ([`SstableInfo`]) that return [`CompactionTask`]s naming generations. It reads no
 //! files and keeps no state between calls, so the same input always yields the same task. The
 //! engine builds the strategy from the table's `compaction` map with [`from_options`] (again on
@@ -33,6 +34,7 @@
 //! With the defaults, a 100 GiB SSTable with 50% droppable tombstones, a day old, gets a
 //! tombstone task under every strategy (see the tests).
 
+pub mod exec;
 mod lcs;
 mod options;
 mod overlap;

@@ -1,10 +1,15 @@
 //! The per-table storage engine interface, and the read path shared by implementations: a
-//! merge over data sources (the memtable today; immutable sorted runs once the LSM lands).
+//! merge over data sources (memtables and SSTables). [`LsmEngine`] is the engine `Storage` uses;
+//! [`MemtableEngine`] keeps everything in memory (tests and models).
 
 pub mod conformance;
+mod lsm;
 mod memtable_engine;
+mod table_dir;
 
+pub use lsm::{FlushReport, LsmEngine, View};
 pub use memtable_engine::MemtableEngine;
+pub use table_dir::{table_dir, LiveSstable};
 
 use std::iter::Peekable;
 

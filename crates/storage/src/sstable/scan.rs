@@ -92,6 +92,11 @@ impl<'a> PartitionIter<'a> {
         }
     }
 
+    /// Uncompressed Data bytes consumed so far (for compaction progress and throttling).
+    pub fn bytes_read(&self) -> u64 {
+        self.cursor.position()
+    }
+
     fn read_partition(&mut self) -> Result<(PartitionKey, PartitionData)> {
         let position = self.cursor.position();
         let (key, mut data) = read_header(&mut self.cursor, &mut self.buf, position)?.into_data();

@@ -41,6 +41,8 @@ pub struct SstableStats {
     pub max_timestamp: i64,
     /// Smallest local deletion time of a tombstone or expiring cell (`i32::MAX` if none).
     pub min_local_deletion_time: i32,
+    /// Largest local deletion time, `i32::MAX` when some cell or row marker never expires (as
+    /// Cassandra's `maxLocalDeletionTime`, so "fully expired" never drops live data).
     pub max_local_deletion_time: i32,
     pub clustering: Option<ClusteringRange>,
     pub first_key: Option<PartitionKey>,
@@ -279,6 +281,8 @@ impl StatsCollector {
             self.timestamp(liveness.timestamp);
             if liveness.is_expiring() {
                 self.drop_time(liveness.local_expiration_time);
+            } else {
+                self.never_expires();
             }
         }
         if !row.deletion.is_live() {
@@ -308,7 +312,13 @@ impl StatsCollector {
         } else if cell.is_expiring() {
             self.stats.expiring_cells += 1;
             self.drop_time(cell.local_deletion_time);
+        } else {
+            self.never_expires();
         }
+    }
+
+    fn never_expires(&mut self) {
+        self.stats.max_local_deletion_time = i32::MAX;
     }
 
     fn deletion(&mut self, deletion: DeletionTime) {

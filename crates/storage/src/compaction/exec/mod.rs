@@ -1,0 +1,273 @@
+//! Running a [`CompactionTask`] chosen by a strategy: merge the inputs' partition streams,
+//! purge what may go ([`purge`]), write outputs split at the task's size (at its level), then
+//! swap inputs for outputs in the engine's view and delete the inputs — inside a transaction log
+//! ([`txn`]) so a crash at any point leaves a consistent set. Fully expired inputs are dropped
+//! without being read; uplevel tasks only rewrite the level. Pacing comes from the node-wide
+//! [`Throttle`]; progress is published through a [`Tracker`].
+
+mod merge;
+mod progress;
+mod purge;
+mod throttle;
+mod txn;
+
+pub use progress::{CompactionProgress, CompactionRecord, Registry, Tracker};
+pub use throttle::Throttle;
+pub use txn::recover;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use crate::compaction::{CompactionTask, TaskKind};
+use crate::engine::{LiveSstable, LsmEngine, View};
+use crate::error::{Result, StorageError};
+use crate::model::PartitionKey;
+use crate::sstable::{SstableWriter, WriteOptions};
+use merge::MergedPartitions;
+use purge::Purger;
+use txn::Txn;
+
+/// Node-wide services a compaction uses.
+pub struct Context<'a> {
+    pub throttle: &'a Throttle,
+    pub registry: &'a Registry,
+    /// Set when the node stops: the compaction aborts, leaving its inputs in place.
+    pub stop: &'a AtomicBool,
+    /// Current time in seconds (Cassandra's `nowInSec`).
+    pub now: i32,
+}
+
+/// Runs `task` on `engine`, whose inputs the caller has claimed. `Ok(None)` when the inputs
+/// changed meanwhile and nothing was done.
+pub fn run(
+    engine: &LsmEngine,
+    task: &CompactionTask,
+    ctx: &Context<'_>,
+) -> Result<Option<CompactionRecord>> {
+    let view = engine.view();
+    let inputs: Vec<Arc<LiveSstable>> = view
+        .sstables
+        .iter()
+        .filter(|s| task.inputs.contains(&s.generation()))
+        .cloned()
+        .collect();
+    if inputs.len() != task.inputs.len() {
+        return Ok(None);
+    }
+    let settings = engine.settings();
+    let total = inputs
+        .iter()
+        .map(|s| s.sstable.stats().uncompressed_size)
+        .sum();
+    let tracker = ctx
+        .registry
+        .start(&settings.keyspace, &settings.name, task.kind, total);
+    let started = Instant::now();
+    let result = if task.kind == TaskKind::Uplevel {
+        uplevel(&inputs, task.output_level)
+    } else {
+        let job = Job {
+            engine,
+            task,
+            ctx,
+            tracker: &tracker,
+            options: WriteOptions {
+                level: task.output_level,
+                ..settings.write.clone()
+            },
+            gc_before: settings.gc_before(ctx.now),
+        };
+        job.run(&view, &inputs)
+    };
+    let record =
+        result.map(|outputs| outputs.map(|outputs| record(&tracker, &inputs, &outputs, started)));
+    ctx.registry
+        .finish(&tracker, record.as_ref().ok().cloned().flatten());
+    if let Ok(Some(r)) = &record {
+        log(r, started);
+    }
+    record
+}
+
+fn uplevel(inputs: &[Arc<LiveSstable>], level: u32) -> Result<Option<Vec<Arc<LiveSstable>>>> {
+    for input in inputs {
+        input.sstable.set_level(level)?;
+    }
+    Ok(Some(inputs.to_vec()))
+}
+
+/// One merging compaction in progress.
+struct Job<'a> {
+    engine: &'a LsmEngine,
+    task: &'a CompactionTask,
+    ctx: &'a Context<'a>,
+    tracker: &'a Tracker,
+    options: WriteOptions,
+    gc_before: i32,
+}
+
+impl Job<'_> {
+    /// Writes the outputs and installs them; `None` when a truncation removed the inputs.
+    fn run(
+        &self,
+        view: &View,
+        inputs: &[Arc<LiveSstable>],
+    ) -> Result<Option<Vec<Arc<LiveSstable>>>> {
+        let memtable_min = view
+            .memtables()
+            .map(|m| m.min_timestamp())
+            .min()
+            .unwrap_or(i64::MAX);
+        let merged: Vec<&Arc<LiveSstable>> = inputs
+            .iter()
+            .filter(|s| {
+                !(self.task.fully_expired.contains(&s.generation())
+                    && s.sstable.stats().max_timestamp < memtable_min)
+            })
+            .collect();
+        let dir = self.engine.dir();
+        let mut txn = Txn::begin(dir, self.task.inputs[0], &self.task.inputs)?;
+        let outputs = match self.write_outputs(&merged, &mut txn) {
+            Ok(outputs) => outputs,
+            Err(error) => {
+                txn.finish()?;
+                return Err(error);
+            }
+        };
+        txn.commit()?;
+        let installed = self.engine.replace(&self.task.inputs, outputs.clone())?;
+        txn.finish()?;
+        Ok(installed.then_some(outputs))
+    }
+
+    /// Merges and purges the inputs into new SSTables; on failure removes those finished.
+    fn write_outputs(
+        &self,
+        inputs: &[&Arc<LiveSstable>],
+        txn: &mut Txn,
+    ) -> Result<Vec<Arc<LiveSstable>>> {
+        let mut outputs = Vec::new();
+        let result = self.write_into(inputs, txn, &mut outputs);
+        if result.is_err() {
+            for output in &outputs {
+                output.sstable.descriptor().delete()?;
+            }
+        }
+        result.map(|()| outputs)
+    }
+
+    fn write_into(
+        &self,
+        inputs: &[&Arc<LiveSstable>],
+        txn: &mut Txn,
+        outputs: &mut Vec<Arc<LiveSstable>>,
+    ) -> Result<()> {
+        let mut merged = MergedPartitions::new(inputs.iter().map(|s| s.sstable.iter()).collect());
+        let mut writer: Option<SstableWriter> = None;
+        let mut read = 0;
+        while let Some(item) = merged.next() {
+            if self.ctx.stop.load(Ordering::Relaxed) {
+                return Err(StorageError::Closed);
+            }
+            let (key, data) = item?;
+            let purger = Purger {
+                now: self.ctx.now,
+                gc_before: self.gc_before,
+                horizon: self.horizon(&key),
+            };
+            if let Some(data) = purger.partition(data) {
+                let current = match &mut writer {
+                    Some(w) => w,
+                    None => writer.insert(self.new_output(txn)?),
+                };
+                current.append(&key, &data)?;
+                if self
+                    .task
+                    .max_output_bytes
+                    .is_some_and(|max| current.bytes_written() >= max)
+                {
+                    outputs.extend(finish(writer.take())?);
+                }
+            }
+            let now_read = merged.bytes_read();
+            self.ctx.throttle.acquire(now_read - read, self.ctx.stop);
+            read = now_read;
+            self.tracker.bytes_done.store(read, Ordering::Relaxed);
+        }
+        outputs.extend(finish(writer)?);
+        Ok(())
+    }
+
+    fn new_output(&self, txn: &mut Txn) -> Result<SstableWriter> {
+        let generation = self.engine.next_generation();
+        txn.add_output(generation)?;
+        SstableWriter::create(self.engine.dir(), generation, self.options.clone())
+    }
+
+    /// The oldest timestamp that sources outside this compaction may hold for `key`: tombstones
+    /// at or above it may still shadow data there.
+    fn horizon(&self, key: &PartitionKey) -> i64 {
+        let view = self.engine.view();
+        let memtables = view
+            .memtables()
+            .filter(|m| m.contains(key))
+            .map(|m| m.min_timestamp());
+        let sstables = view
+            .sstables
+            .iter()
+            .filter(|s| !self.task.inputs.contains(&s.generation()) && s.sstable.may_contain(key))
+            .map(|s| s.sstable.stats().min_timestamp);
+        memtables.chain(sstables).min().unwrap_or(i64::MAX)
+    }
+}
+
+fn finish(writer: Option<SstableWriter>) -> Result<Option<Arc<LiveSstable>>> {
+    let Some(writer) = writer else {
+        return Ok(None);
+    };
+    let desc = writer.finish()?;
+    Ok(Some(Arc::new(LiveSstable::open(&desc)?)))
+}
+
+fn record(
+    tracker: &Tracker,
+    inputs: &[Arc<LiveSstable>],
+    outputs: &[Arc<LiveSstable>],
+    started: Instant,
+) -> CompactionRecord {
+    let size = |set: &[Arc<LiveSstable>]| set.iter().map(|s| s.sstable.size_on_disk()).sum();
+    let finished_at_ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+    CompactionRecord {
+        id: tracker.id,
+        keyspace: tracker.keyspace.clone(),
+        table: tracker.table.clone(),
+        kind: tracker.kind,
+        finished_at_ms,
+        duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        sstables_in: inputs.len(),
+        sstables_out: outputs.len(),
+        bytes_in: size(inputs),
+        bytes_out: size(outputs),
+        partitions_out: outputs.iter().map(|s| s.sstable.stats().partitions).sum(),
+    }
+}
+
+fn log(r: &CompactionRecord, started: Instant) {
+    let seconds = started.elapsed().as_secs_f64().max(1e-6);
+    tracing::info!(
+        "compacted {}.{} ({:?}): {} SSTables, {} bytes -> {} SSTables, {} bytes, {} partitions in {:.3}s ({:.1} MB/s)",
+        r.keyspace,
+        r.table,
+        r.kind,
+        r.sstables_in,
+        r.bytes_in,
+        r.sstables_out,
+        r.bytes_out,
+        r.partitions_out,
+        seconds,
+        r.bytes_in as f64 / seconds / 1e6
+    );
+}

@@ -1,0 +1,234 @@
+//! What compaction removes from a merged partition, as Cassandra's compaction iterator and
+//! `PurgeFunction` do:
+//! - data shadowed by a partition, range, row or collection deletion is dropped;
+//! - expired TTL cells become tombstones dated at their write (`local_deletion_time - ttl`);
+//! - a tombstone (of any kind, or an expired row marker) is purged when it was deleted before
+//!   `gc_before` **and** its timestamp is older than `horizon`, the oldest timestamp any source
+//!   outside the compaction (other SSTables whose filter may hold the key, memtables holding
+//!   it) may contain — otherwise it may still shadow data there and must stay;
+//! - rows and partitions left empty disappear.
+
+use crate::model::{Cell, ColumnData, ColumnValue, DeletionTime, Row};
+use crate::partition::PartitionData;
+
+/// The purge parameters of one partition.
+#[derive(Debug, Clone, Copy)]
+pub struct Purger {
+    pub now: i32,
+    pub gc_before: i32,
+    /// Tombstones at or above this timestamp are kept.
+    pub horizon: i64,
+}
+
+impl Purger {
+    fn purgeable(&self, timestamp: i64, local_deletion_time: i32) -> bool {
+        local_deletion_time < self.gc_before && timestamp < self.horizon
+    }
+
+    fn purgeable_deletion(&self, deletion: DeletionTime) -> bool {
+        !deletion.is_live()
+            && self.purgeable(deletion.marked_for_delete_at, deletion.local_deletion_time)
+    }
+
+    /// Purges `data`; `None` when nothing is left to write.
+    pub fn partition(&self, mut data: PartitionData) -> Option<PartitionData> {
+        let original = PartitionData {
+            rows: Default::default(),
+            static_row: None,
+            ..data.clone()
+        };
+        let partition_deletion = data.partition_deletion;
+        data.range_tombstones.retain(|t| {
+            t.deletion.supersedes(&partition_deletion) && !self.purgeable_deletion(t.deletion)
+        });
+        if self.purgeable_deletion(data.partition_deletion) {
+            data.partition_deletion = DeletionTime::LIVE;
+        }
+        data.static_row = data
+            .static_row
+            .take()
+            .and_then(|row| self.row(row, original.partition_deletion));
+        let rows = std::mem::take(&mut data.rows);
+        data.rows = rows
+            .into_iter()
+            .filter_map(|(clustering, row)| {
+                let covering = original.deletion_covering(&clustering);
+                self.row(row, covering).map(|row| (clustering, row))
+            })
+            .collect();
+        let empty = data.partition_deletion.is_live()
+            && data.static_row.is_none()
+            && data.rows.is_empty()
+            && data.range_tombstones.is_empty();
+        (!empty).then_some(data)
+    }
+
+    /// Purges one row under the deletion `covering` it from outside.
+    fn row(&self, mut row: Row, covering: DeletionTime) -> Option<Row> {
+        let deletion = covering.merge(row.deletion);
+        if !row.deletion.supersedes(&covering) || self.purgeable_deletion(row.deletion) {
+            row.deletion = DeletionTime::LIVE;
+        }
+        row.liveness = row.liveness.filter(|l| {
+            let expired_purgeable =
+                !l.is_live(self.now) && self.purgeable(l.timestamp, l.local_expiration_time);
+            !deletion.deletes(l.timestamp) && !expired_purgeable
+        });
+        row.columns = std::mem::take(&mut row.columns)
+            .into_iter()
+            .filter_map(|column| self.column(column, deletion))
+            .collect();
+        let empty = row.liveness.is_none() && row.deletion.is_live() && row.columns.is_empty();
+        (!empty).then_some(row)
+    }
+
+    fn column(&self, column: ColumnData, deletion: DeletionTime) -> Option<ColumnData> {
+        let value = match column.value {
+            ColumnValue::Simple(cell) => ColumnValue::Simple(self.cell(cell, deletion)?),
+            ColumnValue::Complex(mut complex) => {
+                let covering = deletion.merge(complex.deletion);
+                if !complex.deletion.supersedes(&deletion)
+                    || self.purgeable_deletion(complex.deletion)
+                {
+                    complex.deletion = DeletionTime::LIVE;
+                }
+                complex.cells = std::mem::take(&mut complex.cells)
+                    .into_iter()
+                    .filter_map(|cell| self.cell(cell, covering))
+                    .collect();
+                if complex.cells.is_empty() && complex.deletion.is_live() {
+                    return None;
+                }
+                ColumnValue::Complex(complex)
+            }
+        };
+        Some(ColumnData {
+            name: column.name,
+            value,
+        })
+    }
+
+    fn cell(&self, cell: Cell, deletion: DeletionTime) -> Option<Cell> {
+        if deletion.deletes(cell.timestamp) {
+            return None;
+        }
+        let cell = if cell.is_expiring() && !cell.is_live(self.now) {
+            Cell {
+                ttl: 0,
+                local_deletion_time: cell.local_deletion_time.saturating_sub(cell.ttl),
+                value: None,
+                ..cell
+            }
+        } else {
+            cell
+        };
+        let purge = cell.is_tombstone() && self.purgeable(cell.timestamp, cell.local_deletion_time);
+        (!purge).then_some(cell)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{LivenessInfo, PartitionUpdate, RangeTombstone};
+    use bytes::Bytes;
+    use std::ops::Bound;
+
+    const NOW: i32 = 1_000;
+
+    fn purger(horizon: i64) -> Purger {
+        Purger {
+            now: NOW,
+            gc_before: 500,
+            horizon,
+        }
+    }
+
+    fn row(c: &'static str, cells: Vec<Cell>) -> Row {
+        let mut row = Row::new(Bytes::from_static(c.as_bytes()));
+        row.columns = cells
+            .into_iter()
+            .enumerate()
+            .map(|(i, cell)| ColumnData::simple(format!("c{i}"), cell))
+            .collect();
+        row
+    }
+
+    fn data(update: PartitionUpdate) -> PartitionData {
+        let mut data = PartitionData::default();
+        data.apply(&update);
+        data
+    }
+
+    #[test]
+    fn old_tombstones_go_unless_older_data_may_survive_elsewhere() {
+        let update = PartitionUpdate {
+            rows: vec![row(
+                "a",
+                vec![
+                    Cell::tombstone(10, 100),
+                    Cell::live(5, Bytes::from_static(b"v")),
+                ],
+            )],
+            ..Default::default()
+        };
+        let purged = purger(i64::MAX)
+            .partition(data(update.clone()))
+            .expect("live cell stays");
+        assert_eq!(purged.rows[&Bytes::from_static(b"a")].columns.len(), 1);
+        let kept = purger(3).partition(data(update)).expect("kept");
+        assert_eq!(
+            kept.rows[&Bytes::from_static(b"a")].columns.len(),
+            2,
+            "horizon 3 < ts 10"
+        );
+    }
+
+    #[test]
+    fn young_tombstones_stay_and_shadowed_data_goes() {
+        let mut r = row("a", vec![Cell::live(5, Bytes::from_static(b"old"))]);
+        r.liveness = Some(LivenessInfo::new(5));
+        let update = PartitionUpdate {
+            rows: vec![r, row("b", vec![Cell::live(9, Bytes::from_static(b"new"))])],
+            range_tombstones: vec![RangeTombstone {
+                start: Bound::Unbounded,
+                end: Bound::Unbounded,
+                deletion: DeletionTime::new(7, 900),
+            }],
+            ..Default::default()
+        };
+        let purged = purger(i64::MAX)
+            .partition(data(update))
+            .expect("b and the tombstone");
+        assert_eq!(purged.rows.len(), 1);
+        assert_eq!(
+            purged.range_tombstones.len(),
+            1,
+            "deleted at 900 >= gc_before 500"
+        );
+    }
+
+    #[test]
+    fn expired_cells_become_tombstones_then_vanish() {
+        let young = Cell::expiring(1, 100, 850, Bytes::from_static(b"x"));
+        let old = Cell::expiring(2, 100, 300, Bytes::from_static(b"y"));
+        let update = PartitionUpdate {
+            rows: vec![row("a", vec![young, old])],
+            ..Default::default()
+        };
+        let purged = purger(i64::MAX)
+            .partition(data(update))
+            .expect("young tombstone");
+        let columns = &purged.rows[&Bytes::from_static(b"a")].columns;
+        assert_eq!(columns.len(), 1);
+        assert_eq!(
+            columns[0].value,
+            ColumnValue::Simple(Cell::tombstone(1, 850))
+        );
+        let deleted = PartitionUpdate {
+            partition_deletion: DeletionTime::new(3, 10),
+            ..Default::default()
+        };
+        assert_eq!(purger(i64::MAX).partition(data(deleted)), None);
+    }
+}

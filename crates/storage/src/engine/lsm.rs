@@ -1,0 +1,528 @@
+//! [`LsmEngine`]: the log-structured table engine. Writes go to the active memtable; a flush
+//! switches in a fresh one and writes the old one (still readable meanwhile) to a new SSTable;
+//! compactions replace SSTables by merged ones. Readers take a snapshot of the [`View`] — the
+//! memtables and the immutable list of open SSTables, swapped atomically — and merge its sources.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use parking_lot::{Mutex, MutexGuard, RwLock};
+
+use super::table_dir::{open_sstables, read_floor, write_floor, LiveSstable};
+use super::{read_sources, scan_sources, PartitionSource, TableEngine};
+use crate::commitlog::Position;
+use crate::compaction::{CompactionTask, SstableInfo};
+use crate::error::Result;
+use crate::filter::{KeyRange, ReadFilter};
+use crate::memtable::Memtable;
+use crate::model::{Partition, PartitionKey, PartitionUpdate};
+use crate::params::TableSettings;
+use crate::sstable::{Descriptor, SstableWriter, WriteOptions};
+
+/// What a read sees: the memtables and the open SSTables at one instant.
+#[derive(Clone)]
+pub struct View {
+    pub active: Arc<Memtable>,
+    /// Memtables being flushed, oldest first.
+    pub flushing: Vec<Arc<Memtable>>,
+    /// Open SSTables, newest generation first.
+    pub sstables: Vec<Arc<LiveSstable>>,
+}
+
+impl View {
+    fn empty() -> View {
+        View {
+            active: Arc::new(Memtable::new()),
+            flushing: Vec::new(),
+            sstables: Vec::new(),
+        }
+    }
+
+    /// Every memtable, newest first.
+    pub fn memtables(&self) -> impl Iterator<Item = &Arc<Memtable>> {
+        std::iter::once(&self.active).chain(self.flushing.iter().rev())
+    }
+}
+
+/// What one flush wrote.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FlushReport {
+    pub sstables: usize,
+    pub partitions: u64,
+    /// Uncompressed partition bytes written.
+    pub bytes: u64,
+    /// Bytes on disk of the new SSTables.
+    pub disk_bytes: u64,
+}
+
+/// The LSM engine of one table.
+pub struct LsmEngine {
+    dir: PathBuf,
+    view: RwLock<Arc<View>>,
+    settings: RwLock<Arc<TableSettings>>,
+    /// Serializes flushes and truncations, so floors only move forward.
+    flush_lock: Mutex<()>,
+    next_generation: AtomicU64,
+    /// Generations owned by a running compaction.
+    compacting: Mutex<HashSet<u64>>,
+    floor: Mutex<Position>,
+    autocompaction: AtomicBool,
+}
+
+impl LsmEngine {
+    /// Opens the table in `dir`: its SSTables (see [`open_sstables`]) and its replay floor.
+    pub fn open(dir: &Path, settings: TableSettings, quarantine: bool) -> Result<LsmEngine> {
+        let sstables = open_sstables(dir, quarantine)?;
+        let next = sstables.first().map_or(1, |s| s.generation() + 1);
+        let floor = read_floor(dir)?;
+        Ok(LsmEngine {
+            dir: dir.to_path_buf(),
+            view: RwLock::new(Arc::new(View {
+                sstables,
+                ..View::empty()
+            })),
+            autocompaction: AtomicBool::new(settings.autocompaction),
+            settings: RwLock::new(Arc::new(settings)),
+            flush_lock: Mutex::new(()),
+            next_generation: AtomicU64::new(next),
+            compacting: Mutex::new(HashSet::new()),
+            floor: Mutex::new(floor),
+        })
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// A consistent snapshot of the table's sources.
+    pub fn view(&self) -> Arc<View> {
+        self.view.read().clone()
+    }
+
+    pub fn settings(&self) -> Arc<TableSettings> {
+        self.settings.read().clone()
+    }
+
+    /// Switches to new settings (an `ALTER TABLE`); running compactions finish as planned.
+    pub fn set_settings(&self, settings: TableSettings) {
+        self.autocompaction
+            .store(settings.autocompaction, Ordering::Relaxed);
+        *self.settings.write() = Arc::new(settings);
+    }
+
+    pub fn autocompaction(&self) -> bool {
+        self.autocompaction.load(Ordering::Relaxed)
+    }
+
+    pub fn set_autocompaction(&self, enabled: bool) {
+        self.autocompaction.store(enabled, Ordering::Relaxed);
+    }
+
+    /// Commit-log records before this position are already in SSTables.
+    pub fn floor(&self) -> Position {
+        *self.floor.lock()
+    }
+
+    /// Applies a write logged at `position`.
+    pub fn apply_logged(&self, key: &PartitionKey, update: &PartitionUpdate, position: Position) {
+        self.view.read().active.apply_logged(key, update, position);
+    }
+
+    /// Bytes held by the active memtable (what a flush would free).
+    pub fn active_bytes(&self) -> usize {
+        self.view.read().active.allocated_bytes()
+    }
+
+    /// The oldest commit-log position any memtable still needs.
+    pub fn min_position(&self) -> Option<Position> {
+        self.view()
+            .memtables()
+            .filter_map(|m| m.min_position())
+            .min()
+    }
+
+    /// The next unused SSTable generation.
+    pub fn next_generation(&self) -> u64 {
+        self.next_generation.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Takes the flush lock; [`switch_memtable`](Self::switch_memtable) and the flush or
+    /// truncation that follows must run under it.
+    pub fn lock_flush(&self) -> MutexGuard<'_, ()> {
+        self.flush_lock.lock()
+    }
+
+    /// Moves the active memtable to the flushing list and starts an empty one. The caller makes
+    /// sure no write is between logging and applying (the storage write barrier).
+    pub fn switch_memtable(&self) {
+        let mut view = self.view.write();
+        let mut next = View::clone(&view);
+        next.flushing.push(std::mem::replace(
+            &mut next.active,
+            Arc::new(Memtable::new()),
+        ));
+        *view = Arc::new(next);
+    }
+
+    /// Writes every flushing memtable to a new SSTable, oldest first, then records `floor`.
+    /// A memtable stays readable until its SSTable is in the view.
+    pub fn flush_switched(
+        &self,
+        _lock: &MutexGuard<'_, ()>,
+        floor: Position,
+    ) -> Result<FlushReport> {
+        let started = Instant::now();
+        let mut report = FlushReport::default();
+        for memtable in self.view().flushing.clone() {
+            if let Some(live) = self.write_memtable(&memtable, &mut report)? {
+                report.disk_bytes += live.sstable.size_on_disk();
+                self.install_flushed(&memtable, Some(live));
+            } else {
+                self.install_flushed(&memtable, None);
+            }
+        }
+        self.record_floor(floor)?;
+        if report.sstables > 0 {
+            let settings = self.settings();
+            tracing::info!(
+                "flushed {}.{}: {} partitions, {} bytes ({} on disk) in {:?}",
+                settings.keyspace,
+                settings.name,
+                report.partitions,
+                report.bytes,
+                report.disk_bytes,
+                started.elapsed()
+            );
+        }
+        Ok(report)
+    }
+
+    fn write_memtable(
+        &self,
+        memtable: &Memtable,
+        report: &mut FlushReport,
+    ) -> Result<Option<Arc<LiveSstable>>> {
+        if memtable.is_empty() {
+            return Ok(None);
+        }
+        let mut writer = self.create_writer(self.settings().write.clone())?;
+        for (key, data) in memtable.iter() {
+            writer.append(&key, &data)?;
+        }
+        report.partitions += writer.partitions();
+        report.bytes += writer.uncompressed_bytes();
+        report.sstables += 1;
+        let desc = writer.finish()?;
+        Ok(Some(Arc::new(LiveSstable::open(&desc)?)))
+    }
+
+    /// Starts a writer for the next generation in this table's directory.
+    pub fn create_writer(&self, options: WriteOptions) -> Result<SstableWriter> {
+        SstableWriter::create(&self.dir, self.next_generation(), options)
+    }
+
+    fn install_flushed(&self, memtable: &Arc<Memtable>, sstable: Option<Arc<LiveSstable>>) {
+        let mut view = self.view.write();
+        let mut next = View::clone(&view);
+        next.flushing.retain(|m| !Arc::ptr_eq(m, memtable));
+        if let Some(sstable) = sstable {
+            next.sstables.insert(0, sstable);
+        }
+        *view = Arc::new(next);
+    }
+
+    fn record_floor(&self, floor: Position) -> Result<()> {
+        let mut current = self.floor.lock();
+        if floor > *current {
+            write_floor(&self.dir, floor)?;
+            *current = floor;
+        }
+        Ok(())
+    }
+
+    /// Empties the view; the caller holds the storage write barrier so that writes logged
+    /// before the truncation land in the discarded memtable.
+    pub fn reset_view(&self, _lock: &MutexGuard<'_, ()>) -> Arc<View> {
+        std::mem::replace(&mut *self.view.write(), Arc::new(View::empty()))
+    }
+
+    /// Deletes the SSTables of a view emptied by [`reset_view`](Self::reset_view), then
+    /// records `floor` so replay skips what was logged before the truncation.
+    pub fn finish_truncate(
+        &self,
+        _lock: &MutexGuard<'_, ()>,
+        old: &View,
+        floor: Position,
+    ) -> Result<()> {
+        for sstable in &old.sstables {
+            sstable.sstable.descriptor().delete()?;
+        }
+        self.record_floor(floor)
+    }
+
+    /// Marks `generations` as owned by a compaction; `false` (and nothing marked) when one is
+    /// already owned or no longer live.
+    pub fn claim(&self, generations: &[u64]) -> bool {
+        let live: HashSet<u64> = self
+            .view()
+            .sstables
+            .iter()
+            .map(|s| s.generation())
+            .collect();
+        let mut compacting = self.compacting.lock();
+        if generations
+            .iter()
+            .any(|g| compacting.contains(g) || !live.contains(g))
+        {
+            return false;
+        }
+        compacting.extend(generations);
+        true
+    }
+
+    /// Releases generations claimed by [`claim`](Self::claim).
+    pub fn release(&self, generations: &[u64]) {
+        let mut compacting = self.compacting.lock();
+        for generation in generations {
+            compacting.remove(generation);
+        }
+    }
+
+    /// Whether a compaction owns `generation`.
+    pub fn is_compacting(&self, generation: u64) -> bool {
+        self.compacting.lock().contains(&generation)
+    }
+
+    /// Replaces `inputs` by `outputs` in one step and deletes the inputs' files. If an input
+    /// vanished meanwhile (a truncation), the outputs are deleted instead.
+    pub fn replace(&self, inputs: &[u64], outputs: Vec<Arc<LiveSstable>>) -> Result<bool> {
+        let removed = {
+            let mut view = self.view.write();
+            let present = inputs
+                .iter()
+                .all(|g| view.sstables.iter().any(|s| s.generation() == *g));
+            if !present {
+                None
+            } else {
+                let mut next = View::clone(&view);
+                let (gone, kept) = next
+                    .sstables
+                    .drain(..)
+                    .partition(|s| inputs.contains(&s.generation()));
+                next.sstables = kept;
+                next.sstables.extend(outputs.iter().cloned());
+                next.sstables
+                    .sort_by_key(|s| std::cmp::Reverse(s.generation()));
+                *view = Arc::new(next);
+                Some(gone)
+            }
+        };
+        let (doomed, installed): (Vec<Arc<LiveSstable>>, bool) = match removed {
+            Some(gone) => (gone, true),
+            None => (outputs, false),
+        };
+        for sstable in doomed {
+            sstable.sstable.descriptor().delete()?;
+        }
+        Ok(installed)
+    }
+
+    /// The strategy's next background task, its inputs claimed; `None` when nothing is due.
+    pub fn next_task(&self, now_ms: i64, now: i32) -> Option<CompactionTask> {
+        let settings = self.settings();
+        let gc_before = settings.gc_before(now);
+        let infos = self.infos(gc_before);
+        let task = settings
+            .strategy
+            .next_task(&infos, now_ms, i64::from(gc_before))?;
+        self.claim(&task.inputs).then_some(task)
+    }
+
+    /// The tasks of a major compaction over the SSTables not being compacted (unclaimed).
+    pub fn major_tasks(&self, now: i32) -> Vec<CompactionTask> {
+        let settings = self.settings();
+        let infos = self.infos(settings.gc_before(now));
+        settings.strategy.major_tasks(&infos)
+    }
+
+    fn infos(&self, gc_before: i32) -> Vec<SstableInfo> {
+        let view = self.view();
+        let compacting = self.compacting.lock();
+        view.sstables
+            .iter()
+            .map(|s| s.info(gc_before, compacting.contains(&s.generation())))
+            .collect()
+    }
+
+    /// Descriptor of every live SSTable, newest first.
+    pub fn descriptors(&self) -> Vec<Descriptor> {
+        self.view()
+            .sstables
+            .iter()
+            .map(|s| s.sstable.descriptor().clone())
+            .collect()
+    }
+
+    fn sources<'a>(view: &'a View, key: &PartitionKey) -> Vec<&'a dyn PartitionSource> {
+        let memtables = view.memtables().map(|m| m.as_ref() as &dyn PartitionSource);
+        let sstables = view
+            .sstables
+            .iter()
+            .filter(|s| s.sstable.may_contain(key))
+            .map(|s| &s.sstable as &dyn PartitionSource);
+        memtables.chain(sstables).collect()
+    }
+
+    fn range_sources<'a>(view: &'a View, range: &KeyRange) -> Vec<&'a dyn PartitionSource> {
+        let memtables = view.memtables().map(|m| m.as_ref() as &dyn PartitionSource);
+        let sstables = view
+            .sstables
+            .iter()
+            .filter(|s| overlaps(&s.sstable, range))
+            .map(|s| &s.sstable as &dyn PartitionSource);
+        memtables.chain(sstables).collect()
+    }
+}
+
+/// Whether the SSTable's key span meets `range`.
+fn overlaps(sstable: &crate::sstable::Sstable, range: &KeyRange) -> bool {
+    let stats = sstable.stats();
+    match (&stats.first_key, &stats.last_key) {
+        (Some(first), Some(last)) => range.before_end(first) && range.after_start(last),
+        _ => false,
+    }
+}
+
+impl TableEngine for LsmEngine {
+    fn apply(&self, key: &PartitionKey, update: &PartitionUpdate) -> Result<()> {
+        self.view.read().active.apply(key, update);
+        Ok(())
+    }
+
+    fn read(&self, key: &PartitionKey, filter: &ReadFilter, now: i32) -> Result<Option<Partition>> {
+        let view = self.view();
+        read_sources(&Self::sources(&view, key), key, filter, now)
+    }
+
+    fn scan(
+        &self,
+        range: &KeyRange,
+        filter: &ReadFilter,
+        now: i32,
+        limit: usize,
+    ) -> Result<Vec<Partition>> {
+        let view = self.view();
+        scan_sources(
+            &Self::range_sources(&view, range),
+            range,
+            filter,
+            now,
+            limit,
+        )
+    }
+
+    fn truncate(&self) -> Result<()> {
+        let lock = self.lock_flush();
+        let old = self.reset_view(&lock);
+        self.finish_truncate(&lock, &old, self.floor())
+    }
+
+    fn memory_bytes(&self) -> usize {
+        self.view().memtables().map(|m| m.allocated_bytes()).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::params::TableParams;
+
+    /// An engine that flushes before every write, so reads merge a memtable with SSTables.
+    struct Flushing {
+        engine: LsmEngine,
+        _dir: tempfile::TempDir,
+    }
+
+    impl Flushing {
+        fn new() -> Flushing {
+            let dir = tempfile::tempdir().expect("tempdir");
+            let settings = TableParams::new("ks", "t").settings().expect("settings");
+            let engine = LsmEngine::open(dir.path(), settings, false).expect("open");
+            Flushing { engine, _dir: dir }
+        }
+
+        fn flush(&self) {
+            let lock = self.engine.lock_flush();
+            self.engine.switch_memtable();
+            self.engine
+                .flush_switched(&lock, Position::ZERO)
+                .expect("flush");
+        }
+    }
+
+    impl TableEngine for Flushing {
+        fn apply(&self, key: &PartitionKey, update: &PartitionUpdate) -> Result<()> {
+            self.flush();
+            self.engine.apply(key, update)
+        }
+
+        fn read(
+            &self,
+            key: &PartitionKey,
+            filter: &ReadFilter,
+            now: i32,
+        ) -> Result<Option<Partition>> {
+            self.engine.read(key, filter, now)
+        }
+
+        fn scan(
+            &self,
+            range: &KeyRange,
+            filter: &ReadFilter,
+            now: i32,
+            limit: usize,
+        ) -> Result<Vec<Partition>> {
+            self.engine.scan(range, filter, now, limit)
+        }
+
+        fn truncate(&self) -> Result<()> {
+            self.engine.truncate()
+        }
+
+        fn memory_bytes(&self) -> usize {
+            self.engine.memory_bytes()
+        }
+    }
+
+    #[test]
+    fn lsm_engine_passes_conformance_with_every_write_flushed() {
+        crate::engine::conformance::run_all(Flushing::new);
+    }
+
+    #[test]
+    fn reopening_finds_the_flushed_sstables() {
+        let flushing = Flushing::new();
+        let key = PartitionKey {
+            token: 1,
+            key: bytes::Bytes::from_static(b"k"),
+        };
+        flushing
+            .apply(&key, &PartitionUpdate::default())
+            .expect("apply");
+        flushing.flush();
+        flushing.flush();
+        let settings = TableParams::new("ks", "t").settings().expect("settings");
+        let reopened = LsmEngine::open(flushing.engine.dir(), settings, false).expect("reopen");
+        assert_eq!(
+            reopened.view().sstables.len(),
+            flushing.engine.view().sstables.len()
+        );
+        assert_eq!(
+            reopened.next_generation(),
+            flushing.engine.next_generation()
+        );
+    }
+}

@@ -1,0 +1,201 @@
+//! [`Core`]: the state shared by the [`Storage`](super::Storage) facade and its background
+//! threads — the table registry, the commit log and the write barrier that keeps memtable
+//! switches consistent with commit-log positions — and the flush and recycling logic.
+//!
+//! The write barrier: a write logs its record and applies it to the active memtable under a
+//! read lock; a memtable switch takes the write lock and notes the log position. So every write
+//! logged before that position is in the switched-out memtable and every later one in the new
+//! memtable, and the position becomes the table's replay floor once the flush is on disk.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use parking_lot::{Condvar, Mutex, RwLock};
+
+use super::config::StorageConfig;
+use super::replay::ReplayState;
+use crate::codec::encode_mutations;
+use crate::commitlog::{CommitLog, Durable, Position};
+use crate::compaction::exec::{Registry, Throttle};
+use crate::counter::CounterLocks;
+use crate::engine::{FlushReport, LsmEngine, TableEngine};
+use crate::error::{Result, StorageError};
+use crate::model::{Mutation, TableId};
+
+/// State shared between the facade and the background threads.
+pub struct Core {
+    pub config: StorageConfig,
+    pub log: CommitLog,
+    pub tables: RwLock<HashMap<TableId, Arc<LsmEngine>>>,
+    /// See the module documentation.
+    barrier: RwLock<()>,
+    pub replay: Mutex<ReplayState>,
+    /// Packed position of the next record replay will apply (`u64::MAX` outside replay).
+    pub replay_cursor: AtomicU64,
+    /// Segments of earlier runs stay until every table is registered and replayed.
+    pub replay_finished: AtomicBool,
+    /// Smallest segment id of earlier runs (`u64::MAX` when there were none).
+    pub first_old_segment: u64,
+    pub counter_locks: CounterLocks,
+    pub stop: AtomicBool,
+    pub throttle: Throttle,
+    pub registry: Registry,
+    pub concurrent_compactors: AtomicUsize,
+    pub running_compactions: AtomicUsize,
+    pub compaction_workers: Mutex<Vec<JoinHandle<()>>>,
+    /// Wakes the background threads (new flushes, finished compactions, stop).
+    pub wake: (Mutex<()>, Condvar),
+}
+
+impl Core {
+    pub fn new(config: StorageConfig, log: CommitLog, replay: ReplayState) -> Core {
+        let first_old_segment = replay.segments.first().map_or(u64::MAX, |s| s.id);
+        Core {
+            throttle: Throttle::new(config.compaction_throughput),
+            concurrent_compactors: AtomicUsize::new(config.concurrent_compactors.max(1)),
+            config,
+            log,
+            tables: RwLock::new(HashMap::new()),
+            barrier: RwLock::new(()),
+            replay: Mutex::new(replay),
+            replay_cursor: AtomicU64::new(u64::MAX),
+            replay_finished: AtomicBool::new(false),
+            first_old_segment,
+            counter_locks: CounterLocks::default(),
+            stop: AtomicBool::new(false),
+            registry: Registry::default(),
+            running_compactions: AtomicUsize::new(0),
+            compaction_workers: Mutex::new(Vec::new()),
+            wake: (Mutex::new(()), Condvar::new()),
+        }
+    }
+
+    pub fn engine(&self, table: TableId) -> Result<Arc<LsmEngine>> {
+        self.tables
+            .read()
+            .get(&table)
+            .cloned()
+            .ok_or(StorageError::UnknownTable(table))
+    }
+
+    pub fn engines(&self) -> Vec<Arc<LsmEngine>> {
+        self.tables.read().values().cloned().collect()
+    }
+
+    /// Logs `mutations` as one record and applies them; await the result for durability.
+    pub fn log_and_apply(&self, mutations: &[Mutation]) -> Result<Durable> {
+        let engines = mutations
+            .iter()
+            .map(|m| self.engine(m.table))
+            .collect::<Result<Vec<_>>>()?;
+        let payload = encode_mutations(mutations);
+        let _barrier = self.barrier.read();
+        let durable = self.log.append(&payload)?;
+        for (mutation, engine) in mutations.iter().zip(engines) {
+            engine.apply_logged(&mutation.key, &mutation.update, durable.position());
+        }
+        Ok(durable)
+    }
+
+    /// Runs `apply` for a replayed record under the barrier, then advances the replay cursor.
+    pub fn replay_record(&self, next: Position, apply: impl FnOnce()) {
+        let _barrier = self.barrier.read();
+        apply();
+        self.replay_cursor.store(next.pack(), Ordering::Relaxed);
+    }
+
+    /// The position every later write (and replayed record) will be at or after.
+    fn switch_position(&self) -> Position {
+        let cursor = Position::unpack(self.replay_cursor.load(Ordering::Relaxed));
+        self.log.current_position().min(cursor)
+    }
+
+    /// Flushes the table's memtable to an SSTable, then recycles commit-log segments.
+    pub fn flush(&self, engine: &LsmEngine) -> Result<FlushReport> {
+        let lock = engine.lock_flush();
+        let floor = {
+            let _barrier = self.barrier.write();
+            engine.switch_memtable();
+            self.switch_position()
+        };
+        let report = engine.flush_switched(&lock, floor)?;
+        drop(lock);
+        self.recycle();
+        self.wake_all();
+        Ok(report)
+    }
+
+    /// Flushes every table.
+    pub fn flush_all(&self) -> Result<()> {
+        for engine in self.engines() {
+            self.flush(&engine)?;
+        }
+        Ok(())
+    }
+
+    /// Discards the table's data (its truncation record is already logged).
+    pub fn truncate(&self, engine: &LsmEngine) -> Result<()> {
+        let lock = engine.lock_flush();
+        let (old, floor) = {
+            let _barrier = self.barrier.write();
+            (engine.reset_view(&lock), self.switch_position())
+        };
+        engine.finish_truncate(&lock, &old, floor)?;
+        drop(lock);
+        self.recycle();
+        Ok(())
+    }
+
+    /// Deletes the commit-log segments no table needs any more.
+    pub fn recycle(&self) {
+        let bound = {
+            let _barrier = self.barrier.write();
+            self.recycle_bound()
+        };
+        self.log.recycle(bound);
+    }
+
+    /// The oldest segment still needed: by unflushed data, or by replay not yet finished.
+    fn recycle_bound(&self) -> u64 {
+        let mut bound = self.log.current_position().segment;
+        if !self.replay_finished.load(Ordering::Relaxed) {
+            bound = bound.min(self.first_old_segment);
+        }
+        let needed = self.engines().iter().filter_map(|e| e.min_position()).min();
+        needed.map_or(bound, |p| bound.min(p.segment))
+    }
+
+    /// Flushes the largest memtable when memtables hold too much, and the tables dirty in the
+    /// oldest segment when the commit log is too large.
+    pub fn relieve_pressure(&self) -> Result<()> {
+        let engines = self.engines();
+        let total: u64 = engines.iter().map(|e| e.memory_bytes() as u64).sum();
+        if total > self.config.flush_threshold() {
+            if let Some(largest) = engines.iter().max_by_key(|e| e.active_bytes()) {
+                if largest.active_bytes() > 0 {
+                    self.flush(largest)?;
+                }
+            }
+        }
+        if self.log.disk_bytes() > self.config.commitlog_total_space {
+            let oldest = engines.iter().filter_map(|e| e.min_position()).min();
+            for engine in &engines {
+                if oldest.is_some_and(|o| {
+                    engine
+                        .min_position()
+                        .is_some_and(|p| p.segment == o.segment)
+                }) {
+                    self.flush(engine)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Wakes the background threads.
+    pub fn wake_all(&self) {
+        self.wake.1.notify_all();
+    }
+}

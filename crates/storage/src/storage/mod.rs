@@ -1,0 +1,351 @@
+//! [`Storage`]: the node's storage facade — table registry, durable writes through the commit
+//! log into per-table LSM engines, counter increments, reads, flushes, compactions and
+//! commit-log replay. Background threads (see `background`) flush under memory or commit-log
+//! pressure and run compactions; [`Storage::shutdown`] drains everything to SSTables.
+
+mod background;
+mod config;
+mod core;
+mod replay;
+
+pub use config::StorageConfig;
+pub use replay::ReplayStats;
+
+use std::collections::HashSet;
+use std::fs;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use parking_lot::Mutex;
+
+use self::core::Core;
+use crate::codec::{encode, LogEntry};
+use crate::commitlog::CommitLog;
+use crate::compaction::exec::{CompactionProgress, CompactionRecord};
+use crate::counter::{new_totals, read_filter, CounterUpdate};
+use crate::engine::{table_dir, FlushReport, LsmEngine, TableEngine};
+use crate::error::{Result, StorageError};
+use crate::filter::{KeyRange, ReadFilter};
+use crate::model::{Mutation, Partition, PartitionKey, TableId};
+use crate::params::TableParams;
+use replay::ReplayState;
+
+/// Sizes of one table's data, as `nodetool tablestats` reports them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TableStats {
+    pub sstables: usize,
+    /// Bytes on disk of all SSTables.
+    pub disk_bytes: u64,
+    /// Memory of the memtables (active and being flushed).
+    pub memtable_bytes: usize,
+    /// Tombstones of every kind stored in the SSTables.
+    pub tombstones: u64,
+    /// SSTables per LCS level (index = level).
+    pub levels: Vec<usize>,
+}
+
+/// The storage of one node.
+pub struct Storage {
+    core: Arc<Core>,
+    threads: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl Storage {
+    /// Opens (creating if needed) the directories, starts the commit log and the background
+    /// threads. Does not replay.
+    pub fn open(config: StorageConfig) -> Result<Storage> {
+        for dir in config.data_dirs.iter().chain([&config.commitlog_dir]) {
+            fs::create_dir_all(dir).map_err(|e| StorageError::io(dir, e))?;
+        }
+        let (log, segments) =
+            CommitLog::open(&config.commitlog_dir, config.sync, config.segment_size)?;
+        let replay = ReplayState {
+            segments,
+            replayed: HashSet::new(),
+        };
+        let core = Arc::new(Core::new(config, log, replay));
+        let threads = background::start(&core)?;
+        Ok(Storage {
+            core,
+            threads: Mutex::new(threads),
+        })
+    }
+
+    /// Registers a table and opens its SSTables; registering it again is a no-op.
+    pub fn create_table(&self, id: TableId, params: TableParams) -> Result<()> {
+        if self.core.tables.read().contains_key(&id) {
+            return Ok(());
+        }
+        let dir = table_dir(
+            &self.core.config.data_dir(),
+            &params.keyspace,
+            &params.name,
+            id.0,
+        );
+        let engine = LsmEngine::open(&dir, params.settings()?, self.core.config.ignore_corruption)?;
+        tracing::debug!(
+            "registering table {}.{} ({id})",
+            params.keyspace,
+            params.name
+        );
+        self.core
+            .tables
+            .write()
+            .entry(id)
+            .or_insert_with(|| Arc::new(engine));
+        self.core.wake_all();
+        Ok(())
+    }
+
+    /// Applies changed table parameters (an `ALTER TABLE`): the compaction strategy switches
+    /// live; new SSTables use the new compression and Bloom filter settings.
+    pub fn alter_table(&self, id: TableId, params: TableParams) -> Result<()> {
+        self.engine(id)?.set_settings(params.settings()?);
+        self.core.wake_all();
+        Ok(())
+    }
+
+    /// Forgets a table and deletes its directory; a drop record keeps replay from restoring it.
+    pub fn drop_table(&self, id: TableId) -> Result<()> {
+        let engine = self
+            .core
+            .tables
+            .write()
+            .remove(&id)
+            .ok_or(StorageError::UnknownTable(id))?;
+        // Durable with the next sync; no need to wait, the table is already gone in memory.
+        let _ = self.core.log.append(&encode(&LogEntry::Drop(id)))?;
+        engine.set_autocompaction(false);
+        let _lock = engine.lock_flush();
+        match fs::remove_dir_all(engine.dir()) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(StorageError::io(engine.dir(), e))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Removes all data of a table, durably: memtables are discarded and SSTables deleted.
+    pub async fn truncate(&self, id: TableId) -> Result<()> {
+        let engine = self.engine(id)?;
+        self.core
+            .log
+            .append(&encode(&LogEntry::Truncate(id)))?
+            .wait()
+            .await?;
+        let core = self.core.clone();
+        blocking(move || core.truncate(&engine)).await
+    }
+
+    /// Replays the commit log into tables registered since the last replay, skipping what
+    /// their SSTables already hold.
+    pub fn replay(&self) -> Result<ReplayStats> {
+        replay::replay(&self.core)
+    }
+
+    /// Declares every table registered and replayed: segments of earlier runs may now be
+    /// deleted once their data is flushed.
+    pub fn finish_replay(&self) {
+        self.core.replay_finished.store(true, Ordering::Relaxed);
+        self.core.recycle();
+    }
+
+    /// Applies one mutation, durable per the sync mode before returning.
+    pub async fn apply(&self, mutation: Mutation) -> Result<()> {
+        self.apply_batch(vec![mutation]).await
+    }
+
+    /// Applies mutations as one commit-log record: replay restores all of them or none.
+    pub async fn apply_batch(&self, mutations: Vec<Mutation>) -> Result<()> {
+        if mutations.is_empty() {
+            return Ok(());
+        }
+        self.core.log_and_apply(&mutations)?.wait().await
+    }
+
+    /// Adds deltas to counter columns of one partition atomically with respect to other
+    /// counter updates of the same partition.
+    pub async fn apply_counter(
+        &self,
+        table: TableId,
+        key: PartitionKey,
+        updates: Vec<CounterUpdate>,
+        timestamp: i64,
+    ) -> Result<()> {
+        let engine = self.engine(table)?;
+        let _guard = self.core.counter_locks.lock(table, &key).await;
+        let current = engine.read(&key, &read_filter(&updates), now_seconds())?;
+        let update = new_totals(current.as_ref(), &updates, timestamp)?;
+        self.apply(Mutation { table, key, update }).await
+    }
+
+    /// The live content of one partition at `now` (seconds).
+    pub fn read(
+        &self,
+        table: TableId,
+        key: &PartitionKey,
+        filter: &ReadFilter,
+        now: i32,
+    ) -> Result<Option<Partition>> {
+        self.engine(table)?.read(key, filter, now)
+    }
+
+    /// Up to `limit` live partitions of `range`, in token order.
+    pub fn scan(
+        &self,
+        table: TableId,
+        range: &KeyRange,
+        filter: &ReadFilter,
+        now: i32,
+        limit: usize,
+    ) -> Result<Vec<Partition>> {
+        self.engine(table)?.scan(range, filter, now, limit)
+    }
+
+    /// Memory used by a table's memtables.
+    pub fn memory_bytes(&self, table: TableId) -> Result<usize> {
+        Ok(self.engine(table)?.memory_bytes())
+    }
+
+    /// SSTable count, sizes and tombstones of a table.
+    pub fn table_stats(&self, table: TableId) -> Result<TableStats> {
+        let engine = self.engine(table)?;
+        let view = engine.view();
+        let mut stats = TableStats {
+            sstables: view.sstables.len(),
+            memtable_bytes: engine.memory_bytes(),
+            ..TableStats::default()
+        };
+        for live in &view.sstables {
+            stats.disk_bytes += live.sstable.size_on_disk();
+            stats.tombstones += live.sstable.stats().tombstones();
+            let level = live.sstable.level() as usize;
+            if stats.levels.len() <= level {
+                stats.levels.resize(level + 1, 0);
+            }
+            stats.levels[level] += 1;
+        }
+        Ok(stats)
+    }
+
+    /// Flushes a table's memtable to a new SSTable (`nodetool flush`); blocks until written.
+    pub fn flush(&self, table: TableId) -> Result<FlushReport> {
+        let engine = self.engine(table)?;
+        self.core.flush(&engine)
+    }
+
+    /// Flushes every table; blocks until written.
+    pub fn flush_all(&self) -> Result<()> {
+        self.core.flush_all()
+    }
+
+    /// Runs a major compaction of a table (`nodetool compact`) in the calling thread; returns
+    /// the number of tasks run.
+    pub fn compact(&self, table: TableId) -> Result<usize> {
+        let engine = self.engine(table)?;
+        background::major(&self.core, &engine)
+    }
+
+    /// Resumes background compactions of a table.
+    pub fn enable_autocompaction(&self, table: TableId) -> Result<()> {
+        self.engine(table)?.set_autocompaction(true);
+        self.core.wake_all();
+        Ok(())
+    }
+
+    /// Stops starting background compactions of a table (running ones finish).
+    pub fn disable_autocompaction(&self, table: TableId) -> Result<()> {
+        self.engine(table)?.set_autocompaction(false);
+        Ok(())
+    }
+
+    /// Running compactions.
+    pub fn compactions(&self) -> Vec<CompactionProgress> {
+        self.core.registry.running()
+    }
+
+    /// Finished compactions (the most recent ones), oldest first.
+    pub fn compaction_history(&self) -> Vec<CompactionRecord> {
+        self.core.registry.history()
+    }
+
+    /// Sets `compaction_throughput` in bytes per second (0 = unthrottled).
+    pub fn set_compaction_throughput(&self, bytes_per_second: u64) {
+        self.core.throttle.set_rate(bytes_per_second);
+    }
+
+    pub fn compaction_throughput(&self) -> u64 {
+        self.core.throttle.rate()
+    }
+
+    /// Sets `concurrent_compactors` (at least 1).
+    pub fn set_concurrent_compactors(&self, count: usize) {
+        self.core
+            .concurrent_compactors
+            .store(count.max(1), Ordering::Relaxed);
+        self.core.wake_all();
+    }
+
+    /// Number of commit-log fsyncs so far.
+    pub fn commitlog_syncs(&self) -> u64 {
+        self.core.log.sync_count()
+    }
+
+    /// Drains the node: stops compactions, flushes every table, deletes the commit-log segments
+    /// that leaves unneeded, syncs the log and stops its thread. Nothing is left to replay;
+    /// later writes fail with [`StorageError::Closed`].
+    pub async fn shutdown(&self) -> Result<()> {
+        let core = self.core.clone();
+        let threads = std::mem::take(&mut *self.threads.lock());
+        blocking(move || {
+            stop(&core, threads);
+            core.flush_all()?;
+            core.recycle();
+            Ok(())
+        })
+        .await?;
+        self.core.log.shutdown().await
+    }
+
+    fn engine(&self, table: TableId) -> Result<Arc<LsmEngine>> {
+        self.core.engine(table)
+    }
+}
+
+impl Drop for Storage {
+    /// Stops the background threads without flushing (as a crash would, minus the threads).
+    fn drop(&mut self) {
+        stop(&self.core, std::mem::take(&mut *self.threads.lock()));
+    }
+}
+
+/// Stops and joins the background threads and running compactions.
+fn stop(core: &Core, threads: Vec<JoinHandle<()>>) {
+    core.stop.store(true, Ordering::Relaxed);
+    core.wake_all();
+    let workers = std::mem::take(&mut *core.compaction_workers.lock());
+    for handle in threads.into_iter().chain(workers) {
+        if handle.join().is_err() {
+            tracing::error!("a storage background thread panicked");
+        }
+    }
+}
+
+/// Runs blocking storage work off the async runtime's worker threads.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T> + Send + 'static,
+) -> Result<T> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| StorageError::Invalid(format!("storage task failed: {e}")))?
+}
+
+/// The current wall-clock time in seconds, as Cassandra's `nowInSec`.
+pub fn now_seconds() -> i32 {
+    let secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    i32::try_from(secs).unwrap_or(i32::MAX)
+}

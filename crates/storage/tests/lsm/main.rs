@@ -1,0 +1,5 @@
+//! The LSM engine end to end through `Storage`: flushes, recycling, restarts, crashes and
+//! compactions under every strategy.
+
+mod common;
+mod flush;
