@@ -72,10 +72,7 @@ impl TableParams {
             },
             gc_grace_seconds: self.gc_grace_seconds.max(0),
             strategy,
-            autocompaction: self
-                .compaction
-                .get("enabled")
-                .map_or(true, |v| v != "false"),
+            autocompaction: self.compaction.get("enabled").is_none_or(|v| v != "false"),
         })
     }
 

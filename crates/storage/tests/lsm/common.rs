@@ -33,6 +33,15 @@ pub fn open(config: &StorageConfig) -> Storage {
     open_with(config, TableParams::new("ks", "t"))
 }
 
+/// Opens with background compaction disabled from the start (`'enabled': 'false'`).
+pub fn open_quiet(config: &StorageConfig) -> Storage {
+    let params = TableParams::new("ks", "t").with_compaction([
+        ("class", "SizeTieredCompactionStrategy"),
+        ("enabled", "false"),
+    ]);
+    open_with(config, params)
+}
+
 pub fn key(n: u64) -> PartitionKey {
     // Spread tokens over the ring as Murmur3 would.
     let token = (n.wrapping_mul(0x9E37_79B9_7F4A_7C15)) as i64;
@@ -126,4 +135,12 @@ pub fn table_files(config: &StorageConfig) -> Vec<PathBuf> {
         .map(|e| e.expect("entry").path())
         .filter(|p| p.is_file())
         .collect()
+}
+
+/// The current time in seconds.
+pub fn now() -> i32 {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    i32::try_from(secs).unwrap_or(i32::MAX)
 }

@@ -2,4 +2,6 @@
 //! compactions under every strategy.
 
 mod common;
+mod compaction;
+mod crash;
 mod flush;

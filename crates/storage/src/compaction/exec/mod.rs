@@ -11,6 +11,9 @@ mod purge;
 mod throttle;
 mod txn;
 
+#[cfg(test)]
+mod tests;
+
 pub use progress::{CompactionProgress, CompactionRecord, Registry, Tracker};
 pub use throttle::Throttle;
 pub use txn::recover;

@@ -1,0 +1,125 @@
+//! The purge horizon against SSTables outside the task: a tombstone whose shadowed data lives
+//! in an older SSTable that is not compacted must stay.
+
+use std::sync::atomic::AtomicBool;
+
+use bytes::Bytes;
+
+use super::*;
+use crate::compaction::{CompactionTask, TaskKind};
+use crate::engine::{LsmEngine, TableEngine};
+use crate::filter::ReadFilter;
+use crate::model::{Cell, ColumnData, DeletionTime, PartitionUpdate, Row};
+use crate::params::TableParams;
+use crate::storage::now_seconds;
+
+fn key(n: i64) -> PartitionKey {
+    PartitionKey {
+        token: n,
+        key: Bytes::from(n.to_be_bytes().to_vec()),
+    }
+}
+
+fn flush(engine: &LsmEngine, writes: impl Fn(&LsmEngine)) {
+    writes(engine);
+    let lock = engine.lock_flush();
+    engine.switch_memtable();
+    engine
+        .flush_switched(&lock, crate::commitlog::Position::ZERO)
+        .expect("flush");
+}
+
+fn task(inputs: Vec<u64>) -> CompactionTask {
+    CompactionTask {
+        inputs,
+        fully_expired: Vec::new(),
+        output_level: 0,
+        max_output_bytes: None,
+        kind: TaskKind::Major,
+    }
+}
+
+fn tombstones(engine: &LsmEngine) -> u64 {
+    engine
+        .view()
+        .sstables
+        .iter()
+        .map(|s| s.sstable.stats().tombstones())
+        .sum()
+}
+
+#[test]
+fn tombstones_shadowing_data_outside_the_task_are_kept() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let params = TableParams {
+        gc_grace_seconds: 0,
+        ..TableParams::new("ks", "t")
+    };
+    let engine =
+        LsmEngine::open(dir.path(), params.settings().expect("settings"), false).expect("open");
+    let long_ago = now_seconds() - 3600;
+    let mut row = Row::new(Bytes::from_static(b"c"));
+    row.columns = vec![ColumnData::simple(
+        "v",
+        Cell::live(1, Bytes::from_static(b"old")),
+    )];
+    let data = PartitionUpdate {
+        rows: vec![row],
+        ..Default::default()
+    };
+    let deletion = PartitionUpdate {
+        partition_deletion: DeletionTime::new(2, long_ago),
+        ..Default::default()
+    };
+    flush(&engine, |e| e.apply(&key(1), &data).expect("data"));
+    flush(&engine, |e| e.apply(&key(1), &deletion).expect("tombstone"));
+    flush(&engine, |e| e.apply(&key(2), &data).expect("other"));
+    let stop = AtomicBool::new(false);
+    let (throttle, registry) = (Throttle::new(0), Registry::default());
+    let context = Context {
+        throttle: &throttle,
+        registry: &registry,
+        stop: &stop,
+        now: now_seconds(),
+    };
+    assert!(engine.claim(&[2, 3]));
+    run(&engine, &task(vec![2, 3]), &context).expect("partial compaction");
+    engine.release(&[2, 3]);
+    assert_eq!(
+        tombstones(&engine),
+        1,
+        "generation 1 still holds the shadowed row"
+    );
+    assert_eq!(
+        engine
+            .read(&key(1), &ReadFilter::all(), now_seconds())
+            .expect("read"),
+        None
+    );
+
+    let all: Vec<u64> = engine
+        .view()
+        .sstables
+        .iter()
+        .map(|s| s.generation())
+        .collect();
+    assert!(engine.claim(&all));
+    run(&engine, &task(all.clone()), &context).expect("full compaction");
+    engine.release(&all);
+    assert_eq!(
+        tombstones(&engine),
+        0,
+        "nothing left for the tombstone to shadow"
+    );
+    assert_eq!(
+        engine
+            .read(&key(1), &ReadFilter::all(), now_seconds())
+            .expect("read"),
+        None
+    );
+    assert!(engine
+        .read(&key(2), &ReadFilter::all(), now_seconds())
+        .expect("read")
+        .is_some());
+    assert_eq!(registry.history().len(), 2);
+}
