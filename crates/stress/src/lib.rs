@@ -19,6 +19,7 @@ mod runner;
 mod settings;
 mod settings_dump;
 mod workload;
+mod ycsb;
 
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -34,6 +35,9 @@ pub fn run(args: Vec<String>) -> ExitCode {
 /// Like [`run`], with the report (everything cassandra-stress prints on standard output)
 /// written to `out`; errors still go to standard error.
 pub fn run_to(args: Vec<String>, out: &mut dyn Write) -> ExitCode {
+    if args.first().is_some_and(|a| a == "ycsb") {
+        return ycsb::main(&args[1..], out);
+    }
     match cli::parse(&args) {
         Ok(invocation) => execute(invocation, out),
         Err(e) => {
