@@ -118,7 +118,10 @@ impl LivenessInfo {
             return self.timestamp > other.timestamp;
         }
         if self.is_expiring() == other.is_expiring() {
-            return self.local_expiration_time > other.local_expiration_time;
+            // Equal expiry: the greater TTL wins, as Cassandra documents, so merges do
+            // not depend on their order.
+            return (self.local_expiration_time, self.ttl)
+                > (other.local_expiration_time, other.ttl);
         }
         self.is_expiring()
     }

@@ -194,7 +194,7 @@ fn model_row(ops: &[Op], row: usize, now: i32) -> Option<ModelRow> {
             } if *r == row => Some(make_marker(*ts, *ttl, *at)),
             _ => None,
         })
-        .max_by_key(|m| (m.timestamp, m.ttl > 0, m.local_expiration_time))
+        .max_by_key(|m| (m.timestamp, m.ttl > 0, m.local_expiration_time, m.ttl))
         .filter(|m| m.timestamp > shadow && (m.ttl == 0 || now < m.local_expiration_time));
     let mut cells = Vec::new();
     for (index, column) in COLUMNS.iter().enumerate() {
@@ -312,4 +312,14 @@ fn regression_equal_timestamp_tombstone_beats_expired_cell() {
         },
     ];
     check(&ops, 5, false, None);
+}
+
+/// Found by the model check: two row markers with the same timestamp and expiry but different
+/// TTLs must reconcile the same way whatever order they arrive in.
+#[test]
+fn regression_equal_expiry_markers_prefer_greater_ttl() {
+    let a = LivenessInfo::expiring(3, 3, 2);
+    let b = LivenessInfo::expiring(3, 2, 3);
+    assert!(a.supersedes(&b));
+    assert!(!b.supersedes(&a));
 }
