@@ -144,7 +144,11 @@ fn claim(job: &Job) -> bool {
 
 async fn worker(job: Arc<Job>, id: usize) {
     let s = &job.settings;
-    let seed = id as i64 ^ std::process::id() as i64 ^ Instant::now().elapsed().as_nanos() as i64;
+    let clock = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i64);
+    let seed =
+        (id as i64).wrapping_mul(0x2545_F491_4F6C_DD1D) ^ i64::from(std::process::id()) ^ clock;
     let mut w = Worker::new(s, seed);
     let mut rng = JavaRandom::new(seed.wrapping_mul(0x9E37_79B9));
     let mut dist = match &s.population {
