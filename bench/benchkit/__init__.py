@@ -1,0 +1,1 @@
+"""Pieces of bench/run: output parsers, /proc readings, the servers, the plan, the report and charts."""

@@ -1,0 +1,76 @@
+"""The workloads and their order in one server session, for each mode (full, quick, smoke)."""
+from dataclasses import dataclass, field
+
+SWEEP_THREADS = (1, 8, 16, 32, 64)
+
+MODES = {
+    # n: operations of write/read/mixed and YCSB records/operations; reps: repetitions (medians);
+    # fixed_s / sweep_s / insanity_s: durations; insanity_n: partitions of the insanity insert.
+    "full": dict(n=200_000, reps=3, fixed_s=60, sweep_s=30, sweep=SWEEP_THREADS, insanity_n=200_000, insanity_s=60,
+                 settle_quiet_s=5),
+    "quick": dict(n=50_000, reps=1, fixed_s=20, sweep_s=8, sweep=SWEEP_THREADS, insanity_n=20_000, insanity_s=20,
+                  settle_quiet_s=5),
+    "smoke": dict(n=2_000, reps=1, fixed_s=2, sweep_s=1, sweep=(1, 8), insanity_n=500, insanity_s=2,
+                  settle_quiet_s=1.5),
+}
+
+
+@dataclass
+class Step:
+    id: str                 # workload id (the JSON key), or "flush:<keyspace>"
+    title: str
+    kind: str               # stress | ycsb | flush
+    args: list = field(default_factory=list)
+    timeout: float = 0.0
+    keyspace: str = ""      # data the workload reads/writes, for bytes per row
+    rows: int = 0           # flush steps: rows in the keyspace (0: take them from `rows_from`)
+    rows_from: str = ""
+    group: str = "main"     # main | sweep | fixed | ycsb | insanity
+    threads: int = 0
+    optional: bool = False  # skipped, not failed, if the client does not support it
+
+
+def steps(mode, fixed_rate_fn, profile_path):
+    """The session's steps. `fixed_rate_fn()` gives the rate of the fixed-rate run when it is reached."""
+    m = MODES[mode]
+    n = m["n"]
+    t_n = 120 + n / 100  # at least 100 op/s, plus the client's start-up and warm-up
+    out = [
+        Step("write", f"write n={n}, 50 threads", "stress", ["write", f"n={n}", "-rate", "threads=50"], t_n,
+             "keyspace1"),
+        Step("flush:keyspace1", "flush keyspace1", "flush", keyspace="keyspace1", rows=n),
+        Step("read", f"read n={n}, 50 threads", "stress", ["read", f"n={n}", "-rate", "threads=50"], t_n,
+             "keyspace1"),
+        Step("mixed", f"mixed write:read 1:3 n={n}, 50 threads", "stress",
+             ["mixed", "ratio(write=1,read=3)", f"n={n}", "-rate", "threads=50"], t_n, "keyspace1"),
+        Step("fixed", "write at a fixed rate, 50 threads (latency from intended start)", "stress",
+             lambda: ["write", f"duration={m['fixed_s']}s", "no-warmup", "-rate", "threads=50",
+                      f"fixed={fixed_rate_fn()}/s"], m["fixed_s"] + 120, "keyspace1", group="fixed"),
+    ]
+    for t in m["sweep"]:
+        out.append(Step(f"sweep_t{t}", f"write for {m['sweep_s']}s, {t} threads", "stress",
+                        ["write", f"duration={m['sweep_s']}s", "no-warmup", "-rate", f"threads={t}"],
+                        m["sweep_s"] + 120, "keyspace1", group="sweep", threads=t))
+    ycsb = ["-p", f"recordcount={n}", "-p", f"operationcount={n}", "-threads", "50"]
+    out += [
+        Step("ycsb_load", f"YCSB load {n} records, 50 threads", "ycsb", ["load", "-P", "workloada", *ycsb], t_n,
+             "ycsb", group="ycsb"),
+        Step("flush:ycsb", "flush ycsb", "flush", keyspace="ycsb", rows=n),
+        Step("ycsb_a", f"YCSB A (50% read, 50% update) {n} ops", "ycsb", ["run", "-P", "workloada", *ycsb], t_n,
+             "ycsb", group="ycsb"),
+        Step("ycsb_f", f"YCSB F (50% read, 50% read-modify-write) {n} ops", "ycsb",
+             ["run", "-P", "workloadf", *ycsb], t_n, "ycsb", group="ycsb"),
+    ]
+    k, profile = m["insanity_n"], f"profile={profile_path}"
+    out += [
+        Step("insanity_insert", f"insanity profile insert, {k} partitions", "stress",
+             ["user", profile, "ops(insert=1)", "no-warmup", "cl=ONE", f"n={k}", "-pop", f"seq=1..{k}",
+              "-rate", "threads=50"], 120 + k / 50, "stresscql", group="insanity", optional=True),
+        Step("flush:stresscql", "flush stresscql", "flush", keyspace="stresscql", rows_from="insanity_insert", group="insanity",
+             optional=True),
+        Step("insanity", f"insanity profile insert:simple1 20:80 for {m['insanity_s']}s", "stress",
+             ["user", profile, "ops(insert=20,simple1=80)", "no-warmup", "cl=ONE", f"duration={m['insanity_s']}s",
+              "-pop", f"dist=uniform(1..{k})", "-rate", "threads=50"], m["insanity_s"] + 120, "stresscql",
+             group="insanity", optional=True),
+    ]
+    return out

@@ -1,0 +1,173 @@
+"""/proc readings (server CPU, RSS, start time), a raw CQL probe, and the machine description."""
+import os
+import platform
+import socket
+import struct
+import time
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def _stat_fields(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        data = f.read()
+    # The command name may hold spaces and parentheses; fields resume after the last ')'.
+    return data[data.rindex(")") + 2:].split()
+
+
+def cpu_seconds(pid):
+    """User + system CPU seconds of a process, all its threads (not its children)."""
+    f = _stat_fields(pid)
+    return (int(f[11]) + int(f[12])) / CLK_TCK
+
+
+def start_boottime(pid):
+    """When the process started, in seconds on CLOCK_BOOTTIME (field 22 of /proc/PID/stat)."""
+    return int(_stat_fields(pid)[19]) / CLK_TCK
+
+
+def now_boottime():
+    return time.clock_gettime(time.CLOCK_BOOTTIME)
+
+
+def status_kib(pid, key):
+    """A `kB` line of /proc/PID/status (VmHWM, VmRSS), in bytes; None if absent."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+        return state not in ("Z", "X")
+    except (OSError, IndexError):
+        return False
+
+
+def cmdline(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+class ProbeError(Exception):
+    pass
+
+
+def _read_exact(f, n):
+    b = f.read(n)
+    if b is None or len(b) < n:
+        raise ProbeError("connection closed")
+    return b
+
+
+def _string(b, p):
+    n = struct.unpack(">H", b[p:p + 2])[0]
+    return b[p + 2:p + 2 + n].decode(errors="replace"), p + 2 + n
+
+
+def cql_probe(addr, port, timeout=2.0):
+    """STARTUP then `SELECT release_version FROM system.local` over native protocol v4.
+
+    Returns the release version; raises OSError or ProbeError when the node does not answer."""
+    with socket.create_connection((addr, port), timeout=timeout) as s:
+        s.settimeout(timeout)
+        f = s.makefile("rb")
+
+        def request(opcode, body):
+            s.sendall(struct.pack(">BBhBi", 4, 0, 0, opcode, len(body)) + body)
+            _, _, _, op, n = struct.unpack(">BBhBi", _read_exact(f, 9))
+            payload = _read_exact(f, n)
+            if op == 0:  # ERROR: [int code][string message]
+                raise ProbeError(_string(payload, 4)[0])
+            return op, payload
+
+        request(0x01, b"\x00\x01\x00\x0bCQL_VERSION\x00\x053.0.0")
+        query = b"SELECT release_version FROM system.local"
+        op, b = request(0x07, struct.pack(">i", len(query)) + query + b"\x00\x01\x00")
+        if op != 0x08:
+            raise ProbeError(f"unexpected response opcode {op}")
+        try:  # Rows: kind, flags, column count, [global spec], columns, row count, cells
+            kind, flags, ncols = struct.unpack(">iii", b[:12])
+            p = 12
+            if flags & 1:
+                _, p = _string(b, p)
+                _, p = _string(b, p)
+            for _ in range(ncols):
+                if not flags & 1:
+                    _, p = _string(b, p)
+                    _, p = _string(b, p)
+                _, p = _string(b, p)
+                p += 2  # a simple type id (varchar)
+            (rows,) = struct.unpack(">i", b[p:p + 4])
+            p += 4
+            if rows < 1:
+                return ""
+            (n,) = struct.unpack(">i", b[p:p + 4])
+            return b[p + 4:p + 4 + n].decode(errors="replace")
+        except (struct.error, IndexError):
+            return ""
+
+
+def free_port(addr):
+    with socket.socket() as s:
+        s.bind((addr, 0))
+        return s.getsockname()[1]
+
+
+def port_open(addr, port):
+    try:
+        with socket.create_connection((addr, port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def machine():
+    info = {"cores": os.cpu_count(), "kernel": platform.release(), "arch": platform.machine()}
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    info["cpu_model"] = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    info["memory_bytes"] = int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        with open("/etc/os-release") as f:
+            for line in f:
+                if line.startswith("PRETTY_NAME="):
+                    info["os"] = line.split("=", 1)[1].strip().strip('"')
+    except OSError:
+        pass
+    info["loadavg_start"] = os.getloadavg()[0]
+    return info
+
+
+def dir_bytes(path):
+    """Bytes of the regular files under `path`, leaving out snapshots and backups."""
+    total = 0
+    for root, dirs, files in os.walk(path):
+        dirs[:] = [d for d in dirs if d not in ("snapshots", "backups")]
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(root, name)).st_size
+            except OSError:
+                pass  # removed by a compaction while we walked
+    return total
