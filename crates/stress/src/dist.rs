@@ -1,6 +1,6 @@
 //! cassandra-stress distributions: `FIXED(v)`, `UNIFORM(min..max)`,
 //! `GAUSSIAN(min..max[,stdvrng])` / `GAUSSIAN(min..max,mean,stdev)`, `EXP(min..max)`,
-//! `EXTREME(min..max,shape)`, each optionally inverted with `~`, and with cassandra-stress's
+//! `EXTREME(min..max,shape)`, `SEQ(min..max)`, each optionally inverted with `~`, and with cassandra-stress's
 //! aliases and `k`/`m`/`b` number suffixes. Samplers draw from `java.util.Random` exactly as
 //! cassandra-stress's uniform and gaussian distributions do, so seeded draws (key and value
 //! generation) are identical to Cassandra's tool; exponential and extreme draws use
@@ -41,6 +41,11 @@ pub enum DistKind {
         shape: f64,
         scale: f64,
     },
+    /// `SEQ(min..max)`: min, min+1, … wrapping; seeding moves the position.
+    Seq {
+        min: i64,
+        max: i64,
+    },
 }
 
 impl DistSpec {
@@ -79,7 +84,8 @@ impl DistSpec {
             DistKind::Uniform { min, .. }
             | DistKind::Gaussian { min, .. }
             | DistKind::Exp { min, .. }
-            | DistKind::Extreme { min, .. } => min,
+            | DistKind::Extreme { min, .. }
+            | DistKind::Seq { min, .. } => min,
         }
     }
 
@@ -89,7 +95,8 @@ impl DistSpec {
             DistKind::Uniform { max, .. }
             | DistKind::Gaussian { max, .. }
             | DistKind::Exp { max, .. }
-            | DistKind::Extreme { max, .. } => max,
+            | DistKind::Extreme { max, .. }
+            | DistKind::Seq { max, .. } => max,
         }
     }
 
@@ -146,8 +153,12 @@ fn parse_kind(name: &str, params: &[&str]) -> Result<DistKind, String> {
                 scale: (max - min) as f64 / edge,
             })
         }
-        "fixed" | "uniform" | "gaussian" | "gauss" | "normal" | "norm" | "exp" | "extreme"
-        | "extr" | "weibull" => Err(invalid()),
+        "seq" if params.len() == 1 => {
+            let (min, max) = parse_bounds(params[0]).ok_or_else(invalid)?;
+            Ok(DistKind::Seq { min, max })
+        }
+        "seq" | "fixed" | "uniform" | "gaussian" | "gauss" | "normal" | "norm" | "exp"
+        | "extreme" | "extr" | "weibull" => Err(invalid()),
         _ => Err(format!("Illegal distribution type: {name}")),
     }
 }
@@ -231,6 +242,7 @@ impl fmt::Display for DistSpec {
                     "Extreme:  min={min},max={max},shape={shape:.6},scale={scale:.6}"
                 )
             }
+            DistKind::Seq { min, max } => write!(f, "Sequence:  min={min},max={max}"),
         }
     }
 }
@@ -240,6 +252,8 @@ impl fmt::Display for DistSpec {
 pub struct Sampler {
     spec: DistSpec,
     rng: JavaRandom,
+    /// The position of a `SEQ` distribution.
+    position: u64,
 }
 
 impl Sampler {
@@ -247,11 +261,13 @@ impl Sampler {
         Sampler {
             spec,
             rng: JavaRandom::new(seed),
+            position: seed as u64,
         }
     }
 
     pub fn set_seed(&mut self, seed: i64) {
         self.rng.set_seed(seed);
+        self.position = seed as u64;
     }
 
     pub fn next(&mut self) -> i64 {
@@ -288,6 +304,12 @@ impl Sampler {
             } => {
                 let x = scale * (-(1.0 - self.rng.next_double()).ln()).powf(1.0 / shape);
                 offset(min, max, x)
+            }
+            DistKind::Seq { min, max } => {
+                let range = (max - min) as u64 + 1;
+                let v = min + (self.position % range) as i64;
+                self.position = self.position.wrapping_add(1);
+                v
             }
         }
     }
@@ -378,6 +400,15 @@ mod tests {
                 ..
             })
         ));
+        assert_eq!(
+            DistSpec::parse("seq(1..3)").map(|d| d.kind),
+            Ok(DistKind::Seq { min: 1, max: 3 })
+        );
+        let mut seq = Sampler::new(DistSpec::parse("seq(1..3)").expect("seq"), 0);
+        assert_eq!(
+            [seq.next(), seq.next(), seq.next(), seq.next()],
+            [1, 2, 3, 1]
+        );
         assert!(DistSpec::parse("zipf(1..3)").is_err());
         assert!(DistSpec::parse("uniform(1..)").is_err());
         assert!(DistSpec::parse("uniform(5..1)").is_err());

@@ -9,15 +9,19 @@ mod client;
 mod cpu;
 mod cql;
 mod dist;
+mod graph;
+mod hdrlog;
 mod javarand;
 mod keys;
 mod metrics;
 mod output;
-mod predefined;
 mod report;
 mod runner;
+mod session;
 mod settings;
 mod settings_dump;
+mod timeline;
+mod user;
 mod workload;
 mod ycsb;
 
@@ -39,7 +43,7 @@ pub fn run_to(args: Vec<String>, out: &mut dyn Write) -> ExitCode {
         return ycsb::main(&args[1..], out);
     }
     match cli::parse(&args) {
-        Ok(invocation) => execute(invocation, out),
+        Ok(invocation) => execute(invocation, &args.join(" "), out),
         Err(e) => {
             if let Some(topic) = &e.usage {
                 let _ = write!(out, "{}", usage::text(topic));
@@ -50,12 +54,12 @@ pub fn run_to(args: Vec<String>, out: &mut dyn Write) -> ExitCode {
     }
 }
 
-fn execute(invocation: Invocation, out: &mut dyn Write) -> ExitCode {
+fn execute(invocation: Invocation, command: &str, out: &mut dyn Write) -> ExitCode {
     let text = match invocation {
         Invocation::Help(topic) => usage::text(topic.as_deref().unwrap_or("")),
         Invocation::Version => format!("Version: helenus stress {}\n", env!("CARGO_PKG_VERSION")),
         Invocation::Print(spec) => dist::describe(&spec),
-        Invocation::Stress(settings) => return stress(*settings, out),
+        Invocation::Stress(settings) => return stress(*settings, command, out),
     };
     match out.write_all(text.as_bytes()) {
         Ok(()) => ExitCode::SUCCESS,
@@ -63,31 +67,25 @@ fn execute(invocation: Invocation, out: &mut dyn Write) -> ExitCode {
     }
 }
 
-fn stress(settings: settings::Settings, sink: &mut dyn Write) -> ExitCode {
-    if let Some(user) = &settings.command.user {
-        eprintln!(
-            "user profiles (profile={}) are not supported yet by helenus stress",
-            user.profile
-        );
-        return ExitCode::FAILURE;
-    }
-    for (what, file) in [
-        ("-graph file=", &settings.graph.file),
-        ("-log hdrfile=", &settings.log.hdr_file),
-    ] {
-        if let Some(f) = file {
-            eprintln!("note: {what}{f} is accepted but not written yet");
-        }
-    }
-    let mut out = match Output::new(sink, settings.log.file.as_deref()) {
+fn stress(settings: settings::Settings, command: &str, sink: &mut dyn Write) -> ExitCode {
+    let graph = settings.graph.clone();
+    let mut out = match Output::new(
+        sink,
+        settings.log.file.as_deref(),
+        settings.log.hdr_file.as_deref(),
+        graph.file.is_some() || graph.png.is_some(),
+    ) {
         Ok(o) => o,
         Err(e) => {
             eprintln!("Cannot open log file: {e}");
             return ExitCode::FAILURE;
         }
     };
-    let result = runtime().and_then(|rt| rt.block_on(predefined::run(settings, &mut out)));
-    match result {
+    let result = runtime().and_then(|rt| rt.block_on(session::run(settings, &mut out)));
+    let written = out
+        .finish()
+        .and_then(|timeline| graph::write(&graph, command, timeline));
+    match result.and(written) {
         Ok(()) => {
             out.line("END");
             ExitCode::SUCCESS

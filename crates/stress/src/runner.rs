@@ -1,8 +1,11 @@
 //! One measured run ("phase"): `threads` worker tasks issue operations, each waiting for
 //! its previous one (as cassandra-stress's threads do) and, under `-rate fixed=`/`throttle=`,
 //! for its slot in a uniform schedule; the reporting loop prints a row per interval and
-//! stops the workers at the count, duration or uncertainty target.
+//! stops the workers at the count, duration or uncertainty target. What an operation does is
+//! the [`Workload`]'s business: the predefined commands and user profiles each implement it.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -15,22 +18,58 @@ use crate::javarand::JavaRandom;
 use crate::metrics::{Measurement, OpStats, Recorder, Span, Uncertainty};
 use crate::output::Output;
 use crate::report;
-use crate::settings::{Limit, OpKind, Population, Settings, Stop};
-use crate::workload::{Statements, Worker};
+use crate::settings::{Limit, Population, Settings, Stop};
+
+/// What one finished operation did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Done {
+    pub partitions: u64,
+    pub rows: u64,
+}
+
+/// The future of one operation.
+pub type OpFuture<'a> = Pin<Box<dyn Future<Output = Result<Done, String>> + Send + 'a>>;
+
+/// The operations a run can issue; each worker task gets its own [`OpWorker`].
+pub trait Workload: Send + Sync {
+    fn worker(&self, seed: i64) -> Box<dyn OpWorker>;
+}
+
+/// One worker's generators and buffers.
+pub trait OpWorker: Send {
+    /// How many population seeds (partitions) operation `op`'s next run takes.
+    fn seeds_wanted(&mut self, _op: usize) -> usize {
+        1
+    }
+
+    /// Runs operation `op` once on the partitions of `seeds`.
+    fn execute<'a>(&'a mut self, op: usize, seeds: &'a [i64]) -> OpFuture<'a>;
+
+    /// The keys of `seeds`, for error messages.
+    fn keys(&mut self, seeds: &[i64]) -> String;
+}
+
+/// One operation of a phase: the workload's operation `id`, its printed name and weight.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PhaseOp {
+    pub id: usize,
+    pub name: String,
+    pub weight: f64,
+}
 
 /// What one phase runs.
 #[derive(Debug, Clone)]
 pub struct Phase {
-    pub ops: Vec<(OpKind, f64)>,
+    pub ops: Vec<PhaseOp>,
     pub threads: u32,
     pub stop: Stop,
     pub limit: Option<Limit>,
 }
 
-/// A finished phase: the whole run and each operation type.
+/// A finished phase: the whole run and each operation type (by name).
 pub struct Outcome {
     pub total: Span,
-    pub per_op: Vec<(OpKind, Span)>,
+    pub per_op: Vec<(String, Span)>,
     pub error: Option<String>,
 }
 
@@ -61,7 +100,7 @@ struct Shared {
 /// Everything a worker needs, shared by all workers of a phase.
 struct Job {
     settings: Arc<Settings>,
-    statements: Arc<Statements>,
+    workload: Arc<dyn Workload>,
     phase: Phase,
     shared: Shared,
 }
@@ -69,7 +108,7 @@ struct Job {
 /// Runs one phase, printing its interval rows to `out`.
 pub async fn run(
     settings: Arc<Settings>,
-    statements: Arc<Statements>,
+    workload: Arc<dyn Workload>,
     phase: Phase,
     out: &mut Output<'_>,
 ) -> Outcome {
@@ -88,7 +127,7 @@ pub async fn run(
     };
     let job = Arc::new(Job {
         settings,
-        statements,
+        workload,
         phase,
         shared,
     });
@@ -105,14 +144,14 @@ pub async fn run(
     }
 }
 
-fn choose(ops: &[(OpKind, f64)], rng: &mut JavaRandom) -> usize {
-    let sum: f64 = ops.iter().map(|(_, w)| w).sum();
+fn choose(ops: &[PhaseOp], rng: &mut JavaRandom) -> usize {
+    let sum: f64 = ops.iter().map(|o| o.weight).sum();
     let mut x = rng.next_double() * sum;
-    for (i, (_, w)) in ops.iter().enumerate() {
-        if x < *w {
+    for (i, o) in ops.iter().enumerate() {
+        if x < o.weight {
             return i;
         }
-        x -= w;
+        x -= o.weight;
     }
     ops.len() - 1
 }
@@ -142,6 +181,24 @@ fn claim(job: &Job) -> bool {
     }
 }
 
+/// Draws the seeds operation `op` takes into `seeds`; false when the population is used up.
+fn draw_seeds(
+    job: &Job,
+    w: &mut dyn OpWorker,
+    op: usize,
+    dist: &mut Option<Sampler>,
+    seeds: &mut Vec<i64>,
+) -> bool {
+    seeds.clear();
+    for _ in 0..w.seeds_wanted(job.phase.ops[op].id).max(1) {
+        match next_seed(job, dist) {
+            Some(seed) => seeds.push(seed),
+            None => break,
+        }
+    }
+    !seeds.is_empty()
+}
+
 async fn worker(job: Arc<Job>, id: usize) {
     let s = &job.settings;
     let clock = std::time::SystemTime::now()
@@ -149,17 +206,18 @@ async fn worker(job: Arc<Job>, id: usize) {
         .map_or(0, |d| d.as_nanos() as i64);
     let seed =
         (id as i64).wrapping_mul(0x2545_F491_4F6C_DD1D) ^ i64::from(std::process::id()) ^ clock;
-    let mut w = Worker::new(s, seed);
+    let mut w = job.workload.worker(seed);
     let mut rng = JavaRandom::new(seed.wrapping_mul(0x9E37_79B9));
     let mut dist = match &s.population {
         Population::Dist(d) => Some(Sampler::new(d.clone(), rng.next_long())),
         Population::Seq { .. } => None,
     };
+    let mut seeds = Vec::new();
     while claim(&job) {
-        let Some(seed) = next_seed(&job, &mut dist) else {
-            break;
-        };
         let op = choose(&job.phase.ops, &mut rng);
+        if !draw_seeds(&job, w.as_mut(), op, &mut dist, &mut seeds) {
+            break;
+        }
         let intended = job.shared.limiter.as_ref().map(Limiter::acquire);
         if let Some(t) = intended {
             tokio::time::sleep_until(t.into()).await;
@@ -167,28 +225,30 @@ async fn worker(job: Arc<Job>, id: usize) {
         let started = Instant::now();
         let mut result = Err(String::new());
         for _ in 0..s.errors.tries.max(1) {
-            result = w.execute(&job.statements, job.phase.ops[op].0, seed).await;
+            result = w.execute(job.phase.ops[op].id, &seeds).await;
             if result.is_ok() {
                 break;
             }
         }
-        let ended = Instant::now();
-        let rows = *result.as_ref().unwrap_or(&0);
+        let done = *result.as_ref().unwrap_or(&Done {
+            partitions: seeds.len() as u64,
+            rows: 0,
+        });
         let m = Measurement {
             intended,
             started,
-            ended,
-            partitions: 1,
-            rows,
+            ended: Instant::now(),
+            partitions: done.partitions,
+            rows: done.rows,
             error: result.is_err(),
         };
         job.shared.recorder.record(id, op, &m);
         if let Err(e) = result {
             if !s.errors.ignore {
-                let key = String::from_utf8_lossy(&w.key(seed)).into_owned();
                 let msg = format!(
-                    "Operation x{} on key(s) [{key}]: Error executing: ({e})",
-                    s.errors.tries
+                    "Operation x{} on key(s) [{}]: Error executing: ({e})",
+                    s.errors.tries,
+                    w.keys(&seeds)
                 );
                 job.shared.error.lock().get_or_insert(msg);
                 job.shared.stop.store(true, Ordering::Relaxed);
@@ -203,7 +263,7 @@ async fn report_loop(
     job: &Job,
     workers: &mut JoinSet<()>,
     out: &mut Output<'_>,
-) -> (Span, Vec<(OpKind, Span)>) {
+) -> (Span, Vec<(String, Span)>) {
     let fixed = job.phase.limit.is_some_and(|l| l.fixed);
     let interval = job.settings.log.interval;
     let start = Instant::now();
@@ -236,7 +296,7 @@ async fn report_loop(
 
 /// The interval table being printed and the run's running totals.
 struct Table<'a> {
-    ops: &'a [(OpKind, f64)],
+    ops: &'a [PhaseOp],
     fixed: bool,
     start: Instant,
     last: Instant,
@@ -276,7 +336,7 @@ impl<'a> Table<'a> {
         let mut sum = OpStats::new();
         // Per-type rows in name order, as cassandra-stress's TreeMap prints them.
         let mut order: Vec<usize> = (0..self.current.len()).collect();
-        order.sort_by_key(|&i| self.ops[i].0.name());
+        order.sort_by_key(|&i| self.ops[i].name.as_str());
         for i in order {
             self.totals[i].add(&self.current[i]);
             sum.add(&self.current[i]);
@@ -285,9 +345,10 @@ impl<'a> Table<'a> {
                 elapsed,
                 fixed: self.fixed,
             };
+            out.record_op(&self.ops[i].name, &span);
             if self.ops.len() > 1 && span.ops() > 0 {
                 out.line(&self.row(
-                    self.ops[i].0.name(),
+                    &self.ops[i].name,
                     &span,
                     self.totals[i].latency(self.fixed).len(),
                     now,
@@ -300,6 +361,7 @@ impl<'a> Table<'a> {
             return;
         }
         self.uncertainty.update(span.adjusted_row_rate());
+        out.record_total(now - self.start, &span);
         let total_ops = self
             .totals
             .iter()
@@ -328,15 +390,15 @@ impl<'a> Table<'a> {
         }
     }
 
-    fn finish(self, end: Instant) -> (Span, Vec<(OpKind, Span)>) {
+    fn finish(self, end: Instant) -> (Span, Vec<(String, Span)>) {
         let elapsed = end - self.start;
         let mut sum = OpStats::new();
         let mut per_op = Vec::new();
         for (i, t) in self.totals.iter().enumerate() {
             sum.add(t);
-            per_op.push((self.ops[i].0, self.span(t.clone(), elapsed)));
+            per_op.push((self.ops[i].name.clone(), self.span(t.clone(), elapsed)));
         }
-        per_op.sort_by_key(|(k, _)| k.name());
+        per_op.sort_by(|a, b| a.0.cmp(&b.0));
         (self.span(sum, elapsed), per_op)
     }
 }
@@ -357,11 +419,11 @@ pub fn describe_stop(stop: &Stop) -> String {
 }
 
 /// The name cassandra-stress gives a set of operations.
-pub fn describe_ops(ops: &[(OpKind, f64)]) -> String {
+pub fn describe_ops(ops: &[PhaseOp]) -> String {
     match ops {
-        [(k, _)] => k.name().to_string(),
+        [op] => op.name.clone(),
         _ => {
-            let names: Vec<&str> = ops.iter().map(|(k, _)| k.name()).collect();
+            let names: Vec<&str> = ops.iter().map(|o| o.name.as_str()).collect();
             format!("[{}]", names.join(", "))
         }
     }
@@ -371,9 +433,17 @@ pub fn describe_ops(ops: &[(OpKind, f64)]) -> String {
 mod tests {
     use super::*;
 
+    fn op(id: usize, name: &str, weight: f64) -> PhaseOp {
+        PhaseOp {
+            id,
+            name: name.into(),
+            weight,
+        }
+    }
+
     #[test]
     fn choose_follows_the_ratio() {
-        let ops = [(OpKind::Write, 1.0), (OpKind::Read, 3.0)];
+        let ops = [op(0, "WRITE", 1.0), op(1, "READ", 3.0)];
         let mut rng = JavaRandom::new(1);
         let reads = (0..40_000).filter(|_| choose(&ops, &mut rng) == 1).count();
         assert!((29_000..31_000).contains(&reads), "{reads}");
@@ -389,9 +459,9 @@ mod tests {
     #[test]
     fn descriptions() {
         assert_eq!(describe_stop(&Stop::Count(10)), "for 10 iteration");
-        assert_eq!(describe_ops(&[(OpKind::Write, 1.0)]), "WRITE");
+        assert_eq!(describe_ops(&[op(0, "WRITE", 1.0)]), "WRITE");
         assert_eq!(
-            describe_ops(&[(OpKind::Write, 1.0), (OpKind::Read, 3.0)]),
+            describe_ops(&[op(0, "WRITE", 1.0), op(1, "READ", 3.0)]),
             "[WRITE, READ]"
         );
     }

@@ -51,7 +51,7 @@ pub struct CommandSettings {
     pub no_warmup: bool,
     /// `add=`: the counter increment distribution.
     pub add: DistSpec,
-    /// `user profile=… ops(…)`, accepted but not run yet.
+    /// `user profile=… ops(…)`.
     pub user: Option<UserCommand>,
 }
 
@@ -161,6 +161,8 @@ pub struct Graph {
     pub title: Option<String>,
     pub revision: String,
     pub op: Option<String>,
+    /// `-graph png=FILE` or `--png FILE`: the same charts as a PNG image.
+    pub png: Option<String>,
 }
 
 /// `-errors`.

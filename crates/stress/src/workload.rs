@@ -1,6 +1,7 @@
 //! The predefined operations (`WRITE`, `READ`, `COUNTER_WRITE`, `COUNTER_READ`) on
 //! prepared statements: each worker owns its generators and value buffers, so an operation
-//! allocates only what the driver needs for the request.
+//! allocates only what the driver needs for the request. [`Predefined`] is their
+//! [`Workload`]: operation ids are positions in the command's operation list.
 
 use std::sync::Arc;
 
@@ -13,7 +14,52 @@ use crate::client::consistency;
 use crate::cql;
 use crate::dist::Sampler;
 use crate::keys::RowGen;
+use crate::runner::{Done, OpFuture, OpWorker, Workload};
 use crate::settings::{OpKind, Settings};
+
+/// The predefined commands' workload.
+pub struct Predefined {
+    pub settings: Arc<Settings>,
+    pub statements: Arc<Statements>,
+}
+
+impl Workload for Predefined {
+    fn worker(&self, seed: i64) -> Box<dyn OpWorker> {
+        Box::new(PredefinedWorker {
+            kinds: self.settings.command.ops.iter().map(|(k, _)| *k).collect(),
+            statements: Arc::clone(&self.statements),
+            inner: Worker::new(&self.settings, seed),
+        })
+    }
+}
+
+struct PredefinedWorker {
+    kinds: Vec<OpKind>,
+    statements: Arc<Statements>,
+    inner: Worker,
+}
+
+impl OpWorker for PredefinedWorker {
+    fn execute<'a>(&'a mut self, op: usize, seeds: &'a [i64]) -> OpFuture<'a> {
+        Box::pin(async move {
+            let kind = *self.kinds.get(op).ok_or("no such operation")?;
+            let seed = *seeds.first().ok_or("no partition chosen")?;
+            let rows = self.inner.execute(&self.statements, kind, seed).await?;
+            Ok(Done {
+                partitions: 1,
+                rows,
+            })
+        })
+    }
+
+    fn keys(&mut self, seeds: &[i64]) -> String {
+        let keys: Vec<String> = seeds
+            .iter()
+            .map(|&s| String::from_utf8_lossy(&self.inner.key(s)).into_owned())
+            .collect();
+        keys.join(", ")
+    }
+}
 
 /// The prepared statements a run needs.
 pub struct Statements {

@@ -94,6 +94,7 @@ fn defaults(command: CommandSettings) -> Settings {
             title: None,
             revision: "unknown".into(),
             op: None,
+            png: None,
         },
         errors: Errors {
             ignore: false,
@@ -400,6 +401,8 @@ fn graph(g: &mut Graph, params: &[String]) -> Result<(), String> {
             g.revision = v.to_string();
         } else if let Some(v) = key_value(p, "op=") {
             g.op = Some(v.to_string());
+        } else if let Some(v) = key_value(p, "png=") {
+            g.png = Some(v.to_string());
         } else {
             return Err(invalid("-graph", p));
         }

@@ -47,7 +47,11 @@ pub fn parse(args: &[String]) -> Result<Invocation, CliError> {
     let Some((cmd, rest)) = args.split_first() else {
         return Err(CliError::new("No command provided", Some("")));
     };
-    let (params, groups) = split_groups(rest)?;
+    let (rest, png) = take_png(rest)?;
+    let (params, mut groups) = split_groups(&rest)?;
+    if let Some(file) = png {
+        add_png(&mut groups, file);
+    }
     match cmd.to_ascii_lowercase().as_str() {
         "help" | "-?" | "--help" | "-help" => {
             let topic = params
@@ -63,6 +67,31 @@ pub fn parse(args: &[String]) -> Result<Invocation, CliError> {
             let settings = groups::build(command, &groups)?;
             Ok(Invocation::Stress(Box::new(settings)))
         }
+    }
+}
+
+/// Removes `--png FILE` (helenus's own flag) from the words; returns the rest and FILE.
+fn take_png(words: &[String]) -> Result<(Vec<String>, Option<String>), CliError> {
+    let Some(i) = words.iter().position(|w| w == "--png") else {
+        return Ok((words.to_vec(), None));
+    };
+    let file = words
+        .get(i + 1)
+        .ok_or_else(|| CliError::new("--png needs a file name", Some("-graph")))?;
+    let mut rest = words.to_vec();
+    rest.drain(i..=i + 1);
+    Ok((rest, Some(file.clone())))
+}
+
+/// `--png FILE` as `-graph png=FILE`.
+fn add_png(groups: &mut Vec<Group>, file: String) {
+    let param = format!("png={file}");
+    match groups.iter_mut().find(|g| g.name == "-graph") {
+        Some(g) => g.params.push(param),
+        None => groups.push(Group {
+            name: "-graph".into(),
+            params: vec![param],
+        }),
     }
 }
 

@@ -1,5 +1,6 @@
-//! A predefined-command run from start to `END`: settings dump, connection, schema, warm-up,
-//! the measured run (or the `-rate auto` series of runs), and the results.
+//! A cassandra-stress run from start to `END`: settings dump, connection, schema, warm-up,
+//! the measured run (or the `-rate auto` series of runs), and the results, for the
+//! predefined commands and for user profiles alike.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,13 +13,26 @@ use crate::cql;
 use crate::metrics::Span;
 use crate::output::Output;
 use crate::report;
-use crate::runner::{self, describe_ops, describe_stop, warmup_iterations, Phase};
+use crate::runner::{
+    self, describe_ops, describe_stop, warmup_iterations, Phase, PhaseOp, Workload,
+};
 use crate::settings::{Rate, Settings, Stop};
 use crate::settings_dump;
-use crate::workload::Statements;
+use crate::user::{self, Profile};
+use crate::workload::{Predefined, Statements};
+
+/// A workload ready to run and the operations its phases choose from.
+struct Prepared {
+    workload: Arc<dyn Workload>,
+    ops: Vec<PhaseOp>,
+}
 
 /// Runs `settings`; `Ok(())` printed `END`, `Err` says why the run failed.
 pub async fn run(settings: Settings, out: &mut Output<'_>) -> Result<(), String> {
+    let profile = match &settings.command.user {
+        Some(u) => Some(Profile::load(&u.profile, &u.ops)?),
+        None => None,
+    };
     if !settings.log.no_settings {
         settings_dump::lines(&settings)
             .iter()
@@ -29,8 +43,12 @@ pub async fn run(settings: Settings, out: &mut Output<'_>) -> Result<(), String>
         .await
         .iter()
         .for_each(|l| out.line(l));
-    if settings.command.writes() {
+    if let Some(p) = &profile {
+        user::create_schema(&session, p).await?;
+    } else if settings.command.writes() {
         create_schema(&session, &settings).await?;
+    }
+    if profile.is_some() || settings.command.writes() {
         out.line(&format!(
             "Created keyspaces. Sleeping {}s for propagation.",
             settings.nodes.len()
@@ -44,27 +62,63 @@ pub async fn run(settings: Settings, out: &mut Output<'_>) -> Result<(), String>
     out.line("Sleeping 2s...");
     tokio::time::sleep(Duration::from_secs(2)).await;
     let session = Arc::new(session);
-    let statements = Arc::new(Statements::prepare(Arc::clone(&session), &settings).await?);
     let settings = Arc::new(settings);
+    let prepared = match profile {
+        Some(p) => user_workload(session, &settings, p).await?,
+        None => predefined_workload(session, &settings).await?,
+    };
     if !settings.command.no_warmup {
-        warmup(&settings, &statements, out).await?;
+        warmup(&settings, &prepared, out).await?;
     }
     match settings.rate {
         Rate::Threads { threads, limit } => {
             let phase = Phase {
-                ops: settings.command.ops.clone(),
+                ops: prepared.ops.clone(),
                 threads,
                 stop: settings.command.stop.clone(),
                 limit,
             };
-            measured(&settings, &statements, phase, out)
-                .await
-                .map(|_| ())
+            measured(&settings, &prepared, phase, out).await.map(|_| ())
         }
         Rate::Auto { min, max, auto } => {
-            auto_threads(&settings, &statements, (min, max, auto), out).await
+            auto_threads(&settings, &prepared, (min, max, auto), out).await
         }
     }
+}
+
+async fn predefined_workload(
+    session: Arc<Session>,
+    settings: &Arc<Settings>,
+) -> Result<Prepared, String> {
+    let statements = Arc::new(Statements::prepare(session, settings).await?);
+    let ops = settings
+        .command
+        .ops
+        .iter()
+        .enumerate()
+        .map(|(id, (kind, weight))| PhaseOp {
+            id,
+            name: kind.name().to_string(),
+            weight: *weight,
+        })
+        .collect();
+    Ok(Prepared {
+        workload: Arc::new(Predefined {
+            settings: Arc::clone(settings),
+            statements,
+        }),
+        ops,
+    })
+}
+
+async fn user_workload(
+    session: Arc<Session>,
+    settings: &Arc<Settings>,
+    profile: Profile,
+) -> Result<Prepared, String> {
+    let ops = profile.phase_ops();
+    let workload = user::prepare(session, settings, profile).await?;
+    Ok(Prepared { workload, ops })
 }
 
 async fn create_schema(session: &Session, s: &Settings) -> Result<(), String> {
@@ -83,7 +137,7 @@ async fn create_schema(session: &Session, s: &Settings) -> Result<(), String> {
 
 async fn warmup(
     settings: &Arc<Settings>,
-    statements: &Arc<Statements>,
+    prepared: &Prepared,
     out: &mut Output<'_>,
 ) -> Result<(), String> {
     let iterations = warmup_iterations(settings.command.count(), settings.nodes.len());
@@ -94,20 +148,20 @@ async fn warmup(
         Rate::Threads { threads, .. } => threads.min(100),
         Rate::Auto { max, .. } => max.min(100),
     };
-    for &(kind, _) in &settings.command.ops {
+    for op in &prepared.ops {
         out.line(&format!(
             "Warming up {} with {iterations} iterations...",
-            kind.name()
+            op.name
         ));
         let phase = Phase {
-            ops: vec![(kind, 1.0)],
+            ops: vec![op.clone()],
             threads,
             stop: Stop::Count(iterations),
             limit: None,
         };
         let outcome = runner::run(
             Arc::clone(settings),
-            Arc::clone(statements),
+            Arc::clone(&prepared.workload),
             phase,
             &mut Output::quiet(),
         )
@@ -122,7 +176,7 @@ async fn warmup(
 /// One measured run with its `Running …` line and `Results:` block; returns its op rate.
 async fn measured(
     settings: &Arc<Settings>,
-    statements: &Arc<Statements>,
+    prepared: &Prepared,
     phase: Phase,
     out: &mut Output<'_>,
 ) -> Result<Span, String> {
@@ -133,14 +187,21 @@ async fn measured(
         describe_stop(&phase.stop)
     ));
     out.line(&report::header());
+    out.begin_series(&format!("{} threads", phase.threads));
     let cpu_start = cpu::now();
-    let outcome = runner::run(Arc::clone(settings), Arc::clone(statements), phase, out).await;
+    let outcome = runner::run(
+        Arc::clone(settings),
+        Arc::clone(&prepared.workload),
+        phase,
+        out,
+    )
+    .await;
     let cpu_used = cpu::since(cpu_start);
     if !settings.log.no_summary {
         let per_op: Vec<(&str, Span)> = outcome
             .per_op
             .iter()
-            .map(|(k, s)| (k.name(), s.clone()))
+            .map(|(k, s)| (k.as_str(), s.clone()))
             .collect();
         report::results(&outcome.total, &per_op, cpu_used)
             .iter()
@@ -155,7 +216,7 @@ async fn measured(
 /// `-rate threads>=A threads<=B [auto]`: cassandra-stress's `runMulti`.
 async fn auto_threads(
     settings: &Arc<Settings>,
-    statements: &Arc<Statements>,
+    prepared: &Prepared,
     (min, max, auto): (u32, u32, bool),
     out: &mut Output<'_>,
 ) -> Result<(), String> {
@@ -165,12 +226,12 @@ async fn auto_threads(
         out.line("");
         out.line(&format!("Running with {threads} threadCount"));
         let phase = Phase {
-            ops: settings.command.ops.clone(),
+            ops: prepared.ops.clone(),
             threads,
             stop: settings.command.stop.clone(),
             limit: None,
         };
-        let span = measured(settings, statements, phase, out).await?;
+        let span = measured(settings, prepared, phase, out).await?;
         runs.push((threads, span));
         if let [.., (prev, a), (_, b)] = runs.as_slice() {
             out.line(&format!(
