@@ -149,6 +149,10 @@ def fmt(v, digits=2):
     return f"{v:.{digits}f}"
 
 
+def fmt_ratio(v):
+    return "–" if v is None else f"{v:.3g}"
+
+
 def mib(v):
     return "–" if v is None else f"{v / 2**20:,.0f} MiB"
 
@@ -169,21 +173,25 @@ def markdown(doc, charts):
     for s in servers:
         info = doc["servers"][s]
         lines.append(f"- **{info['label']}** {info.get('version') or ''} on {info['address']}: {info['setup']}")
+    for s in servers:
+        loads = ", ".join(f"{r.get('loadavg_before', 0):.2f}→{r.get('loadavg_after', 0):.2f}"
+                          for r in doc.get("runs", {}).get(s, []))
+        lines.append(f"- load average before→after each {s} session: {loads}")
     lines += ["", f"Fixed-rate run: {doc.get('fixed_rate')} op/s ({doc.get('fixed_rate_basis')}).", ""]
     if g.get("dirty"):
-        lines += [f"Note: the Helenus binary was built from a working tree with uncommitted changes "
-                  f"({g.get('dirty_files', '?')} files) on top of {g['short']}.", ""]
+        lines += [f"Note: the working tree had uncommitted changes ({g.get('dirty_files', '?')} files) on top of "
+                  f"{g['short']} when this ran; a Helenus binary built from it includes them.", ""]
 
     if len(servers) == 2:
         lines += ["## Helenus ÷ Cassandra", "",
                   "| workload | throughput | CPU/op | p99 | RSS | disk/row | start-up |", "|---|---|---|---|---|---|---|"]
         for wid, r in doc["ratios"].items():
-            lines.append(f"| {wid} | " + " | ".join(fmt(r[k]) for k in RATIO_KEYS) + " |")
+            lines.append(f"| {wid} | " + " | ".join(fmt_ratio(r[k]) for k in RATIO_KEYS) + " |")
         lines += ["", "## Targets (issue 5)", "", "| target | measured | goal | met |", "|---|---|---|---|"]
         for t in doc["targets"]:
             goal = ("≥ " if t["better"] == "higher" else "≤ ") + fmt(t["target"])
             met = {True: "yes", False: f"**no** ({fmt(t['factor_short'])}× short)", None: "n/a"}[t["met"]]
-            lines.append(f"| {t['name']} | {fmt(t['measured'])} | {goal} | {met} |")
+            lines.append(f"| {t['name']} | {fmt_ratio(t['measured'])} | {goal} | {met} |")
         lines.append("")
 
     lines += ["## Figures", "",

@@ -107,15 +107,16 @@ class Helenus:
         if not self.proc:
             return
         self._sample_peak()
-        p, self.proc = self.proc, None
+        p = self.proc
         if p.poll() is None:
-            p.send_signal(signal.SIGTERM)
+            p.send_signal(signal.SIGTERM)  # Helenus flushes memtables and syncs the commit log
             try:
                 p.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
                 self.log(f"helenus pid {p.pid} ignored SIGTERM for {timeout}s; sending SIGKILL")
                 p.kill()
                 p.wait(timeout=10)
+        self.proc = None
 
     def nodetool(self, *args, timeout=120):
         cmd = [self.binary, "nodetool", "-h", self.addr, "-p", str(self.admin_port), *args]
