@@ -160,6 +160,10 @@ pub fn draw(chart: &Chart, c: &mut dyn Canvas, top: f64) {
         let color = PALETTE[i % PALETTE.len()];
         let pts: Vec<(f64, f64)> = l.points.iter().map(|&(x, y)| (px(x), py(y))).collect();
         c.polyline(&pts, color, 2.0);
+        // A mark per interval, so that a run of a single interval still shows.
+        for &(x, y) in &pts {
+            c.fill_rect(x - 2.0, y - 2.0, 4.0, 4.0, color);
+        }
         let ly = top + TOP + 16.0 * i as f64;
         c.fill_rect(x0 + w + 14.0, ly, 14.0, 4.0, color);
         c.text(
