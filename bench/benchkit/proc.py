@@ -21,6 +21,20 @@ def cpu_seconds(pid):
     return (int(f[11]) + int(f[12])) / CLK_TCK
 
 
+def system_busy_seconds():
+    """CPU seconds all processes on the machine have used since boot (user, nice, system, irq, softirq, steal)."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:9]]
+    return (v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / CLK_TCK
+
+
+def children_cpu_seconds():
+    """CPU seconds of this process's finished children (the client runs, nodetool, refcass)."""
+    import resource
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def start_boottime(pid):
     """When the process started, in seconds on CLOCK_BOOTTIME (field 22 of /proc/PID/stat)."""
     return int(_stat_fields(pid)[19]) / CLK_TCK

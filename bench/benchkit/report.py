@@ -3,7 +3,7 @@ the Markdown report."""
 import statistics
 
 METRICS = ("throughput", "mean_ms", "p50_ms", "p95_ms", "p99_ms", "p999_ms", "max_ms", "ops", "errors",
-           "cpu_s_per_1k_ops", "rss_bytes", "disk_bytes_per_row")
+           "cpu_s_per_1k_ops", "rss_bytes", "disk_bytes_per_row", "other_cores")
 RATIO_KEYS = ("throughput", "cpu_per_op", "p99", "rss", "disk_per_row", "startup")
 RATIO_SOURCE = {"throughput": "throughput", "cpu_per_op": "cpu_s_per_1k_ops", "p99": "p99_ms",
                 "rss": "rss_bytes", "disk_per_row": "disk_bytes_per_row", "startup": "startup_s"}
@@ -198,18 +198,19 @@ def markdown(doc, charts):
               "Latencies in ms (client side, from the stress Results block or YCSB lines); CPU is the server "
               "process's user+sys seconds per 1,000 operations (warm-up operations included); RSS is the "
               "server's VmHWM after the workload.", ""]
-    head = "| workload | server | op/s | mean | p50 | p95 | p99 | p99.9 | max | CPU s/1k ops | RSS | disk B/row | errors |"
-    lines += [head, "|" + "---|" * 13]
+    head = ("| workload | server | op/s | mean | p50 | p95 | p99 | p99.9 | max | CPU s/1k ops | RSS | disk B/row "
+            "| errors | others |")
+    lines += [head, "|" + "---|" * 14]
     for w in doc["workloads"]:
         for s in servers:
             r = doc["results"][s]["workloads"][w["id"]]
             if r["status"] != "ok":
-                lines.append(f"| {w['id']} | {s} | {r['status']}: {r.get('note', '')[:200]} |" + " |" * 10)
+                lines.append(f"| {w['id']} | {s} | {r['status']}: {r.get('note', '')[:200]} |" + " |" * 11)
                 continue
             lines.append(f"| {w['id']} | {s} | {fmt(r['throughput'], 0)} | {fmt(r['mean_ms'])} | {fmt(r['p50_ms'])} | "
                          f"{fmt(r['p95_ms'])} | {fmt(r['p99_ms'])} | {fmt(r['p999_ms'])} | {fmt(r['max_ms'])} | "
                          f"{fmt(r['cpu_s_per_1k_ops'], 3)} | {mib(r['rss_bytes'])} | "
-                         f"{fmt(r['disk_bytes_per_row'], 1)} | {fmt(r['errors'], 0)} |")
+                         f"{fmt(r['disk_bytes_per_row'], 1)} | {fmt(r['errors'], 0)} | {fmt(r['other_cores'])} |")
     lines += ["", "| server | start-up to first CQL query | peak RSS |", "|---|---|---|"]
     for s in servers:
         r = doc["results"][s]
