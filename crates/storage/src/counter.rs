@@ -66,6 +66,7 @@ pub fn read_filter(updates: &[CounterUpdate]) -> ReadFilter {
         reversed: false,
         row_limit: None,
         include_static: updates.iter().any(|u| u.clustering.is_none()),
+        columns: None,
     }
 }
 

@@ -20,6 +20,11 @@ pub struct ReadFilter {
     pub row_limit: Option<usize>,
     /// Whether to return the static row.
     pub include_static: bool,
+    /// The regular columns the caller needs (sorted), `None` for all. Only a hint for point
+    /// reads of named rows (each slice a single clustering, no static row): they stop
+    /// consulting older SSTables once these columns and the row markers found are newer than
+    /// anything older SSTables hold, so other columns may then come back incomplete.
+    pub columns: Option<Vec<Bytes>>,
 }
 
 impl ReadFilter {
@@ -30,6 +35,7 @@ impl ReadFilter {
             reversed: false,
             row_limit: None,
             include_static: true,
+            columns: None,
         }
     }
 

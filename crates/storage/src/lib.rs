@@ -12,10 +12,12 @@ pub mod sstable;
 mod codec;
 mod counter;
 mod memtable;
+mod metrics;
 mod params;
 mod partition;
 mod reconcile;
 mod resolve;
+mod snapshot;
 mod storage;
 
 pub use commitlog::CommitlogSync;
@@ -26,6 +28,11 @@ pub use engine::FlushReport;
 pub use engine::{LsmEngine, MemtableEngine, TableEngine};
 pub use error::{Result, StorageError};
 pub use filter::{KeyRange, PartitionPosition, ReadFilter};
+pub use metrics::{Percentiles, ReadStats, TableMetrics};
 pub use model::*;
 pub use params::{TableParams, TableSettings, DEFAULT_GC_GRACE_SECONDS};
-pub use storage::{ReplayStats, Storage, StorageConfig, TableStats};
+pub use snapshot::SnapshotInfo;
+pub use sstable::KeyCacheStats;
+pub use storage::{
+    ReplayStats, SnapshotTable, Storage, StorageConfig, TableStats, TombstoneThresholds,
+};

@@ -1,30 +1,37 @@
 //! Turns reconciled partition data into what a read returns at `now`: live data only, with
 //! tombstones, shadowed and expired cells removed, rows ordered and limited per the filter.
+//! Tombstones and live rows met on the way are counted into [`ReadStats`].
 
 use crate::filter::ReadFilter;
+use crate::metrics::ReadStats;
 use crate::model::{
-    ColumnData, ColumnValue, ComplexColumn, DeletionTime, Partition, PartitionKey, Row,
+    Cell, ColumnData, ColumnValue, ComplexColumn, DeletionTime, Partition, PartitionKey, Row,
 };
 use crate::partition::PartitionData;
+use crate::sstable::ranges_overlap;
 
-/// The live view of `data`, or `None` when nothing selected is live.
+/// The live view of `data`, or `None` when nothing selected is live. Rows past the row limit
+/// are neither examined nor counted.
 pub fn resolve(
     key: &PartitionKey,
     data: &PartitionData,
     filter: &ReadFilter,
     now: i32,
+    stats: &mut ReadStats,
 ) -> Option<Partition> {
+    stats.tombstones += 2 * range_tombstones_read(data, filter);
     let static_row = data
         .static_row
         .as_ref()
         .filter(|_| filter.include_static)
-        .and_then(|row| live_row(row, data.partition_deletion, now));
+        .and_then(|row| counted_live_row(row, data.partition_deletion, now, stats));
     let limit = filter.row_limit.unwrap_or(usize::MAX);
     let selected = data
         .rows
         .values()
         .filter(|row| filter.selects(&row.clustering));
-    let live = |row: &Row| live_row(row, data.deletion_covering(&row.clustering), now);
+    let live =
+        |row: &Row| counted_live_row(row, data.deletion_covering(&row.clustering), now, stats);
     let rows: Vec<Row> = if filter.reversed {
         selected.rev().filter_map(live).take(limit).collect()
     } else {
@@ -38,6 +45,62 @@ pub fn resolve(
         static_row,
         rows,
     })
+}
+
+/// Range tombstones that meet the read slices and are not shadowed by the partition deletion.
+fn range_tombstones_read(data: &PartitionData, filter: &ReadFilter) -> u64 {
+    let read = data.range_tombstones.iter().filter(|t| {
+        t.deletion.supersedes(&data.partition_deletion)
+            && filter
+                .non_empty_slices()
+                .any(|(s, e)| ranges_overlap((&t.start, &t.end), (s, e)))
+    });
+    read.count() as u64
+}
+
+/// [`live_row`], counting the row's tombstones and whether it is live into `stats`.
+fn counted_live_row(
+    row: &Row,
+    covering: DeletionTime,
+    now: i32,
+    stats: &mut ReadStats,
+) -> Option<Row> {
+    let live = live_row(row, covering, now);
+    let dead_cells = dead_cells(row, covering.merge(row.deletion), now);
+    stats.tombstones += dead_cells;
+    if live.is_some() {
+        stats.live_rows += 1;
+    } else if dead_cells == 0 && row_level_deletion(row, covering, now) {
+        stats.tombstones += 1;
+    }
+    live
+}
+
+/// Cells of `row` not shadowed by `deletion` that are tombstones or expired at `now`.
+fn dead_cells(row: &Row, deletion: DeletionTime, now: i32) -> u64 {
+    row.columns
+        .iter()
+        .map(|column| match &column.value {
+            ColumnValue::Simple(cell) => dead(std::iter::once(cell), deletion, now),
+            ColumnValue::Complex(c) => dead(c.cells.iter(), deletion.merge(c.deletion), now),
+        })
+        .sum()
+}
+
+fn dead<'a>(cells: impl Iterator<Item = &'a Cell>, deletion: DeletionTime, now: i32) -> u64 {
+    cells
+        .filter(|c| !deletion.deletes(c.timestamp) && !c.is_live(now))
+        .count() as u64
+}
+
+/// Whether the row itself is deleted (a row deletion above `covering`) or its primary-key
+/// liveness has expired.
+fn row_level_deletion(row: &Row, covering: DeletionTime, now: i32) -> bool {
+    let deleted = !row.deletion.is_live() && row.deletion.supersedes(&covering);
+    let expired = row
+        .liveness
+        .is_some_and(|l| !l.is_live(now) && !covering.deletes(l.timestamp));
+    deleted || expired
 }
 
 /// The live part of `row` under the deletion `covering` it, or `None` if nothing is live.
@@ -146,7 +209,8 @@ mod tests {
             row_limit: Some(2),
             ..ReadFilter::all()
         };
-        let p = resolve(&key(), &data, &filter, 0).expect("live rows");
+        let mut stats = ReadStats::default();
+        let p = resolve(&key(), &data, &filter, 0, &mut stats).expect("live rows");
         let order: Vec<_> = p.rows.iter().map(|r| r.clustering.clone()).collect();
         assert_eq!(
             order,
@@ -167,6 +231,14 @@ mod tests {
             rows: vec![r],
             ..Default::default()
         });
-        assert_eq!(resolve(&key(), &data, &ReadFilter::all(), 0), None);
+        let mut stats = ReadStats::default();
+        assert_eq!(
+            resolve(&key(), &data, &ReadFilter::all(), 0, &mut stats),
+            None
+        );
+        assert_eq!(
+            stats.tombstones, 0,
+            "the element is shadowed, not a tombstone"
+        );
     }
 }

@@ -287,6 +287,7 @@ fn slices_reversed_and_limits(engine: &dyn TableEngine) {
         reversed: false,
         row_limit: None,
         include_static: true,
+        columns: None,
     };
     let all = clusterings(read_with(engine, &filter, 0));
     assert_eq!(all, vec![b("a"), b("d"), b("e")]);

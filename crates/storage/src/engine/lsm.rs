@@ -11,16 +11,18 @@ use std::time::Instant;
 
 use parking_lot::{Mutex, MutexGuard, RwLock};
 
+use super::point_read::{self, CachedSstable};
 use super::table_dir::{open_sstables, read_floor, write_floor, LiveSstable};
-use super::{read_sources, scan_sources, PartitionSource, TableEngine};
+use super::{scan_sources, PartitionSource, TableEngine};
 use crate::commitlog::Position;
 use crate::compaction::{CompactionTask, SstableInfo};
 use crate::error::Result;
 use crate::filter::{KeyRange, ReadFilter};
 use crate::memtable::Memtable;
+use crate::metrics::{MetricsRecorder, ReadStats};
 use crate::model::{Partition, PartitionKey, PartitionUpdate};
 use crate::params::TableSettings;
-use crate::sstable::{Descriptor, SstableWriter, WriteOptions};
+use crate::sstable::{Descriptor, KeyCache, SstableWriter, WriteOptions};
 
 /// What a read sees: the memtables and the open SSTables at one instant.
 #[derive(Clone)]
@@ -70,6 +72,9 @@ pub struct LsmEngine {
     compacting: Mutex<HashSet<u64>>,
     floor: Mutex<Position>,
     autocompaction: AtomicBool,
+    /// The node's key cache (`None`: Index lookups are not cached).
+    key_cache: Option<Arc<KeyCache>>,
+    metrics: MetricsRecorder,
 }
 
 impl LsmEngine {
@@ -90,7 +95,69 @@ impl LsmEngine {
             next_generation: AtomicU64::new(next),
             compacting: Mutex::new(HashSet::new()),
             floor: Mutex::new(floor),
+            key_cache: None,
+            metrics: MetricsRecorder::default(),
         })
+    }
+
+    /// The engine with Index lookups going through `cache`.
+    pub fn with_key_cache(mut self, cache: Arc<KeyCache>) -> LsmEngine {
+        self.key_cache = Some(cache);
+        self
+    }
+
+    /// This table's read and write metrics.
+    pub(crate) fn metrics(&self) -> &MetricsRecorder {
+        &self.metrics
+    }
+
+    /// The live content of partition `key` at `now`, with what the read did; recorded in the
+    /// table's metrics.
+    pub fn read_counted(
+        &self,
+        key: &PartitionKey,
+        filter: &ReadFilter,
+        now: i32,
+    ) -> Result<(Option<Partition>, ReadStats)> {
+        let view = self.view();
+        let mut stats = ReadStats::default();
+        let cache = self.key_cache.as_deref();
+        let found = point_read::read(&view, key, filter, now, cache, &mut stats)?;
+        self.metrics.point_read(&stats);
+        Ok((found, stats))
+    }
+
+    /// Up to `limit` live partitions of `range` at `now`, with what the scan did (every SSTable
+    /// overlapping the range counts as touched); recorded in the table's metrics.
+    pub fn scan_counted(
+        &self,
+        range: &KeyRange,
+        filter: &ReadFilter,
+        now: i32,
+        limit: usize,
+    ) -> Result<(Vec<Partition>, ReadStats)> {
+        let view = self.view();
+        let cache = self.key_cache.as_deref();
+        let sstables: Vec<CachedSstable<'_>> = view
+            .sstables
+            .iter()
+            .filter(|s| overlaps(&s.sstable, range))
+            .map(|s| CachedSstable {
+                sstable: &s.sstable,
+                cache,
+            })
+            .collect();
+        let memtables = view.memtables().map(|m| m.as_ref() as &dyn PartitionSource);
+        let sources: Vec<&dyn PartitionSource> = memtables
+            .chain(sstables.iter().map(|s| s as &dyn PartitionSource))
+            .collect();
+        let mut stats = ReadStats {
+            sstables: u32::try_from(sstables.len()).unwrap_or(u32::MAX),
+            ..ReadStats::default()
+        };
+        let found = scan_sources(&sources, range, filter, now, limit, &mut stats)?;
+        self.metrics.range_read(&stats);
+        Ok((found, stats))
     }
 
     pub fn dir(&self) -> &Path {
@@ -365,26 +432,6 @@ impl LsmEngine {
             .map(|s| s.sstable.descriptor().clone())
             .collect()
     }
-
-    fn sources<'a>(view: &'a View, key: &PartitionKey) -> Vec<&'a dyn PartitionSource> {
-        let memtables = view.memtables().map(|m| m.as_ref() as &dyn PartitionSource);
-        let sstables = view
-            .sstables
-            .iter()
-            .filter(|s| s.sstable.may_contain(key))
-            .map(|s| &s.sstable as &dyn PartitionSource);
-        memtables.chain(sstables).collect()
-    }
-
-    fn range_sources<'a>(view: &'a View, range: &KeyRange) -> Vec<&'a dyn PartitionSource> {
-        let memtables = view.memtables().map(|m| m.as_ref() as &dyn PartitionSource);
-        let sstables = view
-            .sstables
-            .iter()
-            .filter(|s| overlaps(&s.sstable, range))
-            .map(|s| &s.sstable as &dyn PartitionSource);
-        memtables.chain(sstables).collect()
-    }
 }
 
 /// Whether the SSTable's key span meets `range`.
@@ -403,8 +450,7 @@ impl TableEngine for LsmEngine {
     }
 
     fn read(&self, key: &PartitionKey, filter: &ReadFilter, now: i32) -> Result<Option<Partition>> {
-        let view = self.view();
-        read_sources(&Self::sources(&view, key), key, filter, now)
+        Ok(self.read_counted(key, filter, now)?.0)
     }
 
     fn scan(
@@ -414,14 +460,7 @@ impl TableEngine for LsmEngine {
         now: i32,
         limit: usize,
     ) -> Result<Vec<Partition>> {
-        let view = self.view();
-        scan_sources(
-            &Self::range_sources(&view, range),
-            range,
-            filter,
-            now,
-            limit,
-        )
+        Ok(self.scan_counted(range, filter, now, limit)?.0)
     }
 
     fn truncate(&self) -> Result<()> {

@@ -8,6 +8,7 @@ use super::{read_sources, scan_sources, PartitionSource, TableEngine};
 use crate::error::Result;
 use crate::filter::{KeyRange, ReadFilter};
 use crate::memtable::Memtable;
+use crate::metrics::ReadStats;
 use crate::model::{Partition, PartitionKey, PartitionUpdate};
 
 /// Memtable-only engine; truncation swaps in a fresh memtable.
@@ -35,7 +36,7 @@ impl TableEngine for MemtableEngine {
     fn read(&self, key: &PartitionKey, filter: &ReadFilter, now: i32) -> Result<Option<Partition>> {
         let memtable = self.memtable();
         let sources: [&dyn PartitionSource; 1] = [memtable.as_ref()];
-        read_sources(&sources, key, filter, now)
+        read_sources(&sources, key, filter, now, &mut ReadStats::default())
     }
 
     fn scan(
@@ -47,7 +48,14 @@ impl TableEngine for MemtableEngine {
     ) -> Result<Vec<Partition>> {
         let memtable = self.memtable();
         let sources: [&dyn PartitionSource; 1] = [memtable.as_ref()];
-        scan_sources(&sources, range, filter, now, limit)
+        scan_sources(
+            &sources,
+            range,
+            filter,
+            now,
+            limit,
+            &mut ReadStats::default(),
+        )
     }
 
     fn truncate(&self) -> Result<()> {

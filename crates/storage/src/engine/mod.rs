@@ -3,8 +3,10 @@
 //! [`MemtableEngine`] keeps everything in memory (tests and models).
 
 pub mod conformance;
+mod early_exit;
 mod lsm;
 mod memtable_engine;
+mod point_read;
 mod table_dir;
 
 pub use lsm::{FlushReport, LsmEngine, View};
@@ -15,6 +17,7 @@ use std::iter::Peekable;
 
 use crate::error::Result;
 use crate::filter::{KeyRange, ReadFilter};
+use crate::metrics::ReadStats;
 use crate::model::{Partition, PartitionKey, PartitionUpdate};
 use crate::partition::PartitionData;
 use crate::resolve::resolve;
@@ -53,33 +56,42 @@ pub trait PartitionSource: Send + Sync {
     fn keys<'a>(&'a self, range: &KeyRange) -> Box<dyn Iterator<Item = Result<PartitionKey>> + 'a>;
 }
 
-/// Reads `key` by merging every source's version, then resolving at `now`.
+/// Reads `key` by merging every source's version, then resolving at `now`; tombstones and
+/// live rows met are counted into `stats`.
 pub fn read_sources(
     sources: &[&dyn PartitionSource],
     key: &PartitionKey,
     filter: &ReadFilter,
     now: i32,
+    stats: &mut ReadStats,
 ) -> Result<Option<Partition>> {
     let mut merged: Option<PartitionData> = None;
     for source in sources {
-        let Some(data) = source.partition(key, filter)? else {
-            continue;
-        };
-        match &mut merged {
-            Some(m) => m.merge(data),
-            None => merged = Some(data),
-        }
+        merge_into(&mut merged, source.partition(key, filter)?);
     }
-    Ok(merged.and_then(|data| resolve(key, &data, filter, now)))
+    Ok(merged.and_then(|data| resolve(key, &data, filter, now, stats)))
 }
 
-/// Scans `range` across all sources, returning up to `limit` live partitions in key order.
+/// Reconciles one more source's version into what was merged so far.
+fn merge_into(merged: &mut Option<PartitionData>, data: Option<PartitionData>) {
+    let Some(data) = data else {
+        return;
+    };
+    match merged {
+        Some(m) => m.merge(data),
+        None => *merged = Some(data),
+    }
+}
+
+/// Scans `range` across all sources, returning up to `limit` live partitions in key order;
+/// tombstones and live rows met are counted into `stats`.
 pub fn scan_sources(
     sources: &[&dyn PartitionSource],
     range: &KeyRange,
     filter: &ReadFilter,
     now: i32,
     limit: usize,
+    stats: &mut ReadStats,
 ) -> Result<Vec<Partition>> {
     let iters = sources.iter().map(|s| s.keys(range).peekable()).collect();
     let mut found = Vec::new();
@@ -87,7 +99,7 @@ pub fn scan_sources(
         if found.len() >= limit {
             break;
         }
-        if let Some(partition) = read_sources(sources, &key?, filter, now)? {
+        if let Some(partition) = read_sources(sources, &key?, filter, now, stats)? {
             found.push(partition);
         }
     }
@@ -156,21 +168,37 @@ mod tests {
         write(&new, 1, 2, "new");
         write(&new, 2, 2, "only-new");
         let sources: [&dyn PartitionSource; 2] = [&old, &new];
-        let p = read_sources(&sources, &key(1), &ReadFilter::all(), 0)
+        let mut stats = ReadStats::default();
+        let p = read_sources(&sources, &key(1), &ReadFilter::all(), 0, &mut stats)
             .expect("read")
             .expect("live");
+        assert_eq!((stats.live_rows, stats.tombstones), (1, 0));
         assert_eq!(
             p.rows[0].columns[0],
             ColumnData::simple("v", Cell::live(2, Bytes::from_static(b"new")))
         );
-        let all =
-            scan_sources(&sources, &KeyRange::all(), &ReadFilter::all(), 0, 10).expect("scan");
+        let all = scan_sources(
+            &sources,
+            &KeyRange::all(),
+            &ReadFilter::all(),
+            0,
+            10,
+            &mut stats,
+        )
+        .expect("scan");
         let tokens: Vec<i64> = all.iter().map(|p| p.key.token).collect();
         assert_eq!(tokens, vec![1, 2, 3]);
         assert_eq!(
-            scan_sources(&sources, &KeyRange::all(), &ReadFilter::all(), 0, 2)
-                .expect("scan")
-                .len(),
+            scan_sources(
+                &sources,
+                &KeyRange::all(),
+                &ReadFilter::all(),
+                0,
+                2,
+                &mut stats
+            )
+            .expect("scan")
+            .len(),
             2
         );
     }

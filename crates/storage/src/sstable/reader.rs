@@ -1,6 +1,7 @@
 //! [`Sstable`]: an open, immutable SSTable. Opening loads and verifies the small components
 //! (TOC, CompressionInfo, Summary, Filter, Statistics) and the headers of Data and Index; point
-//! reads go filter → summary → one Index block → row index → only the Data chunks needed.
+//! reads go filter → key cache or summary → one Index block → row index → only the Data chunks
+//! needed.
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
@@ -8,6 +9,7 @@ use std::ops::Bound;
 use bytes::Bytes;
 use std::fs;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
 
 use crate::error::{Result, StorageError};
 use crate::filter::{KeyRange, ReadFilter, Slice};
@@ -18,6 +20,7 @@ use crate::sstable::data::CompressionInfo;
 use crate::sstable::data_reader::{DataCursor, DataFile};
 use crate::sstable::descriptor::{Component, Descriptor};
 use crate::sstable::index::{IndexEntry, IndexFile};
+use crate::sstable::key_cache::{next_sstable_id, KeyCache};
 use crate::sstable::layout::{
     after_end, before_start, decode_header, decode_row, ranges_overlap, PartitionHeader,
 };
@@ -29,6 +32,8 @@ use crate::sstable::toc;
 /// An open SSTable; safe to share between threads.
 pub struct Sstable {
     desc: Descriptor,
+    /// Unique among the SSTables opened by this process (the key cache's key).
+    id: u64,
     pub(crate) data: DataFile,
     pub(crate) index: IndexFile,
     pub(crate) summary: Summary,
@@ -70,6 +75,7 @@ impl Sstable {
             .sum();
         Ok(Sstable {
             desc: desc.clone(),
+            id: next_sstable_id(),
             data,
             index,
             summary,
@@ -155,9 +161,45 @@ impl Sstable {
         if !self.may_contain(key) {
             return Ok(None);
         }
-        let Some(entry) = self.find(key)? else {
-            return Ok(None);
+        self.read_cached(key, filter, None)
+    }
+
+    /// [`read`](Self::read) for a key [`may_contain`](Self::may_contain) accepted, looking the
+    /// Index entry up in `cache` first (and caching it when read from the Index).
+    pub(crate) fn read_cached(
+        &self,
+        key: &PartitionKey,
+        filter: &ReadFilter,
+        cache: Option<&KeyCache>,
+    ) -> Result<Option<PartitionData>> {
+        let entry = match cache.filter(|c| c.is_enabled()) {
+            Some(cache) => self.find_cached(key, cache)?,
+            None => self.find(key)?.map(Arc::new),
         };
+        match entry {
+            Some(entry) => self.read_entry(&entry, key, filter).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    fn find_cached(&self, key: &PartitionKey, cache: &KeyCache) -> Result<Option<Arc<IndexEntry>>> {
+        if let Some(entry) = cache.get(self.id, key) {
+            return Ok(Some(entry));
+        }
+        let found = self.find(key)?.map(Arc::new);
+        if let Some(entry) = &found {
+            cache.insert(self.id, entry.clone());
+        }
+        Ok(found)
+    }
+
+    /// Reads the partition `entry` locates (see [`read`](Self::read)).
+    fn read_entry(
+        &self,
+        entry: &IndexEntry,
+        key: &PartitionKey,
+        filter: &ReadFilter,
+    ) -> Result<PartitionData> {
         let mut cursor = DataCursor::new(&self.data);
         let mut buf = Vec::new();
         let header = read_header(&mut cursor, &mut buf, entry.position)?;
@@ -182,7 +224,7 @@ impl Sstable {
             cursor.seek(position);
             read_slice(&mut cursor, &mut buf, (start, end), &mut data.rows)?;
         }
-        Ok(Some(data))
+        Ok(data)
     }
 
     /// Keys in `range`, ascending, read block by block from the Index.

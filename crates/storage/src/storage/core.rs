@@ -23,6 +23,7 @@ use crate::counter::CounterLocks;
 use crate::engine::{FlushReport, LsmEngine, TableEngine};
 use crate::error::{Result, StorageError};
 use crate::model::{Mutation, TableId};
+use crate::sstable::KeyCache;
 
 /// State shared between the facade and the background threads.
 pub struct Core {
@@ -47,6 +48,8 @@ pub struct Core {
     pub compaction_workers: Mutex<Vec<JoinHandle<()>>>,
     /// Wakes the background threads (new flushes, finished compactions, stop).
     pub wake: (Mutex<()>, Condvar),
+    /// The key cache every table's SSTables share.
+    pub key_cache: Arc<KeyCache>,
 }
 
 impl Core {
@@ -54,6 +57,7 @@ impl Core {
         let first_old_segment = replay.segments.first().map_or(u64::MAX, |s| s.id);
         Core {
             throttle: Throttle::new(config.compaction_throughput),
+            key_cache: Arc::new(KeyCache::new(config.key_cache_size)),
             concurrent_compactors: AtomicUsize::new(config.concurrent_compactors.max(1)),
             config,
             log,
@@ -95,6 +99,7 @@ impl Core {
         let durable = self.log.append(&payload)?;
         for (mutation, engine) in mutations.iter().zip(engines) {
             engine.apply_logged(&mutation.key, &mutation.update, durable.position());
+            engine.metrics().writes(1);
         }
         Ok(durable)
     }

@@ -6,10 +6,14 @@
 mod background;
 mod config;
 mod core;
+mod reads;
 mod replay;
+mod snapshots;
 
 pub use config::StorageConfig;
+pub use reads::TombstoneThresholds;
 pub use replay::ReplayStats;
+pub use snapshots::SnapshotTable;
 
 use std::collections::HashSet;
 use std::fs;
@@ -84,7 +88,8 @@ impl Storage {
             &params.name,
             id.0,
         );
-        let engine = LsmEngine::open(&dir, params.settings()?, self.core.config.ignore_corruption)?;
+        let engine = LsmEngine::open(&dir, params.settings()?, self.core.config.ignore_corruption)?
+            .with_key_cache(self.core.key_cache.clone());
         tracing::debug!(
             "registering table {}.{} ({id})",
             params.keyspace,
@@ -107,7 +112,8 @@ impl Storage {
         Ok(())
     }
 
-    /// Forgets a table and deletes its directory; a drop record keeps replay from restoring it.
+    /// Forgets a table and deletes its files except its snapshots; a drop record keeps replay
+    /// from restoring it.
     pub fn drop_table(&self, id: TableId) -> Result<()> {
         let engine = self
             .core
@@ -119,12 +125,7 @@ impl Storage {
         let _ = self.core.log.append(&encode(&LogEntry::Drop(id)))?;
         engine.set_autocompaction(false);
         let _lock = engine.lock_flush();
-        match fs::remove_dir_all(engine.dir()) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                Err(StorageError::io(engine.dir(), e))
-            }
-            _ => Ok(()),
-        }
+        crate::snapshot::remove_table_data(engine.dir())
     }
 
     /// Removes all data of a table, durably: memtables are discarded and SSTables deleted.

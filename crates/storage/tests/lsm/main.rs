@@ -5,3 +5,5 @@ mod common;
 mod compaction;
 mod crash;
 mod flush;
+mod read_path;
+mod snapshots;

@@ -244,14 +244,28 @@ fn merge_path_reads_memtable_over_sstable() {
         );
     }
     let sources: [&dyn PartitionSource; 2] = [&sstable, &new];
-    let p = read_sources(&sources, &key(1, "k1"), &ReadFilter::all(), 0)
-        .expect("read")
-        .expect("live");
+    let p = read_sources(
+        &sources,
+        &key(1, "k1"),
+        &ReadFilter::all(),
+        0,
+        &mut Default::default(),
+    )
+    .expect("read")
+    .expect("live");
     assert_eq!(
         p.rows[0].columns[0],
         ColumnData::simple("v", Cell::live(2, b("new")))
     );
-    let all = scan_sources(&sources, &KeyRange::all(), &ReadFilter::all(), 0, 10).expect("scan");
+    let all = scan_sources(
+        &sources,
+        &KeyRange::all(),
+        &ReadFilter::all(),
+        0,
+        10,
+        &mut Default::default(),
+    )
+    .expect("scan");
     assert_eq!(
         all.iter().map(|p| p.key.token).collect::<Vec<_>>(),
         vec![1, 2, 3]

@@ -156,6 +156,7 @@ fn filter() -> impl Strategy<Value = ReadFilter> {
             reversed,
             row_limit,
             include_static,
+            columns: None,
         })
 }
 
@@ -221,8 +222,8 @@ proptest! {
         }
         for key in &keys {
             for filter in &filters {
-                let from_sstable = read_sources(&[&sstable], key, filter, now).expect("sstable read");
-                let from_memtable = read_sources(&[&memtable], key, filter, now).expect("memtable read");
+                let from_sstable = read_sources(&[&sstable], key, filter, now, &mut Default::default()).expect("sstable read");
+                let from_memtable = read_sources(&[&memtable], key, filter, now, &mut Default::default()).expect("memtable read");
                 prop_assert_eq!(from_sstable, from_memtable, "filter {:?}", filter);
                 let raw = sstable.read(key, filter).expect("read").expect("present");
                 let reference = memtable.partition(key, filter).expect("memtable").expect("present");

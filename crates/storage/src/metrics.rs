@@ -1,0 +1,207 @@
+//! Read metrics: [`ReadStats`], what one read did (SSTables touched, tombstones and live rows
+//! met), returned with every read; and the per-table recorder behind
+//! [`Storage::table_metrics`](crate::Storage::table_metrics), which keeps read and write counts
+//! and histograms of SSTables and tombstones per read (Cassandra's `SSTablesPerReadHistogram`
+//! and `TombstoneScannedHistogram`), exposed as [`TableMetrics`].
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use hdrhistogram::Histogram;
+use parking_lot::Mutex;
+
+/// What one read did. Counted without allocating; add two with [`ReadStats::add`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReadStats {
+    /// SSTables whose index or data was read: those the key range and Bloom filter did not
+    /// rule out, and that the timestamp early exit did not skip.
+    pub sstables: u32,
+    /// Tombstones met while resolving the merged data, counted as Cassandra counts them for
+    /// `tombstone_warn_threshold`: every cell that is not live (deleted or expired), a row
+    /// deletion when the row has no such cell, and two per range tombstone (its open and close
+    /// markers). Partition deletions are not counted (nor does Cassandra count them).
+    pub tombstones: u64,
+    /// Rows (static row included) with live data, read up to the row limit.
+    pub live_rows: u64,
+}
+
+impl ReadStats {
+    /// Accumulates `other` into `self` (a statement reading several partitions).
+    pub fn add(&mut self, other: ReadStats) {
+        self.sstables = self.sstables.saturating_add(other.sstables);
+        self.tombstones = self.tombstones.saturating_add(other.tombstones);
+        self.live_rows = self.live_rows.saturating_add(other.live_rows);
+    }
+}
+
+/// Percentiles of one histogram, as `nodetool tablehistograms` prints them.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Percentiles {
+    /// Number of values recorded.
+    pub count: u64,
+    pub min: u64,
+    pub p50: u64,
+    pub p75: u64,
+    pub p95: u64,
+    pub p98: u64,
+    pub p99: u64,
+    pub max: u64,
+    pub mean: f64,
+}
+
+impl Percentiles {
+    fn of(histogram: &Histogram<u64>) -> Percentiles {
+        if histogram.is_empty() {
+            return Percentiles::default();
+        }
+        Percentiles {
+            count: histogram.len(),
+            min: histogram.min(),
+            p50: histogram.value_at_quantile(0.50),
+            p75: histogram.value_at_quantile(0.75),
+            p95: histogram.value_at_quantile(0.95),
+            p98: histogram.value_at_quantile(0.98),
+            p99: histogram.value_at_quantile(0.99),
+            max: histogram.max(),
+            mean: histogram.mean(),
+        }
+    }
+}
+
+/// One table's read and write metrics since it was opened (or last registered).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TableMetrics {
+    /// Single-partition reads.
+    pub reads: u64,
+    /// Range reads (each storage scan call counts one).
+    pub range_reads: u64,
+    /// Partition updates applied (each mutation of a batch counts one).
+    pub writes: u64,
+    /// SSTables touched per single-partition read.
+    pub sstables_per_read: Percentiles,
+    /// Tombstones met per read, single-partition and range reads alike.
+    pub tombstones_per_read: Percentiles,
+    /// Live rows per read, single-partition and range reads alike.
+    pub live_rows_per_read: Percentiles,
+}
+
+/// The recorder of one table; cheap to update from many threads.
+pub(crate) struct MetricsRecorder {
+    reads: AtomicU64,
+    range_reads: AtomicU64,
+    writes: AtomicU64,
+    histograms: Mutex<Histograms>,
+}
+
+struct Histograms {
+    sstables: Histogram<u64>,
+    tombstones: Histogram<u64>,
+    live_rows: Histogram<u64>,
+}
+
+/// Significant decimal digits kept by the histograms (values within 1%).
+const PRECISION: u8 = 2;
+
+/// An auto-resizing histogram: no value is ever out of range.
+fn histogram() -> Histogram<u64> {
+    Histogram::new(PRECISION).expect("PRECISION is a valid number of significant digits")
+}
+
+impl Default for MetricsRecorder {
+    fn default() -> Self {
+        MetricsRecorder {
+            reads: AtomicU64::new(0),
+            range_reads: AtomicU64::new(0),
+            writes: AtomicU64::new(0),
+            histograms: Mutex::new(Histograms {
+                sstables: histogram(),
+                tombstones: histogram(),
+                live_rows: histogram(),
+            }),
+        }
+    }
+}
+
+impl MetricsRecorder {
+    /// Records a single-partition read.
+    pub fn point_read(&self, stats: &ReadStats) {
+        self.reads.fetch_add(1, Ordering::Relaxed);
+        let mut h = self.histograms.lock();
+        h.sstables.saturating_record(u64::from(stats.sstables));
+        h.tombstones.saturating_record(stats.tombstones);
+        h.live_rows.saturating_record(stats.live_rows);
+    }
+
+    /// Records a range read.
+    pub fn range_read(&self, stats: &ReadStats) {
+        self.range_reads.fetch_add(1, Ordering::Relaxed);
+        let mut h = self.histograms.lock();
+        h.tombstones.saturating_record(stats.tombstones);
+        h.live_rows.saturating_record(stats.live_rows);
+    }
+
+    /// Records `count` partition updates.
+    pub fn writes(&self, count: u64) {
+        self.writes.fetch_add(count, Ordering::Relaxed);
+    }
+
+    pub fn snapshot(&self) -> TableMetrics {
+        let h = self.histograms.lock();
+        TableMetrics {
+            reads: self.reads.load(Ordering::Relaxed),
+            range_reads: self.range_reads.load(Ordering::Relaxed),
+            writes: self.writes.load(Ordering::Relaxed),
+            sstables_per_read: Percentiles::of(&h.sstables),
+            tombstones_per_read: Percentiles::of(&h.tombstones),
+            live_rows_per_read: Percentiles::of(&h.live_rows),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recorder_keeps_counts_and_percentiles() {
+        let recorder = MetricsRecorder::default();
+        for sstables in 1..=100 {
+            recorder.point_read(&ReadStats {
+                sstables,
+                tombstones: 10,
+                live_rows: 1,
+            });
+        }
+        recorder.range_read(&ReadStats::default());
+        recorder.writes(3);
+        let m = recorder.snapshot();
+        assert_eq!((m.reads, m.range_reads, m.writes), (100, 1, 3));
+        assert_eq!(m.sstables_per_read.count, 100);
+        assert_eq!((m.sstables_per_read.min, m.sstables_per_read.max), (1, 100));
+        assert_eq!(m.sstables_per_read.p50, 50);
+        assert_eq!(m.tombstones_per_read.count, 101);
+        assert_eq!(m.tombstones_per_read.p99, 10);
+    }
+
+    #[test]
+    fn stats_add_up() {
+        let mut total = ReadStats::default();
+        total.add(ReadStats {
+            sstables: 2,
+            tombstones: 5,
+            live_rows: 1,
+        });
+        total.add(ReadStats {
+            sstables: 1,
+            tombstones: 1,
+            live_rows: 0,
+        });
+        assert_eq!(
+            total,
+            ReadStats {
+                sstables: 3,
+                tombstones: 6,
+                live_rows: 1
+            }
+        );
+    }
+}

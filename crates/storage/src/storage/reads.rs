@@ -1,0 +1,60 @@
+//! Reads with what they did ([`ReadStats`]), the per-table read/write metrics, the key cache's
+//! figures and the tombstone thresholds the query layer applies to reads.
+
+use super::Storage;
+use crate::error::Result;
+use crate::filter::{KeyRange, ReadFilter};
+use crate::metrics::{ReadStats, TableMetrics};
+use crate::model::{Partition, PartitionKey, TableId};
+use crate::sstable::KeyCacheStats;
+
+/// `tombstone_warn_threshold` and `tombstone_failure_threshold`: a read meeting more tombstones
+/// than `warn` warns the client, one meeting more than `failure` fails.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TombstoneThresholds {
+    pub warn: u64,
+    pub failure: u64,
+}
+
+impl Storage {
+    /// The live content of one partition at `now` (seconds), with what the read did.
+    pub fn read_with_stats(
+        &self,
+        table: TableId,
+        key: &PartitionKey,
+        filter: &ReadFilter,
+        now: i32,
+    ) -> Result<(Option<Partition>, ReadStats)> {
+        self.engine(table)?.read_counted(key, filter, now)
+    }
+
+    /// Up to `limit` live partitions of `range` in token order, with what the scan did.
+    pub fn scan_with_stats(
+        &self,
+        table: TableId,
+        range: &KeyRange,
+        filter: &ReadFilter,
+        now: i32,
+        limit: usize,
+    ) -> Result<(Vec<Partition>, ReadStats)> {
+        self.engine(table)?.scan_counted(range, filter, now, limit)
+    }
+
+    /// A table's read and write counts and its SSTables-, tombstones- and live-rows-per-read
+    /// histograms since it was registered (every read through [`Storage`] is recorded).
+    pub fn table_metrics(&self, table: TableId) -> Result<TableMetrics> {
+        Ok(self.engine(table)?.metrics().snapshot())
+    }
+
+    /// Size, capacity, hits and misses of the node's key cache.
+    pub fn key_cache_stats(&self) -> KeyCacheStats {
+        self.core.key_cache.stats()
+    }
+
+    pub fn tombstone_thresholds(&self) -> TombstoneThresholds {
+        TombstoneThresholds {
+            warn: self.core.config.tombstone_warn_threshold,
+            failure: self.core.config.tombstone_failure_threshold,
+        }
+    }
+}

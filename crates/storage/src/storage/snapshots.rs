@@ -1,0 +1,79 @@
+//! Snapshots of tables through [`Storage`]: `nodetool snapshot`, `listsnapshots` and
+//! `clearsnapshot`, and the automatic snapshots Cassandra takes before DROP and TRUNCATE
+//! (`auto_snapshot`). See [`crate::snapshot`] for the layout on disk.
+
+use std::io::ErrorKind;
+
+use super::Storage;
+use crate::engine::LsmEngine;
+use crate::error::{Result, StorageError};
+use crate::model::TableId;
+use crate::snapshot::{self, SnapshotInfo};
+
+/// Times a snapshot is retried when a compaction deletes an SSTable while it is being linked.
+const ATTEMPTS: usize = 5;
+
+/// A table to snapshot, with its `CREATE TABLE` statement when the caller knows it (written
+/// to the snapshot as `schema.cql`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SnapshotTable {
+    pub id: TableId,
+    pub schema: Option<String>,
+}
+
+impl Storage {
+    /// Flushes each table, then hard-links its live SSTables into `<table dir>/snapshots/<tag>/`
+    /// with a `manifest.json` (and `schema.cql`). Fails, creating nothing, when the tag is
+    /// invalid or a table already has a snapshot of that name. Blocks for the flushes.
+    pub fn snapshot(&self, tag: &str, tables: &[SnapshotTable]) -> Result<()> {
+        snapshot::validate_tag(tag)?;
+        let engines = tables
+            .iter()
+            .map(|t| self.engine(t.id))
+            .collect::<Result<Vec<_>>>()?;
+        if engines
+            .iter()
+            .any(|e| snapshot::directory(e.dir(), tag).exists())
+        {
+            return Err(StorageError::Invalid(format!(
+                "Snapshot {tag} already exists."
+            )));
+        }
+        for (table, engine) in tables.iter().zip(&engines) {
+            self.core.flush(engine)?;
+            link_live_sstables(engine, tag, table.schema.as_deref())?;
+        }
+        Ok(())
+    }
+
+    /// Every snapshot of every table, including tables dropped since.
+    pub fn list_snapshots(&self) -> Result<Vec<SnapshotInfo>> {
+        snapshot::list(&self.core.config.data_dir())
+    }
+
+    /// Removes the snapshots named `tag`, or all snapshots with `None`; returns how many table
+    /// snapshots were removed.
+    pub fn clear_snapshot(&self, tag: Option<&str>) -> Result<usize> {
+        snapshot::clear(&self.core.config.data_dir(), tag)
+    }
+
+    /// Whether DROP and TRUNCATE should snapshot first (`auto_snapshot`).
+    pub fn auto_snapshot(&self) -> bool {
+        self.core.config.auto_snapshot
+    }
+}
+
+/// Links the engine's current SSTables, retrying when a compaction replaced some meanwhile.
+fn link_live_sstables(engine: &LsmEngine, tag: &str, schema: Option<&str>) -> Result<()> {
+    let mut attempt = 1;
+    loop {
+        match snapshot::create(engine.dir(), tag, &engine.descriptors(), schema) {
+            Err(StorageError::Io { source, .. })
+                if source.kind() == ErrorKind::NotFound && attempt < ATTEMPTS =>
+            {
+                attempt += 1;
+            }
+            done => return done,
+        }
+    }
+}
