@@ -12,8 +12,8 @@ use std::time::Duration;
 use parking_lot::RwLock;
 use ring::{Endpoint, ReplicationStrategy, Token, TokenMetadata};
 use storage::{
-    CounterUpdate, KeyRange, Mutation, Partition, PartitionKey, ReadFilter, Storage, StorageError,
-    TableId,
+    CounterUpdate, KeyRange, Mutation, Partition, PartitionKey, ReadFilter, ReadStats, Storage,
+    StorageError, TableId,
 };
 use types::{Consistency, CqlError, CqlResult};
 
@@ -164,7 +164,8 @@ impl Coordinator {
         bounded(write, self.timeouts.counter_write, cl, block_for, "COUNTER").await
     }
 
-    /// Reads one partition.
+    /// Reads one partition, adding what the read did to `stats`.
+    #[allow(clippy::too_many_arguments)]
     pub fn read(
         &self,
         strategy: &ReplicationStrategy,
@@ -173,15 +174,21 @@ impl Coordinator {
         filter: &ReadFilter,
         cl: Consistency,
         now: i32,
+        stats: &mut ReadStats,
     ) -> CqlResult<Option<Partition>> {
         validate_for_read(cl)?;
         self.check_live(strategy, key.token, cl)?;
-        self.storage
-            .read(table, key, filter, now)
-            .map_err(read_error)
+        let (partition, read) = self
+            .storage
+            .read_with_stats(table, key, filter, now)
+            .map_err(read_error)?;
+        stats.add(read);
+        Ok(partition)
     }
 
-    /// Reads up to `limit` partitions of a key range, in token order.
+    /// Reads up to `limit` partitions of a key range, in token order, adding what the scan
+    /// did to `stats`.
+    #[allow(clippy::too_many_arguments)]
     pub fn scan(
         &self,
         strategy: &ReplicationStrategy,
@@ -191,6 +198,7 @@ impl Coordinator {
         cl: Consistency,
         now: i32,
         limit: usize,
+        stats: &mut ReadStats,
     ) -> CqlResult<Vec<Partition>> {
         validate_for_read(cl)?;
         let required = block_for(strategy, cl, &self.local.datacenter);
@@ -198,9 +206,12 @@ impl Coordinator {
             // A range read needs `required` replicas of every range; one node has one.
             self.check_live(strategy, i64::MIN, cl)?;
         }
-        self.storage
-            .scan(table, range, filter, now, limit)
-            .map_err(read_error)
+        let (partitions, read) = self
+            .storage
+            .scan_with_stats(table, range, filter, now, limit)
+            .map_err(read_error)?;
+        stats.add(read);
+        Ok(partitions)
     }
 }
 

@@ -110,6 +110,12 @@ fn storage_config(config: &Config) -> StorageConfig {
     if let Some(compactors) = config.concurrent_compactors {
         sc.concurrent_compactors = compactors as usize;
     }
+    if let Some(size) = config.key_cache_size {
+        sc.key_cache_size = size.as_bytes();
+    }
+    sc.tombstone_warn_threshold = u64::from(config.tombstone_warn_threshold);
+    sc.tombstone_failure_threshold = u64::from(config.tombstone_failure_threshold);
+    sc.auto_snapshot = config.auto_snapshot;
     sc
 }
 

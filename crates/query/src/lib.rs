@@ -21,6 +21,8 @@ mod select;
 mod selection;
 mod slices;
 mod terms;
+mod tombstones;
 
 pub use local::{NodeInfo, RELEASE_VERSION};
 pub use processor::QueryProcessor;
+pub use tombstones::TombstoneLimits;

@@ -24,6 +24,7 @@ use crate::operand::{BindSpecs, Binder};
 use crate::restrictions::{PartitionSelection, Values};
 use crate::schema_store;
 use crate::select::SelectPlan;
+use crate::tombstones::TombstoneLimits;
 
 /// Keyspaces whose tables only the node itself writes.
 const LOCAL_SYSTEM: [&str; 4] = [
@@ -316,7 +317,12 @@ impl QueryProcessor {
         let result = match plan {
             Plan::Select(s) => {
                 let strategy = self.schema().strategy(&s.layout.table.keyspace);
-                QueryResult::Rows(s.execute(ctx, &self.coordinator, &strategy)?)
+                let limits = self.tombstone_limits();
+                let (rows, warnings) = s.execute(ctx, &self.coordinator, &strategy, &limits)?;
+                return Ok(Outcome {
+                    result: QueryResult::Rows(rows),
+                    warnings,
+                });
             }
             Plan::Modify(m) => {
                 batch::apply(
@@ -341,6 +347,7 @@ impl QueryProcessor {
             }
             Plan::Ddl(stmt) => return self.apply_ddl(stmt, keyspace).await,
             Plan::Truncate(t) => {
+                self.auto_snapshot("truncated", t).await?;
                 self.coordinator
                     .storage()
                     .truncate(storage::TableId(t.id))
@@ -407,6 +414,9 @@ impl QueryProcessor {
             self.invalidate(c);
         }
         for id in &outcome.dropped_tables {
+            if let Some(table) = state.schema.table_by_id(*id) {
+                self.auto_snapshot("dropped", table).await?;
+            }
             storage
                 .drop_table(storage::TableId(*id))
                 .map_err(storage_error)?;
@@ -415,6 +425,33 @@ impl QueryProcessor {
             let _ = self.events.send(c);
         }
         Ok(())
+    }
+
+    /// The tombstone thresholds reads apply, and how this node names itself in failures.
+    fn tombstone_limits(&self) -> TombstoneLimits {
+        TombstoneLimits {
+            thresholds: self.coordinator.storage().tombstone_thresholds(),
+            address: self.node.listen_address,
+            storage_port: self.node.storage_port,
+        }
+    }
+
+    /// With `auto_snapshot`, flushes `table` and snapshots it as `<kind>-<millis>-<table>`
+    /// (with its schema) before DROP or TRUNCATE removes its data, as Cassandra does.
+    async fn auto_snapshot(&self, kind: &str, table: &TableMetadata) -> CqlResult<()> {
+        let storage = self.coordinator.storage().clone();
+        if !storage.auto_snapshot() {
+            return Ok(());
+        }
+        let tag = format!("{kind}-{}-{}", unique_micros() / 1000, table.name);
+        let tables = [storage::SnapshotTable {
+            id: storage::TableId(table.id),
+            schema: Some(schema::describe_table(table, true)),
+        }];
+        tokio::task::spawn_blocking(move || storage.snapshot(&tag, &tables))
+            .await
+            .map_err(|e| CqlError::Server(format!("snapshot task failed: {e}")))?
+            .map_err(storage_error)
     }
 
     /// Drops prepared statements on a changed table or keyspace; drivers re-prepare them.

@@ -9,7 +9,7 @@ use coordinator::Coordinator;
 use cql::ast::{Operator, Order, Select};
 use ring::ReplicationStrategy;
 use schema::{ColumnKind, TableMetadata};
-use storage::{KeyRange, Partition, PartitionKey, PartitionPosition, ReadFilter};
+use storage::{KeyRange, Partition, PartitionKey, PartitionPosition, ReadFilter, ReadStats};
 use types::comparable::compare;
 use types::result::{ColumnSpec, Rows};
 use types::{CqlError, CqlResult, CqlType, NativeType};
@@ -22,6 +22,7 @@ use crate::restrictions::{self, Filter, PartitionSelection, Restrictions, Statem
 use crate::rows::{Accumulator, RowView};
 use crate::selection::{Selected, Selection};
 use crate::slices;
+use crate::tombstones::{command_text, TombstoneGuard, TombstoneLimits};
 
 /// Partitions fetched per storage call in range scans.
 const SCAN_BATCH: usize = 128;
@@ -87,12 +88,14 @@ impl SelectPlan {
         &self.selection.specs
     }
 
+    /// Runs the query; returns the rows and the client warnings (tombstone_warn_threshold).
     pub fn execute(
         &self,
         ctx: &ExecContext,
         coord: &Coordinator,
         strategy: &ReplicationStrategy,
-    ) -> CqlResult<Rows> {
+        limits: &TombstoneLimits,
+    ) -> CqlResult<(Rows, Vec<String>)> {
         let limit = resolve_limit(&self.limit, ctx)?;
         let ppl = resolve_limit(&self.per_partition_limit, ctx)?;
         let filters = self.resolve_filters(ctx)?;
@@ -101,7 +104,8 @@ impl SelectPlan {
             (Some(b), true) => Some(PagingState::decode(b)?),
             _ => None,
         };
-        let mut run = Run::new(self, ctx, coord, strategy, filters, ppl);
+        let tombstones = TombstoneGuard::new(limits, &self.layout.table.keyspace);
+        let mut run = Run::new(self, ctx, coord, strategy, filters, ppl, tombstones);
         run.remaining = state
             .as_ref()
             .map(|s| s.remaining)
@@ -128,7 +132,8 @@ impl SelectPlan {
                 run.scan(range, state.as_ref())?;
             }
         }
-        run.finish(limit)
+        let warnings = run.tombstone_warning().into_iter().collect();
+        Ok((run.finish(limit)?, warnings))
     }
 
     fn post_query_ordering(&self) -> bool {
@@ -151,11 +156,18 @@ impl SelectPlan {
         } else {
             slices::clustering_slices(&self.layout, &self.restrictions, ctx)?
         };
+        let table = &self.layout.table;
+        let mut columns: Vec<Bytes> = table
+            .regular_columns()
+            .map(|c| Bytes::copy_from_slice(c.name.as_bytes()))
+            .collect();
+        columns.sort();
         Ok(ReadFilter {
             slices,
             reversed: self.reversed,
             row_limit: if self.distinct { Some(1) } else { None },
-            include_static: true,
+            include_static: table.static_columns().next().is_some(),
+            columns: Some(columns),
         })
     }
 
@@ -368,6 +380,9 @@ struct Run<'a> {
     budget: i64,
     remaining: i64,
     last: Option<(PartitionKey, Option<Bytes>, i64)>,
+    tombstones: TombstoneGuard<'a>,
+    /// The partition of the last single-partition read (`None` after a scan).
+    last_read: Option<PartitionKey>,
 }
 
 impl<'a> Run<'a> {
@@ -378,6 +393,7 @@ impl<'a> Run<'a> {
         strategy: &'a ReplicationStrategy,
         filters: Vec<ResolvedFilter>,
         per_partition: Option<i64>,
+        tombstones: TombstoneGuard<'a>,
     ) -> Run<'a> {
         let mut rows = Rows::new(plan.selection.specs.clone());
         rows.skip_metadata = ctx.skip_metadata;
@@ -396,7 +412,26 @@ impl<'a> Run<'a> {
             budget: i64::MAX,
             remaining: i64::MAX,
             last: None,
+            tombstones,
+            last_read: None,
         }
+    }
+
+    /// Adds one read's statistics to the statement's, failing past the tombstone threshold.
+    fn count(&mut self, stats: ReadStats, key: Option<&PartitionKey>, token: i64) -> CqlResult<()> {
+        self.last_read = key.cloned();
+        let (plan, budget) = (self.plan, self.budget);
+        let text = || command_text(&plan.layout, &plan.selection, key, budget);
+        self.tombstones
+            .add(stats, token, self.ctx.consistency, text)
+    }
+
+    /// The client warning when the statement met more tombstones than the warn threshold.
+    fn tombstone_warning(&self) -> Option<String> {
+        let plan = self.plan;
+        let key = self.last_read.as_ref();
+        self.tombstones
+            .warning(|| command_text(&plan.layout, &plan.selection, key, self.budget))
     }
 
     fn full(&self) -> bool {
@@ -413,6 +448,7 @@ impl<'a> Run<'a> {
             let Some(filter) = self.resume_filter(&base, &key, state) else {
                 continue;
             };
+            let mut stats = ReadStats::default();
             let found = self.coord.read(
                 self.strategy,
                 table,
@@ -420,7 +456,9 @@ impl<'a> Run<'a> {
                 &filter.0,
                 self.ctx.consistency,
                 self.ctx.now_seconds,
+                &mut stats,
             )?;
+            self.count(stats, Some(&key), key.token)?;
             if let Some(p) = found {
                 self.partition(&p, filter.1)?;
             }
@@ -463,20 +501,25 @@ impl<'a> Run<'a> {
                 key: s.partition_key.clone(),
             };
             if let Some((filter, done)) = self.resume_filter(&base, &key, state) {
-                if let Some(p) = self.coord.read(
+                let mut stats = ReadStats::default();
+                let found = self.coord.read(
                     self.strategy,
                     table,
                     &key,
                     &filter,
                     self.ctx.consistency,
                     self.ctx.now_seconds,
-                )? {
+                    &mut stats,
+                )?;
+                self.count(stats, None, key.token)?;
+                if let Some(p) = found {
                     self.partition(&p, done)?;
                 }
             }
             range.start = Bound::Excluded(PartitionPosition::Key(key));
         }
         while !self.full() {
+            let mut stats = ReadStats::default();
             let batch = self.coord.scan(
                 self.strategy,
                 table,
@@ -485,7 +528,10 @@ impl<'a> Run<'a> {
                 self.ctx.consistency,
                 self.ctx.now_seconds,
                 SCAN_BATCH,
+                &mut stats,
             )?;
+            let token = batch.last().map_or(0, |p| p.key.token);
+            self.count(stats, None, token)?;
             let n = batch.len();
             for p in &batch {
                 self.partition(p, 0)?;

@@ -60,14 +60,22 @@ fn write_counts(out: &mut BytesMut, consistency: Consistency, received: i32, blo
     out.put_i32(block_for);
 }
 
-/// v4 sends `<numfailures>`; v5 a `<reasonmap>` of endpoint → failure code. The endpoints are
-/// not known here, so each failure is reported as the unspecified address with code UNKNOWN.
-fn write_failures(out: &mut BytesMut, version: u8, failures: i32) {
+/// v4 sends `<numfailures>`; v5 a `<reasonmap>` of endpoint → failure code: the `reasons`
+/// known, then each remaining failure as the unspecified address with code UNKNOWN.
+fn write_failures(out: &mut BytesMut, version: u8, failures: i32, reasons: &[(IpAddr, u16)]) {
     out.put_i32(failures);
     if version >= 5 {
-        for _ in 0..failures.max(0) {
-            put_inetaddr(out, IpAddr::V4(Ipv4Addr::UNSPECIFIED));
-            out.put_u16(0x0000);
+        let unknown = (IpAddr::V4(Ipv4Addr::UNSPECIFIED), 0x0000);
+        let padding = usize::try_from(failures)
+            .unwrap_or(0)
+            .saturating_sub(reasons.len());
+        for (addr, code) in reasons
+            .iter()
+            .copied()
+            .chain(std::iter::repeat_n(unknown, padding))
+        {
+            put_inetaddr(out, addr);
+            out.put_u16(code);
         }
     }
 }
@@ -110,10 +118,11 @@ fn write_extras(out: &mut BytesMut, version: u8, err: &CqlError) {
             block_for,
             failures,
             data_present,
+            reasons,
             ..
         } => {
             write_counts(out, *consistency, *received, *block_for);
-            write_failures(out, version, *failures);
+            write_failures(out, version, *failures, reasons);
             out.put_u8(u8::from(*data_present));
         }
         CqlError::WriteFailure {
@@ -125,7 +134,7 @@ fn write_extras(out: &mut BytesMut, version: u8, err: &CqlError) {
             ..
         } => {
             write_counts(out, *consistency, *received, *block_for);
-            write_failures(out, version, *failures);
+            write_failures(out, version, *failures, &[]);
             put_string(out, write_type);
         }
         CqlError::FunctionFailure {
@@ -222,6 +231,7 @@ mod tests {
             block_for: 1,
             failures: 2,
             data_present: false,
+            reasons: vec![(IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2)), 0x0001)],
         }
     }
 
@@ -241,10 +251,10 @@ mod tests {
         r.int().unwrap();
         r.int().unwrap();
         assert_eq!(r.int().unwrap(), 2);
-        for _ in 0..2 {
+        for (address, code) in [([127, 0, 0, 2], 1), ([0, 0, 0, 0], 0)] {
             assert_eq!(r.byte().unwrap(), 4);
-            r.take(4).unwrap();
-            assert_eq!(r.short().unwrap(), 0);
+            assert_eq!(r.take(4).unwrap().as_ref(), address);
+            assert_eq!(r.short().unwrap(), code);
         }
         assert_eq!(r.byte().unwrap(), 0);
         assert_eq!(r.remaining(), 0);

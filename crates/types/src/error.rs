@@ -102,6 +102,9 @@ pub enum CqlError {
         block_for: i32,
         failures: i32,
         data_present: bool,
+        /// Replicas that failed and why (v5 reason map; e.g. 0x0001 READ_TOO_MANY_TOMBSTONES);
+        /// failures beyond these are sent as UNKNOWN from an unspecified address.
+        reasons: Vec<(std::net::IpAddr, u16)>,
     },
     #[error("{message}")]
     FunctionFailure {
