@@ -144,14 +144,9 @@ class Helenus:
 
     def _settle(self, keyspace, timeout):
         if self.has_nodetool():
-            deadline = time.monotonic() + timeout
-            while time.monotonic() < deadline:
-                r = self.nodetool("compactionstats")
-                if r.returncode != 0:
-                    break
-                if compaction_idle(r.stdout):
-                    return "compactionstats idle"
-                time.sleep(2)
+            done = _settle_by_compactionstats(lambda: self.nodetool("compactionstats"), timeout)
+            if done:
+                return done
         return _settle_by_size(self.data_path(keyspace), timeout, self.settle_quiet)
 
     def data_path(self, keyspace):
@@ -171,6 +166,24 @@ def compaction_idle(text):
         return False
     return not re.search(r"^\s*(id\s+)?compaction type\s", text, re.M | re.I) and \
         "active compaction remaining time" not in text.lower()
+
+
+def _settle_by_compactionstats(run, timeout, gap=2.0):
+    """Polls `nodetool compactionstats` until it shows no work twice in a row `gap` seconds apart (a flush
+    schedules its compactions asynchronously). None if the command fails."""
+    deadline = time.monotonic() + timeout
+    idle_before = False
+    while True:
+        time.sleep(gap)
+        r = run()
+        if r.returncode != 0:
+            return None
+        idle = compaction_idle(r.stdout)
+        if idle and idle_before:
+            return "compactionstats idle"
+        idle_before = idle
+        if time.monotonic() > deadline:
+            return f"compactions still running after {timeout}s"
 
 
 def _settle_by_size(path, timeout, quiet=5.0):
@@ -293,13 +306,11 @@ class Cassandra:
         r = self._refcass("nodetool", "--addr", self.addr, "flush", keyspace, timeout=180)
         if r.returncode != 0:
             raise ServerError(f"nodetool flush failed: {r.stderr.strip()[:300]}")
-        deadline = time.monotonic() + settle_timeout
-        while time.monotonic() < deadline:
-            r = self._refcass("nodetool", "--addr", self.addr, "compactionstats", timeout=120)
-            if r.returncode == 0 and compaction_idle(r.stdout):
-                return "nodetool flush; compactionstats idle"
-            time.sleep(2)
-        return f"nodetool flush; compactions still pending after {settle_timeout}s"
+        done = _settle_by_compactionstats(
+            lambda: self._refcass("nodetool", "--addr", self.addr, "compactionstats", timeout=120), settle_timeout)
+        if not done:
+            raise ServerError("nodetool compactionstats failed")
+        return "nodetool flush; " + done
 
     def data_path(self, keyspace):
         return os.path.join(self.dir, "data", "data", keyspace)
