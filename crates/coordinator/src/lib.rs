@@ -3,11 +3,13 @@
 //! Unavailable as Cassandra does), and applies the operation. A single node is a one-member
 //! ring whose only replica is local storage; remote replicas plug in here.
 mod consistency;
+pub mod metrics;
+mod timeouts;
 
 use std::future::Future;
 use std::net::IpAddr;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use parking_lot::RwLock;
 use ring::{Endpoint, ReplicationStrategy, Token, TokenMetadata};
@@ -18,29 +20,16 @@ use storage::{
 use types::{Consistency, CqlError, CqlResult};
 
 pub use consistency::{block_for, validate_for_read, validate_for_write};
-
-/// How long the coordinator waits for replicas (Cassandra's `*_request_timeout`).
-#[derive(Clone, Copy, Debug)]
-pub struct Timeouts {
-    pub write: Duration,
-    pub counter_write: Duration,
-}
-
-impl Default for Timeouts {
-    fn default() -> Self {
-        Timeouts {
-            write: Duration::from_millis(2000),
-            counter_write: Duration::from_millis(5000),
-        }
-    }
-}
+pub use metrics::{Metrics, RequestKind};
+pub use timeouts::{LiveTimeouts, TimeoutKind, Timeouts};
 
 /// Routes reads and writes to replicas and enforces consistency levels.
 pub struct Coordinator {
     storage: Arc<Storage>,
     ring: RwLock<TokenMetadata>,
     local: Endpoint,
-    timeouts: Timeouts,
+    timeouts: LiveTimeouts,
+    metrics: Metrics,
 }
 
 impl Coordinator {
@@ -53,12 +42,38 @@ impl Coordinator {
             storage,
             ring: RwLock::new(ring),
             local,
-            timeouts,
+            timeouts: LiveTimeouts::new(timeouts),
+            metrics: Metrics::default(),
         }
     }
 
     pub fn storage(&self) -> &Arc<Storage> {
         &self.storage
+    }
+
+    /// The request timeouts, changeable at run time.
+    pub fn timeouts(&self) -> &LiveTimeouts {
+        &self.timeouts
+    }
+
+    /// Request counters and latencies.
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    /// Records a finished client request and its local effect on `tables`.
+    fn record(&self, kind: RequestKind, cl: Consistency, tables: &[TableId], started: Instant) {
+        let elapsed = started.elapsed();
+        self.metrics.record_request(kind, cl, elapsed);
+        for &table in tables {
+            let table = self.metrics.table(table);
+            let histogram = match kind {
+                RequestKind::Read => &table.reads,
+                RequestKind::Range => &table.range_reads,
+                RequestKind::Write => &table.writes,
+            };
+            histogram.record(elapsed);
+        }
     }
 
     pub fn local_address(&self) -> IpAddr {
@@ -111,18 +126,31 @@ impl Coordinator {
         for m in &mutations {
             self.check_live(strategy, m.key.token, cl)?;
         }
-        match mutations.len() {
-            0 => Ok(()),
-            1 => {
-                let m = mutations.into_iter().next().ok_or_else(internal_empty)?;
-                self.storage.apply(m).await.map_err(write_error)
-            }
-            _ => self
-                .storage
-                .apply_batch(mutations)
-                .await
-                .map_err(write_error),
-        }
+        let started = Instant::now();
+        let tables: Vec<TableId> = mutations.iter().map(|m| m.table).collect();
+        let write_type = match mutations.len() {
+            0 => return Ok(()),
+            1 => "SIMPLE",
+            _ => "UNLOGGED_BATCH",
+        };
+        self.bounded_write(mutations, cl, strategy, write_type)
+            .await?;
+        self.record(RequestKind::Write, cl, &tables, started);
+        Ok(())
+    }
+
+    /// Applies mutations as one commit-log record within the write timeout.
+    async fn bounded_write(
+        &self,
+        mutations: Vec<Mutation>,
+        cl: Consistency,
+        strategy: &ReplicationStrategy,
+        write_type: &str,
+    ) -> CqlResult<()> {
+        let block_for = block_for(strategy, cl, &self.local.datacenter);
+        let timeout = self.timeouts.get(TimeoutKind::Write);
+        let write = self.storage.apply_batch(mutations);
+        bounded(write, timeout, cl, block_for, write_type).await
     }
 
     /// Writes mutations atomically (a logged batch): one commit-log record.
@@ -136,10 +164,11 @@ impl Coordinator {
         for m in &mutations {
             self.check_live(strategy, m.key.token, cl)?;
         }
-        self.storage
-            .apply_batch(mutations)
-            .await
-            .map_err(write_error)
+        let started = Instant::now();
+        let tables: Vec<TableId> = mutations.iter().map(|m| m.table).collect();
+        self.bounded_write(mutations, cl, strategy, "BATCH").await?;
+        self.record(RequestKind::Write, cl, &tables, started);
+        Ok(())
     }
 
     /// Adds counter deltas in one partition.
@@ -160,8 +189,12 @@ impl Coordinator {
         validate_for_write(cl)?;
         self.check_live(strategy, key.token, cl)?;
         let block_for = block_for(strategy, cl, &self.local.datacenter);
+        let started = Instant::now();
         let write = self.storage.apply_counter(table, key, updates, timestamp);
-        bounded(write, self.timeouts.counter_write, cl, block_for, "COUNTER").await
+        let timeout = self.timeouts.get(TimeoutKind::CounterWrite);
+        bounded(write, timeout, cl, block_for, "COUNTER").await?;
+        self.record(RequestKind::Write, cl, &[table], started);
+        Ok(())
     }
 
     /// Reads one partition, adding what the read did to `stats`.
@@ -178,11 +211,13 @@ impl Coordinator {
     ) -> CqlResult<Option<Partition>> {
         validate_for_read(cl)?;
         self.check_live(strategy, key.token, cl)?;
+        let started = Instant::now();
         let (partition, read) = self
             .storage
             .read_with_stats(table, key, filter, now)
             .map_err(read_error)?;
         stats.add(read);
+        self.record(RequestKind::Read, cl, &[table], started);
         Ok(partition)
     }
 
@@ -206,11 +241,13 @@ impl Coordinator {
             // A range read needs `required` replicas of every range; one node has one.
             self.check_live(strategy, i64::MIN, cl)?;
         }
+        let started = Instant::now();
         let (partitions, read) = self
             .storage
             .scan_with_stats(table, range, filter, now, limit)
             .map_err(read_error)?;
         stats.add(read);
+        self.record(RequestKind::Range, cl, &[table], started);
         Ok(partitions)
     }
 }
@@ -233,10 +270,6 @@ async fn bounded(
             write_type: write_type.into(),
         }),
     }
-}
-
-fn internal_empty() -> CqlError {
-    CqlError::Server("empty mutation list".into())
 }
 
 fn write_error(e: StorageError) -> CqlError {

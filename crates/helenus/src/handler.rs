@@ -1,6 +1,8 @@
-//! Connects the native-protocol server to the query processor.
+//! Connects the native-protocol server to the query processor, counting requests for the
+//! admin API (`tpstats`, `/metrics`).
 use std::sync::Arc;
 
+use admin::NativeStats;
 use query::QueryProcessor;
 use transport::{ClientState, QueryHandler};
 use types::request::{BatchRequest, QueryOptions};
@@ -10,6 +12,7 @@ use types::CqlResult;
 /// The transport's view of the node: every request goes to the query processor.
 pub struct Handler {
     pub processor: Arc<QueryProcessor>,
+    pub stats: Arc<NativeStats>,
 }
 
 impl QueryHandler for Handler {
@@ -19,6 +22,7 @@ impl QueryHandler for Handler {
         query: &str,
         options: QueryOptions,
     ) -> CqlResult<Outcome> {
+        let _request = self.stats.start();
         let keyspace = options.keyspace.clone().or_else(|| client.keyspace());
         self.processor
             .query(keyspace.as_deref(), query, options)
@@ -31,6 +35,7 @@ impl QueryHandler for Handler {
         query: &str,
         keyspace: Option<String>,
     ) -> CqlResult<Outcome> {
+        let _request = self.stats.start();
         let keyspace = keyspace.or_else(|| client.keyspace());
         self.processor.prepare(keyspace.as_deref(), query).await
     }
@@ -42,12 +47,14 @@ impl QueryHandler for Handler {
         result_metadata_id: Option<&[u8]>,
         options: QueryOptions,
     ) -> CqlResult<Outcome> {
+        let _request = self.stats.start();
         self.processor
             .execute(id, result_metadata_id, options)
             .await
     }
 
     async fn batch(&self, client: &ClientState, batch: BatchRequest) -> CqlResult<Outcome> {
+        let _request = self.stats.start();
         let keyspace = batch.keyspace.clone().or_else(|| client.keyspace());
         self.processor.batch(keyspace.as_deref(), batch).await
     }

@@ -1,5 +1,7 @@
-//! The `helenus` command line: `helenus server` runs a node, `helenus stress` loads one.
+//! The `helenus` command line: `helenus server` runs a node, `helenus stress` loads one,
+//! `helenus nodetool` operates one.
 mod handler;
+mod nodetool;
 mod server;
 
 use std::path::PathBuf;
@@ -30,6 +32,14 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
+    /// Operate a node through its admin API, with Cassandra's nodetool commands and output
+    /// (`helenus nodetool help`).
+    #[command(disable_help_flag = true)]
+    Nodetool {
+        /// nodetool arguments: `[-h host] [-p port] <command> [args]`.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -37,5 +47,6 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Server { config } => server::run(config.as_deref()),
         Command::Stress { args } => stress::run(args),
+        Command::Nodetool { args } => nodetool::run(args),
     }
 }

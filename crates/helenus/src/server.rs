@@ -1,11 +1,14 @@
-//! `helenus server`: reads the configuration, opens storage, starts the query processor and
-//! the native-protocol server, and shuts down cleanly on SIGTERM/SIGINT.
+//! `helenus server`: reads the configuration, opens storage, starts the query processor, the
+//! native-protocol server and the admin API, and shuts down cleanly on SIGTERM/SIGINT or
+//! `nodetool stopdaemon`; `nodetool drain` stops the CQL listener and flushes everything but
+//! leaves the admin API up until the process is told to stop.
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use admin::{AdminNode, Lifecycle, NativeStats};
 use config::{CommitLogSync, Config};
 use coordinator::{Coordinator, Timeouts};
 use query::{NodeInfo, QueryProcessor, RELEASE_VERSION};
@@ -145,6 +148,8 @@ async fn serve(config: Config) -> Result<(), String> {
         host_id: [0; 16],
     };
     let timeouts = Timeouts {
+        read: config.read_request_timeout,
+        range: config.range_request_timeout,
         write: config.write_request_timeout,
         counter_write: config.counter_write_request_timeout,
     };
@@ -161,32 +166,90 @@ async fn serve(config: Config) -> Result<(), String> {
         tokens: initial_tokens(&config),
         host_id: uuid::Uuid::nil(),
     };
-    let processor = QueryProcessor::start(coordinator, node)
+    let processor = QueryProcessor::start(coordinator.clone(), node)
         .await
         .map_err(|e| format!("cannot start: {e}"))?;
     let addr = SocketAddr::new(config.rpc_address, config.native_transport_port);
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    let listener = bind(addr).await?;
+    let admin_listener = bind(SocketAddr::new(config.admin_address, config.admin_port)).await?;
     let (events, _) = broadcast::channel(1024);
     forward_schema_events(&processor, events.clone());
     let server_config = ServerConfig {
         max_frame_bytes: config.native_transport_max_frame_size.as_bytes() as usize,
         ..ServerConfig::default()
     };
-    let handler = Arc::new(Handler { processor });
+    let native = Arc::new(NativeStats::default());
+    let handler = Arc::new(Handler {
+        processor: processor.clone(),
+        stats: native.clone(),
+    });
     let server = Server::new(handler, events, server_config);
+    let lifecycle = Arc::new(Lifecycle::default());
+    let admin_node = Arc::new(AdminNode {
+        storage: storage.clone(),
+        coordinator,
+        processor,
+        config: Arc::new(config.clone()),
+        clients: server.clients(),
+        native,
+        lifecycle: lifecycle.clone(),
+        started,
+        generation: admin::generation_now(),
+    });
+    let admin = tokio::spawn(admin::serve(
+        admin_listener,
+        admin_node,
+        admin_stopped(lifecycle.clone()),
+    ));
     tracing::info!(
-        "Starting listening for CQL clients on {addr} (unencrypted), started in {} ms",
+        "Starting listening for CQL clients on {addr} (unencrypted), admin API on {}:{}, \
+         started in {} ms",
+        config.admin_address,
+        config.admin_port,
         started.elapsed().as_millis()
     );
-    let result = server.run(listener, shutdown_signal()).await;
-    tracing::info!("stopping: flushing memtables and syncing the commit log");
+    let result = server.run(listener, until_drain(&lifecycle)).await;
+    tracing::info!("draining: flushing memtables and syncing the commit log");
     storage
         .shutdown()
         .await
         .map_err(|e| format!("shutdown: {e}"))?;
+    lifecycle.mark_drained();
+    tracing::info!("drained");
+    until_stop(&lifecycle).await;
+    if admin.await.is_err() {
+        tracing::error!("the admin API task failed");
+    }
     result.map_err(|e| format!("server: {e}"))
+}
+
+async fn bind(addr: SocketAddr) -> Result<tokio::net::TcpListener, String> {
+    tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| format!("cannot listen on {addr}: {e}"))
+}
+
+/// Resolves when the CQL listener must stop: a signal (which also stops the process) or a
+/// drain or stop asked through the admin API.
+async fn until_drain(lifecycle: &Lifecycle) {
+    tokio::select! {
+        _ = shutdown_signal() => lifecycle.request_stop(),
+        _ = lifecycle.drain_requested() => {}
+    }
+}
+
+/// After a drain, waits for `stopdaemon` or a signal.
+async fn until_stop(lifecycle: &Lifecycle) {
+    tokio::select! {
+        _ = shutdown_signal() => lifecycle.request_stop(),
+        _ = lifecycle.stop_requested() => {}
+    }
+}
+
+/// The admin API stops once the process is stopping and the node is drained.
+async fn admin_stopped(lifecycle: Arc<Lifecycle>) {
+    lifecycle.stop_requested().await;
+    lifecycle.drained().await;
 }
 
 fn forward_schema_events(processor: &QueryProcessor, events: broadcast::Sender<Event>) {

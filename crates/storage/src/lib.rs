@@ -21,7 +21,7 @@ mod snapshot;
 mod storage;
 
 pub use commitlog::CommitlogSync;
-pub use compaction::exec::{CompactionProgress, CompactionRecord};
+pub use compaction::exec::{CompactionProgress, CompactionRecord, CompactionTotals};
 pub use compaction::TaskKind;
 pub use counter::CounterUpdate;
 pub use engine::FlushReport;
@@ -34,5 +34,5 @@ pub use params::{TableParams, TableSettings, DEFAULT_GC_GRACE_SECONDS};
 pub use snapshot::SnapshotInfo;
 pub use sstable::KeyCacheStats;
 pub use storage::{
-    ReplayStats, SnapshotTable, Storage, StorageConfig, TableStats, TombstoneThresholds,
+    ReplayStats, SnapshotTable, Storage, StorageConfig, TableStats, TableUsage, TombstoneThresholds,
 };

@@ -72,6 +72,8 @@ pub struct LsmEngine {
     compacting: Mutex<HashSet<u64>>,
     floor: Mutex<Position>,
     autocompaction: AtomicBool,
+    /// Memtables flushed to an SSTable since the table was opened.
+    flushes: AtomicU64,
     /// The node's key cache (`None`: Index lookups are not cached).
     key_cache: Option<Arc<KeyCache>>,
     metrics: MetricsRecorder,
@@ -95,6 +97,7 @@ impl LsmEngine {
             next_generation: AtomicU64::new(next),
             compacting: Mutex::new(HashSet::new()),
             floor: Mutex::new(floor),
+            flushes: AtomicU64::new(0),
             key_cache: None,
             metrics: MetricsRecorder::default(),
         })
@@ -253,6 +256,7 @@ impl LsmEngine {
         }
         self.record_floor(floor)?;
         if report.sstables > 0 {
+            self.flushes.fetch_add(1, Ordering::Relaxed);
             let settings = self.settings();
             tracing::info!(
                 "flushed {}.{}: {} partitions, {} bytes ({} on disk) in {:?}",
@@ -413,6 +417,19 @@ impl LsmEngine {
         let settings = self.settings();
         let infos = self.infos(settings.gc_before(now));
         settings.strategy.major_tasks(&infos)
+    }
+
+    /// The strategy's estimate of the background tasks due (`nodetool compactionstats`).
+    pub fn pending_tasks(&self, now: i32) -> usize {
+        let settings = self.settings();
+        settings
+            .strategy
+            .pending_tasks(&self.infos(settings.gc_before(now)))
+    }
+
+    /// Memtables flushed to an SSTable since the table was opened (memtable switch count).
+    pub fn flush_count(&self) -> u64 {
+        self.flushes.load(Ordering::Relaxed)
     }
 
     fn infos(&self, gc_before: i32) -> Vec<SstableInfo> {

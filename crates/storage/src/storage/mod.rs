@@ -7,13 +7,15 @@ mod background;
 mod config;
 mod core;
 mod reads;
-mod replay;
 mod snapshots;
+mod replay;
+mod usage;
 
 pub use config::StorageConfig;
 pub use reads::TombstoneThresholds;
-pub use replay::ReplayStats;
 pub use snapshots::SnapshotTable;
+pub use replay::ReplayStats;
+pub use usage::TableUsage;
 
 use std::collections::HashSet;
 use std::fs;

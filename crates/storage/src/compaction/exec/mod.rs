@@ -14,7 +14,7 @@ mod txn;
 #[cfg(test)]
 mod tests;
 
-pub use progress::{CompactionProgress, CompactionRecord, Registry, Tracker};
+pub use progress::{CompactionProgress, CompactionRecord, CompactionTotals, Registry, Tracker};
 pub use throttle::Throttle;
 pub use txn::recover;
 

@@ -58,6 +58,16 @@ pub struct Registry {
     next_id: AtomicU64,
     running: Mutex<Vec<Arc<Tracker>>>,
     history: Mutex<VecDeque<CompactionRecord>>,
+    completed: AtomicU64,
+    bytes_compacted: AtomicU64,
+}
+
+/// Totals over every compaction completed since the node started.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CompactionTotals {
+    pub completed: u64,
+    /// Bytes on disk of the inputs of completed compactions.
+    pub bytes_compacted: u64,
 }
 
 impl Registry {
@@ -85,6 +95,9 @@ impl Registry {
     pub fn finish(&self, tracker: &Tracker, record: Option<CompactionRecord>) {
         self.running.lock().retain(|t| t.id != tracker.id);
         if let Some(record) = record {
+            self.completed.fetch_add(1, Ordering::Relaxed);
+            self.bytes_compacted
+                .fetch_add(record.bytes_in, Ordering::Relaxed);
             let mut history = self.history.lock();
             if history.len() == HISTORY_LEN {
                 history.pop_front();
@@ -106,6 +119,13 @@ impl Registry {
                 bytes_total: t.bytes_total,
             })
             .collect()
+    }
+
+    pub fn totals(&self) -> CompactionTotals {
+        CompactionTotals {
+            completed: self.completed.load(Ordering::Relaxed),
+            bytes_compacted: self.bytes_compacted.load(Ordering::Relaxed),
+        }
     }
 
     /// Finished compactions, oldest first.

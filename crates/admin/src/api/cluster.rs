@@ -1,0 +1,237 @@
+//! `GET /v1/node`, `/v1/cluster` and `/v1/version`: who this node is and what it holds.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use query::RELEASE_VERSION;
+
+use super::types::{ClusterInfo, KeyspaceReplication, NodeInfo, Version};
+use crate::lifecycle::Mode;
+use crate::node::AdminNode;
+
+/// Keyspaces whose replication `status` ignores (Cassandra's local system keyspaces).
+const LOCAL_KEYSPACES: [&str; 4] = [
+    "system",
+    "system_schema",
+    "system_views",
+    "system_virtual_schema",
+];
+/// Replicated system keyspaces, also left out of effective ownership.
+const SYSTEM_KEYSPACES: [&str; 3] = ["system_auth", "system_distributed", "system_traces"];
+const NOT_ALIKE: &str = "Non-system keyspaces don't have the same replication settings, \
+                         effective ownership information is meaningless";
+
+pub fn node(node: &AdminNode) -> NodeInfo {
+    let info = node.processor.node();
+    let (load, uncompressed) = load(node);
+    let mut tokens: Vec<i64> = node
+        .coordinator
+        .local_tokens()
+        .iter()
+        .map(|t| t.0)
+        .collect();
+    tokens.sort_unstable();
+    let (effective_ownership, ownership_note) = match ownership(node) {
+        Ok(owns) => (Some(owns), None),
+        Err(note) => (None, Some(note)),
+    };
+    let drained = node.lifecycle.mode() != Mode::Normal;
+    NodeInfo {
+        host_id: info.host_id.to_string(),
+        address: info.listen_address.to_string(),
+        storage_port: info.storage_port,
+        data_center: info.data_center.clone(),
+        rack: info.rack.clone(),
+        mode: node.lifecycle.mode().name().to_string(),
+        gossip_active: false,
+        native_transport_active: !drained,
+        load_bytes: load,
+        uncompressed_load_bytes: uncompressed,
+        generation: node.generation,
+        uptime_seconds: node.started.elapsed().as_secs(),
+        memory_used_bytes: resident_bytes(),
+        memory_total_bytes: machine_bytes(),
+        tokens: tokens.iter().map(i64::to_string).collect(),
+        effective_ownership,
+        ownership_note,
+    }
+}
+
+/// Bytes on disk and uncompressed of every table's SSTables.
+fn load(node: &AdminNode) -> (u64, u64) {
+    let schema = node.processor.schema().schema.clone();
+    let mut total = (0, 0);
+    for table in schema.keyspaces().values().flat_map(|k| k.tables.values()) {
+        if let Ok(usage) = node.storage.table_usage(storage::TableId(table.id)) {
+            total.0 += usage.disk_bytes;
+            total.1 += usage.uncompressed_bytes;
+        }
+    }
+    total
+}
+
+/// This node's effective ownership: it holds a replica of every range of a keyspace that
+/// replicates to its data center. Fails when user keyspaces replicate differently.
+fn ownership(node: &AdminNode) -> Result<f64, String> {
+    let schema = node.processor.schema().schema.clone();
+    let user: Vec<&BTreeMap<String, String>> = schema
+        .keyspaces()
+        .iter()
+        .filter(|(name, _)| !is_system(name))
+        .map(|(_, ks)| &ks.replication)
+        .collect();
+    let reference = match user.first() {
+        Some(first) => *first,
+        None => match schema.keyspace("system_traces") {
+            Some(traces) => &traces.replication,
+            None => return Ok(1.0),
+        },
+    };
+    if user.iter().any(|r| *r != reference) {
+        return Err(NOT_ALIKE.to_string());
+    }
+    let dc = &node.processor.node().data_center;
+    Ok(if replicates_to(reference, dc) {
+        1.0
+    } else {
+        0.0
+    })
+}
+
+fn is_system(keyspace: &str) -> bool {
+    LOCAL_KEYSPACES.contains(&keyspace) || SYSTEM_KEYSPACES.contains(&keyspace)
+}
+
+/// Whether a keyspace with `replication` keeps at least one replica in `dc`.
+fn replicates_to(replication: &BTreeMap<String, String>, dc: &str) -> bool {
+    let class = replication.get("class").map_or("", String::as_str);
+    let factor = if class.ends_with("NetworkTopologyStrategy") {
+        replication.get(dc)
+    } else {
+        replication.get("replication_factor")
+    };
+    factor
+        .and_then(|f| f.split('/').next())
+        .and_then(|f| f.trim().parse::<u32>().ok())
+        .is_some_and(|f| f > 0)
+}
+
+pub fn cluster(node: &AdminNode) -> ClusterInfo {
+    let info = node.processor.node();
+    let schema = node.processor.schema().schema.clone();
+    let keyspaces = schema
+        .keyspaces()
+        .iter()
+        .filter(|(name, _)| !matches!(name.as_str(), "system_views" | "system_virtual_schema"))
+        .map(|(name, ks)| replication(name, &ks.replication))
+        .collect();
+    ClusterInfo {
+        name: info.cluster_name.clone(),
+        snitch: format!(
+            "org.apache.cassandra.locator.{}",
+            node.config.endpoint_snitch
+        ),
+        partitioner: "org.apache.cassandra.dht.Murmur3Partitioner".into(),
+        schema_version: schema.version().to_string(),
+        address: info.listen_address.to_string(),
+        storage_port: info.storage_port,
+        data_center: info.data_center.clone(),
+        release_version: info.release_version.clone(),
+        keyspaces,
+    }
+}
+
+fn replication(name: &str, replication: &BTreeMap<String, String>) -> KeyspaceReplication {
+    let class = replication
+        .get("class")
+        .map_or("LocalStrategy", String::as_str);
+    KeyspaceReplication {
+        name: name.to_string(),
+        class: class.rsplit('.').next().unwrap_or(class).to_string(),
+        options: replication
+            .iter()
+            .filter(|(k, _)| k.as_str() != "class")
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+    }
+}
+
+pub fn version() -> Version {
+    Version {
+        release_version: RELEASE_VERSION.to_string(),
+    }
+}
+
+/// Resident memory of this process (`/proc/self/statm`), 0 where unknown.
+fn resident_bytes() -> u64 {
+    let pages = std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok());
+    pages.map_or(0, |p| p * 4096)
+}
+
+/// Memory of the machine (`/proc/meminfo`), 0 where unknown.
+fn machine_bytes() -> u64 {
+    let kib = std::fs::read_to_string("/proc/meminfo").ok().and_then(|s| {
+        s.lines()
+            .find(|l| l.starts_with("MemTotal:"))?
+            .split_whitespace()
+            .nth(1)?
+            .parse::<u64>()
+            .ok()
+    });
+    kib.map_or(0, |k| k * 1024)
+}
+
+/// Seconds since the epoch now (the generation number of a node starting now).
+pub fn generation_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or(Duration::ZERO)
+        .as_secs()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn replication_to_a_data_center() {
+        let simple = map(&[
+            ("class", "org.apache.cassandra.locator.SimpleStrategy"),
+            ("replication_factor", "3"),
+        ]);
+        assert!(replicates_to(&simple, "datacenter1"));
+        let nts = map(&[
+            (
+                "class",
+                "org.apache.cassandra.locator.NetworkTopologyStrategy",
+            ),
+            ("dc2", "3"),
+        ]);
+        assert!(!replicates_to(&nts, "datacenter1"));
+    }
+
+    #[test]
+    fn replication_uses_short_class_names() {
+        let r = replication(
+            "ks",
+            &map(&[
+                ("class", "org.apache.cassandra.locator.SimpleStrategy"),
+                ("replication_factor", "1"),
+            ]),
+        );
+        assert_eq!(r.class, "SimpleStrategy");
+        assert_eq!(
+            r.options,
+            vec![("replication_factor".to_string(), "1".to_string())]
+        );
+    }
+}

@@ -1,0 +1,9 @@
+//! The endpoints' handlers, one module per area; each takes the [`AdminNode`](crate::AdminNode)
+//! and a parsed request and returns a body of [`types`].
+
+pub mod cluster;
+pub mod compaction;
+pub mod pools;
+pub mod settings;
+pub mod tables;
+pub mod types;

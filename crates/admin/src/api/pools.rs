@@ -1,0 +1,91 @@
+//! `tpstats` and `gcstats`. Helenus has no staged thread pools: each "pool" reports the work
+//! of the same kind that exists (requests in flight, compactions, flushes); there is no
+//! garbage collector, so `gcstats` reports zeros.
+
+use parking_lot::Mutex;
+use std::time::Instant;
+
+use coordinator::RequestKind;
+
+use super::types::{GcStats, PoolStats};
+use crate::node::AdminNode;
+
+fn pool(name: &str, active: u64, pending: u64, completed: u64) -> PoolStats {
+    PoolStats {
+        name: name.to_string(),
+        active,
+        pending,
+        completed,
+        blocked: 0,
+        all_time_blocked: 0,
+    }
+}
+
+/// Requests of one kind completed, over every consistency level.
+fn completed(node: &AdminNode, kind: RequestKind) -> u64 {
+    node.coordinator
+        .metrics()
+        .requests(kind)
+        .iter()
+        .map(|(_, s)| s.count)
+        .sum()
+}
+
+pub fn tpstats(node: &AdminNode) -> Vec<PoolStats> {
+    let storage = &node.storage;
+    let running = storage.compactions().len() as u64;
+    let pending: u64 = super::compaction::stats(node)
+        .map(|s| s.pending.iter().map(|p| p.tasks).sum())
+        .unwrap_or(0);
+    let flushes: u64 = super::tables::stats(node)
+        .map(|all| all.iter().map(|t| t.memtable_switch_count).sum())
+        .unwrap_or(0);
+    let reads = completed(node, RequestKind::Read) + completed(node, RequestKind::Range);
+    vec![
+        pool("MutationStage", 0, 0, completed(node, RequestKind::Write)),
+        pool("ReadStage", 0, 0, reads),
+        pool(
+            "CompactionExecutor",
+            running,
+            pending,
+            storage.compaction_totals().completed,
+        ),
+        pool("MemtableFlushWriter", 0, 0, flushes),
+        pool(
+            "Native-Transport-Requests",
+            node.native.active(),
+            0,
+            node.native.completed(),
+        ),
+    ]
+}
+
+/// When `gcstats` was last asked (its interval starts there).
+pub struct GcClock(Mutex<Instant>);
+
+impl GcClock {
+    pub fn new(start: Instant) -> GcClock {
+        GcClock(Mutex::new(start))
+    }
+
+    fn lap(&self) -> u64 {
+        let mut last = self.0.lock();
+        let now = Instant::now();
+        let interval = now.duration_since(*last);
+        *last = now;
+        u64::try_from(interval.as_millis()).unwrap_or(u64::MAX)
+    }
+}
+
+pub fn gcstats(clock: &GcClock) -> GcStats {
+    GcStats {
+        interval_ms: clock.lap(),
+        max_gc_elapsed_ms: 0,
+        total_gc_elapsed_ms: 0,
+        stdev_gc_elapsed_ms: 0,
+        gc_reclaimed_mb: 0,
+        collections: 0,
+        direct_memory_bytes: -1,
+        note: "Helenus has no garbage collector: no pauses to report".to_string(),
+    }
+}

@@ -1,0 +1,216 @@
+//! The JSON bodies of the admin API (`docs/admin-api.md`), shared with `helenus nodetool`.
+
+use serde::{Deserialize, Serialize};
+
+/// `GET /v1/node`: this node, as `nodetool info`, `status` and `ring` show it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct NodeInfo {
+    pub host_id: String,
+    pub address: String,
+    pub storage_port: u16,
+    pub data_center: String,
+    pub rack: String,
+    /// `NORMAL`, `DRAINING` or `DRAINED`.
+    pub mode: String,
+    pub gossip_active: bool,
+    pub native_transport_active: bool,
+    /// Bytes on disk of every live SSTable.
+    pub load_bytes: u64,
+    pub uncompressed_load_bytes: u64,
+    pub generation: u64,
+    pub uptime_seconds: u64,
+    /// Resident memory of the process and memory of the machine, in bytes.
+    pub memory_used_bytes: u64,
+    pub memory_total_bytes: u64,
+    /// The node's tokens, ascending.
+    pub tokens: Vec<String>,
+    /// Effective ownership (0.0..=1.0) when every user keyspace replicates alike, else `null`
+    /// and a note saying why.
+    pub effective_ownership: Option<f64>,
+    pub ownership_note: Option<String>,
+}
+
+/// `GET /v1/cluster`: `nodetool describecluster`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ClusterInfo {
+    pub name: String,
+    pub snitch: String,
+    pub partitioner: String,
+    pub schema_version: String,
+    pub address: String,
+    pub storage_port: u16,
+    pub data_center: String,
+    pub release_version: String,
+    pub keyspaces: Vec<KeyspaceReplication>,
+}
+
+/// A keyspace's replication, as `describecluster` lists it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct KeyspaceReplication {
+    pub name: String,
+    /// Short class name, e.g. `SimpleStrategy`.
+    pub class: String,
+    /// Options other than `class`, sorted by name.
+    pub options: Vec<(String, String)>,
+}
+
+/// `GET /v1/version`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Version {
+    pub release_version: String,
+}
+
+/// Which tables a command applies to: every table, one keyspace's, or some of a keyspace.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct TableSelection {
+    #[serde(default)]
+    pub keyspace: Option<String>,
+    #[serde(default)]
+    pub tables: Vec<String>,
+}
+
+/// `POST /v1/autocompaction`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct AutocompactionRequest {
+    #[serde(flatten)]
+    pub selection: TableSelection,
+    pub enabled: bool,
+}
+
+/// The tables a command was applied to, as `keyspace.table`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TablesDone {
+    pub tables: Vec<String>,
+}
+
+/// `GET /v1/tables`: statistics of every table (`nodetool tablestats`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TableStats {
+    pub keyspace: String,
+    pub table: String,
+    pub sstables: u64,
+    pub sstables_per_level: Vec<u64>,
+    pub max_sstable_bytes: u64,
+    pub space_used_live: u64,
+    pub space_used_total: u64,
+    pub uncompressed_bytes: u64,
+    pub partitions_estimate: u64,
+    pub memtable_bytes: u64,
+    pub memtable_switch_count: u64,
+    pub pending_compactions: u64,
+    pub local_read_count: u64,
+    /// Mean latency in milliseconds; `null` before the first request.
+    pub local_read_latency_ms: Option<f64>,
+    pub local_read_total_micros: u64,
+    pub local_range_read_count: u64,
+    pub local_write_count: u64,
+    pub local_write_latency_ms: Option<f64>,
+    pub local_write_total_micros: u64,
+    pub partition_bytes_min: u64,
+    pub partition_bytes_max: u64,
+    pub partition_bytes_mean: u64,
+}
+
+/// `GET /v1/compactions`: `nodetool compactionstats`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CompactionStats {
+    pub concurrent_compactors: u64,
+    pub pending: Vec<PendingCompactions>,
+    pub completed: u64,
+    pub bytes_compacted: u64,
+    /// Compactions completed per second since the node started.
+    pub mean_rate_per_second: f64,
+    /// Compactions completed per minute over the last 15 minutes.
+    pub fifteen_minute_rate_per_minute: f64,
+    /// Bytes per second; 0 means unthrottled.
+    pub throughput_bytes_per_second: u64,
+    pub active: Vec<ActiveCompaction>,
+}
+
+/// Background compactions due on one table.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PendingCompactions {
+    pub keyspace: String,
+    pub table: String,
+    pub tasks: u64,
+}
+
+/// A running compaction.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ActiveCompaction {
+    pub id: String,
+    /// Cassandra's operation type: `Compaction`, `Tombstone Compaction`, `Major Compaction`.
+    pub kind: String,
+    pub keyspace: String,
+    pub table: String,
+    pub completed: u64,
+    pub total: u64,
+    pub unit: String,
+}
+
+/// `GET /v1/compactions/history`: one finished compaction, newest first.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CompactionHistoryEntry {
+    pub id: String,
+    pub keyspace: String,
+    pub table: String,
+    /// Milliseconds since the epoch.
+    pub compacted_at_ms: i64,
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+    pub sstables_in: u64,
+    pub sstables_out: u64,
+    pub partitions_out: u64,
+    pub kind: String,
+}
+
+/// `GET|PUT /v1/settings/compaction_throughput`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CompactionThroughput {
+    /// MiB per second; 0 means unthrottled.
+    pub mib_per_second: u64,
+}
+
+/// `GET|PUT /v1/settings/concurrent_compactors`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ConcurrentCompactors {
+    pub value: u64,
+}
+
+/// `GET|PUT /v1/settings/timeouts/{kind}`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Timeout {
+    pub millis: u64,
+}
+
+/// `GET /v1/tpstats`: one pool of work.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PoolStats {
+    pub name: String,
+    pub active: u64,
+    pub pending: u64,
+    pub completed: u64,
+    pub blocked: u64,
+    pub all_time_blocked: u64,
+}
+
+/// `GET /v1/gcstats`: Helenus has no garbage collector; every figure is zero.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct GcStats {
+    /// Milliseconds since the previous call (or since start).
+    pub interval_ms: u64,
+    pub max_gc_elapsed_ms: u64,
+    pub total_gc_elapsed_ms: u64,
+    pub stdev_gc_elapsed_ms: u64,
+    pub gc_reclaimed_mb: u64,
+    pub collections: u64,
+    /// -1: not tracked.
+    pub direct_memory_bytes: i64,
+    pub note: String,
+}
+
+/// The body of every error response.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ErrorBody {
+    pub error: String,
+}

@@ -1,0 +1,17 @@
+//! The node's admin API: HTTP/1.1 with JSON bodies on `admin_address:admin_port`, the only
+//! interface `helenus nodetool` uses, plus Prometheus metrics on `/metrics`. Every endpoint is
+//! described in `docs/admin-api.md`.
+
+mod api;
+mod error;
+mod http;
+mod lifecycle;
+mod metrics;
+mod node;
+mod router;
+
+pub use api::cluster::generation_now;
+pub use api::types;
+pub use http::serve;
+pub use lifecycle::{Lifecycle, Mode};
+pub use node::{AdminNode, NativeStats};

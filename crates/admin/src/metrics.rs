@@ -1,0 +1,277 @@
+//! `GET /metrics`: the node's figures in the Prometheus text format, encoded with
+//! `prometheus-client` from a snapshot taken at scrape time (nothing is kept in between).
+
+use coordinator::metrics::{LatencySnapshot, LATENCY_BOUNDS_MICROS};
+use coordinator::RequestKind;
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, MetricEncoder, NoLabelSet};
+use prometheus_client::metrics::MetricType;
+use prometheus_client::registry::Registry;
+use storage::TableId;
+
+use crate::api::tables::select;
+use crate::api::types::TableSelection;
+use crate::error::{ApiError, ApiResult};
+use crate::node::AdminNode;
+
+type Labels = Vec<(&'static str, String)>;
+
+/// One metric family: its name, help, type and samples.
+#[derive(Debug)]
+struct Family {
+    name: &'static str,
+    help: &'static str,
+    samples: Vec<(Labels, Sample)>,
+}
+
+#[derive(Debug)]
+enum Sample {
+    Counter(u64),
+    Gauge(i64),
+    Latency(LatencySnapshot),
+}
+
+impl Sample {
+    fn metric_type(&self) -> MetricType {
+        match self {
+            Sample::Counter(_) => MetricType::Counter,
+            Sample::Gauge(_) => MetricType::Gauge,
+            Sample::Latency(_) => MetricType::Histogram,
+        }
+    }
+}
+
+/// The figures of one scrape.
+#[derive(Debug, Default)]
+struct Snapshot(Vec<Family>);
+
+impl Snapshot {
+    fn add(&mut self, name: &'static str, help: &'static str, samples: Vec<(Labels, Sample)>) {
+        if !samples.is_empty() {
+            self.0.push(Family {
+                name,
+                help,
+                samples,
+            });
+        }
+    }
+
+    fn one(&mut self, name: &'static str, help: &'static str, sample: Sample) {
+        self.add(name, help, vec![(Vec::new(), sample)]);
+    }
+}
+
+impl Collector for Snapshot {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        for family in &self.0 {
+            let kind = family.samples[0].1.metric_type();
+            let mut metric = encoder.encode_descriptor(family.name, family.help, None, kind)?;
+            for (labels, sample) in &family.samples {
+                if labels.is_empty() {
+                    encode_sample(&mut metric, sample)?;
+                } else {
+                    encode_sample(&mut metric.encode_family(labels)?, sample)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn encode_sample(encoder: &mut MetricEncoder<'_>, sample: &Sample) -> Result<(), std::fmt::Error> {
+    match sample {
+        Sample::Counter(v) => encoder.encode_counter::<NoLabelSet, _, u64>(v, None),
+        Sample::Gauge(v) => encoder.encode_gauge(v),
+        Sample::Latency(h) => {
+            let buckets = histogram_buckets(h);
+            let sum = h.sum_micros as f64 / 1e6;
+            encoder.encode_histogram::<NoLabelSet>(sum, h.count, &buckets, None)
+        }
+    }
+}
+
+/// (upper bound in seconds, observations in that bucket) pairs; the encoder accumulates them.
+fn histogram_buckets(h: &LatencySnapshot) -> Vec<(f64, u64)> {
+    LATENCY_BOUNDS_MICROS
+        .iter()
+        .map(|&b| b as f64 / 1e6)
+        .chain([f64::MAX])
+        .zip(h.buckets.iter().copied())
+        .collect()
+}
+
+/// The node's metrics in the Prometheus text format.
+pub fn render(node: &AdminNode) -> ApiResult<String> {
+    let mut snapshot = Snapshot::default();
+    client_requests(node, &mut snapshot);
+    tables(node, &mut snapshot)?;
+    node_figures(node, &mut snapshot);
+    let mut registry = Registry::default();
+    registry.register_collector(Box::new(snapshot));
+    let mut text = String::new();
+    prometheus_client::encoding::text::encode(&mut text, &registry)
+        .map_err(|e| ApiError::internal(format!("cannot encode metrics: {e}")))?;
+    Ok(text)
+}
+
+fn client_requests(node: &AdminNode, snapshot: &mut Snapshot) {
+    let metrics = node.coordinator.metrics();
+    let samples = RequestKind::ALL
+        .iter()
+        .flat_map(|&kind| {
+            metrics.requests(kind).into_iter().map(move |(cl, h)| {
+                let labels = vec![
+                    ("request", kind.name().to_string()),
+                    ("consistency", cl.name().to_string()),
+                ];
+                (labels, Sample::Latency(h))
+            })
+        })
+        .collect();
+    snapshot.add(
+        "helenus_client_request_latency_seconds",
+        "Coordinator latency of client requests by kind and consistency level",
+        samples,
+    );
+}
+
+/// Per-table families, in the order they are added.
+#[derive(Default)]
+struct TableFamilies {
+    reads: Vec<(Labels, Sample)>,
+    range_reads: Vec<(Labels, Sample)>,
+    writes: Vec<(Labels, Sample)>,
+    read_latency: Vec<(Labels, Sample)>,
+    write_latency: Vec<(Labels, Sample)>,
+    sstables: Vec<(Labels, Sample)>,
+    disk: Vec<(Labels, Sample)>,
+    memtable: Vec<(Labels, Sample)>,
+    flushes: Vec<(Labels, Sample)>,
+    pending: Vec<(Labels, Sample)>,
+}
+
+fn tables(node: &AdminNode, snapshot: &mut Snapshot) -> ApiResult<()> {
+    let mut f = TableFamilies::default();
+    for table in select(node, &TableSelection::default())? {
+        let id = TableId(table.id);
+        let Ok(usage) = node.storage.table_usage(id) else {
+            continue;
+        };
+        let labels = vec![
+            ("keyspace", table.keyspace.clone()),
+            ("table", table.name.clone()),
+        ];
+        if let Some(m) = node.coordinator.metrics().table_if_used(id) {
+            let (reads, writes) = (m.reads.snapshot(), m.writes.snapshot());
+            f.reads.push((labels.clone(), Sample::Counter(reads.count)));
+            f.range_reads.push((
+                labels.clone(),
+                Sample::Counter(m.range_reads.snapshot().count),
+            ));
+            f.writes
+                .push((labels.clone(), Sample::Counter(writes.count)));
+            f.read_latency
+                .push((labels.clone(), Sample::Latency(reads)));
+            f.write_latency
+                .push((labels.clone(), Sample::Latency(writes)));
+        }
+        f.sstables
+            .push((labels.clone(), Sample::Gauge(usage.sstables as i64)));
+        f.disk
+            .push((labels.clone(), Sample::Gauge(usage.disk_bytes as i64)));
+        f.memtable
+            .push((labels.clone(), Sample::Gauge(usage.memtable_bytes as i64)));
+        f.flushes
+            .push((labels.clone(), Sample::Counter(usage.flushes)));
+        f.pending
+            .push((labels, Sample::Gauge(usage.pending_compactions as i64)));
+    }
+    snapshot.add(
+        "helenus_table_reads",
+        "Local single-partition reads",
+        f.reads,
+    );
+    snapshot.add(
+        "helenus_table_range_reads",
+        "Local partition-range reads",
+        f.range_reads,
+    );
+    snapshot.add("helenus_table_writes", "Local partition updates", f.writes);
+    snapshot.add(
+        "helenus_table_read_latency_seconds",
+        "Local read latency",
+        f.read_latency,
+    );
+    snapshot.add(
+        "helenus_table_write_latency_seconds",
+        "Local write latency",
+        f.write_latency,
+    );
+    snapshot.add("helenus_table_live_sstables", "Live SSTables", f.sstables);
+    snapshot.add(
+        "helenus_table_live_disk_bytes",
+        "Bytes on disk of the live SSTables",
+        f.disk,
+    );
+    snapshot.add(
+        "helenus_table_memtable_bytes",
+        "Memory of the memtables",
+        f.memtable,
+    );
+    snapshot.add(
+        "helenus_table_flushes",
+        "Memtables flushed to SSTables",
+        f.flushes,
+    );
+    snapshot.add(
+        "helenus_table_pending_compactions",
+        "Background compactions due",
+        f.pending,
+    );
+    Ok(())
+}
+
+fn node_figures(node: &AdminNode, snapshot: &mut Snapshot) {
+    let totals = node.storage.compaction_totals();
+    let remaining: u64 = node
+        .storage
+        .compactions()
+        .iter()
+        .map(|c| c.bytes_total.saturating_sub(c.bytes_done))
+        .sum();
+    snapshot.one(
+        "helenus_compactions_completed",
+        "Compactions completed",
+        Sample::Counter(totals.completed),
+    );
+    snapshot.one(
+        "helenus_compaction_bytes_compacted",
+        "Input bytes of completed compactions",
+        Sample::Counter(totals.bytes_compacted),
+    );
+    snapshot.one(
+        "helenus_compaction_pending_bytes",
+        "Input bytes running compactions have yet to process",
+        Sample::Gauge(remaining as i64),
+    );
+    snapshot.one(
+        "helenus_commitlog_bytes",
+        "Bytes of commit-log segments on disk",
+        Sample::Gauge(node.storage.commitlog_bytes() as i64),
+    );
+    snapshot.one(
+        "helenus_native_connections",
+        "Open native-protocol connections",
+        Sample::Gauge(node.clients.len() as i64),
+    );
+    snapshot.one(
+        "helenus_native_requests_active",
+        "Native-protocol requests in flight",
+        Sample::Gauge(node.native.active() as i64),
+    );
+    snapshot.one(
+        "helenus_native_requests",
+        "Native-protocol requests completed",
+        Sample::Counter(node.native.completed()),
+    );
+}

@@ -1,0 +1,181 @@
+//! Maps a request's method and path to its handler and the handler's result to JSON.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use hyper::{Method, StatusCode};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::api::pools::GcClock;
+use crate::api::types::{AutocompactionRequest, TableSelection};
+use crate::api::{cluster, compaction, pools, settings, tables};
+use crate::error::{ApiError, ApiResult};
+use crate::metrics;
+use crate::node::AdminNode;
+
+/// The API's state: the node and the `gcstats` interval clock.
+pub struct Api {
+    pub node: Arc<AdminNode>,
+    gc: GcClock,
+}
+
+/// A response before it is put on the wire.
+#[derive(Debug, PartialEq)]
+pub struct Reply {
+    pub status: StatusCode,
+    pub content_type: &'static str,
+    pub body: Bytes,
+}
+
+const JSON: &str = "application/json";
+/// The Prometheus text exposition format.
+const PROMETHEUS: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+impl Api {
+    pub fn new(node: Arc<AdminNode>) -> Api {
+        let gc = GcClock::new(node.started);
+        Api { node, gc }
+    }
+
+    /// Serves one request; errors become `{"error": ...}` with their status.
+    pub async fn handle(&self, method: &Method, path: &str, body: &[u8]) -> Reply {
+        match self.route(method, path, body).await {
+            Ok(reply) => reply,
+            Err(e) => json_reply(e.status, &crate::api::types::ErrorBody { error: e.message }),
+        }
+    }
+
+    async fn route(&self, method: &Method, path: &str, body: &[u8]) -> ApiResult<Reply> {
+        let node = &*self.node;
+        let get = method == Method::GET;
+        match path {
+            "/metrics" if get => Ok(Reply {
+                status: StatusCode::OK,
+                content_type: PROMETHEUS,
+                body: Bytes::from(metrics::render(node)?),
+            }),
+            "/v1/node" if get => ok(&cluster::node(node)),
+            "/v1/cluster" if get => ok(&cluster::cluster(node)),
+            "/v1/version" if get => ok(&cluster::version()),
+            "/v1/tables" if get => ok(&tables::stats(node)?),
+            "/v1/compactions" if get => ok(&compaction::stats(node)?),
+            "/v1/compactions/history" if get => ok(&compaction::history(node)),
+            "/v1/tpstats" if get => ok(&pools::tpstats(node)),
+            "/v1/gcstats" if get => ok(&pools::gcstats(&self.gc)),
+            _ => self.route_settings(method, path, body).await,
+        }
+    }
+
+    async fn route_settings(&self, method: &Method, path: &str, body: &[u8]) -> ApiResult<Reply> {
+        let node = &*self.node;
+        let (get, put) = (method == Method::GET, method == Method::PUT);
+        match path {
+            "/v1/settings/compaction_throughput" if get => ok(&compaction::throughput(node)),
+            "/v1/settings/compaction_throughput" if put => {
+                ok(&compaction::set_throughput(node, &parse(body)?)?)
+            }
+            "/v1/settings/concurrent_compactors" if get => ok(&compaction::compactors(node)),
+            "/v1/settings/concurrent_compactors" if put => {
+                ok(&compaction::set_compactors(node, &parse(body)?)?)
+            }
+            _ => match path.strip_prefix("/v1/settings/timeouts/") {
+                Some(kind) if get => ok(&settings::timeout(node, kind)?),
+                Some(kind) if put => ok(&settings::set_timeout(node, kind, &parse(body)?)?),
+                _ => self.route_commands(method, path, body).await,
+            },
+        }
+    }
+
+    async fn route_commands(&self, method: &Method, path: &str, body: &[u8]) -> ApiResult<Reply> {
+        let node = &*self.node;
+        if method != Method::POST {
+            return Err(unknown(method, path));
+        }
+        match path {
+            "/v1/flush" => ok(&tables::flush(node, &selection(body)?).await?),
+            "/v1/compact" => ok(&tables::compact(node, &selection(body)?).await?),
+            "/v1/autocompaction" => {
+                let request: AutocompactionRequest = parse(body)?;
+                ok(&tables::autocompaction(
+                    node,
+                    &request.selection,
+                    request.enabled,
+                )?)
+            }
+            "/v1/drain" => {
+                node.lifecycle.request_drain();
+                node.lifecycle.drained().await;
+                ok(&serde_json::json!({ "mode": node.lifecycle.mode().name() }))
+            }
+            "/v1/stopdaemon" => {
+                node.lifecycle.request_stop();
+                ok(&serde_json::json!({ "stopping": true }))
+            }
+            _ => Err(unknown(method, path)),
+        }
+    }
+}
+
+/// 404 for an unknown path, 405 for a known path with the wrong method.
+fn unknown(method: &Method, path: &str) -> ApiError {
+    const PATHS: [&str; 17] = [
+        "/metrics",
+        "/v1/node",
+        "/v1/cluster",
+        "/v1/version",
+        "/v1/tables",
+        "/v1/compactions",
+        "/v1/compactions/history",
+        "/v1/tpstats",
+        "/v1/gcstats",
+        "/v1/settings/compaction_throughput",
+        "/v1/settings/concurrent_compactors",
+        "/v1/flush",
+        "/v1/compact",
+        "/v1/autocompaction",
+        "/v1/drain",
+        "/v1/stopdaemon",
+        "/v1/settings/timeouts/",
+    ];
+    let known = PATHS
+        .iter()
+        .any(|p| path == *p || (p.ends_with('/') && path.starts_with(p)));
+    if known {
+        ApiError::method_not_allowed(method, path)
+    } else {
+        ApiError::not_found(format!("no endpoint {path}"))
+    }
+}
+
+/// The table selection of a command; an empty body selects every table.
+fn selection(body: &[u8]) -> ApiResult<TableSelection> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(TableSelection::default());
+    }
+    parse(body)
+}
+
+fn parse<T: DeserializeOwned>(body: &[u8]) -> ApiResult<T> {
+    serde_json::from_slice(body)
+        .map_err(|e| ApiError::bad_request(format!("invalid JSON body: {e}")))
+}
+
+fn ok<T: Serialize>(value: &T) -> ApiResult<Reply> {
+    Ok(json_reply(StatusCode::OK, value))
+}
+
+fn json_reply<T: Serialize>(status: StatusCode, value: &T) -> Reply {
+    match serde_json::to_vec(value) {
+        Ok(body) => Reply {
+            status,
+            content_type: JSON,
+            body: Bytes::from(body),
+        },
+        Err(e) => Reply {
+            status: StatusCode::INTERNAL_SERVER_ERROR,
+            content_type: JSON,
+            body: Bytes::from(format!("{{\"error\":\"cannot encode the response: {e}\"}}")),
+        },
+    }
+}

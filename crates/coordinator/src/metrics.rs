@@ -1,0 +1,202 @@
+//! Request metrics: client-request latency per kind and consistency level (Cassandra's
+//! `ClientRequest` metrics) and local reads and writes per table (its `Table` metrics), kept
+//! in atomic counters and fixed-bucket latency histograms so recording never takes a lock on
+//! the hot path beyond a shared read of the per-table map.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::RwLock;
+use storage::TableId;
+use types::Consistency;
+
+/// Upper bounds of the latency buckets, in microseconds (an overflow bucket follows).
+pub const LATENCY_BOUNDS_MICROS: [u64; 16] = [
+    100, 250, 500, 1_000, 2_500, 5_000, 10_000, 25_000, 50_000, 100_000, 250_000, 500_000,
+    1_000_000, 2_500_000, 5_000_000, 10_000_000,
+];
+
+const BUCKETS: usize = LATENCY_BOUNDS_MICROS.len() + 1;
+
+/// Every consistency level, in protocol-code order (the index of its histograms).
+pub const CONSISTENCY_LEVELS: [Consistency; 11] = [
+    Consistency::Any,
+    Consistency::One,
+    Consistency::Two,
+    Consistency::Three,
+    Consistency::Quorum,
+    Consistency::All,
+    Consistency::LocalQuorum,
+    Consistency::EachQuorum,
+    Consistency::Serial,
+    Consistency::LocalSerial,
+    Consistency::LocalOne,
+];
+
+/// A latency histogram: a sum and fixed buckets, all atomic.
+#[derive(Debug, Default)]
+pub struct LatencyHistogram {
+    sum_micros: AtomicU64,
+    buckets: [AtomicU64; BUCKETS],
+}
+
+/// A copy of a [`LatencyHistogram`]'s counters.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LatencySnapshot {
+    pub count: u64,
+    pub sum_micros: u64,
+    /// Observations per bucket of [`LATENCY_BOUNDS_MICROS`] (not cumulative), overflow last.
+    pub buckets: Vec<u64>,
+}
+
+impl LatencyHistogram {
+    pub fn record(&self, elapsed: Duration) {
+        let micros = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
+        let bucket = LATENCY_BOUNDS_MICROS.partition_point(|&bound| bound < micros);
+        self.buckets[bucket].fetch_add(1, Ordering::Relaxed);
+        self.sum_micros.fetch_add(micros, Ordering::Relaxed);
+    }
+
+    /// The counters; `count` is the buckets' total, so the two always agree.
+    pub fn snapshot(&self) -> LatencySnapshot {
+        let buckets: Vec<u64> = self
+            .buckets
+            .iter()
+            .map(|b| b.load(Ordering::Relaxed))
+            .collect();
+        LatencySnapshot {
+            count: buckets.iter().sum(),
+            sum_micros: self.sum_micros.load(Ordering::Relaxed),
+            buckets,
+        }
+    }
+}
+
+impl LatencySnapshot {
+    /// Mean latency in milliseconds; `None` before the first observation.
+    pub fn mean_millis(&self) -> Option<f64> {
+        (self.count > 0).then(|| self.sum_micros as f64 / self.count as f64 / 1000.0)
+    }
+}
+
+/// Local reads and writes of one table.
+#[derive(Debug, Default)]
+pub struct TableMetrics {
+    /// Single-partition reads.
+    pub reads: LatencyHistogram,
+    /// Partition-range reads (scans).
+    pub range_reads: LatencyHistogram,
+    /// Mutations applied (one per partition written).
+    pub writes: LatencyHistogram,
+}
+
+/// What a client request did, for the `ClientRequest` latencies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RequestKind {
+    Read,
+    Range,
+    Write,
+}
+
+impl RequestKind {
+    pub const ALL: [RequestKind; 3] = [RequestKind::Read, RequestKind::Range, RequestKind::Write];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            RequestKind::Read => "read",
+            RequestKind::Range => "range",
+            RequestKind::Write => "write",
+        }
+    }
+}
+
+/// The coordinator's request metrics.
+#[derive(Debug, Default)]
+pub struct Metrics {
+    requests: [[LatencyHistogram; CONSISTENCY_LEVELS.len()]; 3],
+    tables: RwLock<HashMap<TableId, Arc<TableMetrics>>>,
+}
+
+impl Metrics {
+    pub fn record_request(&self, kind: RequestKind, cl: Consistency, elapsed: Duration) {
+        let level = CONSISTENCY_LEVELS
+            .iter()
+            .position(|&c| c == cl)
+            .unwrap_or(0);
+        self.requests[kind as usize][level].record(elapsed);
+    }
+
+    /// Latencies of one kind of client request, per consistency level used at least once.
+    pub fn requests(&self, kind: RequestKind) -> Vec<(Consistency, LatencySnapshot)> {
+        CONSISTENCY_LEVELS
+            .iter()
+            .zip(&self.requests[kind as usize])
+            .map(|(&cl, h)| (cl, h.snapshot()))
+            .filter(|(_, s)| s.count > 0)
+            .collect()
+    }
+
+    /// The metrics of `table`, created on first use.
+    pub fn table(&self, table: TableId) -> Arc<TableMetrics> {
+        if let Some(metrics) = self.tables.read().get(&table) {
+            return metrics.clone();
+        }
+        self.tables.write().entry(table).or_default().clone()
+    }
+
+    /// The metrics of `table` if it was ever read or written.
+    pub fn table_if_used(&self, table: TableId) -> Option<Arc<TableMetrics>> {
+        self.tables.read().get(&table).cloned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn histogram_buckets_by_upper_bound() {
+        let h = LatencyHistogram::default();
+        h.record(Duration::from_micros(100));
+        h.record(Duration::from_micros(101));
+        h.record(Duration::from_secs(60));
+        let s = h.snapshot();
+        assert_eq!(
+            (s.count, s.buckets[0], s.buckets[1], s.buckets[16]),
+            (3, 1, 1, 1)
+        );
+        assert_eq!(s.sum_micros, 60_000_201);
+    }
+
+    #[test]
+    fn mean_is_none_before_any_observation() {
+        let h = LatencyHistogram::default();
+        assert_eq!(h.snapshot().mean_millis(), None);
+        h.record(Duration::from_micros(1500));
+        assert_eq!(h.snapshot().mean_millis(), Some(1.5));
+    }
+
+    #[test]
+    fn requests_are_kept_per_consistency_level() {
+        let m = Metrics::default();
+        m.record_request(
+            RequestKind::Write,
+            Consistency::Quorum,
+            Duration::from_micros(5),
+        );
+        m.record_request(
+            RequestKind::Write,
+            Consistency::One,
+            Duration::from_micros(5),
+        );
+        let levels: Vec<_> = m
+            .requests(RequestKind::Write)
+            .into_iter()
+            .map(|(c, _)| c)
+            .collect();
+        assert_eq!(levels, vec![Consistency::One, Consistency::Quorum]);
+        assert!(m.requests(RequestKind::Read).is_empty());
+    }
+}

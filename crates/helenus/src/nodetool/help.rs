@@ -1,0 +1,109 @@
+//! `nodetool help [command]`: Cassandra's usage text, listing the commands Helenus has.
+
+use super::{unexpected, Output};
+
+/// Commands, their arguments and descriptions (Cassandra 5.0.4's wording).
+const COMMANDS: [(&str, &str, &str); 29] = [
+    ("cfstats", "[-i] [-H] [<keyspace.table>...]", "Print statistics on tables (alias of tablestats)"),
+    ("compact", "[<keyspace> <tables>...]", "Force a (major) compaction on one or more tables or user-defined compaction on given SSTables"),
+    ("compactionhistory", "", "Print history of compaction"),
+    ("compactionstats", "[(-H | --human-readable)]", "Print statistics on compactions"),
+    ("describecluster", "", "Print the name, snitch, partitioner and schema version of a cluster"),
+    ("disableautocompaction", "[<keyspace> <tables>...]", "Disable autocompaction for the given keyspace and table"),
+    ("drain", "", "Drain the node (stop accepting writes and flush all tables)"),
+    ("enableautocompaction", "[<keyspace> <tables>...]", "Enable autocompaction for the given keyspace and table"),
+    ("flush", "[<keyspace> <tables>...]", "Flush one or more tables"),
+    ("gcstats", "", "Print GC Statistics"),
+    ("getcompactionthroughput", "", "Print the MiB/s throughput cap for compaction in the system as a rounded number"),
+    ("getconcurrentcompactors", "", "Get the number of concurrent compactors in the system."),
+    ("getrangerequesttimeout", "", "Print the range request timeout in ms (gettimeout range)"),
+    ("getreadrequesttimeout", "", "Print the read request timeout in ms (gettimeout read)"),
+    ("gettimeout", "<timeout_type>", "Print the timeout of the given type in ms"),
+    ("getwriterequesttimeout", "", "Print the write request timeout in ms (gettimeout write)"),
+    ("help", "[<command>]", "Display help information"),
+    ("info", "[(-T | --tokens)]", "Print node information (uptime, load, ...)"),
+    ("ring", "[<keyspace>]", "Print information about the token ring"),
+    ("setcompactionthroughput", "<value_in_mb>", "Set the MiB/s throughput cap for compaction in the system, or 0 to disable throttling"),
+    ("setconcurrentcompactors", "<value>", "Set number of concurrent compactors in the system."),
+    ("setrangerequesttimeout", "<timeout_in_ms>", "Set the range request timeout in ms (settimeout range)"),
+    ("setreadrequesttimeout", "<timeout_in_ms>", "Set the read request timeout in ms (settimeout read)"),
+    ("settimeout", "<timeout_type> <timeout_in_ms>", "Set the specified timeout in ms, or 0 to disable timeout"),
+    ("setwriterequesttimeout", "<timeout_in_ms>", "Set the write request timeout in ms (settimeout write)"),
+    ("status", "[<keyspace>]", "Print cluster information (state, load, IDs, ...)"),
+    ("stopdaemon", "", "Stop cassandra daemon"),
+    ("tablestats", "[-i] [-H] [<keyspace.table>...]", "Print statistics on tables"),
+    ("tpstats", "", "Print usage statistics of thread pools"),
+];
+
+/// Commands beyond the table (listed in help, described by their own entries above).
+const MORE: [(&str, &str, &str); 1] = [("version", "", "Print cassandra version")];
+
+const USAGE: &str = "usage: nodetool [(-p <port> | --port <port>)] [(-h <host> | --host <host>)]
+        [(-u <username> | --username <username>)]
+        [(-pw <password> | --password <password>)]
+        [(-pwf <passwordFilePath> | --password-file <passwordFilePath>)]
+        [(-pp | --print-port)] <command> [<args>]
+";
+
+pub fn help(args: &[String]) -> Output {
+    match args {
+        [] => Ok(overview()),
+        [command] => detail(command),
+        [_, extra @ ..] => Err(unexpected(extra)),
+    }
+}
+
+fn all() -> impl Iterator<Item = &'static (&'static str, &'static str, &'static str)> {
+    COMMANDS.iter().chain(MORE.iter())
+}
+
+fn overview() -> String {
+    let mut out = format!("{USAGE}\nThe most commonly used nodetool commands are:\n");
+    let mut commands: Vec<_> = all().collect();
+    commands.sort_by_key(|(name, _, _)| *name);
+    for (name, _, description) in commands {
+        out.push_str(&format!("    {name:<35} {description}\n"));
+    }
+    out.push_str("\nSee 'nodetool help <command>' for more information on a specific command.\n\n");
+    out
+}
+
+fn detail(command: &str) -> Output {
+    let Some((name, arguments, description)) = all().find(|(name, _, _)| *name == command) else {
+        return Err(unexpected(&[command.to_string()]));
+    };
+    let synopsis = format!(
+        "nodetool [(-h <host> | --host <host>)] [(-p <port> | --port <port>)] {name} {arguments}"
+    );
+    Ok(format!(
+        "NAME\n        nodetool {name} - {description}\n\nSYNOPSIS\n        {}\n\n",
+        synopsis.trim_end()
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overview_lists_commands_like_nodetool() {
+        // matches Cassandra 5.0.4 (`refcass nodetool help`): usage, then 4-space-indented rows
+        let text = overview();
+        assert!(text.starts_with(
+            "usage: nodetool [(-p <port> | --port <port>)] [(-h <host> | --host <host>)]\n"
+        ));
+        assert!(
+            text.contains("\n    flush                               Flush one or more tables\n")
+        );
+        assert!(text.ends_with(
+            "See 'nodetool help <command>' for more information on a specific command.\n\n"
+        ));
+    }
+
+    #[test]
+    fn detail_of_a_command() {
+        let text = help(&["flush".into()]).unwrap();
+        assert!(text.starts_with("NAME\n        nodetool flush - Flush one or more tables\n"));
+        assert!(help(&["bogus".into()]).is_err());
+    }
+}

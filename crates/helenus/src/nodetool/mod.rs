@@ -1,0 +1,123 @@
+//! `helenus nodetool`: Cassandra's `nodetool` command line and output layouts, talking to a
+//! node's admin API (`docs/admin-api.md`) over HTTP.
+
+mod args;
+mod client;
+mod cluster;
+mod compaction;
+mod format;
+mod help;
+mod settings;
+mod tables;
+mod threads;
+
+use std::process::ExitCode;
+
+use args::{Invocation, UsageError};
+use client::Client;
+
+/// What a command prints, or why it failed.
+pub type Output = Result<String, Failure>;
+
+/// A failed command: bad arguments (exit 1, with the usage hint) or a failure on the node
+/// (exit 2, as nodetool's `error:` lines).
+#[derive(Debug, PartialEq)]
+pub enum Failure {
+    Usage(String),
+    Node(String),
+}
+
+impl From<UsageError> for Failure {
+    fn from(e: UsageError) -> Failure {
+        Failure::Usage(e.0)
+    }
+}
+
+/// Runs `helenus nodetool ARGS`.
+pub fn run(args: Vec<String>) -> ExitCode {
+    let invocation = match args::parse(&args) {
+        Ok(i) => i,
+        Err(e) => return fail(&Failure::from(e)),
+    };
+    let client = Client::new(&invocation.host, invocation.port);
+    match execute(&client, &invocation) {
+        Ok(text) => {
+            print!("{text}");
+            ExitCode::SUCCESS
+        }
+        Err(failure) => fail(&failure),
+    }
+}
+
+fn fail(failure: &Failure) -> ExitCode {
+    match failure {
+        Failure::Usage(message) => {
+            eprintln!("nodetool: {message}");
+            eprintln!("See 'nodetool help' or 'nodetool help <command>'.");
+            ExitCode::from(1)
+        }
+        Failure::Node(message) => {
+            eprintln!("error: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Runs one command against the node.
+fn execute(client: &Client, inv: &Invocation) -> Output {
+    let args = &inv.args;
+    match inv.command.as_str() {
+        "help" => help::help(args),
+        "status" | "info" | "ring" | "describecluster" | "version" => {
+            cluster::run(client, &inv.command, args)
+        }
+        "flush"
+        | "compact"
+        | "enableautocompaction"
+        | "disableautocompaction"
+        | "tablestats"
+        | "cfstats" => tables::run(client, &inv.command, args),
+        "compactionstats"
+        | "compactionhistory"
+        | "getcompactionthroughput"
+        | "setcompactionthroughput"
+        | "getconcurrentcompactors"
+        | "setconcurrentcompactors" => compaction::run(client, &inv.command, args),
+        "gettimeout"
+        | "settimeout"
+        | "getwriterequesttimeout"
+        | "setwriterequesttimeout"
+        | "getreadrequesttimeout"
+        | "setreadrequesttimeout"
+        | "getrangerequesttimeout"
+        | "setrangerequesttimeout" => settings::run(client, &inv.command, args),
+        "tpstats" | "gcstats" | "drain" | "stopdaemon" => threads::run(client, &inv.command, args),
+        _ => Err(unexpected(std::slice::from_ref(&inv.command))),
+    }
+}
+
+/// Cassandra's complaint about extra words.
+pub fn unexpected(words: &[String]) -> Failure {
+    Failure::Usage(format!(
+        "Found unexpected parameters: [{}]",
+        words.join(", ")
+    ))
+}
+
+/// Fails unless `args` is empty.
+pub fn no_args(args: &[String]) -> Result<(), Failure> {
+    if args.is_empty() {
+        Ok(())
+    } else {
+        Err(unexpected(args))
+    }
+}
+
+/// A failure reported by the node: its complaints about arguments are usage errors.
+pub fn node_error(message: String) -> Failure {
+    if message.starts_with("Failed to connect") {
+        Failure::Usage(message)
+    } else {
+        Failure::Node(message)
+    }
+}

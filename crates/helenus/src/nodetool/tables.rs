@@ -1,0 +1,286 @@
+//! `flush`, `compact`, `enable/disableautocompaction` (`[keyspace [tables...]]`) and
+//! `tablestats`/`cfstats` (`[keyspace[.table]...]`, Cassandra 5.0.4's indented layout).
+
+use std::collections::BTreeMap;
+
+use admin::types::{AutocompactionRequest, TableSelection, TableStats, TablesDone};
+
+use super::client::Client;
+use super::format::{java_double, memory};
+use super::{node_error, unexpected, Failure, Output};
+
+pub fn run(client: &Client, command: &str, args: &[String]) -> Output {
+    if command == "tablestats" || command == "cfstats" {
+        return tablestats(client, args);
+    }
+    let selection = selection(args)?;
+    let _: TablesDone = match command {
+        "flush" => client.post("/v1/flush", &selection),
+        "compact" => client.post("/v1/compact", &selection),
+        _ => {
+            let enabled = command == "enableautocompaction";
+            client.post(
+                "/v1/autocompaction",
+                &AutocompactionRequest { selection, enabled },
+            )
+        }
+    }
+    .map_err(as_usage)?;
+    Ok(String::new())
+}
+
+/// `[keyspace [tables...]]`.
+fn selection(args: &[String]) -> Result<TableSelection, Failure> {
+    if let Some(flag) = args.iter().find(|a| a.starts_with('-')) {
+        return Err(unexpected(std::slice::from_ref(flag)));
+    }
+    Ok(TableSelection {
+        keyspace: args.first().cloned(),
+        tables: args.iter().skip(1).cloned().collect(),
+    })
+}
+
+/// Unknown keyspaces and tables are argument errors, as nodetool reports them.
+fn as_usage(message: String) -> Failure {
+    if message.starts_with("Keyspace [") || message.starts_with("Unknown") {
+        Failure::Usage(message)
+    } else {
+        node_error(message)
+    }
+}
+
+fn tablestats(client: &Client, args: &[String]) -> Output {
+    let (flags, filters): (Vec<String>, Vec<String>) =
+        args.iter().cloned().partition(|a| a.starts_with('-'));
+    let ignore = flags.iter().any(|f| f == "-i");
+    let unknown: Vec<String> = flags.into_iter().filter(|f| f != "-i").collect();
+    if !unknown.is_empty() {
+        return Err(unexpected(&unknown));
+    }
+    let all: Vec<TableStats> = client.get("/v1/tables").map_err(node_error)?;
+    let chosen = filter(all, &filters, ignore)?;
+    Ok(render(&chosen))
+}
+
+/// The tables `filters` (`ks` or `ks.table`) name, or all others with `-i`; unknown names fail.
+fn filter(
+    all: Vec<TableStats>,
+    filters: &[String],
+    ignore: bool,
+) -> Result<Vec<TableStats>, Failure> {
+    for name in filters {
+        let (ks, table) = name
+            .split_once('.')
+            .map_or((name.as_str(), None), |(k, t)| (k, Some(t)));
+        if !all.iter().any(|t| t.keyspace == ks) {
+            return Err(Failure::Usage(format!("Unknown keyspace: {ks}")));
+        }
+        if let Some(table) = table {
+            if !all.iter().any(|t| t.keyspace == ks && t.table == table) {
+                return Err(Failure::Usage(format!(
+                    "Unknown tables: [{table}] in keyspace: {ks}"
+                )));
+            }
+        }
+    }
+    let named = |t: &TableStats| {
+        filters
+            .iter()
+            .any(|f| *f == t.keyspace || *f == format!("{}.{}", t.keyspace, t.table))
+    };
+    Ok(all
+        .into_iter()
+        .filter(|t| filters.is_empty() || named(t) != ignore)
+        .collect())
+}
+
+/// Cassandra's `TableStatsPrinter` layout: keyspaces, then their tables sorted by name.
+pub fn render(tables: &[TableStats]) -> String {
+    if tables.is_empty() {
+        return String::new();
+    }
+    let mut by_keyspace: BTreeMap<&str, Vec<&TableStats>> = BTreeMap::new();
+    for t in tables {
+        by_keyspace.entry(&t.keyspace).or_default().push(t);
+    }
+    let mut out = format!(
+        "Total number of tables: {}\n----------------\n",
+        tables.len()
+    );
+    for (keyspace, mut tables) in by_keyspace {
+        tables.sort_by(|a, b| a.table.cmp(&b.table));
+        out.push_str(&keyspace_lines(keyspace, &tables));
+        for t in tables {
+            out.push_str(&table_lines(t));
+        }
+        out.push_str("----------------\n");
+    }
+    out
+}
+
+fn keyspace_lines(keyspace: &str, tables: &[&TableStats]) -> String {
+    let reads: u64 = tables.iter().map(|t| t.local_read_count).sum();
+    let writes: u64 = tables.iter().map(|t| t.local_write_count).sum();
+    let read_micros: u64 = tables.iter().map(|t| t.local_read_total_micros).sum();
+    let write_micros: u64 = tables.iter().map(|t| t.local_write_total_micros).sum();
+    let mean = |micros: u64, count: u64| java_double(micros as f64 / 1000.0 / count as f64);
+    format!(
+        "Keyspace: {keyspace}\n\tRead Count: {reads}\n\tRead Latency: {} ms\n\tWrite Count: {writes}\n\
+         \tWrite Latency: {} ms\n\tPending Flushes: 0\n",
+        mean(read_micros, reads),
+        mean(write_micros, writes)
+    )
+}
+
+fn latency(ms: Option<f64>) -> String {
+    ms.map_or("NaN".to_string(), |v| format!("{v:.3}"))
+}
+
+fn table_lines(t: &TableStats) -> String {
+    let compression = if t.uncompressed_bytes == 0 {
+        -1.0
+    } else {
+        t.space_used_live as f64 / t.uncompressed_bytes as f64
+    };
+    let ratio = if t.local_write_count == 0 {
+        0.0
+    } else {
+        t.local_read_count as f64 / t.local_write_count as f64
+    };
+    let lines = [
+        ("Table", t.table.clone()),
+        ("SSTable count", t.sstables.to_string()),
+        ("Old SSTable count", "0".into()),
+        ("Max SSTable size", memory(t.max_sstable_bytes)),
+        ("Space used (live)", t.space_used_live.to_string()),
+        ("Space used (total)", t.space_used_total.to_string()),
+        ("Space used by snapshots (total)", "0".into()),
+        ("SSTable Compression Ratio", format!("{compression:.5}")),
+        (
+            "Number of partitions (estimate)",
+            t.partitions_estimate.to_string(),
+        ),
+        ("Memtable data size", t.memtable_bytes.to_string()),
+        ("Memtable switch count", t.memtable_switch_count.to_string()),
+        ("Speculative retries", "0".into()),
+        ("Local read count", t.local_read_count.to_string()),
+        (
+            "Local read latency",
+            format!("{} ms", latency(t.local_read_latency_ms)),
+        ),
+        ("Local write count", t.local_write_count.to_string()),
+        (
+            "Local write latency",
+            format!("{} ms", latency(t.local_write_latency_ms)),
+        ),
+        ("Local read/write ratio", format!("{ratio:.5}")),
+        ("Pending flushes", "0".into()),
+        (
+            "Compacted partition minimum bytes",
+            t.partition_bytes_min.to_string(),
+        ),
+        (
+            "Compacted partition maximum bytes",
+            t.partition_bytes_max.to_string(),
+        ),
+        (
+            "Compacted partition mean bytes",
+            t.partition_bytes_mean.to_string(),
+        ),
+    ];
+    let mut out: String = lines
+        .iter()
+        .map(|(k, v)| format!("\t\t{k}: {v}\n"))
+        .collect();
+    out.push('\n');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stats(keyspace: &str, table: &str) -> TableStats {
+        TableStats {
+            keyspace: keyspace.into(),
+            table: table.into(),
+            sstables: 1,
+            sstables_per_level: vec![1],
+            max_sstable_bytes: 5102,
+            space_used_live: 5102,
+            space_used_total: 5102,
+            uncompressed_bytes: 6918,
+            partitions_estimate: 3,
+            memtable_bytes: 0,
+            memtable_switch_count: 1,
+            pending_compactions: 0,
+            local_read_count: 1,
+            local_read_latency_ms: Some(0.149),
+            local_read_total_micros: 145,
+            local_range_read_count: 0,
+            local_write_count: 3,
+            local_write_latency_ms: Some(0.064),
+            local_write_total_micros: 193,
+            partition_bytes_min: 25,
+            partition_bytes_max: 29,
+            partition_bytes_mean: 29,
+        }
+    }
+
+    #[test]
+    fn tablestats_layout() {
+        // matches Cassandra 5.0.4 (`refcass nodetool tablestats nt_helper`) line for line, for
+        // the lines Helenus can fill
+        let text = render(&[stats("nt_helper", "kv")]);
+        let expected_prefix = "Total number of tables: 1\n----------------\nKeyspace: nt_helper\n\tRead Count: 1\n\
+\tRead Latency: 0.145 ms\n\tWrite Count: 3\n\tWrite Latency: 0.06433333333333334 ms\n\tPending Flushes: 0\n\
+\t\tTable: kv\n\t\tSSTable count: 1\n\t\tOld SSTable count: 0\n\t\tMax SSTable size: 4.982KiB\n\
+\t\tSpace used (live): 5102\n\t\tSpace used (total): 5102\n\t\tSpace used by snapshots (total): 0\n\
+\t\tSSTable Compression Ratio: 0.73750\n\t\tNumber of partitions (estimate): 3\n";
+        assert!(text.starts_with(expected_prefix), "{text}");
+        assert!(text.contains("\t\tLocal read count: 1\n\t\tLocal read latency: 0.149 ms\n\t\tLocal write count: 3\n\t\tLocal write latency: 0.064 ms\n\t\tLocal read/write ratio: 0.33333\n\t\tPending flushes: 0\n"));
+        assert!(text.ends_with("\t\tCompacted partition mean bytes: 29\n\n----------------\n"));
+    }
+
+    #[test]
+    fn empty_tables_print_nan_latencies() {
+        // matches Cassandra 5.0.4 (`refcass nodetool tablestats system_auth`)
+        let mut t = stats("system_auth", "cidr_groups");
+        (
+            t.local_read_count,
+            t.local_write_count,
+            t.uncompressed_bytes,
+        ) = (0, 0, 0);
+        (t.local_read_latency_ms, t.local_write_latency_ms) = (None, None);
+        (t.local_read_total_micros, t.local_write_total_micros) = (0, 0);
+        let text = render(&[t]);
+        assert!(text.contains("\tRead Count: 0\n\tRead Latency: NaN ms\n"));
+        assert!(text.contains("\t\tSSTable Compression Ratio: -1.00000\n"));
+        assert!(text.contains("\t\tLocal read latency: NaN ms\n"));
+        assert!(text.contains("\t\tLocal read/write ratio: 0.00000\n"));
+    }
+
+    #[test]
+    fn filters_name_keyspaces_and_tables() {
+        let all = vec![stats("a", "t1"), stats("a", "t2"), stats("b", "t1")];
+        let only = filter(all.clone(), &["a.t2".into()], false).unwrap();
+        assert_eq!(only.len(), 1);
+        assert_eq!(filter(all.clone(), &["a".into()], true).unwrap().len(), 1);
+        assert_eq!(
+            filter(all.clone(), &["zz".into()], false).unwrap_err(),
+            Failure::Usage("Unknown keyspace: zz".into())
+        );
+        assert_eq!(
+            filter(all, &["a.nosuch".into()], false).unwrap_err(),
+            Failure::Usage("Unknown tables: [nosuch] in keyspace: a".into())
+        );
+        assert_eq!(render(&[]), "");
+    }
+
+    #[test]
+    fn selections() {
+        let s = selection(&["ks".into(), "t1".into(), "t2".into()]).unwrap();
+        assert_eq!((s.keyspace.as_deref(), s.tables.len()), (Some("ks"), 2));
+        assert!(selection(&["-x".into()]).is_err());
+    }
+}
