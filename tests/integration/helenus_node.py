@@ -26,6 +26,7 @@ class Node:
         self.data_dir = data_dir
         self.addr = addr
         self.port = port or free_port(addr)
+        self.admin_port = free_port(addr)
         self.extra_yaml = extra_yaml
         self.proc = None
         self.log_path = os.path.join(data_dir, "node.log")
@@ -40,7 +41,7 @@ class Node:
                 f"native_transport_port: {self.port}\n"
                 f"data_file_directories: [{self.data_dir}/data]\n"
                 f"commitlog_directory: {self.data_dir}/commitlog\n"
-                f"admin_port: {free_port(self.addr)}\n"
+                f"admin_port: {self.admin_port}\n"
                 f"{self.extra_yaml}"
             )
         return path

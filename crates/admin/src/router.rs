@@ -29,8 +29,8 @@ pub struct Reply {
 }
 
 const JSON: &str = "application/json";
-/// The Prometheus text exposition format.
-const PROMETHEUS: &str = "text/plain; version=0.0.4; charset=utf-8";
+/// The text format `prometheus-client` writes: OpenMetrics, which Prometheus scrapes.
+const PROMETHEUS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
 impl Api {
     pub fn new(node: Arc<AdminNode>) -> Api {
@@ -179,3 +179,7 @@ fn json_reply<T: Serialize>(status: StatusCode, value: &T) -> Reply {
         },
     }
 }
+
+#[cfg(test)]
+#[path = "router_tests.rs"]
+mod tests;

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use admin::types::{AutocompactionRequest, TableSelection, TableStats, TablesDone};
 
 use super::client::Client;
-use super::format::{java_double, memory};
+use super::format::{file_size, java_double, memory};
 use super::{node_error, unexpected, Failure, Output};
 
 pub fn run(client: &Client, command: &str, args: &[String]) -> Output {
@@ -53,13 +53,17 @@ fn tablestats(client: &Client, args: &[String]) -> Output {
     let (flags, filters): (Vec<String>, Vec<String>) =
         args.iter().cloned().partition(|a| a.starts_with('-'));
     let ignore = flags.iter().any(|f| f == "-i");
-    let unknown: Vec<String> = flags.into_iter().filter(|f| f != "-i").collect();
+    let human = flags.iter().any(|f| f == "-H" || f == "--human-readable");
+    let unknown: Vec<String> = flags
+        .into_iter()
+        .filter(|f| !matches!(f.as_str(), "-i" | "-H" | "--human-readable"))
+        .collect();
     if !unknown.is_empty() {
         return Err(unexpected(&unknown));
     }
     let all: Vec<TableStats> = client.get("/v1/tables").map_err(node_error)?;
     let chosen = filter(all, &filters, ignore)?;
-    Ok(render(&chosen))
+    Ok(render(&chosen, human))
 }
 
 /// The tables `filters` (`ks` or `ks.table`) name, or all others with `-i`; unknown names fail.
@@ -95,7 +99,8 @@ fn filter(
 }
 
 /// Cassandra's `TableStatsPrinter` layout: keyspaces, then their tables sorted by name.
-pub fn render(tables: &[TableStats]) -> String {
+/// `human`: sizes as `FileUtils.stringifyFileSize` prints them (`-H`).
+pub fn render(tables: &[TableStats], human: bool) -> String {
     if tables.is_empty() {
         return String::new();
     }
@@ -111,7 +116,7 @@ pub fn render(tables: &[TableStats]) -> String {
         tables.sort_by(|a, b| a.table.cmp(&b.table));
         out.push_str(&keyspace_lines(keyspace, &tables));
         for t in tables {
-            out.push_str(&table_lines(t));
+            out.push_str(&table_lines(t, human));
         }
         out.push_str("----------------\n");
     }
@@ -136,7 +141,14 @@ fn latency(ms: Option<f64>) -> String {
     ms.map_or("NaN".to_string(), |v| format!("{v:.3}"))
 }
 
-fn table_lines(t: &TableStats) -> String {
+fn table_lines(t: &TableStats, human: bool) -> String {
+    let size = |bytes: u64| {
+        if human {
+            file_size(bytes)
+        } else {
+            bytes.to_string()
+        }
+    };
     let compression = if t.uncompressed_bytes == 0 {
         -1.0
     } else {
@@ -152,15 +164,15 @@ fn table_lines(t: &TableStats) -> String {
         ("SSTable count", t.sstables.to_string()),
         ("Old SSTable count", "0".into()),
         ("Max SSTable size", memory(t.max_sstable_bytes)),
-        ("Space used (live)", t.space_used_live.to_string()),
-        ("Space used (total)", t.space_used_total.to_string()),
-        ("Space used by snapshots (total)", "0".into()),
+        ("Space used (live)", size(t.space_used_live)),
+        ("Space used (total)", size(t.space_used_total)),
+        ("Space used by snapshots (total)", size(0)),
         ("SSTable Compression Ratio", format!("{compression:.5}")),
         (
             "Number of partitions (estimate)",
             t.partitions_estimate.to_string(),
         ),
-        ("Memtable data size", t.memtable_bytes.to_string()),
+        ("Memtable data size", size(t.memtable_bytes)),
         ("Memtable switch count", t.memtable_switch_count.to_string()),
         ("Speculative retries", "0".into()),
         ("Local read count", t.local_read_count.to_string()),
@@ -231,7 +243,7 @@ mod tests {
     fn tablestats_layout() {
         // matches Cassandra 5.0.4 (`refcass nodetool tablestats nt_helper`) line for line, for
         // the lines Helenus can fill
-        let text = render(&[stats("nt_helper", "kv")]);
+        let text = render(&[stats("nt_helper", "kv")], false);
         let expected_prefix = "Total number of tables: 1\n----------------\nKeyspace: nt_helper\n\tRead Count: 1\n\
 \tRead Latency: 0.145 ms\n\tWrite Count: 3\n\tWrite Latency: 0.06433333333333334 ms\n\tPending Flushes: 0\n\
 \t\tTable: kv\n\t\tSSTable count: 1\n\t\tOld SSTable count: 0\n\t\tMax SSTable size: 4.982KiB\n\
@@ -253,11 +265,17 @@ mod tests {
         ) = (0, 0, 0);
         (t.local_read_latency_ms, t.local_write_latency_ms) = (None, None);
         (t.local_read_total_micros, t.local_write_total_micros) = (0, 0);
-        let text = render(&[t]);
+        let text = render(&[t], false);
         assert!(text.contains("\tRead Count: 0\n\tRead Latency: NaN ms\n"));
         assert!(text.contains("\t\tSSTable Compression Ratio: -1.00000\n"));
         assert!(text.contains("\t\tLocal read latency: NaN ms\n"));
         assert!(text.contains("\t\tLocal read/write ratio: 0.00000\n"));
+    }
+
+    #[test]
+    fn human_readable_sizes() {
+        let text = render(&[stats("nt_helper", "kv")], true);
+        assert!(text.contains("\t\tSpace used (live): 4.98 KiB\n\t\tSpace used (total): 4.98 KiB\n\t\tSpace used by snapshots (total): 0 bytes\n"));
     }
 
     #[test]
@@ -274,7 +292,7 @@ mod tests {
             filter(all, &["a.nosuch".into()], false).unwrap_err(),
             Failure::Usage("Unknown tables: [nosuch] in keyspace: a".into())
         );
-        assert_eq!(render(&[]), "");
+        assert_eq!(render(&[], false), "");
     }
 
     #[test]

@@ -1,0 +1,183 @@
+//! The routes against a real (empty) node: statuses, JSON bodies and errors.
+
+use std::net::{IpAddr, Ipv4Addr};
+use std::sync::Arc;
+use std::time::Instant;
+
+use coordinator::{Coordinator, Timeouts};
+use hyper::{Method, StatusCode};
+use query::{NodeInfo, QueryProcessor};
+use storage::{Storage, StorageConfig};
+
+use super::{Api, Reply};
+use crate::lifecycle::Lifecycle;
+use crate::node::{AdminNode, NativeStats};
+
+const LOCAL: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
+
+async fn api(dir: &tempfile::TempDir) -> Api {
+    let config = StorageConfig::new(dir.path().join("data"), dir.path().join("commitlog"));
+    let storage = Arc::new(Storage::open(config).unwrap());
+    let endpoint = ring::Endpoint {
+        addr: LOCAL,
+        datacenter: "datacenter1".into(),
+        rack: "rack1".into(),
+        host_id: [0; 16],
+    };
+    let coordinator = Arc::new(Coordinator::new(
+        storage.clone(),
+        endpoint,
+        Timeouts::default(),
+    ));
+    let info = NodeInfo {
+        cluster_name: "Test Cluster".into(),
+        listen_address: LOCAL,
+        rpc_address: LOCAL,
+        native_port: 9042,
+        storage_port: 7000,
+        data_center: "datacenter1".into(),
+        rack: "rack1".into(),
+        release_version: query::RELEASE_VERSION.into(),
+        tokens: vec![-1, 42],
+        host_id: uuid::Uuid::nil(),
+    };
+    let processor = QueryProcessor::start(coordinator.clone(), info)
+        .await
+        .unwrap();
+    Api::new(Arc::new(AdminNode {
+        storage,
+        coordinator,
+        processor,
+        config: Arc::new(config::Config::default()),
+        clients: Arc::new(transport::Clients::new()),
+        native: Arc::new(NativeStats::default()),
+        lifecycle: Arc::new(Lifecycle::default()),
+        started: Instant::now(),
+        generation: 1,
+    }))
+}
+
+fn json(reply: &Reply) -> serde_json::Value {
+    assert_eq!(reply.content_type, "application/json");
+    serde_json::from_slice(&reply.body).unwrap()
+}
+
+#[tokio::test]
+async fn node_and_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = api(&dir).await;
+    let reply = api.handle(&Method::GET, "/v1/version", b"").await;
+    assert_eq!(reply.status, StatusCode::OK);
+    assert_eq!(json(&reply)["release_version"], "5.0.4");
+    let node = json(&api.handle(&Method::GET, "/v1/node", b"").await);
+    assert_eq!(node["tokens"], serde_json::json!(["-1", "42"]));
+    assert_eq!(node["mode"], "NORMAL");
+    assert_eq!(node["effective_ownership"], 1.0);
+}
+
+#[tokio::test]
+async fn unknown_paths_and_methods() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = api(&dir).await;
+    let missing = api.handle(&Method::GET, "/v1/nope", b"").await;
+    assert_eq!(missing.status, StatusCode::NOT_FOUND);
+    assert_eq!(json(&missing)["error"], "no endpoint /v1/nope");
+    let wrong = api.handle(&Method::DELETE, "/v1/node", b"").await;
+    assert_eq!(wrong.status, StatusCode::METHOD_NOT_ALLOWED);
+    let get_flush = api.handle(&Method::GET, "/v1/flush", b"").await;
+    assert_eq!(get_flush.status, StatusCode::METHOD_NOT_ALLOWED);
+}
+
+#[tokio::test]
+async fn flush_selects_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = api(&dir).await;
+    let all = api.handle(&Method::POST, "/v1/flush", b"").await;
+    assert_eq!(all.status, StatusCode::OK);
+    assert!(json(&all)["tables"].as_array().unwrap().len() > 10);
+    let local = api
+        .handle(
+            &Method::POST,
+            "/v1/flush",
+            br#"{"keyspace":"system","tables":["local"]}"#,
+        )
+        .await;
+    assert_eq!(json(&local)["tables"], serde_json::json!(["system.local"]));
+    let missing = api
+        .handle(&Method::POST, "/v1/flush", br#"{"keyspace":"nosuch"}"#)
+        .await;
+    assert_eq!(missing.status, StatusCode::NOT_FOUND);
+    assert_eq!(json(&missing)["error"], "Keyspace [nosuch] does not exist.");
+    let bad = api.handle(&Method::POST, "/v1/flush", b"{not json").await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+}
+
+#[tokio::test]
+async fn settings_change_at_run_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = api(&dir).await;
+    let path = "/v1/settings/compaction_throughput";
+    let set = api
+        .handle(&Method::PUT, path, br#"{"mib_per_second":16}"#)
+        .await;
+    assert_eq!(json(&set)["mib_per_second"], 16);
+    assert_eq!(
+        json(&api.handle(&Method::GET, path, b"").await)["mib_per_second"],
+        16
+    );
+    let timeout = "/v1/settings/timeouts/write";
+    api.handle(&Method::PUT, timeout, br#"{"millis":8000}"#)
+        .await;
+    assert_eq!(
+        json(&api.handle(&Method::GET, timeout, b"").await)["millis"],
+        8000
+    );
+    let bogus = api
+        .handle(&Method::GET, "/v1/settings/timeouts/bogus", b"")
+        .await;
+    assert_eq!(bogus.status, StatusCode::NOT_FOUND);
+    let zero = api
+        .handle(
+            &Method::PUT,
+            "/v1/settings/concurrent_compactors",
+            br#"{"value":0}"#,
+        )
+        .await;
+    assert_eq!(zero.status, StatusCode::BAD_REQUEST);
+}
+
+#[tokio::test]
+async fn stats_and_metrics() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = api(&dir).await;
+    let tables = json(&api.handle(&Method::GET, "/v1/tables", b"").await);
+    assert!(tables
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|t| t["table"] == "local"));
+    let compactions = json(&api.handle(&Method::GET, "/v1/compactions", b"").await);
+    assert_eq!(compactions["concurrent_compactors"], 2);
+    let pools = json(&api.handle(&Method::GET, "/v1/tpstats", b"").await);
+    assert_eq!(pools[4]["name"], "Native-Transport-Requests");
+    let gc = json(&api.handle(&Method::GET, "/v1/gcstats", b"").await);
+    assert_eq!(gc["collections"], 0);
+    let metrics = api.handle(&Method::GET, "/metrics", b"").await;
+    assert!(metrics
+        .content_type
+        .starts_with("application/openmetrics-text"));
+    let text = String::from_utf8(metrics.body.to_vec()).unwrap();
+    assert!(text.contains("# TYPE helenus_commitlog_bytes gauge\n"));
+    assert!(text.contains("helenus_table_live_sstables{keyspace=\"system\",table=\"local\"}"));
+    assert!(text.ends_with("# EOF\n"));
+}
+
+#[tokio::test]
+async fn stopdaemon_asks_the_node_to_stop() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = api(&dir).await;
+    let reply = api.handle(&Method::POST, "/v1/stopdaemon", b"").await;
+    assert_eq!(reply.status, StatusCode::OK);
+    api.node.lifecycle.stop_requested().await;
+    assert_eq!(api.node.lifecycle.mode(), crate::Mode::Draining);
+}
