@@ -8,7 +8,7 @@ mod token;
 mod token_metadata;
 
 pub use error::RingError;
-pub use murmur3::murmur3_token;
+pub use murmur3::{hash3_x64_128, murmur3_token};
 pub use partition_key::{compose_partition_key, split_partition_key};
 pub use strategy::ReplicationStrategy;
 pub use token::Token;

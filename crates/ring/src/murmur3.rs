@@ -12,14 +12,15 @@ pub fn murmur3_token(key: &[u8]) -> i64 {
     if key.is_empty() {
         return i64::MIN;
     }
-    match hash3_x64_128_h1(key) {
+    match hash3_x64_128(key).0 as i64 {
         i64::MIN => i64::MAX,
         h => h,
     }
 }
 
-/// The first half of Cassandra's `MurmurHash.hash3_x64_128(key, 0, len, 0)`.
-fn hash3_x64_128_h1(key: &[u8]) -> i64 {
+/// Cassandra's `MurmurHash.hash3_x64_128(key, 0, len, 0)`: both 64-bit halves, with the
+/// sign-extended tail bytes. Also the hash of the SSTable Bloom filters.
+pub fn hash3_x64_128(key: &[u8]) -> (u64, u64) {
     let mut h1: u64 = 0;
     let mut h2: u64 = 0;
     let mut blocks = key.chunks_exact(16);
@@ -52,7 +53,9 @@ fn hash3_x64_128_h1(key: &[u8]) -> i64 {
     h2 = h2.wrapping_add(h1);
     h1 = fmix(h1);
     h2 = fmix(h2);
-    h1.wrapping_add(h2) as i64
+    h1 = h1.wrapping_add(h2);
+    h2 = h2.wrapping_add(h1);
+    (h1, h2)
 }
 
 /// A full block word: eight bytes read little-endian, each unsigned.

@@ -7,14 +7,14 @@ mod background;
 mod config;
 mod core;
 mod reads;
-mod snapshots;
 mod replay;
+mod snapshots;
 mod usage;
 
 pub use config::StorageConfig;
 pub use reads::TombstoneThresholds;
-pub use snapshots::SnapshotTable;
 pub use replay::ReplayStats;
+pub use snapshots::SnapshotTable;
 pub use usage::TableUsage;
 
 use std::collections::HashSet;
