@@ -36,6 +36,11 @@ def steps(mode, fixed_rate_fn, profile_path):
     n = m["n"]
     t_n = 120 + n / 100  # at least 100 op/s, plus the client's start-up and warm-up
     out = [
+        # The first load on a just-started server, into a keyspace of its own: Cassandra's JVM is still
+        # compiling (its CPU per op is about twice its warm figure), so the workloads compared below run after it.
+        Step("cold_write", f"write n={n}, 50 threads, first load after start-up (own keyspace)", "stress",
+             ["write", f"n={n}", "-rate", "threads=50", "-schema", "keyspace=bench_cold"], t_n, "bench_cold",
+             group="cold"),
         Step("write", f"write n={n}, 50 threads", "stress", ["write", f"n={n}", "-rate", "threads=50"], t_n,
              "keyspace1"),
         Step("flush:keyspace1", "flush keyspace1", "flush", keyspace="keyspace1", rows=n),
