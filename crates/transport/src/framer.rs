@@ -97,10 +97,13 @@ impl LegacyDecoder {
             return Ok(None);
         }
         buf.advance(HEADER_LEN);
-        Ok(Some(Inbound::Envelope {
-            header,
-            body: buf.split_to(len).freeze(),
-        }))
+        // A copy, not `split_to(len).freeze()`: values decoded from the body live on in
+        // memtables, and a slice would pin the whole read buffer (64 KiB per socket read,
+        // mostly untouched) until the memtable is flushed, and keep the connection from
+        // reusing it.
+        let body = Bytes::copy_from_slice(&buf[..len]);
+        buf.advance(len);
+        Ok(Some(Inbound::Envelope { header, body }))
     }
 }
 
@@ -175,7 +178,10 @@ impl V5Decoder {
                 );
             }
             payload.advance(HEADER_LEN);
-            let body = payload.split_to(len);
+            // A copy for the same reason as in `LegacyDecoder::next`: the payload may be a
+            // slice of the connection's read buffer.
+            let body = Bytes::copy_from_slice(&payload[..len]);
+            payload.advance(len);
             self.ready.push_back(if len > self.max_body {
                 Inbound::TooBig { header }
             } else {
@@ -312,6 +318,56 @@ mod tests {
             (header.stream, header.opcode, &body[..]),
             (2, 7, &b"body"[..])
         );
+    }
+
+    /// Request values end up in memtables; a body that sliced the read buffer would pin the
+    /// whole buffer (64 KiB per socket read) until the memtable is flushed.
+    #[test]
+    fn envelope_bodies_do_not_share_the_read_buffer() {
+        let mut legacy = Framer::Legacy(LegacyDecoder::new(1000));
+        let mut buf = BytesMut::with_capacity(64 * 1024);
+        buf.put_slice(
+            &[
+                request(4, 1, 7, b"value one"),
+                request(4, 2, 7, b"value two"),
+            ]
+            .concat(),
+        );
+        let (start, end) = (
+            buf.as_ptr() as usize,
+            buf.as_ptr() as usize + buf.capacity(),
+        );
+        let got = drain(&mut legacy, &mut buf);
+        assert_eq!(got.len(), 2);
+        for inbound in &got {
+            let Inbound::Envelope { body, .. } = inbound else {
+                panic!("not an envelope")
+            };
+            assert!(body.starts_with(b"value"));
+            let p = body.as_ptr() as usize;
+            assert!(p < start || p >= end, "legacy body slices the read buffer");
+        }
+        // With no body holding on to it, the connection can reuse its buffer.
+        buf.reserve(64 * 1024);
+        assert_eq!(buf.as_ptr() as usize, start);
+
+        let mut v5 = V5Decoder::new(1000, false);
+        let mut payload = BytesMut::new();
+        payload.put_slice(&[request(5, 3, 7, b"value three"), request(5, 4, 7, b"four")].concat());
+        let segment = payload.freeze();
+        let (start, len) = (segment.as_ptr() as usize, segment.len());
+        v5.split_envelopes(segment).expect("split");
+        assert_eq!(v5.ready.len(), 2);
+        for inbound in &v5.ready {
+            let Inbound::Envelope { body, .. } = inbound else {
+                panic!("not an envelope")
+            };
+            let p = body.as_ptr() as usize;
+            assert!(
+                p < start || p >= start + len,
+                "v5 body slices the segment payload"
+            );
+        }
     }
 
     #[test]
