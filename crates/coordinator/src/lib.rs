@@ -122,35 +122,12 @@ impl Coordinator {
         mutations: Vec<Mutation>,
         cl: Consistency,
     ) -> CqlResult<()> {
-        validate_for_write(cl)?;
-        for m in &mutations {
-            self.check_live(strategy, m.key.token, cl)?;
-        }
-        let started = Instant::now();
-        let tables: Vec<TableId> = mutations.iter().map(|m| m.table).collect();
         let write_type = match mutations.len() {
             0 => return Ok(()),
             1 => "SIMPLE",
             _ => "UNLOGGED_BATCH",
         };
-        self.bounded_write(mutations, cl, strategy, write_type)
-            .await?;
-        self.record(RequestKind::Write, cl, &tables, started);
-        Ok(())
-    }
-
-    /// Applies mutations as one commit-log record within the write timeout.
-    async fn bounded_write(
-        &self,
-        mutations: Vec<Mutation>,
-        cl: Consistency,
-        strategy: &ReplicationStrategy,
-        write_type: &str,
-    ) -> CqlResult<()> {
-        let block_for = block_for(strategy, cl, &self.local.datacenter);
-        let timeout = self.timeouts.get(TimeoutKind::Write);
-        let write = self.storage.apply_batch(mutations);
-        bounded(write, timeout, cl, block_for, write_type).await
+        self.write_as(strategy, mutations, cl, write_type).await
     }
 
     /// Writes mutations atomically (a logged batch): one commit-log record.
@@ -160,13 +137,28 @@ impl Coordinator {
         mutations: Vec<Mutation>,
         cl: Consistency,
     ) -> CqlResult<()> {
+        self.write_as(strategy, mutations, cl, "BATCH").await
+    }
+
+    /// Checks the consistency level, applies the mutations as one commit-log record within
+    /// the write timeout, and records the request.
+    async fn write_as(
+        &self,
+        strategy: &ReplicationStrategy,
+        mutations: Vec<Mutation>,
+        cl: Consistency,
+        write_type: &str,
+    ) -> CqlResult<()> {
         validate_for_write(cl)?;
         for m in &mutations {
             self.check_live(strategy, m.key.token, cl)?;
         }
         let started = Instant::now();
         let tables: Vec<TableId> = mutations.iter().map(|m| m.table).collect();
-        self.bounded_write(mutations, cl, strategy, "BATCH").await?;
+        let block_for = block_for(strategy, cl, &self.local.datacenter);
+        let timeout = self.timeouts.get(TimeoutKind::Write);
+        let write = self.storage.apply_batch(mutations);
+        bounded(write, timeout, cl, block_for, write_type).await?;
         self.record(RequestKind::Write, cl, &tables, started);
         Ok(())
     }
