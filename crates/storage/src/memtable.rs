@@ -72,11 +72,17 @@ impl Memtable {
         self.partitions.contains_key(key)
     }
 
-    /// Every partition in (token, key) order, copied out one at a time (for a flush).
-    pub fn iter(&self) -> impl Iterator<Item = (PartitionKey, PartitionData)> + '_ {
-        self.partitions
-            .iter()
-            .map(|entry| (entry.key().clone(), entry.value().lock().clone()))
+    /// Visits every partition in (token, key) order by reference, without copying it (for a
+    /// flush). Each partition's lock is held while `visit` runs on it, so `visit` must not
+    /// touch this memtable; the first error stops the walk and is returned.
+    pub fn try_for_each<E>(
+        &self,
+        mut visit: impl FnMut(&PartitionKey, &PartitionData) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
+        for entry in self.partitions.iter() {
+            visit(entry.key(), &entry.value().lock())?;
+        }
+        Ok(())
     }
 
     /// Reconciles `update` into the partition `key`.

@@ -280,9 +280,7 @@ impl LsmEngine {
             return Ok(None);
         }
         let mut writer = self.create_writer(self.settings().write.clone())?;
-        for (key, data) in memtable.iter() {
-            writer.append(&key, &data)?;
-        }
+        memtable.try_for_each(|key, data| writer.append(key, data))?;
         report.partitions += writer.partitions();
         report.bytes += writer.uncompressed_bytes();
         report.sstables += 1;
