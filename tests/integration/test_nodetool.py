@@ -149,6 +149,41 @@ def test_metrics_parse_and_agree(loaded):
     assert value("helenus_native_requests", "_total") > ROWS
 
 
+def test_snapshot_list_and_clear(loaded):
+    out = ok(loaded, "snapshot", "-t", "nt_tag", "nt")
+    assert out == ("Requested creating snapshot(s) for [nt] with snapshot name [nt_tag] and options "
+                   "{skipFlush=false}\nSnapshot directory: nt_tag\n")
+    listed = ok(loaded, "listsnapshots")
+    assert listed.startswith("Snapshot Details: \nSnapshot name ")
+    rows = [line.split() for line in listed.split("\n")[2:] if line.strip()]
+    assert ["nt_tag", "nt", "kv"] in [row[:3] for row in rows]
+    assert "Total TrueDiskSpaceUsed: " in listed
+    assert nodetool(loaded, "snapshot", "-t", "nt_tag", "nt").returncode != 0
+    assert ok(loaded, "clearsnapshot", "-t", "nt_tag") == (
+        "Requested clearing snapshot(s) for [all keyspaces] with snapshot name [nt_tag]\n")
+    assert "nt_tag" not in ok(loaded, "listsnapshots")
+    assert nodetool(loaded, "clearsnapshot").returncode == 1
+
+
+def test_tablehistograms(loaded):
+    ok(loaded, "flush", "nt", "kv")
+    cluster, session = connect(loaded)
+    for i in range(5):
+        assert session.execute("SELECT v FROM nt.kv WHERE k = %s", (i,)).one().v == f"value {i}"
+    cluster.shutdown()
+    text = ok(loaded, "tablehistograms", "nt", "kv")
+    lines = text.split("\n")
+    assert lines[0] == "nt/kv histograms"
+    assert lines[1] == ("Percentile      Read Latency     Write Latency          SSTables"
+                        "    Partition Size        Cell Count")
+    rows = {line.split()[0]: line.split() for line in lines[3:] if line.strip()}
+    assert set(rows) == {"50%", "75%", "95%", "98%", "99%", "Min", "Max"}
+    assert float(rows["Max"][3]) >= 1.0
+    assert float(rows["Max"][1]) > 0.0 and float(rows["Max"][2]) > 0.0
+    assert ok(loaded, "tablehistograms", "nt.kv") == text
+    assert nodetool(loaded, "tablehistograms", "nt", "nosuch").returncode != 0
+
+
 def test_drain_then_stopdaemon(loaded):
     assert ok(loaded, "drain") == ""
     info = ok(loaded, "info")

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::api::pools::GcClock;
 use crate::api::types::{AutocompactionRequest, TableSelection};
-use crate::api::{cluster, compaction, pools, settings, tables};
+use crate::api::{cluster, compaction, pools, settings, snapshots, tables};
 use crate::error::{ApiError, ApiResult};
 use crate::metrics;
 use crate::node::AdminNode;
@@ -63,7 +63,13 @@ impl Api {
             "/v1/compactions/history" if get => ok(&compaction::history(node)),
             "/v1/tpstats" if get => ok(&pools::tpstats(node)),
             "/v1/gcstats" if get => ok(&pools::gcstats(&self.gc)),
-            _ => self.route_settings(method, path, body).await,
+            "/v1/snapshots" if get => ok(&snapshots::list(node).await?),
+            _ => match histograms_path(path) {
+                Some((keyspace, table)) if get => {
+                    ok(&snapshots::histograms(node, keyspace, table)?)
+                }
+                _ => self.route_settings(method, path, body).await,
+            },
         }
     }
 
@@ -103,6 +109,10 @@ impl Api {
                     request.enabled,
                 )?)
             }
+            "/v1/snapshots" => ok(&snapshots::create(node, &parse(body)?).await?),
+            "/v1/snapshots/clear" => {
+                ok(&snapshots::clear(node, &selection_or_default(body)?).await?)
+            }
             "/v1/drain" => {
                 node.lifecycle.request_drain();
                 node.lifecycle.drained().await;
@@ -119,7 +129,7 @@ impl Api {
 
 /// 404 for an unknown path, 405 for a known path with the wrong method.
 fn unknown(method: &Method, path: &str) -> ApiError {
-    const PATHS: [&str; 17] = [
+    const PATHS: [&str; 19] = [
         "/metrics",
         "/v1/node",
         "/v1/cluster",
@@ -137,15 +147,36 @@ fn unknown(method: &Method, path: &str) -> ApiError {
         "/v1/drain",
         "/v1/stopdaemon",
         "/v1/settings/timeouts/",
+        "/v1/snapshots",
+        "/v1/snapshots/clear",
     ];
-    let known = PATHS
-        .iter()
-        .any(|p| path == *p || (p.ends_with('/') && path.starts_with(p)));
+    let known = histograms_path(path).is_some()
+        || PATHS
+            .iter()
+            .any(|p| path == *p || (p.ends_with('/') && path.starts_with(p)));
     if known {
         ApiError::method_not_allowed(method, path)
     } else {
         ApiError::not_found(format!("no endpoint {path}"))
     }
+}
+
+/// `/v1/tables/{keyspace}/{table}/histograms`: the keyspace and table.
+fn histograms_path(path: &str) -> Option<(&str, &str)> {
+    let rest = path
+        .strip_prefix("/v1/tables/")?
+        .strip_suffix("/histograms")?;
+    let (keyspace, table) = rest.split_once('/')?;
+    let valid = |s: &str| !s.is_empty() && !s.contains('/');
+    (valid(keyspace) && valid(table)).then_some((keyspace, table))
+}
+
+/// A body that may be empty (every field defaulted).
+fn selection_or_default<T: DeserializeOwned + Default>(body: &[u8]) -> ApiResult<T> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(T::default());
+    }
+    parse(body)
 }
 
 /// The table selection of a command; an empty body selects every table.

@@ -5,5 +5,6 @@ pub mod cluster;
 pub mod compaction;
 pub mod pools;
 pub mod settings;
+pub mod snapshots;
 pub mod tables;
 pub mod types;

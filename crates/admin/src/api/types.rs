@@ -214,3 +214,68 @@ pub struct GcStats {
 pub struct ErrorBody {
     pub error: String,
 }
+
+/// `POST /v1/snapshots`: snapshot the tables of `keyspaces` (all keyspaces when empty).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SnapshotRequest {
+    pub tag: String,
+    #[serde(default)]
+    pub keyspaces: Vec<String>,
+}
+
+/// `POST /v1/snapshots/clear`: removes snapshot `tag` (every snapshot when `null`) of the
+/// tables of `keyspaces` (all keyspaces when empty).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ClearSnapshotRequest {
+    #[serde(default)]
+    pub tag: Option<String>,
+    #[serde(default)]
+    pub keyspaces: Vec<String>,
+}
+
+/// How many table snapshots `POST /v1/snapshots/clear` removed.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SnapshotsCleared {
+    pub cleared: u64,
+}
+
+/// `GET /v1/snapshots`: one snapshot of one table (`nodetool listsnapshots`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SnapshotEntry {
+    pub tag: String,
+    pub keyspace: String,
+    pub table: String,
+    /// Bytes only the snapshot holds (what clearing it frees).
+    pub true_size: u64,
+    pub size_on_disk: u64,
+    /// ISO-8601 instant from the snapshot's manifest, when it has one.
+    pub created_at: Option<String>,
+    pub expires_at: Option<String>,
+}
+
+/// Percentiles of one histogram as `nodetool tablehistograms` prints them.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct HistogramPercentiles {
+    pub p50: f64,
+    pub p75: f64,
+    pub p95: f64,
+    pub p98: f64,
+    pub p99: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+/// `GET /v1/tables/{keyspace}/{table}/histograms`: `nodetool tablehistograms`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TableHistograms {
+    pub keyspace: String,
+    pub table: String,
+    /// Live SSTables of the table.
+    pub sstables: u64,
+    pub read_latency_micros: HistogramPercentiles,
+    pub write_latency_micros: HistogramPercentiles,
+    pub sstables_per_read: HistogramPercentiles,
+    /// `null`: not tracked (nodetool prints `NaN`).
+    pub partition_size_bytes: Option<HistogramPercentiles>,
+    pub cell_count: Option<HistogramPercentiles>,
+}

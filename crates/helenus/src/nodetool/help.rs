@@ -3,8 +3,9 @@
 use super::{unexpected, Output};
 
 /// Commands, their arguments and descriptions (Cassandra 5.0.4's wording).
-const COMMANDS: [(&str, &str, &str); 29] = [
+const COMMANDS: [(&str, &str, &str); 33] = [
     ("cfstats", "[-i] [-H] [<keyspace.table>...]", "Print statistics on tables (alias of tablestats)"),
+    ("clearsnapshot", "[(-t <snapshot_name> | --all)] [<keyspaces>...]", "Remove the snapshot with the given name from the given keyspaces"),
     ("compact", "[<keyspace> <tables>...]", "Force a (major) compaction on one or more tables or user-defined compaction on given SSTables"),
     ("compactionhistory", "", "Print history of compaction"),
     ("compactionstats", "[(-H | --human-readable)]", "Print statistics on compactions"),
@@ -22,6 +23,7 @@ const COMMANDS: [(&str, &str, &str); 29] = [
     ("getwriterequesttimeout", "", "Print the write request timeout in ms (gettimeout write)"),
     ("help", "[<command>]", "Display help information"),
     ("info", "[(-T | --tokens)]", "Print node information (uptime, load, ...)"),
+    ("listsnapshots", "", "Lists all the snapshots along with the size on disk and true size."),
     ("ring", "[<keyspace>]", "Print information about the token ring"),
     ("setcompactionthroughput", "<value_in_mb>", "Set the MiB/s throughput cap for compaction in the system, or 0 to disable throttling"),
     ("setconcurrentcompactors", "<value>", "Set number of concurrent compactors in the system."),
@@ -29,8 +31,10 @@ const COMMANDS: [(&str, &str, &str); 29] = [
     ("setreadrequesttimeout", "<timeout_in_ms>", "Set the read request timeout in ms (settimeout read)"),
     ("settimeout", "<timeout_type> <timeout_in_ms>", "Set the specified timeout in ms, or 0 to disable timeout"),
     ("setwriterequesttimeout", "<timeout_in_ms>", "Set the write request timeout in ms (settimeout write)"),
+    ("snapshot", "[(-t <tag> | --tag <tag>)] [<keyspaces...>]", "Take a snapshot of specified keyspaces or a snapshot of the specified table"),
     ("status", "[<keyspace>]", "Print cluster information (state, load, IDs, ...)"),
     ("stopdaemon", "", "Stop cassandra daemon"),
+    ("tablehistograms", "[<keyspace> <table> | <keyspace.table>]", "Print statistic histograms for a given table"),
     ("tablestats", "[-i] [-H] [<keyspace.table>...]", "Print statistics on tables"),
     ("tpstats", "", "Print usage statistics of thread pools"),
 ];

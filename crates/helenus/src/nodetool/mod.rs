@@ -8,6 +8,7 @@ mod compaction;
 mod format;
 mod help;
 mod settings;
+mod snapshots;
 mod tables;
 mod threads;
 
@@ -91,6 +92,9 @@ fn execute(client: &Client, inv: &Invocation) -> Output {
         | "setreadrequesttimeout"
         | "getrangerequesttimeout"
         | "setrangerequesttimeout" => settings::run(client, &inv.command, args),
+        "snapshot" | "listsnapshots" | "clearsnapshot" | "tablehistograms" | "cfhistograms" => {
+            snapshots::run(client, &inv.command, args)
+        }
         "tpstats" | "gcstats" | "drain" | "stopdaemon" => threads::run(client, &inv.command, args),
         _ => Err(unexpected(std::slice::from_ref(&inv.command))),
     }
