@@ -86,8 +86,6 @@ pub struct TableMetrics {
 
 /// The recorder of one table; cheap to update from many threads.
 pub(crate) struct MetricsRecorder {
-    reads: AtomicU64,
-    range_reads: AtomicU64,
     writes: AtomicU64,
     histograms: Mutex<Histograms>,
 }
@@ -109,8 +107,6 @@ fn histogram() -> Histogram<u64> {
 impl Default for MetricsRecorder {
     fn default() -> Self {
         MetricsRecorder {
-            reads: AtomicU64::new(0),
-            range_reads: AtomicU64::new(0),
             writes: AtomicU64::new(0),
             histograms: Mutex::new(Histograms {
                 sstables: histogram(),
@@ -124,7 +120,6 @@ impl Default for MetricsRecorder {
 impl MetricsRecorder {
     /// Records a single-partition read.
     pub fn point_read(&self, stats: &ReadStats) {
-        self.reads.fetch_add(1, Ordering::Relaxed);
         let mut h = self.histograms.lock();
         h.sstables.saturating_record(u64::from(stats.sstables));
         h.tombstones.saturating_record(stats.tombstones);
@@ -133,7 +128,6 @@ impl MetricsRecorder {
 
     /// Records a range read.
     pub fn range_read(&self, stats: &ReadStats) {
-        self.range_reads.fetch_add(1, Ordering::Relaxed);
         let mut h = self.histograms.lock();
         h.tombstones.saturating_record(stats.tombstones);
         h.live_rows.saturating_record(stats.live_rows);
@@ -146,9 +140,11 @@ impl MetricsRecorder {
 
     pub fn snapshot(&self) -> TableMetrics {
         let h = self.histograms.lock();
+        // Point reads record SSTables touched; every read records tombstones.
+        let reads = h.sstables.len();
         TableMetrics {
-            reads: self.reads.load(Ordering::Relaxed),
-            range_reads: self.range_reads.load(Ordering::Relaxed),
+            reads,
+            range_reads: h.tombstones.len().saturating_sub(reads),
             writes: self.writes.load(Ordering::Relaxed),
             sstables_per_read: Percentiles::of(&h.sstables),
             tombstones_per_read: Percentiles::of(&h.tombstones),
