@@ -95,16 +95,11 @@ pub fn execute(
             k.types.keys().cloned().collect()
         }),
         DescribeTarget::Type(name) => {
-            let ks_name = name
-                .keyspace
-                .as_deref()
-                .or(session)
-                .ok_or_else(no_keyspace)?;
-            let ks = keyspace(schema, ks_name)?;
+            let ks = named_keyspace(schema, name, session)?;
             let t = ks.user_type(&name.name).ok_or_else(|| {
                 CqlError::invalid(format!(
                     "User defined type '{}' not found in '{}'",
-                    name.name, ks_name
+                    name.name, ks.name
                 ))
             })?;
             let mut out = Out::new(true);
@@ -186,6 +181,20 @@ fn generic(
     Ok(out)
 }
 
+/// The keyspace a possibly qualified name lives in (the session's when unqualified).
+fn named_keyspace<'a>(
+    schema: &'a Schema,
+    name: &QualifiedName,
+    session: Option<&str>,
+) -> CqlResult<&'a KeyspaceMetadata> {
+    let ks_name = name
+        .keyspace
+        .as_deref()
+        .or(session)
+        .ok_or_else(no_keyspace)?;
+    keyspace(schema, ks_name)
+}
+
 fn no_keyspace() -> CqlError {
     CqlError::invalid("No keyspace specified and no current keyspace")
 }
@@ -202,16 +211,11 @@ fn table<'a>(
     name: &QualifiedName,
     session: Option<&str>,
 ) -> CqlResult<(&'a KeyspaceMetadata, &'a schema::TableMetadata)> {
-    let ks_name = name
-        .keyspace
-        .as_deref()
-        .or(session)
-        .ok_or_else(no_keyspace)?;
-    let ks = keyspace(schema, ks_name)?;
+    let ks = named_keyspace(schema, name, session)?;
     let t = ks.table(&name.name).ok_or_else(|| {
         CqlError::invalid(format!(
             "'{}' not found in keyspace '{}'",
-            name.name, ks_name
+            name.name, ks.name
         ))
     })?;
     Ok((ks, t))
