@@ -198,11 +198,7 @@ mod tests {
     use super::*;
 
     fn parse(entries: &[(&str, &str)]) -> Result<BTreeMap<String, String>, SchemaError> {
-        let owned: Vec<(String, String)> = entries
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        parse_compaction(&owned)
+        parse_compaction(&crate::options::owned_pairs(entries))
     }
 
     fn message(result: Result<BTreeMap<String, String>, SchemaError>) -> String {

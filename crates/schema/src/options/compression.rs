@@ -120,11 +120,7 @@ mod tests {
     use super::*;
 
     fn parse(entries: &[(&str, &str)]) -> Result<BTreeMap<String, String>, SchemaError> {
-        let owned: Vec<(String, String)> = entries
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        parse_compression(&owned)
+        parse_compression(&crate::options::owned_pairs(entries))
     }
 
     fn message(entries: &[(&str, &str)]) -> String {

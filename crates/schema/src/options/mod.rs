@@ -270,3 +270,12 @@ fn fail(message: String) -> Result<(), SchemaError> {
 
 #[cfg(test)]
 mod tests;
+
+/// Option map entries as the parsers take them, from string literals (for tests).
+#[cfg(test)]
+pub(crate) fn owned_pairs(entries: &[(&str, &str)]) -> Vec<(String, String)> {
+    entries
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
