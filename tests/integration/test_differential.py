@@ -2,6 +2,7 @@
 (refcass), comparing result columns, their types, rows (in order) and error classes, codes and
 messages. Skipped when Java or the refcass script is missing."""
 import os
+import re
 import shutil
 import subprocess
 import uuid
@@ -277,10 +278,20 @@ def outcome(session, entry):
     except ErrorMessage as e:
         return ("error", type(e).__name__, e.code, e.message)
     except DriverException as e:
-        return ("error", type(e).__name__, str(e))
+        return ("error", type(e).__name__, _sorted_signatures(str(e)))
     names = tuple(rs.column_names or ())
     types = tuple(t.cql_parameterized_type() for t in (rs.column_types or ()))
     return ("rows", names, types, list(rs))
+
+
+def _sorted_signatures(message):
+    """Cassandra lists a function's overloads in hash-map order, which changes from one JVM run
+    to the next; the list is compared as a set."""
+    match = re.search(r"\(known type signatures: (.*)\)", message)
+    if not match:
+        return message
+    listed = ", ".join(sorted(match.group(1).split(", ")))
+    return message[:match.start(1)] + listed + message[match.end(1):]
 
 
 def _same_value(name, a, b):
