@@ -1,10 +1,9 @@
 //! Read metrics: [`ReadStats`], what one read did (SSTables touched, tombstones and live rows
 //! met), returned with every read; and the per-table recorder behind
-//! [`Storage::table_metrics`](crate::Storage::table_metrics), which keeps read and write counts
-//! and histograms of SSTables and tombstones per read (Cassandra's `SSTablesPerReadHistogram`
-//! and `TombstoneScannedHistogram`), exposed as [`TableMetrics`].
-
-use std::sync::atomic::{AtomicU64, Ordering};
+//! [`Storage::table_metrics`](crate::Storage::table_metrics), which keeps histograms of
+//! SSTables and tombstones per read (Cassandra's `SSTablesPerReadHistogram` and
+//! `TombstoneScannedHistogram`), exposed as [`TableMetrics`]. Read and write counts and
+//! latencies are the coordinator's (`coordinator::metrics`), their one source.
 
 use hdrhistogram::Histogram;
 use parking_lot::Mutex;
@@ -67,15 +66,9 @@ impl Percentiles {
     }
 }
 
-/// One table's read and write metrics since it was opened (or last registered).
+/// One table's read histograms since it was opened (or last registered).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TableMetrics {
-    /// Single-partition reads.
-    pub reads: u64,
-    /// Range reads (each storage scan call counts one).
-    pub range_reads: u64,
-    /// Partition updates applied (each mutation of a batch counts one).
-    pub writes: u64,
     /// SSTables touched per single-partition read.
     pub sstables_per_read: Percentiles,
     /// Tombstones met per read, single-partition and range reads alike.
@@ -86,7 +79,6 @@ pub struct TableMetrics {
 
 /// The recorder of one table; cheap to update from many threads.
 pub(crate) struct MetricsRecorder {
-    writes: AtomicU64,
     histograms: Mutex<Histograms>,
 }
 
@@ -107,7 +99,6 @@ fn histogram() -> Histogram<u64> {
 impl Default for MetricsRecorder {
     fn default() -> Self {
         MetricsRecorder {
-            writes: AtomicU64::new(0),
             histograms: Mutex::new(Histograms {
                 sstables: histogram(),
                 tombstones: histogram(),
@@ -133,19 +124,9 @@ impl MetricsRecorder {
         h.live_rows.saturating_record(stats.live_rows);
     }
 
-    /// Records `count` partition updates.
-    pub fn writes(&self, count: u64) {
-        self.writes.fetch_add(count, Ordering::Relaxed);
-    }
-
     pub fn snapshot(&self) -> TableMetrics {
         let h = self.histograms.lock();
-        // Point reads record SSTables touched; every read records tombstones.
-        let reads = h.sstables.len();
         TableMetrics {
-            reads,
-            range_reads: h.tombstones.len().saturating_sub(reads),
-            writes: self.writes.load(Ordering::Relaxed),
             sstables_per_read: Percentiles::of(&h.sstables),
             tombstones_per_read: Percentiles::of(&h.tombstones),
             live_rows_per_read: Percentiles::of(&h.live_rows),
@@ -168,9 +149,7 @@ mod tests {
             });
         }
         recorder.range_read(&ReadStats::default());
-        recorder.writes(3);
         let m = recorder.snapshot();
-        assert_eq!((m.reads, m.range_reads, m.writes), (100, 1, 3));
         assert_eq!(m.sstables_per_read.count, 100);
         assert_eq!((m.sstables_per_read.min, m.sstables_per_read.max), (1, 100));
         assert_eq!(m.sstables_per_read.p50, 50);

@@ -121,6 +121,13 @@ impl EstimatedHistogram {
         self.counts.iter().sum()
     }
 
+    /// Adds `other`'s counts to these (the histogram of several SSTables).
+    pub fn merge(&mut self, other: &EstimatedHistogram) {
+        for (mine, theirs) in self.counts.iter_mut().zip(&other.counts) {
+            *mine += theirs;
+        }
+    }
+
     /// Upper bound of the highest non-empty bucket (`u64::MAX` if values overflowed).
     pub fn max(&self) -> u64 {
         match self.counts.iter().rposition(|c| *c > 0) {
@@ -194,5 +201,16 @@ mod tests {
         assert!(h.percentile(0.8) >= 100 && h.percentile(0.8) < 130);
         h.add(u64::MAX);
         assert_eq!(h.max(), u64::MAX);
+    }
+
+    #[test]
+    fn merged_histograms_add_counts() {
+        let (mut a, mut b) = (EstimatedHistogram::default(), EstimatedHistogram::default());
+        a.add(10);
+        b.add(10);
+        b.add(5000);
+        a.merge(&b);
+        assert_eq!((a.count(), a.percentile(0.0)), (3, 10));
+        assert_eq!(a.max(), b.max());
     }
 }

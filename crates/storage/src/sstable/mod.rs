@@ -36,7 +36,7 @@ pub use histogram::{EstimatedHistogram, StreamingHistogram};
 pub use index::INDEX_BLOCK_ENTRIES;
 pub use key_cache::{KeyCache, KeyCacheStats};
 pub(crate) use layout::ranges_overlap;
-pub use reader::Sstable;
+pub use reader::{FilterStats, Sstable};
 pub use scan::{KeyScan, PartitionIter};
 pub use stats::{ClusteringRange, SstableStats};
 pub use writer::{SstableWriter, WriteOptions, DEFAULT_CHUNK_LENGTH, DEFAULT_ROW_INDEX_BLOCK};

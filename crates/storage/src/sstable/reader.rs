@@ -8,7 +8,7 @@ use std::ops::Bound;
 
 use bytes::Bytes;
 use std::fs;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::error::{Result, StorageError};
@@ -38,9 +38,20 @@ pub struct Sstable {
     pub(crate) index: IndexFile,
     pub(crate) summary: Summary,
     filter: BloomFilter,
+    /// Keys the Bloom filter let through that the Index held (true positives) or did not.
+    filter_hits: AtomicU64,
+    filter_false_positives: AtomicU64,
     stats: SstableStats,
     level: AtomicU32,
     size_on_disk: u64,
+}
+
+/// What an SSTable's Bloom filter did since the SSTable was opened, and its size.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FilterStats {
+    pub true_positives: u64,
+    pub false_positives: u64,
+    pub size_bytes: u64,
 }
 
 impl Sstable {
@@ -80,6 +91,8 @@ impl Sstable {
             index,
             summary,
             filter,
+            filter_hits: AtomicU64::new(0),
+            filter_false_positives: AtomicU64::new(0),
             level: AtomicU32::new(stats.level),
             stats,
             size_on_disk,
@@ -102,6 +115,15 @@ impl Sstable {
     /// Bytes of all components on disk.
     pub fn size_on_disk(&self) -> u64 {
         self.size_on_disk
+    }
+
+    /// The Bloom filter's positives since opening (counted by reads the filter let through).
+    pub fn filter_stats(&self) -> FilterStats {
+        FilterStats {
+            true_positives: self.filter_hits.load(Ordering::Relaxed),
+            false_positives: self.filter_false_positives.load(Ordering::Relaxed),
+            size_bytes: self.filter.size_bytes() as u64,
+        }
     }
 
     /// Data chunks read so far (each one checksummed and decompressed).
@@ -176,6 +198,11 @@ impl Sstable {
             Some(cache) => self.find_cached(key, cache)?,
             None => self.find(key)?.map(Arc::new),
         };
+        let counter = match entry {
+            Some(_) => &self.filter_hits,
+            None => &self.filter_false_positives,
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
         match entry {
             Some(entry) => self.read_entry(&entry, key, filter).map(Some),
             None => Ok(None),

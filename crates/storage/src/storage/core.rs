@@ -99,7 +99,6 @@ impl Core {
         let durable = self.log.append(&payload)?;
         for (mutation, engine) in mutations.iter().zip(engines) {
             engine.apply_logged(&mutation.key, &mutation.update, durable.position());
-            engine.metrics().writes(1);
         }
         Ok(durable)
     }

@@ -7,6 +7,7 @@ use crate::compaction::exec::CompactionTotals;
 use crate::engine::TableEngine;
 use crate::error::Result;
 use crate::model::TableId;
+use crate::sstable::{EstimatedHistogram, FilterStats, Sstable};
 
 /// One table's data, as `nodetool tablestats` reports it.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -31,6 +32,38 @@ pub struct TableUsage {
     pub pending_compactions: usize,
     /// SSTables per LCS level (index = level).
     pub levels: Vec<usize>,
+    /// Bytes on disk per LCS level (index = level).
+    pub level_bytes: Vec<u64>,
+    /// Uncompressed partition sizes of every live SSTable, merged.
+    pub partition_sizes: EstimatedHistogram,
+    /// The live SSTables' Bloom filters: positives since they were opened, bytes.
+    pub filter: FilterStats,
+    /// Tombstones and expired cells purgeable now (past `gc_grace_seconds`) over all cells
+    /// and deletions (Cassandra's droppable tombstone ratio).
+    pub droppable_tombstone_ratio: f64,
+}
+
+impl TableUsage {
+    /// Adds one live SSTable's sizes, partitions, filter figures and level.
+    fn add_sstable(&mut self, sstable: &Sstable) {
+        let (stats, size) = (sstable.stats(), sstable.size_on_disk());
+        self.disk_bytes += size;
+        self.max_sstable_bytes = self.max_sstable_bytes.max(size);
+        self.uncompressed_bytes += stats.uncompressed_size;
+        self.partitions += stats.partitions;
+        self.partition_sizes.merge(&stats.partition_sizes);
+        let filter = sstable.filter_stats();
+        self.filter.true_positives += filter.true_positives;
+        self.filter.false_positives += filter.false_positives;
+        self.filter.size_bytes += filter.size_bytes;
+        let level = sstable.level() as usize;
+        if self.levels.len() <= level {
+            self.levels.resize(level + 1, 0);
+            self.level_bytes.resize(level + 1, 0);
+        }
+        self.levels[level] += 1;
+        self.level_bytes[level] += size;
+    }
 }
 
 impl Storage {
@@ -45,27 +78,22 @@ impl Storage {
             pending_compactions: engine.pending_tasks(now_seconds()),
             ..TableUsage::default()
         };
+        let gc_before = engine.settings().gc_before(now_seconds());
+        let (mut droppable, mut cells) = (0, 0);
         for live in &view.sstables {
-            let (sstable, stats) = (&live.sstable, live.sstable.stats());
-            usage.disk_bytes += sstable.size_on_disk();
-            usage.max_sstable_bytes = usage.max_sstable_bytes.max(sstable.size_on_disk());
-            usage.uncompressed_bytes += stats.uncompressed_size;
-            usage.partitions += stats.partitions;
-            if stats.partition_sizes.count() > 0 {
-                let min = stats.partition_sizes.percentile(0.0);
-                usage.partition_bytes_min = match usage.partition_bytes_min {
-                    0 => min,
-                    known => known.min(min),
-                };
-                usage.partition_bytes_max =
-                    usage.partition_bytes_max.max(stats.partition_sizes.max());
-            }
-            let level = sstable.level() as usize;
-            if usage.levels.len() <= level {
-                usage.levels.resize(level + 1, 0);
-            }
-            usage.levels[level] += 1;
+            let stats = live.sstable.stats();
+            droppable += stats.droppable_tombstones(gc_before);
+            cells += stats.cells
+                + stats.row_tombstones
+                + stats.range_tombstones
+                + stats.partition_tombstones;
+            usage.add_sstable(&live.sstable);
         }
+        if usage.partition_sizes.count() > 0 {
+            usage.partition_bytes_min = usage.partition_sizes.percentile(0.0);
+            usage.partition_bytes_max = usage.partition_sizes.max();
+        }
+        usage.droppable_tombstone_ratio = droppable as f64 / cells.max(1) as f64;
         Ok(usage)
     }
 

@@ -330,4 +330,10 @@ fn empty_sstable_round_trips_and_bad_options_are_refused() {
             .expect("read"),
         None
     );
+    sstable
+        .read(&key(-1, "k1"), &ReadFilter::all())
+        .expect("read")
+        .expect("k1 is there");
+    let filter = sstable.filter_stats();
+    assert_eq!((filter.false_positives, filter.true_positives), (1, 1));
 }
