@@ -7,7 +7,7 @@ use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, MetricEncoder, NoLabelSet};
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
-use storage::TableId;
+use storage::{Percentiles, TableId};
 
 use crate::api::tables::select;
 use crate::api::types::TableSelection;
@@ -148,6 +148,20 @@ struct TableFamilies {
     memtable: Vec<(Labels, Sample)>,
     flushes: Vec<(Labels, Sample)>,
     pending: Vec<(Labels, Sample)>,
+    sstables_per_read: Vec<(Labels, Sample)>,
+    tombstones_per_read: Vec<(Labels, Sample)>,
+}
+
+/// Median, 99th percentile and maximum of a per-read histogram, as `quantile` gauges.
+fn quantiles(labels: &Labels, p: &Percentiles) -> Vec<(Labels, Sample)> {
+    [("0.5", p.p50), ("0.99", p.p99), ("1", p.max)]
+        .into_iter()
+        .map(|(q, v)| {
+            let mut labels = labels.clone();
+            labels.push(("quantile", q.to_string()));
+            (labels, Sample::Gauge(v as i64))
+        })
+        .collect()
 }
 
 fn tables(node: &AdminNode, snapshot: &mut Snapshot) -> ApiResult<()> {
@@ -183,8 +197,16 @@ fn tables(node: &AdminNode, snapshot: &mut Snapshot) -> ApiResult<()> {
             .push((labels.clone(), Sample::Gauge(usage.memtable_bytes as i64)));
         f.flushes
             .push((labels.clone(), Sample::Counter(usage.flushes)));
-        f.pending
-            .push((labels, Sample::Gauge(usage.pending_compactions as i64)));
+        f.pending.push((
+            labels.clone(),
+            Sample::Gauge(usage.pending_compactions as i64),
+        ));
+        if let Ok(per_read) = node.storage.table_metrics(id) {
+            f.sstables_per_read
+                .extend(quantiles(&labels, &per_read.sstables_per_read));
+            f.tombstones_per_read
+                .extend(quantiles(&labels, &per_read.tombstones_per_read));
+        }
     }
     snapshot.add(
         "helenus_table_reads",
@@ -227,6 +249,16 @@ fn tables(node: &AdminNode, snapshot: &mut Snapshot) -> ApiResult<()> {
         "helenus_table_pending_compactions",
         "Background compactions due",
         f.pending,
+    );
+    snapshot.add(
+        "helenus_table_sstables_per_read",
+        "SSTables touched per single-partition read (since the table was opened)",
+        f.sstables_per_read,
+    );
+    snapshot.add(
+        "helenus_table_tombstones_per_read",
+        "Tombstones scanned per read (since the table was opened)",
+        f.tombstones_per_read,
     );
     Ok(())
 }

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::api::pools::GcClock;
 use crate::api::types::{AutocompactionRequest, TableSelection};
-use crate::api::{cluster, compaction, pools, settings, snapshots, tables};
+use crate::api::{cluster, compaction, pools, proxy, settings, snapshots, tables};
 use crate::error::{ApiError, ApiResult};
 use crate::metrics;
 use crate::node::AdminNode;
@@ -62,6 +62,7 @@ impl Api {
             "/v1/compactions" if get => ok(&compaction::stats(node)?),
             "/v1/compactions/history" if get => ok(&compaction::history(node)),
             "/v1/tpstats" if get => ok(&pools::tpstats(node)),
+            "/v1/proxyhistograms" if get => ok(&proxy::histograms(node)),
             "/v1/gcstats" if get => ok(&pools::gcstats(&self.gc)),
             "/v1/snapshots" if get => ok(&snapshots::list(node).await?),
             _ => match histograms_path(path) {
@@ -129,8 +130,9 @@ impl Api {
 
 /// 404 for an unknown path, 405 for a known path with the wrong method.
 fn unknown(method: &Method, path: &str) -> ApiError {
-    const PATHS: [&str; 19] = [
+    const PATHS: [&str; 20] = [
         "/metrics",
+        "/v1/proxyhistograms",
         "/v1/node",
         "/v1/cluster",
         "/v1/version",

@@ -4,6 +4,7 @@
 pub mod cluster;
 pub mod compaction;
 pub mod pools;
+pub mod proxy;
 pub mod settings;
 pub mod snapshots;
 pub mod tables;

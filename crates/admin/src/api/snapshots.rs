@@ -2,6 +2,7 @@
 //! (`nodetool tablehistograms`).
 
 use coordinator::metrics::{LatencySnapshot, LATENCY_BOUNDS_MICROS};
+use storage::sstable::EstimatedHistogram;
 use storage::{SnapshotTable, StorageError, TableId};
 
 use super::tables::{blocking, select};
@@ -136,8 +137,25 @@ pub fn histograms(node: &AdminNode, keyspace: &str, table: &str) -> ApiResult<Ta
             min: s.min as f64,
             max: s.max as f64,
         },
-        partition_size_bytes: None,
+        partition_size_bytes: size_percentiles(&usage.partition_sizes),
         cell_count: None,
+    })
+}
+
+/// Percentiles of the live SSTables' partition sizes (each the upper bound of its bucket, as
+/// Cassandra's `EstimatedHistogram`); `None` without SSTables.
+fn size_percentiles(sizes: &EstimatedHistogram) -> Option<HistogramPercentiles> {
+    (sizes.count() > 0).then(|| {
+        let at = |q: f64| sizes.percentile(q) as f64;
+        HistogramPercentiles {
+            p50: at(0.50),
+            p75: at(0.75),
+            p95: at(0.95),
+            p98: at(0.98),
+            p99: at(0.99),
+            min: at(0.0),
+            max: sizes.max() as f64,
+        }
     })
 }
 

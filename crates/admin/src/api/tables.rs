@@ -4,7 +4,8 @@
 use std::sync::Arc;
 
 use schema::TableMetadata;
-use storage::{TableId, TableUsage};
+use storage::sstable::FilterStats;
+use storage::{Percentiles, TableId, TableMetrics, TableUsage};
 
 use super::types::{TableSelection, TableStats, TablesDone};
 use crate::error::{ApiError, ApiResult};
@@ -104,12 +105,18 @@ pub fn stats(node: &AdminNode) -> ApiResult<Vec<TableStats>> {
         .iter()
         .filter_map(|t| {
             let usage = node.storage.table_usage(id(t)).ok()?;
-            Some(table_stats(node, t, &usage))
+            let reads = node.storage.table_metrics(id(t)).ok()?;
+            Some(table_stats(node, t, &usage, &reads))
         })
         .collect())
 }
 
-fn table_stats(node: &AdminNode, table: &TableMetadata, usage: &TableUsage) -> TableStats {
+fn table_stats(
+    node: &AdminNode,
+    table: &TableMetadata,
+    usage: &TableUsage,
+    per_read: &TableMetrics,
+) -> TableStats {
     let metrics = node.coordinator.metrics().table_if_used(id(table));
     let (reads, ranges, writes) = metrics
         .map(|m| {
@@ -146,7 +153,39 @@ fn table_stats(node: &AdminNode, table: &TableMetadata, usage: &TableUsage) -> T
             .uncompressed_bytes
             .checked_div(usage.partitions)
             .unwrap_or(0),
+        leveled: is_leveled(table),
+        sstable_bytes_per_level: usage.level_bytes.clone(),
+        bloom_filter_false_positives: usage.filter.false_positives,
+        bloom_filter_false_ratio: false_ratio(usage.filter),
+        bloom_filter_space_used: usage.filter.size_bytes,
+        live_cells_per_slice_mean: mean(&per_read.live_rows_per_read),
+        live_cells_per_slice_max: per_read.live_rows_per_read.max,
+        tombstones_per_slice_mean: mean(&per_read.tombstones_per_read),
+        tombstones_per_slice_max: per_read.tombstones_per_read.max,
+        droppable_tombstone_ratio: usage.droppable_tombstone_ratio,
     }
+}
+
+fn is_leveled(table: &TableMetadata) -> bool {
+    table
+        .options
+        .compaction
+        .get("class")
+        .is_some_and(|c| c.ends_with("LeveledCompactionStrategy"))
+}
+
+/// Cassandra's `BloomFilterFalseRatio`: false positives over all positives, 0 when none.
+fn false_ratio(filter: FilterStats) -> f64 {
+    let positives = filter.false_positives + filter.true_positives;
+    if positives == 0 {
+        0.0
+    } else {
+        filter.false_positives as f64 / positives as f64
+    }
+}
+
+fn mean(p: &Percentiles) -> Option<f64> {
+    (p.count > 0).then_some(p.mean)
 }
 
 /// Runs blocking storage work off the runtime's worker threads.

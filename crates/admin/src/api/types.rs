@@ -109,6 +109,20 @@ pub struct TableStats {
     pub partition_bytes_min: u64,
     pub partition_bytes_max: u64,
     pub partition_bytes_mean: u64,
+    /// Whether the table uses LeveledCompactionStrategy (nodetool then prints the levels).
+    pub leveled: bool,
+    pub sstable_bytes_per_level: Vec<u64>,
+    pub bloom_filter_false_positives: u64,
+    /// False positives over all positives of the live SSTables' filters (0 when none).
+    pub bloom_filter_false_ratio: f64,
+    pub bloom_filter_space_used: u64,
+    /// Live rows and tombstones met per read since the table was opened: mean (`null`
+    /// before the first read) and maximum.
+    pub live_cells_per_slice_mean: Option<f64>,
+    pub live_cells_per_slice_max: u64,
+    pub tombstones_per_slice_mean: Option<f64>,
+    pub tombstones_per_slice_max: u64,
+    pub droppable_tombstone_ratio: f64,
 }
 
 /// `GET /v1/compactions`: `nodetool compactionstats`.
@@ -263,6 +277,17 @@ pub struct HistogramPercentiles {
     pub p99: f64,
     pub min: f64,
     pub max: f64,
+}
+
+/// `GET /v1/proxyhistograms`: `nodetool proxyhistograms`, client-request latencies.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ProxyHistograms {
+    pub read_latency_micros: HistogramPercentiles,
+    pub write_latency_micros: HistogramPercentiles,
+    pub range_latency_micros: HistogramPercentiles,
+    pub cas_read_latency_micros: HistogramPercentiles,
+    pub cas_write_latency_micros: HistogramPercentiles,
+    pub view_write_latency_micros: HistogramPercentiles,
 }
 
 /// `GET /v1/tables/{keyspace}/{table}/histograms`: `nodetool tablehistograms`.

@@ -3,7 +3,7 @@
 use super::{unexpected, Output};
 
 /// Commands, their arguments and descriptions (Cassandra 5.0.4's wording).
-const COMMANDS: [(&str, &str, &str); 33] = [
+const COMMANDS: [(&str, &str, &str); 34] = [
     ("cfstats", "[-i] [-H] [<keyspace.table>...]", "Print statistics on tables (alias of tablestats)"),
     ("clearsnapshot", "[(-t <snapshot_name> | --all)] [<keyspaces>...]", "Remove the snapshot with the given name from the given keyspaces"),
     ("compact", "[<keyspace> <tables>...]", "Force a (major) compaction on one or more tables or user-defined compaction on given SSTables"),
@@ -24,6 +24,7 @@ const COMMANDS: [(&str, &str, &str); 33] = [
     ("help", "[<command>]", "Display help information"),
     ("info", "[(-T | --tokens)]", "Print node information (uptime, load, ...)"),
     ("listsnapshots", "", "Lists all the snapshots along with the size on disk and true size."),
+    ("proxyhistograms", "", "Print statistic histograms for network operations"),
     ("ring", "[<keyspace>]", "Print information about the token ring"),
     ("setcompactionthroughput", "<value_in_mb>", "Set the MiB/s throughput cap for compaction in the system, or 0 to disable throttling"),
     ("setconcurrentcompactors", "<value>", "Set number of concurrent compactors in the system."),

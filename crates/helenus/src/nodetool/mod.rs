@@ -7,6 +7,7 @@ mod cluster;
 mod compaction;
 mod format;
 mod help;
+mod proxy;
 mod settings;
 mod snapshots;
 mod tables;
@@ -96,6 +97,7 @@ fn execute(client: &Client, inv: &Invocation) -> Output {
             snapshots::run(client, &inv.command, args)
         }
         "tpstats" | "gcstats" | "drain" | "stopdaemon" => threads::run(client, &inv.command, args),
+        "proxyhistograms" => proxy::run(client, args),
         _ => Err(unexpected(std::slice::from_ref(&inv.command))),
     }
 }

@@ -137,6 +137,102 @@ fn keyspace_lines(keyspace: &str, tables: &[&TableStats]) -> String {
     )
 }
 
+/// Levels Cassandra's leveled manifest reports (`LeveledGenerations.MAX_LEVEL_COUNT`).
+const LEVELS: usize = 9;
+/// The default `fanout_size` of LeveledCompactionStrategy.
+const FANOUT: u64 = 10;
+
+/// `SSTables in each level` (a count over the level's capacity shows `count/capacity`) and
+/// `SSTable bytes in each level`.
+fn level_lines(t: &TableStats, size: &dyn Fn(u64) -> String) -> Vec<(&'static str, String)> {
+    let counts: Vec<String> = (0..LEVELS)
+        .map(|level| {
+            let count = t.sstables_per_level.get(level).copied().unwrap_or(0);
+            let capacity = if level == 0 {
+                4
+            } else {
+                FANOUT.pow(level as u32)
+            };
+            if count > capacity {
+                format!("{count}/{capacity}")
+            } else {
+                count.to_string()
+            }
+        })
+        .collect();
+    let bytes: Vec<String> = (0..LEVELS)
+        .map(|level| size(t.sstable_bytes_per_level.get(level).copied().unwrap_or(0)))
+        .collect();
+    vec![
+        ("SSTables in each level", format!("[{}]", counts.join(", "))),
+        (
+            "SSTable bytes in each level",
+            format!("[{}]", bytes.join(", ")),
+        ),
+    ]
+}
+
+fn filter_and_partition_lines(t: &TableStats) -> Vec<(&'static str, String)> {
+    vec![
+        (
+            "Bloom filter false positives",
+            t.bloom_filter_false_positives.to_string(),
+        ),
+        (
+            "Bloom filter false ratio",
+            format!("{:.5}", t.bloom_filter_false_ratio),
+        ),
+        (
+            "Bloom filter space used",
+            t.bloom_filter_space_used.to_string(),
+        ),
+        (
+            "Bloom filter off heap memory used",
+            t.bloom_filter_space_used.to_string(),
+        ),
+        (
+            "Compacted partition minimum bytes",
+            t.partition_bytes_min.to_string(),
+        ),
+        (
+            "Compacted partition maximum bytes",
+            t.partition_bytes_max.to_string(),
+        ),
+        (
+            "Compacted partition mean bytes",
+            t.partition_bytes_mean.to_string(),
+        ),
+    ]
+}
+
+/// Live cells and tombstones per slice: Java's `Double.toString` of the mean (`NaN` before the
+/// first read) and the maximum; then the droppable tombstone ratio.
+fn per_read_lines(t: &TableStats) -> Vec<(&'static str, String)> {
+    let mean = |m: Option<f64>| java_double(m.unwrap_or(f64::NAN));
+    vec![
+        (
+            "Average live cells per slice (last five minutes)",
+            mean(t.live_cells_per_slice_mean),
+        ),
+        (
+            "Maximum live cells per slice (last five minutes)",
+            t.live_cells_per_slice_max.to_string(),
+        ),
+        (
+            "Average tombstones per slice (last five minutes)",
+            mean(t.tombstones_per_slice_mean),
+        ),
+        (
+            "Maximum tombstones per slice (last five minutes)",
+            t.tombstones_per_slice_max.to_string(),
+        ),
+        (
+            "Droppable tombstone ratio",
+            format!("{:.5}", t.droppable_tombstone_ratio),
+        ),
+    ]
+}
+
 fn latency(ms: Option<f64>) -> String {
     ms.map_or("NaN".to_string(), |v| format!("{v:.3}"))
 }
@@ -159,11 +255,16 @@ fn table_lines(t: &TableStats, human: bool) -> String {
     } else {
         t.local_read_count as f64 / t.local_write_count as f64
     };
-    let lines = [
+    let mut lines = vec![
         ("Table", t.table.clone()),
         ("SSTable count", t.sstables.to_string()),
         ("Old SSTable count", "0".into()),
         ("Max SSTable size", memory(t.max_sstable_bytes)),
+    ];
+    if t.leveled {
+        lines.extend(level_lines(t, &size));
+    }
+    lines.extend([
         ("Space used (live)", size(t.space_used_live)),
         ("Space used (total)", size(t.space_used_total)),
         ("Space used by snapshots (total)", size(0)),
@@ -187,19 +288,9 @@ fn table_lines(t: &TableStats, human: bool) -> String {
         ),
         ("Local read/write ratio", format!("{ratio:.5}")),
         ("Pending flushes", "0".into()),
-        (
-            "Compacted partition minimum bytes",
-            t.partition_bytes_min.to_string(),
-        ),
-        (
-            "Compacted partition maximum bytes",
-            t.partition_bytes_max.to_string(),
-        ),
-        (
-            "Compacted partition mean bytes",
-            t.partition_bytes_mean.to_string(),
-        ),
-    ];
+    ]);
+    lines.extend(filter_and_partition_lines(t));
+    lines.extend(per_read_lines(t));
     let mut out: String = lines
         .iter()
         .map(|(k, v)| format!("\t\t{k}: {v}\n"))
@@ -236,6 +327,16 @@ mod tests {
             partition_bytes_min: 25,
             partition_bytes_max: 29,
             partition_bytes_mean: 29,
+            leveled: false,
+            sstable_bytes_per_level: vec![5102],
+            bloom_filter_false_positives: 1,
+            bloom_filter_false_ratio: 0.25,
+            bloom_filter_space_used: 16,
+            live_cells_per_slice_mean: Some(1.5),
+            live_cells_per_slice_max: 2,
+            tombstones_per_slice_mean: None,
+            tombstones_per_slice_max: 0,
+            droppable_tombstone_ratio: 0.0,
         }
     }
 
@@ -251,7 +352,19 @@ mod tests {
 \t\tSSTable Compression Ratio: 0.73750\n\t\tNumber of partitions (estimate): 3\n";
         assert!(text.starts_with(expected_prefix), "{text}");
         assert!(text.contains("\t\tLocal read count: 1\n\t\tLocal read latency: 0.149 ms\n\t\tLocal write count: 3\n\t\tLocal write latency: 0.064 ms\n\t\tLocal read/write ratio: 0.33333\n\t\tPending flushes: 0\n"));
-        assert!(text.ends_with("\t\tCompacted partition mean bytes: 29\n\n----------------\n"));
+        assert!(text.contains("\t\tPending flushes: 0\n\t\tBloom filter false positives: 1\n\t\tBloom filter false ratio: 0.25000\n\t\tBloom filter space used: 16\n\t\tBloom filter off heap memory used: 16\n\t\tCompacted partition minimum bytes: 25\n"));
+        assert!(text.ends_with("\t\tCompacted partition mean bytes: 29\n\t\tAverage live cells per slice (last five minutes): 1.5\n\t\tMaximum live cells per slice (last five minutes): 2\n\t\tAverage tombstones per slice (last five minutes): NaN\n\t\tMaximum tombstones per slice (last five minutes): 0\n\t\tDroppable tombstone ratio: 0.00000\n\n----------------\n"));
+        assert!(!text.contains("SSTables in each level"));
+    }
+
+    #[test]
+    fn leveled_tables_print_their_levels() {
+        // Cassandra 5.0.4's lines for a leveled table; L0 over its 4 shows `count/4`
+        let mut t = stats("ks", "lcs");
+        (t.leveled, t.sstables_per_level) = (true, vec![5, 2]);
+        t.sstable_bytes_per_level = vec![100, 200];
+        let text = render(&[t], false);
+        assert!(text.contains("\t\tMax SSTable size: 4.982KiB\n\t\tSSTables in each level: [5/4, 2, 0, 0, 0, 0, 0, 0, 0]\n\t\tSSTable bytes in each level: [100, 200, 0, 0, 0, 0, 0, 0, 0]\n\t\tSpace used (live)"), "{text}");
     }
 
     #[test]

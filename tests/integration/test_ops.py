@@ -1,0 +1,106 @@
+"""Operator figures against a live node: tablestats' Bloom filter, per-slice and partition-size
+lines, tablehistograms' partition sizes, proxyhistograms, and the per-read histograms in
+/metrics, each checked against what the test did. Layouts are Cassandra 5.0.4's (checked line
+by line in the Rust unit tests)."""
+import re
+import urllib.request
+
+import pytest
+from prometheus_client.openmetrics.parser import text_string_to_metric_families
+
+from conftest import connect
+from helenus_node import Node
+from test_nodetool import nodetool, ok, table_block
+
+ROWS = 40
+DELETED = 30
+
+
+@pytest.fixture(scope="module")
+def churned():
+    """`ops.kv`: ROWS partitions, flushed, read back (plus keys that are not there);
+    `ops.wide`: one partition whose DELETED rows are deleted in a second SSTable, read once."""
+    node = Node().start()
+    cluster, session = connect(node)
+    session.execute("CREATE KEYSPACE ops WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
+    session.execute("CREATE TABLE ops.kv (k int PRIMARY KEY, v text)")
+    session.execute("CREATE TABLE ops.wide (p int, c int, v text, PRIMARY KEY (p, c))")
+    insert = session.prepare("INSERT INTO ops.kv (k, v) VALUES (?, ?)")
+    for i in range(ROWS):
+        session.execute(insert, (i, f"value {i}"))
+    for c in range(ROWS):
+        session.execute("INSERT INTO ops.wide (p, c, v) VALUES (1, %s, 'x')", (c,))
+    ok(node, "flush", "ops")
+    for c in range(DELETED):
+        session.execute("DELETE FROM ops.wide WHERE p = 1 AND c = %s", (c,))
+    ok(node, "flush", "ops", "wide")
+    for i in range(ROWS + 20):
+        session.execute("SELECT v FROM ops.kv WHERE k = %s", (i,))
+    rows = list(session.execute("SELECT c FROM ops.wide WHERE p = 1"))
+    assert len(rows) == ROWS - DELETED
+    session.execute("SELECT * FROM ops.kv")
+    cluster.shutdown()
+    yield node
+    node.cleanup()
+
+
+def test_tablestats_bloom_filter_and_partition_lines(churned):
+    kv = table_block(ok(churned, "tablestats", "ops.kv"), "kv")
+    assert int(kv["Number of partitions (estimate)"]) == ROWS
+    assert int(kv["Local read count"]) == ROWS + 20
+    assert int(kv["Bloom filter space used"]) > 0
+    assert kv["Bloom filter off heap memory used"] == kv["Bloom filter space used"]
+    false_positives = int(kv["Bloom filter false positives"])
+    assert 0 <= false_positives <= 20
+    assert re.fullmatch(r"\d\.\d{5}", kv["Bloom filter false ratio"])
+    assert float(kv["Bloom filter false ratio"]) == pytest.approx(
+        false_positives / (ROWS + false_positives), abs=1e-5)
+    low, high = int(kv["Compacted partition minimum bytes"]), int(kv["Compacted partition maximum bytes"])
+    assert 0 < low <= high
+    assert int(kv["Maximum live cells per slice (last five minutes)"]) == ROWS
+    assert re.fullmatch(r"\d\.\d{5}", kv["Droppable tombstone ratio"])
+    assert "SSTables in each level" not in kv
+
+
+def test_tablestats_and_histograms_show_tombstones(churned):
+    wide = table_block(ok(churned, "tablestats", "ops.wide"), "wide")
+    assert int(wide["SSTable count"]) == 2
+    assert int(wide["Maximum tombstones per slice (last five minutes)"]) == DELETED
+    assert float(wide["Average tombstones per slice (last five minutes)"]) == DELETED
+    assert int(wide["Maximum live cells per slice (last five minutes)"]) == ROWS - DELETED
+    text = ok(churned, "tablehistograms", "ops", "wide")
+    rows = {line.split()[0]: line.split() for line in text.split("\n")[3:] if line.strip()}
+    assert float(rows["Max"][3]) == 2.0, text
+    assert int(rows["Min"][4]) > 0 and int(rows["Max"][4]) >= int(rows["Min"][4]), text
+    assert "NaN" not in rows["Max"][4]
+
+
+def test_proxyhistograms(churned):
+    text = ok(churned, "proxyhistograms")
+    lines = text.split("\n")
+    assert lines[0] == "proxy histograms"
+    assert lines[1].split() == ["Percentile", "Read", "Latency", "Write", "Latency", "Range", "Latency",
+                                "CAS", "Read", "Latency", "CAS", "Write", "Latency", "View", "Write", "Latency"]
+    rows = {line.split()[0]: [float(v) for v in line.split()[1:]] for line in lines[3:] if line.strip()}
+    assert set(rows) == {"50%", "75%", "95%", "98%", "99%", "Min", "Max"}
+    read, write, range_, cas_read, cas_write, view = zip(*rows.values())
+    assert max(read) > 0 and max(write) > 0 and max(range_) > 0
+    assert max(cas_read) == max(cas_write) == max(view) == 0
+    assert nodetool(churned, "proxyhistograms", "extra").returncode == 1
+
+
+def test_metrics_carry_per_read_histograms(churned):
+    with urllib.request.urlopen(f"http://127.0.0.1:{churned.admin_port}/metrics", timeout=10) as r:
+        text = r.read().decode()
+    samples = [s for f in text_string_to_metric_families(text) for s in f.samples]
+
+    def value(name, **labels):
+        found = [s.value for s in samples if s.name == name and all(s.labels.get(k) == v for k, v in labels.items())]
+        assert len(found) == 1, (name, labels, found)
+        return found[0]
+
+    wide = {"keyspace": "ops", "table": "wide"}
+    assert value("helenus_table_tombstones_per_read", quantile="1", **wide) == DELETED
+    assert value("helenus_table_sstables_per_read", quantile="1", **wide) == 2
+    assert value("helenus_table_reads_total", keyspace="ops", table="kv") == ROWS + 20
+    assert value("helenus_table_writes_total", keyspace="ops", table="kv") == ROWS
