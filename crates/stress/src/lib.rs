@@ -40,7 +40,7 @@ pub fn run(args: Vec<String>) -> ExitCode {
 /// written to `out`; errors still go to standard error.
 pub fn run_to(args: Vec<String>, out: &mut dyn Write) -> ExitCode {
     if args.first().is_some_and(|a| a == "ycsb") {
-        return ycsb::main(&args[1..], out);
+        return ycsb::main(&args[1..], out, Box::new(io::stderr()));
     }
     match cli::parse(&args) {
         Ok(invocation) => execute(invocation, &args.join(" "), out),
@@ -52,6 +52,12 @@ pub fn run_to(args: Vec<String>, out: &mut dyn Write) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Runs `helenus stress ycsb ARGS…` (the words after `ycsb`), with YCSB's report written to
+/// `out` and its periodic status lines (`-s`) to `status` instead of standard error.
+pub fn ycsb_to(args: &[String], out: &mut dyn Write, status: Box<dyn Write + Send>) -> ExitCode {
+    ycsb::main(args, out, status)
 }
 
 fn execute(invocation: Invocation, command: &str, out: &mut dyn Write) -> ExitCode {

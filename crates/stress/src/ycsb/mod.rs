@@ -4,6 +4,7 @@
 
 mod generator;
 mod run;
+mod status;
 mod workload;
 
 use std::io::Write;
@@ -44,7 +45,7 @@ pub fn parse(args: &[String]) -> Result<Config, String> {
             "-db" | "-cp" => {
                 value()?;
             }
-            "-s" => {}
+            "-s" => props.set("status=true")?,
             other => return Err(format!("Unknown option {other}\n{USAGE}")),
         }
     }
@@ -55,14 +56,15 @@ const USAGE: &str =
     "Usage: helenus stress ycsb load|run [-P workloada…workloadf|FILE] [-p key=value]… \
                      [-threads N] [-target OPS] [-s]";
 
-/// Runs a YCSB command line, writing YCSB's report to `out`.
-pub fn main(args: &[String], out: &mut dyn Write) -> ExitCode {
+/// Runs a YCSB command line, writing YCSB's report to `out` and its status lines (`-s`)
+/// to `status`.
+pub fn main(args: &[String], out: &mut dyn Write, status: Box<dyn Write + Send>) -> ExitCode {
     let result = parse(args).and_then(|config| {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()
             .map_err(|e| format!("Cannot start the runtime: {e}"))?;
-        rt.block_on(run::run(&config))
+        rt.block_on(run::run(&config, status))
     });
     match result {
         Ok(lines) => {
@@ -96,6 +98,7 @@ mod tests {
         assert_eq!(c.props.get("threadcount"), Some("8"));
         assert_eq!(c.props.get("target"), Some("100"));
         assert_eq!(c.props.get("requestdistribution"), Some("zipfian"));
+        assert_eq!(c.props.get("status"), Some("true"));
         assert_eq!(
             parse(&words("load -P workloadc")).map(|c| c.phase),
             Ok(Phase::Load)

@@ -1,15 +1,18 @@
 //! Running a YCSB phase: schema, prepared statements, `threadcount` workers (throttled to
 //! `target` ops/s), and YCSB's report.
 
+use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use scylla::client::session::Session;
 use scylla::statement::prepared::PreparedStatement;
+use tokio::sync::oneshot;
 use tokio::task::JoinSet;
 
 use super::generator::{key, KeyChooser};
+use super::status::{self, Status};
 use super::workload::YcsbOp;
 use super::{Config, Phase};
 use crate::client;
@@ -37,7 +40,11 @@ struct Job {
     recorder: Recorder,
 }
 
-pub async fn run(config: &Config) -> Result<Vec<String>, String> {
+/// Runs the phase; status lines (`-s`) go to `status_sink`.
+pub async fn run(
+    config: &Config,
+    status_sink: Box<dyn Write + Send>,
+) -> Result<Vec<String>, String> {
     let p = &config.props;
     let records: u64 = p.num("recordcount", 1000)?;
     let fields: usize = p.num("fieldcount", 10)?;
@@ -93,13 +100,82 @@ pub async fn run(config: &Config) -> Result<Vec<String>, String> {
         recorder: Recorder::new((threads as usize).min(16), YcsbOp::ALL.len()),
     });
     KeyChooser::new(&job.distribution, records.max(1))?;
+    let status_every = match p.str_or("status", "false") {
+        "true" => Some(Duration::from_secs(p.num("status.interval", 10u64)?.max(1))),
+        _ => None,
+    };
+    let (done, finished) = oneshot::channel();
+    let status = status_every.map(|every| {
+        let sink = StatusSink {
+            out: status_sink,
+            every,
+            label: p.str_or("status.label", "").to_string(),
+        };
+        let (ready, started) = oneshot::channel();
+        let task = tokio::spawn(report_status(Arc::clone(&job), sink, finished, ready));
+        (task, started)
+    });
+    let status = match status {
+        Some((task, started)) => {
+            let _ = started.await;
+            Some(task)
+        }
+        None => None,
+    };
     let cpu_start = cpu::now();
     let mut workers = JoinSet::new();
     for id in 0..threads.max(1) {
         workers.spawn(worker(Arc::clone(&job), id as usize, records.max(1)));
     }
     while workers.join_next().await.is_some() {}
-    Ok(report(&job, job.start.elapsed(), cpu::since(cpu_start)))
+    let elapsed = job.start.elapsed();
+    let cpu_used = cpu::since(cpu_start);
+    let _ = done.send(());
+    let mut totals = match status {
+        Some(task) => task
+            .await
+            .map_err(|e| format!("Status reporting failed: {e}"))?,
+        None => status::empty(),
+    };
+    job.recorder.drain(&mut totals);
+    Ok(report(&totals, elapsed, cpu_used))
+}
+
+/// Where and how often status lines are written.
+struct StatusSink {
+    out: Box<dyn Write + Send>,
+    every: Duration,
+    label: String,
+}
+
+/// YCSB's status thread: a line at once, then every `every`, and a last one when the
+/// workers are done; returns the totals it accumulated. Times count from its own start.
+async fn report_status(
+    job: Arc<Job>,
+    mut sink: StatusSink,
+    mut finished: oneshot::Receiver<()>,
+    ready: oneshot::Sender<()>,
+) -> Vec<crate::metrics::OpStats> {
+    let mut interval = status::empty();
+    let mut status = Status::new(&sink.label);
+    let every = sink.every;
+    let mut deadline = Instant::now() + every;
+    // The first line, before any worker has run: "0 sec: 0 operations; ".
+    let _ = writeln!(sink.out, "{}", status.tick(&interval, job.operations));
+    let _ = ready.send(());
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep_until(deadline.into()) => deadline += every,
+            _ = &mut finished => break,
+        }
+        job.recorder.drain(&mut interval);
+        let _ = writeln!(sink.out, "{}", status.tick(&interval, job.operations));
+        interval.iter_mut().for_each(|s| s.reset());
+    }
+    job.recorder.drain(&mut interval);
+    let _ = writeln!(sink.out, "{}", status.tick(&interval, job.operations));
+    let _ = sink.out.flush();
+    status.totals
 }
 
 async fn connect(p: &super::Properties) -> Result<Session, String> {
@@ -184,21 +260,26 @@ async fn worker(job: Arc<Job>, id: usize, records: u64) {
         }
         let op = choose(&job.mix, &mut local.rng);
         let started = Instant::now();
-        let ok = execute(&job, op, &mut local).await.is_ok();
-        let m = Measurement {
-            intended: None,
-            started,
-            ended: Instant::now(),
-            partitions: 1,
-            rows: 1,
-            error: !ok,
-        };
-        let slot = YcsbOp::ALL.iter().position(|o| *o == op).unwrap_or(0);
-        job.recorder.record(id, slot, &m);
+        let result = execute(&job, op, &mut local, id).await;
+        measure(&job, id, op, started, result.is_ok());
     }
 }
 
-async fn execute(job: &Job, op: YcsbOp, local: &mut Local) -> Result<(), String> {
+/// Records one operation's latency (YCSB's `DBWrapper` measures every call).
+fn measure(job: &Job, worker: usize, op: YcsbOp, started: Instant, ok: bool) {
+    let m = Measurement {
+        intended: None,
+        started,
+        ended: Instant::now(),
+        partitions: 1,
+        rows: 1,
+        error: !ok,
+    };
+    let slot = YcsbOp::ALL.iter().position(|o| *o == op).unwrap_or(0);
+    job.recorder.record(worker, slot, &m);
+}
+
+async fn execute(job: &Job, op: YcsbOp, local: &mut Local, id: usize) -> Result<(), String> {
     let err = |e: scylla::errors::ExecutionError| e.to_string();
     let records = job.inserted.load(Ordering::Relaxed).max(1);
     match op {
@@ -233,12 +314,20 @@ async fn execute(job: &Job, op: YcsbOp, local: &mut Local) -> Result<(), String>
                 .map_err(err)?;
         }
         YcsbOp::ReadModifyWrite => {
+            // As YCSB: the read and the update are measured on their own too, and the
+            // update is sent whatever the read returned.
             let n = local.chooser.next(records, &mut local.rng);
-            job.session
+            let started = Instant::now();
+            let read = job
+                .session
                 .execute_unpaged(&job.read, (key(n).as_str(),))
-                .await
-                .map_err(err)?;
-            update_key(job, local, n).await?;
+                .await;
+            measure(job, id, YcsbOp::Read, started, read.is_ok());
+            let started = Instant::now();
+            let updated = update_key(job, local, n).await;
+            measure(job, id, YcsbOp::Update, started, updated.is_ok());
+            read.map_err(err)?;
+            updated?;
         }
     }
     Ok(())
@@ -264,10 +353,8 @@ async fn update_key(job: &Job, local: &mut Local, n: u64) -> Result<(), String> 
 }
 
 /// YCSB's measurement summary.
-fn report(job: &Job, elapsed: Duration, cpu_used: crate::report::CpuUse) -> Vec<String> {
-    let mut stats: Vec<OpStats> = YcsbOp::ALL.iter().map(|_| OpStats::new()).collect();
-    job.recorder.drain(&mut stats);
-    let ops: u64 = stats.iter().map(|s| s.service.len()).sum();
+fn report(stats: &[OpStats], elapsed: Duration, cpu_used: crate::report::CpuUse) -> Vec<String> {
+    let ops = status::ops_of(stats);
     let ms = elapsed.as_millis();
     let cpu = (cpu_used.user + cpu_used.system).as_secs_f64() * 1e6 / ops.max(1) as f64;
     let mut out = vec![
@@ -278,7 +365,7 @@ fn report(job: &Job, elapsed: Duration, cpu_used: crate::report::CpuUse) -> Vec<
         ),
         format!("[OVERALL], ClientCpuPerOp(us), {cpu:.1}"),
     ];
-    for (op, s) in YcsbOp::ALL.iter().zip(&stats) {
+    for (op, s) in YcsbOp::ALL.iter().zip(stats) {
         let h = &s.service;
         if h.is_empty() {
             continue;
