@@ -9,11 +9,11 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use admin::{AdminNode, Lifecycle, NativeStats};
-use config::{CommitLogSync, Config};
+use config::{CommitLogSync, Config, MemtableAllocationType};
 use coordinator::{Coordinator, Timeouts};
 use query::{NodeInfo, QueryProcessor, RELEASE_VERSION};
 use ring::{random_tokens, Endpoint};
-use storage::{CommitlogSync, Storage, StorageConfig};
+use storage::{CommitlogSync, MemtableAllocation, Storage, StorageConfig};
 use tokio::sync::broadcast;
 use transport::{Event, Server, ServerConfig};
 
@@ -95,14 +95,20 @@ fn storage_config(config: &Config) -> StorageConfig {
             window: config.commitlog_sync_group_window,
         },
     };
-    let memtable_space = [config.memtable_heap_space, config.memtable_offheap_space]
-        .into_iter()
-        .flatten()
-        .map(|size| size.as_bytes())
-        .max();
-    if let Some(space) = memtable_space {
-        sc.memtable_space = space;
+    if let Some(space) = config.memtable_heap_space {
+        sc.memtable_space = space.as_bytes();
     }
+    if let Some(space) = config.memtable_offheap_space {
+        sc.memtable_offheap_space = space.as_bytes();
+    }
+    sc.memtable_allocation = match config.memtable_allocation_type {
+        MemtableAllocationType::OffheapBuffers | MemtableAllocationType::OffheapObjects => {
+            MemtableAllocation::Offheap
+        }
+        MemtableAllocationType::HeapBuffers
+        | MemtableAllocationType::UnslabbedHeapBuffers
+        | MemtableAllocationType::UnslabbedHeapBuffersLogged => MemtableAllocation::Heap,
+    };
     if let Some(threshold) = config.memtable_cleanup_threshold {
         sc.memtable_cleanup_threshold = threshold;
     }

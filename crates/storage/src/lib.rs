@@ -34,5 +34,6 @@ pub use params::{TableParams, TableSettings, DEFAULT_GC_GRACE_SECONDS};
 pub use snapshot::SnapshotInfo;
 pub use sstable::KeyCacheStats;
 pub use storage::{
-    ReplayStats, SnapshotTable, Storage, StorageConfig, TableStats, TableUsage, TombstoneThresholds,
+    default_commitlog_total_space, MemtableAllocation, PoolUsage, ReplayStats, SnapshotTable,
+    Storage, StorageConfig, TableStats, TableUsage, TombstoneThresholds,
 };

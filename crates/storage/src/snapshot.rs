@@ -2,7 +2,9 @@
 //! table's live SSTables (so taking one copies nothing, and the files outlive their deletion by
 //! compaction, TRUNCATE or DROP), a `manifest.json` listing them as Cassandra writes it, and the
 //! table's `schema.cql` when known. Listing reports each snapshot's size on disk and its true
-//! size (the bytes only snapshots still hold); clearing removes the directories.
+//! size (the bytes only snapshots still hold); clearing removes the directories. A table spread
+//! over several data directories has a part of each snapshot in each of its directories (hard
+//! links cannot cross file systems); listing and clearing treat the parts as one snapshot.
 
 use std::fs;
 use std::io::Write;
@@ -28,7 +30,10 @@ pub struct SnapshotInfo {
     pub true_size: u64,
     /// Bytes of all its files.
     pub size_on_disk: u64,
+    /// Where its manifest is (the part in the first data directory holding it).
     pub directory: PathBuf,
+    /// Every part, one per data directory holding one, `directory` first.
+    pub directories: Vec<PathBuf>,
 }
 
 /// Checks that `tag` can name a directory, as Cassandra does.
@@ -143,9 +148,40 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
     (year, month, day)
 }
 
-/// Every snapshot under `data_dir` (`<keyspace>/<table>-<id>/snapshots/<tag>`), sorted by tag,
-/// keyspace and table.
-pub fn list(data_dir: &Path) -> Result<Vec<SnapshotInfo>> {
+/// Every snapshot under `data_dirs` (`<keyspace>/<table>-<id>/snapshots/<tag>`), its parts in
+/// several data directories merged, sorted by tag, keyspace and table.
+pub fn list(data_dirs: &[PathBuf]) -> Result<Vec<SnapshotInfo>> {
+    let mut found: Vec<SnapshotInfo> = Vec::new();
+    for data_dir in data_dirs {
+        for part in list_one(data_dir)? {
+            match found.iter_mut().find(|s| same_snapshot(s, &part)) {
+                Some(known) => {
+                    known.true_size += part.true_size;
+                    known.size_on_disk += part.size_on_disk;
+                    known.directories.extend(part.directories);
+                }
+                None => found.push(part),
+            }
+        }
+    }
+    found.sort_by(|a, b| (&a.tag, &a.keyspace, &a.table).cmp(&(&b.tag, &b.keyspace, &b.table)));
+    Ok(found)
+}
+
+/// Whether two parts belong to one snapshot: same tag and same table directory name.
+fn same_snapshot(a: &SnapshotInfo, b: &SnapshotInfo) -> bool {
+    let table_dir = |s: &SnapshotInfo| {
+        s.directory
+            .parent()
+            .and_then(Path::parent)
+            .and_then(Path::file_name)
+            .map(|n| n.to_owned())
+    };
+    a.tag == b.tag && a.keyspace == b.keyspace && table_dir(a) == table_dir(b)
+}
+
+/// Every snapshot part under one data directory.
+fn list_one(data_dir: &Path) -> Result<Vec<SnapshotInfo>> {
     let mut found = Vec::new();
     for keyspace in subdirectories(data_dir)? {
         for table_dir in subdirectories(&keyspace)? {
@@ -154,7 +190,6 @@ pub fn list(data_dir: &Path) -> Result<Vec<SnapshotInfo>> {
             }
         }
     }
-    found.sort_by(|a, b| (&a.tag, &a.keyspace, &a.table).cmp(&(&b.tag, &b.keyspace, &b.table)));
     Ok(found)
 }
 
@@ -176,6 +211,7 @@ fn describe(keyspace: &Path, table_dir: &Path, snapshot: &Path) -> Result<Snapsh
         true_size,
         size_on_disk,
         directory: snapshot.to_path_buf(),
+        directories: vec![snapshot.to_path_buf()],
     })
 }
 
@@ -202,18 +238,25 @@ fn sizes(table_dir: &Path, snapshot: &Path) -> Result<(u64, u64)> {
     Ok((true_size, on_disk))
 }
 
-/// Removes snapshot `tag` (every snapshot when `None`) of every table under `data_dir`;
+/// Removes snapshot `tag` (every snapshot when `None`) of every table under `data_dirs`;
 /// returns how many table snapshots were removed.
-pub fn clear(data_dir: &Path, tag: Option<&str>) -> Result<usize> {
+pub fn clear(data_dirs: &[PathBuf], tag: Option<&str>) -> Result<usize> {
     let mut removed = 0;
-    for snapshot in list(data_dir)? {
+    for snapshot in list(data_dirs)? {
         if tag.is_none_or(|t| t == snapshot.tag) {
-            fs::remove_dir_all(&snapshot.directory)
-                .map_err(|e| StorageError::io(&snapshot.directory, e))?;
+            remove(&snapshot)?;
             removed += 1;
         }
     }
     Ok(removed)
+}
+
+/// Removes every part of `snapshot`.
+pub fn remove(snapshot: &SnapshotInfo) -> Result<()> {
+    for dir in &snapshot.directories {
+        fs::remove_dir_all(dir).map_err(|e| StorageError::io(dir, e))?;
+    }
+    Ok(())
 }
 
 /// Deletes a dropped table's files but keeps its snapshots; the directory goes too when no
@@ -297,15 +340,16 @@ mod tests {
         fs::write(directory(&table, "keep").join("ha-1-Data.db"), b"xy").expect("write");
         remove_table_data(&table).expect("remove");
         assert!(!table.join("ha-1-Data.db").exists());
-        let listed = list(dir.path()).expect("list");
+        let data_dirs = [dir.path().to_path_buf()];
+        let listed = list(&data_dirs).expect("list");
         assert_eq!(listed.len(), 1);
         assert_eq!(
             (listed[0].keyspace.as_str(), listed[0].table.as_str()),
             ("ks", "t")
         );
         assert_eq!((listed[0].true_size, listed[0].size_on_disk), (2, 2));
-        assert_eq!(clear(dir.path(), Some("other")).expect("clear"), 0);
-        assert_eq!(clear(dir.path(), None).expect("clear"), 1);
+        assert_eq!(clear(&data_dirs, Some("other")).expect("clear"), 0);
+        assert_eq!(clear(&data_dirs, None).expect("clear"), 1);
         remove_table_data(&table).expect("remove");
         assert!(!table.exists());
     }

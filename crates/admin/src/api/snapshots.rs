@@ -94,8 +94,9 @@ pub async fn clear(
         for snapshot in storage.list_snapshots()? {
             let tag_matches = request.tag.as_ref().is_none_or(|t| *t == snapshot.tag);
             if tag_matches && request.keyspaces.contains(&snapshot.keyspace) {
-                std::fs::remove_dir_all(&snapshot.directory)
-                    .map_err(|e| StorageError::io(&snapshot.directory, e))?;
+                for dir in &snapshot.directories {
+                    std::fs::remove_dir_all(dir).map_err(|e| StorageError::io(dir, e))?;
+                }
                 cleared += 1;
             }
         }

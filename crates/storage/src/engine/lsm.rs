@@ -2,6 +2,10 @@
 //! switches in a fresh one and writes the old one (still readable meanwhile) to a new SSTable;
 //! compactions replace SSTables by merged ones. Readers take a snapshot of the [`View`] — the
 //! memtables and the immutable list of open SSTables, swapped atomically — and merge its sources.
+//!
+//! A table has one directory per data directory (`data_file_directories`); the first holds the
+//! replay floor and the compaction transaction logs, and each new SSTable goes to the directory
+//! [`placement`](super::placement) picks. Generations are unique across the directories.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -11,7 +15,9 @@ use std::time::Instant;
 
 use parking_lot::{Mutex, MutexGuard, RwLock};
 
+use super::placement;
 use super::point_read::{self, CachedSstable};
+use super::pool::{MemtableUsage, PooledMemtable};
 use super::table_dir::{open_sstables, read_floor, write_floor, LiveSstable};
 use super::{scan_sources, PartitionSource, TableEngine};
 use crate::commitlog::Position;
@@ -27,9 +33,9 @@ use crate::sstable::{Descriptor, KeyCache, SstableWriter, WriteOptions};
 /// What a read sees: the memtables and the open SSTables at one instant.
 #[derive(Clone)]
 pub struct View {
-    pub active: Arc<Memtable>,
+    pub active: Arc<PooledMemtable>,
     /// Memtables being flushed, oldest first.
-    pub flushing: Vec<Arc<Memtable>>,
+    pub flushing: Vec<Arc<PooledMemtable>>,
     /// Open SSTables, newest generation first.
     pub sstables: Vec<Arc<LiveSstable>>,
 }
@@ -37,14 +43,19 @@ pub struct View {
 impl View {
     fn empty() -> View {
         View {
-            active: Arc::new(Memtable::new()),
+            active: Arc::new(PooledMemtable::new()),
             flushing: Vec::new(),
             sstables: Vec::new(),
         }
     }
 
     /// Every memtable, newest first.
-    pub fn memtables(&self) -> impl Iterator<Item = &Arc<Memtable>> {
+    pub fn memtables(&self) -> impl Iterator<Item = &Memtable> {
+        self.pooled().map(|m| m.memtable())
+    }
+
+    /// Every memtable with its pool accounting, newest first.
+    fn pooled(&self) -> impl Iterator<Item = &Arc<PooledMemtable>> {
         std::iter::once(&self.active).chain(self.flushing.iter().rev())
     }
 }
@@ -62,7 +73,8 @@ pub struct FlushReport {
 
 /// The LSM engine of one table.
 pub struct LsmEngine {
-    dir: PathBuf,
+    /// The table's directories, one per data directory; the first is the primary one.
+    dirs: Vec<PathBuf>,
     view: RwLock<Arc<View>>,
     settings: RwLock<Arc<TableSettings>>,
     /// Serializes flushes and truncations, so floors only move forward.
@@ -82,11 +94,35 @@ pub struct LsmEngine {
 impl LsmEngine {
     /// Opens the table in `dir`: its SSTables (see [`open_sstables`]) and its replay floor.
     pub fn open(dir: &Path, settings: TableSettings, quarantine: bool) -> Result<LsmEngine> {
-        let sstables = open_sstables(dir, quarantine)?;
+        LsmEngine::open_in(&[dir.to_path_buf()], settings, quarantine)
+    }
+
+    /// Opens the table spread over `dirs` (at least one; the first is the primary directory):
+    /// completes or rolls back interrupted compactions, then opens the SSTables of every
+    /// directory and the replay floor.
+    pub fn open_in(
+        dirs: &[PathBuf],
+        settings: TableSettings,
+        quarantine: bool,
+    ) -> Result<LsmEngine> {
+        let Some(primary) = dirs.first() else {
+            return Err(crate::error::StorageError::Invalid(
+                "a table needs at least one data directory".to_string(),
+            ));
+        };
+        let mut sstables = Vec::new();
+        for dir in dirs {
+            std::fs::create_dir_all(dir).map_err(|e| crate::error::StorageError::io(dir, e))?;
+        }
+        crate::compaction::exec::recover(primary, dirs)?;
+        for dir in dirs {
+            sstables.extend(open_sstables(dir, quarantine)?);
+        }
+        sstables.sort_by_key(|s| std::cmp::Reverse(s.generation()));
         let next = sstables.first().map_or(1, |s| s.generation() + 1);
-        let floor = read_floor(dir)?;
+        let floor = read_floor(primary)?;
         Ok(LsmEngine {
-            dir: dir.to_path_buf(),
+            dirs: dirs.to_vec(),
             view: RwLock::new(Arc::new(View {
                 sstables,
                 ..View::empty()
@@ -150,7 +186,7 @@ impl LsmEngine {
                 cache,
             })
             .collect();
-        let memtables = view.memtables().map(|m| m.as_ref() as &dyn PartitionSource);
+        let memtables = view.memtables().map(|m| m as &dyn PartitionSource);
         let sources: Vec<&dyn PartitionSource> = memtables
             .chain(sstables.iter().map(|s| s as &dyn PartitionSource))
             .collect();
@@ -163,8 +199,14 @@ impl LsmEngine {
         Ok((found, stats))
     }
 
+    /// The primary directory (replay floor, compaction transaction logs).
     pub fn dir(&self) -> &Path {
-        &self.dir
+        &self.dirs[0]
+    }
+
+    /// Every directory of the table, the primary one first.
+    pub fn dirs(&self) -> &[PathBuf] {
+        &self.dirs
     }
 
     /// A consistent snapshot of the table's sources.
@@ -196,14 +238,25 @@ impl LsmEngine {
         *self.floor.lock()
     }
 
-    /// Applies a write logged at `position`.
-    pub fn apply_logged(&self, key: &PartitionKey, update: &PartitionUpdate, position: Position) {
-        self.view.read().active.apply_logged(key, update, position);
+    /// Applies a write logged at `position`; returns how much the memtable grew (see
+    /// [`PooledMemtable::apply`]).
+    pub fn apply_logged(
+        &self,
+        key: &PartitionKey,
+        update: &PartitionUpdate,
+        position: Position,
+    ) -> u64 {
+        self.view.read().active.apply(key, update, Some(position))
     }
 
     /// Bytes held by the active memtable (what a flush would free).
-    pub fn active_bytes(&self) -> usize {
-        self.view.read().active.allocated_bytes()
+    pub fn active_usage(&self) -> MemtableUsage {
+        self.view.read().active.usage()
+    }
+
+    /// Bytes held by the active and the flushing memtables.
+    pub fn memtable_usage(&self) -> MemtableUsage {
+        self.view().pooled().map(|m| m.usage()).sum()
     }
 
     /// The oldest commit-log position any memtable still needs.
@@ -232,7 +285,7 @@ impl LsmEngine {
         let mut next = View::clone(&view);
         next.flushing.push(std::mem::replace(
             &mut next.active,
-            Arc::new(Memtable::new()),
+            Arc::new(PooledMemtable::new()),
         ));
         *view = Arc::new(next);
     }
@@ -247,7 +300,7 @@ impl LsmEngine {
         let started = Instant::now();
         let mut report = FlushReport::default();
         for memtable in self.view().flushing.clone() {
-            if let Some(live) = self.write_memtable(&memtable, &mut report)? {
+            if let Some(live) = self.write_memtable(memtable.memtable(), &mut report)? {
                 report.disk_bytes += live.sstable.size_on_disk();
                 self.install_flushed(&memtable, Some(live));
             } else {
@@ -279,7 +332,9 @@ impl LsmEngine {
         if memtable.is_empty() {
             return Ok(None);
         }
-        let mut writer = self.create_writer(self.settings().write.clone())?;
+        let expected = memtable.allocated_bytes() as u64;
+        let generation = self.next_generation();
+        let mut writer = self.create_writer(generation, self.settings().write.clone(), expected)?;
         memtable.try_for_each(|key, data| writer.append(key, data))?;
         report.partitions += writer.partitions();
         report.bytes += writer.uncompressed_bytes();
@@ -288,12 +343,19 @@ impl LsmEngine {
         Ok(Some(Arc::new(LiveSstable::open(&desc)?)))
     }
 
-    /// Starts a writer for the next generation in this table's directory.
-    pub fn create_writer(&self, options: WriteOptions) -> Result<SstableWriter> {
-        SstableWriter::create(&self.dir, self.next_generation(), options)
+    /// Starts a writer of SSTable `generation` expected to hold about `expected_bytes`, in the
+    /// directory [`placement::choose`] picks.
+    pub fn create_writer(
+        &self,
+        generation: u64,
+        options: WriteOptions,
+        expected_bytes: u64,
+    ) -> Result<SstableWriter> {
+        let dir = placement::choose(&self.dirs, &self.view().sstables, expected_bytes)?;
+        SstableWriter::create(dir, generation, options)
     }
 
-    fn install_flushed(&self, memtable: &Arc<Memtable>, sstable: Option<Arc<LiveSstable>>) {
+    fn install_flushed(&self, memtable: &Arc<PooledMemtable>, sstable: Option<Arc<LiveSstable>>) {
         let mut view = self.view.write();
         let mut next = View::clone(&view);
         next.flushing.retain(|m| !Arc::ptr_eq(m, memtable));
@@ -306,7 +368,7 @@ impl LsmEngine {
     fn record_floor(&self, floor: Position) -> Result<()> {
         let mut current = self.floor.lock();
         if floor > *current {
-            write_floor(&self.dir, floor)?;
+            write_floor(self.dir(), floor)?;
             *current = floor;
         }
         Ok(())
@@ -460,7 +522,7 @@ fn overlaps(sstable: &crate::sstable::Sstable, range: &KeyRange) -> bool {
 
 impl TableEngine for LsmEngine {
     fn apply(&self, key: &PartitionKey, update: &PartitionUpdate) -> Result<()> {
-        self.view.read().active.apply(key, update);
+        self.view.read().active.apply(key, update, None);
         Ok(())
     }
 
@@ -485,7 +547,7 @@ impl TableEngine for LsmEngine {
     }
 
     fn memory_bytes(&self) -> usize {
-        self.view().memtables().map(|m| m.allocated_bytes()).sum()
+        usize::try_from(self.memtable_usage().total).unwrap_or(usize::MAX)
     }
 }
 

@@ -6,11 +6,15 @@ pub mod conformance;
 mod early_exit;
 mod lsm;
 mod memtable_engine;
+mod placement;
 mod point_read;
+mod pool;
 mod table_dir;
 
 pub use lsm::{FlushReport, LsmEngine, View};
 pub use memtable_engine::MemtableEngine;
+pub(crate) use placement::disk_space;
+pub use pool::MemtableUsage;
 pub use table_dir::{table_dir, LiveSstable};
 
 use std::iter::Peekable;

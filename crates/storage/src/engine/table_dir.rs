@@ -78,12 +78,11 @@ pub fn table_dir(data_dir: &Path, keyspace: &str, table: &str, id: uuid::Uuid) -
         .join(format!("{table}-{}", id.simple()))
 }
 
-/// Opens every complete SSTable of `dir` (creating it if needed), newest generation first. A
-/// corrupt one fails the open with an error naming its file, or with `quarantine` is moved to
+/// Opens every complete SSTable of `dir` (which must exist; interrupted compactions already
+/// recovered), newest generation first, removing leftovers of interrupted writes. A corrupt one
+/// fails the open with an error naming its file, or with `quarantine` is moved to
 /// `dir/quarantine/` and skipped.
 pub fn open_sstables(dir: &Path, quarantine: bool) -> Result<Vec<Arc<LiveSstable>>> {
-    fs::create_dir_all(dir).map_err(|e| StorageError::io(dir, e))?;
-    crate::compaction::exec::recover(dir)?;
     let mut open = Vec::new();
     for desc in sstable::list(dir)?.into_iter().rev() {
         match LiveSstable::open(&desc) {

@@ -15,12 +15,13 @@ use std::thread::JoinHandle;
 use parking_lot::{Condvar, Mutex, RwLock};
 
 use super::config::StorageConfig;
+use super::pressure::MemtablePools;
 use super::replay::ReplayState;
 use crate::codec::encode_mutations;
 use crate::commitlog::{CommitLog, Durable, Position};
 use crate::compaction::exec::{Registry, Throttle};
 use crate::counter::CounterLocks;
-use crate::engine::{FlushReport, LsmEngine, TableEngine};
+use crate::engine::{FlushReport, LsmEngine};
 use crate::error::{Result, StorageError};
 use crate::model::{Mutation, TableId};
 use crate::sstable::KeyCache;
@@ -50,6 +51,8 @@ pub struct Core {
     pub wake: (Mutex<()>, Condvar),
     /// The key cache every table's SSTables share.
     pub key_cache: Arc<KeyCache>,
+    /// Memtable pool sizes and the writers waiting for room.
+    pub pools: MemtablePools,
 }
 
 impl Core {
@@ -58,6 +61,7 @@ impl Core {
         Core {
             throttle: Throttle::new(config.compaction_throughput),
             key_cache: Arc::new(KeyCache::new(config.key_cache_size)),
+            pools: MemtablePools::new(&config),
             concurrent_compactors: AtomicUsize::new(config.concurrent_compactors.max(1)),
             config,
             log,
@@ -98,7 +102,8 @@ impl Core {
         let _barrier = self.barrier.read();
         let durable = self.log.append(&payload)?;
         for (mutation, engine) in mutations.iter().zip(engines) {
-            engine.apply_logged(&mutation.key, &mutation.update, durable.position());
+            let grown = engine.apply_logged(&mutation.key, &mutation.update, durable.position());
+            self.pools.charge_write(grown);
         }
         Ok(durable)
     }
@@ -149,6 +154,7 @@ impl Core {
         engine.finish_truncate(&lock, &old, floor)?;
         drop(lock);
         self.recycle();
+        self.pools.notify();
         Ok(())
     }
 
@@ -171,14 +177,17 @@ impl Core {
         needed.map_or(bound, |p| bound.min(p.segment))
     }
 
-    /// Flushes the largest memtable when memtables hold too much, and the tables dirty in the
-    /// oldest segment when the commit log is too large.
+    /// Flushes the largest memtable when a memtable pool is over its cleanup threshold, and
+    /// the tables dirty in the oldest segment when the commit log is too large.
     pub fn relieve_pressure(&self) -> Result<()> {
         let engines = self.engines();
-        let total: u64 = engines.iter().map(|e| e.memory_bytes() as u64).sum();
-        if total > self.config.flush_threshold() {
-            if let Some(largest) = engines.iter().max_by_key(|e| e.active_bytes()) {
-                if largest.active_bytes() > 0 {
+        if self.pools.needs_flush(self.pool_usage()) {
+            let charged = |e: &Arc<LsmEngine>| {
+                let usage = self.pools.charge(e.memtable_usage());
+                usage.heap + usage.offheap
+            };
+            if let Some(largest) = engines.iter().max_by_key(|e| charged(e)) {
+                if charged(largest) > 0 {
                     self.flush(largest)?;
                 }
             }
@@ -198,8 +207,9 @@ impl Core {
         Ok(())
     }
 
-    /// Wakes the background threads.
+    /// Wakes the background threads and the writers waiting for memtable space.
     pub fn wake_all(&self) {
         self.wake.1.notify_all();
+        self.pools.notify();
     }
 }

@@ -6,12 +6,14 @@
 mod background;
 mod config;
 mod core;
+mod pressure;
 mod reads;
 mod replay;
 mod snapshots;
 mod usage;
 
-pub use config::StorageConfig;
+pub use config::{default_commitlog_total_space, MemtableAllocation, StorageConfig};
+pub use pressure::PoolUsage;
 pub use reads::TombstoneThresholds;
 pub use replay::ReplayStats;
 pub use snapshots::SnapshotTable;
@@ -84,13 +86,15 @@ impl Storage {
         if self.core.tables.read().contains_key(&id) {
             return Ok(());
         }
-        let dir = table_dir(
-            &self.core.config.data_dir(),
-            &params.keyspace,
-            &params.name,
-            id.0,
-        );
-        let engine = LsmEngine::open(&dir, params.settings()?, self.core.config.ignore_corruption)?
+        let dirs: Vec<_> = self
+            .core
+            .config
+            .data_dirs
+            .iter()
+            .map(|data| table_dir(data, &params.keyspace, &params.name, id.0))
+            .collect();
+        let quarantine = self.core.config.ignore_corruption;
+        let engine = LsmEngine::open_in(&dirs, params.settings()?, quarantine)?
             .with_key_cache(self.core.key_cache.clone());
         tracing::debug!(
             "registering table {}.{} ({id})",
@@ -127,7 +131,11 @@ impl Storage {
         let _ = self.core.log.append(&encode(&LogEntry::Drop(id)))?;
         engine.set_autocompaction(false);
         let _lock = engine.lock_flush();
-        crate::snapshot::remove_table_data(engine.dir())
+        self.core.pools.notify();
+        engine
+            .dirs()
+            .iter()
+            .try_for_each(|dir| crate::snapshot::remove_table_data(dir))
     }
 
     /// Removes all data of a table, durably: memtables are discarded and SSTables deleted.
@@ -165,6 +173,7 @@ impl Storage {
         if mutations.is_empty() {
             return Ok(());
         }
+        self.core.wait_for_memtable_space().await?;
         self.core.log_and_apply(&mutations)?.wait().await
     }
 
@@ -210,6 +219,11 @@ impl Storage {
     /// Memory used by a table's memtables.
     pub fn memory_bytes(&self, table: TableId) -> Result<usize> {
         Ok(self.engine(table)?.memory_bytes())
+    }
+
+    /// What all memtables (live and flushing) charge to the heap and offheap pools.
+    pub fn memtable_pools(&self) -> PoolUsage {
+        self.core.pool_usage()
     }
 
     /// SSTable count, sizes and tombstones of a table.

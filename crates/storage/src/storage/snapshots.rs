@@ -23,18 +23,20 @@ pub struct SnapshotTable {
 
 impl Storage {
     /// Flushes each table, then hard-links its live SSTables into `<table dir>/snapshots/<tag>/`
-    /// with a `manifest.json` (and `schema.cql`). Fails, creating nothing, when the tag is
-    /// invalid or a table already has a snapshot of that name. Blocks for the flushes.
+    /// of the table directory holding them, each part with a `manifest.json` (and
+    /// `schema.cql`). Fails, creating nothing, when the tag is invalid or a table already has a
+    /// snapshot of that name. Blocks for the flushes.
     pub fn snapshot(&self, tag: &str, tables: &[SnapshotTable]) -> Result<()> {
         snapshot::validate_tag(tag)?;
         let engines = tables
             .iter()
             .map(|t| self.engine(t.id))
             .collect::<Result<Vec<_>>>()?;
-        if engines
-            .iter()
-            .any(|e| snapshot::directory(e.dir(), tag).exists())
-        {
+        if engines.iter().any(|e| {
+            e.dirs()
+                .iter()
+                .any(|dir| snapshot::directory(dir, tag).exists())
+        }) {
             return Err(StorageError::Invalid(format!(
                 "Snapshot {tag} already exists."
             )));
@@ -48,13 +50,13 @@ impl Storage {
 
     /// Every snapshot of every table, including tables dropped since.
     pub fn list_snapshots(&self) -> Result<Vec<SnapshotInfo>> {
-        snapshot::list(&self.core.config.data_dir())
+        snapshot::list(&self.core.config.data_dirs)
     }
 
     /// Removes the snapshots named `tag`, or all snapshots with `None`; returns how many table
     /// snapshots were removed.
     pub fn clear_snapshot(&self, tag: Option<&str>) -> Result<usize> {
-        snapshot::clear(&self.core.config.data_dir(), tag)
+        snapshot::clear(&self.core.config.data_dirs, tag)
     }
 
     /// Whether DROP and TRUNCATE should snapshot first (`auto_snapshot`).
@@ -63,11 +65,12 @@ impl Storage {
     }
 }
 
-/// Links the engine's current SSTables, retrying when a compaction replaced some meanwhile.
+/// Links the engine's current SSTables into a part per directory holding some (the primary
+/// directory always has one), retrying when a compaction replaced some meanwhile.
 fn link_live_sstables(engine: &LsmEngine, tag: &str, schema: Option<&str>) -> Result<()> {
     let mut attempt = 1;
     loop {
-        match snapshot::create(engine.dir(), tag, &engine.descriptors(), schema) {
+        match link_once(engine, tag, schema) {
             Err(StorageError::Io { source, .. })
                 if source.kind() == ErrorKind::NotFound && attempt < ATTEMPTS =>
             {
@@ -76,4 +79,28 @@ fn link_live_sstables(engine: &LsmEngine, tag: &str, schema: Option<&str>) -> Re
             done => return done,
         }
     }
+}
+
+/// One attempt: every part, or (on failure) none.
+fn link_once(engine: &LsmEngine, tag: &str, schema: Option<&str>) -> Result<()> {
+    let descriptors = engine.descriptors();
+    let mut created: Vec<&std::path::Path> = Vec::new();
+    for (index, dir) in engine.dirs().iter().enumerate() {
+        let here: Vec<_> = descriptors
+            .iter()
+            .filter(|d| d.dir == *dir)
+            .cloned()
+            .collect();
+        if here.is_empty() && index > 0 {
+            continue;
+        }
+        if let Err(error) = snapshot::create(dir, tag, &here, schema) {
+            for part in &created {
+                let _ = std::fs::remove_dir_all(snapshot::directory(part, tag));
+            }
+            return Err(error);
+        }
+        created.push(dir);
+    }
+    Ok(())
 }

@@ -205,7 +205,12 @@ impl Job<'_> {
     fn new_output(&self, txn: &mut Txn) -> Result<SstableWriter> {
         let generation = self.engine.next_generation();
         txn.add_output(generation)?;
-        SstableWriter::create(self.engine.dir(), generation, self.options.clone())
+        let expected = self
+            .task
+            .max_output_bytes
+            .unwrap_or(self.tracker.bytes_total);
+        self.engine
+            .create_writer(generation, self.options.clone(), expected)
     }
 
     /// The oldest timestamp that sources outside this compaction may hold for `key`: tombstones

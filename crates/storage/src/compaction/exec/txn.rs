@@ -94,8 +94,9 @@ fn parse(text: &str, path: &Path) -> Result<Parsed> {
     Ok(parsed)
 }
 
-/// Completes or rolls back every compaction interrupted in `dir`.
-pub fn recover(dir: &Path) -> Result<()> {
+/// Completes or rolls back every compaction interrupted in `dir`; the SSTables it names are
+/// deleted from each of `sstable_dirs` (a table's directories: its SSTables may be in any).
+pub fn recover(dir: &Path, sstable_dirs: &[PathBuf]) -> Result<()> {
     let entries = fs::read_dir(dir).map_err(|e| StorageError::io(dir, e))?;
     for entry in entries {
         let path = entry.map_err(|e| StorageError::io(dir, e))?.path();
@@ -104,13 +105,13 @@ pub fn recover(dir: &Path) -> Result<()> {
             .and_then(|n| n.to_str())
             .is_some_and(|n| n.starts_with(PREFIX) && n.ends_with(SUFFIX));
         if is_txn {
-            recover_one(dir, &path)?;
+            recover_one(sstable_dirs, &path)?;
         }
     }
     Ok(())
 }
 
-fn recover_one(dir: &Path, path: &Path) -> Result<()> {
+fn recover_one(sstable_dirs: &[PathBuf], path: &Path) -> Result<()> {
     let text = fs::read_to_string(path).map_err(|e| StorageError::io(path, e))?;
     let parsed = parse(&text, path)?;
     let (doomed, what) = if parsed.committed {
@@ -123,7 +124,9 @@ fn recover_one(dir: &Path, path: &Path) -> Result<()> {
         path.display()
     );
     for generation in doomed {
-        Descriptor::new(dir, *generation).delete()?;
+        for dir in sstable_dirs {
+            Descriptor::new(dir, *generation).delete()?;
+        }
     }
     fs::remove_file(path).map_err(|e| StorageError::io(path, e))
 }
