@@ -4,6 +4,7 @@
 mod common;
 mod compaction;
 mod crash;
+mod data_dirs;
 mod flush;
 mod read_path;
 mod snapshots;
