@@ -1,15 +1,20 @@
 //! DESCRIBE output: `CREATE KEYSPACE`, `CREATE TABLE` and `CREATE TYPE` statements formatted
 //! exactly as Cassandra 5.0 prints them.
 use crate::column::{ClusteringOrder, ColumnKind, ColumnMetadata};
+use crate::describe_virtual::{describe_virtual_keyspace, describe_virtual_table};
 use crate::keyspace::KeyspaceMetadata;
 use crate::options::{java_double, TableOptions};
 use crate::quote::{quote_identifier, quote_string};
+use crate::system::is_virtual_keyspace;
 use crate::table::{DroppedColumn, TableMetadata};
 use std::collections::BTreeMap;
 use types::UdtType;
 
 /// `CREATE KEYSPACE ks WITH replication = {...}  AND durable_writes = true;`
 pub fn describe_keyspace(keyspace: &KeyspaceMetadata) -> String {
+    if is_virtual_keyspace(&keyspace.name) {
+        return describe_virtual_keyspace(keyspace);
+    }
     let mut entries: Vec<(&str, &str)> = Vec::new();
     if let Some(class) = keyspace.replication_class() {
         entries.push(("class", class));
@@ -47,6 +52,9 @@ pub fn describe_type(udt: &UdtType) -> String {
 /// The full `CREATE TABLE` statement. `with_internals` adds the table id and the dropped
 /// columns (declared, then dropped with their timestamps), as `DESCRIBE ... WITH INTERNALS`.
 pub fn describe_table(table: &TableMetadata, with_internals: bool) -> String {
+    if is_virtual_keyspace(&table.keyspace) {
+        return describe_virtual_table(table);
+    }
     let dropped = if with_internals {
         dropped_in_order(table)
     } else {
@@ -98,11 +106,11 @@ fn dropped_in_order(table: &TableMetadata) -> Vec<(&String, &DroppedColumn)> {
 }
 
 /// With one partition key column and no clustering, `PRIMARY KEY` goes on the column.
-fn single_key_inline(table: &TableMetadata) -> bool {
+pub(crate) fn single_key_inline(table: &TableMetadata) -> bool {
     table.partition_key.len() == 1 && table.clustering.is_empty()
 }
 
-fn column_lines(table: &TableMetadata) -> Vec<String> {
+pub(crate) fn column_lines(table: &TableMetadata) -> Vec<String> {
     let inline = single_key_inline(table);
     table
         .columns
@@ -125,7 +133,7 @@ fn column_line(column: &ColumnMetadata, inline_key: bool) -> String {
     )
 }
 
-fn primary_key(table: &TableMetadata) -> String {
+pub(crate) fn primary_key(table: &TableMetadata) -> String {
     let names = |columns: Vec<&ColumnMetadata>| -> Vec<String> {
         columns.iter().map(|c| quote_identifier(&c.name)).collect()
     };
@@ -145,15 +153,21 @@ fn with_clauses(table: &TableMetadata, with_internals: bool) -> Vec<String> {
     if with_internals {
         clauses.push(format!("ID = {}", table.id));
     }
-    if !table.clustering.is_empty() {
-        let orders: Vec<String> = table
-            .clustering_columns()
-            .map(|c| format!("{} {}", quote_identifier(&c.name), order_word(c.order)))
-            .collect();
-        clauses.push(format!("CLUSTERING ORDER BY ({})", orders.join(", ")));
-    }
+    clauses.extend(with_clustering_order(table));
     clauses.extend(option_clauses(&table.options));
     clauses
+}
+
+/// The `CLUSTERING ORDER BY (...)` clause, when the table has clustering columns.
+pub(crate) fn with_clustering_order(table: &TableMetadata) -> Vec<String> {
+    if table.clustering.is_empty() {
+        return Vec::new();
+    }
+    let orders: Vec<String> = table
+        .clustering_columns()
+        .map(|c| format!("{} {}", quote_identifier(&c.name), order_word(c.order)))
+        .collect();
+    vec![format!("CLUSTERING ORDER BY ({})", orders.join(", "))]
 }
 
 fn order_word(order: ClusteringOrder) -> &'static str {

@@ -3,6 +3,7 @@
 //! and DESCRIBE output formatted exactly as Cassandra 5.0 prints it.
 mod column;
 mod describe;
+mod describe_virtual;
 mod error;
 mod keyspace;
 mod md5;
@@ -22,5 +23,5 @@ pub use options::{java_double, table_id_option, OptionValue, TableOptions, MAX_T
 pub use quote::{is_reserved_keyword, quote_identifier, quote_string};
 pub use rows::{keyspace_rows, load_schema, Row, SchemaRows};
 pub use snapshot::Schema;
-pub use system::{is_system_keyspace, system_keyspaces};
+pub use system::{is_system_keyspace, is_virtual_keyspace, system_keyspaces, virtual_keyspaces};
 pub use table::{system_table_id, DroppedColumn, TableMetadata};

@@ -1,6 +1,7 @@
 //! The keyspaces every Cassandra 5.0 node has (`system_schema`, `system`, `system_auth`,
 //! `system_distributed`, `system_traces`) as real metadata, with Cassandra's table ids.
 mod defs;
+mod virtual_defs;
 
 use crate::column::ColumnMetadata;
 use crate::error::SchemaError;
@@ -70,6 +71,35 @@ const KEYSPACES: &[KeyspaceDef] = &[
         tables: defs::SYSTEM_TRACES,
     },
 ];
+
+/// The virtual keyspaces: never stored, their tables are computed by the node when read.
+const VIRTUAL_KEYSPACES: &[KeyspaceDef] = &[
+    KeyspaceDef {
+        name: "system_views",
+        replication_factor: None,
+        gc_grace_seconds: 864_000,
+        memtable_flush_period_in_ms: 0,
+        tables: virtual_defs::SYSTEM_VIEWS,
+    },
+    KeyspaceDef {
+        name: "system_virtual_schema",
+        replication_factor: None,
+        gc_grace_seconds: 864_000,
+        memtable_flush_period_in_ms: 0,
+        tables: virtual_defs::SYSTEM_VIRTUAL_SCHEMA,
+    },
+];
+
+/// The virtual keyspaces (`system_views`, `system_virtual_schema`) with the virtual tables
+/// Helenus serves, as Cassandra 5.0.4 defines them.
+pub fn virtual_keyspaces() -> Vec<KeyspaceMetadata> {
+    VIRTUAL_KEYSPACES.iter().map(keyspace).collect()
+}
+
+/// Whether `name` is one of Cassandra's virtual keyspaces.
+pub fn is_virtual_keyspace(name: &str) -> bool {
+    VIRTUAL_KEYSPACES.iter().any(|k| k.name == name)
+}
 
 /// Whether `name` is one of Cassandra's system (or virtual) keyspaces.
 pub fn is_system_keyspace(name: &str) -> bool {

@@ -94,3 +94,25 @@ fn system_keyspace_names() {
     assert!(is_system_keyspace("system_schema"));
     assert!(!is_system_keyspace("ks"));
 }
+
+#[test]
+fn virtual_tables_build_with_cassandra_keys() {
+    let keyspaces = virtual_keyspaces();
+    let names: Vec<&str> = keyspaces.iter().map(|k| k.name.as_str()).collect();
+    assert_eq!(names, ["system_views", "system_virtual_schema"]);
+    assert_eq!(keyspaces[0].tables.len(), virtual_defs::SYSTEM_VIEWS.len());
+    assert_eq!(keyspaces[1].tables.len(), 3);
+    let clients = keyspaces[0].table("clients").expect("clients");
+    let key: Vec<&str> = clients
+        .partition_key_columns()
+        .chain(clients.clustering_columns())
+        .map(|c| c.name.as_str())
+        .collect();
+    assert_eq!(key, ["address", "port"]);
+    assert_eq!(clients.options.comment, "currently connected clients");
+    let tasks = keyspaces[0].table("sstable_tasks").expect("sstable_tasks");
+    assert_eq!(tasks.clustering_columns().count(), 2);
+    assert!(keyspaces
+        .iter()
+        .all(|k| k.tables.values().all(|t| !t.columns.is_empty())));
+}

@@ -1,0 +1,164 @@
+//! The virtual tables of Cassandra 5.0.4's `system_views` and `system_virtual_schema` that
+//! Helenus serves, as data: name, comment and columns exactly as
+//! `system_virtual_schema.tables` and `.columns` report them. They are never stored and never
+//! appear in `system_schema`.
+use super::defs::{Kind, TableDef};
+use crate::column::ClusteringOrder::Asc;
+use Kind::{C, P, R};
+
+/// Columns shared by the six latency tables (`local_*_latency`, `coordinator_*_latency`).
+const LATENCY: &[(&str, &str, Kind)] = &[
+    ("keyspace_name", "text", P(0)),
+    ("table_name", "text", P(1)),
+    ("count", "bigint", R),
+    ("max_ms", "double", R),
+    ("p50th_ms", "double", R),
+    ("p99th_ms", "double", R),
+    ("per_second", "double", R),
+];
+
+/// Columns of the per-read histograms (`rows_per_read`, `tombstones_per_read`).
+const PER_READ: &[(&str, &str, Kind)] = &[
+    ("keyspace_name", "text", P(0)),
+    ("table_name", "text", P(1)),
+    ("count", "bigint", R),
+    ("max", "double", R),
+    ("p50th", "double", R),
+    ("p99th", "double", R),
+];
+
+/// Columns of the per-table sizes (`disk_usage`, `max_partition_size`).
+const MEBIBYTES: &[(&str, &str, Kind)] = &[
+    ("keyspace_name", "text", P(0)),
+    ("table_name", "text", P(1)),
+    ("mebibytes", "bigint", R),
+];
+
+const fn def(
+    name: &'static str,
+    comment: &'static str,
+    columns: &'static [(&'static str, &'static str, Kind)],
+) -> TableDef {
+    TableDef {
+        name,
+        comment,
+        default_time_to_live: 0,
+        compaction: None,
+        columns,
+    }
+}
+
+/// The tables of `system_views` Helenus fills.
+pub(super) const SYSTEM_VIEWS: &[TableDef] = &[
+    def(
+        "caches",
+        "system caches",
+        &[
+            ("name", "text", P(0)),
+            ("capacity_bytes", "bigint", R),
+            ("entry_count", "int", R),
+            ("hit_count", "bigint", R),
+            ("hit_ratio", "double", R),
+            ("recent_hit_rate_per_second", "bigint", R),
+            ("recent_request_rate_per_second", "bigint", R),
+            ("request_count", "bigint", R),
+            ("size_bytes", "bigint", R),
+        ],
+    ),
+    def(
+        "clients",
+        "currently connected clients",
+        &[
+            ("address", "inet", P(0)),
+            ("port", "int", C(0, Asc)),
+            ("client_options", "frozen<map<text, text>>", R),
+            ("connection_stage", "text", R),
+            ("driver_name", "text", R),
+            ("driver_version", "text", R),
+            ("hostname", "text", R),
+            ("keyspace_name", "text", R),
+            ("protocol_version", "int", R),
+            ("request_count", "bigint", R),
+            ("ssl_cipher_suite", "text", R),
+            ("ssl_enabled", "boolean", R),
+            ("ssl_protocol", "text", R),
+            ("username", "text", R),
+        ],
+    ),
+    def("coordinator_read_latency", "", LATENCY),
+    def("coordinator_scan_latency", "", LATENCY),
+    def("coordinator_write_latency", "", LATENCY),
+    def("disk_usage", "", MEBIBYTES),
+    def("local_read_latency", "", LATENCY),
+    def("local_scan_latency", "", LATENCY),
+    def("local_write_latency", "", LATENCY),
+    def("max_partition_size", "", MEBIBYTES),
+    def("rows_per_read", "", PER_READ),
+    def(
+        "settings",
+        "current settings",
+        &[("name", "text", P(0)), ("value", "text", R)],
+    ),
+    def(
+        "sstable_tasks",
+        "current sstable tasks",
+        &[
+            ("keyspace_name", "text", P(0)),
+            ("table_name", "text", C(0, Asc)),
+            ("task_id", "timeuuid", C(1, Asc)),
+            ("completion_ratio", "double", R),
+            ("kind", "text", R),
+            ("progress", "bigint", R),
+            ("sstables", "int", R),
+            ("target_directory", "text", R),
+            ("total", "bigint", R),
+            ("unit", "text", R),
+        ],
+    ),
+    def(
+        "thread_pools",
+        "",
+        &[
+            ("name", "text", P(0)),
+            ("active_tasks", "int", R),
+            ("active_tasks_limit", "int", R),
+            ("blocked_tasks", "bigint", R),
+            ("blocked_tasks_all_time", "bigint", R),
+            ("completed_tasks", "bigint", R),
+            ("pending_tasks", "int", R),
+        ],
+    ),
+    def("tombstones_per_read", "", PER_READ),
+];
+
+/// The tables of `system_virtual_schema`.
+pub(super) const SYSTEM_VIRTUAL_SCHEMA: &[TableDef] = &[
+    def(
+        "columns",
+        "virtual column definitions",
+        &[
+            ("keyspace_name", "text", P(0)),
+            ("table_name", "text", C(0, Asc)),
+            ("column_name", "text", C(1, Asc)),
+            ("clustering_order", "text", R),
+            ("column_name_bytes", "blob", R),
+            ("kind", "text", R),
+            ("position", "int", R),
+            ("type", "text", R),
+        ],
+    ),
+    def(
+        "keyspaces",
+        "virtual keyspace definitions",
+        &[("keyspace_name", "text", P(0))],
+    ),
+    def(
+        "tables",
+        "virtual table definitions",
+        &[
+            ("keyspace_name", "text", P(0)),
+            ("table_name", "text", C(0, Asc)),
+            ("comment", "text", R),
+        ],
+    ),
+];
