@@ -2,6 +2,7 @@
 lines, tablehistograms' partition sizes, proxyhistograms, and the per-read histograms in
 /metrics, each checked against what the test did. Layouts are Cassandra 5.0.4's (checked line
 by line in the Rust unit tests)."""
+import os
 import re
 import urllib.request
 
@@ -104,3 +105,36 @@ def test_metrics_carry_per_read_histograms(churned):
     assert value("helenus_table_sstables_per_read", quantile="1", **wide) == 2
     assert value("helenus_table_reads_total", keyspace="ops", table="kv") == ROWS + 20
     assert value("helenus_table_writes_total", keyspace="ops", table="kv") == ROWS
+
+
+LOG_LINE = re.compile(r"^(TRACE|DEBUG|INFO |WARN |ERROR) \[[^\]]+\] \d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} \S+:\d+ - ")
+
+
+def system_log(node):
+    with open(os.path.join(node.data_dir, "logs", "system.log")) as f:
+        return f.read()
+
+
+def test_system_log_levels_change_at_run_time(churned):
+    cluster, session = connect(churned)
+    try:
+        session.execute("CREATE TABLE ops.quiet (k int PRIMARY KEY)")
+        assert ok(churned, "setlogginglevel", "storage", "debug") == ""
+        assert ok(churned, "getlogginglevels") == (
+            "\nLogger Name                                        Log Level\n"
+            "ROOT                                                    INFO\n"
+            "storage                                                DEBUG\n")
+        session.execute("CREATE TABLE ops.loud (k int PRIMARY KEY)")
+        assert ok(churned, "setlogginglevel") == ""
+        assert ok(churned, "getlogginglevels").count("\n") == 3
+        session.execute("CREATE TABLE ops.quiet_again (k int PRIMARY KEY)")
+    finally:
+        cluster.shutdown()
+    text = system_log(churned)
+    lines = text.splitlines()
+    assert lines and all(LOG_LINE.match(line) for line in lines), lines[:3]
+    assert "registering table ops.loud" in text
+    assert "registering table ops.quiet " not in text and "ops.quiet_again" not in text
+    assert "set log level to DEBUG for classes under 'storage'" in text
+    assert nodetool(churned, "setlogginglevel", "bad name!", "info").returncode != 0
+    assert nodetool(churned, "setlogginglevel", "a", "b", "c").returncode == 1

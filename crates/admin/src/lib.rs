@@ -11,6 +11,7 @@ mod node;
 mod router;
 
 pub use api::cluster::generation_now;
+pub use api::logging::LogLevels;
 pub use api::types;
 pub use http::serve;
 pub use lifecycle::{Lifecycle, Mode};

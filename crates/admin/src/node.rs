@@ -11,6 +11,7 @@ use query::QueryProcessor;
 use storage::Storage;
 use transport::Clients;
 
+use crate::api::logging::LogLevels;
 use crate::lifecycle::Lifecycle;
 
 /// Requests of the native transport: in flight and completed.
@@ -55,6 +56,8 @@ pub struct AdminNode {
     pub clients: Arc<Clients>,
     pub native: Arc<NativeStats>,
     pub lifecycle: Arc<Lifecycle>,
+    /// The run-time log levels (`nodetool getlogginglevels`, `setlogginglevel`).
+    pub logging: Arc<dyn LogLevels>,
     pub started: Instant,
     /// Seconds since the epoch at start (Cassandra's gossip generation number).
     pub generation: u64,

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::api::pools::GcClock;
 use crate::api::types::{AutocompactionRequest, TableSelection};
-use crate::api::{cluster, compaction, pools, proxy, settings, snapshots, tables};
+use crate::api::{cluster, compaction, logging, pools, proxy, settings, snapshots, tables};
 use crate::error::{ApiError, ApiResult};
 use crate::metrics;
 use crate::node::AdminNode;
@@ -82,6 +82,8 @@ impl Api {
             "/v1/settings/compaction_throughput" if put => {
                 ok(&compaction::set_throughput(node, &parse(body)?)?)
             }
+            "/v1/logging" if get => ok(&logging::levels(node)),
+            "/v1/logging" if put => ok(&logging::set(node, &selection_or_default(body)?)?),
             "/v1/settings/concurrent_compactors" if get => ok(&compaction::compactors(node)),
             "/v1/settings/concurrent_compactors" if put => {
                 ok(&compaction::set_compactors(node, &parse(body)?)?)
@@ -130,8 +132,9 @@ impl Api {
 
 /// 404 for an unknown path, 405 for a known path with the wrong method.
 fn unknown(method: &Method, path: &str) -> ApiError {
-    const PATHS: [&str; 20] = [
+    const PATHS: [&str; 21] = [
         "/metrics",
+        "/v1/logging",
         "/v1/proxyhistograms",
         "/v1/node",
         "/v1/cluster",

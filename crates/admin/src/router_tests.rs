@@ -15,6 +15,28 @@ use crate::node::{AdminNode, NativeStats};
 
 const LOCAL: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
 
+/// Log levels kept in memory: what the routes set is what they list.
+#[derive(Default)]
+struct RecordedLevels(std::sync::Mutex<Vec<(String, String)>>);
+
+impl crate::LogLevels for RecordedLevels {
+    fn levels(&self) -> Vec<(String, String)> {
+        let mut levels = vec![("ROOT".to_string(), "INFO".to_string())];
+        levels.extend(self.0.lock().unwrap().iter().cloned());
+        levels
+    }
+
+    fn set(&self, logger: Option<&str>, level: Option<&str>) -> Result<(), String> {
+        let mut set = self.0.lock().unwrap();
+        match (logger, level) {
+            (Some(logger), Some(level)) => set.push((logger.into(), level.into())),
+            (None, None) => set.clear(),
+            _ => return Err("a level needs a logger name".into()),
+        }
+        Ok(())
+    }
+}
+
 async fn api(dir: &tempfile::TempDir) -> Api {
     let config = StorageConfig::new(dir.path().join("data"), dir.path().join("commitlog"));
     let storage = Arc::new(Storage::open(config).unwrap());
@@ -52,6 +74,7 @@ async fn api(dir: &tempfile::TempDir) -> Api {
         clients: Arc::new(transport::Clients::new()),
         native: Arc::new(NativeStats::default()),
         lifecycle: Arc::new(Lifecycle::default()),
+        logging: Arc::new(RecordedLevels::default()),
         started: Instant::now(),
         generation: 1,
     }))
@@ -180,4 +203,29 @@ async fn stopdaemon_asks_the_node_to_stop() {
     assert_eq!(reply.status, StatusCode::OK);
     api.node.lifecycle.stop_requested().await;
     assert_eq!(api.node.lifecycle.mode(), crate::Mode::Draining);
+}
+
+#[tokio::test]
+async fn logging_levels_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = api(&dir).await;
+    let body = br#"{"logger": "storage", "level": "DEBUG"}"#;
+    let set = api.handle(&Method::PUT, "/v1/logging", body).await;
+    assert_eq!(set.status, StatusCode::OK);
+    let listed = json(&api.handle(&Method::GET, "/v1/logging", b"").await);
+    assert_eq!(
+        listed["levels"],
+        serde_json::json!([
+            {"logger": "ROOT", "level": "INFO"},
+            {"logger": "storage", "level": "DEBUG"}
+        ])
+    );
+    let refused = api
+        .handle(&Method::PUT, "/v1/logging", br#"{"level": "DEBUG"}"#)
+        .await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST);
+    let reset = api.handle(&Method::PUT, "/v1/logging", b"").await;
+    assert_eq!(json(&reset)["levels"].as_array().unwrap().len(), 1);
+    let wrong = api.handle(&Method::POST, "/v1/logging", b"").await;
+    assert_eq!(wrong.status, StatusCode::METHOD_NOT_ALLOWED);
 }

@@ -1,6 +1,7 @@
 //! The `helenus` command line: `helenus server` runs a node, `helenus stress` loads one,
 //! `helenus nodetool` operates one.
 mod handler;
+mod logging;
 mod nodetool;
 mod server;
 

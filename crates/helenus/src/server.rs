@@ -18,12 +18,13 @@ use tokio::sync::broadcast;
 use transport::{Event, Server, ServerConfig};
 
 use crate::handler::Handler;
+use crate::logging::Logging;
 
 const DATA_CENTER: &str = "datacenter1";
 const RACK: &str = "rack1";
 
 pub fn run(config_path: Option<&Path>) -> ExitCode {
-    init_logging();
+    let logging = Logging::init();
     let config = match load_config(config_path) {
         Ok(c) => c,
         Err(e) => {
@@ -32,6 +33,10 @@ pub fn run(config_path: Option<&Path>) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    match logging.open_file() {
+        Ok(path) => tracing::info!("logging to {}", path.display()),
+        Err(e) => tracing::warn!("not logging to a file: {e}"),
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -42,7 +47,7 @@ pub fn run(config_path: Option<&Path>) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(serve(config)) {
+    match runtime.block_on(serve(config, logging)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!("{e}");
@@ -50,15 +55,6 @@ pub fn run(config_path: Option<&Path>) -> ExitCode {
             ExitCode::FAILURE
         }
     }
-}
-
-fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("HELENUS_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_target(false)
-        .init();
 }
 
 fn load_config(path: Option<&Path>) -> Result<Config, String> {
@@ -142,7 +138,7 @@ fn initial_tokens(config: &Config) -> Vec<i64> {
         .collect()
 }
 
-async fn serve(config: Config) -> Result<(), String> {
+async fn serve(config: Config, logging: Arc<Logging>) -> Result<(), String> {
     let started = std::time::Instant::now();
     let storage = Arc::new(
         Storage::open(storage_config(&config)).map_err(|e| format!("cannot open storage: {e}"))?,
@@ -199,6 +195,7 @@ async fn serve(config: Config) -> Result<(), String> {
         clients: server.clients(),
         native,
         lifecycle: lifecycle.clone(),
+        logging,
         started,
         generation: admin::generation_now(),
     });

@@ -5,7 +5,7 @@ use num_bigint::BigInt;
 use std::net::IpAddr;
 use uuid::Uuid;
 
-pub(crate) mod calendar;
+pub mod calendar;
 mod cql_literal;
 mod deserialize;
 mod serialize;

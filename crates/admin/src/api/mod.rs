@@ -3,6 +3,7 @@
 
 pub mod cluster;
 pub mod compaction;
+pub mod logging;
 pub mod pools;
 pub mod proxy;
 pub mod settings;

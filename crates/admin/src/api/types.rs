@@ -279,6 +279,29 @@ pub struct HistogramPercentiles {
     pub max: f64,
 }
 
+/// One logger's level (`ROOT` is the default level).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct LogLevel {
+    pub logger: String,
+    /// Logback's name: `ALL`, `TRACE`, `DEBUG`, `INFO`, `WARN`, `ERROR` or `OFF`.
+    pub level: String,
+}
+
+/// `GET|PUT /v1/logging`: the levels in force, `ROOT` first.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct LogLevelsBody {
+    pub levels: Vec<LogLevel>,
+}
+
+/// `PUT /v1/logging`: `nodetool setlogginglevel [logger [level]]`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct LogLevelRequest {
+    #[serde(default)]
+    pub logger: Option<String>,
+    #[serde(default)]
+    pub level: Option<String>,
+}
+
 /// `GET /v1/proxyhistograms`: `nodetool proxyhistograms`, client-request latencies.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct ProxyHistograms {

@@ -3,7 +3,7 @@
 use super::{unexpected, Output};
 
 /// Commands, their arguments and descriptions (Cassandra 5.0.4's wording).
-const COMMANDS: [(&str, &str, &str); 34] = [
+const COMMANDS: [(&str, &str, &str); 36] = [
     ("cfstats", "[-i] [-H] [<keyspace.table>...]", "Print statistics on tables (alias of tablestats)"),
     ("clearsnapshot", "[(-t <snapshot_name> | --all)] [<keyspaces>...]", "Remove the snapshot with the given name from the given keyspaces"),
     ("compact", "[<keyspace> <tables>...]", "Force a (major) compaction on one or more tables or user-defined compaction on given SSTables"),
@@ -17,6 +17,7 @@ const COMMANDS: [(&str, &str, &str); 34] = [
     ("gcstats", "", "Print GC Statistics"),
     ("getcompactionthroughput", "", "Print the MiB/s throughput cap for compaction in the system as a rounded number"),
     ("getconcurrentcompactors", "", "Get the number of concurrent compactors in the system."),
+    ("getlogginglevels", "", "Get the runtime logging levels"),
     ("getrangerequesttimeout", "", "Print the range request timeout in ms (gettimeout range)"),
     ("getreadrequesttimeout", "", "Print the read request timeout in ms (gettimeout read)"),
     ("gettimeout", "<timeout_type>", "Print the timeout of the given type in ms"),
@@ -28,6 +29,7 @@ const COMMANDS: [(&str, &str, &str); 34] = [
     ("ring", "[<keyspace>]", "Print information about the token ring"),
     ("setcompactionthroughput", "<value_in_mb>", "Set the MiB/s throughput cap for compaction in the system, or 0 to disable throttling"),
     ("setconcurrentcompactors", "<value>", "Set number of concurrent compactors in the system."),
+    ("setlogginglevel", "[<component|class> <level>]", "Set the log level threshold for a given component or class. Will reset to the initial configuration if called with no parameters."),
     ("setrangerequesttimeout", "<timeout_in_ms>", "Set the range request timeout in ms (settimeout range)"),
     ("setreadrequesttimeout", "<timeout_in_ms>", "Set the read request timeout in ms (settimeout read)"),
     ("settimeout", "<timeout_type> <timeout_in_ms>", "Set the specified timeout in ms, or 0 to disable timeout"),

@@ -7,6 +7,7 @@ mod cluster;
 mod compaction;
 mod format;
 mod help;
+mod logging;
 mod proxy;
 mod settings;
 mod snapshots;
@@ -98,6 +99,7 @@ fn execute(client: &Client, inv: &Invocation) -> Output {
         }
         "tpstats" | "gcstats" | "drain" | "stopdaemon" => threads::run(client, &inv.command, args),
         "proxyhistograms" => proxy::run(client, args),
+        "getlogginglevels" | "setlogginglevel" => logging::run(client, &inv.command, args),
         _ => Err(unexpected(std::slice::from_ref(&inv.command))),
     }
 }
