@@ -190,13 +190,15 @@ fn draw_seeds(
     seeds: &mut Vec<i64>,
 ) -> bool {
     seeds.clear();
-    for _ in 0..w.seeds_wanted(job.phase.ops[op].id).max(1) {
+    // 0 when the operation only continues partitions it already holds (user `visits`).
+    let wanted = w.seeds_wanted(job.phase.ops[op].id);
+    for _ in 0..wanted {
         match next_seed(job, dist) {
             Some(seed) => seeds.push(seed),
             None => break,
         }
     }
-    !seeds.is_empty()
+    wanted == 0 || !seeds.is_empty()
 }
 
 async fn worker(job: Arc<Job>, id: usize) {

@@ -1,7 +1,8 @@
 //! `helenus stress user` against a live Helenus node: the insanity profile's insert and its
 //! 80/20 mixed run (queries find the rows inserts wrote), a profile with two clustering
 //! columns and a `multirow` query, and the pictures and logs: the `-graph` page holding two
-//! revisions, the `--png` image and the `-log hdrfile=` interval log.
+//! revisions, the `--png` image and the `-log hdrfile=` interval log; `insert: visits`
+//! writing each partition over several inserts.
 
 mod common;
 
@@ -240,4 +241,71 @@ fn clustering_columns_and_multirow_queries() {
         op_row_rate(&read, "range") > op_row_rate(&read, "point"),
         "{read}"
     );
+}
+
+const VISITED: &str = r#"
+keyspace: visitks
+keyspace_definition: |
+  CREATE KEYSPACE visitks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};
+table: visited
+table_definition: |
+  CREATE TABLE visited (k int, c int, v text, PRIMARY KEY (k, c))
+columnspec:
+  - name: c
+    cluster: fixed(10)
+insert:
+  partitions: fixed(1)
+  select: fixed(1)/1
+  visits: fixed(5)
+  revisit: fixed(0)
+"#;
+
+/// Rows per partition key of `visitks.visited`, read back with the driver.
+fn rows_per_partition(port: u16) -> Vec<usize> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    rt.block_on(async {
+        let session = scylla::client::session_builder::SessionBuilder::new()
+            .known_node(format!("127.0.0.1:{port}"))
+            .build()
+            .await
+            .expect("connect");
+        let result = session
+            .query_unpaged("SELECT k FROM visitks.visited", ())
+            .await
+            .expect("select");
+        let mut counts = std::collections::BTreeMap::<i32, usize>::new();
+        for row in result
+            .into_rows_result()
+            .expect("rows")
+            .rows::<(i32,)>()
+            .expect("typed")
+        {
+            *counts.entry(row.expect("row").0).or_default() += 1;
+        }
+        counts.into_values().collect()
+    })
+}
+
+/// `visits: fixed(5)` over partitions of 10 rows: each insert writes the next 2 rows of the
+/// partition it holds; `revisit: fixed(0)` always continues the oldest part-written one, so
+/// 20 inserts on one thread fill exactly 4 partitions.
+#[test]
+fn visits_write_a_partition_over_several_inserts() {
+    let node = Node::start();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("visited.yaml");
+    std::fs::write(&file, VISITED).expect("profile");
+    let insert = run_ok(&format!(
+        "user profile={} ops(insert=1) n=20 no-warmup -pop seq=1..100 -rate threads=1 -node 127.0.0.1 -port native={}",
+        file.display(),
+        node.port
+    ));
+    assert_eq!(number_after(&insert, "Total partitions"), 20.0, "{insert}");
+    let rows = number_after(&insert, "Row rate");
+    let partitions = number_after(&insert, "Partition rate");
+    assert!((rows / partitions - 2.0).abs() < 0.01, "{insert}");
+    assert_eq!(rows_per_partition(node.port), vec![10; 4]);
 }

@@ -2,11 +2,13 @@
 //! The profile ([`profile`]) names a table (created from its definitions when missing); the
 //! table's columns come from the driver's schema metadata; values ([`values`]) and rows
 //! ([`rows`]) are generated from the population seeds as cassandra-stress does, and
-//! [`workload`] runs the inserts and queries.
+//! [`workload`] runs the inserts and queries, writing partitions over several inserts when
+//! the profile asks for `visits` ([`visits`]).
 
 pub mod profile;
 mod rows;
 mod values;
+mod visits;
 mod workload;
 
 use std::sync::Arc;
@@ -178,6 +180,7 @@ pub async fn prepare(
         batch: p.insert.batch,
         partitions: p.insert.partitions.clone(),
         select: p.insert.select.clone(),
+        pool: visits::Pool::new(p.insert.visits.clone(), p.insert.revisit.clone()),
         queries,
     })))
 }

@@ -98,6 +98,10 @@ pub struct InsertSpec {
     pub partitions: DistSpec,
     pub batch: BatchKind,
     pub select: Ratio,
+    /// How many inserts write one partition's rows (`visits`, default `fixed(1)`).
+    pub visits: DistSpec,
+    /// Which part-written partition an insert continues (`revisit`, default `uniform(1..1M)`).
+    pub revisit: DistSpec,
 }
 
 /// One named query; `multirow` takes each bound value from a random row of the partition.
@@ -257,22 +261,27 @@ fn insert(map: &BTreeMap<String, Scalar>) -> Result<InsertSpec, String> {
             dist: DistSpec::fixed(1),
             divisor: 1.0,
         },
+        visits: DistSpec::fixed(1),
+        revisit: DistSpec::uniform(1, 1_000_000),
     };
     for (key, value) in map {
         match key.to_ascii_lowercase().as_str() {
             "partitions" => spec.partitions = dist(value)?,
             "batchtype" => spec.batch = batch_kind(&value.text())?,
             "select" | "row-population-ratio" => spec.select = ratio(&value.text())?,
-            // Revisiting partitions over several operations is not modelled: each insert
-            // writes its partitions' selected rows at once; the options are still checked.
-            "visits" | "revisit" => {
-                dist(value)?;
-            }
+            "visits" => spec.visits = dist(value)?,
+            "revisit" => spec.revisit = dist(value)?,
             other => return Err(format!("Unknown insert option {other}")),
         }
     }
     if spec.partitions.min() < 1 {
         return Err("insert partitions must be at least 1".into());
+    }
+    if spec.visits.min() < 1 {
+        return Err("insert visits must be at least 1".into());
+    }
+    if spec.revisit.min() < 0 || spec.revisit.max() > i64::from(i32::MAX) {
+        return Err("insert revisit must lie within 0..2147483647".into());
     }
     Ok(spec)
 }

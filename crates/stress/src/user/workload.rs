@@ -1,7 +1,8 @@
 //! The user profile's operations on prepared statements: `insert` writes the selected rows
 //! of one or more generated partitions (one statement, or a LOGGED/UNLOGGED batch), and each
 //! named query binds its markers from a generated row of the partition (`samerow`) or from
-//! any of its rows, one per marker (`multirow`).
+//! any of its rows, one per marker (`multirow`). With `visits`, an insert writes each
+//! partition's next slice of rows instead of all of them.
 
 use std::sync::Arc;
 
@@ -12,6 +13,7 @@ use scylla::value::CqlValue;
 
 use super::profile::{BatchKind, Ratio, INSERT};
 use super::rows::TableGen;
+use super::visits::{Draws, Pool, Visit};
 use crate::dist::{DistSpec, Sampler};
 use crate::javarand::JavaRandom;
 use crate::runner::{Done, OpFuture, OpWorker, Workload};
@@ -31,6 +33,7 @@ pub struct UserWorkload {
     pub batch: BatchKind,
     pub partitions: DistSpec,
     pub select: Ratio,
+    pub pool: Pool,
     pub queries: Vec<Query>,
 }
 
@@ -42,6 +45,8 @@ impl Workload for Arc<UserWorkload> {
             rng: JavaRandom::new(seed),
             partitions: Sampler::new(self.partitions.clone(), seed ^ 0x5EED),
             select: Sampler::new(self.select.dist.clone(), !seed),
+            draws: Draws::new(&self.pool, seed),
+            revisits: Vec::new(),
         })
     }
 }
@@ -52,21 +57,34 @@ struct UserWorker {
     rng: JavaRandom,
     partitions: Sampler,
     select: Sampler,
+    draws: Draws,
+    /// Part-written partitions the next insert continues (chosen by `seeds_wanted`).
+    revisits: Vec<Visit>,
 }
 
 impl OpWorker for UserWorker {
+    /// For an insert, each partition wanted is first offered to the pool of part-written
+    /// partitions; only the rest are new partitions from the population.
     fn seeds_wanted(&mut self, op: usize) -> usize {
-        if op == INSERT {
-            usize::try_from(self.partitions.next()).unwrap_or(1)
-        } else {
-            1
+        if op != INSERT {
+            return 1;
         }
+        let wanted = usize::try_from(self.partitions.next()).unwrap_or(1);
+        self.revisits.clear();
+        for _ in 0..wanted {
+            if let Some(v) = self.draws.revisit(&self.shared.pool) {
+                self.revisits.push(v);
+            }
+        }
+        wanted - self.revisits.len()
     }
 
     fn execute<'a>(&'a mut self, op: usize, seeds: &'a [i64]) -> OpFuture<'a> {
         Box::pin(async move {
             if op == INSERT {
-                self.insert(seeds).await
+                let mut visits = std::mem::take(&mut self.revisits);
+                visits.extend(seeds.iter().map(|&s| self.draws.first(s)));
+                self.insert(&visits).await
             } else {
                 let seed = *seeds.first().ok_or("no partition chosen")?;
                 self.query(op - 1, seed).await
@@ -89,31 +107,37 @@ impl OpWorker for UserWorker {
 }
 
 impl UserWorker {
-    /// The rows an insert writes: each generated row with the partition's select chance,
-    /// and at least one row per partition.
-    fn selected_rows(&mut self, seeds: &[i64]) -> Vec<Vec<CqlValue>> {
+    /// The rows an insert writes: each row of the visit's slice of its partition with the
+    /// partition's select chance, and at least one row per partition; each visit is then
+    /// handed back to the pool.
+    fn selected_rows(&mut self, visits: &[Visit]) -> Vec<Vec<CqlValue>> {
         let mut out = Vec::new();
-        for &seed in seeds {
+        for visit in visits {
+            let seed = visit.seed;
             let chance = self.select.next() as f64 / self.shared.select.divisor;
             let rows = self.table.rows(seed);
+            let slice = &rows[visit.slice(rows.len())];
             let before = out.len();
-            for path in &rows {
+            for path in slice {
                 if self.rng.next_double() < chance {
                     out.push(self.table.row(seed, path));
                 }
             }
             if out.len() == before {
-                let pick = (self.rng.next_double() * rows.len() as f64) as usize;
-                if let Some(path) = rows.get(pick.min(rows.len().saturating_sub(1))) {
+                let pick = (self.rng.next_double() * slice.len() as f64) as usize;
+                if let Some(path) = slice.get(pick.min(slice.len().saturating_sub(1))) {
                     out.push(self.table.row(seed, path));
                 }
+            }
+            if self.shared.pool.active() {
+                self.shared.pool.visited(*visit, rows.len());
             }
         }
         out
     }
 
-    async fn insert(&mut self, seeds: &[i64]) -> Result<Done, String> {
-        let rows = self.selected_rows(seeds);
+    async fn insert(&mut self, visits: &[Visit]) -> Result<Done, String> {
+        let rows = self.selected_rows(visits);
         let shared = &self.shared;
         if let [row] = rows.as_slice() {
             shared
@@ -139,7 +163,7 @@ impl UserWorker {
                 .map_err(|e| e.to_string())?;
         }
         Ok(Done {
-            partitions: seeds.len() as u64,
+            partitions: visits.len() as u64,
             rows: rows.len() as u64,
         })
     }

@@ -96,3 +96,23 @@ fn defaults_and_errors() {
     );
     assert!(Profile::load("/nonexistent/profile.yaml", &[]).is_err());
 }
+
+#[test]
+fn visits_and_revisit() {
+    let p = Profile::parse("keyspace: k\ntable: t\n", &[]).expect("minimal");
+    assert_eq!(p.insert.visits, DistSpec::fixed(1));
+    assert_eq!(p.insert.revisit, DistSpec::uniform(1, 1_000_000));
+    let text =
+        "keyspace: k\ntable: t\ninsert:\n  visits: uniform(2..8)\n  revisit: ~exp(1..1000)\n";
+    let p = Profile::parse(text, &[]).expect("visits");
+    assert_eq!(p.insert.visits, DistSpec::uniform(2, 8));
+    assert!(p.insert.revisit.inverted && p.insert.revisit.max() == 1000);
+    for bad in [
+        "visits: fixed(0)",
+        "revisit: uniform(1..3000000000)",
+        "visits: often",
+    ] {
+        let text = format!("keyspace: k\ntable: t\ninsert:\n  {bad}\n");
+        assert!(Profile::parse(&text, &[]).is_err(), "{bad}");
+    }
+}
