@@ -174,11 +174,7 @@ impl Job<'_> {
                 return Err(StorageError::Closed);
             }
             let (key, data) = item?;
-            let purger = Purger {
-                now: self.ctx.now,
-                gc_before: self.gc_before,
-                horizon: self.horizon(&key),
-            };
+            let purger = Purger::new(self.ctx.now, self.gc_before, || self.horizon(&key));
             if let Some(data) = purger.partition(data) {
                 let current = match &mut writer {
                     Some(w) => w,

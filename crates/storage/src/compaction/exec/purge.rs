@@ -8,21 +8,34 @@
 //!   it) may contain — otherwise it may still shadow data there and must stay;
 //! - rows and partitions left empty disappear.
 
+use std::cell::OnceCell;
+
 use crate::model::{Cell, ColumnData, ColumnValue, DeletionTime, Row};
 use crate::partition::PartitionData;
 
 /// The purge parameters of one partition.
-#[derive(Debug, Clone, Copy)]
-pub struct Purger {
+pub struct Purger<'a> {
     pub now: i32,
     pub gc_before: i32,
-    /// Tombstones at or above this timestamp are kept.
-    pub horizon: i64,
+    /// Finds the horizon: tombstones at or above it are kept. Asked at most once, and only when
+    /// a tombstone deleted before `gc_before` turns up (it checks other sources' filters).
+    find_horizon: Box<dyn Fn() -> i64 + 'a>,
+    horizon: OnceCell<i64>,
 }
 
-impl Purger {
+impl<'a> Purger<'a> {
+    pub fn new(now: i32, gc_before: i32, find_horizon: impl Fn() -> i64 + 'a) -> Self {
+        Purger {
+            now,
+            gc_before,
+            find_horizon: Box::new(find_horizon),
+            horizon: OnceCell::new(),
+        }
+    }
+
     fn purgeable(&self, timestamp: i64, local_deletion_time: i32) -> bool {
-        local_deletion_time < self.gc_before && timestamp < self.horizon
+        local_deletion_time < self.gc_before
+            && timestamp < *self.horizon.get_or_init(|| (self.find_horizon)())
     }
 
     fn purgeable_deletion(&self, deletion: DeletionTime) -> bool {
@@ -32,10 +45,11 @@ impl Purger {
 
     /// Purges `data`; `None` when nothing is left to write.
     pub fn partition(&self, mut data: PartitionData) -> Option<PartitionData> {
+        // Only the deletions of the partition as read decide what its rows lose.
         let original = PartitionData {
-            rows: Default::default(),
-            static_row: None,
-            ..data.clone()
+            partition_deletion: data.partition_deletion,
+            range_tombstones: data.range_tombstones.clone(),
+            ..PartitionData::default()
         };
         let partition_deletion = data.partition_deletion;
         data.range_tombstones.retain(|t| {
@@ -136,12 +150,8 @@ mod tests {
 
     const NOW: i32 = 1_000;
 
-    fn purger(horizon: i64) -> Purger {
-        Purger {
-            now: NOW,
-            gc_before: 500,
-            horizon,
-        }
+    fn purger(horizon: i64) -> Purger<'static> {
+        Purger::new(NOW, 500, move || horizon)
     }
 
     fn row(c: &'static str, cells: Vec<Cell>) -> Row {
@@ -182,6 +192,37 @@ mod tests {
             2,
             "horizon 3 < ts 10"
         );
+    }
+
+    #[test]
+    fn the_horizon_is_sought_only_for_tombstones_old_enough_to_purge() {
+        let asked = std::cell::Cell::new(0);
+        let live = PartitionUpdate {
+            rows: vec![row("a", vec![Cell::live(5, Bytes::from_static(b"v"))])],
+            ..Default::default()
+        };
+        let young = PartitionUpdate {
+            rows: vec![row("a", vec![Cell::tombstone(10, 900)])],
+            ..Default::default()
+        };
+        let count = || {
+            asked.set(asked.get() + 1);
+            i64::MAX
+        };
+        assert!(Purger::new(NOW, 500, count).partition(data(live)).is_some());
+        assert!(Purger::new(NOW, 500, count)
+            .partition(data(young))
+            .is_some());
+        assert_eq!(asked.get(), 0);
+        let old = PartitionUpdate {
+            rows: vec![row(
+                "a",
+                vec![Cell::tombstone(10, 100), Cell::tombstone(11, 100)],
+            )],
+            ..Default::default()
+        };
+        assert!(Purger::new(NOW, 500, count).partition(data(old)).is_none());
+        assert_eq!(asked.get(), 1, "asked once per partition");
     }
 
     #[test]
