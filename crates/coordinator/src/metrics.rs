@@ -79,6 +79,38 @@ impl LatencySnapshot {
     pub fn mean_millis(&self) -> Option<f64> {
         (self.count > 0).then(|| self.sum_micros as f64 / self.count as f64 / 1000.0)
     }
+
+    /// The latency below which a fraction `q` of the observations fall, as the upper bound
+    /// of the bucket holding it (the overflow bucket reports the last bound); 0 when empty.
+    pub fn quantile_micros(&self, q: f64) -> u64 {
+        if self.count == 0 {
+            return 0;
+        }
+        let rank = ((self.count as f64) * q).ceil().max(1.0) as u64;
+        let mut seen = 0;
+        let bucket = self
+            .buckets
+            .iter()
+            .position(|&n| {
+                seen += n;
+                seen >= rank
+            })
+            .unwrap_or(self.buckets.len());
+        bucket_bound(bucket)
+    }
+
+    /// The upper bound of the highest bucket used; 0 when empty.
+    pub fn max_micros(&self) -> u64 {
+        self.buckets
+            .iter()
+            .rposition(|&n| n > 0)
+            .map_or(0, bucket_bound)
+    }
+}
+
+/// The upper bound of bucket `i`; the overflow bucket reports the last bound.
+fn bucket_bound(i: usize) -> u64 {
+    LATENCY_BOUNDS_MICROS[i.min(LATENCY_BOUNDS_MICROS.len() - 1)]
 }
 
 /// Local reads and writes of one table.
@@ -168,6 +200,21 @@ mod tests {
             (3, 1, 1, 1)
         );
         assert_eq!(s.sum_micros, 60_000_201);
+    }
+
+    #[test]
+    fn quantiles_are_bucket_upper_bounds() {
+        let h = LatencyHistogram::default();
+        assert_eq!(h.snapshot().quantile_micros(0.5), 0);
+        assert_eq!(h.snapshot().max_micros(), 0);
+        for micros in [50, 60, 700, 20_000_000] {
+            h.record(Duration::from_micros(micros));
+        }
+        let s = h.snapshot();
+        assert_eq!(s.quantile_micros(0.5), 100);
+        assert_eq!(s.quantile_micros(0.75), 1_000);
+        assert_eq!(s.quantile_micros(0.99), 10_000_000);
+        assert_eq!(s.max_micros(), 10_000_000);
     }
 
     #[test]
