@@ -4,9 +4,11 @@ lines, tablehistograms' partition sizes, proxyhistograms, and the per-read histo
 by line in the Rust unit tests)."""
 import os
 import re
+import time
 import urllib.request
 
 import pytest
+from cassandra import ConsistencyLevel, ReadTimeout
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
 from conftest import connect
@@ -138,3 +140,58 @@ def test_system_log_levels_change_at_run_time(churned):
     assert "set log level to DEBUG for classes under 'storage'" in text
     assert nodetool(churned, "setlogginglevel", "bad name!", "info").returncode != 0
     assert nodetool(churned, "setlogginglevel", "a", "b", "c").returncode == 1
+
+
+WIDE_ROWS = 3000
+
+
+@pytest.fixture(scope="module")
+def slow_node():
+    """A node logging reads slower than 1 ms, with one partition of WIDE_ROWS rows."""
+    node = Node(extra_yaml="slow_query_log_timeout: 1ms\n").start()
+    cluster, session = connect(node)
+    session.execute("CREATE KEYSPACE slow WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
+    session.execute("CREATE TABLE slow.wide (p int, c int, v text, PRIMARY KEY (p, c))")
+    insert = session.prepare("INSERT INTO slow.wide (p, c, v) VALUES (1, ?, 'some text to read')")
+    for c in range(WIDE_ROWS):
+        session.execute(insert, (c,))
+    ok(node, "flush", "slow")
+    yield node, session
+    cluster.shutdown()
+    node.cleanup()
+
+
+def test_slow_reads_reach_the_log(slow_node):
+    node, session = slow_node
+    assert len(list(session.execute("SELECT * FROM slow.wide WHERE p = 1"))) == WIDE_ROWS
+    line = re.compile(r"<SELECT \* FROM slow\.wide WHERE key = 0x00000001>, "
+                      r"(time \d+ msec|was slow \d+ times: avg/min/max \d+/\d+/\d+ msec)"
+                      r" - slow timeout 1 msec$", re.M)
+    deadline = time.time() + 10
+    while time.time() < deadline and not line.search(system_log(node)):
+        time.sleep(0.2)
+    text = system_log(node)
+    found = line.search(text)
+    assert found, text[-2000:]
+    header = text[:found.start()].rstrip("\n").rsplit("\n", 1)[-1]
+    assert re.search(r" - \d+ operations were slow in the last \d+ msecs:$", header) or \
+        header.startswith("<"), header
+
+
+def test_reads_past_the_timeout_fail_with_read_timeout(slow_node):
+    node, session = slow_node
+    query = "SELECT * FROM slow.wide WHERE p = 1"
+    try:
+        assert ok(node, "settimeout", "read", "1") == ""
+        with pytest.raises(ReadTimeout) as raised:
+            session.execute(query)
+        assert raised.value.consistency == ConsistencyLevel.LOCAL_ONE
+        assert (raised.value.received_responses, raised.value.required_responses) == (0, 1)
+        assert raised.value.data_retrieved is False
+        assert ok(node, "settimeout", "range", "1") == ""
+        with pytest.raises(ReadTimeout):
+            session.execute("SELECT * FROM slow.wide")
+    finally:
+        ok(node, "settimeout", "read", "5000")
+        ok(node, "settimeout", "range", "10000")
+    assert len(list(session.execute(query))) == WIDE_ROWS

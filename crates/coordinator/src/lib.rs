@@ -4,6 +4,7 @@
 //! ring whose only replica is local storage; remote replicas plug in here.
 mod consistency;
 pub mod metrics;
+mod slow;
 mod timeouts;
 
 use std::future::Future;
@@ -21,6 +22,7 @@ use types::{Consistency, CqlError, CqlResult};
 
 pub use consistency::{block_for, validate_for_read, validate_for_write};
 pub use metrics::{Metrics, RequestKind};
+pub use slow::SlowQueries;
 pub use timeouts::{LiveTimeouts, TimeoutKind, Timeouts};
 
 /// Routes reads and writes to replicas and enforces consistency levels.
@@ -30,6 +32,7 @@ pub struct Coordinator {
     local: Endpoint,
     timeouts: LiveTimeouts,
     metrics: Metrics,
+    slow: Arc<SlowQueries>,
 }
 
 impl Coordinator {
@@ -44,11 +47,35 @@ impl Coordinator {
             local,
             timeouts: LiveTimeouts::new(timeouts),
             metrics: Metrics::default(),
+            slow: Arc::new(SlowQueries::default()),
         }
     }
 
     pub fn storage(&self) -> &Arc<Storage> {
         &self.storage
+    }
+
+    /// The slow query log of local reads.
+    pub fn slow_queries(&self) -> &Arc<SlowQueries> {
+        &self.slow
+    }
+
+    /// `SELECT * FROM ks.table …` naming a slow read in the slow query log: the partition key
+    /// as a blob for a single-partition read, the row limit for a range read.
+    fn describe_read(&self, table: TableId, key: Option<&PartitionKey>, limit: usize) -> String {
+        let name = self
+            .storage
+            .table_name(table)
+            .map_or_else(|_| format!("{table:?}"), |(ks, t)| format!("{ks}.{t}"));
+        let mut text = format!("SELECT * FROM {name}");
+        if let Some(key) = key {
+            let hex: String = key.key.iter().map(|b| format!("{b:02x}")).collect();
+            text.push_str(&format!(" WHERE key = 0x{hex}"));
+        }
+        if limit < usize::MAX {
+            text.push_str(&format!(" LIMIT {limit}"));
+        }
+        text
     }
 
     /// The request timeouts, changeable at run time.
@@ -89,6 +116,28 @@ impl Coordinator {
     /// The tokens this node owns on the ring.
     pub fn local_tokens(&self) -> Vec<Token> {
         self.ring.read().tokens_of(self.local.addr)
+    }
+
+    /// ReadTimeout when a local read started at `started` outlasted its timeout (`read` or
+    /// `range`): the read runs to its end, then its answer counts as a replica's response that
+    /// came too late, as Cassandra's coordinator gives up on replicas after the timeout.
+    fn in_time(
+        &self,
+        kind: TimeoutKind,
+        started: Instant,
+        strategy: &ReplicationStrategy,
+        cl: Consistency,
+    ) -> CqlResult<()> {
+        if started.elapsed() <= self.timeouts.get(kind) {
+            return Ok(());
+        }
+        Err(CqlError::ReadTimeout {
+            message: "Operation timed out - received only 0 responses.".into(),
+            consistency: cl,
+            received: 0,
+            block_for: block_for(strategy, cl, &self.local.datacenter),
+            data_present: false,
+        })
     }
 
     /// Fails with Unavailable when fewer replicas are alive than `cl` needs.
@@ -209,6 +258,10 @@ impl Coordinator {
             .read_with_stats(table, key, filter, now)
             .map_err(read_error)?;
         stats.add(read);
+        self.slow.check(started.elapsed(), || {
+            self.describe_read(table, Some(key), usize::MAX)
+        });
+        self.in_time(TimeoutKind::Read, started, strategy, cl)?;
         self.record(RequestKind::Read, cl, &[table], started);
         Ok(partition)
     }
@@ -239,6 +292,9 @@ impl Coordinator {
             .scan_with_stats(table, range, filter, now, limit)
             .map_err(read_error)?;
         stats.add(read);
+        self.slow
+            .check(started.elapsed(), || self.describe_read(table, None, limit));
+        self.in_time(TimeoutKind::Range, started, strategy, cl)?;
         self.record(RequestKind::Range, cl, &[table], started);
         Ok(partitions)
     }

@@ -156,6 +156,9 @@ async fn serve(config: Config, logging: Arc<Logging>) -> Result<(), String> {
         counter_write: config.counter_write_request_timeout,
     };
     let coordinator = Arc::new(Coordinator::new(storage.clone(), endpoint, timeouts));
+    let slow_queries = coordinator.slow_queries();
+    slow_queries.set_threshold(config.slow_query_log_timeout);
+    tokio::spawn(slow_queries.clone().report_periodically());
     let node = NodeInfo {
         cluster_name: config.cluster_name.clone(),
         listen_address: config.listen_address,

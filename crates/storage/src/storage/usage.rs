@@ -97,6 +97,12 @@ impl Storage {
         Ok(usage)
     }
 
+    /// The keyspace and name of a table, for operators' messages.
+    pub fn table_name(&self, table: TableId) -> Result<(String, String)> {
+        let settings = self.core.engine(table)?.settings();
+        Ok((settings.keyspace.clone(), settings.name.clone()))
+    }
+
     /// Compactions completed since the node started.
     pub fn compaction_totals(&self) -> CompactionTotals {
         self.core.registry.totals()
