@@ -2,8 +2,10 @@
 //! holding its reconciled data behind a short-lived mutex, with an allocation counter, the
 //! oldest commit-log position of its data and its oldest timestamp.
 
+use std::mem::size_of;
 use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
 
+use bytes::Bytes;
 use crossbeam_skiplist::SkipMap;
 use parking_lot::Mutex;
 
@@ -11,13 +13,26 @@ use crate::commitlog::Position;
 use crate::engine::PartitionSource;
 use crate::error::Result;
 use crate::filter::{KeyRange, ReadFilter};
-use crate::model::{ColumnValue, PartitionKey, PartitionUpdate, Row};
+use crate::model::{Cell, ColumnData, ColumnValue, PartitionKey, PartitionUpdate, Row};
 use crate::partition::PartitionData;
 
-/// Fixed per-object overheads used in the allocation estimate.
-const PARTITION_OVERHEAD: usize = 128;
-const ROW_OVERHEAD: usize = 96;
-const CELL_OVERHEAD: usize = 64;
+/// What the memtable's structures allocate besides the bytes written, from their layouts: a
+/// skiplist node per partition (key, lock and partition header, a tower of two links on
+/// average), the B-tree leaf its first row opens (room for 11 rows), a row's slot in that
+/// tree at two-thirds fill, and each column's entry in its row.
+const PARTITION_OVERHEAD: usize = size_of::<PartitionKey>()
+    + size_of::<Mutex<PartitionData>>()
+    + 4 * size_of::<usize>()
+    + BTREE_LEAF;
+const BTREE_LEAF: usize = 11 * ROW_SLOT + 2 * size_of::<usize>();
+const ROW_SLOT: usize = size_of::<Bytes>() + size_of::<Row>();
+const ROW_OVERHEAD: usize = ROW_SLOT * 3 / 2;
+const COLUMN_OVERHEAD: usize = size_of::<ColumnData>();
+/// A cell of a collection: its entry in the column's cell list.
+const CELL_OVERHEAD: usize = size_of::<Cell>();
+/// The header `Bytes` allocates when a buffer it owns alone (a key or a column name the query
+/// layer copied) is first shared.
+const SHARED_BUFFER: usize = 3 * size_of::<usize>();
 
 /// A memtable: writers on different partitions never contend.
 pub struct Memtable {
@@ -88,14 +103,11 @@ impl Memtable {
     /// Reconciles `update` into the partition `key`.
     pub fn apply(&self, key: &PartitionKey, update: &PartitionUpdate) {
         let mut added = update_size(update);
-        let entry = match self.partitions.get(key) {
-            Some(entry) => entry,
-            None => {
-                added += PARTITION_OVERHEAD + key.key.len();
-                self.partitions
-                    .get_or_insert_with(key.clone(), || Mutex::new(PartitionData::default()))
-            }
-        };
+        // One search of the skiplist, whether the partition is new or not.
+        let entry = self.partitions.get_or_insert_with(key.clone(), || {
+            added += PARTITION_OVERHEAD + key.key.len() + SHARED_BUFFER;
+            Mutex::new(PartitionData::default())
+        });
         entry.value().lock().apply(update);
         self.allocated.fetch_add(added, Ordering::Relaxed);
         self.min_timestamp
@@ -175,34 +187,34 @@ fn update_size(update: &PartitionUpdate) -> usize {
     rows + update.range_tombstones.len() * ROW_OVERHEAD
 }
 
+/// A row's share of the tree, its columns and their cells; names are counted per cell since
+/// the query layer copies them per write.
 fn row_size(row: &Row) -> usize {
-    let cells: usize = row
+    let columns: usize = row
         .columns
         .iter()
         .map(|column| {
             let values: usize = match &column.value {
-                ColumnValue::Simple(cell) => CELL_OVERHEAD + cell_bytes(cell),
+                ColumnValue::Simple(cell) => cell_bytes(cell),
                 ColumnValue::Complex(complex) => complex
                     .cells
                     .iter()
                     .map(|cell| CELL_OVERHEAD + cell_bytes(cell))
                     .sum(),
             };
-            column.name.len() + values
+            COLUMN_OVERHEAD + SHARED_BUFFER + column.name.len() + values
         })
         .sum();
-    ROW_OVERHEAD + row.clustering.len() + cells
+    ROW_OVERHEAD + row.clustering.len() + columns
 }
 
-fn cell_bytes(cell: &crate::model::Cell) -> usize {
+fn cell_bytes(cell: &Cell) -> usize {
     cell.value.as_ref().map_or(0, |v| v.len()) + cell.path.as_ref().map_or(0, |p| p.len())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Cell, ColumnData};
-    use bytes::Bytes;
     use std::ops::Bound;
 
     fn key(token: i64) -> PartitionKey {
