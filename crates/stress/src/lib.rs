@@ -104,8 +104,13 @@ fn stress(settings: settings::Settings, command: &str, sink: &mut dyn Write) -> 
     }
 }
 
+/// The client's runtime: one thread runs every worker task and the driver's connections.
+/// Client CPU per operation is what a benchmark on a shared machine takes from the server,
+/// and a multi-threaded runtime spends much of it waking and parking threads (perf: half the
+/// client's cycles in the scheduler's context switches); one thread drives well over the
+/// op rate a node answers.
 fn runtime() -> Result<tokio::runtime::Runtime, String> {
-    tokio::runtime::Builder::new_multi_thread()
+    tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| format!("Cannot start the runtime: {e}"))

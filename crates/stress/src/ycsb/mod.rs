@@ -59,13 +59,8 @@ const USAGE: &str =
 /// Runs a YCSB command line, writing YCSB's report to `out` and its status lines (`-s`)
 /// to `status`.
 pub fn main(args: &[String], out: &mut dyn Write, status: Box<dyn Write + Send>) -> ExitCode {
-    let result = parse(args).and_then(|config| {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| format!("Cannot start the runtime: {e}"))?;
-        rt.block_on(run::run(&config, status))
-    });
+    let result =
+        parse(args).and_then(|config| crate::runtime()?.block_on(run::run(&config, status)));
     match result {
         Ok(lines) => {
             let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
