@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::api::pools::GcClock;
 use crate::api::types::{AutocompactionRequest, TableSelection};
-use crate::api::{cluster, compaction, logging, pools, proxy, settings, snapshots, tables};
+use crate::api::{cluster, compaction, logging, pools, proxy, settings, snapshots, tables, trace};
 use crate::error::{ApiError, ApiResult};
 use crate::metrics;
 use crate::node::AdminNode;
@@ -88,6 +88,10 @@ impl Api {
             "/v1/settings/concurrent_compactors" if put => {
                 ok(&compaction::set_compactors(node, &parse(body)?)?)
             }
+            "/v1/settings/trace_probability" if get => ok(&trace::probability(node)),
+            "/v1/settings/trace_probability" if put => {
+                ok(&trace::set_probability(node, &parse(body)?)?)
+            }
             _ => match path.strip_prefix("/v1/settings/timeouts/") {
                 Some(kind) if get => ok(&settings::timeout(node, kind)?),
                 Some(kind) if put => ok(&settings::set_timeout(node, kind, &parse(body)?)?),
@@ -132,7 +136,7 @@ impl Api {
 
 /// 404 for an unknown path, 405 for a known path with the wrong method.
 fn unknown(method: &Method, path: &str) -> ApiError {
-    const PATHS: [&str; 21] = [
+    const PATHS: [&str; 22] = [
         "/metrics",
         "/v1/logging",
         "/v1/proxyhistograms",
@@ -146,6 +150,7 @@ fn unknown(method: &Method, path: &str) -> ApiError {
         "/v1/gcstats",
         "/v1/settings/compaction_throughput",
         "/v1/settings/concurrent_compactors",
+        "/v1/settings/trace_probability",
         "/v1/flush",
         "/v1/compact",
         "/v1/autocompaction",

@@ -6,6 +6,7 @@ mod consistency;
 pub mod metrics;
 mod slow;
 mod timeouts;
+pub mod trace;
 
 use std::future::Future;
 use std::net::IpAddr;
@@ -24,6 +25,7 @@ pub use consistency::{block_for, validate_for_read, validate_for_write};
 pub use metrics::{Metrics, RequestKind};
 pub use slow::SlowQueries;
 pub use timeouts::{LiveTimeouts, TimeoutKind, Timeouts};
+pub use trace::{Trace, TraceEvent};
 
 /// Routes reads and writes to replicas and enforces consistency levels.
 pub struct Coordinator {
@@ -107,6 +109,11 @@ impl Coordinator {
         self.local.addr
     }
 
+    /// The table's live SSTables, for trace events (0 when the table is gone).
+    fn sstable_count(&self, table: TableId) -> usize {
+        self.storage.table_stats(table).map_or(0, |s| s.sstables)
+    }
+
     /// Claims `tokens` for this node on the ring.
     pub fn set_local_tokens(&self, tokens: Vec<i64>) {
         let tokens = tokens.into_iter().map(Token).collect();
@@ -170,13 +177,15 @@ impl Coordinator {
         strategy: &ReplicationStrategy,
         mutations: Vec<Mutation>,
         cl: Consistency,
+        trace: Option<&Trace>,
     ) -> CqlResult<()> {
         let write_type = match mutations.len() {
             0 => return Ok(()),
             1 => "SIMPLE",
             _ => "UNLOGGED_BATCH",
         };
-        self.write_as(strategy, mutations, cl, write_type).await
+        self.write_as(strategy, mutations, cl, write_type, trace)
+            .await
     }
 
     /// Writes mutations atomically (a logged batch): one commit-log record.
@@ -185,8 +194,9 @@ impl Coordinator {
         strategy: &ReplicationStrategy,
         mutations: Vec<Mutation>,
         cl: Consistency,
+        trace: Option<&Trace>,
     ) -> CqlResult<()> {
-        self.write_as(strategy, mutations, cl, "BATCH").await
+        self.write_as(strategy, mutations, cl, "BATCH", trace).await
     }
 
     /// Checks the consistency level, applies the mutations as one commit-log record within
@@ -197,8 +207,10 @@ impl Coordinator {
         mutations: Vec<Mutation>,
         cl: Consistency,
         write_type: &str,
+        trace: Option<&Trace>,
     ) -> CqlResult<()> {
         validate_for_write(cl)?;
+        trace::trace(trace, || "Determining replicas for mutation".into());
         for m in &mutations {
             self.check_live(strategy, m.key.token, cl)?;
         }
@@ -206,6 +218,7 @@ impl Coordinator {
         let tables: Vec<TableId> = mutations.iter().map(|m| m.table).collect();
         let block_for = block_for(strategy, cl, &self.local.datacenter);
         let timeout = self.timeouts.get(TimeoutKind::Write);
+        trace::trace(trace, || "Appending to commitlog".into());
         let write = self.storage.apply_batch(mutations);
         bounded(write, timeout, cl, block_for, write_type).await?;
         self.record(RequestKind::Write, cl, &tables, started);
@@ -221,6 +234,7 @@ impl Coordinator {
         updates: Vec<CounterUpdate>,
         timestamp: i64,
         cl: Consistency,
+        trace: Option<&Trace>,
     ) -> CqlResult<()> {
         if cl == Consistency::Any {
             return Err(CqlError::invalid(
@@ -228,9 +242,11 @@ impl Coordinator {
             ));
         }
         validate_for_write(cl)?;
+        trace::trace(trace, || "Determining replicas for mutation".into());
         self.check_live(strategy, key.token, cl)?;
         let block_for = block_for(strategy, cl, &self.local.datacenter);
         let started = Instant::now();
+        trace::trace(trace, || "Appending to commitlog".into());
         let write = self.storage.apply_counter(table, key, updates, timestamp);
         let timeout = self.timeouts.get(TimeoutKind::CounterWrite);
         bounded(write, timeout, cl, block_for, "COUNTER").await?;
@@ -249,14 +265,19 @@ impl Coordinator {
         cl: Consistency,
         now: i32,
         stats: &mut ReadStats,
+        trace: Option<&Trace>,
     ) -> CqlResult<Option<Partition>> {
         validate_for_read(cl)?;
         self.check_live(strategy, key.token, cl)?;
         let started = Instant::now();
+        trace::trace(trace, || "Acquiring sstable references".into());
         let (partition, read) = self
             .storage
             .read_with_stats(table, key, filter, now)
             .map_err(read_error)?;
+        if let Some(t) = trace {
+            trace::partition_read(t, &read, self.sstable_count(table));
+        }
         stats.add(read);
         self.slow.check(started.elapsed(), || {
             self.describe_read(table, Some(key), usize::MAX)
@@ -279,6 +300,7 @@ impl Coordinator {
         now: i32,
         limit: usize,
         stats: &mut ReadStats,
+        trace: Option<&Trace>,
     ) -> CqlResult<Vec<Partition>> {
         validate_for_read(cl)?;
         let required = block_for(strategy, cl, &self.local.datacenter);
@@ -287,10 +309,18 @@ impl Coordinator {
             self.check_live(strategy, i64::MIN, cl)?;
         }
         let started = Instant::now();
+        trace::trace(trace, || {
+            let sstables = self.sstable_count(table);
+            let range = trace::range_text(range);
+            format!("Executing seq scan across {sstables} sstables for {range}")
+        });
         let (partitions, read) = self
             .storage
             .scan_with_stats(table, range, filter, now, limit)
             .map_err(read_error)?;
+        if let Some(t) = trace {
+            trace::rows_read(t, &read);
+        }
         stats.add(read);
         self.slow
             .check(started.elapsed(), || self.describe_read(table, None, limit));

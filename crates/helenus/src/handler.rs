@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use admin::NativeStats;
-use query::QueryProcessor;
+use query::{QueryProcessor, Tracing};
 use transport::{ClientState, QueryHandler};
 use types::request::{BatchRequest, QueryOptions};
 use types::result::Outcome;
@@ -15,17 +15,27 @@ pub struct Handler {
     pub stats: Arc<NativeStats>,
 }
 
+/// The request's tracing as the query processor needs it.
+fn tracing(client: &ClientState, requested: bool) -> Tracing {
+    Tracing {
+        requested,
+        client: client.peer().ip(),
+    }
+}
+
 impl QueryHandler for Handler {
     async fn query(
         &self,
         client: &ClientState,
         query: &str,
         options: QueryOptions,
+        traced: bool,
     ) -> CqlResult<Outcome> {
         let _request = self.stats.start();
         let keyspace = options.keyspace.clone().or_else(|| client.keyspace());
+        let tracing = tracing(client, traced);
         self.processor
-            .query(keyspace.as_deref(), query, options)
+            .query_traced(keyspace.as_deref(), query, options, tracing)
             .await
     }
 
@@ -34,28 +44,42 @@ impl QueryHandler for Handler {
         client: &ClientState,
         query: &str,
         keyspace: Option<String>,
+        traced: bool,
     ) -> CqlResult<Outcome> {
         let _request = self.stats.start();
         let keyspace = keyspace.or_else(|| client.keyspace());
-        self.processor.prepare(keyspace.as_deref(), query).await
+        let tracing = tracing(client, traced);
+        self.processor
+            .prepare_traced(keyspace.as_deref(), query, tracing)
+            .await
     }
 
     async fn execute(
         &self,
-        _client: &ClientState,
+        client: &ClientState,
         id: &[u8],
         result_metadata_id: Option<&[u8]>,
         options: QueryOptions,
+        traced: bool,
     ) -> CqlResult<Outcome> {
         let _request = self.stats.start();
+        let tracing = tracing(client, traced);
         self.processor
-            .execute(id, result_metadata_id, options)
+            .execute_traced(id, result_metadata_id, options, tracing)
             .await
     }
 
-    async fn batch(&self, client: &ClientState, batch: BatchRequest) -> CqlResult<Outcome> {
+    async fn batch(
+        &self,
+        client: &ClientState,
+        batch: BatchRequest,
+        traced: bool,
+    ) -> CqlResult<Outcome> {
         let _request = self.stats.start();
         let keyspace = batch.keyspace.clone().or_else(|| client.keyspace());
-        self.processor.batch(keyspace.as_deref(), batch).await
+        let tracing = tracing(client, traced);
+        self.processor
+            .batch_traced(keyspace.as_deref(), batch, tracing)
+            .await
     }
 }

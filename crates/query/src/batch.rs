@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use coordinator::Trace;
 use cql::ast::{self, BatchKind, Statement, UsingOption};
 use types::request::{BatchRequest, BatchStatement, QueryOptions, Values};
 use types::result::{Outcome, QueryResult};
@@ -12,6 +13,7 @@ use crate::exec::ExecContext;
 use crate::modify::ModifyPlan;
 use crate::operand::{Binder, Operand, Resolved};
 use crate::processor::{Plan, QueryProcessor};
+use crate::trace::TraceRequest;
 
 /// An analysed `BEGIN BATCH ... APPLY BATCH`.
 #[derive(Debug)]
@@ -145,6 +147,7 @@ async fn apply_each<'a>(
         return Ok(());
     };
     let cl = first_ctx.consistency;
+    let trace = first_ctx.trace();
     let state = qp.schema();
     if items.iter().any(|(p, _)| p.is_counter()) {
         for (plan, ctx) in &items {
@@ -159,10 +162,12 @@ async fn apply_each<'a>(
                         updates,
                         ts,
                         cl,
+                        trace,
                     )
                     .await?;
             }
         }
+        trace_memtables(trace, &items);
         return Ok(());
     }
     let mut by_keyspace: BTreeMap<String, Vec<storage::Mutation>> = BTreeMap::new();
@@ -176,13 +181,48 @@ async fn apply_each<'a>(
         let strategy = state.strategy(&ks);
         if kind == BatchKind::Logged && mutations.len() > 1 {
             qp.coordinator
-                .write_atomically(&strategy, mutations, cl)
+                .write_atomically(&strategy, mutations, cl, trace)
                 .await?;
         } else {
-            qp.coordinator.write(&strategy, mutations, cl).await?;
+            qp.coordinator
+                .write(&strategy, mutations, cl, trace)
+                .await?;
         }
     }
+    trace_memtables(trace, &items);
     Ok(())
+}
+
+/// Cassandra's "Adding to <table> memtable", once per table written.
+fn trace_memtables(trace: Option<&Trace>, items: &[(&ModifyPlan, &ExecContext)]) {
+    let Some(trace) = trace else {
+        return;
+    };
+    let mut tables: Vec<&str> = Vec::new();
+    for (plan, _) in items {
+        let name = plan.table().name.as_str();
+        if !tables.contains(&name) {
+            tables.push(name);
+        }
+    }
+    for table in tables {
+        trace.event(format!("Adding to {table} memtable"));
+    }
+}
+
+/// The trace session's description of a protocol BATCH (Cassandra's `BatchMessage`).
+pub fn trace_request(req: &BatchRequest) -> TraceRequest {
+    let mut parameters = vec![(
+        "consistency_level".to_string(),
+        req.consistency.name().to_string(),
+    )];
+    if let Some(serial) = req.serial_consistency {
+        parameters.push(("serial_consistency_level".into(), serial.name().into()));
+    }
+    TraceRequest {
+        request: "Execute batch of CQL3 queries",
+        parameters,
+    }
 }
 
 /// A protocol BATCH message.
@@ -190,6 +230,7 @@ pub async fn execute_request(
     qp: &QueryProcessor,
     keyspace: Option<&str>,
     req: BatchRequest,
+    trace: Option<Arc<Trace>>,
 ) -> CqlResult<Outcome> {
     let kind = match req.kind {
         types::request::BatchKind::Logged => BatchKind::Logged,
@@ -209,7 +250,7 @@ pub async fn execute_request(
     for s in &req.statements {
         let (plan, binds, values) = match s {
             BatchStatement::Query { query, values } => {
-                let (plan, binds) = qp.analyze_text(query, keyspace)?;
+                let (plan, binds) = qp.analyze_text(query, keyspace, trace.as_deref())?;
                 (Arc::new(plan), binds, values)
             }
             BatchStatement::Prepared { id, values } => {
@@ -221,7 +262,7 @@ pub async fn execute_request(
             return Err(not_a_write());
         }
         let bound = binds.positional(Values::Positional(values.clone()))?;
-        contexts.push(ExecContext::new(&options, bound));
+        contexts.push(ExecContext::new(&options, bound).traced(trace.clone()));
         plans.push(plan);
     }
     let modify: Vec<&ModifyPlan> = plans

@@ -1,9 +1,11 @@
-//! What one execution of a statement sees: its bound values, its timestamps and the
-//! consistency level the client asked for.
+//! What one execution of a statement sees: its bound values, its timestamps, the
+//! consistency level the client asked for and, when the request is traced, its trace.
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
+use coordinator::Trace;
 use types::request::{BoundValue, QueryOptions};
 use types::{Consistency, CqlError, CqlResult};
 
@@ -20,6 +22,8 @@ pub struct ExecContext {
     client_timestamp: Option<i64>,
     pub now_micros: i64,
     pub now_seconds: i32,
+    /// The request's trace; `None` unless the request is traced.
+    pub trace: Option<Arc<Trace>>,
 }
 
 impl ExecContext {
@@ -37,7 +41,19 @@ impl ExecContext {
             now_seconds: options
                 .now_in_seconds
                 .unwrap_or((now_micros / 1_000_000) as i32),
+            trace: None,
         }
+    }
+
+    /// The same context, recording its steps in `trace`.
+    pub fn traced(mut self, trace: Option<Arc<Trace>>) -> ExecContext {
+        self.trace = trace;
+        self
+    }
+
+    /// The trace to hand to the layers below.
+    pub fn trace(&self) -> Option<&Trace> {
+        self.trace.as_deref()
     }
 
     pub fn bound(&self, index: usize) -> CqlResult<Resolved> {
@@ -63,6 +79,7 @@ impl ExecContext {
             client_timestamp: Some(ts),
             now_micros: self.now_micros,
             now_seconds: self.now_seconds,
+            trace: self.trace.clone(),
         }
     }
 

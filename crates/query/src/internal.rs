@@ -15,17 +15,31 @@ use crate::rows::RowView;
 
 /// A mutation inserting `values` (a full primary key plus any other columns) at `ts`.
 pub fn insert(table: &TableMetadata, values: &ValueRow, ts: i64) -> CqlResult<Mutation> {
+    insert_expiring(table, values, ts, None)
+}
+
+/// [`insert`] whose row and cells expire `ttl` seconds after `ts` when `ttl` is given.
+pub fn insert_expiring(
+    table: &TableMetadata,
+    values: &ValueRow,
+    ts: i64,
+    ttl: Option<i32>,
+) -> CqlResult<Mutation> {
+    let now = (ts / 1_000_000) as i32;
     let layout = KeyLayout::new(std::sync::Arc::new(table.clone()));
     let pk = key_values(table.partition_key_columns(), values)?;
     let ck = key_values(table.clustering_columns(), values)?;
     let mut row = Row::new(layout.clustering(&ck));
-    row.liveness = Some(LivenessInfo::new(ts));
+    row.liveness = Some(match ttl {
+        Some(ttl) => LivenessInfo::expiring(ts, ttl, now),
+        None => LivenessInfo::new(ts),
+    });
     let mut static_row = Row::new(Bytes::new());
     for col in table.columns.iter().filter(|c| !c.kind.is_primary_key()) {
         let Some(value) = values.get(&col.name) else {
             continue;
         };
-        let data = column_data(&col.name, &col.ty, value.as_ref(), ts)?;
+        let data = column_data(&col.name, &col.ty, value.as_ref(), ts, ttl)?;
         if col.kind == ColumnKind::Static {
             static_row.columns.push(data);
         } else {
@@ -73,12 +87,22 @@ fn key_values<'a>(
     .collect()
 }
 
-fn column_data(name: &str, ty: &CqlType, value: Option<&Value>, ts: i64) -> CqlResult<ColumnData> {
+fn column_data(
+    name: &str,
+    ty: &CqlType,
+    value: Option<&Value>,
+    ts: i64,
+    ttl: Option<i32>,
+) -> CqlResult<ColumnData> {
     let name = Bytes::copy_from_slice(name.as_bytes());
     let now = (ts / 1_000_000) as i32;
+    let live = |value: Bytes| match ttl {
+        Some(ttl) => Cell::expiring(ts, ttl, now, value),
+        None => Cell::live(ts, value),
+    };
     if !ty.is_multi_cell() {
         let cell = match value {
-            Some(v) => Cell::live(ts, v.to_bytes()),
+            Some(v) => live(v.to_bytes()),
             None => Cell::tombstone(ts, now),
         };
         return Ok(ColumnData::simple(name, cell));
@@ -93,16 +117,16 @@ fn column_data(name: &str, ty: &CqlType, value: Option<&Value>, ts: i64) -> CqlR
     let mut cells: Vec<Cell> = match ty {
         CqlType::Set(_) => items
             .into_iter()
-            .map(|e| Cell::live(ts, Bytes::new()).with_path(e))
+            .map(|e| live(Bytes::new()).with_path(e))
             .collect(),
         CqlType::Map(..) => items
             .chunks(2)
             .filter(|c| c.len() == 2)
-            .map(|kv| Cell::live(ts, kv[1].clone()).with_path(kv[0].clone()))
+            .map(|kv| live(kv[1].clone()).with_path(kv[0].clone()))
             .collect(),
         _ => items
             .into_iter()
-            .map(|v| Cell::live(ts, v).with_path(collections::list_path(ts)))
+            .map(|v| live(v).with_path(collections::list_path(ts)))
             .collect(),
     };
     cells.sort_by(|a, b| a.path.cmp(&b.path));

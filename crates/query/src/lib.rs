@@ -22,7 +22,9 @@ mod selection;
 mod slices;
 mod terms;
 mod tombstones;
+pub mod trace;
 
 pub use local::{NodeInfo, RELEASE_VERSION};
 pub use processor::QueryProcessor;
 pub use tombstones::TombstoneLimits;
+pub use trace::{Tracer, Tracing};

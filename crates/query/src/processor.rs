@@ -25,6 +25,9 @@ use crate::restrictions::{PartitionSelection, Values};
 use crate::schema_store;
 use crate::select::SelectPlan;
 use crate::tombstones::TombstoneLimits;
+use crate::trace::{TraceRequest, Tracer, Tracing};
+use coordinator::trace::trace;
+use coordinator::Trace;
 
 /// Keyspaces whose tables only the node itself writes.
 const LOCAL_SYSTEM: [&str; 4] = [
@@ -49,6 +52,8 @@ pub enum Plan {
 /// A prepared statement in the cache.
 #[derive(Debug)]
 pub struct PreparedStatement {
+    /// The statement's text, as prepared.
+    pub query: String,
     pub plan: Arc<Plan>,
     pub binds: BindSpecs,
     pub keyspace: Option<String>,
@@ -93,6 +98,7 @@ pub struct QueryProcessor {
     prepared: RwLock<HashMap<Bytes, Arc<PreparedStatement>>>,
     events: broadcast::Sender<SchemaChange>,
     pub(crate) node: NodeInfo,
+    tracer: Tracer,
 }
 
 impl QueryProcessor {
@@ -104,7 +110,14 @@ impl QueryProcessor {
     ) -> CqlResult<Arc<QueryProcessor>> {
         let (schema, node) = local::bootstrap(&coordinator, node).await?;
         let (events, _) = broadcast::channel(256);
+        let tracer = Tracer::new(
+            Arc::clone(&coordinator),
+            &schema,
+            node.rpc_address,
+            node.native_port,
+        );
         let qp = Arc::new(QueryProcessor {
+            tracer,
             coordinator,
             state: RwLock::new(Arc::new(SchemaState::new(schema))),
             ddl_lock: tokio::sync::Mutex::new(()),
@@ -129,20 +142,72 @@ impl QueryProcessor {
         &self.node
     }
 
+    /// Request tracing: settings and the writer of `system_traces`.
+    pub fn tracer(&self) -> &Tracer {
+        &self.tracer
+    }
+
     pub async fn query(
         &self,
         keyspace: Option<&str>,
         text: &str,
         options: QueryOptions,
     ) -> CqlResult<Outcome> {
-        let (plan, binds) = self.analyze_text(text, keyspace)?;
+        self.query_with(keyspace, text, options, None).await
+    }
+
+    /// A client's QUERY, traced when it asks or the trace probability draws it.
+    pub async fn query_traced(
+        &self,
+        keyspace: Option<&str>,
+        text: &str,
+        options: QueryOptions,
+        tracing: Tracing,
+    ) -> CqlResult<Outcome> {
+        let describe = || TraceRequest::statement("Execute CQL3 query", text, &options);
+        let session = self.tracer.begin(tracing, describe);
+        let trace = session.as_ref().map(|s| s.trace());
+        let result = self.query_with(keyspace, text, options, trace).await;
+        self.tracer.finish(session, result)
+    }
+
+    async fn query_with(
+        &self,
+        keyspace: Option<&str>,
+        text: &str,
+        options: QueryOptions,
+        trace: Option<Arc<Trace>>,
+    ) -> CqlResult<Outcome> {
+        let (plan, binds) = self.analyze_text(text, keyspace, trace.as_deref())?;
         let values = binds.positional(options.values.clone())?;
-        let ctx = ExecContext::new(&options, values);
+        let ctx = ExecContext::new(&options, values).traced(trace);
         self.run(&plan, keyspace, &ctx).await
     }
 
     pub async fn prepare(&self, keyspace: Option<&str>, text: &str) -> CqlResult<Outcome> {
-        let (outcome, new) = self.prepare_cached(keyspace, text)?;
+        self.prepare_with(keyspace, text, None).await
+    }
+
+    /// A client's PREPARE, traced when it asks or the trace probability draws it.
+    pub async fn prepare_traced(
+        &self,
+        keyspace: Option<&str>,
+        text: &str,
+        tracing: Tracing,
+    ) -> CqlResult<Outcome> {
+        let session = self.tracer.begin(tracing, || TraceRequest::prepare(text));
+        let trace = session.as_ref().map(|s| s.trace());
+        let result = self.prepare_with(keyspace, text, trace.as_deref()).await;
+        self.tracer.finish(session, result)
+    }
+
+    async fn prepare_with(
+        &self,
+        keyspace: Option<&str>,
+        text: &str,
+        trace: Option<&Trace>,
+    ) -> CqlResult<Outcome> {
+        let (outcome, new) = self.prepare_cached(keyspace, text, trace)?;
         if let (Some(id), QueryResult::Prepared(_)) = (new, &outcome.result) {
             local::save_prepared(
                 &self.coordinator,
@@ -168,7 +233,7 @@ impl QueryProcessor {
         };
         let count = saved.len();
         for (keyspace, query) in saved {
-            if let Err(e) = self.prepare_cached(keyspace.as_deref(), &query) {
+            if let Err(e) = self.prepare_cached(keyspace.as_deref(), &query, None) {
                 tracing::debug!("dropping saved prepared statement {query:?}: {e}");
             }
         }
@@ -183,8 +248,9 @@ impl QueryProcessor {
         &self,
         keyspace: Option<&str>,
         text: &str,
+        trace: Option<&Trace>,
     ) -> CqlResult<(Outcome, Option<Bytes>)> {
-        let parsed = cql::parse(text).map_err(|e| CqlError::Syntax(e.to_string()))?;
+        let parsed = parse(text, trace)?;
         let scope = if fully_qualified(&parsed.statement) {
             None
         } else {
@@ -210,6 +276,7 @@ impl QueryProcessor {
             result_columns,
         };
         let stmt = PreparedStatement {
+            query: text.to_string(),
             plan: Arc::new(plan),
             binds,
             keyspace: ks,
@@ -223,17 +290,61 @@ impl QueryProcessor {
     pub async fn execute(
         &self,
         id: &[u8],
-        _result_metadata_id: Option<&[u8]>,
+        result_metadata_id: Option<&[u8]>,
         options: QueryOptions,
     ) -> CqlResult<Outcome> {
         let stmt = self.lookup(id)?;
+        self.execute_with(&stmt, result_metadata_id, options, None)
+            .await
+    }
+
+    /// A client's EXECUTE, traced when it asks or the trace probability draws it.
+    pub async fn execute_traced(
+        &self,
+        id: &[u8],
+        result_metadata_id: Option<&[u8]>,
+        options: QueryOptions,
+        tracing: Tracing,
+    ) -> CqlResult<Outcome> {
+        let stmt = self.lookup(id)?;
+        let describe =
+            || TraceRequest::statement("Execute CQL3 prepared query", &stmt.query, &options);
+        let session = self.tracer.begin(tracing, describe);
+        let trace = session.as_ref().map(|s| s.trace());
+        let result = self
+            .execute_with(&stmt, result_metadata_id, options, trace)
+            .await;
+        self.tracer.finish(session, result)
+    }
+
+    async fn execute_with(
+        &self,
+        stmt: &PreparedStatement,
+        _result_metadata_id: Option<&[u8]>,
+        options: QueryOptions,
+        trace: Option<Arc<Trace>>,
+    ) -> CqlResult<Outcome> {
         let values = stmt.binds.positional(options.values.clone())?;
-        let ctx = ExecContext::new(&options, values);
+        let ctx = ExecContext::new(&options, values).traced(trace);
         self.run(&stmt.plan, stmt.keyspace.as_deref(), &ctx).await
     }
 
     pub async fn batch(&self, keyspace: Option<&str>, request: BatchRequest) -> CqlResult<Outcome> {
-        batch::execute_request(self, keyspace, request).await
+        batch::execute_request(self, keyspace, request, None).await
+    }
+
+    /// A client's BATCH, traced when it asks or the trace probability draws it.
+    pub async fn batch_traced(
+        &self,
+        keyspace: Option<&str>,
+        request: BatchRequest,
+        tracing: Tracing,
+    ) -> CqlResult<Outcome> {
+        let describe = || batch::trace_request(&request);
+        let session = self.tracer.begin(tracing, describe);
+        let trace = session.as_ref().map(|s| s.trace());
+        let result = batch::execute_request(self, keyspace, request, trace).await;
+        self.tracer.finish(session, result)
     }
 
     pub(crate) fn lookup(&self, id: &[u8]) -> CqlResult<Arc<PreparedStatement>> {
@@ -250,8 +361,9 @@ impl QueryProcessor {
         &self,
         text: &str,
         keyspace: Option<&str>,
+        trace: Option<&Trace>,
     ) -> CqlResult<(Plan, BindSpecs)> {
-        let parsed = cql::parse(text).map_err(|e| CqlError::Syntax(e.to_string()))?;
+        let parsed = parse(text, trace)?;
         let mut binder = Binder::new(parsed.bind_marker_count());
         let plan = self.analyze(&parsed.statement, keyspace, &mut binder)?;
         Ok((plan, binder.finish()))
@@ -322,6 +434,7 @@ impl QueryProcessor {
                 return Ok(Outcome {
                     result: QueryResult::Rows(rows),
                     warnings,
+                    tracing_id: None,
                 });
             }
             Plan::Modify(m) => {
@@ -528,6 +641,14 @@ fn writable(
 fn statement_id(keyspace: Option<&str>, text: &str) -> Bytes {
     let key = format!("{}{}", keyspace.unwrap_or(""), text);
     Bytes::copy_from_slice(&md5(key.as_bytes()))
+}
+
+/// Parses `text`, tracing Cassandra's "Parsing <query>" and "Preparing statement".
+fn parse(text: &str, trace_to: Option<&Trace>) -> CqlResult<cql::ParsedStatement> {
+    trace(trace_to, || format!("Parsing {text}"));
+    let parsed = cql::parse(text).map_err(|e| CqlError::Syntax(e.to_string()))?;
+    trace(trace_to, || "Preparing statement".into());
+    Ok(parsed)
 }
 
 fn fully_qualified(stmt: &Statement) -> bool {

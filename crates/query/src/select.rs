@@ -434,6 +434,14 @@ impl<'a> Run<'a> {
             .warning(|| command_text(&plan.layout, &plan.selection, key, self.budget))
     }
 
+    /// Cassandra's first event of a single-partition read, naming the table.
+    fn trace_partition_read(&self) {
+        let table = &self.plan.layout.table.name;
+        coordinator::trace::trace(self.ctx.trace(), || {
+            format!("Executing single-partition query on {table}")
+        });
+    }
+
     fn full(&self) -> bool {
         self.count >= self.budget
     }
@@ -449,6 +457,7 @@ impl<'a> Run<'a> {
                 continue;
             };
             let mut stats = ReadStats::default();
+            self.trace_partition_read();
             let found = self.coord.read(
                 self.strategy,
                 table,
@@ -457,6 +466,7 @@ impl<'a> Run<'a> {
                 self.ctx.consistency,
                 self.ctx.now_seconds,
                 &mut stats,
+                self.ctx.trace(),
             )?;
             self.count(stats, Some(&key), key.token)?;
             if let Some(p) = found {
@@ -502,6 +512,7 @@ impl<'a> Run<'a> {
             };
             if let Some((filter, done)) = self.resume_filter(&base, &key, state) {
                 let mut stats = ReadStats::default();
+                self.trace_partition_read();
                 let found = self.coord.read(
                     self.strategy,
                     table,
@@ -510,6 +521,7 @@ impl<'a> Run<'a> {
                     self.ctx.consistency,
                     self.ctx.now_seconds,
                     &mut stats,
+                    self.ctx.trace(),
                 )?;
                 self.count(stats, None, key.token)?;
                 if let Some(p) = found {
@@ -529,6 +541,7 @@ impl<'a> Run<'a> {
                 self.ctx.now_seconds,
                 SCAN_BATCH,
                 &mut stats,
+                self.ctx.trace(),
             )?;
             let token = batch.last().map_or(0, |p| p.key.token);
             self.count(stats, None, token)?;

@@ -5,7 +5,7 @@ use crate::compression::decompress_body;
 use crate::event::Event;
 use crate::framer::{Framer, Inbound, LegacyDecoder, V5Decoder};
 use crate::handler::QueryHandler;
-use crate::header::{Header, Opcode, FLAG_COMPRESSED, MAX_VERSION, MIN_VERSION};
+use crate::header::{Header, Opcode, FLAG_COMPRESSED, FLAG_TRACING, MAX_VERSION, MIN_VERSION};
 use crate::request::{decode_request, EventKind, Request};
 use crate::response;
 use crate::server::ServerConfig;
@@ -171,7 +171,10 @@ impl<H: QueryHandler> Connection<H> {
                 decode_request(version, header.flags, op, body).map_err(|e| e.0)
             });
         match decoded {
-            Ok(request) => self.dispatch(version, header.stream, request).await,
+            Ok(request) => {
+                let traced = header.flags & FLAG_TRACING != 0;
+                self.dispatch(version, header.stream, request, traced).await
+            }
             Err(message) => {
                 self.send(response::protocol_error(version, header.stream, message))
                     .await;
@@ -213,7 +216,13 @@ impl<H: QueryHandler> Connection<H> {
         }
     }
 
-    async fn dispatch(&mut self, version: u8, stream: i16, request: Request) -> Option<Framer> {
+    async fn dispatch(
+        &mut self,
+        version: u8,
+        stream: i16,
+        request: Request,
+        traced: bool,
+    ) -> Option<Framer> {
         let established = self.version.is_some();
         match request {
             Request::Options => self.send(response::supported(version, stream)).await,
@@ -235,7 +244,7 @@ impl<H: QueryHandler> Connection<H> {
             }
             Request::Register(kinds) => self.register(version, stream, &kinds).await,
             Request::AuthResponse(_) => self.send(response::auth_success(version, stream)).await,
-            work => self.spawn(version, stream, work).await,
+            work => self.spawn(version, stream, work, traced).await,
         }
         None
     }
@@ -298,7 +307,7 @@ impl<H: QueryHandler> Connection<H> {
         self.send(response::ready(version, stream)).await;
     }
 
-    async fn spawn(&mut self, version: u8, stream: i16, request: Request) {
+    async fn spawn(&mut self, version: u8, stream: i16, request: Request, traced: bool) {
         let Ok(permit) = Arc::clone(&self.permits).acquire_owned().await else {
             return;
         };
@@ -313,7 +322,7 @@ impl<H: QueryHandler> Connection<H> {
                 stream,
                 replied: false,
             };
-            let envelope = execute(&*handler, &client, version, stream, request).await;
+            let envelope = execute(&*handler, &client, version, stream, request, traced).await;
             guard.replied = true;
             let _ = out.send(Out::Envelope(envelope)).await;
             drop(permit);
@@ -360,20 +369,24 @@ async fn execute<H: QueryHandler>(
     version: u8,
     stream: i16,
     request: Request,
+    traced: bool,
 ) -> BytesMut {
     let outcome = match request {
-        Request::Query { query, options } => handler.query(client, &query, options).await,
-        Request::Prepare { query, keyspace } => handler.prepare(client, &query, keyspace).await,
+        Request::Query { query, options } => handler.query(client, &query, options, traced).await,
+        Request::Prepare { query, keyspace } => {
+            handler.prepare(client, &query, keyspace, traced).await
+        }
         Request::Execute {
             id,
             result_metadata_id,
             options,
         } => {
+            let metadata_id = result_metadata_id.as_deref();
             handler
-                .execute(client, &id, result_metadata_id.as_deref(), options)
+                .execute(client, &id, metadata_id, options, traced)
                 .await
         }
-        Request::Batch(batch) => handler.batch(client, batch).await,
+        Request::Batch(batch) => handler.batch(client, batch, traced).await,
         other => Err(CqlError::Server(format!(
             "{} is not a query request",
             name(&other)

@@ -7,6 +7,8 @@ pub const MIN_VERSION: u8 = 3;
 pub const MAX_VERSION: u8 = 5;
 
 pub const FLAG_COMPRESSED: u8 = 0x01;
+/// Request: trace this request; response: the body starts with the trace session id.
+pub const FLAG_TRACING: u8 = 0x02;
 pub const FLAG_CUSTOM_PAYLOAD: u8 = 0x04;
 pub const FLAG_WARNING: u8 = 0x08;
 

@@ -1,7 +1,7 @@
 //! Builds complete response envelopes (header + body) in one buffer each.
 use crate::error_body::write_error;
 use crate::event::Event;
-use crate::header::{finish_envelope, start_envelope, Opcode, FLAG_WARNING};
+use crate::header::{finish_envelope, start_envelope, Opcode, FLAG_TRACING, FLAG_WARNING};
 use crate::result::write_result;
 use crate::wire::{put_bytes, put_string, put_string_list};
 use bytes::{BufMut, BytesMut};
@@ -65,12 +65,19 @@ fn rows_size_hint(result: &QueryResult) -> usize {
     }
 }
 
-/// A RESULT; warnings go out with the warning flag from v4 on.
+/// A RESULT; warnings go out with the warning flag from v4 on, a trace session id (which
+/// precedes them) with the tracing flag.
 pub fn result(version: u8, stream: i16, outcome: &Outcome) -> BytesMut {
     let warn = version >= 4 && !outcome.warnings.is_empty();
-    let flags = if warn { FLAG_WARNING } else { 0 };
+    let mut flags = if warn { FLAG_WARNING } else { 0 };
+    if outcome.tracing_id.is_some() {
+        flags |= FLAG_TRACING;
+    }
     let mut out = BytesMut::with_capacity(rows_size_hint(&outcome.result));
     let start = start_envelope(&mut out, version, flags, stream, Opcode::Result);
+    if let Some(id) = &outcome.tracing_id {
+        out.put_slice(id.as_bytes());
+    }
     if warn {
         put_string_list(&mut out, &outcome.warnings);
     }
@@ -127,6 +134,7 @@ mod tests {
         let outcome = Outcome {
             result: QueryResult::Void,
             warnings: vec!["careful".into()],
+            tracing_id: None,
         };
         let (h, mut r) = split(result(4, 9, &outcome));
         assert_eq!(h.flags, FLAG_WARNING);
@@ -135,6 +143,21 @@ mod tests {
         let (h3, mut r3) = split(result(3, 9, &outcome));
         assert_eq!(h3.flags, 0);
         assert_eq!(r3.int().unwrap(), 1);
+    }
+
+    #[test]
+    fn trace_session_id_precedes_warnings() {
+        let id = uuid::Uuid::from_u128(0x0102_0304_0506_0708_090a_0b0c_0d0e_0f10);
+        let outcome = Outcome {
+            result: QueryResult::Void,
+            warnings: vec!["careful".into()],
+            tracing_id: Some(id),
+        };
+        let (h, mut r) = split(result(4, 2, &outcome));
+        assert_eq!(h.flags, FLAG_TRACING | FLAG_WARNING);
+        assert_eq!(r.take(16).unwrap().as_ref(), id.as_bytes());
+        assert_eq!(r.string_list().unwrap(), vec!["careful"]);
+        assert_eq!(r.int().unwrap(), 1);
     }
 
     #[test]

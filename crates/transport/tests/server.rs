@@ -31,7 +31,13 @@ fn echo_rows(text: &str) -> Outcome {
 }
 
 impl QueryHandler for Echo {
-    async fn query(&self, _: &ClientState, query: &str, _: QueryOptions) -> CqlResult<Outcome> {
+    async fn query(
+        &self,
+        _: &ClientState,
+        query: &str,
+        _: QueryOptions,
+        _: bool,
+    ) -> CqlResult<Outcome> {
         if query == "panic" {
             panic!("handler bug");
         }
@@ -51,7 +57,13 @@ impl QueryHandler for Echo {
         Ok(echo_rows(query))
     }
 
-    async fn prepare(&self, _: &ClientState, _: &str, _: Option<String>) -> CqlResult<Outcome> {
+    async fn prepare(
+        &self,
+        _: &ClientState,
+        _: &str,
+        _: Option<String>,
+        _: bool,
+    ) -> CqlResult<Outcome> {
         Err(CqlError::invalid("no prepare"))
     }
 
@@ -61,6 +73,7 @@ impl QueryHandler for Echo {
         id: &[u8],
         _: Option<&[u8]>,
         _: QueryOptions,
+        _: bool,
     ) -> CqlResult<Outcome> {
         Err(CqlError::Unprepared {
             message: "unknown".into(),
@@ -68,7 +81,7 @@ impl QueryHandler for Echo {
         })
     }
 
-    async fn batch(&self, _: &ClientState, _: BatchRequest) -> CqlResult<Outcome> {
+    async fn batch(&self, _: &ClientState, _: BatchRequest, _: bool) -> CqlResult<Outcome> {
         Ok(QueryResult::Void.into())
     }
 }

@@ -104,6 +104,8 @@ pub enum QueryResult {
 pub struct Outcome {
     pub result: QueryResult,
     pub warnings: Vec<String>,
+    /// The trace session of a request the client asked to trace (protocol tracing flag).
+    pub tracing_id: Option<uuid::Uuid>,
 }
 
 impl From<QueryResult> for Outcome {
@@ -111,6 +113,7 @@ impl From<QueryResult> for Outcome {
         Outcome {
             result,
             warnings: Vec::new(),
+            tracing_id: None,
         }
     }
 }

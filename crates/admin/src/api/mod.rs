@@ -9,4 +9,5 @@ pub mod proxy;
 pub mod settings;
 pub mod snapshots;
 pub mod tables;
+pub mod trace;
 pub mod types;

@@ -88,12 +88,23 @@ fn parse_human(args: &[String]) -> Result<bool, Failure> {
 
 /// The single non-negative integer argument named `name`.
 pub fn one_number(args: &[String], name: &str) -> Result<u64, Failure> {
+    one_value(args, name, "Integer")
+}
+
+/// The single argument `name`, parsed as `T` (`java_type` names it in Cassandra's complaint).
+pub fn one_value<T: std::str::FromStr>(
+    args: &[String],
+    name: &str,
+    java_type: &str,
+) -> Result<T, Failure> {
     match args {
         [] => Err(Failure::Usage(format!(
             "Required parameters are missing: {name}"
         ))),
         [value] => value.parse().map_err(|_| {
-            Failure::Usage(format!("{name}: can not convert \"{value}\" to a Integer"))
+            Failure::Usage(format!(
+                "{name}: can not convert \"{value}\" to a {java_type}"
+            ))
         }),
         [_, extra @ ..] => Err(unexpected(extra)),
     }

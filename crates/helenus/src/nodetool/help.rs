@@ -3,7 +3,7 @@
 use super::{unexpected, Output};
 
 /// Commands, their arguments and descriptions (Cassandra 5.0.4's wording).
-const COMMANDS: [(&str, &str, &str); 36] = [
+const COMMANDS: [(&str, &str, &str); 38] = [
     ("cfstats", "[-i] [-H] [<keyspace.table>...]", "Print statistics on tables (alias of tablestats)"),
     ("clearsnapshot", "[(-t <snapshot_name> | --all)] [<keyspaces>...]", "Remove the snapshot with the given name from the given keyspaces"),
     ("compact", "[<keyspace> <tables>...]", "Force a (major) compaction on one or more tables or user-defined compaction on given SSTables"),
@@ -21,6 +21,7 @@ const COMMANDS: [(&str, &str, &str); 36] = [
     ("getrangerequesttimeout", "", "Print the range request timeout in ms (gettimeout range)"),
     ("getreadrequesttimeout", "", "Print the read request timeout in ms (gettimeout read)"),
     ("gettimeout", "<timeout_type>", "Print the timeout of the given type in ms"),
+    ("gettraceprobability", "", "Print the current trace probability value"),
     ("getwriterequesttimeout", "", "Print the write request timeout in ms (gettimeout write)"),
     ("help", "[<command>]", "Display help information"),
     ("info", "[(-T | --tokens)]", "Print node information (uptime, load, ...)"),
@@ -33,6 +34,7 @@ const COMMANDS: [(&str, &str, &str); 36] = [
     ("setrangerequesttimeout", "<timeout_in_ms>", "Set the range request timeout in ms (settimeout range)"),
     ("setreadrequesttimeout", "<timeout_in_ms>", "Set the read request timeout in ms (settimeout read)"),
     ("settimeout", "<timeout_type> <timeout_in_ms>", "Set the specified timeout in ms, or 0 to disable timeout"),
+    ("settraceprobability", "<value>", "Sets the probability for tracing any given request to value. 0 disables, 1 enables for all requests, 0 is the default"),
     ("setwriterequesttimeout", "<timeout_in_ms>", "Set the write request timeout in ms (settimeout write)"),
     ("snapshot", "[(-t <tag> | --tag <tag>)] [<keyspaces...>]", "Take a snapshot of specified keyspaces or a snapshot of the specified table"),
     ("status", "[<keyspace>]", "Print cluster information (state, load, IDs, ...)"),

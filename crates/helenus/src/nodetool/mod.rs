@@ -13,6 +13,7 @@ mod settings;
 mod snapshots;
 mod tables;
 mod threads;
+mod trace;
 
 use std::process::ExitCode;
 
@@ -100,6 +101,7 @@ fn execute(client: &Client, inv: &Invocation) -> Output {
         "tpstats" | "gcstats" | "drain" | "stopdaemon" => threads::run(client, &inv.command, args),
         "proxyhistograms" => proxy::run(client, args),
         "getlogginglevels" | "setlogginglevel" => logging::run(client, &inv.command, args),
+        "gettraceprobability" | "settraceprobability" => trace::run(client, &inv.command, args),
         _ => Err(unexpected(std::slice::from_ref(&inv.command))),
     }
 }
