@@ -5,6 +5,8 @@
 //! `TombstoneScannedHistogram`), exposed as [`TableMetrics`]. Read and write counts and
 //! latencies are the coordinator's (`coordinator::metrics`), their one source.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use hdrhistogram::Histogram;
 use parking_lot::Mutex;
 
@@ -77,15 +79,36 @@ pub struct TableMetrics {
     pub live_rows_per_read: Percentiles,
 }
 
+/// Lock shards of a recorder: each thread records into its own shard, so concurrent reads
+/// rarely wait on one another's lock; a snapshot merges them.
+const SHARDS: usize = 8;
+
 /// The recorder of one table; cheap to update from many threads.
 pub(crate) struct MetricsRecorder {
-    histograms: Mutex<Histograms>,
+    /// Created on first use, so idle tables cost no histograms.
+    shards: [Mutex<Option<Histograms>>; SHARDS],
 }
 
 struct Histograms {
     sstables: Histogram<u64>,
     tombstones: Histogram<u64>,
     live_rows: Histogram<u64>,
+}
+
+impl Histograms {
+    fn new() -> Self {
+        Histograms {
+            sstables: histogram(),
+            tombstones: histogram(),
+            live_rows: histogram(),
+        }
+    }
+
+    fn add(&mut self, other: &Histograms) {
+        merge(&mut self.sstables, &other.sstables);
+        merge(&mut self.tombstones, &other.tombstones);
+        merge(&mut self.live_rows, &other.live_rows);
+    }
 }
 
 /// Significant decimal digits kept by the histograms (values within 1%).
@@ -96,40 +119,62 @@ fn histogram() -> Histogram<u64> {
     Histogram::new(PRECISION).expect("PRECISION is a valid number of significant digits")
 }
 
+fn merge(into: &mut Histogram<u64>, from: &Histogram<u64>) {
+    into.add(from)
+        .expect("auto-resizing histograms of one precision always add up");
+}
+
+/// The shard of the calling thread: threads take shards in turn as they first record.
+fn shard_index() -> usize {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    thread_local! {
+        static INDEX: usize = NEXT.fetch_add(1, Ordering::Relaxed) % SHARDS;
+    }
+    INDEX.with(|index| *index)
+}
+
 impl Default for MetricsRecorder {
     fn default() -> Self {
         MetricsRecorder {
-            histograms: Mutex::new(Histograms {
-                sstables: histogram(),
-                tombstones: histogram(),
-                live_rows: histogram(),
-            }),
+            shards: std::array::from_fn(|_| Mutex::new(None)),
         }
     }
 }
 
 impl MetricsRecorder {
+    fn record(&self, record: impl FnOnce(&mut Histograms)) {
+        let mut shard = self.shards[shard_index()].lock();
+        record(shard.get_or_insert_with(Histograms::new));
+    }
+
     /// Records a single-partition read.
     pub fn point_read(&self, stats: &ReadStats) {
-        let mut h = self.histograms.lock();
-        h.sstables.saturating_record(u64::from(stats.sstables));
-        h.tombstones.saturating_record(stats.tombstones);
-        h.live_rows.saturating_record(stats.live_rows);
+        self.record(|h| {
+            h.sstables.saturating_record(u64::from(stats.sstables));
+            h.tombstones.saturating_record(stats.tombstones);
+            h.live_rows.saturating_record(stats.live_rows);
+        });
     }
 
     /// Records a range read.
     pub fn range_read(&self, stats: &ReadStats) {
-        let mut h = self.histograms.lock();
-        h.tombstones.saturating_record(stats.tombstones);
-        h.live_rows.saturating_record(stats.live_rows);
+        self.record(|h| {
+            h.tombstones.saturating_record(stats.tombstones);
+            h.live_rows.saturating_record(stats.live_rows);
+        });
     }
 
     pub fn snapshot(&self) -> TableMetrics {
-        let h = self.histograms.lock();
+        let mut total = Histograms::new();
+        for shard in &self.shards {
+            if let Some(h) = shard.lock().as_ref() {
+                total.add(h);
+            }
+        }
         TableMetrics {
-            sstables_per_read: Percentiles::of(&h.sstables),
-            tombstones_per_read: Percentiles::of(&h.tombstones),
-            live_rows_per_read: Percentiles::of(&h.live_rows),
+            sstables_per_read: Percentiles::of(&total.sstables),
+            tombstones_per_read: Percentiles::of(&total.tombstones),
+            live_rows_per_read: Percentiles::of(&total.live_rows),
         }
     }
 }
@@ -155,6 +200,29 @@ mod tests {
         assert_eq!(m.sstables_per_read.p50, 50);
         assert_eq!(m.tombstones_per_read.count, 101);
         assert_eq!(m.tombstones_per_read.p99, 10);
+    }
+
+    #[test]
+    fn reads_recorded_on_many_threads_all_count() {
+        let recorder = MetricsRecorder::default();
+        std::thread::scope(|scope| {
+            for thread in 0..SHARDS as u64 + 3 {
+                let recorder = &recorder;
+                scope.spawn(move || {
+                    for _ in 0..100 {
+                        recorder.point_read(&ReadStats {
+                            sstables: 1,
+                            tombstones: thread,
+                            live_rows: 1,
+                        });
+                    }
+                });
+            }
+        });
+        let m = recorder.snapshot();
+        assert_eq!(m.sstables_per_read.count, 100 * (SHARDS as u64 + 3));
+        assert_eq!(m.tombstones_per_read.max, SHARDS as u64 + 2);
+        assert_eq!(m.live_rows_per_read.p50, 1);
     }
 
     #[test]
