@@ -8,9 +8,10 @@
 //!
 //! Summing every table's memtables costs a walk of the table registry, so writers keep a
 //! headroom instead: each sum (by the flush thread every few milliseconds, or by a writer)
-//! records how many bytes may still be written before a pool passes its cleanup threshold, and
-//! each write takes its memtable growth off it. Writers sum exactly only once the headroom is
-//! spent, so a pool never passes its size unnoticed between two sums.
+//! records how many bytes may still be written before a pool passes its size, and each write
+//! takes its memtable growth off it. Writers sum exactly only once the headroom is spent, so a
+//! pool never passes its size unnoticed between two sums, and writes far from the limits cost a
+//! few atomic operations.
 
 use std::pin::pin;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -72,10 +73,10 @@ impl MemtablePools {
 
     /// Whether either pool is over its cleanup threshold; records the headroom left.
     pub fn needs_flush(&self, usage: PoolUsage) -> bool {
-        let heap = self.thresholds.heap.saturating_sub(usage.heap);
+        let heap = self.limits.heap.saturating_sub(usage.heap);
         let offheap = match self.allocation {
             MemtableAllocation::Heap => u64::MAX,
-            MemtableAllocation::Offheap => self.thresholds.offheap.saturating_sub(usage.offheap),
+            MemtableAllocation::Offheap => self.limits.offheap.saturating_sub(usage.offheap),
         };
         let headroom = i64::try_from(heap.min(offheap)).unwrap_or(i64::MAX);
         self.headroom.store(headroom, Ordering::Relaxed);
