@@ -195,3 +195,50 @@ def test_reads_past_the_timeout_fail_with_read_timeout(slow_node):
         ok(node, "settimeout", "read", "5000")
         ok(node, "settimeout", "range", "10000")
     assert len(list(session.execute(query))) == WIDE_ROWS
+
+
+def test_garbagecollect_drops_data_deleted_in_newer_sstables(churned):
+    cluster, session = connect(churned)
+    try:
+        session.execute("CREATE TABLE ops.gc (k int PRIMARY KEY, v text)")
+        insert = session.prepare("INSERT INTO ops.gc (k, v) VALUES (?, 'v')")
+        for k in range(100):
+            session.execute(insert, (k,))
+        ok(churned, "flush", "ops", "gc")
+        for k in range(0, 100, 2):
+            session.execute("DELETE FROM ops.gc WHERE k = %s", (k,))
+        ok(churned, "flush", "ops", "gc")
+        ok(churned, "disableautocompaction", "ops", "gc")
+        before = table_block(ok(churned, "tablestats", "ops.gc"), "gc")
+        assert (int(before["SSTable count"]), int(before["Number of partitions (estimate)"])) == (2, 150)
+        assert ok(churned, "garbagecollect", "-g", "ROW", "ops", "gc") == ""
+        after = table_block(ok(churned, "tablestats", "ops.gc"), "gc")
+        assert int(after["SSTable count"]) == 2
+        assert int(after["Number of partitions (estimate)"]) == 100, "50 live + 50 tombstones"
+        assert int(after["Space used (live)"]) < int(before["Space used (live)"])
+        assert session.execute("SELECT count(*) FROM ops.gc").one()[0] == 50
+        assert sorted(r.k for r in session.execute("SELECT k FROM ops.gc")) == list(range(1, 100, 2))
+    finally:
+        cluster.shutdown()
+    assert nodetool(churned, "garbagecollect", "-g", "PARTITION", "ops").returncode == 1
+    assert nodetool(churned, "garbagecollect", "nosuch").returncode == 1
+
+
+def test_garbagecollect_cell_drops_overwritten_values(churned):
+    cluster, session = connect(churned)
+    try:
+        session.execute("CREATE TABLE ops.cells (k int PRIMARY KEY, v text) "
+                        "WITH compaction = {'class': 'SizeTieredCompactionStrategy', 'enabled': 'false'}")
+        for value in ("old", "new"):
+            for k in range(50):
+                session.execute("UPDATE ops.cells SET v = %s WHERE k = %s", (value, k))
+            ok(churned, "flush", "ops", "cells")
+        ok(churned, "garbagecollect", "ops", "cells")
+        rows = table_block(ok(churned, "tablestats", "ops.cells"), "cells")
+        assert int(rows["Number of partitions (estimate)"]) == 100, "ROW keeps overwritten cells"
+        ok(churned, "garbagecollect", "--granularity", "CELL", "ops", "cells")
+        cells = table_block(ok(churned, "tablestats", "ops.cells"), "cells")
+        assert int(cells["Number of partitions (estimate)"]) == 50
+        assert {r.v for r in session.execute("SELECT v FROM ops.cells")} == {"new"}
+    finally:
+        cluster.shutdown()

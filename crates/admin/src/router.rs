@@ -108,6 +108,9 @@ impl Api {
         match path {
             "/v1/flush" => ok(&tables::flush(node, &selection(body)?).await?),
             "/v1/compact" => ok(&tables::compact(node, &selection(body)?).await?),
+            "/v1/garbagecollect" => {
+                ok(&tables::garbage_collect(node, &selection_or_default(body)?).await?)
+            }
             "/v1/autocompaction" => {
                 let request: AutocompactionRequest = parse(body)?;
                 ok(&tables::autocompaction(
@@ -136,8 +139,9 @@ impl Api {
 
 /// 404 for an unknown path, 405 for a known path with the wrong method.
 fn unknown(method: &Method, path: &str) -> ApiError {
-    const PATHS: [&str; 22] = [
+    const PATHS: [&str; 23] = [
         "/metrics",
+        "/v1/garbagecollect",
         "/v1/logging",
         "/v1/proxyhistograms",
         "/v1/node",

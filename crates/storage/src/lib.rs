@@ -22,6 +22,7 @@ mod storage;
 
 pub use commitlog::CommitlogSync;
 pub use compaction::exec::{CompactionProgress, CompactionRecord, CompactionTotals};
+pub use compaction::garbage::Granularity;
 pub use compaction::TaskKind;
 pub use counter::CounterUpdate;
 pub use engine::FlushReport;

@@ -63,6 +63,7 @@ fn kind_name(kind: TaskKind) -> &'static str {
         TaskKind::Normal | TaskKind::Uplevel => "Compaction",
         TaskKind::Tombstone => "Tombstone Compaction",
         TaskKind::Major => "Major Compaction",
+        TaskKind::GarbageCollect => "Remove deleted data",
     }
 }
 

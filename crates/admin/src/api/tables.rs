@@ -5,9 +5,9 @@ use std::sync::Arc;
 
 use schema::TableMetadata;
 use storage::sstable::FilterStats;
-use storage::{Percentiles, TableId, TableMetrics, TableUsage};
+use storage::{Granularity, Percentiles, TableId, TableMetrics, TableUsage};
 
-use super::types::{TableSelection, TableStats, TablesDone};
+use super::types::{GarbageCollectRequest, TableSelection, TableStats, TablesDone};
 use crate::error::{ApiError, ApiResult};
 use crate::node::AdminNode;
 
@@ -76,6 +76,27 @@ pub async fn compact(node: &AdminNode, selection: &TableSelection) -> ApiResult<
     blocking(move || {
         ids.into_iter()
             .try_for_each(|t| storage.compact(t).map(drop))
+    })
+    .await?;
+    Ok(names(&tables))
+}
+
+/// `POST /v1/garbagecollect`: rewrites each SSTable of the selected tables alone without the
+/// data the tables' other SSTables and memtables shadow, at `ROW` or `CELL` granularity.
+pub async fn garbage_collect(
+    node: &AdminNode,
+    request: &GarbageCollectRequest,
+) -> ApiResult<TablesDone> {
+    let name = request.granularity.as_deref().unwrap_or("ROW");
+    let granularity = Granularity::from_name(name).ok_or_else(|| {
+        ApiError::bad_request(format!("granularity must be ROW or CELL, not {name}"))
+    })?;
+    let tables = select(node, &request.selection)?;
+    let storage = node.storage.clone();
+    let ids: Vec<TableId> = tables.iter().map(|t| id(t)).collect();
+    blocking(move || {
+        ids.into_iter()
+            .try_for_each(|t| storage.garbage_collect(t, granularity).map(drop))
     })
     .await?;
     Ok(names(&tables))

@@ -77,6 +77,19 @@ pub struct AutocompactionRequest {
     pub enabled: bool,
 }
 
+/// `POST /v1/garbagecollect`: `nodetool garbagecollect [-g ROW|CELL] [-j jobs]`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct GarbageCollectRequest {
+    #[serde(flatten)]
+    pub selection: TableSelection,
+    /// `ROW` (the default) or `CELL`.
+    #[serde(default)]
+    pub granularity: Option<String>,
+    /// SSTables collected at once (Cassandra's `-j`); Helenus rewrites one at a time.
+    #[serde(default)]
+    pub jobs: Option<u32>,
+}
+
 /// The tables a command was applied to, as `keyspace.table`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct TablesDone {

@@ -3,7 +3,7 @@
 use super::{unexpected, Output};
 
 /// Commands, their arguments and descriptions (Cassandra 5.0.4's wording).
-const COMMANDS: [(&str, &str, &str); 38] = [
+const COMMANDS: [(&str, &str, &str); 39] = [
     ("cfstats", "[-i] [-H] [<keyspace.table>...]", "Print statistics on tables (alias of tablestats)"),
     ("clearsnapshot", "[(-t <snapshot_name> | --all)] [<keyspaces>...]", "Remove the snapshot with the given name from the given keyspaces"),
     ("compact", "[<keyspace> <tables>...]", "Force a (major) compaction on one or more tables or user-defined compaction on given SSTables"),
@@ -14,6 +14,7 @@ const COMMANDS: [(&str, &str, &str); 38] = [
     ("drain", "", "Drain the node (stop accepting writes and flush all tables)"),
     ("enableautocompaction", "[<keyspace> <tables>...]", "Enable autocompaction for the given keyspace and table"),
     ("flush", "[<keyspace> <tables>...]", "Flush one or more tables"),
+    ("garbagecollect", "[(-g <granularity> | --granularity <granularity>)] [(-j <jobs> | --jobs <jobs>)] [<keyspace> <tables>...]", "Remove deleted data from one or more tables"),
     ("gcstats", "", "Print GC Statistics"),
     ("getcompactionthroughput", "", "Print the MiB/s throughput cap for compaction in the system as a rounded number"),
     ("getconcurrentcompactors", "", "Get the number of concurrent compactors in the system."),

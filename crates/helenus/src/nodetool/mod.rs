@@ -80,7 +80,8 @@ fn execute(client: &Client, inv: &Invocation) -> Output {
         | "enableautocompaction"
         | "disableautocompaction"
         | "tablestats"
-        | "cfstats" => tables::run(client, &inv.command, args),
+        | "cfstats"
+        | "garbagecollect" => tables::run(client, &inv.command, args),
         "compactionstats"
         | "compactionhistory"
         | "getcompactionthroughput"

@@ -3,7 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use admin::types::{AutocompactionRequest, TableSelection, TableStats, TablesDone};
+use admin::types::{
+    AutocompactionRequest, GarbageCollectRequest, TableSelection, TableStats, TablesDone,
+};
 
 use super::client::Client;
 use super::format::{file_size, java_double, memory};
@@ -12,6 +14,13 @@ use super::{node_error, unexpected, Failure, Output};
 pub fn run(client: &Client, command: &str, args: &[String]) -> Output {
     if command == "tablestats" || command == "cfstats" {
         return tablestats(client, args);
+    }
+    if command == "garbagecollect" {
+        let request = garbagecollect_request(args)?;
+        let _: TablesDone = client
+            .post("/v1/garbagecollect", &request)
+            .map_err(as_usage)?;
+        return Ok(String::new());
     }
     let selection = selection(args)?;
     let _: TablesDone = match command {
@@ -38,6 +47,41 @@ fn selection(args: &[String]) -> Result<TableSelection, Failure> {
         keyspace: args.first().cloned(),
         tables: args.iter().skip(1).cloned().collect(),
     })
+}
+
+/// `[(-g | --granularity) ROW|CELL] [(-j | --jobs) <jobs>] [<keyspace> <tables>...]`.
+fn garbagecollect_request(args: &[String]) -> Result<GarbageCollectRequest, Failure> {
+    let mut request = GarbageCollectRequest::default();
+    let mut positional = Vec::new();
+    let mut words = args.iter();
+    while let Some(word) = words.next() {
+        let mut value = || {
+            words.next().cloned().ok_or_else(|| {
+                Failure::Usage(format!("Required values for option '{word}' not provided"))
+            })
+        };
+        match word.as_str() {
+            "-g" | "--granularity" => {
+                let granularity = value()?.to_ascii_uppercase();
+                if granularity != "ROW" && granularity != "CELL" {
+                    return Err(Failure::Usage(format!(
+                        "granularity must be ROW or CELL, not {granularity}"
+                    )));
+                }
+                request.granularity = Some(granularity);
+            }
+            "-j" | "--jobs" => {
+                let jobs = value()?;
+                let parsed = jobs.parse::<u32>().map_err(|_| {
+                    Failure::Usage(format!("jobs must be a whole number, not {jobs}"))
+                })?;
+                request.jobs = Some(parsed);
+            }
+            _ => positional.push(word.clone()),
+        }
+    }
+    request.selection = selection(&positional)?;
+    Ok(request)
 }
 
 /// Unknown keyspaces and tables are argument errors, as nodetool reports them.
@@ -406,6 +450,23 @@ mod tests {
             Failure::Usage("Unknown tables: [nosuch] in keyspace: a".into())
         );
         assert_eq!(render(&[], false), "");
+    }
+
+    #[test]
+    fn garbagecollect_options() {
+        let words = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
+        let r = garbagecollect_request(&words("-g cell -j 4 ks t1 t2")).unwrap();
+        assert_eq!(r.granularity.as_deref(), Some("CELL"));
+        assert_eq!(r.jobs, Some(4));
+        assert_eq!(
+            (r.selection.keyspace.as_deref(), r.selection.tables.len()),
+            (Some("ks"), 2)
+        );
+        let plain = garbagecollect_request(&[]).unwrap();
+        assert_eq!((plain.granularity, plain.jobs), (None, None));
+        assert!(garbagecollect_request(&words("-g partition")).is_err());
+        assert!(garbagecollect_request(&words("-j")).is_err());
+        assert!(garbagecollect_request(&words("-x ks")).is_err());
     }
 
     #[test]

@@ -35,6 +35,7 @@
 //! tombstone task under every strategy (see the tests).
 
 pub mod exec;
+pub mod garbage;
 mod lcs;
 mod options;
 mod overlap;
@@ -97,6 +98,8 @@ pub enum TaskKind {
     Major,
     /// LCS `single_sstable_uplevel`: move one SSTable to `output_level` without rewriting it.
     Uplevel,
+    /// `nodetool garbagecollect`: one SSTable rewritten without what other sources shadow.
+    GarbageCollect,
 }
 
 /// A compaction chosen by a strategy.

@@ -6,6 +6,7 @@
 mod background;
 mod config;
 mod core;
+mod garbage;
 mod pressure;
 mod reads;
 mod replay;

@@ -22,10 +22,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
+use crate::compaction::garbage::{remove_shadowed, Granularity};
 use crate::compaction::{CompactionTask, TaskKind};
-use crate::engine::{LiveSstable, LsmEngine, View};
+use crate::engine::{LiveSstable, LsmEngine, PartitionSource, View};
 use crate::error::{Result, StorageError};
+use crate::filter::ReadFilter;
 use crate::model::PartitionKey;
+use crate::partition::PartitionData;
 use crate::sstable::{SstableWriter, WriteOptions};
 use merge::MergedPartitions;
 use purge::Purger;
@@ -47,6 +50,26 @@ pub fn run(
     engine: &LsmEngine,
     task: &CompactionTask,
     ctx: &Context<'_>,
+) -> Result<Option<CompactionRecord>> {
+    run_job(engine, task, ctx, None)
+}
+
+/// Runs `task` (one SSTable) as [`run`] does, also dropping what the table's other sources
+/// shadow at `granularity` (`nodetool garbagecollect`).
+pub fn garbage_collect(
+    engine: &LsmEngine,
+    task: &CompactionTask,
+    ctx: &Context<'_>,
+    granularity: Granularity,
+) -> Result<Option<CompactionRecord>> {
+    run_job(engine, task, ctx, Some(granularity))
+}
+
+fn run_job(
+    engine: &LsmEngine,
+    task: &CompactionTask,
+    ctx: &Context<'_>,
+    garbage: Option<Granularity>,
 ) -> Result<Option<CompactionRecord>> {
     let view = engine.view();
     let inputs: Vec<Arc<LiveSstable>> = view
@@ -80,6 +103,7 @@ pub fn run(
                 ..settings.write.clone()
             },
             gc_before: settings.gc_before(ctx.now),
+            garbage,
         };
         job.run(&view, &inputs)
     };
@@ -108,6 +132,8 @@ struct Job<'a> {
     tracker: &'a Tracker,
     options: WriteOptions,
     gc_before: i32,
+    /// Set for garbage collection: also drop what other sources shadow.
+    garbage: Option<Granularity>,
 }
 
 impl Job<'_> {
@@ -175,7 +201,8 @@ impl Job<'_> {
             }
             let (key, data) = item?;
             let purger = Purger::new(self.ctx.now, self.gc_before, || self.horizon(&key));
-            if let Some(data) = purger.partition(data) {
+            let kept = self.without_garbage(&key, data)?;
+            if let Some(data) = kept.and_then(|data| purger.partition(data)) {
                 let current = match &mut writer {
                     Some(w) => w,
                     None => writer.insert(self.new_output(txn)?),
@@ -207,6 +234,33 @@ impl Job<'_> {
             .unwrap_or(self.tracker.bytes_total);
         self.engine
             .create_writer(generation, self.options.clone(), expected)
+    }
+
+    /// `data` without what the other sources shadow, when garbage collecting.
+    fn without_garbage(
+        &self,
+        key: &PartitionKey,
+        data: PartitionData,
+    ) -> Result<Option<PartitionData>> {
+        let Some(granularity) = self.garbage else {
+            return Ok(Some(data));
+        };
+        let view = self.engine.view();
+        let mut others = PartitionData::default();
+        for memtable in view.memtables() {
+            others.merge(
+                memtable
+                    .partition(key, &ReadFilter::all())?
+                    .unwrap_or_default(),
+            );
+        }
+        for live in &view.sstables {
+            if !self.task.inputs.contains(&live.generation()) {
+                let theirs = live.sstable.read(key, &ReadFilter::all())?;
+                others.merge(theirs.unwrap_or_default());
+            }
+        }
+        Ok(remove_shadowed(data, &others, granularity))
     }
 
     /// The oldest timestamp that sources outside this compaction may hold for `key`: tombstones
