@@ -11,6 +11,8 @@ pub struct DriverInfo {
     pub driver_name: Option<String>,
     pub driver_version: Option<String>,
     pub client_id: Option<String>,
+    /// Every option of the STARTUP message, as sent.
+    pub options: Vec<(String, String)>,
 }
 
 /// The state of one client connection, shared with the query handler.

@@ -281,6 +281,7 @@ impl<H: QueryHandler> Connection<H> {
             driver_name: get("DRIVER_NAME"),
             driver_version: get("DRIVER_VERSION"),
             client_id: get("CLIENT_ID"),
+            options: options.clone(),
         };
         self.client.start(version, driver);
         self.version = Some(version);
