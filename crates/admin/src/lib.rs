@@ -12,6 +12,7 @@ mod router;
 
 pub use api::cluster::generation_now;
 pub use api::logging::LogLevels;
+pub use api::pools::tpstats;
 pub use api::trace::TraceProbability;
 pub use api::types;
 pub use http::serve;

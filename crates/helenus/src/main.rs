@@ -4,6 +4,7 @@ mod handler;
 mod logging;
 mod nodetool;
 mod server;
+mod virtual_sources;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -202,6 +202,7 @@ async fn serve(config: Config, logging: Arc<Logging>) -> Result<(), String> {
         started,
         generation: admin::generation_now(),
     });
+    crate::virtual_sources::install(&admin_node);
     let admin = tokio::spawn(admin::serve(
         admin_listener,
         admin_node,
@@ -287,5 +288,40 @@ async fn shutdown_signal() {
         _ => {
             let _ = tokio::signal::ctrl_c().await;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mapped(yaml: &str) -> StorageConfig {
+        let loaded = config::load_str(yaml, Path::new("/")).expect("valid configuration");
+        storage_config(&loaded.config)
+    }
+
+    #[test]
+    fn storage_config_maps_pools_directories_and_commitlog_space() {
+        let sc = mapped(
+            "data_file_directories: [/d1, /d2]\ncommitlog_directory: /cl\n\
+             memtable_heap_space: 10MiB\nmemtable_offheap_space: 20MiB\n\
+             memtable_allocation_type: offheap_objects\n",
+        );
+        assert_eq!(sc.data_dirs, vec![Path::new("/d1"), Path::new("/d2")]);
+        assert_eq!(
+            (sc.memtable_space, sc.memtable_offheap_space),
+            (10 << 20, 20 << 20)
+        );
+        assert_eq!(sc.memtable_allocation, MemtableAllocation::Offheap);
+        assert_eq!(
+            sc.commitlog_total_space,
+            storage::default_commitlog_total_space(Path::new("/cl"))
+        );
+
+        let sc = mapped(
+            "memtable_allocation_type: unslabbed_heap_buffers\ncommitlog_total_space: 1GiB\n",
+        );
+        assert_eq!(sc.memtable_allocation, MemtableAllocation::Heap);
+        assert_eq!(sc.commitlog_total_space, 1 << 30);
     }
 }

@@ -30,6 +30,7 @@ impl BatchPlan {
         keyspace: Option<&str>,
         binder: &mut Binder,
     ) -> CqlResult<BatchPlan> {
+        crate::virtual_tables::check_batch(b, keyspace)?;
         let mut statements = Vec::with_capacity(b.statements.len());
         for s in &b.statements {
             if !matches!(

@@ -67,6 +67,7 @@ pub fn execute(
     _ctx: &ExecContext,
     node: &NodeInfo,
 ) -> CqlResult<Rows> {
+    let schema = &crate::virtual_tables::with_virtual_keyspaces(schema);
     let internals = d.with_internals;
     let out = match &d.target {
         DescribeTarget::Keyspaces => {

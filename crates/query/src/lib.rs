@@ -23,6 +23,7 @@ mod slices;
 mod terms;
 mod tombstones;
 pub mod trace;
+pub mod virtual_tables;
 
 pub use local::{NodeInfo, RELEASE_VERSION};
 pub use processor::QueryProcessor;

@@ -26,6 +26,7 @@ use crate::schema_store;
 use crate::select::SelectPlan;
 use crate::tombstones::TombstoneLimits;
 use crate::trace::{TraceRequest, Tracer, Tracing};
+use crate::virtual_tables::{self, VirtualTables};
 use coordinator::trace::trace;
 use coordinator::Trace;
 
@@ -98,6 +99,7 @@ pub struct QueryProcessor {
     prepared: RwLock<HashMap<Bytes, Arc<PreparedStatement>>>,
     events: broadcast::Sender<SchemaChange>,
     pub(crate) node: NodeInfo,
+    virtual_tables: VirtualTables,
     tracer: Tracer,
 }
 
@@ -120,6 +122,7 @@ impl QueryProcessor {
             tracer,
             coordinator,
             state: RwLock::new(Arc::new(SchemaState::new(schema))),
+            virtual_tables: VirtualTables::new(),
             ddl_lock: tokio::sync::Mutex::new(()),
             prepared: RwLock::new(HashMap::new()),
             events,
@@ -140,6 +143,11 @@ impl QueryProcessor {
 
     pub fn node(&self) -> &NodeInfo {
         &self.node
+    }
+
+    /// The virtual tables, for the server to install their sources.
+    pub fn virtual_tables(&self) -> &VirtualTables {
+        &self.virtual_tables
     }
 
     /// Request tracing: settings and the writer of `system_traces`.
@@ -377,11 +385,11 @@ impl QueryProcessor {
     ) -> CqlResult<Plan> {
         let state = self.schema();
         Ok(match stmt {
-            Statement::Select(s) => Plan::Select(SelectPlan::analyze(
-                table(&state.schema, &s.table, keyspace)?,
-                s,
-                binder,
-            )?),
+            Statement::Select(s) => {
+                let table = table(&state.schema, &s.table, keyspace)?;
+                let s = virtual_tables::implicit_filtering(&table, s);
+                Plan::Select(SelectPlan::analyze(table, &s, binder)?)
+            }
             Statement::Insert(s) => Plan::Modify(ModifyPlan::insert(
                 writable(&state.schema, &s.table, keyspace)?,
                 s,
@@ -401,7 +409,11 @@ impl QueryProcessor {
                 Plan::Batch(batch::BatchPlan::analyze(self, b, keyspace, binder)?)
             }
             Statement::Use(ks) => Plan::Use(ks.clone()),
-            Statement::Truncate(name) => Plan::Truncate(writable(&state.schema, name, keyspace)?),
+            Statement::Truncate(name) => {
+                let t = table(&state.schema, name, keyspace)?;
+                virtual_tables::reject(&t, "Truncation")?;
+                Plan::Truncate(writable(&state.schema, name, keyspace)?)
+            }
             Statement::Describe(d) => Plan::Describe(d.clone()),
             Statement::CreateKeyspace(_)
             | Statement::AlterKeyspace(_)
@@ -430,7 +442,11 @@ impl QueryProcessor {
             Plan::Select(s) => {
                 let strategy = self.schema().strategy(&s.layout.table.keyspace);
                 let limits = self.tombstone_limits();
-                let (rows, warnings) = s.execute(ctx, &self.coordinator, &strategy, &limits)?;
+                let table = &s.layout.table;
+                let source =
+                    self.virtual_tables
+                        .source(table, &self.schema().schema, &self.coordinator)?;
+                let (rows, warnings) = s.execute(ctx, source.reader(), &strategy, &limits)?;
                 return Ok(Outcome {
                     result: QueryResult::Rows(rows),
                     warnings,
@@ -453,7 +469,8 @@ impl QueryProcessor {
                 QueryResult::Void
             }
             Plan::Use(ks) => {
-                if self.schema().schema.keyspace(ks).is_none() {
+                let exists = self.schema().schema.keyspace(ks).is_some();
+                if !exists && !virtual_tables::is_virtual(ks) {
                     return Err(CqlError::invalid(format!("Keyspace '{ks}' does not exist")));
                 }
                 QueryResult::SetKeyspace(ks.clone())
@@ -612,6 +629,9 @@ pub(crate) fn table(
     session: Option<&str>,
 ) -> CqlResult<Arc<TableMetadata>> {
     let ks = ddl::resolve_keyspace(name, session)?;
+    if let Some(found) = virtual_tables::lookup(&ks, &name.name)? {
+        return Ok(found);
+    }
     let keyspace = schema
         .keyspace(&ks)
         .ok_or_else(|| CqlError::invalid(format!("keyspace {ks} does not exist")))?;
@@ -627,6 +647,7 @@ fn writable(
     session: Option<&str>,
 ) -> CqlResult<Arc<TableMetadata>> {
     let t = table(schema, name, session)?;
+    virtual_tables::reject(&t, "Modification")?;
     if LOCAL_SYSTEM.contains(&t.keyspace.as_str()) {
         return Err(CqlError::Unauthorized(format!(
             "{} keyspace is not user-modifiable.",

@@ -5,7 +5,6 @@ use std::ops::Bound;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use coordinator::Coordinator;
 use cql::ast::{Operator, Order, Select};
 use ring::ReplicationStrategy;
 use schema::{ColumnKind, TableMetadata};
@@ -23,6 +22,7 @@ use crate::rows::{Accumulator, RowView};
 use crate::selection::{Selected, Selection};
 use crate::slices;
 use crate::tombstones::{command_text, TombstoneGuard, TombstoneLimits};
+use crate::virtual_tables::PartitionReader;
 
 /// Partitions fetched per storage call in range scans.
 const SCAN_BATCH: usize = 128;
@@ -92,7 +92,7 @@ impl SelectPlan {
     pub fn execute(
         &self,
         ctx: &ExecContext,
-        coord: &Coordinator,
+        coord: &dyn PartitionReader,
         strategy: &ReplicationStrategy,
         limits: &TombstoneLimits,
     ) -> CqlResult<(Rows, Vec<String>)> {
@@ -367,7 +367,7 @@ fn contains(ty: &CqlType, collection: &[u8], needle: &[u8], op: Operator) -> boo
 struct Run<'a> {
     plan: &'a SelectPlan,
     ctx: &'a ExecContext,
-    coord: &'a Coordinator,
+    coord: &'a dyn PartitionReader,
     strategy: &'a ReplicationStrategy,
     filters: Vec<ResolvedFilter>,
     per_partition: Option<i64>,
@@ -389,7 +389,7 @@ impl<'a> Run<'a> {
     fn new(
         plan: &'a SelectPlan,
         ctx: &'a ExecContext,
-        coord: &'a Coordinator,
+        coord: &'a dyn PartitionReader,
         strategy: &'a ReplicationStrategy,
         filters: Vec<ResolvedFilter>,
         per_partition: Option<i64>,

@@ -1,0 +1,273 @@
+//! Cassandra's virtual keyspaces `system_views` and `system_virtual_schema`: read-only tables
+//! whose rows the node computes when they are read (connected clients, settings, caches,
+//! compactions, thread pools, per-table latencies and histograms, and the virtual schema
+//! itself). Their definitions come from `schema::virtual_keyspaces`; a SELECT reads them
+//! through the ordinary SELECT path from a [`Snapshot`] of their rows.
+mod caches;
+mod clients;
+mod latency;
+mod reader;
+mod schema_tables;
+mod settings;
+mod sstable_tasks;
+mod table_stats;
+mod thread_pools;
+
+use std::borrow::Cow;
+use std::sync::{Arc, LazyLock};
+use std::time::Instant;
+
+use coordinator::Coordinator;
+use cql::ast::{Batch, BatchKind, Select, Statement};
+use parking_lot::RwLock;
+use schema::{KeyspaceMetadata, Row as ValueRow, Schema, TableMetadata};
+use types::{CqlError, CqlResult};
+
+pub use clients::ConnectedClient;
+pub use reader::{PartitionReader, Snapshot};
+pub use thread_pools::ThreadPool;
+
+/// One virtual table: its name and how to compute its rows.
+pub trait VirtualTable: Send + Sync {
+    /// The keyspace and table this computes.
+    fn name(&self) -> (&'static str, &'static str);
+
+    /// Every row of the table now, as column-name maps (key columns always present).
+    fn rows(&self, node: &NodeView) -> CqlResult<Vec<ValueRow>>;
+}
+
+/// Data other parts of the node supply; installed by the server once they exist.
+#[derive(Default)]
+pub struct NodeSources {
+    /// The live native-protocol connections.
+    pub clients: Option<Box<dyn Fn() -> Vec<ConnectedClient> + Send + Sync>>,
+    /// The effective configuration: Cassandra's key names, values as Cassandra prints them.
+    pub settings: Option<Box<dyn Fn() -> Vec<(String, Option<String>)> + Send + Sync>>,
+    /// The node's pools of work (as `nodetool tpstats` lists them).
+    pub thread_pools: Option<Box<dyn Fn() -> Vec<ThreadPool> + Send + Sync>>,
+}
+
+/// What a virtual table may look at while computing its rows.
+pub struct NodeView<'a> {
+    pub schema: &'a Schema,
+    pub coordinator: &'a Coordinator,
+    pub sources: &'a NodeSources,
+    /// Seconds since the node started (for rates).
+    pub uptime_seconds: f64,
+}
+
+/// The virtual tables of a node, with the sources they read.
+pub struct VirtualTables {
+    tables: Vec<Box<dyn VirtualTable>>,
+    sources: RwLock<NodeSources>,
+    started: Instant,
+}
+
+/// The virtual keyspaces' metadata, built once.
+static CATALOG: LazyLock<Vec<KeyspaceMetadata>> = LazyLock::new(schema::virtual_keyspaces);
+
+/// The virtual keyspaces and their tables.
+pub fn catalog() -> &'static [KeyspaceMetadata] {
+    &CATALOG
+}
+
+/// Whether `keyspace` is a virtual keyspace.
+pub fn is_virtual(keyspace: &str) -> bool {
+    schema::is_virtual_keyspace(keyspace)
+}
+
+/// `schema` with the virtual keyspaces added, for DESCRIBE.
+pub fn with_virtual_keyspaces(schema: &Schema) -> Schema {
+    CATALOG
+        .iter()
+        .fold(schema.clone(), |all, ks| all.with_keyspace(ks.clone()))
+}
+
+/// The virtual table `keyspace.table`: `Ok(None)` when `keyspace` is not virtual, an error
+/// when it is but has no such table.
+pub fn lookup(keyspace: &str, table: &str) -> CqlResult<Option<Arc<TableMetadata>>> {
+    let Some(ks) = CATALOG.iter().find(|k| k.name == keyspace) else {
+        return Ok(None);
+    };
+    match ks.table(table) {
+        Some(t) => Ok(Some(t.clone())),
+        None => Err(CqlError::invalid(format!("table {table} does not exist"))),
+    }
+}
+
+/// The error Cassandra gives for a write (`action` "Modification") or a TRUNCATE
+/// ("Truncation") of a virtual table; `Ok` for any other table.
+pub fn reject(table: &TableMetadata, action: &str) -> CqlResult<()> {
+    if !is_virtual(&table.keyspace) {
+        return Ok(());
+    }
+    Err(CqlError::invalid(format!(
+        "{action} is not supported by table {}.{}",
+        table.keyspace, table.name
+    )))
+}
+
+/// Cassandra's checks of a batch touching virtual tables: never in a logged batch, never
+/// mixed with stored tables. A batch of virtual tables only fails later, table by table.
+pub fn check_batch(batch: &Batch, session: Option<&str>) -> CqlResult<()> {
+    let is_virtual_statement = |s: &Statement| {
+        let name = match s {
+            Statement::Insert(i) => &i.table,
+            Statement::Update(u) => &u.table,
+            Statement::Delete(d) => &d.table,
+            _ => return false,
+        };
+        crate::ddl::resolve_keyspace(name, session).is_ok_and(|ks| is_virtual(&ks))
+    };
+    let virtual_count = batch
+        .statements
+        .iter()
+        .filter(|s| is_virtual_statement(s))
+        .count();
+    if virtual_count == 0 {
+        return Ok(());
+    }
+    if batch.kind == BatchKind::Logged {
+        return Err(CqlError::invalid(
+            "Cannot include a virtual table statement in a logged batch",
+        ));
+    }
+    if virtual_count < batch.statements.len() {
+        return Err(CqlError::invalid(
+            "Mutations for virtual and regular tables cannot exist in the same batch",
+        ));
+    }
+    Ok(())
+}
+
+impl Default for VirtualTables {
+    fn default() -> Self {
+        VirtualTables::new()
+    }
+}
+
+impl VirtualTables {
+    /// Every virtual table Helenus serves, with no outside sources installed yet.
+    pub fn new() -> VirtualTables {
+        let mut tables: Vec<Box<dyn VirtualTable>> = vec![
+            Box::new(caches::Caches),
+            Box::new(clients::Clients),
+            Box::new(settings::Settings),
+            Box::new(sstable_tasks::SstableTasks),
+            Box::new(thread_pools::ThreadPools),
+        ];
+        tables.extend(latency::tables());
+        tables.extend(table_stats::tables());
+        tables.extend(schema_tables::tables());
+        VirtualTables {
+            tables,
+            sources: RwLock::new(NodeSources::default()),
+            started: Instant::now(),
+        }
+    }
+
+    /// Installs the data other parts of the node supply.
+    pub fn install(&self, sources: NodeSources) {
+        *self.sources.write() = sources;
+    }
+
+    /// A snapshot of `table`'s rows now, ready to be read by a SELECT.
+    pub fn snapshot(
+        &self,
+        table: &TableMetadata,
+        schema: &Schema,
+        coordinator: &Coordinator,
+    ) -> CqlResult<Snapshot> {
+        let producer = self
+            .tables
+            .iter()
+            .find(|t| t.name() == (table.keyspace.as_str(), table.name.as_str()))
+            .ok_or_else(|| CqlError::invalid(format!("table {} does not exist", table.name)))?;
+        let sources = self.sources.read();
+        let view = NodeView {
+            schema,
+            coordinator,
+            sources: &sources,
+            uptime_seconds: self.started.elapsed().as_secs_f64(),
+        };
+        Snapshot::new(table, &producer.rows(&view)?)
+    }
+}
+
+/// Where a SELECT reads from: the coordinator for stored tables, a snapshot for virtual ones.
+pub enum Source<'a> {
+    Stored(&'a Coordinator),
+    Virtual(Snapshot),
+}
+
+impl Source<'_> {
+    pub fn reader(&self) -> &dyn PartitionReader {
+        match self {
+            Source::Stored(coordinator) => *coordinator,
+            Source::Virtual(snapshot) => snapshot,
+        }
+    }
+}
+
+impl VirtualTables {
+    /// The source a SELECT on `table` reads.
+    pub fn source<'a>(
+        &self,
+        table: &TableMetadata,
+        schema: &Schema,
+        coordinator: &'a Coordinator,
+    ) -> CqlResult<Source<'a>> {
+        if !is_virtual(&table.keyspace) {
+            return Ok(Source::Stored(coordinator));
+        }
+        Ok(Source::Virtual(self.snapshot(
+            table,
+            schema,
+            coordinator,
+        )?))
+    }
+}
+
+/// The SELECT as analysed on `table`: virtual tables filter on any column without
+/// ALLOW FILTERING, as in Cassandra 5.0.
+pub fn implicit_filtering<'a>(table: &TableMetadata, select: &'a Select) -> Cow<'a, Select> {
+    if is_virtual(&table.keyspace) && !select.allow_filtering {
+        return Cow::Owned(Select {
+            allow_filtering: true,
+            ..select.clone()
+        });
+    }
+    Cow::Borrowed(select)
+}
+
+/// A row from `(column, value)` pairs, leaving out the nulls.
+pub(crate) fn row(values: Vec<(&str, Option<types::Value>)>) -> ValueRow {
+    values
+        .into_iter()
+        .filter(|(_, v)| v.is_some())
+        .map(|(k, v)| (k.to_string(), v))
+        .collect()
+}
+
+/// A `text` value.
+pub(crate) fn text(value: &str) -> Option<types::Value> {
+    Some(types::Value::Text(value.to_string()))
+}
+
+/// The mean rate of `count` events over `seconds`.
+pub(crate) fn per_second(count: u64, seconds: f64) -> f64 {
+    if seconds > 0.0 {
+        count as f64 / seconds
+    } else {
+        0.0
+    }
+}
+
+/// Every table of the user's and the system keyspaces (not the virtual ones), in name order,
+/// as the per-table virtual tables list them.
+pub(crate) fn all_tables(schema: &Schema) -> impl Iterator<Item = &Arc<TableMetadata>> {
+    schema.keyspaces().values().flat_map(|k| k.tables.values())
+}
+
+#[cfg(test)]
+mod tests;
