@@ -226,6 +226,7 @@ impl Coordinator {
     }
 
     /// Adds counter deltas in one partition.
+    #[allow(clippy::too_many_arguments)]
     pub async fn write_counters(
         &self,
         strategy: &ReplicationStrategy,
