@@ -107,6 +107,10 @@ def test_metrics_carry_per_read_histograms(churned):
     assert value("helenus_table_sstables_per_read", quantile="1", **wide) == 2
     assert value("helenus_table_reads_total", keyspace="ops", table="kv") == ROWS + 20
     assert value("helenus_table_writes_total", keyspace="ops", table="kv") == ROWS
+    assert value("helenus_pool_pending", pool="CompactionExecutor") >= 0
+    assert value("helenus_pool_active", pool="Native-Transport-Requests") >= 0
+    assert value("helenus_pool_completed_total", pool="MemtableFlushWriter") >= 3
+    assert value("helenus_pool_completed_total", pool="ReadStage") >= ROWS + 20
 
 
 LOG_LINE = re.compile(r"^(TRACE|DEBUG|INFO |WARN |ERROR) \[[^\]]+\] \d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} \S+:\d+ - ")

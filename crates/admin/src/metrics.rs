@@ -106,6 +106,7 @@ pub fn render(node: &AdminNode) -> ApiResult<String> {
     client_requests(node, &mut snapshot);
     tables(node, &mut snapshot)?;
     node_figures(node, &mut snapshot);
+    pools(node, &mut snapshot);
     let mut registry = Registry::default();
     registry.register_collector(Box::new(snapshot));
     let mut text = String::new();
@@ -261,6 +262,32 @@ fn tables(node: &AdminNode, snapshot: &mut Snapshot) -> ApiResult<()> {
         f.tombstones_per_read,
     );
     Ok(())
+}
+
+/// The `tpstats` pools: work in flight, queued and done (queue depths).
+fn pools(node: &AdminNode, snapshot: &mut Snapshot) {
+    let (mut active, mut pending, mut completed) = (Vec::new(), Vec::new(), Vec::new());
+    for pool in crate::api::pools::tpstats(node) {
+        let labels = vec![("pool", pool.name)];
+        active.push((labels.clone(), Sample::Gauge(pool.active as i64)));
+        pending.push((labels.clone(), Sample::Gauge(pool.pending as i64)));
+        completed.push((labels, Sample::Counter(pool.completed)));
+    }
+    snapshot.add(
+        "helenus_pool_active",
+        "Tasks running (nodetool tpstats)",
+        active,
+    );
+    snapshot.add(
+        "helenus_pool_pending",
+        "Tasks waiting (nodetool tpstats)",
+        pending,
+    );
+    snapshot.add(
+        "helenus_pool_completed",
+        "Tasks done (nodetool tpstats)",
+        completed,
+    );
 }
 
 fn node_figures(node: &AdminNode, snapshot: &mut Snapshot) {
