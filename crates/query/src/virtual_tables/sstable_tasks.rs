@@ -20,12 +20,13 @@ impl VirtualTable for SstableTasks {
     }
 }
 
-/// Cassandra's `OperationType` name of a compaction.
+/// Cassandra's `OperationType` name of a compaction, lower-cased as this table shows it.
 fn kind(kind: TaskKind) -> &'static str {
     match kind {
-        TaskKind::Normal | TaskKind::Major | TaskKind::Uplevel => "compaction",
-        TaskKind::Tombstone => "tombstone_compaction",
-        TaskKind::GarbageCollect => "garbage_collect",
+        TaskKind::Normal | TaskKind::Uplevel => "compaction",
+        TaskKind::Tombstone => "tombstone compaction",
+        TaskKind::Major => "major compaction",
+        TaskKind::GarbageCollect => "remove deleted data",
     }
 }
 
@@ -41,8 +42,9 @@ fn task_id(task: &CompactionProgress) -> Uuid {
 
 fn task_row(task: &CompactionProgress) -> ValueRow {
     let bigint = |v: u64| Some(Value::Bigint(i64::try_from(v).unwrap_or(i64::MAX)));
+    // Cassandra reports a task with nothing to do as complete.
     let ratio = if task.bytes_total == 0 {
-        0.0
+        1.0
     } else {
         task.bytes_done as f64 / task.bytes_total as f64
     };
@@ -75,6 +77,20 @@ mod tests {
         let r = task_row(&task);
         assert_eq!(r.get("completion_ratio"), Some(&Some(Value::Double(0.25))));
         assert_eq!(r.get("unit"), Some(&text("bytes")));
+        assert_eq!(r.get("kind"), Some(&text("compaction")));
+        let major = CompactionProgress {
+            kind: TaskKind::Major,
+            bytes_total: 0,
+            ..task.clone()
+        };
+        assert_eq!(
+            task_row(&major).get("kind"),
+            Some(&text("major compaction"))
+        );
+        assert_eq!(
+            task_row(&major).get("completion_ratio"),
+            Some(&Some(Value::Double(1.0)))
+        );
         assert_eq!(task_id(&task).get_version_num(), 1);
         assert_ne!(
             task_id(&task),
