@@ -12,6 +12,7 @@ from cassandra.query import SimpleStatement
 
 from conftest import connect
 from test_differential import reference, _session  # noqa: F401 (pytest fixture)
+from test_nodetool import ok as nodetool_ok
 
 SERVED = {
     "system_views": {
@@ -91,6 +92,20 @@ def test_settings_filter_limit_and_paging(sess):
     assert [r.name for r in paged] == [r.name for r in rows]
     count = sess.execute("SELECT count(*) FROM system_views.settings").one()[0]
     assert count == len(rows)
+
+
+def test_settings_show_values_changed_at_run_time(node, sess):
+    def setting(name):
+        return sess.execute("SELECT value FROM system_views.settings WHERE name = %s", [name]).one().value
+
+    nodetool_ok(node, "setcompactionthroughput", "17")
+    nodetool_ok(node, "settimeout", "read", "1234")
+    try:
+        assert setting("compaction_throughput") == "17MiB/s"
+        assert setting("read_request_timeout") == "1234ms"
+    finally:
+        nodetool_ok(node, "setcompactionthroughput", "64")
+        nodetool_ok(node, "settimeout", "read", "5000")
 
 
 def test_use_a_virtual_keyspace(node):

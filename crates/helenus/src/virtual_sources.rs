@@ -1,9 +1,11 @@
 //! Hands the virtual tables what other parts of the node know: the transport's live
-//! connections (`system_views.clients`), the configuration (`settings`) and the admin API's
-//! pools (`thread_pools`).
+//! connections (`system_views.clients`), the live configuration (`settings`) and the admin
+//! API's pools (`thread_pools`).
 use std::sync::Arc;
 
 use admin::AdminNode;
+use config::{Config, DataRate};
+use coordinator::TimeoutKind;
 use query::virtual_tables::{ConnectedClient, NodeSources, ThreadPool};
 use transport::ClientInfo;
 
@@ -11,26 +13,45 @@ use transport::ClientInfo;
 /// holds the processor).
 pub fn install(node: &Arc<AdminNode>) {
     let clients = Arc::clone(&node.clients);
-    let config = Arc::clone(&node.config);
-    let admin = Arc::downgrade(node);
+    let for_settings = Arc::downgrade(node);
+    let for_pools = Arc::downgrade(node);
     node.processor.virtual_tables().install(NodeSources {
         clients: Some(Box::new(move || {
             clients.snapshot().iter().map(connected).collect()
         })),
         settings: Some(Box::new(move || {
-            config
+            let Some(node) = for_settings.upgrade() else {
+                return Vec::new();
+            };
+            live_config(&node)
                 .settings()
                 .into_iter()
                 .map(|(name, value)| (name.to_string(), value))
                 .collect()
         })),
         thread_pools: Some(Box::new(move || {
-            admin
+            for_pools
                 .upgrade()
                 .map(|node| admin::tpstats(&node).into_iter().map(pool).collect())
                 .unwrap_or_default()
         })),
     });
+}
+
+/// The configuration with the values nodetool changes at run time (compaction throughput
+/// and compactors, request timeouts) replaced by the live ones, as Cassandra's settings
+/// table shows them.
+fn live_config(node: &AdminNode) -> Config {
+    let mut config = (*node.config).clone();
+    let storage = &node.storage;
+    config.compaction_throughput = DataRate::bytes_per_second(storage.compaction_throughput());
+    config.concurrent_compactors = u32::try_from(storage.concurrent_compactors()).ok();
+    let timeouts = node.coordinator.timeouts();
+    config.read_request_timeout = timeouts.get(TimeoutKind::Read);
+    config.range_request_timeout = timeouts.get(TimeoutKind::Range);
+    config.write_request_timeout = timeouts.get(TimeoutKind::Write);
+    config.counter_write_request_timeout = timeouts.get(TimeoutKind::CounterWrite);
+    config
 }
 
 fn connected(info: &ClientInfo) -> ConnectedClient {
