@@ -65,12 +65,12 @@ impl RowGen {
         self.bytes.set_seed(!seed);
         let size = usize::try_from(self.size.next()).unwrap_or(0);
         out.clear();
+        out.reserve(size);
         while out.len() < size {
-            let mut v = self.bytes.next_long();
-            for _ in 0..(size - out.len()).min(8) {
-                out.push(v as u8);
-                v >>= 8;
-            }
+            // Each long gives up to 8 bytes, least significant first.
+            let v = self.bytes.next_long().to_le_bytes();
+            let n = (size - out.len()).min(8);
+            out.extend_from_slice(&v[..n]);
         }
     }
 }

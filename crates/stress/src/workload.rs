@@ -85,6 +85,9 @@ impl Statements {
                     .await
                     .map_err(|e| format!("Failed to prepare {q}: {e}"))?;
                 p.set_consistency(cl);
+                // As the Java driver cassandra-stress uses: results are decoded with the
+                // metadata from PREPARE, so the server need not send it with every row set.
+                p.set_use_cached_result_metadata(true);
                 Ok::<_, String>(p)
             }
         };

@@ -195,5 +195,8 @@ async fn prepared(
         .await
         .map_err(|e| format!("Failed to prepare {cql}: {e}"))?;
     p.set_consistency(cl);
+    // Results decoded with the metadata from PREPARE (the server may omit it), as the Java
+    // driver does for cassandra-stress.
+    p.set_use_cached_result_metadata(true);
     Ok(p)
 }

@@ -59,9 +59,13 @@ pub async fn run(
     let prep = |q: String| {
         let s = &session;
         async move {
-            s.prepare(q.as_str())
+            let mut p = s
+                .prepare(q.as_str())
                 .await
-                .map_err(|e| format!("Failed to prepare {q}: {e}"))
+                .map_err(|e| format!("Failed to prepare {q}: {e}"))?;
+            // Results decoded with the metadata from PREPARE (the server may omit it).
+            p.set_use_cached_result_metadata(true);
+            Ok::<_, String>(p)
         }
     };
     let names: Vec<String> = (0..fields).map(|i| format!("field{i}")).collect();
