@@ -76,6 +76,7 @@ def test_tablestats_and_histograms_show_tombstones(churned):
     assert float(rows["Max"][3]) == 2.0, text
     assert int(rows["Min"][4]) > 0 and int(rows["Max"][4]) >= int(rows["Min"][4]), text
     assert "NaN" not in rows["Max"][4]
+    assert ROWS <= int(rows["Max"][5]) < ROWS * 1.2, "the first SSTable holds ROWS cells"
 
 
 def test_proxyhistograms(churned):

@@ -139,12 +139,12 @@ pub fn histograms(node: &AdminNode, keyspace: &str, table: &str) -> ApiResult<Ta
             max: s.max as f64,
         },
         partition_size_bytes: size_percentiles(&usage.partition_sizes),
-        cell_count: None,
+        cell_count: size_percentiles(&usage.cell_counts),
     })
 }
 
-/// Percentiles of the live SSTables' partition sizes (each the upper bound of its bucket, as
-/// Cassandra's `EstimatedHistogram`); `None` without SSTables.
+/// Percentiles of the live SSTables' partition sizes or cell counts (each the upper bound of
+/// its bucket, as Cassandra's `EstimatedHistogram`); `None` without SSTables.
 fn size_percentiles(sizes: &EstimatedHistogram) -> Option<HistogramPercentiles> {
     (sizes.count() > 0).then(|| {
         let at = |q: f64| sizes.percentile(q) as f64;

@@ -59,6 +59,9 @@ pub struct SstableStats {
     pub level: u32,
     /// When the data was repaired (milliseconds; 0 = unrepaired).
     pub repaired_at: u64,
+    /// Cells per partition (Cassandra's `estimatedCellPerPartitionCount`); empty for
+    /// SSTables written before it was recorded.
+    pub cell_counts: EstimatedHistogram,
 }
 
 impl Default for SstableStats {
@@ -85,6 +88,7 @@ impl Default for SstableStats {
             compressed_size: 0,
             level: 0,
             repaired_at: 0,
+            cell_counts: EstimatedHistogram::default(),
         }
     }
 }
@@ -154,6 +158,7 @@ impl SstableStats {
         out.put_u64(self.compressed_size);
         out.put_u32(self.level);
         out.put_u64(self.repaired_at);
+        self.cell_counts.encode(&mut out);
         seal(STATS_MAGIC, &out)
     }
 
@@ -188,6 +193,11 @@ impl SstableStats {
             compressed_size: d.u64()?,
             level: d.u32()?,
             repaired_at: d.u64()?,
+            cell_counts: if d.is_empty() {
+                EstimatedHistogram::default()
+            } else {
+                EstimatedHistogram::decode(&mut d)?
+            },
         };
         d.finish()?;
         Ok(stats)
@@ -247,6 +257,13 @@ pub(crate) struct StatsCollector {
 
 impl StatsCollector {
     pub fn add_partition(&mut self, key: &PartitionKey, data: &PartitionData, size: u64) {
+        let cells_before = self.stats.cells;
+        self.add_contents(key, data, size);
+        let cells = self.stats.cells - cells_before;
+        self.stats.cell_counts.add(cells);
+    }
+
+    fn add_contents(&mut self, key: &PartitionKey, data: &PartitionData, size: u64) {
         let s = &mut self.stats;
         s.partitions += 1;
         s.partition_sizes.add(size);
@@ -378,5 +395,28 @@ impl StatsCollector {
         self.stats.level = level;
         self.stats.repaired_at = repaired_at;
         self.stats
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statistics_written_before_cell_counts_still_read() {
+        let mut stats = SstableStats::default();
+        stats.partitions = 3;
+        stats.cell_counts.add(12);
+        let file = Path::new("Statistics.db");
+        let encoded = stats.encode();
+        let decoded = SstableStats::decode(&encoded, file).expect("decode");
+        assert_eq!(decoded, stats);
+        let body = unseal(&encoded, STATS_MAGIC, file).expect("unseal");
+        let mut histogram = Vec::new();
+        stats.cell_counts.encode(&mut histogram);
+        let older = seal(STATS_MAGIC, &body[..body.len() - histogram.len()]);
+        let old = SstableStats::decode(&older, file).expect("decode an older file");
+        assert_eq!(old.cell_counts.count(), 0);
+        assert_eq!(old.partitions, 3);
     }
 }

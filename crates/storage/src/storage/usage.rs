@@ -36,6 +36,8 @@ pub struct TableUsage {
     pub level_bytes: Vec<u64>,
     /// Uncompressed partition sizes of every live SSTable, merged.
     pub partition_sizes: EstimatedHistogram,
+    /// Cells per partition of every live SSTable, merged.
+    pub cell_counts: EstimatedHistogram,
     /// The live SSTables' Bloom filters: positives since they were opened, bytes.
     pub filter: FilterStats,
     /// Tombstones and expired cells purgeable now (past `gc_grace_seconds`) over all cells
@@ -52,6 +54,7 @@ impl TableUsage {
         self.uncompressed_bytes += stats.uncompressed_size;
         self.partitions += stats.partitions;
         self.partition_sizes.merge(&stats.partition_sizes);
+        self.cell_counts.merge(&stats.cell_counts);
         let filter = sstable.filter_stats();
         self.filter.true_positives += filter.true_positives;
         self.filter.false_positives += filter.false_positives;

@@ -140,6 +140,12 @@ fn statistics_count_everything_and_level_is_rewritable() {
         (Bytes::from(vec![0]), Some(Bytes::from(vec![19])))
     );
     assert_eq!(stats.partition_sizes.count(), 6);
+    assert_eq!(stats.cell_counts.count(), 6);
+    let cells = stats.cell_counts.percentile(0.5);
+    assert!(
+        (61..80).contains(&cells),
+        "61 cells a partition: bucket {cells}"
+    );
     assert!(stats.partition_sizes.max() >= stats.uncompressed_size / 6);
     assert_eq!(stats.droppable_tombstones(600), 0);
     // Before 1000: the partition deletion, collection and cell tombstones, row deletions, RTs.
