@@ -18,7 +18,7 @@ use parking_lot::{Mutex, MutexGuard, RwLock};
 use super::placement;
 use super::point_read::{self, CachedSstable};
 use super::pool::{MemtableUsage, PooledMemtable};
-use super::table_dir::{open_sstables, read_floor, write_floor, LiveSstable};
+use super::table_dir::{open_table_dirs, read_floor, write_floor, LiveSstable};
 use super::{scan_sources, PartitionSource, TableEngine};
 use crate::commitlog::Position;
 use crate::compaction::{CompactionTask, SstableInfo};
@@ -92,7 +92,7 @@ pub struct LsmEngine {
 }
 
 impl LsmEngine {
-    /// Opens the table in `dir`: its SSTables (see [`open_sstables`]) and its replay floor.
+    /// Opens the table in `dir`: its SSTables (see [`open_table_dirs`]) and its replay floor.
     pub fn open(dir: &Path, settings: TableSettings, quarantine: bool) -> Result<LsmEngine> {
         LsmEngine::open_in(&[dir.to_path_buf()], settings, quarantine)
     }
@@ -105,20 +105,8 @@ impl LsmEngine {
         settings: TableSettings,
         quarantine: bool,
     ) -> Result<LsmEngine> {
-        let Some(primary) = dirs.first() else {
-            return Err(crate::error::StorageError::Invalid(
-                "a table needs at least one data directory".to_string(),
-            ));
-        };
-        let mut sstables = Vec::new();
-        for dir in dirs {
-            std::fs::create_dir_all(dir).map_err(|e| crate::error::StorageError::io(dir, e))?;
-        }
-        crate::compaction::exec::recover(primary, dirs)?;
-        for dir in dirs {
-            sstables.extend(open_sstables(dir, quarantine)?);
-        }
-        sstables.sort_by_key(|s| std::cmp::Reverse(s.generation()));
+        let sstables = open_table_dirs(dirs, quarantine)?;
+        let primary = &dirs[0];
         let next = sstables.first().map_or(1, |s| s.generation() + 1);
         let floor = read_floor(primary)?;
         Ok(LsmEngine {

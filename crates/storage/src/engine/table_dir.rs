@@ -1,7 +1,7 @@
-//! A table's directory on disk: opening its SSTables at start-up (interrupted compactions
-//! completed or rolled back, crash leftovers cleaned, corrupt ones reported by name or
-//! quarantined) and its replay floor, the commit-log position
-//! before which everything logged for the table is in SSTables.
+//! A table's directories on disk (one per data directory): opening their SSTables at start-up
+//! (interrupted compactions completed or rolled back, crash leftovers cleaned, corrupt ones
+//! reported by name or quarantined) and the replay floor, the commit-log position before which
+//! everything logged for the table is in SSTables.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -78,11 +78,31 @@ pub fn table_dir(data_dir: &Path, keyspace: &str, table: &str, id: uuid::Uuid) -
         .join(format!("{table}-{}", id.simple()))
 }
 
-/// Opens every complete SSTable of `dir` (which must exist; interrupted compactions already
-/// recovered), newest generation first, removing leftovers of interrupted writes. A corrupt one
-/// fails the open with an error naming its file, or with `quarantine` is moved to
+/// Opens a table spread over `dirs` (created if needed; the first, primary one holds the
+/// compaction transaction logs): recovers interrupted compactions, then opens the SSTables of
+/// every directory, newest generation first.
+pub fn open_table_dirs(dirs: &[PathBuf], quarantine: bool) -> Result<Vec<Arc<LiveSstable>>> {
+    let Some(primary) = dirs.first() else {
+        return Err(StorageError::Invalid(
+            "a table needs at least one data directory".to_string(),
+        ));
+    };
+    for dir in dirs {
+        fs::create_dir_all(dir).map_err(|e| StorageError::io(dir, e))?;
+    }
+    crate::compaction::exec::recover(primary, dirs)?;
+    let mut sstables = Vec::new();
+    for dir in dirs {
+        sstables.extend(open_sstables(dir, quarantine)?);
+    }
+    sstables.sort_by_key(|s| std::cmp::Reverse(s.generation()));
+    Ok(sstables)
+}
+
+/// Opens every complete SSTable of `dir`, removing leftovers of interrupted writes. A corrupt
+/// one fails the open with an error naming its file, or with `quarantine` is moved to
 /// `dir/quarantine/` and skipped.
-pub fn open_sstables(dir: &Path, quarantine: bool) -> Result<Vec<Arc<LiveSstable>>> {
+fn open_sstables(dir: &Path, quarantine: bool) -> Result<Vec<Arc<LiveSstable>>> {
     let mut open = Vec::new();
     for desc in sstable::list(dir)?.into_iter().rev() {
         match LiveSstable::open(&desc) {
