@@ -36,15 +36,19 @@ pub trait VirtualTable: Send + Sync {
     fn rows(&self, node: &NodeView) -> CqlResult<Vec<ValueRow>>;
 }
 
+/// A function another part of the node supplies, listing what it knows now.
+pub type Listing<T> = Box<dyn Fn() -> Vec<T> + Send + Sync>;
+
 /// Data other parts of the node supply; installed by the server once they exist.
 #[derive(Default)]
 pub struct NodeSources {
     /// The live native-protocol connections.
-    pub clients: Option<Box<dyn Fn() -> Vec<ConnectedClient> + Send + Sync>>,
-    /// The effective configuration: Cassandra's key names, values as Cassandra prints them.
-    pub settings: Option<Box<dyn Fn() -> Vec<(String, Option<String>)> + Send + Sync>>,
+    pub clients: Option<Listing<ConnectedClient>>,
+    /// The effective configuration: Cassandra's key names, values as Cassandra prints them
+    /// (`None` when unset).
+    pub settings: Option<Listing<(String, Option<String>)>>,
     /// The node's pools of work (as `nodetool tpstats` lists them).
-    pub thread_pools: Option<Box<dyn Fn() -> Vec<ThreadPool> + Send + Sync>>,
+    pub thread_pools: Option<Listing<ThreadPool>>,
 }
 
 /// What a virtual table may look at while computing its rows.
