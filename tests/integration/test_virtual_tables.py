@@ -92,6 +92,8 @@ def test_settings_filter_limit_and_paging(sess):
     assert [r.name for r in paged] == [r.name for r in rows]
     count = sess.execute("SELECT count(*) FROM system_views.settings").one()[0]
     assert count == len(rows)
+    prepared = sess.prepare("SELECT value FROM system_views.settings WHERE name = ?")
+    assert sess.execute(prepared, ["cluster_name"]).one().value == settings["cluster_name"]
 
 
 def test_settings_show_values_changed_at_run_time(node, sess):
