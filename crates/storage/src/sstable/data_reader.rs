@@ -1,7 +1,6 @@
 //! Reading the Data component: positioned chunk reads (checksum verified on every read, then
 //! decompressed) and a [`DataCursor`] that walks the uncompressed stream across chunks.
 
-use std::cell::RefCell;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
@@ -10,15 +9,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::error::{Result, StorageError};
 use crate::sstable::data::CompressionInfo;
 use crate::sstable::format::{check_stream_header, corrupt, DATA_MAGIC, STREAM_HEADER_LEN};
-
-/// Compressed chunks up to this size are read into a per-thread buffer kept between reads.
-const KEPT_RAW_CHUNK: usize = 256 * 1024;
-
-thread_local! {
-    /// The compressed bytes of the chunk being read on this thread: reused, so a point read
-    /// neither allocates nor zeroes a buffer for them.
-    static RAW_CHUNK: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
-}
 
 /// An open Data file. Reads are positioned (`pread`), so one instance serves many threads.
 pub(crate) struct DataFile {
@@ -95,25 +85,7 @@ impl DataFile {
             ));
         }
         self.chunk_reads.fetch_add(1, Ordering::Relaxed);
-        let len = (end - start) as usize;
-        if len > KEPT_RAW_CHUNK {
-            return self.unpack(i, start, &self.read_at(start, len)?);
-        }
-        RAW_CHUNK.with_borrow_mut(|raw| {
-            if raw.len() < len {
-                raw.resize(len, 0);
-            }
-            let raw = &mut raw[..len];
-            self.file
-                .read_exact_at(raw, start)
-                .map_err(|e| StorageError::io(&self.path, e))?;
-            self.unpack(i, start, raw)
-        })
-    }
-
-    /// Verifies the CRC32 of chunk `i` as read (`raw`, at file offset `start`) and
-    /// decompresses it.
-    fn unpack(&self, i: usize, start: u64, raw: &[u8]) -> Result<Vec<u8>> {
+        let raw = self.read_at(start, (end - start) as usize)?;
         let (payload, crc) = raw.split_at(raw.len() - 4);
         let expected = u32::from_be_bytes([crc[0], crc[1], crc[2], crc[3]]);
         if crc32fast::hash(payload) != expected {
