@@ -14,6 +14,7 @@ use coordinator::{Coordinator, Timeouts};
 use query::{NodeInfo, QueryProcessor, RELEASE_VERSION};
 use ring::{random_tokens, Endpoint};
 use storage::{CommitlogSync, MemtableAllocation, Storage, StorageConfig};
+use tokio::signal::unix::{signal, Signal, SignalKind};
 use tokio::sync::broadcast;
 use transport::{Event, Server, ServerConfig};
 
@@ -140,6 +141,7 @@ fn initial_tokens(config: &Config) -> Vec<i64> {
 
 async fn serve(config: Config, logging: Arc<Logging>) -> Result<(), String> {
     let started = std::time::Instant::now();
+    let mut signals = StopSignals::install();
     let storage = Arc::new(
         Storage::open(storage_config(&config)).map_err(|e| format!("cannot open storage: {e}"))?,
     );
@@ -215,7 +217,9 @@ async fn serve(config: Config, logging: Arc<Logging>) -> Result<(), String> {
         config.admin_port,
         started.elapsed().as_millis()
     );
-    let result = server.run(listener, until_drain(&lifecycle)).await;
+    let result = server
+        .run(listener, until_drain(&lifecycle, &mut signals))
+        .await;
     tracing::info!("draining: flushing memtables and syncing the commit log");
     storage
         .shutdown()
@@ -223,7 +227,7 @@ async fn serve(config: Config, logging: Arc<Logging>) -> Result<(), String> {
         .map_err(|e| format!("shutdown: {e}"))?;
     lifecycle.mark_drained();
     tracing::info!("drained");
-    until_stop(&lifecycle).await;
+    until_stop(&lifecycle, &mut signals).await;
     if admin.await.is_err() {
         tracing::error!("the admin API task failed");
     }
@@ -238,17 +242,17 @@ async fn bind(addr: SocketAddr) -> Result<tokio::net::TcpListener, String> {
 
 /// Resolves when the CQL listener must stop: a signal (which also stops the process) or a
 /// drain or stop asked through the admin API.
-async fn until_drain(lifecycle: &Lifecycle) {
+async fn until_drain(lifecycle: &Lifecycle, signals: &mut StopSignals) {
     tokio::select! {
-        _ = shutdown_signal() => lifecycle.request_stop(),
+        _ = signals.recv() => lifecycle.request_stop(),
         _ = lifecycle.drain_requested() => {}
     }
 }
 
 /// After a drain, waits for `stopdaemon` or a signal.
-async fn until_stop(lifecycle: &Lifecycle) {
+async fn until_stop(lifecycle: &Lifecycle, signals: &mut StopSignals) {
     tokio::select! {
-        _ = shutdown_signal() => lifecycle.request_stop(),
+        _ = signals.recv() => lifecycle.request_stop(),
         _ = lifecycle.stop_requested() => {}
     }
 }
@@ -274,19 +278,32 @@ fn forward_schema_events(processor: &QueryProcessor, events: broadcast::Sender<E
     });
 }
 
-async fn shutdown_signal() {
-    use tokio::signal::unix::{signal, SignalKind};
-    let term = signal(SignalKind::terminate());
-    let int = signal(SignalKind::interrupt());
-    match (term, int) {
-        (Ok(mut term), Ok(mut int)) => {
-            tokio::select! {
-                _ = term.recv() => tracing::info!("SIGTERM received"),
-                _ = int.recv() => tracing::info!("SIGINT received"),
-            }
+/// SIGTERM and SIGINT, caught from the start of `serve`: a signal that arrives while the node is
+/// still starting (listener already bound, say) stops it gracefully instead of killing it.
+struct StopSignals {
+    term: Option<Signal>,
+    int: Option<Signal>,
+}
+
+impl StopSignals {
+    fn install() -> StopSignals {
+        StopSignals {
+            term: signal(SignalKind::terminate()).ok(),
+            int: signal(SignalKind::interrupt()).ok(),
         }
-        _ => {
-            let _ = tokio::signal::ctrl_c().await;
+    }
+
+    async fn recv(&mut self) {
+        match (&mut self.term, &mut self.int) {
+            (Some(term), Some(int)) => {
+                tokio::select! {
+                    _ = term.recv() => tracing::info!("SIGTERM received"),
+                    _ = int.recv() => tracing::info!("SIGINT received"),
+                }
+            }
+            _ => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
         }
     }
 }
