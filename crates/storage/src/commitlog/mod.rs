@@ -77,6 +77,8 @@ struct Allocator {
 /// Handle to the commit log of one node.
 pub struct CommitLog {
     requests: mpsc::Sender<Request>,
+    /// The commit-log thread, joined when the log is dropped.
+    thread: Option<std::thread::JoinHandle<()>>,
     alloc: Mutex<Allocator>,
     segment_size: u64,
     /// Smallest segment id still on disk (updated by recycling).
@@ -102,12 +104,13 @@ impl CommitLog {
         let segment = SegmentWriter::create(dir, first_id, syncs.clone(), oldest.clone())?;
         let (requests, receiver) = mpsc::channel();
         let writer = Writer::new(segment, mode);
-        std::thread::Builder::new()
+        let thread = std::thread::Builder::new()
             .name("commitlog".to_string())
             .spawn(move || writer.run(receiver))
             .map_err(|e| StorageError::io(dir, e))?;
         let log = CommitLog {
             requests,
+            thread: Some(thread),
             alloc: Mutex::new(Allocator {
                 segment: first_id,
                 written: 0,
@@ -186,6 +189,21 @@ impl CommitLog {
     /// Number of fsyncs of segment data so far.
     pub fn sync_count(&self) -> u64 {
         self.syncs.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for CommitLog {
+    /// Waits for the commit-log thread to finish what was queued, so no segment is written or
+    /// deleted after the log is gone (a log reopened in the same process must see its files
+    /// settled).
+    fn drop(&mut self) {
+        let (ack, _) = oneshot::channel();
+        let _ = self.requests.send(Request::Shutdown { ack });
+        if let Some(thread) = self.thread.take() {
+            if thread.join().is_err() {
+                tracing::error!("the commit-log thread panicked");
+            }
+        }
     }
 }
 
