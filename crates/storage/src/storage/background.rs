@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::core::Core;
 use super::now_seconds;
-use crate::compaction::exec::{self, Context};
+use crate::compaction::exec;
 use crate::compaction::CompactionTask;
 use crate::engine::LsmEngine;
 use crate::error::{Result, StorageError};
@@ -97,12 +97,7 @@ fn pick(core: &Core) -> Option<(Arc<LsmEngine>, CompactionTask)> {
 
 /// Runs a task whose inputs are claimed, then releases them.
 pub fn run_claimed(core: &Core, engine: &LsmEngine, task: &CompactionTask) {
-    let context = Context {
-        throttle: &core.throttle,
-        registry: &core.registry,
-        stop: &core.stop,
-        now: now_seconds(),
-    };
+    let context = core.compaction_context();
     let result = exec::run(engine, task, &context);
     engine.release(&task.inputs);
     match result {
@@ -123,12 +118,7 @@ pub fn major(core: &Core, engine: &LsmEngine) -> Result<usize> {
         if !engine.claim(&task.inputs) {
             continue;
         }
-        let context = Context {
-            throttle: &core.throttle,
-            registry: &core.registry,
-            stop: &core.stop,
-            now: now_seconds(),
-        };
+        let context = core.compaction_context();
         let result = exec::run(engine, &task, &context);
         engine.release(&task.inputs);
         result?;

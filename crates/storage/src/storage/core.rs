@@ -19,7 +19,7 @@ use super::pressure::MemtablePools;
 use super::replay::ReplayState;
 use crate::codec::encode_mutations;
 use crate::commitlog::{CommitLog, Durable, Position};
-use crate::compaction::exec::{Registry, Throttle};
+use crate::compaction::exec::{Context, Registry, Throttle};
 use crate::counter::CounterLocks;
 use crate::engine::{FlushReport, LsmEngine};
 use crate::error::{Result, StorageError};
@@ -119,6 +119,16 @@ impl Core {
     fn switch_position(&self) -> Position {
         let cursor = Position::unpack(self.replay_cursor.load(Ordering::Relaxed));
         self.log.current_position().min(cursor)
+    }
+
+    /// What a compaction run now needs from the node: throttle, progress registry, stop flag.
+    pub fn compaction_context(&self) -> Context<'_> {
+        Context {
+            throttle: &self.throttle,
+            registry: &self.registry,
+            stop: &self.stop,
+            now: super::now_seconds(),
+        }
     }
 
     /// Flushes the table's memtable to an SSTable, then recycles commit-log segments.

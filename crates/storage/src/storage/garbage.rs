@@ -3,8 +3,8 @@
 //! ([`garbage`](crate::compaction::garbage)) and without purgeable tombstones.
 
 use super::core::Core;
-use super::{now_seconds, Storage};
-use crate::compaction::exec::{self, Context};
+use super::Storage;
+use crate::compaction::exec;
 use crate::compaction::garbage::Granularity;
 use crate::compaction::{CompactionTask, TaskKind};
 use crate::engine::LsmEngine;
@@ -47,12 +47,7 @@ fn collect(core: &Core, engine: &LsmEngine, granularity: Granularity) -> Result<
         if !engine.claim(&task.inputs) {
             continue;
         }
-        let context = Context {
-            throttle: &core.throttle,
-            registry: &core.registry,
-            stop: &core.stop,
-            now: now_seconds(),
-        };
+        let context = core.compaction_context();
         let result = exec::garbage_collect(engine, &task, &context, granularity);
         engine.release(&task.inputs);
         if result?.is_some() {
