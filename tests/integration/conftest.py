@@ -1,4 +1,8 @@
 """Fixtures: a running helenus node and driver sessions (protocol v4 and v5)."""
+import os
+import subprocess
+import sys
+
 import pytest
 from cassandra.cluster import Cluster
 from cassandra.policies import RoundRobinPolicy
@@ -26,3 +30,12 @@ def session(request, node):
     cluster, sess = connect(node, protocol_version=request.param)
     yield sess
     cluster.shutdown()
+
+
+def cqlsh(node, command):
+    """Runs cqlsh (from the test venv) against `node` with `-e command`; its stdout."""
+    exe = os.path.join(os.path.dirname(sys.executable), "cqlsh")
+    out = subprocess.run([exe, node.addr, str(node.port), "-e", command],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    return out.stdout

@@ -1,9 +1,6 @@
 """Drivers and cqlsh read the system tables: cluster metadata, DESCRIBE."""
-import subprocess
-import sys
-import os
 
-from conftest import connect
+from conftest import connect, cqlsh
 
 
 def setup_schema(session):
@@ -32,12 +29,6 @@ def test_driver_builds_metadata(node):
     assert len(cluster.metadata.token_map.ring) > 0
     cluster.shutdown()
 
-
-def cqlsh(node, command):
-    exe = os.path.join(os.path.dirname(sys.executable), "cqlsh")
-    out = subprocess.run([exe, node.addr, str(node.port), "-e", command], capture_output=True, text=True, timeout=60)
-    assert out.returncode == 0, out.stderr
-    return out.stdout
 
 
 def test_cqlsh_describe_and_select(node):

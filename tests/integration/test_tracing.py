@@ -1,16 +1,14 @@
 """Request tracing as Cassandra 5.0.4 does it: the protocol tracing flag, the session and
 events in system_traces (read back by the driver and by cqlsh's TRACING ON), and
 probabilistic tracing set with nodetool settraceprobability."""
-import os
 import subprocess
-import sys
 import time
 import uuid
 
 import pytest
 from cassandra.query import SimpleStatement
 
-from conftest import connect
+from conftest import connect, cqlsh
 from helenus_node import BIN
 
 
@@ -20,13 +18,6 @@ def nodetool(node, *args):
         capture_output=True, text=True, timeout=60,
     )
 
-
-def cqlsh(node, command):
-    exe = os.path.join(os.path.dirname(sys.executable), "cqlsh")
-    out = subprocess.run([exe, node.addr, str(node.port), "-e", command],
-                         capture_output=True, text=True, timeout=60)
-    assert out.returncode == 0, out.stderr
-    return out.stdout
 
 
 @pytest.fixture(scope="module")

@@ -2,15 +2,12 @@
 ordinary SELECT path (key restrictions, filtering, LIMIT, paging), writes refused as
 Cassandra refuses them, the Python driver's and cqlsh's view of them, and their schemas
 compared with Apache Cassandra 5.0.4 when the reference node is available."""
-import os
-import subprocess
-import sys
 
 import pytest
 from cassandra import InvalidRequest
 from cassandra.query import SimpleStatement
 
-from conftest import connect
+from conftest import connect, cqlsh
 from test_differential import reference, _session  # noqa: F401 (pytest fixture)
 from test_nodetool import ok as nodetool_ok
 
@@ -184,13 +181,6 @@ def test_driver_metadata_has_virtual_keyspaces(node):
     finally:
         cluster.shutdown()
 
-
-def cqlsh(node, command):
-    exe = os.path.join(os.path.dirname(sys.executable), "cqlsh")
-    out = subprocess.run([exe, node.addr, str(node.port), "-e", command],
-                         capture_output=True, text=True, timeout=60)
-    assert out.returncode == 0, out.stderr
-    return out.stdout
 
 
 def test_cqlsh_describe(node):
