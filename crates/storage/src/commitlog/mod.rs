@@ -265,6 +265,34 @@ mod tests {
         assert_eq!(existing.len(), 1);
     }
 
+    /// Regression: the commit-log thread used to outlive a dropped log and delete segments
+    /// while a log reopened in the same process was replaying them.
+    #[test]
+    fn dropping_the_log_finishes_queued_recycling() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let (log, _) = CommitLog::open(tmp.path(), CommitlogSync::Batch, 64).expect("open");
+        runtime().block_on(async {
+            for _ in 0..8 {
+                let record = [7u8; 20];
+                log.append(&record)
+                    .expect("queue")
+                    .wait()
+                    .await
+                    .expect("ack");
+            }
+        });
+        let current = log.current_position().segment;
+        assert!(current >= 3, "records spread over several segments");
+        log.recycle(current);
+        drop(log);
+        let left: Vec<u64> = list_segments(tmp.path())
+            .expect("list")
+            .iter()
+            .map(|s| s.id)
+            .collect();
+        assert_eq!(left, vec![current]);
+    }
+
     #[test]
     fn oversized_records_are_rejected() {
         let tmp = tempfile::tempdir().expect("tempdir");
