@@ -265,6 +265,33 @@ mod tests {
         assert_eq!(existing.len(), 1);
     }
 
+    /// Records are written out in batches; an acknowledged record is in the file already
+    /// (it survives a crash of the process) even before any fsync.
+    #[test]
+    fn periodic_acks_come_after_the_record_is_in_the_file() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let mode = CommitlogSync::Periodic {
+            period: Duration::from_secs(3600),
+        };
+        let (log, _) = CommitLog::open(tmp.path(), mode, 1 << 20).expect("open");
+        let path = list_segments(tmp.path()).expect("list")[0].path.clone();
+        runtime().block_on(async {
+            let queued: Vec<Durable> = (0..50)
+                .map(|_| log.append(b"record").expect("queue"))
+                .collect();
+            for durable in queued {
+                let end = durable.position().offset;
+                durable.wait().await.expect("ack");
+                let len = std::fs::metadata(&path).expect("segment").len();
+                assert!(
+                    len > end,
+                    "acknowledged record at {end} not in the file ({len} bytes)"
+                );
+            }
+        });
+        assert_eq!(log.sync_count(), 0);
+    }
+
     /// Regression: the commit-log thread used to outlive a dropped log and delete segments
     /// while a log reopened in the same process was replaying them.
     #[test]

@@ -19,6 +19,9 @@ use crate::error::{Result, StorageError};
 /// Acknowledgement channel of one request.
 pub type Ack = oneshot::Sender<Result<()>>;
 
+/// Buffered bytes past which records are written out before the batch ends.
+const MAX_BUFFERED: usize = 1 << 20;
+
 /// Work for the commit-log thread.
 pub enum Request {
     /// Append one framed record to segment `segment` (the current one or a new one).
@@ -42,6 +45,9 @@ pub struct SegmentWriter {
     syncs: Arc<AtomicU64>,
     /// Smallest segment id on disk, published for size accounting.
     oldest: Arc<AtomicU64>,
+    /// Frames appended but not yet written to the file: one `write` per batch of requests
+    /// instead of one per record.
+    buffer: Vec<u8>,
 }
 
 impl SegmentWriter {
@@ -60,17 +66,32 @@ impl SegmentWriter {
             path,
             syncs,
             oldest,
+            buffer: Vec::new(),
         })
     }
 
-    /// Appends a framed record to segment `segment`, starting it first if it is a new one.
+    /// Appends a framed record to segment `segment`, starting it first if it is a new one. The
+    /// record reaches the file at the next [`write_out`](Self::write_out).
     fn append(&mut self, frame: &[u8], segment: u64) -> Result<()> {
         if segment != self.id {
             self.roll(segment)?;
         }
-        self.file
-            .write_all(frame)
-            .map_err(|e| StorageError::io(&self.path, e))
+        self.buffer.extend_from_slice(frame);
+        if self.buffer.len() >= MAX_BUFFERED {
+            self.write_out()?;
+        }
+        Ok(())
+    }
+
+    /// Writes the buffered records to the segment file (the OS has them: they survive a
+    /// process crash).
+    fn write_out(&mut self) -> Result<()> {
+        if self.buffer.is_empty() {
+            return Ok(());
+        }
+        let written = self.file.write_all(&self.buffer);
+        self.buffer.clear();
+        written.map_err(|e| StorageError::io(&self.path, e))
     }
 
     /// Deletes segments with ids below `below`, except the current one.
@@ -90,6 +111,7 @@ impl SegmentWriter {
     }
 
     fn sync(&mut self) -> Result<()> {
+        self.write_out()?;
         self.file
             .sync_data()
             .map_err(|e| StorageError::io(&self.path, e))?;
@@ -127,6 +149,8 @@ pub struct Writer {
     mode: CommitlogSync,
     /// Writers waiting for the next fsync.
     waiting: Vec<Ack>,
+    /// Writers (periodic mode) waiting for their records to be written out.
+    unwritten: Vec<Ack>,
     dirty: bool,
     last_sync: Instant,
     /// Set after an I/O failure: the log stops accepting writes (commit_failure_policy "stop").
@@ -139,6 +163,7 @@ impl Writer {
             segment,
             mode,
             waiting: Vec::new(),
+            unwritten: Vec::new(),
             dirty: false,
             last_sync: Instant::now(),
             failed: None,
@@ -177,6 +202,7 @@ impl Writer {
                     Request::Shutdown { ack } => shutdowns.push(ack),
                 }
             }
+            self.write_out();
             if !shutdowns.is_empty() || self.sync_due() {
                 self.sync();
             }
@@ -194,9 +220,7 @@ impl Writer {
             return;
         }
         match self.mode {
-            CommitlogSync::Periodic { .. } => {
-                let _ = ack.send(Ok(()));
-            }
+            CommitlogSync::Periodic { .. } => self.unwritten.push(ack),
             CommitlogSync::Batch | CommitlogSync::Group { .. } => self.waiting.push(ack),
         }
     }
@@ -209,6 +233,17 @@ impl Writer {
         self.segment
             .append(frame, segment)
             .inspect_err(|e| self.fail(e))
+    }
+
+    /// Writes the batch's records out, then answers the writers that only waited for that.
+    fn write_out(&mut self) {
+        if self.failed.is_none() {
+            if let Err(error) = self.segment.write_out() {
+                self.fail(&error);
+            }
+        }
+        let unwritten = std::mem::take(&mut self.unwritten);
+        self.reply_all(unwritten);
     }
 
     fn recycle(&mut self, below: u64) {
