@@ -3,6 +3,7 @@
 //! exponential-bucket histogram of partition sizes (Cassandra's `EstimatedHistogram`).
 
 use std::collections::BTreeMap;
+use std::sync::LazyLock;
 
 use bytes::BufMut;
 
@@ -100,18 +101,22 @@ impl Default for EstimatedHistogram {
 }
 
 /// Upper bounds of the buckets: 1, 2, 3, ... growing by 1.2x, as Cassandra's offsets.
-fn bucket_offsets() -> impl Iterator<Item = u64> {
+/// Computed once: every flushed or compacted partition looks its size up here.
+static OFFSETS: LazyLock<Vec<u64>> = LazyLock::new(|| {
     std::iter::successors(Some(1u64), |last| {
         Some((*last as f64 * 1.2).round().max(*last as f64 + 1.0) as u64)
     })
     .take(SIZE_BUCKETS)
+    .collect()
+});
+
+fn bucket_offsets() -> impl Iterator<Item = u64> {
+    OFFSETS.iter().copied()
 }
 
 impl EstimatedHistogram {
     pub fn add(&mut self, value: u64) {
-        let index = bucket_offsets()
-            .position(|bound| value <= bound)
-            .unwrap_or(SIZE_BUCKETS);
+        let index = OFFSETS.partition_point(|&bound| bound < value);
         if let Some(count) = self.counts.get_mut(index) {
             *count += 1;
         }
@@ -133,7 +138,7 @@ impl EstimatedHistogram {
         match self.counts.iter().rposition(|c| *c > 0) {
             None => 0,
             Some(SIZE_BUCKETS) => u64::MAX,
-            Some(i) => bucket_offsets().nth(i).unwrap_or(u64::MAX),
+            Some(i) => OFFSETS.get(i).copied().unwrap_or(u64::MAX),
         }
     }
 
@@ -201,6 +206,24 @@ mod tests {
         assert!(h.percentile(0.8) >= 100 && h.percentile(0.8) < 130);
         h.add(u64::MAX);
         assert_eq!(h.max(), u64::MAX);
+    }
+
+    #[test]
+    fn each_value_lands_in_the_first_bucket_whose_bound_holds_it() {
+        let bounds: Vec<u64> = bucket_offsets().collect();
+        let probes = bounds
+            .iter()
+            .flat_map(|b| [b - 1, *b, b + 1])
+            .chain([0, u64::MAX]);
+        for value in probes {
+            let mut h = EstimatedHistogram::default();
+            h.add(value);
+            let expected = bounds
+                .iter()
+                .position(|bound| value <= *bound)
+                .unwrap_or(SIZE_BUCKETS);
+            assert_eq!(h.counts[expected], 1, "value {value}");
+        }
     }
 
     #[test]
