@@ -22,7 +22,7 @@ use crate::rows::{Accumulator, RowView};
 use crate::selection::{Selected, Selection};
 use crate::slices;
 use crate::tombstones::{command_text, TombstoneGuard, TombstoneLimits};
-use crate::virtual_tables::PartitionReader;
+use crate::virtual_tables::{PartitionReader, ReadScope};
 
 /// Partitions fetched per storage call in range scans.
 const SCAN_BATCH: usize = 128;
@@ -448,7 +448,7 @@ impl<'a> Run<'a> {
 
     fn read_keys(&mut self, keys: Vec<PartitionKey>, state: Option<&PagingState>) -> CqlResult<()> {
         let base = self.plan.read_filter(self.ctx)?;
-        let table = storage::TableId(self.plan.layout.table.id);
+        let scope = self.scope();
         let first = state
             .and_then(|s| keys.iter().position(|k| k.key == s.partition_key))
             .unwrap_or(0);
@@ -458,16 +458,7 @@ impl<'a> Run<'a> {
             };
             let mut stats = ReadStats::default();
             self.trace_partition_read();
-            let found = self.coord.read(
-                self.strategy,
-                table,
-                &key,
-                &filter.0,
-                self.ctx.consistency,
-                self.ctx.now_seconds,
-                &mut stats,
-                self.ctx.trace(),
-            )?;
+            let found = self.coord.read(&scope, &key, &filter.0, &mut stats)?;
             self.count(stats, Some(&key), key.token)?;
             if let Some(p) = found {
                 self.partition(&p, filter.1)?;
@@ -477,6 +468,17 @@ impl<'a> Run<'a> {
             }
         }
         Ok(())
+    }
+
+    /// What every read of this execution shares.
+    fn scope(&self) -> ReadScope<'a> {
+        ReadScope {
+            strategy: self.strategy,
+            table: storage::TableId(self.plan.layout.table.id),
+            cl: self.ctx.consistency,
+            now: self.ctx.now_seconds,
+            trace: self.ctx.trace(),
+        }
     }
 
     /// The filter for `key` given the paging state, and the rows already returned from it;
@@ -504,7 +506,7 @@ impl<'a> Run<'a> {
 
     fn scan(&mut self, mut range: KeyRange, state: Option<&PagingState>) -> CqlResult<()> {
         let base = self.plan.read_filter(self.ctx)?;
-        let table = storage::TableId(self.plan.layout.table.id);
+        let scope = self.scope();
         if let Some(s) = state {
             let key = PartitionKey {
                 token: ring::murmur3_token(&s.partition_key),
@@ -513,16 +515,7 @@ impl<'a> Run<'a> {
             if let Some((filter, done)) = self.resume_filter(&base, &key, state) {
                 let mut stats = ReadStats::default();
                 self.trace_partition_read();
-                let found = self.coord.read(
-                    self.strategy,
-                    table,
-                    &key,
-                    &filter,
-                    self.ctx.consistency,
-                    self.ctx.now_seconds,
-                    &mut stats,
-                    self.ctx.trace(),
-                )?;
+                let found = self.coord.read(&scope, &key, &filter, &mut stats)?;
                 self.count(stats, None, key.token)?;
                 if let Some(p) = found {
                     self.partition(&p, done)?;
@@ -532,17 +525,9 @@ impl<'a> Run<'a> {
         }
         while !self.full() {
             let mut stats = ReadStats::default();
-            let batch = self.coord.scan(
-                self.strategy,
-                table,
-                &range,
-                &base,
-                self.ctx.consistency,
-                self.ctx.now_seconds,
-                SCAN_BATCH,
-                &mut stats,
-                self.ctx.trace(),
-            )?;
+            let batch = self
+                .coord
+                .scan(&scope, &range, &base, SCAN_BATCH, &mut stats)?;
             let token = batch.last().map_or(0, |p| p.key.token);
             self.count(stats, None, token)?;
             let n = batch.len();

@@ -24,7 +24,7 @@ use schema::{KeyspaceMetadata, Row as ValueRow, Schema, TableMetadata};
 use types::{CqlError, CqlResult};
 
 pub use clients::ConnectedClient;
-pub use reader::{PartitionReader, Snapshot};
+pub use reader::{PartitionReader, ReadScope, Snapshot};
 pub use thread_pools::ThreadPool;
 
 /// One virtual table: its name and how to compute its rows.

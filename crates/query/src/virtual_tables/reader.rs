@@ -17,64 +17,59 @@ use types::{Consistency, CqlError, CqlResult, CqlType};
 
 use crate::internal;
 
-/// The two reads a SELECT makes, with the coordinator's signatures.
-#[allow(clippy::too_many_arguments)]
+/// What every read of one SELECT shares: where the table lives, how consistent, when, traced.
+pub struct ReadScope<'a> {
+    pub strategy: &'a ReplicationStrategy,
+    pub table: TableId,
+    pub cl: Consistency,
+    pub now: i32,
+    pub trace: Option<&'a Trace>,
+}
+
+/// The two reads a SELECT makes.
 pub trait PartitionReader: Sync {
     /// The live content of partition `key`.
     fn read(
         &self,
-        strategy: &ReplicationStrategy,
-        table: TableId,
+        scope: &ReadScope,
         key: &PartitionKey,
         filter: &ReadFilter,
-        cl: Consistency,
-        now: i32,
         stats: &mut ReadStats,
-        trace: Option<&Trace>,
     ) -> CqlResult<Option<Partition>>;
 
     /// Up to `limit` live partitions of `range`, in token order.
     fn scan(
         &self,
-        strategy: &ReplicationStrategy,
-        table: TableId,
+        scope: &ReadScope,
         range: &KeyRange,
         filter: &ReadFilter,
-        cl: Consistency,
-        now: i32,
         limit: usize,
         stats: &mut ReadStats,
-        trace: Option<&Trace>,
     ) -> CqlResult<Vec<Partition>>;
 }
 
 impl PartitionReader for Coordinator {
     fn read(
         &self,
-        strategy: &ReplicationStrategy,
-        table: TableId,
+        s: &ReadScope,
         key: &PartitionKey,
         filter: &ReadFilter,
-        cl: Consistency,
-        now: i32,
         stats: &mut ReadStats,
-        trace: Option<&Trace>,
     ) -> CqlResult<Option<Partition>> {
-        Coordinator::read(self, strategy, table, key, filter, cl, now, stats, trace)
+        Coordinator::read(
+            self, s.strategy, s.table, key, filter, s.cl, s.now, stats, s.trace,
+        )
     }
 
     fn scan(
         &self,
-        strategy: &ReplicationStrategy,
-        table: TableId,
+        s: &ReadScope,
         range: &KeyRange,
         filter: &ReadFilter,
-        cl: Consistency,
-        now: i32,
         limit: usize,
         stats: &mut ReadStats,
-        trace: Option<&Trace>,
     ) -> CqlResult<Vec<Partition>> {
+        let (strategy, table, cl, now, trace) = (s.strategy, s.table, s.cl, s.now, s.trace);
         Coordinator::scan(
             self, strategy, table, range, filter, cl, now, limit, stats, trace,
         )
@@ -157,36 +152,31 @@ fn snapshot_error(e: storage::StorageError) -> CqlError {
 impl PartitionReader for Snapshot {
     fn read(
         &self,
-        _strategy: &ReplicationStrategy,
-        _table: TableId,
+        scope: &ReadScope,
         key: &PartitionKey,
         filter: &ReadFilter,
-        _cl: Consistency,
-        now: i32,
         _stats: &mut ReadStats,
-        _trace: Option<&Trace>,
     ) -> CqlResult<Option<Partition>> {
-        self.engine.read(key, filter, now).map_err(snapshot_error)
+        self.engine
+            .read(key, filter, scope.now)
+            .map_err(snapshot_error)
     }
 
     fn scan(
         &self,
-        _strategy: &ReplicationStrategy,
-        _table: TableId,
+        scope: &ReadScope,
         range: &KeyRange,
         filter: &ReadFilter,
-        _cl: Consistency,
-        now: i32,
         limit: usize,
         _stats: &mut ReadStats,
-        _trace: Option<&Trace>,
     ) -> CqlResult<Vec<Partition>> {
         let mut found = Vec::new();
         for key in self.keys_in(range) {
             if found.len() >= limit {
                 break;
             }
-            if let Some(p) = self.engine.read(key, filter, now).map_err(snapshot_error)? {
+            let read = self.engine.read(key, filter, scope.now);
+            if let Some(p) = read.map_err(snapshot_error)? {
                 found.push(p);
             }
         }

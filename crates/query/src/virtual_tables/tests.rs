@@ -80,17 +80,20 @@ fn snapshots_scan_in_key_order_and_resume_after_a_key() -> CqlResult<()> {
         .map(|n| row(vec![("name", text(n)), ("value", text("v"))]))
         .collect();
     let snapshot = Snapshot::new(&table, &rows)?;
+    let scope = ReadScope {
+        strategy: &ReplicationStrategy::Local,
+        table: TableId(table.id),
+        cl: Consistency::One,
+        now: 0,
+        trace: None,
+    };
     let scan = |range: &KeyRange, limit: usize| {
         snapshot.scan(
-            &ReplicationStrategy::Local,
-            TableId(table.id),
+            &scope,
             range,
             &ReadFilter::all(),
-            Consistency::One,
-            0,
             limit,
             &mut ReadStats::default(),
-            None,
         )
     };
     let all = scan(&KeyRange::all(), 10)?;
