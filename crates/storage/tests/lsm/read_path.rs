@@ -5,10 +5,7 @@
 use bytes::Bytes;
 
 use super::common::*;
-use storage::{
-    Cell, ColumnData, LivenessInfo, Mutation, PartitionUpdate, ReadFilter, ReadStats, Row, Storage,
-    StorageConfig, TableParams,
-};
+use storage::{LivenessInfo, Mutation, ReadFilter, ReadStats, Storage, StorageConfig, TableParams};
 
 const STRATEGIES: [&str; 4] = [
     "SizeTieredCompactionStrategy",
@@ -19,20 +16,9 @@ const STRATEGIES: [&str; 4] = [
 
 /// An INSERT of row `c` of partition `n`: row marker and `v`, both at `ts`.
 fn insert(n: u64, c: u8, ts: i64, value: &str) -> Mutation {
-    let mut row = Row::new(Bytes::from(vec![c]));
-    row.liveness = Some(LivenessInfo::new(ts));
-    row.columns = vec![ColumnData::simple(
-        "v",
-        Cell::live(ts, Bytes::from(value.to_string())),
-    )];
-    Mutation {
-        table: TABLE,
-        key: key(n),
-        update: PartitionUpdate {
-            rows: vec![row],
-            ..Default::default()
-        },
-    }
+    let mut mutation = upsert(n, c, ts, value);
+    mutation.update.rows[0].liveness = Some(LivenessInfo::new(ts));
+    mutation
 }
 
 /// A point read of row `c` needing only column `v` (what `SELECT v ... WHERE pk = ? AND c = ?`
