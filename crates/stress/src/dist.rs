@@ -78,26 +78,24 @@ impl DistSpec {
         }
     }
 
-    pub fn min(&self) -> i64 {
+    /// The smallest and largest values the distribution draws.
+    fn bounds(&self) -> (i64, i64) {
         match self.kind {
-            DistKind::Fixed(v) => v,
-            DistKind::Uniform { min, .. }
-            | DistKind::Gaussian { min, .. }
-            | DistKind::Exp { min, .. }
-            | DistKind::Extreme { min, .. }
-            | DistKind::Seq { min, .. } => min,
+            DistKind::Fixed(v) => (v, v),
+            DistKind::Uniform { min, max }
+            | DistKind::Gaussian { min, max, .. }
+            | DistKind::Exp { min, max, .. }
+            | DistKind::Extreme { min, max, .. }
+            | DistKind::Seq { min, max, .. } => (min, max),
         }
     }
 
+    pub fn min(&self) -> i64 {
+        self.bounds().0
+    }
+
     pub fn max(&self) -> i64 {
-        match self.kind {
-            DistKind::Fixed(v) => v,
-            DistKind::Uniform { max, .. }
-            | DistKind::Gaussian { max, .. }
-            | DistKind::Exp { max, .. }
-            | DistKind::Extreme { max, .. }
-            | DistKind::Seq { max, .. } => max,
-        }
+        self.bounds().1
     }
 
     pub fn is_fixed(&self) -> bool {
