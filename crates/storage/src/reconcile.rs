@@ -26,7 +26,9 @@ pub fn cell_wins(left: &Cell, right: &Cell) -> bool {
             return left.local_deletion_time > right.local_deletion_time;
         }
     }
-    value_bytes(left) >= value_bytes(right)
+    // Equal value too: the greater TTL wins (as for row markers), so merges of two expiring
+    // cells with the same expiry do not depend on their order.
+    (value_bytes(left), left.ttl) >= (value_bytes(right), right.ttl)
 }
 
 fn value_bytes(cell: &Cell) -> &[u8] {

@@ -85,3 +85,19 @@ fn regression_equal_expiry_markers_prefer_greater_ttl() {
     assert!(a.supersedes(&b));
     assert!(!b.supersedes(&a));
 }
+
+/// Found by the model check (CI): two expiring cells with the same timestamp, value and expiry
+/// but different TTLs must reconcile the same way whatever order they arrive in.
+#[test]
+fn regression_equal_expiry_cells_prefer_greater_ttl() {
+    let cell = |ttl, at| Op::Cell {
+        row: 1,
+        column: 0,
+        ts: 3,
+        value: Some(2),
+        ttl,
+        at,
+    };
+    check(&[cell(2, 2), cell(3, 1)], 0, false, None);
+    check(&[cell(3, 1), cell(2, 2)], 0, false, None);
+}

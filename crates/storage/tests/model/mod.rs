@@ -163,8 +163,8 @@ fn deleted_up_to(ops: &[Op], row: usize) -> i64 {
 }
 
 /// Cassandra's ordering written as one sort key: timestamp, then tombstone > expiring > live,
-/// then deletion/expiry time (for non-plain cells), then value bytes.
-fn cell_rank(cell: &Cell) -> (i64, u8, i32, Vec<u8>) {
+/// then deletion/expiry time (for non-plain cells), then value bytes, then TTL.
+fn cell_rank(cell: &Cell) -> (i64, u8, i32, Vec<u8>, i32) {
     let kind = match (&cell.value, cell.ttl > 0) {
         (None, _) => 2,
         (Some(_), true) => 1,
@@ -180,6 +180,7 @@ fn cell_rank(cell: &Cell) -> (i64, u8, i32, Vec<u8>) {
         kind,
         time,
         cell.value.clone().map(|v| v.to_vec()).unwrap_or_default(),
+        cell.ttl,
     )
 }
 
