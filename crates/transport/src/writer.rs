@@ -87,6 +87,9 @@ pub async fn run<W: AsyncWrite + Unpin>(mut wr: W, mut rx: mpsc::Receiver<Out>) 
     while open {
         let Some(first) = rx.recv().await else { break };
         open = enc.handle(first);
+        // Let the requests that are ready to finish in this scheduler round queue their
+        // responses, so one send carries them all.
+        tokio::task::yield_now().await;
         while open && enc.buf.len() < COALESCE_LIMIT {
             match rx.try_recv() {
                 Ok(next) => open = enc.handle(next),
