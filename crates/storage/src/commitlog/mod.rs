@@ -1,23 +1,25 @@
 //! The commit log: every write is appended here before it reaches a memtable, so that replay
-//! after a crash restores all acknowledged data. Segment files hold checksummed records; one
-//! dedicated thread writes and fsyncs them according to the configured sync mode.
+//! after a crash restores all acknowledged data. Segment files hold checksummed records.
 //!
-//! Positions are assigned when a record is queued ([`CommitLog::append`]), so the caller knows
-//! where its record will land; the thread follows them, starting a new segment when a record's
-//! position names one. Segments whose data every table has flushed are deleted on request
-//! ([`CommitLog::recycle`]).
+//! Writers append their own records: [`CommitLog::append`] assigns the position and writes the
+//! frame to the segment file under one lock, so an appended record is with the OS (it survives
+//! a crash of the process) before `append` returns, with no hand-off to another thread. A
+//! dedicated thread ([`syncer`]) fsyncs per the sync mode, acknowledges the writers of `batch`
+//! and `group` modes after the fsync covering them, syncs retired segments and deletes those
+//! whose data every table has flushed ([`CommitLog::recycle`]).
 
 mod position;
 mod replay;
 mod segment;
-mod writer;
+mod syncer;
 
 pub use position::Position;
 pub use replay::{read_segment, Record, SegmentContents};
 pub use segment::{last_written, list_segments, SegmentFile, FORMAT_VERSION};
 
-use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
@@ -26,7 +28,7 @@ use tokio::sync::oneshot;
 
 use crate::error::{Result, StorageError};
 use segment::{frame, HEADER_LEN, TRAILER_LEN};
-use writer::{Request, SegmentWriter, Writer};
+use syncer::{create_segment, OpenSegment, Request, Syncer};
 
 /// Default `commitlog_segment_size`: 32 MiB.
 pub const DEFAULT_SEGMENT_SIZE: u64 = 32 * 1024 * 1024;
@@ -45,7 +47,7 @@ pub enum CommitlogSync {
 impl Default for CommitlogSync {
     fn default() -> Self {
         CommitlogSync::Periodic {
-            period: writer::DEFAULT_PERIOD,
+            period: syncer::DEFAULT_PERIOD,
         }
     }
 }
@@ -53,13 +55,17 @@ impl Default for CommitlogSync {
 /// Resolves once an appended record is durable per the sync mode.
 #[must_use = "an append is only durable once awaited"]
 pub struct Durable {
-    done: oneshot::Receiver<Result<()>>,
+    /// None when the record needs no fsync before acknowledgement (periodic mode).
+    done: Option<oneshot::Receiver<Result<()>>>,
     position: Position,
 }
 
 impl Durable {
     pub async fn wait(self) -> Result<()> {
-        self.done.await.map_err(|_| StorageError::Closed)?
+        match self.done {
+            Some(done) => done.await.map_err(|_| StorageError::Closed)?,
+            None => Ok(()),
+        }
     }
 
     /// Where the record starts.
@@ -68,22 +74,48 @@ impl Durable {
     }
 }
 
-/// Where the next record goes: the segment being filled and the bytes queued for it.
-struct Allocator {
+/// The segment being filled, shared by the appenders and the sync thread.
+struct State {
     segment: u64,
+    /// Bytes written to the current segment.
     written: u64,
+    file: Arc<OpenSegment>,
+    /// Segments rolled away from and not yet synced by the sync thread.
+    retired: Vec<Arc<OpenSegment>>,
+    /// Set by shutdown: later appends fail with `Closed`.
+    closed: bool,
+    /// Set after an I/O failure: the log stops accepting writes (commit_failure_policy "stop").
+    failed: Option<StorageError>,
+}
+
+impl State {
+    fn fail(&mut self, error: &StorageError) {
+        if self.failed.is_none() {
+            tracing::error!("commit log failure, no longer accepting writes: {error}");
+            self.failed = Some(error.duplicate());
+        }
+    }
+}
+
+/// What the appenders and the sync thread share.
+struct Shared {
+    dir: PathBuf,
+    state: Mutex<State>,
+    /// Whether records were written since the last fsync.
+    dirty: AtomicBool,
+    /// Smallest segment id still on disk (updated by recycling).
+    oldest: AtomicU64,
+    syncs: AtomicU64,
 }
 
 /// Handle to the commit log of one node.
 pub struct CommitLog {
+    shared: Arc<Shared>,
     requests: mpsc::Sender<Request>,
-    /// The commit-log thread, joined when the log is dropped.
+    /// The sync thread, joined when the log is dropped.
     thread: Option<std::thread::JoinHandle<()>>,
-    alloc: Mutex<Allocator>,
+    mode: CommitlogSync,
     segment_size: u64,
-    /// Smallest segment id still on disk (updated by recycling).
-    oldest: Arc<AtomicU64>,
-    syncs: Arc<AtomicU64>,
     max_record: usize,
 }
 
@@ -99,31 +131,39 @@ impl CommitLog {
         let existing = list_segments(dir)?;
         let first_id = existing.last().map_or(1, |s| s.id + 1);
         let oldest = existing.first().map_or(first_id, |s| s.id);
-        let oldest = Arc::new(AtomicU64::new(oldest));
-        let syncs = Arc::new(AtomicU64::new(0));
-        let segment = SegmentWriter::create(dir, first_id, syncs.clone(), oldest.clone())?;
-        let (requests, receiver) = mpsc::channel();
-        let writer = Writer::new(segment, mode);
-        let thread = std::thread::Builder::new()
-            .name("commitlog".to_string())
-            .spawn(move || writer.run(receiver))
-            .map_err(|e| StorageError::io(dir, e))?;
-        let log = CommitLog {
-            requests,
-            thread: Some(thread),
-            alloc: Mutex::new(Allocator {
+        let shared = Arc::new(Shared {
+            dir: dir.to_path_buf(),
+            state: Mutex::new(State {
                 segment: first_id,
                 written: 0,
+                file: Arc::new(create_segment(dir, first_id)?),
+                retired: Vec::new(),
+                closed: false,
+                failed: None,
             }),
+            dirty: AtomicBool::new(false),
+            oldest: AtomicU64::new(oldest),
+            syncs: AtomicU64::new(0),
+        });
+        let (requests, receiver) = mpsc::channel();
+        let syncer = Syncer::new(Arc::clone(&shared), mode);
+        let thread = std::thread::Builder::new()
+            .name("commitlog".to_string())
+            .spawn(move || syncer.run(receiver))
+            .map_err(|e| StorageError::io(dir, e))?;
+        let log = CommitLog {
+            shared,
+            requests,
+            thread: Some(thread),
+            mode,
             segment_size,
-            oldest,
-            syncs,
             max_record: usize::try_from(segment_size / 2).unwrap_or(usize::MAX),
         };
         Ok((log, existing))
     }
 
-    /// Queues one record at the next position; await the result to know it is durable.
+    /// Writes one record at the next position (the OS has it when this returns); await the
+    /// result to know it is durable per the sync mode.
     pub fn append(&self, payload: &[u8]) -> Result<Durable> {
         let size = HEADER_LEN + payload.len() + TRAILER_LEN;
         if size > self.max_record {
@@ -132,34 +172,66 @@ impl CommitLog {
                 max: self.max_record,
             });
         }
-        let (ack, done) = oneshot::channel();
         let frame = frame(payload);
-        let mut alloc = self.alloc.lock();
-        if alloc.written > 0 && alloc.written + size as u64 > self.segment_size {
-            alloc.segment += 1;
-            alloc.written = 0;
-        }
-        let position = Position::new(alloc.segment, alloc.written);
-        self.requests
-            .send(Request::Write {
-                frame,
-                segment: position.segment,
-                ack,
-            })
-            .map_err(|_| StorageError::Closed)?;
-        alloc.written += size as u64;
+        let position = self.write(&frame)?;
+        let done = match self.mode {
+            CommitlogSync::Periodic { .. } => None,
+            CommitlogSync::Batch | CommitlogSync::Group { .. } => {
+                let (ack, done) = oneshot::channel();
+                self.requests
+                    .send(Request::Sync { ack })
+                    .map_err(|_| StorageError::Closed)?;
+                Some(done)
+            }
+        };
         Ok(Durable { done, position })
+    }
+
+    /// Appends `frame` to the current segment (rolling to a new one when it is full).
+    fn write(&self, frame: &[u8]) -> Result<Position> {
+        let mut state = self.shared.state.lock();
+        if state.closed {
+            return Err(StorageError::Closed);
+        }
+        if let Some(error) = &state.failed {
+            return Err(error.duplicate());
+        }
+        if state.written > 0 && state.written + frame.len() as u64 > self.segment_size {
+            self.roll(&mut state)?;
+        }
+        let position = Position::new(state.segment, state.written);
+        if let Err(e) = (&state.file.file).write_all(frame) {
+            let error = StorageError::io(&state.file.path, e);
+            state.fail(&error);
+            return Err(error);
+        }
+        state.written += frame.len() as u64;
+        self.shared.dirty.store(true, Ordering::Release);
+        Ok(position)
+    }
+
+    /// Starts the next segment; the sync thread syncs the retired one (before it answers any
+    /// later sync request).
+    fn roll(&self, state: &mut State) -> Result<()> {
+        let next = state.segment + 1;
+        let file = create_segment(&self.shared.dir, next).inspect_err(|e| state.fail(e))?;
+        let retired = std::mem::replace(&mut state.file, Arc::new(file));
+        state.retired.push(retired);
+        state.segment = next;
+        state.written = 0;
+        let _ = self.requests.send(Request::Retired);
+        Ok(())
     }
 
     /// The position the next record will have (or a later one).
     pub fn current_position(&self) -> Position {
-        let alloc = self.alloc.lock();
-        Position::new(alloc.segment, alloc.written)
+        let state = self.shared.state.lock();
+        Position::new(state.segment, state.written)
     }
 
     /// Deletes the segments before segment `below` (never the one being written).
     pub fn recycle(&self, below: u64) {
-        if self.oldest.load(Ordering::Relaxed) < below {
+        if self.shared.oldest.load(Ordering::Relaxed) < below {
             // A closed log keeps its segments; they are replayed at the next start.
             let _ = self.requests.send(Request::Recycle { below });
         }
@@ -167,33 +239,29 @@ impl CommitLog {
 
     /// Approximate bytes of the segments on disk.
     pub fn disk_bytes(&self) -> u64 {
-        let current = self.alloc.lock().segment;
-        let oldest = self.oldest.load(Ordering::Relaxed).min(current);
+        let current = self.shared.state.lock().segment;
+        let oldest = self.shared.oldest.load(Ordering::Relaxed).min(current);
         (current - oldest + 1) * self.segment_size
     }
 
-    /// Syncs everything written and stops the commit-log thread.
+    /// Syncs everything written, refuses later appends and stops the sync thread.
     pub async fn shutdown(&self) -> Result<()> {
+        self.shared.state.lock().closed = true;
         let (ack, done) = oneshot::channel();
         self.requests
             .send(Request::Shutdown { ack })
             .map_err(|_| StorageError::Closed)?;
-        Durable {
-            done,
-            position: self.current_position(),
-        }
-        .wait()
-        .await
+        done.await.map_err(|_| StorageError::Closed)?
     }
 
     /// Number of fsyncs of segment data so far.
     pub fn sync_count(&self) -> u64 {
-        self.syncs.load(Ordering::Relaxed)
+        self.shared.syncs.load(Ordering::Relaxed)
     }
 }
 
 impl Drop for CommitLog {
-    /// Waits for the commit-log thread to finish what was queued, so no segment is written or
+    /// Waits for the sync thread to finish what was queued, so no segment is synced or
     /// deleted after the log is gone (a log reopened in the same process must see its files
     /// settled).
     fn drop(&mut self) {
@@ -265,8 +333,8 @@ mod tests {
         assert_eq!(existing.len(), 1);
     }
 
-    /// Records are written out in batches; an acknowledged record is in the file already
-    /// (it survives a crash of the process) even before any fsync.
+    /// An acknowledged record is in the file already (it survives a crash of the process)
+    /// even before any fsync.
     #[test]
     fn periodic_acks_come_after_the_record_is_in_the_file() {
         let tmp = tempfile::tempdir().expect("tempdir");

@@ -58,7 +58,7 @@ async fn segments_are_deleted_once_flushed_and_shutdown_leaves_nothing_to_replay
     let before = segments(&config).len();
     assert!(before > 3, "{before} segments");
     storage.flush(TABLE).expect("flush");
-    // The deletion is done by the commit-log thread; give it a moment.
+    // The deletion is done by the commit-log sync thread; give it a moment.
     let mut after = before;
     for _ in 0..100 {
         after = segments(&config).len();

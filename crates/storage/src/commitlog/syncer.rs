@@ -1,0 +1,213 @@
+//! The commit-log sync thread: fsyncs the segment being written per the sync mode, answers the
+//! writers of `batch` and `group` modes once the fsync covering their records is done, syncs
+//! segments retired by a roll, and deletes segments no table needs any more.
+
+use std::fs::{File, OpenOptions};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::oneshot;
+
+use super::segment::{list_segments, segment_name};
+use super::{CommitlogSync, Shared};
+use crate::error::{Result, StorageError};
+
+/// Default period of [`CommitlogSync::Periodic`].
+pub const DEFAULT_PERIOD: Duration = Duration::from_secs(10);
+
+/// Acknowledgement channel of one request.
+pub type Ack = oneshot::Sender<Result<()>>;
+
+/// A segment file open for appending.
+pub struct OpenSegment {
+    pub file: File,
+    pub path: PathBuf,
+}
+
+impl OpenSegment {
+    fn sync(&self) -> Result<()> {
+        self.file
+            .sync_data()
+            .map_err(|e| StorageError::io(&self.path, e))
+    }
+}
+
+/// Creates segment `id` in `dir` and makes its directory entry durable.
+pub fn create_segment(dir: &Path, id: u64) -> Result<OpenSegment> {
+    let path = dir.join(segment_name(id));
+    let file = OpenOptions::new()
+        .append(true)
+        .create_new(true)
+        .open(&path)
+        .map_err(|e| StorageError::io(&path, e))?;
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| StorageError::io(dir, e))?;
+    Ok(OpenSegment { file, path })
+}
+
+/// Work for the sync thread.
+pub enum Request {
+    /// Answer once an fsync covers everything written so far (batch and group modes).
+    Sync { ack: Ack },
+    /// The writers moved on to a new segment: sync the retired ones now.
+    Retired,
+    /// Delete the segments with ids below `below`, except the current one.
+    Recycle { below: u64 },
+    /// Sync everything written so far and stop.
+    Shutdown { ack: Ack },
+}
+
+/// State of the sync thread.
+pub struct Syncer {
+    shared: Arc<Shared>,
+    mode: CommitlogSync,
+    /// Writers waiting for the next fsync.
+    waiting: Vec<Ack>,
+    last_sync: Instant,
+}
+
+impl Syncer {
+    pub(super) fn new(shared: Arc<Shared>, mode: CommitlogSync) -> Self {
+        Syncer {
+            shared,
+            mode,
+            waiting: Vec::new(),
+            last_sync: Instant::now(),
+        }
+    }
+
+    /// Serves requests until shutdown or until every sender is gone.
+    pub fn run(mut self, requests: Receiver<Request>) {
+        loop {
+            let first = match requests.recv_timeout(self.wait_limit()) {
+                Ok(request) => Some(request),
+                Err(RecvTimeoutError::Timeout) => None,
+                Err(RecvTimeoutError::Disconnected) => break,
+            };
+            let mut shutdowns = Vec::new();
+            for request in first
+                .into_iter()
+                .chain(std::iter::from_fn(|| requests.try_recv().ok()))
+            {
+                match request {
+                    Request::Sync { ack } => self.waiting.push(ack),
+                    Request::Retired => self.sync_retired(),
+                    Request::Recycle { below } => self.recycle(below),
+                    Request::Shutdown { ack } => shutdowns.push(ack),
+                }
+            }
+            if !shutdowns.is_empty() || self.sync_due() {
+                self.sync();
+            }
+            if !shutdowns.is_empty() {
+                self.reply_all(shutdowns);
+                return;
+            }
+        }
+        self.sync();
+    }
+
+    /// How long to wait for requests before checking whether a sync is due.
+    fn wait_limit(&self) -> Duration {
+        let deadline = match self.mode {
+            CommitlogSync::Batch if !self.waiting.is_empty() => self.last_sync,
+            CommitlogSync::Group { window } if !self.waiting.is_empty() => self.last_sync + window,
+            CommitlogSync::Periodic { period } => self.last_sync + period,
+            CommitlogSync::Batch | CommitlogSync::Group { .. } => return DEFAULT_PERIOD,
+        };
+        deadline.saturating_duration_since(Instant::now())
+    }
+
+    fn sync_due(&self) -> bool {
+        let due = match self.mode {
+            CommitlogSync::Batch => !self.waiting.is_empty(),
+            CommitlogSync::Group { window } => {
+                !self.waiting.is_empty() && self.last_sync + window <= Instant::now()
+            }
+            CommitlogSync::Periodic { period } => self.last_sync + period <= Instant::now(),
+        };
+        due && !self.failed()
+    }
+
+    fn failed(&self) -> bool {
+        self.shared.state.lock().failed.is_some()
+    }
+
+    /// Syncs the segments retired by rolls (their last records may not be synced yet).
+    fn sync_retired(&self) {
+        let retired = std::mem::take(&mut self.shared.state.lock().retired);
+        for segment in retired {
+            self.fsync(&segment);
+        }
+    }
+
+    /// Syncs `segment`, recording a failure in the shared state.
+    fn fsync(&self, segment: &OpenSegment) {
+        match segment.sync() {
+            Ok(()) => {
+                self.shared.syncs.fetch_add(1, Ordering::Relaxed);
+            }
+            Err(error) => self.shared.state.lock().fail(&error),
+        }
+    }
+
+    fn recycle(&mut self, below: u64) {
+        if self.failed() {
+            return;
+        }
+        if let Err(error) = self.delete_below(below) {
+            tracing::warn!("could not delete old commit log segments: {error}");
+        }
+    }
+
+    /// Deletes segments with ids below `below`, except the current one.
+    fn delete_below(&self, below: u64) -> Result<()> {
+        let current = self.shared.state.lock().segment;
+        let mut oldest = current;
+        for segment in list_segments(&self.shared.dir)? {
+            if segment.id < below && segment.id != current {
+                std::fs::remove_file(&segment.path)
+                    .map_err(|e| StorageError::io(&segment.path, e))?;
+                tracing::debug!("deleted commit log segment {}", segment.path.display());
+            } else {
+                oldest = oldest.min(segment.id);
+            }
+        }
+        self.shared.oldest.store(oldest, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Fsyncs the retired segments, and the current one if anything was written since the
+    /// last fsync, then answers the writers waiting for it.
+    fn sync(&mut self) {
+        self.sync_retired();
+        if self.shared.dirty.swap(false, Ordering::AcqRel) && !self.failed() {
+            let current = Arc::clone(&self.shared.state.lock().file);
+            self.fsync(&current);
+        }
+        self.last_sync = Instant::now();
+        let waiting = std::mem::take(&mut self.waiting);
+        self.reply_all(waiting);
+    }
+
+    fn reply_all(&self, acks: Vec<Ack>) {
+        let failed = self
+            .shared
+            .state
+            .lock()
+            .failed
+            .as_ref()
+            .map(|e| e.duplicate());
+        for ack in acks {
+            let result = match &failed {
+                Some(error) => Err(error.duplicate()),
+                None => Ok(()),
+            };
+            let _ = ack.send(result);
+        }
+    }
+}
