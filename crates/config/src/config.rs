@@ -100,6 +100,10 @@ pub struct Config {
     pub column_index_size: Option<DataSize>,
     /// `None`: the smaller of 5% of memory and 100MiB.
     pub key_cache_size: Option<DataSize>,
+    /// The chunk cache's size; `None`: the smaller of 1/32 of memory and 128MiB.
+    pub file_cache_size: Option<DataSize>,
+    /// `false` disables the chunk cache (Helenus enables it by default, Cassandra does not).
+    pub file_cache_enabled: bool,
     pub prepared_statements_cache_size: Option<DataSize>,
     pub auto_snapshot: bool,
     pub snapshot_before_compaction: bool,
@@ -162,6 +166,8 @@ impl Default for Config {
             unlogged_batch_across_partitions_warn_threshold: 10,
             column_index_size: None,
             key_cache_size: None,
+            file_cache_size: None,
+            file_cache_enabled: true,
             prepared_statements_cache_size: None,
             auto_snapshot: true,
             snapshot_before_compaction: false,

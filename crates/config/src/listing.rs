@@ -119,6 +119,8 @@ impl Config {
             ),
             ("column_index_size", opt(self.column_index_size)),
             ("key_cache_size", opt(self.key_cache_size)),
+            ("file_cache_enabled", set(self.file_cache_enabled)),
+            ("file_cache_size", opt(self.file_cache_size)),
             (
                 "prepared_statements_cache_size",
                 opt(self.prepared_statements_cache_size),

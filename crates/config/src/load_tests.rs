@@ -257,12 +257,13 @@ fn typical_operator_file() {
         MemtableAllocationType::OffheapObjects
     );
     assert_eq!(c.memtable_offheap_space, Some(DataSize::mebibytes(4096)));
+    assert_eq!(c.file_cache_size, Some(DataSize::mebibytes(2048)));
+    assert!(c.file_cache_enabled, "on unless disabled");
     assert_eq!(c.data_file_directories.len(), 2);
     assert_eq!(
         loaded.ignored,
         vec![
             "allocate_tokens_for_local_replication_factor",
-            "file_cache_size",
             "trickle_fsync",
             "disk_optimization_strategy"
         ]
@@ -327,4 +328,15 @@ fn stock_file_shapes() {
         ]
     );
     assert!(loaded.config.rpc_address.is_loopback());
+}
+
+#[test]
+fn file_cache_settings_and_their_legacy_name() {
+    let c = load_text("file_cache_enabled: false\nfile_cache_size_in_mb: 64\n")
+        .unwrap()
+        .config;
+    assert!(!c.file_cache_enabled);
+    assert_eq!(c.file_cache_size, Some(DataSize::mebibytes(64)));
+    let c = load_text("file_cache_size: 0MiB\n").unwrap().config;
+    assert_eq!(c.file_cache_size, Some(DataSize::mebibytes(0)));
 }

@@ -74,6 +74,8 @@ fn apply_storage(c: &mut Config, v: Value) -> Result<bool, ConfigError> {
         "memtable_cleanup_threshold" => c.memtable_cleanup_threshold = Some(v.float()?),
         "column_index_size" => c.column_index_size = Some(v.size(Kibibytes)?),
         "key_cache_size" => c.key_cache_size = Some(v.size(Mebibytes)?),
+        "file_cache_size" => c.file_cache_size = Some(v.size(Mebibytes)?),
+        "file_cache_enabled" => c.file_cache_enabled = v.boolean()?,
         "prepared_statements_cache_size" => {
             c.prepared_statements_cache_size = Some(v.size(Mebibytes)?)
         }

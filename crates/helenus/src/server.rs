@@ -119,6 +119,12 @@ fn storage_config(config: &Config) -> StorageConfig {
     if let Some(size) = config.key_cache_size {
         sc.key_cache_size = size.as_bytes();
     }
+    if let Some(size) = config.file_cache_size {
+        sc.file_cache_size = size.as_bytes();
+    }
+    if !config.file_cache_enabled {
+        sc.file_cache_size = 0;
+    }
     sc.tombstone_warn_threshold = u64::from(config.tombstone_warn_threshold);
     sc.tombstone_failure_threshold = u64::from(config.tombstone_failure_threshold);
     sc.auto_snapshot = config.auto_snapshot;
@@ -340,5 +346,14 @@ mod tests {
         );
         assert_eq!(sc.memtable_allocation, MemtableAllocation::Heap);
         assert_eq!(sc.commitlog_total_space, 1 << 30);
+    }
+
+    #[test]
+    fn the_chunk_cache_is_on_unless_disabled_or_sized_zero() {
+        assert!(mapped("").file_cache_size > 0, "on by default");
+        assert_eq!(mapped("file_cache_size: 64MiB\n").file_cache_size, 64 << 20);
+        assert_eq!(mapped("file_cache_size: 0MiB\n").file_cache_size, 0);
+        let off = "file_cache_enabled: false\nfile_cache_size: 64MiB\n";
+        assert_eq!(mapped(off).file_cache_size, 0);
     }
 }

@@ -33,7 +33,7 @@ pub use metrics::{Percentiles, ReadStats, TableMetrics};
 pub use model::*;
 pub use params::{TableParams, TableSettings, DEFAULT_GC_GRACE_SECONDS};
 pub use snapshot::SnapshotInfo;
-pub use sstable::KeyCacheStats;
+pub use sstable::{CacheStats, ChunkCacheStats, KeyCacheStats};
 pub use storage::{
     default_commitlog_total_space, MemtableAllocation, PoolUsage, ReplayStats, SnapshotTable,
     Storage, StorageConfig, TableStats, TableUsage, TombstoneThresholds,

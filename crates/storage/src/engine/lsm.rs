@@ -28,7 +28,7 @@ use crate::memtable::Memtable;
 use crate::metrics::{MetricsRecorder, ReadStats};
 use crate::model::{Partition, PartitionKey, PartitionUpdate};
 use crate::params::TableSettings;
-use crate::sstable::{Descriptor, KeyCache, SstableWriter, WriteOptions};
+use crate::sstable::{Caches, Descriptor, SstableWriter, WriteOptions};
 
 /// What a read sees: the memtables and the open SSTables at one instant.
 #[derive(Clone)]
@@ -86,8 +86,8 @@ pub struct LsmEngine {
     autocompaction: AtomicBool,
     /// Memtables flushed to an SSTable since the table was opened.
     flushes: AtomicU64,
-    /// The node's key cache (`None`: Index lookups are not cached).
-    key_cache: Option<Arc<KeyCache>>,
+    /// The node's key and chunk caches.
+    caches: Caches,
     metrics: MetricsRecorder,
 }
 
@@ -122,14 +122,14 @@ impl LsmEngine {
             compacting: Mutex::new(HashSet::new()),
             floor: Mutex::new(floor),
             flushes: AtomicU64::new(0),
-            key_cache: None,
+            caches: Caches::default(),
             metrics: MetricsRecorder::default(),
         })
     }
 
-    /// The engine with Index lookups going through `cache`.
-    pub fn with_key_cache(mut self, cache: Arc<KeyCache>) -> LsmEngine {
-        self.key_cache = Some(cache);
+    /// The engine with Index lookups and Data chunk reads going through `caches`.
+    pub fn with_caches(mut self, caches: Caches) -> LsmEngine {
+        self.caches = caches;
         self
     }
 
@@ -148,8 +148,8 @@ impl LsmEngine {
     ) -> Result<(Option<Partition>, ReadStats)> {
         let view = self.view();
         let mut stats = ReadStats::default();
-        let cache = self.key_cache.as_deref();
-        let found = point_read::read(&view, key, filter, now, cache, &mut stats)?;
+        let caches = self.caches.point_read();
+        let found = point_read::read(&view, key, filter, now, caches, &mut stats)?;
         self.metrics.point_read(&stats);
         Ok((found, stats))
     }
@@ -164,14 +164,14 @@ impl LsmEngine {
         limit: usize,
     ) -> Result<(Vec<Partition>, ReadStats)> {
         let view = self.view();
-        let cache = self.key_cache.as_deref();
+        let caches = self.caches.scan();
         let sstables: Vec<CachedSstable<'_>> = view
             .sstables
             .iter()
             .filter(|s| overlaps(&s.sstable, range))
             .map(|s| CachedSstable {
                 sstable: &s.sstable,
-                cache,
+                caches,
             })
             .collect();
         let memtables = view.memtables().map(|m| m as &dyn PartitionSource);

@@ -1,7 +1,7 @@
 //! The LSM engine's read path: every memtable, then the SSTables that may hold the key in
 //! decreasing order of maximum timestamp, stopping early when older ones cannot change the
-//! result (see `early_exit`); Index lookups go through the node's [`KeyCache`]. Counts SSTables
-//! touched and tombstones met into [`ReadStats`].
+//! result (see `early_exit`); Index lookups and Data chunks go through the node's caches
+//! ([`ReadCaches`]). Counts SSTables touched and tombstones met into [`ReadStats`].
 
 use std::cmp::Reverse;
 
@@ -12,7 +12,7 @@ use crate::metrics::ReadStats;
 use crate::model::{Partition, PartitionKey};
 use crate::partition::PartitionData;
 use crate::resolve::resolve;
-use crate::sstable::{KeyCache, Sstable};
+use crate::sstable::{ReadCaches, Sstable};
 
 /// Reads partition `key` from `view` at `now`.
 pub(super) fn read(
@@ -20,7 +20,7 @@ pub(super) fn read(
     key: &PartitionKey,
     filter: &ReadFilter,
     now: i32,
-    cache: Option<&KeyCache>,
+    caches: ReadCaches<'_>,
     stats: &mut ReadStats,
 ) -> Result<Option<Partition>> {
     let mut merged: Option<PartitionData> = None;
@@ -43,15 +43,15 @@ pub(super) fn read(
             break;
         }
         stats.sstables += 1;
-        merge_into(&mut merged, sstable.read_cached(key, filter, cache)?);
+        merge_into(&mut merged, sstable.read_cached(key, filter, caches)?);
     }
     Ok(merged.and_then(|data| resolve(key, &data, filter, now, stats)))
 }
 
-/// An SSTable read through the key cache, as a source of the generic scan.
+/// An SSTable read through the node's caches, as a source of the generic scan.
 pub(super) struct CachedSstable<'a> {
     pub sstable: &'a Sstable,
-    pub cache: Option<&'a KeyCache>,
+    pub caches: ReadCaches<'a>,
 }
 
 impl PartitionSource for CachedSstable<'_> {
@@ -59,7 +59,7 @@ impl PartitionSource for CachedSstable<'_> {
         if !self.sstable.may_contain(key) {
             return Ok(None);
         }
-        self.sstable.read_cached(key, filter, self.cache)
+        self.sstable.read_cached(key, filter, self.caches)
     }
 
     fn keys<'a>(&'a self, range: &KeyRange) -> Box<dyn Iterator<Item = Result<PartitionKey>> + 'a> {

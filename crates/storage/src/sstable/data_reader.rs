@@ -1,12 +1,16 @@
 //! Reading the Data component: positioned chunk reads (checksum verified on every read, then
-//! decompressed) and a [`DataCursor`] that walks the uncompressed stream across chunks.
+//! decompressed) and a [`DataCursor`] that walks the uncompressed stream across chunks, through
+//! the chunk cache when given one.
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use bytes::Bytes;
+
 use crate::error::{Result, StorageError};
+use crate::sstable::caches::CachedChunks;
 use crate::sstable::data::CompressionInfo;
 use crate::sstable::format::{check_stream_header, corrupt, DATA_MAGIC, STREAM_HEADER_LEN};
 
@@ -111,14 +115,22 @@ impl DataFile {
 /// A position in the uncompressed stream with the chunk under it loaded.
 pub(crate) struct DataCursor<'a> {
     data: &'a DataFile,
+    cached: Option<CachedChunks<'a>>,
     pos: u64,
-    chunk: Option<(usize, Vec<u8>)>,
+    chunk: Option<(usize, Bytes)>,
 }
 
 impl<'a> DataCursor<'a> {
+    /// A cursor reading every chunk from disk.
     pub fn new(data: &'a DataFile) -> Self {
+        DataCursor::cached(data, None)
+    }
+
+    /// A cursor looking chunks up in `cached` first (and filling it if asked to).
+    pub fn cached(data: &'a DataFile, cached: Option<CachedChunks<'a>>) -> Self {
         DataCursor {
             data,
+            cached,
             pos: 0,
             chunk: None,
         }
@@ -181,9 +193,24 @@ impl<'a> DataCursor<'a> {
 
     fn load(&mut self, index: usize) -> Result<&[u8]> {
         if self.chunk.as_ref().is_none_or(|(i, _)| *i != index) {
-            self.chunk = Some((index, self.data.chunk(index)?));
+            self.chunk = Some((index, self.fetch(index)?));
         }
-        Ok(self.chunk.as_ref().map_or(&[][..], |(_, c)| c.as_slice()))
+        Ok(self.chunk.as_ref().map_or(&[][..], |(_, c)| &c[..]))
+    }
+
+    /// Chunk `index` from the chunk cache, or read from disk (and cached if filling).
+    fn fetch(&self, index: usize) -> Result<Bytes> {
+        let Some(cached) = self.cached else {
+            return self.data.chunk(index).map(Bytes::from);
+        };
+        if let Some(chunk) = cached.cache.get(cached.sstable, index) {
+            return Ok(chunk);
+        }
+        let chunk = Bytes::from(self.data.chunk(index)?);
+        if cached.fill {
+            cached.cache.insert(cached.sstable, index, chunk.clone());
+        }
+        Ok(chunk)
     }
 
     /// Reads one length-prefixed record into `out` (cleared first); `false` for an empty

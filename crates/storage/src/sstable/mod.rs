@@ -7,6 +7,8 @@
 //! (Bloom filter), Statistics and TOC (the commit point). [`list`] finds the complete ones.
 
 mod bloom;
+mod caches;
+mod chunk_cache;
 mod compression;
 mod data;
 mod data_reader;
@@ -16,6 +18,7 @@ mod histogram;
 mod index;
 mod key_cache;
 mod layout;
+mod lru;
 mod reader;
 mod scan;
 mod source;
@@ -28,6 +31,9 @@ mod writer;
 mod tests;
 
 pub use bloom::{BloomFilter, DEFAULT_FP_CHANCE};
+pub use caches::Caches;
+pub(crate) use caches::ReadCaches;
+pub use chunk_cache::{ChunkCache, ChunkCacheStats};
 pub use compression::Compression;
 pub use data::MAX_CHUNK_LENGTH;
 pub use descriptor::{list, Component, Descriptor};
@@ -36,6 +42,7 @@ pub use histogram::{EstimatedHistogram, StreamingHistogram};
 pub use index::INDEX_BLOCK_ENTRIES;
 pub use key_cache::{KeyCache, KeyCacheStats};
 pub(crate) use layout::ranges_overlap;
+pub use lru::CacheStats;
 pub use reader::{FilterStats, Sstable};
 pub use scan::{KeyScan, PartitionIter};
 pub use stats::{ClusteringRange, SstableStats};

@@ -1,7 +1,7 @@
 //! [`Sstable`]: an open, immutable SSTable. Opening loads and verifies the small components
 //! (TOC, CompressionInfo, Summary, Filter, Statistics) and the headers of Data and Index; point
 //! reads go filter → key cache or summary → one Index block → row index → only the Data chunks
-//! needed.
+//! needed, each from the chunk cache or read from disk.
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
@@ -16,6 +16,7 @@ use crate::filter::{KeyRange, ReadFilter, Slice};
 use crate::model::{PartitionKey, Row};
 use crate::partition::PartitionData;
 use crate::sstable::bloom::BloomFilter;
+use crate::sstable::caches::ReadCaches;
 use crate::sstable::data::CompressionInfo;
 use crate::sstable::data_reader::{DataCursor, DataFile};
 use crate::sstable::descriptor::{Component, Descriptor};
@@ -32,7 +33,7 @@ use crate::sstable::toc;
 /// An open SSTable; safe to share between threads.
 pub struct Sstable {
     desc: Descriptor,
-    /// Unique among the SSTables opened by this process (the key cache's key).
+    /// Unique among the SSTables opened by this process (the key and chunk caches' key).
     id: u64,
     pub(crate) data: DataFile,
     pub(crate) index: IndexFile,
@@ -183,18 +184,19 @@ impl Sstable {
         if !self.may_contain(key) {
             return Ok(None);
         }
-        self.read_cached(key, filter, None)
+        self.read_cached(key, filter, ReadCaches::default())
     }
 
     /// [`read`](Self::read) for a key [`may_contain`](Self::may_contain) accepted, looking the
-    /// Index entry up in `cache` first (and caching it when read from the Index).
+    /// Index entry up in the key cache first (and caching it when read from the Index) and the
+    /// Data chunks in the chunk cache.
     pub(crate) fn read_cached(
         &self,
         key: &PartitionKey,
         filter: &ReadFilter,
-        cache: Option<&KeyCache>,
+        caches: ReadCaches<'_>,
     ) -> Result<Option<PartitionData>> {
-        let entry = match cache.filter(|c| c.is_enabled()) {
+        let entry = match caches.keys {
             Some(cache) => self.find_cached(key, cache)?,
             None => self.find(key)?.map(Arc::new),
         };
@@ -204,7 +206,7 @@ impl Sstable {
         };
         counter.fetch_add(1, Ordering::Relaxed);
         match entry {
-            Some(entry) => self.read_entry(&entry, key, filter).map(Some),
+            Some(entry) => self.read_entry(&entry, key, filter, caches).map(Some),
             None => Ok(None),
         }
     }
@@ -226,8 +228,9 @@ impl Sstable {
         entry: &IndexEntry,
         key: &PartitionKey,
         filter: &ReadFilter,
+        caches: ReadCaches<'_>,
     ) -> Result<PartitionData> {
-        let mut cursor = DataCursor::new(&self.data);
+        let mut cursor = DataCursor::cached(&self.data, caches.chunks_of(self.id));
         let mut buf = Vec::new();
         let header = read_header(&mut cursor, &mut buf, entry.position)?;
         if header.key != *key {

@@ -16,6 +16,8 @@ const MAX_DEFAULT_COMMITLOG_TOTAL_SPACE: u64 = 8 * 1024 * 1024 * 1024;
 const DEFAULT_COMPACTION_THROUGHPUT: u64 = 64 * 1024 * 1024;
 /// Upper bound of the default `key_cache_size` (Cassandra: min(5% of the heap, 100 MiB)).
 const MAX_DEFAULT_KEY_CACHE: u64 = 100 * 1024 * 1024;
+/// Upper bound of the default `file_cache_size`.
+const MAX_DEFAULT_FILE_CACHE: u64 = 128 * 1024 * 1024;
 
 /// Where memtable bytes are counted (`memtable_allocation_type`). Helenus keeps every memtable
 /// in ordinary memory; the type decides which pool a byte counts against. With the heap types
@@ -62,6 +64,13 @@ pub struct StorageConfig {
     pub concurrent_compactors: usize,
     /// Bytes of Index entries the key cache may hold (`key_cache_size`); 0 disables it.
     pub key_cache_size: u64,
+    /// Bytes of decompressed Data chunks the chunk cache may hold (`file_cache_size`); 0
+    /// disables it, as does `file_cache_enabled: false`. Cassandra 5.0 leaves the chunk cache
+    /// off by default (`file_cache_enabled: false`) and sizes it min(512 MiB, 1/4 of the heap)
+    /// when on; Helenus, which has no JVM heap whose buffers would hold hot chunks, keeps it on
+    /// by default at min(1/32 of memory, 128 MiB), so that a node stays within its
+    /// resident-memory target.
+    pub file_cache_size: u64,
     /// Reads meeting more tombstones than this warn the client (`tombstone_warn_threshold`).
     pub tombstone_warn_threshold: u64,
     /// Reads meeting more tombstones than this fail (`tombstone_failure_threshold`).
@@ -74,7 +83,7 @@ impl StorageConfig {
     /// Defaults: periodic sync every 10 s, 32 MiB segments, fail on corruption, memtable pools
     /// of 1/16 of memory up to 256 MiB each counted as heap buffers, a commit log of
     /// min(8 GiB, a quarter of its volume), 64 MiB/s and two compactions at a time, a key cache of
-    /// min(5% of memory, 100 MiB), Cassandra's tombstone thresholds, auto snapshots on.
+    /// min(5% of memory, 100 MiB), a chunk cache of min(1/32 of memory, 128 MiB), Cassandra's tombstone thresholds, auto snapshots on.
     pub fn new(data_dir: impl Into<PathBuf>, commitlog_dir: impl Into<PathBuf>) -> Self {
         let commitlog_dir = commitlog_dir.into();
         StorageConfig {
@@ -91,6 +100,7 @@ impl StorageConfig {
             compaction_throughput: DEFAULT_COMPACTION_THROUGHPUT,
             concurrent_compactors: 2,
             key_cache_size: default_key_cache_size(),
+            file_cache_size: default_file_cache_size(),
             tombstone_warn_threshold: 1_000,
             tombstone_failure_threshold: 100_000,
             auto_snapshot: true,
@@ -142,6 +152,11 @@ fn default_key_cache_size() -> u64 {
     memory_share(20, MAX_DEFAULT_KEY_CACHE)
 }
 
+/// min(1/32 of the machine's memory, 128 MiB); 128 MiB when the memory size is unknown.
+fn default_file_cache_size() -> u64 {
+    memory_share(32, MAX_DEFAULT_FILE_CACHE)
+}
+
 /// min(1/`divisor` of the machine's memory, `max`); `max` when the memory size is unknown.
 fn memory_share(divisor: u64, max: u64) -> u64 {
     let total = std::fs::read_to_string("/proc/meminfo")
@@ -167,6 +182,14 @@ mod tests {
         assert_eq!(mem_total_bytes("junk"), None);
         let size = default_key_cache_size();
         assert!(size > 0 && size <= MAX_DEFAULT_KEY_CACHE, "{size}");
+    }
+
+    #[test]
+    fn file_cache_defaults_to_a_thirty_second_of_memory_up_to_128_mib() {
+        let size = default_file_cache_size();
+        assert!(size > 0 && size <= MAX_DEFAULT_FILE_CACHE, "{size}");
+        let config = StorageConfig::new("/d", "/c");
+        assert_eq!(config.file_cache_size, size);
     }
 
     #[test]

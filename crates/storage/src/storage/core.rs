@@ -24,7 +24,7 @@ use crate::counter::CounterLocks;
 use crate::engine::{FlushReport, LsmEngine};
 use crate::error::{Result, StorageError};
 use crate::model::{Mutation, TableId};
-use crate::sstable::KeyCache;
+use crate::sstable::{Caches, ChunkCache, KeyCache};
 
 /// State shared between the facade and the background threads.
 pub struct Core {
@@ -51,6 +51,8 @@ pub struct Core {
     pub wake: (Mutex<()>, Condvar),
     /// The key cache every table's SSTables share.
     pub key_cache: Arc<KeyCache>,
+    /// The chunk cache every table's SSTables share.
+    pub chunk_cache: Arc<ChunkCache>,
     /// Memtable pool sizes and the writers waiting for room.
     pub pools: MemtablePools,
 }
@@ -61,6 +63,7 @@ impl Core {
         Core {
             throttle: Throttle::new(config.compaction_throughput),
             key_cache: Arc::new(KeyCache::new(config.key_cache_size)),
+            chunk_cache: Arc::new(ChunkCache::new(config.file_cache_size)),
             pools: MemtablePools::new(&config),
             concurrent_compactors: AtomicUsize::new(config.concurrent_compactors.max(1)),
             config,
@@ -77,6 +80,14 @@ impl Core {
             running_compactions: AtomicUsize::new(0),
             compaction_workers: Mutex::new(Vec::new()),
             wake: (Mutex::new(()), Condvar::new()),
+        }
+    }
+
+    /// The node's caches, as every table's engine uses them.
+    pub fn caches(&self) -> Caches {
+        Caches {
+            keys: Some(self.key_cache.clone()),
+            chunks: Some(self.chunk_cache.clone()),
         }
     }
 

@@ -96,7 +96,7 @@ impl Storage {
             .collect();
         let quarantine = self.core.config.ignore_corruption;
         let engine = LsmEngine::open_in(&dirs, params.settings()?, quarantine)?
-            .with_key_cache(self.core.key_cache.clone());
+            .with_caches(self.core.caches());
         tracing::debug!(
             "registering table {}.{} ({id})",
             params.keyspace,

@@ -1,12 +1,12 @@
-//! Reads with what they did ([`ReadStats`]), the per-table read/write metrics, the key cache's
-//! figures and the tombstone thresholds the query layer applies to reads.
+//! Reads with what they did ([`ReadStats`]), the per-table read/write metrics, the key and
+//! chunk caches' figures and the tombstone thresholds the query layer applies to reads.
 
 use super::Storage;
 use crate::error::Result;
 use crate::filter::{KeyRange, ReadFilter};
 use crate::metrics::{ReadStats, TableMetrics};
 use crate::model::{Partition, PartitionKey, TableId};
-use crate::sstable::KeyCacheStats;
+use crate::sstable::{ChunkCacheStats, KeyCacheStats};
 
 /// `tombstone_warn_threshold` and `tombstone_failure_threshold`: a read meeting more tombstones
 /// than `warn` warns the client, one meeting more than `failure` fails.
@@ -49,6 +49,11 @@ impl Storage {
     /// Size, capacity, hits and misses of the node's key cache.
     pub fn key_cache_stats(&self) -> KeyCacheStats {
         self.core.key_cache.stats()
+    }
+
+    /// Size, capacity, hits and misses of the node's chunk cache.
+    pub fn chunk_cache_stats(&self) -> ChunkCacheStats {
+        self.core.chunk_cache.stats()
     }
 
     pub fn tombstone_thresholds(&self) -> TombstoneThresholds {

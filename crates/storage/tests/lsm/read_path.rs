@@ -1,6 +1,6 @@
 //! The read path through `Storage`: SSTables touched and tombstones met per read (returned with
 //! the read and kept in the table's metrics), the timestamp-ordered early exit of point reads,
-//! the key cache, and the tombstone churn of `002_6aa10c98166c222e.txt` seen from reads.
+//! the key and chunk caches, and the tombstone churn of `002_6aa10c98166c222e.txt` seen from reads.
 
 use bytes::Bytes;
 
@@ -116,6 +116,67 @@ async fn a_disabled_key_cache_reads_the_index_every_time() {
     assert_eq!(value(&storage, 1, 0).as_deref(), Some("x"));
     assert_eq!(value(&storage, 1, 0).as_deref(), Some("x"));
     let stats = storage.key_cache_stats();
+    assert_eq!((stats.hits, stats.misses, stats.entries), (0, 0, 0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn repeated_point_reads_are_served_from_the_chunk_cache_and_compaction_does_not_fill_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let storage = open_quiet(&config(dir.path()));
+    for round in 0..2 {
+        for n in 0..50 {
+            storage
+                .apply(upsert(n, 0, round, "x"))
+                .await
+                .expect("apply");
+        }
+        storage.flush(TABLE).expect("flush");
+    }
+    let cold = storage.chunk_cache_stats();
+    assert!(cold.capacity_bytes > 0, "on by default: {cold:?}");
+    assert_eq!(value(&storage, 7, 0).as_deref(), Some("x"));
+    let first = storage.chunk_cache_stats();
+    assert_eq!(
+        first.misses - cold.misses,
+        2,
+        "one chunk per SSTable read: {first:?}"
+    );
+    assert_eq!(first.entries, 2);
+    assert_eq!(value(&storage, 7, 0).as_deref(), Some("x"));
+    let second = storage.chunk_cache_stats();
+    assert_eq!(
+        (second.hits - first.hits, second.misses),
+        (2, first.misses),
+        "no chunk read from disk: {second:?}"
+    );
+    storage.compact(TABLE).expect("compact");
+    let compacted = storage.chunk_cache_stats();
+    assert_eq!(
+        (compacted.entries, compacted.misses),
+        (second.entries, second.misses),
+        "compaction reads around the cache: {compacted:?}"
+    );
+    assert_eq!(value(&storage, 7, 0).as_deref(), Some("x"));
+    assert_eq!(
+        storage.chunk_cache_stats().entries,
+        3,
+        "the new SSTable's chunk"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_zero_file_cache_size_disables_the_chunk_cache() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = StorageConfig {
+        file_cache_size: 0,
+        ..config(dir.path())
+    };
+    let storage = open_quiet(&config);
+    storage.apply(upsert(1, 0, 1, "x")).await.expect("apply");
+    storage.flush(TABLE).expect("flush");
+    assert_eq!(value(&storage, 1, 0).as_deref(), Some("x"));
+    assert_eq!(value(&storage, 1, 0).as_deref(), Some("x"));
+    let stats = storage.chunk_cache_stats();
     assert_eq!((stats.hits, stats.misses, stats.entries), (0, 0, 0));
 }
 

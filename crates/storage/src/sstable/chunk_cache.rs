@@ -1,0 +1,96 @@
+//! [`ChunkCache`]: Cassandra's chunk cache (`file_cache_size`) — a bounded LRU of decompressed,
+//! checksum-verified Data chunks shared by every SSTable of a node, so that repeated reads of
+//! a hot partition skip the `pread`, the CRC32 and the decompression. Entries are keyed by the
+//! SSTable's unique id and the chunk's index; ids are never reused, so the chunks of deleted
+//! SSTables are never asked for again and age out.
+
+use bytes::Bytes;
+
+use crate::sstable::lru::{CacheStats, IntHashBuilder, ShardedLru};
+
+/// Bytes counted per chunk beside its data (map slot, links, `Bytes` header, allocation).
+const ENTRY_OVERHEAD: u64 = 128;
+
+/// Size and effectiveness of the chunk cache.
+pub type ChunkCacheStats = CacheStats;
+
+/// The node's chunk cache.
+pub struct ChunkCache {
+    lru: ShardedLru<(u64, u64), Bytes, IntHashBuilder>,
+}
+
+impl ChunkCache {
+    /// A cache holding at most about `capacity_bytes` of chunks; 0 disables it.
+    pub fn new(capacity_bytes: u64) -> ChunkCache {
+        ChunkCache {
+            lru: ShardedLru::new(capacity_bytes),
+        }
+    }
+
+    pub fn is_enabled(&self) -> bool {
+        self.lru.is_enabled()
+    }
+
+    /// The cached chunk `chunk` of SSTable `sstable`, counting a hit or a miss.
+    pub(crate) fn get(&self, sstable: u64, chunk: usize) -> Option<Bytes> {
+        self.lru.get(&(sstable, chunk as u64))
+    }
+
+    /// Caches chunk `chunk` of SSTable `sstable` (decompressed and verified).
+    pub(crate) fn insert(&self, sstable: u64, chunk: usize, data: Bytes) {
+        let weight = data.len() as u64 + ENTRY_OVERHEAD;
+        self.lru.insert((sstable, chunk as u64), data, weight);
+    }
+
+    pub fn stats(&self) -> ChunkCacheStats {
+        self.lru.stats()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chunk(fill: u8) -> Bytes {
+        Bytes::from(vec![fill; 4096])
+    }
+
+    #[test]
+    fn a_cached_chunk_is_a_hit() {
+        let cache = ChunkCache::new(1 << 20);
+        assert!(cache.is_enabled());
+        assert_eq!(cache.get(1, 0), None);
+        cache.insert(1, 0, chunk(7));
+        assert_eq!(cache.get(1, 0), Some(chunk(7)));
+        assert_eq!(cache.get(2, 0), None, "another SSTable");
+        assert_eq!(cache.get(1, 1), None, "another chunk");
+        let stats = cache.stats();
+        assert_eq!((stats.hits, stats.misses, stats.entries), (1, 3, 1));
+        assert_eq!(stats.size_bytes, 4096 + ENTRY_OVERHEAD);
+    }
+
+    #[test]
+    fn the_cache_stays_within_its_capacity() {
+        let cache = ChunkCache::new(256 * 1024);
+        for i in 0..1_000 {
+            cache.insert(1, i, chunk(i as u8));
+        }
+        let stats = cache.stats();
+        assert!(stats.size_bytes <= 256 * 1024, "{stats:?}");
+        assert!(stats.entries >= 16, "{stats:?}");
+        assert_eq!(
+            cache.get(1, 999),
+            Some(chunk(999u32 as u8)),
+            "the newest stays"
+        );
+    }
+
+    #[test]
+    fn a_zero_capacity_cache_is_disabled() {
+        let cache = ChunkCache::new(0);
+        assert!(!cache.is_enabled());
+        cache.insert(1, 0, chunk(1));
+        assert_eq!(cache.get(1, 0), None);
+        assert_eq!(cache.stats().entries, 0);
+    }
+}
