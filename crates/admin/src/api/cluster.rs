@@ -5,7 +5,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use query::RELEASE_VERSION;
 
-use super::types::{ClusterInfo, KeyspaceReplication, NodeInfo, Version};
+use storage::CacheStats;
+
+use super::types::{CacheFigures, ClusterInfo, KeyspaceReplication, NodeInfo, Version};
 use crate::lifecycle::Mode;
 use crate::node::AdminNode;
 
@@ -54,6 +56,23 @@ pub fn node(node: &AdminNode) -> NodeInfo {
         tokens: tokens.iter().map(i64::to_string).collect(),
         effective_ownership,
         ownership_note,
+        key_cache: cache_figures(&node.storage.key_cache_stats()),
+        chunk_cache: Some(node.storage.chunk_cache_stats())
+            .filter(|stats| stats.capacity_bytes > 0)
+            .map(|stats| cache_figures(&stats)),
+    }
+}
+
+fn cache_figures(stats: &CacheStats) -> CacheFigures {
+    let measured = stats.misses > 0 && stats.miss_nanos > 0;
+    CacheFigures {
+        entries: stats.entries,
+        size_bytes: stats.size_bytes,
+        capacity_bytes: stats.capacity_bytes,
+        hits: stats.hits,
+        misses: stats.misses,
+        miss_latency_micros: measured
+            .then(|| stats.miss_nanos as f64 / stats.misses as f64 / 1_000.0),
     }
 }
 

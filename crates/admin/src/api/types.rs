@@ -28,6 +28,38 @@ pub struct NodeInfo {
     /// and a note saying why.
     pub effective_ownership: Option<f64>,
     pub ownership_note: Option<String>,
+    /// The key cache's figures.
+    #[serde(default)]
+    pub key_cache: CacheFigures,
+    /// The chunk cache's figures, `null` when it is disabled.
+    #[serde(default)]
+    pub chunk_cache: Option<CacheFigures>,
+}
+
+/// One cache's size and effectiveness since the node started.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+pub struct CacheFigures {
+    pub entries: u64,
+    pub size_bytes: u64,
+    pub capacity_bytes: u64,
+    pub hits: u64,
+    pub misses: u64,
+    /// Mean time to load a missed entry in microseconds (`null` when not measured or no miss).
+    pub miss_latency_micros: Option<f64>,
+}
+
+impl CacheFigures {
+    pub fn requests(&self) -> u64 {
+        self.hits + self.misses
+    }
+
+    /// Hits per request (NaN before the first request).
+    pub fn hit_rate(&self) -> f64 {
+        match self.requests() {
+            0 => f64::NAN,
+            requests => self.hits as f64 / requests as f64,
+        }
+    }
 }
 
 /// `GET /v1/cluster`: `nodetool describecluster`.

@@ -1,6 +1,6 @@
 //! `status`, `info`, `ring`, `describecluster` and `version`, printed as Cassandra 5.0.4 does.
 
-use admin::types::{ClusterInfo, NodeInfo, Version};
+use admin::types::{CacheFigures, ClusterInfo, NodeInfo, Version};
 
 use super::client::Client;
 use super::format::{file_size, percent, TableBuilder};
@@ -170,6 +170,33 @@ pub fn ring(node: &NodeInfo) -> String {
 
 const NO_CACHE: &str = "entries 0, size 0 bytes, capacity 0 bytes, 0 hits, 0 requests, NaN recent hit rate, 0 save period in seconds";
 
+/// The `Key Cache` line. Helenus never saves the key cache, so its save period is 0.
+fn key_cache(c: &CacheFigures) -> String {
+    format!(
+        "entries {}, size {}, capacity {}, {} hits, {} requests, {:.3} recent hit rate, 0 save period in seconds",
+        c.entries,
+        file_size(c.size_bytes),
+        file_size(c.capacity_bytes),
+        c.hits,
+        c.requests(),
+        c.hit_rate()
+    )
+}
+
+/// The `Chunk Cache` line (printed only when the chunk cache is enabled, as Cassandra does).
+fn chunk_cache(c: &CacheFigures) -> String {
+    format!(
+        "entries {}, size {}, capacity {}, {} misses, {} requests, {:.3} recent hit rate, {:.3} microseconds miss latency",
+        c.entries,
+        file_size(c.size_bytes),
+        file_size(c.capacity_bytes),
+        c.misses,
+        c.requests(),
+        c.hit_rate(),
+        c.miss_latency_micros.unwrap_or(f64::NAN)
+    )
+}
+
 pub fn info(node: &NodeInfo, all_tokens: bool) -> String {
     let mb = |bytes: u64| format!("{:.2}", bytes as f64 / (1024.0 * 1024.0));
     let repaired = if node.load_bytes == 0 {
@@ -200,15 +227,20 @@ pub fn info(node: &NodeInfo, all_tokens: bool) -> String {
         ("Data Center", node.data_center.clone()),
         ("Rack", node.rack.clone()),
         ("Exceptions", "0".into()),
-        ("Key Cache", NO_CACHE.into()),
+        ("Key Cache", key_cache(&node.key_cache)),
         ("Row Cache", NO_CACHE.into()),
         ("Counter Cache", NO_CACHE.into()),
+    ];
+    if let Some(chunks) = &node.chunk_cache {
+        lines.push(("Chunk Cache", chunk_cache(chunks)));
+    }
+    lines.extend([
         (
             "Network Cache",
             "size 0 bytes, overflow size: 0 bytes, capacity 0 bytes".into(),
         ),
         ("Percent Repaired", repaired.into()),
-    ];
+    ]);
     if all_tokens || node.tokens.len() == 1 {
         lines.extend(node.tokens.iter().map(|t| ("Token", t.clone())));
     } else {
@@ -285,6 +317,8 @@ mod tests {
             tokens: tokens.iter().map(|t| t.to_string()).collect(),
             effective_ownership: owns,
             ownership_note: owns.is_none().then(|| "Non-system keyspaces don't have the same replication settings, effective ownership information is meaningless".into()),
+            key_cache: CacheFigures::default(),
+            chunk_cache: None,
         }
     }
 
@@ -337,6 +371,38 @@ UN  127.0.0.2  309.2 KiB  16      100.0%            e0be2bdb-e194-4014-ab11-156f
         assert!(text.starts_with("ID                     : e0be2bdb-e194-4014-ab11-156f4ff3bc07\nGossip active          : false\nNative Transport active: true\nLoad                   : 309.2 KiB\nUncompressed load      : 499.48 KiB\nGeneration No          : 1795355008\nUptime (seconds)       : 3664\n"));
         assert!(text.contains("Token                  : (invoke with -T/--tokens to see all 16 tokens)\nBootstrap state        : COMPLETED\n"));
         assert!(text.ends_with("Decommission failed    : false\n"));
+        assert!(!text.contains("Chunk Cache"), "disabled");
+    }
+
+    #[test]
+    fn info_cache_lines() {
+        // the Key Cache figures of `refcass nodetool info`; Chunk Cache as Cassandra 5.0's Info
+        // prints it when the chunk cache is enabled
+        let mut n = node(&["1"], Some(1.0));
+        n.key_cache = CacheFigures {
+            entries: 50,
+            size_bytes: 4280,
+            capacity_bytes: 100 << 20,
+            hits: 141,
+            misses: 33,
+            miss_latency_micros: None,
+        };
+        n.chunk_cache = Some(CacheFigures {
+            entries: 2,
+            size_bytes: 128 << 10,
+            capacity_bytes: 480 << 20,
+            hits: 18,
+            misses: 4,
+            miss_latency_micros: None,
+        });
+        let text = info(&n, false);
+        assert!(text.contains("Key Cache              : entries 50, size 4.18 KiB, capacity 100 MiB, 141 hits, 174 requests, 0.810 recent hit rate, 0 save period in seconds\n"), "{text}");
+        assert!(text.contains("Counter Cache          : entries 0, size 0 bytes, capacity 0 bytes, 0 hits, 0 requests, NaN recent hit rate, 0 save period in seconds\nChunk Cache            : entries 2, size 128 KiB, capacity 480 MiB, 4 misses, 22 requests, 0.818 recent hit rate, NaN microseconds miss latency\nNetwork Cache          : "), "{text}");
+        n.chunk_cache = n.chunk_cache.map(|c| CacheFigures {
+            miss_latency_micros: Some(12.34567),
+            ..c
+        });
+        assert!(info(&n, false).contains(", 12.346 microseconds miss latency\n"));
     }
 
     #[test]

@@ -4,6 +4,9 @@
 //! SSTable's unique id and the chunk's index; ids are never reused, so the chunks of deleted
 //! SSTables are never asked for again and age out.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
 use bytes::Bytes;
 
 use crate::sstable::lru::{CacheStats, IntHashBuilder, ShardedLru};
@@ -17,6 +20,7 @@ pub type ChunkCacheStats = CacheStats;
 /// The node's chunk cache.
 pub struct ChunkCache {
     lru: ShardedLru<(u64, u64), Bytes, IntHashBuilder>,
+    miss_nanos: AtomicU64,
 }
 
 impl ChunkCache {
@@ -24,6 +28,7 @@ impl ChunkCache {
     pub fn new(capacity_bytes: u64) -> ChunkCache {
         ChunkCache {
             lru: ShardedLru::new(capacity_bytes),
+            miss_nanos: AtomicU64::new(0),
         }
     }
 
@@ -42,8 +47,17 @@ impl ChunkCache {
         self.lru.insert((sstable, chunk as u64), data, weight);
     }
 
+    /// Counts the time a missed chunk took to read, verify and decompress.
+    pub(crate) fn record_miss(&self, elapsed: Duration) {
+        let nanos = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
+        self.miss_nanos.fetch_add(nanos, Ordering::Relaxed);
+    }
+
     pub fn stats(&self) -> ChunkCacheStats {
-        self.lru.stats()
+        ChunkCacheStats {
+            miss_nanos: self.miss_nanos.load(Ordering::Relaxed),
+            ..self.lru.stats()
+        }
     }
 }
 
@@ -67,6 +81,8 @@ mod tests {
         let stats = cache.stats();
         assert_eq!((stats.hits, stats.misses, stats.entries), (1, 3, 1));
         assert_eq!(stats.size_bytes, 4096 + ENTRY_OVERHEAD);
+        cache.record_miss(Duration::from_micros(3));
+        assert_eq!(cache.stats().miss_nanos, 3_000);
     }
 
     #[test]

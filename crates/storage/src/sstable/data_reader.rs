@@ -6,6 +6,7 @@ use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
 
 use bytes::Bytes;
 
@@ -206,7 +207,9 @@ impl<'a> DataCursor<'a> {
         if let Some(chunk) = cached.cache.get(cached.sstable, index) {
             return Ok(chunk);
         }
+        let started = Instant::now();
         let chunk = Bytes::from(self.data.chunk(index)?);
+        cached.cache.record_miss(started.elapsed());
         if cached.fill {
             cached.cache.insert(cached.sstable, index, chunk.clone());
         }

@@ -24,6 +24,9 @@ pub struct CacheStats {
     pub hits: u64,
     /// Lookups that had to read from disk.
     pub misses: u64,
+    /// Nanoseconds spent reading missed entries from disk, where the cache measures it (the
+    /// chunk cache; 0 otherwise).
+    pub miss_nanos: u64,
 }
 
 /// A sharded, size-bounded LRU map; `S` hashes keys both to pick a shard and within it.
@@ -87,6 +90,7 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher + Clone + Default> ShardedLr
             entries,
             hits: self.hits.load(Ordering::Relaxed),
             misses: self.misses.load(Ordering::Relaxed),
+            miss_nanos: 0,
         }
     }
 
