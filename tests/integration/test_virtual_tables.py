@@ -170,6 +170,24 @@ def test_caches_thread_pools_and_sstable_tasks(sess):
     assert list(sess.execute("SELECT * FROM system_views.sstable_tasks")) == []
 
 
+def test_chunk_cache_row_follows_point_reads_of_flushed_data(node, sess):
+    sess.execute("CREATE TABLE IF NOT EXISTS vt.chunked (k int PRIMARY KEY, v text)")
+    for k in range(20):
+        sess.execute("INSERT INTO vt.chunked (k, v) VALUES (%s, 'x')", [k])
+    nodetool_ok(node, "flush", "vt", "chunked")
+    query = "SELECT * FROM system_views.caches WHERE name = 'chunks'"
+    before = sess.execute(query).one()
+    assert before.capacity_bytes > 0  # on by default
+    for _ in range(5):
+        assert sess.execute("SELECT v FROM vt.chunked WHERE k = 7").one().v == "x"
+    after = sess.execute(query).one()
+    assert after.request_count >= before.request_count + 5
+    assert after.hit_count >= before.hit_count + 4  # every read after the first
+    assert after.entry_count >= 1 and 0 < after.size_bytes <= after.capacity_bytes
+    info = nodetool_ok(node, "info")
+    assert "\nChunk Cache            : entries " in info and " microseconds miss latency\n" in info
+
+
 def test_driver_metadata_has_virtual_keyspaces(node):
     cluster, _ = connect(node, protocol_version=4)
     try:
