@@ -154,27 +154,31 @@ fn min_timestamp(update: &PartitionUpdate) -> i64 {
         .rows
         .iter()
         .chain(&update.static_row)
-        .flat_map(row_timestamps);
+        .map(row_min_timestamp);
     deletions.chain(rows).min().unwrap_or(i64::MAX)
 }
 
-fn row_timestamps(row: &Row) -> impl Iterator<Item = i64> + '_ {
-    let marker = row.liveness.map(|l| l.timestamp);
-    let deletion = (!row.deletion.is_live()).then_some(row.deletion.marked_for_delete_at);
-    let cells = row.columns.iter().flat_map(|column| match &column.value {
-        ColumnValue::Simple(cell) => vec![cell.timestamp],
+/// The smallest timestamp in `row` (`i64::MAX` when it holds none).
+fn row_min_timestamp(row: &Row) -> i64 {
+    let marker = row.liveness.map_or(i64::MAX, |l| l.timestamp);
+    let deletion = if row.deletion.is_live() {
+        i64::MAX
+    } else {
+        row.deletion.marked_for_delete_at
+    };
+    let cells = row.columns.iter().map(|column| match &column.value {
+        ColumnValue::Simple(cell) => cell.timestamp,
         ColumnValue::Complex(complex) => {
-            let deletion =
-                (!complex.deletion.is_live()).then_some(complex.deletion.marked_for_delete_at);
-            complex
-                .cells
-                .iter()
-                .map(|c| c.timestamp)
-                .chain(deletion)
-                .collect()
+            let deletion = if complex.deletion.is_live() {
+                i64::MAX
+            } else {
+                complex.deletion.marked_for_delete_at
+            };
+            let cells = complex.cells.iter().map(|c| c.timestamp).min();
+            cells.unwrap_or(i64::MAX).min(deletion)
         }
     });
-    marker.into_iter().chain(deletion).chain(cells)
+    cells.min().unwrap_or(i64::MAX).min(marker).min(deletion)
 }
 
 fn update_size(update: &PartitionUpdate) -> usize {
@@ -260,6 +264,26 @@ mod tests {
             memtable.partition(&key(1), &ReadFilter::all()),
             Ok(None)
         ));
+    }
+
+    #[test]
+    fn min_timestamp_covers_cells_markers_and_deletions() {
+        let memtable = Memtable::new();
+        assert_eq!(memtable.min_timestamp(), i64::MAX);
+        memtable.apply(&key(1), &update());
+        assert_eq!(memtable.min_timestamp(), 1);
+        let mut row = Row::new(Bytes::from_static(b"d"));
+        row.deletion = crate::model::DeletionTime {
+            marked_for_delete_at: -7,
+            local_deletion_time: 0,
+        };
+        row.columns = vec![ColumnData::simple("v", Cell::live(3, Bytes::new()))];
+        let deleted = PartitionUpdate {
+            rows: vec![row],
+            ..Default::default()
+        };
+        memtable.apply(&key(2), &deleted);
+        assert_eq!(memtable.min_timestamp(), -7);
     }
 
     #[test]
