@@ -17,6 +17,7 @@ mod params;
 mod partition;
 mod reconcile;
 mod resolve;
+mod row_map;
 mod snapshot;
 mod storage;
 

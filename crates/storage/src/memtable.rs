@@ -18,13 +18,11 @@ use crate::partition::PartitionData;
 
 /// What the memtable's structures allocate besides the bytes written, from their layouts: a
 /// skiplist node per partition (key, lock and partition header, a tower of two links on
-/// average), the B-tree leaf its first row opens (room for 11 rows), a row's slot in that
-/// tree at two-thirds fill, and each column's entry in its row.
-const PARTITION_OVERHEAD: usize = size_of::<PartitionKey>()
-    + size_of::<Mutex<PartitionData>>()
-    + 4 * size_of::<usize>()
-    + BTREE_LEAF;
-const BTREE_LEAF: usize = 11 * ROW_SLOT + 2 * size_of::<usize>();
+/// average), a row's slot in its partition's row map (sized to one row for the first, then
+/// growing by doubling, or a B-tree for wide partitions: two-thirds full on average), and each
+/// column's entry in its row.
+const PARTITION_OVERHEAD: usize =
+    size_of::<PartitionKey>() + size_of::<Mutex<PartitionData>>() + 4 * size_of::<usize>();
 const ROW_SLOT: usize = size_of::<Bytes>() + size_of::<Row>();
 const ROW_OVERHEAD: usize = ROW_SLOT * 3 / 2;
 const COLUMN_OVERHEAD: usize = size_of::<ColumnData>();

@@ -1,20 +1,17 @@
 //! Unresolved partition state — rows, tombstones and deletions still present — which every
 //! data source (memtable now, sorted runs later) produces and which merges across sources.
 
-use std::collections::BTreeMap;
-
-use bytes::Bytes;
-
 use crate::filter::ReadFilter;
 use crate::model::{DeletionTime, PartitionUpdate, RangeTombstone, Row};
 use crate::reconcile::{merge_row, normalize_row};
+use crate::row_map::RowMap;
 
 /// All the versions of a partition's data known to one source, reconciled.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PartitionData {
     pub partition_deletion: DeletionTime,
     pub static_row: Option<Row>,
-    pub rows: BTreeMap<Bytes, Row>,
+    pub rows: RowMap,
     pub range_tombstones: Vec<RangeTombstone>,
 }
 
@@ -23,7 +20,7 @@ impl Default for PartitionData {
         PartitionData {
             partition_deletion: DeletionTime::LIVE,
             static_row: None,
-            rows: BTreeMap::new(),
+            rows: RowMap::new(),
             range_tombstones: Vec::new(),
         }
     }
@@ -60,7 +57,7 @@ impl PartitionData {
 
     /// A copy restricted to what `filter` can return (all tombstones are kept).
     pub fn select(&self, filter: &ReadFilter) -> PartitionData {
-        let mut rows = BTreeMap::new();
+        let mut rows = RowMap::new();
         for (start, end) in filter.non_empty_slices() {
             for (clustering, row) in self.rows.range((start.clone(), end.clone())) {
                 rows.insert(clustering.clone(), row.clone());
@@ -114,6 +111,7 @@ impl PartitionData {
 mod tests {
     use super::*;
     use crate::model::{Cell, ColumnData};
+    use bytes::Bytes;
     use std::ops::Bound;
 
     fn row(c: &'static str, ts: i64) -> Row {

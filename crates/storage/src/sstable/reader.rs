@@ -3,7 +3,6 @@
 //! reads go filter → key cache or summary → one Index block → row index → only the Data chunks
 //! needed, each from the chunk cache or read from disk.
 
-use std::collections::BTreeMap;
 use std::ops::Bound;
 
 use bytes::Bytes;
@@ -15,6 +14,7 @@ use crate::error::{Result, StorageError};
 use crate::filter::{KeyRange, ReadFilter, Slice};
 use crate::model::{PartitionKey, Row};
 use crate::partition::PartitionData;
+use crate::row_map::RowMap;
 use crate::sstable::bloom::BloomFilter;
 use crate::sstable::caches::ReadCaches;
 use crate::sstable::data::CompressionInfo;
@@ -302,7 +302,7 @@ fn read_slice(
     cursor: &mut DataCursor<'_>,
     buf: &mut Vec<u8>,
     (start, end): (&Bound<Bytes>, &Bound<Bytes>),
-    rows: &mut BTreeMap<Bytes, Row>,
+    rows: &mut RowMap,
 ) -> Result<()> {
     let mut previous: Option<Bytes> = None;
     while let Some(row) = next_row(cursor, buf)? {
