@@ -1,5 +1,6 @@
 //! Tests of the SSTable writer and reader against the memtable as a reference.
 
+mod caching;
 mod corruption;
 mod lifecycle;
 mod round_trip;

@@ -1,0 +1,62 @@
+//! Reads through the node's caches: a repeated point read takes its Data chunks from the chunk
+//! cache (no chunk read from disk), a scan looks chunks up without adding any, and a full
+//! iteration (compaction) reads around the cache.
+
+use std::sync::Arc;
+
+use super::{flush, key, open, sample_memtable};
+use crate::filter::ReadFilter;
+use crate::sstable::{Caches, ChunkCache, KeyCache, WriteOptions};
+
+fn caches() -> Caches {
+    Caches {
+        keys: Some(Arc::new(KeyCache::new(1 << 20))),
+        chunks: Some(Arc::new(ChunkCache::new(1 << 20))),
+    }
+}
+
+#[test]
+fn a_repeated_point_read_reads_no_chunk_from_disk() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let sstable = open(&flush(
+        &sample_memtable(),
+        dir.path(),
+        1,
+        WriteOptions::default(),
+    ));
+    let caches = caches();
+    let (k, filter) = (key(7, "k3"), ReadFilter::all());
+    let first = sstable
+        .read_cached(&k, &filter, caches.point_read())
+        .expect("read");
+    let after_first = sstable.chunks_read();
+    assert!(after_first > 0);
+    let second = sstable
+        .read_cached(&k, &filter, caches.point_read())
+        .expect("read");
+    assert_eq!(first, second);
+    assert_eq!(sstable.chunks_read(), after_first, "served from the cache");
+    let stats = caches.chunks.as_ref().expect("chunk cache").stats();
+    assert_eq!(stats.misses, after_first);
+    assert!(stats.hits >= after_first && stats.entries == after_first);
+}
+
+#[test]
+fn scans_and_iteration_do_not_fill_the_chunk_cache() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let sstable = open(&flush(
+        &sample_memtable(),
+        dir.path(),
+        1,
+        WriteOptions::default(),
+    ));
+    let caches = caches();
+    let found = sstable
+        .read_cached(&key(7, "k3"), &ReadFilter::all(), caches.scan())
+        .expect("read");
+    assert!(found.is_some());
+    assert_eq!(sstable.iter().count(), 6, "every partition");
+    let stats = caches.chunks.as_ref().expect("chunk cache").stats();
+    assert!(stats.misses > 0, "the scan looked chunks up: {stats:?}");
+    assert_eq!(stats.entries, 0, "{stats:?}");
+}
