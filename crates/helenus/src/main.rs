@@ -49,17 +49,7 @@ enum Command {
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// mimalloc's `purge_delay` option (its index in mimalloc 3's `mi_option_e`).
-const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
-/// How long freed memory stays with the process before it is returned to the OS. Under write
-/// load a flushed memtable's memory is freed and refilled within seconds; mimalloc's default
-/// (1 s) handed it back only to fault it in again as freshly zeroed huge pages, about 8% of the
-/// server's CPU in a write profile. Idle memory is still returned after this delay.
-const PURGE_DELAY_MS: std::ffi::c_long = 10_000;
-
 fn main() -> ExitCode {
-    // SAFETY: sets a plain integer option; mimalloc reads it when it next purges.
-    unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, PURGE_DELAY_MS) };
     let cli = Cli::parse();
     match cli.command {
         Command::Server { config } => server::run(config.as_deref()),
