@@ -183,11 +183,11 @@ impl QueryProcessor {
         &self,
         keyspace: Option<&str>,
         text: &str,
-        options: QueryOptions,
+        mut options: QueryOptions,
         trace: Option<Arc<Trace>>,
     ) -> CqlResult<Outcome> {
         let (plan, binds) = self.analyze_text(text, keyspace, trace.as_deref())?;
-        let values = binds.positional(options.values.clone())?;
+        let values = binds.positional(std::mem::take(&mut options.values))?;
         let ctx = ExecContext::new(&options, values).traced(trace);
         self.run(&plan, keyspace, &ctx).await
     }
@@ -329,10 +329,10 @@ impl QueryProcessor {
         &self,
         stmt: &PreparedStatement,
         _result_metadata_id: Option<&[u8]>,
-        options: QueryOptions,
+        mut options: QueryOptions,
         trace: Option<Arc<Trace>>,
     ) -> CqlResult<Outcome> {
-        let values = stmt.binds.positional(options.values.clone())?;
+        let values = stmt.binds.positional(std::mem::take(&mut options.values))?;
         let ctx = ExecContext::new(&options, values).traced(trace);
         self.run(&stmt.plan, stmt.keyspace.as_deref(), &ctx).await
     }
@@ -475,14 +475,11 @@ impl QueryProcessor {
                 }
                 QueryResult::SetKeyspace(ks.clone())
             }
-            Plan::Ddl(stmt) => return self.apply_ddl(stmt, keyspace).await,
+            // Schema changes and truncation are rare and their futures large: boxed, they
+            // do not widen the future of every request (it is copied into each request task).
+            Plan::Ddl(stmt) => return Box::pin(self.apply_ddl(stmt, keyspace)).await,
             Plan::Truncate(t) => {
-                self.auto_snapshot("truncated", t).await?;
-                self.coordinator
-                    .storage()
-                    .truncate(storage::TableId(t.id))
-                    .await
-                    .map_err(|e| CqlError::Truncate(format!("Error during truncate: {e}")))?;
+                Box::pin(self.truncate(t)).await?;
                 QueryResult::Void
             }
             Plan::Describe(d) => QueryResult::Rows(describe::execute(
@@ -494,6 +491,15 @@ impl QueryProcessor {
             )?),
         };
         Ok(result.into())
+    }
+
+    async fn truncate(&self, table: &TableMetadata) -> CqlResult<()> {
+        self.auto_snapshot("truncated", table).await?;
+        self.coordinator
+            .storage()
+            .truncate(storage::TableId(table.id))
+            .await
+            .map_err(|e| CqlError::Truncate(format!("Error during truncate: {e}")))
     }
 
     async fn apply_ddl(&self, stmt: &Statement, keyspace: Option<&str>) -> CqlResult<Outcome> {

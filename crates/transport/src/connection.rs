@@ -374,8 +374,10 @@ async fn execute<H: QueryHandler>(
 ) -> BytesMut {
     let outcome = match request {
         Request::Query { query, options } => handler.query(client, &query, options, traced).await,
+        // Rare next to EXECUTE, and its future (which saves the statement) is large: boxed, it
+        // does not widen every request task.
         Request::Prepare { query, keyspace } => {
-            handler.prepare(client, &query, keyspace, traced).await
+            Box::pin(handler.prepare(client, &query, keyspace, traced)).await
         }
         Request::Execute {
             id,
