@@ -79,10 +79,8 @@ async fn point_reads_of_named_rows_skip_sstables_older_than_what_they_found() {
     assert_eq!((value.as_deref(), stats.sstables), (Some("new"), 0));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn repeated_reads_hit_the_key_cache() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let storage = open_quiet(&config(dir.path()));
+/// Writes rows 0..50 twice, flushing after each round: two SSTables holding every key.
+async fn two_flushed_rounds(storage: &Storage) {
     for round in 0..2 {
         for n in 0..50 {
             storage
@@ -92,6 +90,13 @@ async fn repeated_reads_hit_the_key_cache() {
         }
         storage.flush(TABLE).expect("flush");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn repeated_reads_hit_the_key_cache() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let storage = open_quiet(&config(dir.path()));
+    two_flushed_rounds(&storage).await;
     let cold = storage.key_cache_stats();
     assert_eq!(value(&storage, 7, 0).as_deref(), Some("x"));
     let first = storage.key_cache_stats();
@@ -123,15 +128,7 @@ async fn a_disabled_key_cache_reads_the_index_every_time() {
 async fn repeated_point_reads_are_served_from_the_chunk_cache_and_compaction_does_not_fill_it() {
     let dir = tempfile::tempdir().expect("tempdir");
     let storage = open_quiet(&config(dir.path()));
-    for round in 0..2 {
-        for n in 0..50 {
-            storage
-                .apply(upsert(n, 0, round, "x"))
-                .await
-                .expect("apply");
-        }
-        storage.flush(TABLE).expect("flush");
-    }
+    two_flushed_rounds(&storage).await;
     let cold = storage.chunk_cache_stats();
     assert!(cold.capacity_bytes > 0, "on by default: {cold:?}");
     assert_eq!(value(&storage, 7, 0).as_deref(), Some("x"));

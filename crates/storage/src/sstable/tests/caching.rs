@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::{flush, key, open, sample_memtable};
 use crate::filter::ReadFilter;
-use crate::sstable::{Caches, ChunkCache, KeyCache, WriteOptions};
+use crate::sstable::{Caches, ChunkCache, KeyCache, Sstable, WriteOptions};
 
 fn caches() -> Caches {
     Caches {
@@ -15,15 +15,14 @@ fn caches() -> Caches {
     }
 }
 
+fn sample_sstable(dir: &std::path::Path) -> Sstable {
+    open(&flush(&sample_memtable(), dir, 1, WriteOptions::default()))
+}
+
 #[test]
 fn a_repeated_point_read_reads_no_chunk_from_disk() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let sstable = open(&flush(
-        &sample_memtable(),
-        dir.path(),
-        1,
-        WriteOptions::default(),
-    ));
+    let sstable = sample_sstable(dir.path());
     let caches = caches();
     let (k, filter) = (key(7, "k3"), ReadFilter::all());
     let first = sstable
@@ -44,12 +43,7 @@ fn a_repeated_point_read_reads_no_chunk_from_disk() {
 #[test]
 fn scans_and_iteration_do_not_fill_the_chunk_cache() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let sstable = open(&flush(
-        &sample_memtable(),
-        dir.path(),
-        1,
-        WriteOptions::default(),
-    ));
+    let sstable = sample_sstable(dir.path());
     let caches = caches();
     let found = sstable
         .read_cached(&key(7, "k3"), &ReadFilter::all(), caches.scan())
