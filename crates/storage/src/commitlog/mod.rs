@@ -279,6 +279,11 @@ impl Drop for CommitLog {
 mod tests {
     use super::*;
 
+    /// Periodic mode whose fsync never comes due within a test.
+    const PERIODIC_NEVER_DUE: CommitlogSync = CommitlogSync::Periodic {
+        period: Duration::from_secs(3600),
+    };
+
     fn runtime() -> tokio::runtime::Runtime {
         tokio::runtime::Builder::new_current_thread()
             .enable_time()
@@ -289,9 +294,7 @@ mod tests {
     #[test]
     fn periodic_mode_acks_before_fsync_and_shutdown_syncs() {
         let tmp = tempfile::tempdir().expect("tempdir");
-        let mode = CommitlogSync::Periodic {
-            period: Duration::from_secs(3600),
-        };
+        let mode = PERIODIC_NEVER_DUE;
         let (log, existing) = CommitLog::open(tmp.path(), mode, 1 << 20).expect("open");
         assert!(existing.is_empty());
         runtime().block_on(async {
@@ -338,9 +341,7 @@ mod tests {
     #[test]
     fn periodic_acks_come_after_the_record_is_in_the_file() {
         let tmp = tempfile::tempdir().expect("tempdir");
-        let mode = CommitlogSync::Periodic {
-            period: Duration::from_secs(3600),
-        };
+        let mode = PERIODIC_NEVER_DUE;
         let (log, _) = CommitLog::open(tmp.path(), mode, 1 << 20).expect("open");
         let path = list_segments(tmp.path()).expect("list")[0].path.clone();
         runtime().block_on(async {

@@ -108,6 +108,16 @@ async fn repeated_reads_hit_the_key_cache() {
     assert!(second.size_bytes > 0 && second.size_bytes <= second.capacity_bytes);
 }
 
+/// A node on `config` with one flushed row, read twice.
+async fn flushed_and_read_twice(config: &StorageConfig) -> Storage {
+    let storage = open_quiet(config);
+    storage.apply(upsert(1, 0, 1, "x")).await.expect("apply");
+    storage.flush(TABLE).expect("flush");
+    assert_eq!(value(&storage, 1, 0).as_deref(), Some("x"));
+    assert_eq!(value(&storage, 1, 0).as_deref(), Some("x"));
+    storage
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_disabled_key_cache_reads_the_index_every_time() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -115,11 +125,7 @@ async fn a_disabled_key_cache_reads_the_index_every_time() {
         key_cache_size: 0,
         ..config(dir.path())
     };
-    let storage = open_quiet(&config);
-    storage.apply(upsert(1, 0, 1, "x")).await.expect("apply");
-    storage.flush(TABLE).expect("flush");
-    assert_eq!(value(&storage, 1, 0).as_deref(), Some("x"));
-    assert_eq!(value(&storage, 1, 0).as_deref(), Some("x"));
+    let storage = flushed_and_read_twice(&config).await;
     let stats = storage.key_cache_stats();
     assert_eq!((stats.hits, stats.misses, stats.entries), (0, 0, 0));
 }
@@ -168,11 +174,7 @@ async fn a_zero_file_cache_size_disables_the_chunk_cache() {
         file_cache_size: 0,
         ..config(dir.path())
     };
-    let storage = open_quiet(&config);
-    storage.apply(upsert(1, 0, 1, "x")).await.expect("apply");
-    storage.flush(TABLE).expect("flush");
-    assert_eq!(value(&storage, 1, 0).as_deref(), Some("x"));
-    assert_eq!(value(&storage, 1, 0).as_deref(), Some("x"));
+    let storage = flushed_and_read_twice(&config).await;
     let stats = storage.chunk_cache_stats();
     assert_eq!((stats.hits, stats.misses, stats.entries), (0, 0, 0));
 }
