@@ -323,7 +323,12 @@ impl<H: QueryHandler> Connection<H> {
                 stream,
                 replied: false,
             };
-            let envelope = execute(&*handler, &client, version, stream, request, traced).await;
+            // Boxed: the task cell stays small, and the large request future lives in an
+            // ordinary allocation that the allocator recycles at once.
+            let work = Box::pin(execute(
+                &*handler, &client, version, stream, request, traced,
+            ));
+            let envelope = work.await;
             guard.replied = true;
             let _ = out.send(Out::Envelope(envelope)).await;
             drop(permit);
