@@ -74,6 +74,16 @@ impl IndexEntry {
             token: d.i64()?,
             key: d.bytes()?,
         };
+        let (position, row_index) = Self::decode_tail(d)?;
+        Ok(IndexEntry {
+            key,
+            position,
+            row_index,
+        })
+    }
+
+    /// What follows the key: the position and the row index.
+    fn decode_tail(d: &mut Decoder<'_>) -> Result<(u64, Vec<RowIndexBlock>)> {
         let position = d.u64()?;
         let count = d.count(16)?;
         let mut row_index = Vec::with_capacity(count);
@@ -84,11 +94,7 @@ impl IndexEntry {
                 offset: d.u64()?,
             });
         }
-        Ok(IndexEntry {
-            key,
-            position,
-            row_index,
-        })
+        Ok((position, row_index))
     }
 }
 
@@ -204,6 +210,52 @@ impl IndexFile {
 
     /// Reads and verifies one block.
     pub fn block(&self, at: &SummaryEntry) -> Result<Vec<IndexEntry>> {
+        let buf = self.read_block(at)?;
+        let mut d = Decoder::new(&buf, &self.path, at.offset);
+        let count = d.count(24)?;
+        let entries = (0..count)
+            .map(|_| IndexEntry::decode(&mut d))
+            .collect::<Result<Vec<_>>>()?;
+        d.finish()?;
+        if entries.first().map(|e| &e.key) != Some(&at.first_key) {
+            return Err(block_start_mismatch(&self.path, at));
+        }
+        Ok(entries)
+    }
+
+    /// The entry of `key` in block `at`, if there is one. Entries are compared where they
+    /// lie and skipped without being decoded, so a lookup allocates only the one it returns.
+    pub fn find(&self, at: &SummaryEntry, key: &PartitionKey) -> Result<Option<IndexEntry>> {
+        let buf = self.read_block(at)?;
+        let mut d = Decoder::new(&buf, &self.path, at.offset);
+        let count = d.count(24)?;
+        for i in 0..count {
+            let token = d.i64()?;
+            let len = d.u32()? as usize;
+            let bytes = d.take(len)?;
+            if i == 0 && (token, bytes) != (at.first_key.token, &at.first_key.key[..]) {
+                return Err(block_start_mismatch(&self.path, at));
+            }
+            match (token, bytes).cmp(&(key.token, &key.key[..])) {
+                std::cmp::Ordering::Less => skip_entry_tail(&mut d)?,
+                std::cmp::Ordering::Equal => {
+                    let (position, row_index) = IndexEntry::decode_tail(&mut d)?;
+                    let key = key.clone();
+                    let entry = IndexEntry {
+                        key,
+                        position,
+                        row_index,
+                    };
+                    return Ok(Some(entry));
+                }
+                std::cmp::Ordering::Greater => return Ok(None),
+            }
+        }
+        Ok(None)
+    }
+
+    /// Block `at` read from disk, its CRC32 verified; the content ends before the checksum.
+    fn read_block(&self, at: &SummaryEntry) -> Result<Vec<u8>> {
         let len = usize::try_from(at.len)
             .map_err(|_| corrupt(&self.path, at.offset, "block too large"))?;
         let mut buf = vec![0u8; len];
@@ -221,19 +273,102 @@ impl IndexFile {
                 "index block checksum mismatch",
             ));
         }
-        let mut d = Decoder::new(content, &self.path, at.offset);
-        let count = d.count(24)?;
-        let entries = (0..count)
-            .map(|_| IndexEntry::decode(&mut d))
-            .collect::<Result<Vec<_>>>()?;
-        d.finish()?;
-        if entries.first().map(|e| &e.key) != Some(&at.first_key) {
-            return Err(corrupt(
-                &self.path,
-                at.offset,
-                "block does not start with its Summary key",
-            ));
+        buf.truncate(buf.len() - 4);
+        Ok(buf)
+    }
+}
+
+fn block_start_mismatch(path: &std::path::Path, at: &SummaryEntry) -> StorageError {
+    corrupt(path, at.offset, "block does not start with its Summary key")
+}
+
+/// Steps over an entry's position and row index.
+fn skip_entry_tail(d: &mut Decoder<'_>) -> Result<()> {
+    d.u64()?;
+    let count = d.count(16)?;
+    for _ in 0..count {
+        let first = d.u32()? as usize;
+        d.take(first)?;
+        let last = d.u32()? as usize;
+        d.take(last)?;
+        d.u64()?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(token: i64, name: &str) -> PartitionKey {
+        PartitionKey {
+            token,
+            key: Bytes::copy_from_slice(name.as_bytes()),
         }
-        Ok(entries)
+    }
+
+    fn entry(token: i64, name: &str, rows: usize) -> IndexEntry {
+        let row_index = (0..rows)
+            .map(|i| RowIndexBlock {
+                first: Bytes::from(vec![i as u8]),
+                last: Bytes::from(vec![i as u8, 9]),
+                offset: 100 * i as u64,
+            })
+            .collect();
+        IndexEntry {
+            key: key(token, name),
+            position: token.unsigned_abs() * 7,
+            row_index,
+        }
+    }
+
+    /// Three blocks' worth of entries (every third with a row index), written and reopened.
+    fn sample(dir: &std::path::Path) -> (Vec<IndexEntry>, Vec<SummaryEntry>, IndexFile) {
+        let entries: Vec<_> = (0..300)
+            .map(|i| entry(i * 10 - 1500, &format!("k{i}"), (i % 3) as usize))
+            .collect();
+        let path = dir.join("Index.db");
+        let mut writer = IndexWriter::create(path.clone()).unwrap();
+        entries.iter().for_each(|e| writer.add(e).unwrap());
+        let (summary, len) = writer.finish().unwrap();
+        (entries, summary, IndexFile::open(path, len).unwrap())
+    }
+
+    fn block_for<'a>(summary: &'a [SummaryEntry], key: &PartitionKey) -> &'a SummaryEntry {
+        let i = summary.partition_point(|s| s.first_key <= *key);
+        &summary[i.saturating_sub(1)]
+    }
+
+    #[test]
+    fn find_returns_what_the_whole_block_holds() {
+        let dir = tempfile::tempdir().unwrap();
+        let (entries, summary, index) = sample(dir.path());
+        assert_eq!(summary.len(), 3);
+        for e in &entries {
+            let at = block_for(&summary, &e.key);
+            assert_eq!(index.find(at, &e.key).unwrap().as_ref(), Some(e));
+            assert!(index.block(at).unwrap().contains(e));
+        }
+    }
+
+    #[test]
+    fn find_answers_none_for_absent_keys() {
+        let dir = tempfile::tempdir().unwrap();
+        let (_, summary, index) = sample(dir.path());
+        // Same token as an entry but another key, a token between entries, one past the end.
+        for absent in [key(-1500, "zz"), key(-1495, "k0"), key(10_000, "k")] {
+            let at = block_for(&summary, &absent);
+            assert_eq!(index.find(at, &absent).unwrap(), None);
+        }
+    }
+
+    #[test]
+    fn find_rejects_a_block_that_does_not_start_with_its_summary_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let (entries, summary, index) = sample(dir.path());
+        let mut wrong = summary[1].clone();
+        wrong.first_key = key(-1, "elsewhere");
+        let err = index.find(&wrong, &entries[200].key).unwrap_err();
+        assert!(err.to_string().contains("does not start"), "{err}");
     }
 }

@@ -173,8 +173,7 @@ impl Sstable {
         let Some(block) = self.summary.block_for(key) else {
             return Ok(None);
         };
-        let entries = self.index.block(block)?;
-        Ok(entries.into_iter().find(|e| e.key == *key))
+        self.index.find(block, key)
     }
 
     /// This SSTable's version of partition `key` restricted to `filter`: the partition
