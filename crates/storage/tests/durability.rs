@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use storage::{
-    Cell, ColumnData, ColumnValue, CommitlogSync, CounterUpdate, Mutation, PartitionKey,
+    commitlog, Cell, ColumnData, ColumnValue, CommitlogSync, CounterUpdate, Mutation, PartitionKey,
     PartitionUpdate, ReadFilter, Row, Storage, StorageConfig, StorageError, TableId, TableParams,
 };
 use uuid::Uuid;
@@ -79,12 +79,20 @@ fn segments(dir: &Path) -> Vec<PathBuf> {
     paths
 }
 
-/// The segment holding data (skipping the empty one opened by a later `Storage::open`).
-fn data_segment(dir: &Path) -> PathBuf {
-    segments(dir)
-        .into_iter()
-        .rfind(|p| fs::metadata(p).map(|m| m.len() > 0).unwrap_or(false))
-        .expect("a non-empty segment")
+/// The segment holding data (skipping the empty one opened by a later `Storage::open`) and its
+/// records' bytes, without the zero tail of the preallocated file.
+fn data_segment(dir: &Path) -> (PathBuf, Vec<u8>) {
+    let all = commitlog::list_segments(&dir.join("commitlog")).expect("list");
+    let last = commitlog::last_written(&all).expect("read");
+    let path = all[last.expect("a segment with records")].path.clone();
+    let contents = commitlog::read_segment(&path, false, false).expect("intact");
+    let end = contents
+        .records
+        .last()
+        .map_or(0, |r| r.offset as usize + 12 + r.payload.len());
+    let mut bytes = fs::read(&path).expect("read");
+    bytes.truncate(end);
+    (path, bytes)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -123,11 +131,11 @@ async fn torn_tail_is_ignored_and_truncated() {
     }
     // A crash: nothing flushed, everything left to replay.
     drop(storage);
-    let segment = data_segment(dir.path());
-    let intact = fs::read(&segment).expect("read");
-    // A crash in the middle of writing a fourth record.
+    let (segment, intact) = data_segment(dir.path());
+    // A crash in the middle of copying a fourth record into the preallocated segment.
     let mut torn = intact.clone();
     torn.extend_from_slice(&intact[..intact.len() / 3 - 2]);
+    torn.extend_from_slice(&[0u8; 4096]);
     fs::write(&segment, &torn).expect("write");
 
     let storage = open(&config, &[TABLE]);
@@ -146,8 +154,7 @@ async fn mid_segment_corruption_names_file_and_offset() {
         storage.apply(mutation(TABLE, n)).await.expect("apply");
     }
     drop(storage);
-    let segment = data_segment(dir.path());
-    let mut bytes = fs::read(&segment).expect("read");
+    let (segment, mut bytes) = data_segment(dir.path());
     let record_len = bytes.len() / 3;
     bytes[record_len + 12] ^= 0xff;
     fs::write(&segment, &bytes).expect("write");
@@ -206,8 +213,7 @@ async fn a_batch_is_replayed_whole_or_not_at_all() {
     storage.apply_batch(batch).await.expect("batch");
     drop(storage);
 
-    let segment = data_segment(dir.path());
-    let bytes = fs::read(&segment).expect("read");
+    let (segment, bytes) = data_segment(dir.path());
     let storage = open(&config, &[TABLE, OTHER]);
     assert_eq!(storage.replay().expect("replay").records, 2);
     assert!(present(&storage, TABLE, 2) && present(&storage, OTHER, 2));

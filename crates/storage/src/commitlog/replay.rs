@@ -4,7 +4,7 @@
 use std::fs::{self, OpenOptions};
 use std::path::Path;
 
-use super::segment::{unframe, FrameError};
+use super::segment::{unframe, FrameError, HEADER_LEN};
 use crate::error::{Result, StorageError};
 
 /// One intact record and where it starts.
@@ -44,6 +44,8 @@ pub fn read_segment(
                 });
                 offset += size;
             }
+            // A preallocated segment ends in zeros; so does one a crash left unfinished.
+            Err(_) if rest.iter().all(|b| *b == 0) => return Ok(contents),
             Err(problem) if is_last && is_torn(&problem, rest) => {
                 truncate(path, offset as u64)?;
                 contents.torn_bytes = rest.len() as u64;
@@ -63,13 +65,17 @@ pub fn read_segment(
     Ok(contents)
 }
 
-/// Whether a bad frame looks like an interrupted final write rather than damage.
+/// Whether a bad frame looks like an interrupted final write rather than damage: nothing but
+/// zeros follows the part of the frame that can have been written. Records are copied header
+/// first, so a torn header leaves zeros after it and a torn payload zeros after the frame.
 fn is_torn(problem: &FrameError, rest: &[u8]) -> bool {
-    match problem {
-        FrameError::Incomplete | FrameError::BadPayload { at_end: true } => true,
-        FrameError::BadLength => rest.iter().all(|b| *b == 0),
-        FrameError::BadPayload { at_end: false } => false,
-    }
+    let written = match problem {
+        FrameError::Incomplete => return true,
+        FrameError::BadLength => HEADER_LEN,
+        FrameError::BadPayload { size } => *size,
+    };
+    rest.get(written..)
+        .is_none_or(|after| after.iter().all(|b| *b == 0))
 }
 
 fn corrupt(path: &Path, offset: u64, problem: &FrameError) -> StorageError {
@@ -101,7 +107,7 @@ fn truncate(path: &Path, len: u64) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::commitlog::segment::frame;
+    use crate::commitlog::segment::{frame, HEADER_LEN};
 
     fn write(path: &Path, parts: &[&[u8]]) {
         fs::write(path, parts.concat()).expect("write segment");
@@ -120,6 +126,40 @@ mod tests {
         write(&path, &[&a, &[0u8; 64]]);
         let contents = read_segment(&path, true, false).expect("zeroed tail is torn");
         assert_eq!(contents.records.len(), 1);
+    }
+
+    /// A crash while copying a record into a preallocated segment leaves part of the frame,
+    /// header first, then zeros: a torn tail, cut off.
+    #[test]
+    fn torn_frame_before_a_zero_tail_is_truncated() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let path = tmp.path().join("seg");
+        let (a, b) = (frame(b"first"), frame(b"second record"));
+        let zeros = [0u8; 256];
+        for torn in [&b[..6], &b[..HEADER_LEN + 4]] {
+            write(&path, &[&a, torn, &zeros]);
+            let contents = read_segment(&path, true, false).expect("torn tail is fine");
+            assert_eq!(contents.records.len(), 1);
+            assert_eq!(fs::metadata(&path).expect("meta").len(), a.len() as u64);
+        }
+        // Not the newest segment: the same bytes are damage.
+        write(&path, &[&a, &b[..HEADER_LEN + 4], &zeros]);
+        assert!(matches!(
+            read_segment(&path, false, false),
+            Err(StorageError::Corrupt { .. })
+        ));
+    }
+
+    /// Any segment may end in zeros: the unwritten rest of a preallocated file.
+    #[test]
+    fn zero_tail_ends_any_segment() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let path = tmp.path().join("seg");
+        let (a, b) = (frame(b"first"), frame(b"second"));
+        write(&path, &[&a, &b, &[0u8; 1000]]);
+        let contents = read_segment(&path, false, false).expect("clean end");
+        assert_eq!(contents.records.len(), 2);
+        assert_eq!(contents.torn_bytes, 0);
     }
 
     #[test]

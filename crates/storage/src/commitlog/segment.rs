@@ -59,29 +59,43 @@ pub fn list_segments(dir: &Path) -> Result<Vec<SegmentFile>> {
     Ok(segments)
 }
 
-/// Index of the newest segment holding any bytes: the only one a crash can leave torn (later
-/// ones were created empty by restarts that wrote nothing).
+/// Index of the newest segment holding any record: the only one a crash can leave torn (later
+/// ones were created empty, all zeros, by restarts that wrote nothing).
 pub fn last_written(segments: &[SegmentFile]) -> Result<Option<usize>> {
     for (index, segment) in segments.iter().enumerate().rev() {
-        let meta = fs::metadata(&segment.path).map_err(|e| StorageError::io(&segment.path, e))?;
-        if meta.len() > 0 {
+        if starts_with_data(&segment.path)? {
             return Ok(Some(index));
         }
     }
     Ok(None)
 }
 
-/// The on-disk frame of one record.
-pub fn frame(payload: &[u8]) -> Vec<u8> {
+/// Whether the first frame header of `path` has any non-zero byte.
+fn starts_with_data(path: &Path) -> Result<bool> {
+    use std::io::Read;
+    let mut header = Vec::with_capacity(HEADER_LEN);
+    fs::File::open(path)
+        .and_then(|file| file.take(HEADER_LEN as u64).read_to_end(&mut header))
+        .map_err(|e| StorageError::io(path, e))?;
+    Ok(header.iter().any(|b| *b != 0))
+}
+
+/// The header (length and its CRC32) and trailer (payload CRC32) framing `payload`.
+pub fn frame_parts(payload: &[u8]) -> ([u8; HEADER_LEN], [u8; TRAILER_LEN]) {
     let len = u32::try_from(payload.len())
         .unwrap_or(u32::MAX)
         .to_be_bytes();
-    let mut out = Vec::with_capacity(HEADER_LEN + payload.len() + TRAILER_LEN);
-    out.extend_from_slice(&len);
-    out.extend_from_slice(&crc32fast::hash(&len).to_be_bytes());
-    out.extend_from_slice(payload);
-    out.extend_from_slice(&crc32fast::hash(payload).to_be_bytes());
-    out
+    let mut header = [0u8; HEADER_LEN];
+    header[..4].copy_from_slice(&len);
+    header[4..].copy_from_slice(&crc32fast::hash(&len).to_be_bytes());
+    (header, crc32fast::hash(payload).to_be_bytes())
+}
+
+/// The on-disk frame of one record.
+#[cfg(test)]
+pub fn frame(payload: &[u8]) -> Vec<u8> {
+    let (header, trailer) = frame_parts(payload);
+    [&header[..], payload, &trailer[..]].concat()
 }
 
 /// Why a frame could not be read at some offset.
@@ -91,8 +105,8 @@ pub enum FrameError {
     Incomplete,
     /// The length's checksum does not match.
     BadLength,
-    /// The payload's checksum does not match; `at_end` when the frame ends exactly at EOF.
-    BadPayload { at_end: bool },
+    /// The payload's checksum does not match; `size` is the frame's length per its header.
+    BadPayload { size: usize },
 }
 
 /// Reads the frame at the start of `buf`: its payload and total size.
@@ -110,8 +124,8 @@ pub fn unframe(buf: &[u8]) -> Result<(&[u8], usize), FrameError> {
     }
     let (payload, rest) = rest.split_at(len);
     if crc32fast::hash(payload).to_be_bytes() != rest[..TRAILER_LEN] {
-        let at_end = rest.len() == TRAILER_LEN;
-        return Err(FrameError::BadPayload { at_end });
+        let size = HEADER_LEN + len + TRAILER_LEN;
+        return Err(FrameError::BadPayload { size });
     }
     Ok((payload, HEADER_LEN + len + TRAILER_LEN))
 }
@@ -146,9 +160,15 @@ mod tests {
             fs::write(&path, content).expect("write");
             SegmentFile { id, path }
         };
-        let segments = vec![segment(1, b"x"), segment(2, b"y"), segment(3, b"")];
-        assert_eq!(last_written(&segments).expect("stat"), Some(1));
-        assert_eq!(last_written(&segments[2..]).expect("stat"), None);
+        let zeros = [0u8; 1024];
+        let segments = vec![
+            segment(1, b"x"),
+            segment(2, b"y"),
+            segment(3, b""),
+            segment(4, &zeros),
+        ];
+        assert_eq!(last_written(&segments).expect("read"), Some(1));
+        assert_eq!(last_written(&segments[2..]).expect("read"), None);
     }
 
     #[test]
@@ -176,14 +196,9 @@ mod tests {
         assert_eq!(unframe(&bad_len), Err(FrameError::BadLength));
         let mut bad_payload = framed.clone();
         bad_payload[HEADER_LEN] ^= 1;
-        assert_eq!(
-            unframe(&bad_payload),
-            Err(FrameError::BadPayload { at_end: true })
-        );
+        let size = framed.len();
+        assert_eq!(unframe(&bad_payload), Err(FrameError::BadPayload { size }));
         bad_payload.extend_from_slice(&framed);
-        assert_eq!(
-            unframe(&bad_payload),
-            Err(FrameError::BadPayload { at_end: false })
-        );
+        assert_eq!(unframe(&bad_payload), Err(FrameError::BadPayload { size }));
     }
 }

@@ -2,8 +2,6 @@
 //! writers of `batch` and `group` modes once the fsync covering their records is done, syncs
 //! segments retired by a roll, and deletes segments no table needs any more.
 
-use std::fs::{File, OpenOptions};
-use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::Arc;
@@ -11,7 +9,8 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
 
-use super::segment::{list_segments, segment_name};
+use super::mapped::OpenSegment;
+use super::segment::list_segments;
 use super::{CommitlogSync, Shared};
 use crate::error::{Result, StorageError};
 
@@ -21,32 +20,10 @@ pub const DEFAULT_PERIOD: Duration = Duration::from_secs(10);
 /// Acknowledgement channel of one request.
 pub type Ack = oneshot::Sender<Result<()>>;
 
-/// A segment file open for appending.
-pub struct OpenSegment {
-    pub file: File,
-    pub path: PathBuf,
-}
-
-impl OpenSegment {
-    fn sync(&self) -> Result<()> {
-        self.file
-            .sync_data()
-            .map_err(|e| StorageError::io(&self.path, e))
-    }
-}
-
-/// Creates segment `id` in `dir` and makes its directory entry durable.
-pub fn create_segment(dir: &Path, id: u64) -> Result<OpenSegment> {
-    let path = dir.join(segment_name(id));
-    let file = OpenOptions::new()
-        .append(true)
-        .create_new(true)
-        .open(&path)
-        .map_err(|e| StorageError::io(&path, e))?;
-    File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(|e| StorageError::io(dir, e))?;
-    Ok(OpenSegment { file, path })
+/// A segment the writers rolled away from: its file and the bytes written to it.
+pub struct Retired {
+    pub segment: Arc<OpenSegment>,
+    pub len: u64,
 }
 
 /// Work for the sync thread.
@@ -137,17 +114,19 @@ impl Syncer {
         self.shared.state.lock().failed.is_some()
     }
 
-    /// Syncs the segments retired by rolls (their last records may not be synced yet).
+    /// Cuts the segments retired by rolls to their written length and syncs them (their last
+    /// records may not be synced yet).
     fn sync_retired(&self) {
         let retired = std::mem::take(&mut self.shared.state.lock().retired);
-        for segment in retired {
-            self.fsync(&segment);
+        for Retired { segment, len } in retired {
+            self.fsync(&segment, segment.truncate(len));
         }
     }
 
-    /// Syncs `segment`, recording a failure in the shared state.
-    fn fsync(&self, segment: &OpenSegment) {
-        match segment.sync() {
+    /// Syncs `segment` after `prepared` (the outcome of work before the sync), recording a
+    /// failure of either in the shared state.
+    fn fsync(&self, segment: &OpenSegment, prepared: Result<()>) {
+        match prepared.and_then(|()| segment.sync()) {
             Ok(()) => {
                 self.shared.syncs.fetch_add(1, Ordering::Relaxed);
             }
@@ -187,7 +166,7 @@ impl Syncer {
         self.sync_retired();
         if self.shared.dirty.swap(false, Ordering::AcqRel) && !self.failed() {
             let current = Arc::clone(&self.shared.state.lock().file);
-            self.fsync(&current);
+            self.fsync(&current, Ok(()));
         }
         self.last_sync = Instant::now();
         let waiting = std::mem::take(&mut self.waiting);

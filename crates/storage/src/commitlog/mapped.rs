@@ -1,0 +1,157 @@
+//! The segment being written, preallocated to the segment size and mapped into memory: a
+//! record is copied into the mapping under the log's lock, with no system call. The mapped
+//! pages are the kernel's page cache, so a record is with the OS (it survives a crash of the
+//! process) as soon as it is copied; fsyncs of the file make it durable. A segment's unwritten
+//! tail is zeros, which replay reads as its end.
+
+use std::fs::{File, OpenOptions};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{compiler_fence, Ordering};
+
+use memmap2::{MmapMut, UncheckedAdvice};
+
+use super::segment::{segment_name, HEADER_LEN, TRAILER_LEN};
+use crate::error::{Result, StorageError};
+
+/// Written pages are unmapped from the process (they stay in the page cache, dirty until
+/// synced) every this many bytes, so a segment does not add its size to the resident set.
+const RELEASE_STEP: usize = 1 << 20;
+const PAGE: usize = 4096;
+
+/// A segment file: what the sync thread fsyncs and truncates.
+pub struct OpenSegment {
+    pub file: File,
+    pub path: PathBuf,
+}
+
+impl OpenSegment {
+    pub fn sync(&self) -> Result<()> {
+        self.file
+            .sync_data()
+            .map_err(|e| StorageError::io(&self.path, e))
+    }
+
+    /// Cuts the zero tail of a retired segment off at `len`, the bytes written to it.
+    pub fn truncate(&self, len: u64) -> Result<()> {
+        self.file
+            .set_len(len)
+            .map_err(|e| StorageError::io(&self.path, e))
+    }
+}
+
+/// The writers' side of the current segment: its mapping and how much of it is written.
+pub struct Tail {
+    map: MmapMut,
+    written: usize,
+    /// Bytes at the start of the mapping already unmapped from the process.
+    released: usize,
+}
+
+impl Tail {
+    pub fn written(&self) -> u64 {
+        self.written as u64
+    }
+
+    /// Copies one frame after the written bytes: the header first, so a crash in the middle
+    /// leaves either a torn header or a valid length followed by a torn payload, each followed
+    /// by zeros (which replay recognizes as a torn tail). `None` if it does not fit.
+    pub fn put(
+        &mut self,
+        header: &[u8; HEADER_LEN],
+        payload: &[u8],
+        trailer: &[u8; 4],
+    ) -> Option<()> {
+        let end = self.written + HEADER_LEN + payload.len() + TRAILER_LEN;
+        let dst = self.map.get_mut(self.written..end)?;
+        let (head, rest) = dst.split_at_mut(HEADER_LEN);
+        head.copy_from_slice(header);
+        compiler_fence(Ordering::SeqCst);
+        let (body, tail) = rest.split_at_mut(payload.len());
+        body.copy_from_slice(payload);
+        tail.copy_from_slice(trailer);
+        self.written = end;
+        self.release();
+        Some(())
+    }
+
+    /// Unmaps the whole pages written since the last release, once there are enough of them.
+    fn release(&mut self) {
+        let upto = self.written / PAGE * PAGE;
+        if upto < self.released + RELEASE_STEP {
+            return;
+        }
+        // SAFETY: the range lies inside the mapping, is page-aligned, and holds only bytes
+        // already written; for a shared file mapping MADV_DONTNEED keeps dirty pages in the
+        // page cache, and a later access would read them back from there.
+        let advised = unsafe {
+            self.map.unchecked_advise_range(
+                UncheckedAdvice::DontNeed,
+                self.released,
+                upto - self.released,
+            )
+        };
+        if let Err(e) = advised {
+            tracing::debug!("madvise of a commit log segment failed: {e}");
+        }
+        self.released = upto;
+    }
+}
+
+/// Creates segment `id` in `dir`, `size` bytes of zeros, maps it, and makes its directory
+/// entry durable.
+pub fn create_segment(dir: &Path, id: u64, size: u64) -> Result<(OpenSegment, Tail)> {
+    let path = dir.join(segment_name(id));
+    let io = |e| StorageError::io(&path, e);
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .map_err(io)?;
+    file.set_len(size).map_err(io)?;
+    // SAFETY: the file was just created by this process and is only resized by the sync
+    // thread after the mapping is gone (a retired segment); nothing else maps or truncates it.
+    let map = unsafe { MmapMut::map_mut(&file) }.map_err(io)?;
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| StorageError::io(dir, e))?;
+    let tail = Tail {
+        map,
+        written: 0,
+        released: 0,
+    };
+    Ok((OpenSegment { file, path }, tail))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::commitlog::segment::{frame_parts, unframe};
+
+    #[test]
+    fn frames_land_in_the_file_and_the_rest_stays_zero() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let (segment, mut tail) =
+            create_segment(tmp.path(), 1, 3 * RELEASE_STEP as u64).expect("create");
+        let payload = vec![7u8; 1000];
+        let (header, trailer) = frame_parts(&payload);
+        let mut count = 0;
+        while tail.put(&header, &payload, &trailer).is_some() {
+            count += 1;
+        }
+        assert_eq!(count, 3 * RELEASE_STEP / 1012);
+        assert!(
+            tail.released >= 2 * RELEASE_STEP,
+            "written pages were released"
+        );
+        let bytes = std::fs::read(&segment.path).expect("read");
+        assert_eq!(bytes.len(), 3 * RELEASE_STEP);
+        let mut at = 0;
+        for _ in 0..count {
+            let (read, size) = unframe(&bytes[at..]).expect("frame");
+            assert_eq!(read, &payload[..]);
+            at += size;
+        }
+        assert!(bytes[at..].iter().all(|b| *b == 0));
+    }
+}
