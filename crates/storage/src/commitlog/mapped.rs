@@ -97,8 +97,21 @@ impl Tail {
     }
 }
 
-/// Creates segment `id` in `dir`, `size` bytes of zeros, maps it, and makes its directory
-/// entry durable.
+/// Allocates the file's `size` bytes on disk: a write into a mapped hole that the file system
+/// cannot allocate (a full disk) would kill the process with SIGBUS, so space runs out here,
+/// as an error, instead.
+fn reserve(file: &File, size: u64) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let len = libc::off_t::try_from(size).map_err(|_| std::io::ErrorKind::InvalidInput)?;
+    // SAFETY: a plain system call on an open descriptor.
+    match unsafe { libc::posix_fallocate(file.as_raw_fd(), 0, len) } {
+        0 => Ok(()),
+        errno => Err(std::io::Error::from_raw_os_error(errno)),
+    }
+}
+
+/// Creates segment `id` in `dir`, `size` bytes of zeros allocated on disk, maps it, and makes
+/// its directory entry durable.
 pub fn create_segment(dir: &Path, id: u64, size: u64) -> Result<(OpenSegment, Tail)> {
     let path = dir.join(segment_name(id));
     let io = |e| StorageError::io(&path, e);
@@ -108,7 +121,7 @@ pub fn create_segment(dir: &Path, id: u64, size: u64) -> Result<(OpenSegment, Ta
         .create_new(true)
         .open(&path)
         .map_err(io)?;
-    file.set_len(size).map_err(io)?;
+    reserve(&file, size).map_err(io)?;
     // SAFETY: the file was just created by this process and is only resized by the sync
     // thread after the mapping is gone (a retired segment); nothing else maps or truncates it.
     let map = unsafe { MmapMut::map_mut(&file) }.map_err(io)?;
@@ -127,6 +140,17 @@ pub fn create_segment(dir: &Path, id: u64, size: u64) -> Result<(OpenSegment, Ta
 mod tests {
     use super::*;
     use crate::commitlog::segment::{frame_parts, unframe};
+
+    /// Space the disk cannot give is refused when the segment is created, as an error.
+    #[test]
+    fn a_segment_the_disk_cannot_hold_is_an_error() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let huge = 1u64 << 62;
+        match create_segment(tmp.path(), 1, huge) {
+            Err(StorageError::Io { .. }) => {}
+            other => panic!("expected an I/O error, got {:?}", other.map(|_| ())),
+        }
+    }
 
     #[test]
     fn frames_land_in_the_file_and_the_rest_stays_zero() {
