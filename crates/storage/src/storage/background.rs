@@ -16,6 +16,8 @@ use crate::error::{Result, StorageError};
 
 /// How often memtable and commit-log sizes are checked.
 const PRESSURE_CHECK: Duration = Duration::from_millis(50);
+/// The longest pause between flush attempts while they keep failing.
+const MAX_FLUSH_RETRY: Duration = Duration::from_secs(10);
 /// How often strategies are asked for work when nothing wakes the scheduler.
 const SCHEDULE_INTERVAL: Duration = Duration::from_secs(1);
 
@@ -45,12 +47,36 @@ fn nap(core: &Core, timeout: Duration) -> bool {
     !core.stop.load(Ordering::Relaxed)
 }
 
+/// Checks the pressure every [`PRESSURE_CHECK`]; after failures in a row (a full or broken
+/// disk) waits longer between attempts, doubling up to [`MAX_FLUSH_RETRY`], and logs the
+/// failure at the 1st, 2nd, 4th, 8th… attempt rather than at every one.
 fn flush_loop(core: &Core) {
-    while nap(core, PRESSURE_CHECK) {
-        if let Err(error) = core.relieve_pressure() {
-            tracing::error!("background flush failed: {error}");
+    let mut failures = 0u32;
+    while nap(core, flush_pause(failures)) {
+        match core.relieve_pressure() {
+            Ok(()) if failures > 0 => {
+                tracing::info!("background flush recovered after {failures} failed attempts");
+                failures = 0;
+            }
+            Ok(()) => {}
+            Err(error) => {
+                failures = failures.saturating_add(1);
+                if failures.is_power_of_two() {
+                    let pause = flush_pause(failures);
+                    tracing::error!(
+                        "background flush failed ({failures} in a row; next attempt in {pause:?}): {error}"
+                    );
+                }
+            }
         }
     }
+}
+
+/// The pause before the next pressure check after `failures` failed ones in a row.
+fn flush_pause(failures: u32) -> Duration {
+    PRESSURE_CHECK
+        .saturating_mul(1 << failures.min(10))
+        .min(MAX_FLUSH_RETRY)
 }
 
 fn schedule_loop(core: &Arc<Core>) {
@@ -131,4 +157,18 @@ fn now_millis() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flush_attempts_back_off_while_they_fail() {
+        assert_eq!(flush_pause(0), PRESSURE_CHECK);
+        assert_eq!(flush_pause(1), PRESSURE_CHECK * 2);
+        assert_eq!(flush_pause(3), PRESSURE_CHECK * 8);
+        assert_eq!(flush_pause(8), MAX_FLUSH_RETRY);
+        assert_eq!(flush_pause(u32::MAX), MAX_FLUSH_RETRY);
+    }
 }
