@@ -86,10 +86,7 @@ fn data_segment(dir: &Path) -> (PathBuf, Vec<u8>) {
     let last = commitlog::last_written(&all).expect("read");
     let path = all[last.expect("a segment with records")].path.clone();
     let contents = commitlog::read_segment(&path, false, false).expect("intact");
-    let end = contents
-        .records
-        .last()
-        .map_or(0, |r| r.offset as usize + 12 + r.payload.len());
+    let end = contents.records.last().map_or(0, |r| r.end() as usize);
     let mut bytes = fs::read(&path).expect("read");
     bytes.truncate(end);
     (path, bytes)

@@ -59,7 +59,7 @@ impl Tail {
         &mut self,
         header: &[u8; HEADER_LEN],
         payload: &[u8],
-        trailer: &[u8; 4],
+        trailer: &[u8; TRAILER_LEN],
     ) -> Option<()> {
         let end = self.written + HEADER_LEN + payload.len() + TRAILER_LEN;
         let dst = self.map.get_mut(self.written..end)?;

@@ -4,10 +4,10 @@
 //! Writers append their own records: [`CommitLog::append`] assigns the position and copies the
 //! frame into the mapped segment ([`mapped`]) under one lock, so an appended record is with the
 //! OS (it survives a crash of the process) before `append` returns, with no system call and no
-//! hand-off to another thread. A
-//! dedicated thread ([`syncer`]) fsyncs per the sync mode, acknowledges the writers of `batch`
-//! and `group` modes after the fsync covering them, syncs retired segments and deletes those
-//! whose data every table has flushed ([`CommitLog::recycle`]).
+//! hand-off to another thread. A dedicated thread ([`syncer`]) fsyncs per the sync mode,
+//! acknowledges the writers of `batch` and `group` modes after the fsync covering them, cuts
+//! retired segments to length and syncs them, and deletes the segments whose data every table
+//! has flushed ([`CommitLog::recycle`]).
 
 mod mapped;
 mod position;

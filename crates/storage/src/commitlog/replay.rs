@@ -4,7 +4,7 @@
 use std::fs::{self, OpenOptions};
 use std::path::Path;
 
-use super::segment::{unframe, FrameError, HEADER_LEN};
+use super::segment::{unframe, FrameError, HEADER_LEN, TRAILER_LEN};
 use crate::error::{Result, StorageError};
 
 /// One intact record and where it starts.
@@ -12,6 +12,13 @@ use crate::error::{Result, StorageError};
 pub struct Record {
     pub offset: u64,
     pub payload: Vec<u8>,
+}
+
+impl Record {
+    /// Where the record's frame ends in its segment.
+    pub fn end(&self) -> u64 {
+        self.offset + (HEADER_LEN + self.payload.len() + TRAILER_LEN) as u64
+    }
 }
 
 /// What a segment yielded.
@@ -107,7 +114,7 @@ fn truncate(path: &Path, len: u64) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::commitlog::segment::{frame, HEADER_LEN};
+    use crate::commitlog::segment::frame;
 
     fn write(path: &Path, parts: &[&[u8]]) {
         fs::write(path, parts.concat()).expect("write segment");

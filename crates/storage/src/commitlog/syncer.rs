@@ -119,14 +119,13 @@ impl Syncer {
     fn sync_retired(&self) {
         let retired = std::mem::take(&mut self.shared.state.lock().retired);
         for Retired { segment, len } in retired {
-            self.fsync(&segment, segment.truncate(len));
+            self.record(segment.truncate(len).and_then(|()| segment.sync()));
         }
     }
 
-    /// Syncs `segment` after `prepared` (the outcome of work before the sync), recording a
-    /// failure of either in the shared state.
-    fn fsync(&self, segment: &OpenSegment, prepared: Result<()>) {
-        match prepared.and_then(|()| segment.sync()) {
+    /// Counts a finished fsync, or records its failure in the shared state.
+    fn record(&self, synced: Result<()>) {
+        match synced {
             Ok(()) => {
                 self.shared.syncs.fetch_add(1, Ordering::Relaxed);
             }
@@ -166,7 +165,7 @@ impl Syncer {
         self.sync_retired();
         if self.shared.dirty.swap(false, Ordering::AcqRel) && !self.failed() {
             let current = Arc::clone(&self.shared.state.lock().file);
-            self.fsync(&current, Ok(()));
+            self.record(current.sync());
         }
         self.last_sync = Instant::now();
         let waiting = std::mem::take(&mut self.waiting);

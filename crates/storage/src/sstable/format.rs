@@ -183,10 +183,15 @@ impl<'a> Decoder<'a> {
         Ok(n)
     }
 
+    /// `u32` length-prefixed bytes, borrowed.
+    pub(crate) fn slice(&mut self) -> Result<&'a [u8]> {
+        let len = self.u32()? as usize;
+        self.take(len)
+    }
+
     /// `u32` length-prefixed bytes.
     pub(crate) fn bytes(&mut self) -> Result<Bytes> {
-        let len = self.u32()? as usize;
-        Ok(Bytes::copy_from_slice(self.take(len)?))
+        Ok(Bytes::copy_from_slice(self.slice()?))
     }
 
     /// Runs one of the commit-log codec's decoders over the remaining bytes.

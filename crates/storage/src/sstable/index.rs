@@ -230,9 +230,7 @@ impl IndexFile {
         let mut d = Decoder::new(&buf, &self.path, at.offset);
         let count = d.count(24)?;
         for i in 0..count {
-            let token = d.i64()?;
-            let len = d.u32()? as usize;
-            let bytes = d.take(len)?;
+            let (token, bytes) = (d.i64()?, d.slice()?);
             if i == 0 && (token, bytes) != (at.first_key.token, &at.first_key.key[..]) {
                 return Err(block_start_mismatch(&self.path, at));
             }
@@ -287,10 +285,8 @@ fn skip_entry_tail(d: &mut Decoder<'_>) -> Result<()> {
     d.u64()?;
     let count = d.count(16)?;
     for _ in 0..count {
-        let first = d.u32()? as usize;
-        d.take(first)?;
-        let last = d.u32()? as usize;
-        d.take(last)?;
+        d.slice()?;
+        d.slice()?;
         d.u64()?;
     }
     Ok(())
