@@ -24,7 +24,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use crate::compaction::garbage::{remove_shadowed, Granularity};
 use crate::compaction::{CompactionTask, TaskKind};
-use crate::engine::{LiveSstable, LsmEngine, PartitionSource, View};
+use crate::engine::{LiveSstable, LsmEngine, PartitionSource};
 use crate::error::{Result, StorageError};
 use crate::filter::ReadFilter;
 use crate::model::PartitionKey;
@@ -71,13 +71,19 @@ fn run_job(
     ctx: &Context<'_>,
     garbage: Option<Granularity>,
 ) -> Result<Option<CompactionRecord>> {
-    let view = engine.view();
-    let inputs: Vec<Arc<LiveSstable>> = view
-        .sstables
-        .iter()
-        .filter(|s| task.inputs.contains(&s.generation()))
-        .cloned()
-        .collect();
+    // The view is dropped at once: held for the whole compaction, it would keep every memtable
+    // flushed meanwhile in memory until the compaction ends.
+    let (inputs, memtable_min) = {
+        let view = engine.view();
+        let inputs: Vec<Arc<LiveSstable>> = view
+            .sstables
+            .iter()
+            .filter(|s| task.inputs.contains(&s.generation()))
+            .cloned()
+            .collect();
+        let memtable_min = view.memtables().map(|m| m.min_timestamp()).min();
+        (inputs, memtable_min.unwrap_or(i64::MAX))
+    };
     if inputs.len() != task.inputs.len() {
         return Ok(None);
     }
@@ -105,7 +111,7 @@ fn run_job(
             gc_before: settings.gc_before(ctx.now),
             garbage,
         };
-        job.run(&view, &inputs)
+        job.run(&inputs, memtable_min)
     };
     let record =
         result.map(|outputs| outputs.map(|outputs| record(&tracker, &inputs, &outputs, started)));
@@ -137,17 +143,14 @@ struct Job<'a> {
 }
 
 impl Job<'_> {
-    /// Writes the outputs and installs them; `None` when a truncation removed the inputs.
+    /// Writes the outputs and installs them; `None` when a truncation removed the inputs. A
+    /// fully expired input is dropped unmerged when the memtables (oldest write
+    /// `memtable_min`) cannot hold data its tombstones shadow.
     fn run(
         &self,
-        view: &View,
         inputs: &[Arc<LiveSstable>],
+        memtable_min: i64,
     ) -> Result<Option<Vec<Arc<LiveSstable>>>> {
-        let memtable_min = view
-            .memtables()
-            .map(|m| m.min_timestamp())
-            .min()
-            .unwrap_or(i64::MAX);
         let merged: Vec<&Arc<LiveSstable>> = inputs
             .iter()
             .filter(|s| {

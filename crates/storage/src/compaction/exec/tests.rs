@@ -1,5 +1,6 @@
-//! The purge horizon against SSTables outside the task: a tombstone whose shadowed data lives
-//! in an older SSTable that is not compacted must stay.
+//! The purge horizon against SSTables outside the task (a tombstone whose shadowed data lives
+//! in an older SSTable that is not compacted must stay), and what a running compaction keeps
+//! in memory.
 
 use std::sync::atomic::AtomicBool;
 
@@ -122,4 +123,52 @@ fn tombstones_shadowing_data_outside_the_task_are_kept() {
         .expect("read")
         .is_some());
     assert_eq!(registry.history().len(), 2);
+}
+
+#[test]
+fn a_running_compaction_does_not_keep_flushed_memtables_alive() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let params = TableParams::new("ks", "t");
+    let engine =
+        LsmEngine::open(dir.path(), params.settings().expect("settings"), false).expect("open");
+    let mut row = Row::new(Bytes::from_static(b"c"));
+    row.columns = vec![ColumnData::simple(
+        "v",
+        Cell::live(1, Bytes::from(vec![7u8; 4096])),
+    )];
+    let data = PartitionUpdate {
+        rows: vec![row],
+        ..Default::default()
+    };
+    for generation in 0..2 {
+        flush(&engine, |e| {
+            for n in 0..64 {
+                e.apply(&key(generation * 64 + n), &data).expect("write");
+            }
+        });
+    }
+    engine.apply(&key(1000), &data).expect("unflushed write");
+    let memtable = Arc::downgrade(&engine.view().active);
+    let stop = AtomicBool::new(false);
+    // One byte a second: the compaction stalls after its first partition until stopped.
+    let (throttle, registry) = (Throttle::new(1), Registry::default());
+    let context = Context {
+        throttle: &throttle,
+        registry: &registry,
+        stop: &stop,
+        now: now_seconds(),
+    };
+    assert!(engine.claim(&[1, 2]));
+    std::thread::scope(|scope| {
+        let compaction = scope.spawn(|| run(&engine, &task(vec![1, 2]), &context));
+        while registry.running().is_empty() {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        flush(&engine, |_| {});
+        let freed = memtable.upgrade().is_none();
+        stop.store(true, Ordering::Relaxed);
+        assert!(compaction.join().expect("compaction thread").is_err());
+        assert!(freed, "the flushed memtable outlived its flush");
+    });
+    engine.release(&[1, 2]);
 }
