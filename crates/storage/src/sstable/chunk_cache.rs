@@ -1,7 +1,8 @@
 //! [`ChunkCache`]: Cassandra's chunk cache (`file_cache_size`) — a bounded LRU of decompressed,
-//! checksum-verified Data chunks shared by every SSTable of a node, so that repeated reads of
-//! a hot partition skip the `pread`, the CRC32 and the decompression. Entries are keyed by the
-//! SSTable's unique id and the chunk's index; ids are never reused, so the chunks of deleted
+//! checksum-verified Data chunks and Index blocks shared by every SSTable of a node, so that
+//! repeated reads of a hot partition, or of its Index block after a key-cache miss, skip the
+//! `pread`, the CRC32 and the decompression. Entries are keyed by the SSTable's unique id and
+//! the chunk's index or the block's offset; ids are never reused, so the entries of deleted
 //! SSTables are never asked for again and age out.
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -13,6 +14,8 @@ use crate::sstable::lru::{CacheStats, IntHashBuilder, ShardedLru};
 
 /// Bytes counted per chunk beside its data (map slot, links, `Bytes` header, allocation).
 const ENTRY_OVERHEAD: u64 = 128;
+/// Marks an Index block's key (its offset) apart from a Data chunk's (its index).
+const INDEX_BLOCK: u64 = 1 << 63;
 
 /// Size and effectiveness of the chunk cache.
 pub type ChunkCacheStats = CacheStats;
@@ -45,6 +48,18 @@ impl ChunkCache {
     pub(crate) fn insert(&self, sstable: u64, chunk: usize, data: Bytes) {
         let weight = data.len() as u64 + ENTRY_OVERHEAD;
         self.lru.insert((sstable, chunk as u64), data, weight);
+    }
+
+    /// The cached Index block at `offset` of SSTable `sstable` (verified, checksum stripped).
+    pub(crate) fn index_block(&self, sstable: u64, offset: u64) -> Option<Bytes> {
+        self.lru.get(&(sstable, INDEX_BLOCK | offset))
+    }
+
+    /// Caches the Index block at `offset` of SSTable `sstable`.
+    pub(crate) fn insert_index_block(&self, sstable: u64, offset: u64, block: Bytes) {
+        let weight = block.len() as u64 + ENTRY_OVERHEAD;
+        self.lru
+            .insert((sstable, INDEX_BLOCK | offset), block, weight);
     }
 
     /// Counts the time a missed chunk took to read, verify and decompress.

@@ -13,6 +13,7 @@ use bytes::{BufMut, Bytes};
 
 use crate::error::{Result, StorageError};
 use crate::model::PartitionKey;
+use crate::sstable::caches::CachedChunks;
 use crate::sstable::format::{
     check_stream_header, corrupt, put_bytes, stream_header, Decoder, INDEX_MAGIC, STREAM_HEADER_LEN,
 };
@@ -223,10 +224,16 @@ impl IndexFile {
         Ok(entries)
     }
 
-    /// The entry of `key` in block `at`, if there is one. Entries are compared where they
+    /// The entry of `key` in block `at`, if there is one, the block taken from (and, if
+    /// asked to, put in) the chunk cache when one is given. Entries are compared where they
     /// lie and skipped without being decoded, so a lookup allocates only the one it returns.
-    pub fn find(&self, at: &SummaryEntry, key: &PartitionKey) -> Result<Option<IndexEntry>> {
-        let buf = self.read_block(at)?;
+    pub fn find(
+        &self,
+        at: &SummaryEntry,
+        key: &PartitionKey,
+        cached: Option<CachedChunks<'_>>,
+    ) -> Result<Option<IndexEntry>> {
+        let buf = self.cached_block(at, cached)?;
         let mut d = Decoder::new(&buf, &self.path, at.offset);
         let count = d.count(24)?;
         for i in 0..count {
@@ -250,6 +257,24 @@ impl IndexFile {
             }
         }
         Ok(None)
+    }
+
+    /// Block `at` from the chunk cache, or else read from disk (and cached if asked to).
+    fn cached_block(&self, at: &SummaryEntry, cached: Option<CachedChunks<'_>>) -> Result<Bytes> {
+        let Some(cached) = cached else {
+            return self.read_block(at).map(Bytes::from);
+        };
+        if let Some(block) = cached.cache.index_block(cached.sstable, at.offset) {
+            return Ok(block);
+        }
+        let block = Bytes::from(self.read_block(at)?);
+        if cached.fill {
+            let copy = block.clone();
+            cached
+                .cache
+                .insert_index_block(cached.sstable, at.offset, copy);
+        }
+        Ok(block)
     }
 
     /// Block `at` read from disk, its CRC32 verified; the content ends before the checksum.
@@ -342,7 +367,7 @@ mod tests {
         assert_eq!(summary.len(), 3);
         for e in &entries {
             let at = block_for(&summary, &e.key);
-            assert_eq!(index.find(at, &e.key).unwrap().as_ref(), Some(e));
+            assert_eq!(index.find(at, &e.key, None).unwrap().as_ref(), Some(e));
             assert!(index.block(at).unwrap().contains(e));
         }
     }
@@ -354,7 +379,7 @@ mod tests {
         // Same token as an entry but another key, a token between entries, one past the end.
         for absent in [key(-1500, "zz"), key(-1495, "k0"), key(10_000, "k")] {
             let at = block_for(&summary, &absent);
-            assert_eq!(index.find(at, &absent).unwrap(), None);
+            assert_eq!(index.find(at, &absent, None).unwrap(), None);
         }
     }
 
@@ -364,7 +389,7 @@ mod tests {
         let (entries, summary, index) = sample(dir.path());
         let mut wrong = summary[1].clone();
         wrong.first_key = key(-1, "elsewhere");
-        let err = index.find(&wrong, &entries[200].key).unwrap_err();
+        let err = index.find(&wrong, &entries[200].key, None).unwrap_err();
         assert!(err.to_string().contains("does not start"), "{err}");
     }
 }

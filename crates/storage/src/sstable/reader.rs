@@ -168,12 +168,17 @@ impl Sstable {
         in_range && self.filter.may_contain(&key.key)
     }
 
-    /// The index entry of `key`, if the SSTable holds it.
-    pub(crate) fn find(&self, key: &PartitionKey) -> Result<Option<IndexEntry>> {
+    /// The index entry of `key`, if the SSTable holds it; the Index block is looked up in (and,
+    /// for point reads, added to) the chunk cache.
+    pub(crate) fn find(
+        &self,
+        key: &PartitionKey,
+        caches: ReadCaches<'_>,
+    ) -> Result<Option<IndexEntry>> {
         let Some(block) = self.summary.block_for(key) else {
             return Ok(None);
         };
-        self.index.find(block, key)
+        self.index.find(block, key, caches.chunks_of(self.id))
     }
 
     /// This SSTable's version of partition `key` restricted to `filter`: the partition
@@ -196,8 +201,8 @@ impl Sstable {
         caches: ReadCaches<'_>,
     ) -> Result<Option<PartitionData>> {
         let entry = match caches.keys {
-            Some(cache) => self.find_cached(key, cache)?,
-            None => self.find(key)?.map(Arc::new),
+            Some(cache) => self.find_cached(key, cache, caches)?,
+            None => self.find(key, caches)?.map(Arc::new),
         };
         let counter = match entry {
             Some(_) => &self.filter_hits,
@@ -210,11 +215,16 @@ impl Sstable {
         }
     }
 
-    fn find_cached(&self, key: &PartitionKey, cache: &KeyCache) -> Result<Option<Arc<IndexEntry>>> {
+    fn find_cached(
+        &self,
+        key: &PartitionKey,
+        cache: &KeyCache,
+        caches: ReadCaches<'_>,
+    ) -> Result<Option<Arc<IndexEntry>>> {
         if let Some(entry) = cache.get(self.id, key) {
             return Ok(Some(entry));
         }
-        let found = self.find(key)?.map(Arc::new);
+        let found = self.find(key, caches)?.map(Arc::new);
         if let Some(entry) = &found {
             cache.insert(self.id, entry.clone());
         }

@@ -1,6 +1,7 @@
 //! Reads through the node's caches: a repeated point read takes its Data chunks from the chunk
-//! cache (no chunk read from disk), a scan looks chunks up without adding any, and a full
-//! iteration (compaction) reads around the cache.
+//! cache (no chunk read from disk), a key-cache miss takes its Index block from it, a scan
+//! looks chunks up without adding any, and a full iteration (compaction) reads around the
+//! cache.
 
 use std::sync::Arc;
 
@@ -36,8 +37,36 @@ fn a_repeated_point_read_reads_no_chunk_from_disk() {
     assert_eq!(first, second);
     assert_eq!(sstable.chunks_read(), after_first, "served from the cache");
     let stats = caches.chunks.as_ref().expect("chunk cache").stats();
-    assert_eq!(stats.misses, after_first);
-    assert!(stats.hits >= after_first && stats.entries == after_first);
+    assert_eq!(
+        stats.misses,
+        after_first + 1,
+        "the Data chunks and the Index block"
+    );
+    assert_eq!(stats.entries, after_first + 1);
+    assert!(stats.hits >= after_first);
+}
+
+#[test]
+fn a_key_cache_miss_takes_its_index_block_from_the_chunk_cache() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let sstable = sample_sstable(dir.path());
+    let caches = caches();
+    let chunks = caches.chunks.as_ref().expect("chunk cache");
+    let filter = ReadFilter::all();
+    let first = sstable.read_cached(&key(7, "k3"), &filter, caches.point_read());
+    assert!(first.expect("read").is_some());
+    let before = chunks.stats();
+    // Another key of the same (one-block) Index: not in the key cache.
+    let other = sstable.read_cached(&key(-50, "k0"), &filter, caches.point_read());
+    assert!(other.expect("read").is_some());
+    let after = chunks.stats();
+    assert_eq!(
+        after.entries, before.entries,
+        "nothing new was read: {after:?}"
+    );
+    assert_eq!(after.misses, before.misses, "{after:?}");
+    let keys = caches.keys.as_ref().expect("key cache").stats();
+    assert_eq!((keys.misses, keys.entries), (2, 2));
 }
 
 #[test]

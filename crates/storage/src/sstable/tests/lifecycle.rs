@@ -13,6 +13,7 @@ use crate::filter::{KeyRange, ReadFilter};
 use crate::memtable::Memtable;
 use crate::model::{Cell, ColumnData, PartitionUpdate, Row};
 use crate::partition::PartitionData;
+use crate::sstable::caches::ReadCaches;
 use crate::sstable::{list, Component, Descriptor, SstableWriter, WriteOptions};
 
 fn one_row(clustering: Bytes, ts: i64, value: &str) -> PartitionData {
@@ -189,7 +190,10 @@ fn large_partition_slice_reads_touch_few_chunks() {
     let sstable = open(&writer.finish().expect("finish"));
     let total_chunks = sstable.stats().uncompressed_size.div_ceil(16 * 1024);
     assert!(total_chunks > 200, "{total_chunks} chunks");
-    let entry = sstable.find(&key(0, "big")).expect("index").expect("entry");
+    let entry = sstable
+        .find(&key(0, "big"), ReadCaches::default())
+        .expect("index")
+        .expect("entry");
     assert!(
         entry.row_index.len() > 50,
         "{} row-index blocks",
