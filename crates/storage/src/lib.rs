@@ -20,6 +20,7 @@ mod resolve;
 mod row_map;
 mod snapshot;
 mod storage;
+mod token_filter;
 
 pub use commitlog::CommitlogSync;
 pub use compaction::exec::{CompactionProgress, CompactionRecord, CompactionTotals};

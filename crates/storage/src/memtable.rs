@@ -1,6 +1,7 @@
 //! The concurrent in-memory write buffer of one table: a lock-free skiplist of partitions, each
-//! holding its reconciled data behind a short-lived mutex, with an allocation counter, the
-//! oldest commit-log position of its data and its oldest timestamp.
+//! holding its reconciled data behind a short-lived mutex, with a filter of the tokens written
+//! (point reads of absent partitions skip the search), an allocation counter, the oldest
+//! commit-log position of its data and its oldest timestamp.
 
 use std::mem::size_of;
 use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
@@ -15,6 +16,7 @@ use crate::error::Result;
 use crate::filter::{KeyRange, ReadFilter};
 use crate::model::{Cell, ColumnData, ColumnValue, PartitionKey, PartitionUpdate, Row};
 use crate::partition::PartitionData;
+use crate::token_filter::TokenFilter;
 
 /// What the memtable's structures allocate besides the bytes written, from their layouts: a
 /// skiplist node per partition (key, lock and partition header, a tower of two links on
@@ -35,6 +37,9 @@ const SHARED_BUFFER: usize = 3 * size_of::<usize>();
 /// A memtable: writers on different partitions never contend.
 pub struct Memtable {
     partitions: SkipMap<PartitionKey, Mutex<PartitionData>>,
+    /// Every token written. Not counted in `allocated`: at most 1 MiB, sized from the
+    /// previous memtable's partition count (about 0.5% of the data it describes).
+    tokens: TokenFilter,
     allocated: AtomicUsize,
     /// Packed [`Position`] of the oldest logged write applied (`u64::MAX`: none).
     min_position: AtomicU64,
@@ -44,18 +49,29 @@ pub struct Memtable {
 
 impl Default for Memtable {
     fn default() -> Self {
-        Memtable {
-            partitions: SkipMap::new(),
-            allocated: AtomicUsize::new(0),
-            min_position: AtomicU64::new(u64::MAX),
-            min_timestamp: AtomicI64::new(i64::MAX),
-        }
+        Memtable::for_partitions(0)
     }
 }
 
 impl Memtable {
     pub fn new() -> Self {
         Memtable::default()
+    }
+
+    /// A memtable expected to receive about `partitions` partitions (sizes its token filter).
+    pub fn for_partitions(partitions: usize) -> Self {
+        Memtable {
+            partitions: SkipMap::new(),
+            tokens: TokenFilter::for_partitions(partitions),
+            allocated: AtomicUsize::new(0),
+            min_position: AtomicU64::new(u64::MAX),
+            min_timestamp: AtomicI64::new(i64::MAX),
+        }
+    }
+
+    /// Partitions held.
+    pub fn partition_count(&self) -> usize {
+        self.partitions.len()
     }
 
     /// Applies a write logged at `position`.
@@ -82,7 +98,7 @@ impl Memtable {
 
     /// Whether the memtable holds partition `key`.
     pub fn contains(&self, key: &PartitionKey) -> bool {
-        self.partitions.contains_key(key)
+        self.tokens.may_contain(key.token) && self.partitions.contains_key(key)
     }
 
     /// Visits every partition in (token, key) order by reference, without copying it (for a
@@ -101,6 +117,8 @@ impl Memtable {
     /// Reconciles `update` into the partition `key`.
     pub fn apply(&self, key: &PartitionKey, update: &PartitionUpdate) {
         let mut added = update_size(update);
+        // Before the partition is visible: a reader that finds it also finds its token.
+        self.tokens.insert(key.token);
         // One search of the skiplist, whether the partition is new or not.
         let entry = self.partitions.get_or_insert_with(key.clone(), || {
             added += PARTITION_OVERHEAD + key.key.len() + SHARED_BUFFER;
@@ -120,6 +138,9 @@ impl Memtable {
 
 impl PartitionSource for Memtable {
     fn partition(&self, key: &PartitionKey, filter: &ReadFilter) -> Result<Option<PartitionData>> {
+        if !self.tokens.may_contain(key.token) {
+            return Ok(None);
+        }
         Ok(self
             .partitions
             .get(key)
@@ -224,6 +245,30 @@ mod tests {
             token,
             key: Bytes::from(token.to_be_bytes().to_vec()),
         }
+    }
+
+    #[test]
+    fn point_reads_find_every_partition_of_an_undersized_filter_and_no_other() {
+        let memtable = Memtable::for_partitions(0);
+        let written = |n: i64| n.wrapping_mul(0x9e37_79b9_7f4a_7c15_u64 as i64);
+        for n in 0..20_000 {
+            memtable.apply(&key(written(n)), &update());
+        }
+        assert_eq!(memtable.partition_count(), 20_000);
+        for n in 0..20_000 {
+            let found = memtable.partition(&key(written(n)), &ReadFilter::all());
+            assert!(found.expect("read").is_some(), "partition {n}");
+            assert!(memtable.contains(&key(written(n))));
+        }
+        let same_token = PartitionKey {
+            token: written(7),
+            key: Bytes::from_static(b"another key"),
+        };
+        let found = memtable.partition(&same_token, &ReadFilter::all());
+        assert!(found.expect("read").is_none());
+        assert!(!memtable.contains(&same_token));
+        let absent = (20_000..40_000).filter(|&n| memtable.contains(&key(written(n))));
+        assert_eq!(absent.count(), 0);
     }
 
     fn update() -> PartitionUpdate {

@@ -271,9 +271,11 @@ impl LsmEngine {
     pub fn switch_memtable(&self) {
         let mut view = self.view.write();
         let mut next = View::clone(&view);
+        // The next memtable will likely see as many partitions as this one did.
+        let partitions = next.active.memtable().partition_count();
         next.flushing.push(std::mem::replace(
             &mut next.active,
-            Arc::new(PooledMemtable::new()),
+            Arc::new(PooledMemtable::for_partitions(partitions)),
         ));
         *view = Arc::new(next);
     }

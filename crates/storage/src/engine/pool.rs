@@ -54,6 +54,14 @@ impl PooledMemtable {
         PooledMemtable::default()
     }
 
+    /// A memtable expected to receive about `partitions` partitions.
+    pub fn for_partitions(partitions: usize) -> PooledMemtable {
+        PooledMemtable {
+            memtable: Memtable::for_partitions(partitions),
+            values: AtomicUsize::new(0),
+        }
+    }
+
     pub fn memtable(&self) -> &Memtable {
         &self.memtable
     }
