@@ -141,16 +141,16 @@ async fn repeated_point_reads_are_served_from_the_chunk_cache_and_compaction_doe
     let first = storage.chunk_cache_stats();
     assert_eq!(
         first.misses - cold.misses,
-        2,
-        "one chunk per SSTable read: {first:?}"
+        4,
+        "one Index block and one Data chunk per SSTable read: {first:?}"
     );
-    assert_eq!(first.entries, 2);
+    assert_eq!(first.entries, 4);
     assert_eq!(value(&storage, 7, 0).as_deref(), Some("x"));
     let second = storage.chunk_cache_stats();
     assert_eq!(
         (second.hits - first.hits, second.misses),
         (2, first.misses),
-        "no chunk read from disk: {second:?}"
+        "no chunk read from disk, the Index entries from the key cache: {second:?}"
     );
     storage.compact(TABLE).expect("compact");
     let compacted = storage.chunk_cache_stats();
@@ -162,8 +162,8 @@ async fn repeated_point_reads_are_served_from_the_chunk_cache_and_compaction_doe
     assert_eq!(value(&storage, 7, 0).as_deref(), Some("x"));
     assert_eq!(
         storage.chunk_cache_stats().entries,
-        3,
-        "the new SSTable's chunk"
+        6,
+        "the new SSTable's Index block and Data chunk"
     );
 }
 
