@@ -21,7 +21,7 @@ use crate::sstable::data::CompressionInfo;
 use crate::sstable::data_reader::{DataCursor, DataFile};
 use crate::sstable::descriptor::{Component, Descriptor};
 use crate::sstable::index::{IndexEntry, IndexFile};
-use crate::sstable::key_cache::{next_sstable_id, KeyCache};
+use crate::sstable::key_cache::next_sstable_id;
 use crate::sstable::layout::{
     after_end, before_start, decode_header, decode_row, ranges_overlap, PartitionHeader,
 };
@@ -200,10 +200,7 @@ impl Sstable {
         filter: &ReadFilter,
         caches: ReadCaches<'_>,
     ) -> Result<Option<PartitionData>> {
-        let entry = match caches.keys {
-            Some(cache) => self.find_cached(key, cache, caches)?,
-            None => self.find(key, caches)?.map(Arc::new),
-        };
+        let entry = self.find_cached(key, caches)?;
         let counter = match entry {
             Some(_) => &self.filter_hits,
             None => &self.filter_false_positives,
@@ -215,12 +212,15 @@ impl Sstable {
         }
     }
 
+    /// [`find`](Self::find) through the key cache, when there is one.
     fn find_cached(
         &self,
         key: &PartitionKey,
-        cache: &KeyCache,
         caches: ReadCaches<'_>,
     ) -> Result<Option<Arc<IndexEntry>>> {
+        let Some(cache) = caches.keys else {
+            return Ok(self.find(key, caches)?.map(Arc::new));
+        };
         if let Some(entry) = cache.get(self.id, key) {
             return Ok(Some(entry));
         }

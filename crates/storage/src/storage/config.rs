@@ -71,8 +71,7 @@ pub struct StorageConfig {
     /// off by default (`file_cache_enabled: false`) and sizes it min(512 MiB, 1/4 of the heap)
     /// when on; Helenus, which has no JVM heap whose buffers would hold hot chunks, keeps it on
     /// by default at min(1/32 of memory, 96 MiB), so that a node stays within its
-    /// resident-memory target (the full bench peaked at 663 MiB, 0.2502 of Cassandra's, with
-    /// 128 MiB; the target is 0.25).
+    /// resident-memory target.
     pub file_cache_size: u64,
     /// Reads meeting more tombstones than this warn the client (`tombstone_warn_threshold`).
     pub tombstone_warn_threshold: u64,
