@@ -12,7 +12,7 @@ use tokio::sync::{Mutex, MutexGuard};
 
 use crate::error::{Result, StorageError};
 use crate::filter::ReadFilter;
-use crate::model::{
+use mutation::{
     Cell, ColumnData, ColumnValue, Partition, PartitionKey, PartitionUpdate, Row, TableId,
 };
 

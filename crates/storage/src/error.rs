@@ -3,7 +3,7 @@
 use std::io;
 use std::path::PathBuf;
 
-use crate::model::TableId;
+use mutation::TableId;
 
 /// Result alias used across the crate.
 pub type Result<T, E = StorageError> = std::result::Result<T, E>;

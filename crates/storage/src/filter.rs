@@ -4,7 +4,7 @@ use std::ops::Bound;
 
 use bytes::Bytes;
 
-use crate::model::PartitionKey;
+use mutation::{in_slice, PartitionKey};
 
 /// A clustering slice: rows whose clustering lies between the bounds (byte order).
 pub type Slice = (Bound<Bytes>, Bound<Bytes>);
@@ -63,21 +63,6 @@ impl ReadFilter {
             .iter()
             .filter(|(start, end)| !slice_is_empty(start, end))
     }
-}
-
-/// Whether `value` lies between `start` and `end`.
-pub fn in_slice(start: &Bound<Bytes>, end: &Bound<Bytes>, value: &[u8]) -> bool {
-    let after_start = match start {
-        Bound::Included(s) => value >= s.as_ref(),
-        Bound::Excluded(s) => value > s.as_ref(),
-        Bound::Unbounded => true,
-    };
-    let before_end = match end {
-        Bound::Included(e) => value <= e.as_ref(),
-        Bound::Excluded(e) => value < e.as_ref(),
-        Bound::Unbounded => true,
-    };
-    after_start && before_end
 }
 
 /// Whether no value can lie between the bounds (so range lookups must be skipped).

@@ -1,16 +1,16 @@
-//! Storage for Helenus: the schema-agnostic data model, reconciliation, memtables, SSTables,
-//! compaction, the per-table engine trait and the commit log, tied together by [`Storage`].
+//! Storage for Helenus: reconciliation, memtables, SSTables, compaction, the per-table engine
+//! trait and the commit log, tied together by [`Storage`]. The data model it stores comes from
+//! the `mutation` crate and is re-exported here.
 
 pub mod commitlog;
 pub mod compaction;
 pub mod engine;
 pub mod error;
 pub mod filter;
-pub mod model;
 pub mod sstable;
 
-mod codec;
 mod counter;
+mod log_entry;
 mod memtable;
 mod metrics;
 mod params;
@@ -32,7 +32,7 @@ pub use engine::{LsmEngine, MemtableEngine, TableEngine};
 pub use error::{Result, StorageError};
 pub use filter::{KeyRange, PartitionPosition, ReadFilter};
 pub use metrics::{Percentiles, ReadStats, TableMetrics};
-pub use model::*;
+pub use mutation::*;
 pub use params::{TableParams, TableSettings, DEFAULT_GC_GRACE_SECONDS};
 pub use snapshot::SnapshotInfo;
 pub use sstable::{CacheStats, ChunkCacheStats, KeyCacheStats};

@@ -14,9 +14,9 @@ use crate::commitlog::Position;
 use crate::engine::PartitionSource;
 use crate::error::Result;
 use crate::filter::{KeyRange, ReadFilter};
-use crate::model::{Cell, ColumnData, ColumnValue, PartitionKey, PartitionUpdate, Row};
 use crate::partition::PartitionData;
 use crate::token_filter::TokenFilter;
+use mutation::{Cell, ColumnData, ColumnValue, PartitionKey, PartitionUpdate, Row};
 
 /// What the memtable's structures allocate besides the bytes written, from their layouts: a
 /// skiplist node per partition (key, lock and partition header, a tower of two links on
@@ -316,7 +316,7 @@ mod tests {
         memtable.apply(&key(1), &update());
         assert_eq!(memtable.min_timestamp(), 1);
         let mut row = Row::new(Bytes::from_static(b"d"));
-        row.deletion = crate::model::DeletionTime {
+        row.deletion = mutation::DeletionTime {
             marked_for_delete_at: -7,
             local_deletion_time: 0,
         };

@@ -2,9 +2,9 @@
 //! data source (memtable now, sorted runs later) produces and which merges across sources.
 
 use crate::filter::ReadFilter;
-use crate::model::{DeletionTime, PartitionUpdate, RangeTombstone, Row};
 use crate::reconcile::{merge_row, normalize_row};
 use crate::row_map::RowMap;
+use mutation::{DeletionTime, PartitionUpdate, RangeTombstone, Row};
 
 /// All the versions of a partition's data known to one source, reconciled.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -110,8 +110,8 @@ impl PartitionData {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Cell, ColumnData};
     use bytes::Bytes;
+    use mutation::{Cell, ColumnData};
     use std::ops::Bound;
 
     fn row(c: &'static str, ts: i64) -> Row {

@@ -4,7 +4,7 @@
 
 use std::cmp::Ordering;
 
-use crate::model::{Cell, ColumnData, ColumnValue, ComplexColumn, Row, NO_DELETION_TIME};
+use mutation::{Cell, ColumnData, ColumnValue, ComplexColumn, Row, NO_DELETION_TIME};
 
 /// Whether `left` wins over `right` (ties on everything keep `left`).
 pub fn cell_wins(left: &Cell, right: &Cell) -> bool {
@@ -161,8 +161,8 @@ fn normalize_column(column: ColumnData) -> ColumnData {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{DeletionTime, LivenessInfo};
     use bytes::Bytes;
+    use mutation::{DeletionTime, LivenessInfo};
 
     fn v(s: &'static str) -> Bytes {
         Bytes::from_static(s.as_bytes())

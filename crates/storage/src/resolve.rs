@@ -4,11 +4,11 @@
 
 use crate::filter::ReadFilter;
 use crate::metrics::ReadStats;
-use crate::model::{
-    Cell, ColumnData, ColumnValue, ComplexColumn, DeletionTime, Partition, PartitionKey, Row,
-};
 use crate::partition::PartitionData;
 use crate::sstable::ranges_overlap;
+use mutation::{
+    Cell, ColumnData, ColumnValue, ComplexColumn, DeletionTime, Partition, PartitionKey, Row,
+};
 
 /// The live view of `data`, or `None` when nothing selected is live. Rows past the row limit
 /// are neither examined nor counted.
@@ -157,8 +157,8 @@ fn live_column(column: &ColumnData, deletion: DeletionTime, now: i32) -> Option<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Cell, LivenessInfo, PartitionUpdate, RangeTombstone};
     use bytes::Bytes;
+    use mutation::{Cell, LivenessInfo, PartitionUpdate, RangeTombstone};
     use std::ops::Bound;
 
     fn key() -> PartitionKey {

@@ -9,9 +9,9 @@
 //! The SSTable's own tombstones stay unless a newer deletion elsewhere covers them; the
 //! compaction's purger then drops those past `gc_grace_seconds` as in any compaction.
 
-use crate::model::{Cell, ColumnData, ColumnValue, DeletionTime, Row};
 use crate::partition::PartitionData;
 use crate::reconcile::cell_wins;
+use mutation::{Cell, ColumnData, ColumnValue, DeletionTime, Row};
 
 /// How finely other sources' data is compared (`nodetool garbagecollect -g`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -160,7 +160,7 @@ mod tests {
     use bytes::Bytes;
 
     use super::*;
-    use crate::model::{LivenessInfo, RangeTombstone};
+    use mutation::{LivenessInfo, RangeTombstone};
 
     fn deletion(at: i64) -> DeletionTime {
         DeletionTime {

@@ -7,7 +7,7 @@ use bytes::Bytes;
 
 use super::TableEngine;
 use crate::filter::{KeyRange, PartitionPosition, ReadFilter};
-use crate::model::{
+use mutation::{
     Cell, ColumnData, ColumnValue, DeletionTime, LivenessInfo, Partition, PartitionKey,
     PartitionUpdate, RangeTombstone, Row,
 };

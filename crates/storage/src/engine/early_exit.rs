@@ -8,8 +8,8 @@ use bytes::Bytes;
 use std::ops::Bound;
 
 use crate::filter::ReadFilter;
-use crate::model::{ColumnValue, Row};
 use crate::partition::PartitionData;
+use mutation::{ColumnValue, Row};
 
 /// Whether nothing written at or before `max_timestamp` can change what `filter` reads from
 /// `merged`: a partition deletion covers it, or — for reads of named rows with known columns
@@ -62,7 +62,7 @@ fn column_newer(row: &Row, column: &[u8], max_timestamp: i64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Cell, ColumnData, DeletionTime, LivenessInfo, PartitionUpdate};
+    use mutation::{Cell, ColumnData, DeletionTime, LivenessInfo, PartitionUpdate};
 
     fn b(s: &'static str) -> Bytes {
         Bytes::from_static(s.as_bytes())

@@ -26,9 +26,9 @@ use crate::error::Result;
 use crate::filter::{KeyRange, ReadFilter};
 use crate::memtable::Memtable;
 use crate::metrics::{MetricsRecorder, ReadStats};
-use crate::model::{Partition, PartitionKey, PartitionUpdate};
 use crate::params::TableSettings;
 use crate::sstable::{Caches, Descriptor, SstableWriter, WriteOptions};
+use mutation::{Partition, PartitionKey, PartitionUpdate};
 
 /// What a read sees: the memtables and the open SSTables at one instant.
 #[derive(Clone)]

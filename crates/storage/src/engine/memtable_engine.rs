@@ -9,7 +9,7 @@ use crate::error::Result;
 use crate::filter::{KeyRange, ReadFilter};
 use crate::memtable::Memtable;
 use crate::metrics::ReadStats;
-use crate::model::{Partition, PartitionKey, PartitionUpdate};
+use mutation::{Partition, PartitionKey, PartitionUpdate};
 
 /// Memtable-only engine; truncation swaps in a fresh memtable.
 #[derive(Default)]

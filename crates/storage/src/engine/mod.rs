@@ -22,9 +22,9 @@ use std::iter::Peekable;
 use crate::error::Result;
 use crate::filter::{KeyRange, ReadFilter};
 use crate::metrics::ReadStats;
-use crate::model::{Partition, PartitionKey, PartitionUpdate};
 use crate::partition::PartitionData;
 use crate::resolve::resolve;
+use mutation::{Partition, PartitionKey, PartitionUpdate};
 
 /// The store of one table. Synchronous: callers run it on whatever thread they like.
 pub trait TableEngine: Send + Sync {
@@ -141,8 +141,8 @@ impl Iterator for MergedKeys<'_> {
 mod tests {
     use super::*;
     use crate::memtable::Memtable;
-    use crate::model::{Cell, ColumnData, Row};
     use bytes::Bytes;
+    use mutation::{Cell, ColumnData, Row};
 
     fn key(token: i64) -> PartitionKey {
         PartitionKey {

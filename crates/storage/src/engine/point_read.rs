@@ -9,10 +9,10 @@ use super::{early_exit, merge_into, PartitionSource, View};
 use crate::error::Result;
 use crate::filter::{KeyRange, ReadFilter};
 use crate::metrics::ReadStats;
-use crate::model::{Partition, PartitionKey};
 use crate::partition::PartitionData;
 use crate::resolve::resolve;
 use crate::sstable::{ReadCaches, Sstable};
+use mutation::{Partition, PartitionKey};
 
 /// Reads partition `key` from `view` at `now`.
 pub(super) fn read(

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::commitlog::Position;
 use crate::memtable::Memtable;
-use crate::model::{ColumnValue, PartitionKey, PartitionUpdate, Row};
+use mutation::{ColumnValue, PartitionKey, PartitionUpdate, Row};
 
 /// Bytes held by memtables: the whole estimate, and the part of it that is cell values.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -118,8 +118,8 @@ fn row_value_bytes(row: &Row) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Cell, ColumnData};
     use bytes::Bytes;
+    use mutation::{Cell, ColumnData};
 
     #[test]
     fn values_are_counted_inside_the_total() {

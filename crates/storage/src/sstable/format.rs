@@ -6,8 +6,8 @@ use std::path::Path;
 
 use bytes::{BufMut, Bytes};
 
-use crate::codec::{DecodeError, Reader};
 use crate::error::{Result, StorageError};
+use mutation::codec::{DecodeError, Reader};
 
 /// The on-disk format version written into every component header.
 pub const FORMAT_VERSION: u16 = 1;
@@ -194,7 +194,7 @@ impl<'a> Decoder<'a> {
         Ok(Bytes::copy_from_slice(self.slice()?))
     }
 
-    /// Runs one of the commit-log codec's decoders over the remaining bytes.
+    /// Runs one of the mutation codec's decoders over the remaining bytes.
     pub(crate) fn codec<T>(
         &mut self,
         f: impl FnOnce(&mut Reader<'a>) -> Result<T, DecodeError>,
@@ -209,7 +209,7 @@ impl<'a> Decoder<'a> {
 
 /// Appends `u32` length-prefixed bytes.
 pub(crate) fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
-    crate::codec::put_bytes(out, bytes);
+    mutation::codec::put_bytes(out, bytes);
 }
 
 #[cfg(test)]

@@ -12,13 +12,13 @@ use std::path::PathBuf;
 use bytes::{BufMut, Bytes};
 
 use crate::error::{Result, StorageError};
-use crate::model::PartitionKey;
 use crate::sstable::caches::CachedChunks;
 use crate::sstable::format::{
     check_stream_header, corrupt, put_bytes, stream_header, Decoder, INDEX_MAGIC, STREAM_HEADER_LEN,
 };
 use crate::sstable::layout::before_start;
 use crate::sstable::summary::SummaryEntry;
+use mutation::PartitionKey;
 
 /// Index entries per block (and so per Summary entry), as Cassandra's default
 /// `min_index_interval`.

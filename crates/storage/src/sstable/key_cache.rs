@@ -7,9 +7,9 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use crate::model::PartitionKey;
 use crate::sstable::index::IndexEntry;
 use crate::sstable::lru::{CacheStats, ShardedLru};
+use mutation::PartitionKey;
 
 /// Bytes counted per entry beside its key and row index (map slot, links, `Arc`).
 const ENTRY_OVERHEAD: u64 = 96;

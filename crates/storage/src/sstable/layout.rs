@@ -1,18 +1,18 @@
 //! How one partition is laid out in the uncompressed Data stream: a header record (key,
 //! partition deletion, static row, range tombstones), one record per row in clustering order,
 //! and an empty record ending the partition. Every record is a `u32` length and its bytes; rows
-//! and bounds use the commit-log codec's encodings.
+//! and bounds use the mutation codec's encodings.
 
 use std::ops::Bound;
 use std::path::Path;
 
 use bytes::{BufMut, Bytes};
 
-use crate::codec::{put_bound, put_deletion, put_row};
 use crate::error::Result;
-use crate::model::{DeletionTime, PartitionKey, RangeTombstone, Row};
 use crate::partition::PartitionData;
 use crate::sstable::format::{put_bytes, Decoder};
+use mutation::codec::{put_bound, put_deletion, put_row};
+use mutation::{DeletionTime, PartitionKey, RangeTombstone, Row};
 
 /// Everything of a partition that precedes its rows.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -148,7 +148,7 @@ pub(crate) fn after_end(clustering: &[u8], end: &Bound<Bytes>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Cell, ColumnData};
+    use mutation::{Cell, ColumnData};
 
     fn b(s: &'static str) -> Bytes {
         Bytes::from_static(s.as_bytes())

@@ -12,7 +12,6 @@ use std::sync::Arc;
 
 use crate::error::{Result, StorageError};
 use crate::filter::{KeyRange, ReadFilter, Slice};
-use crate::model::{PartitionKey, Row};
 use crate::partition::PartitionData;
 use crate::row_map::RowMap;
 use crate::sstable::bloom::BloomFilter;
@@ -29,6 +28,7 @@ use crate::sstable::scan::{KeyScan, PartitionIter};
 use crate::sstable::stats::SstableStats;
 use crate::sstable::summary::Summary;
 use crate::sstable::toc;
+use mutation::{PartitionKey, Row};
 
 /// An open SSTable; safe to share between threads.
 pub struct Sstable {

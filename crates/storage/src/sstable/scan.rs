@@ -6,10 +6,10 @@ use std::collections::VecDeque;
 
 use crate::error::Result;
 use crate::filter::KeyRange;
-use crate::model::PartitionKey;
 use crate::partition::PartitionData;
 use crate::sstable::data_reader::{DataCursor, DataFile};
 use crate::sstable::reader::{next_row, read_header, Sstable};
+use mutation::PartitionKey;
 
 /// The keys of a [`KeyRange`] in one SSTable, ascending.
 pub struct KeyScan<'a> {

@@ -3,9 +3,9 @@
 use crate::engine::PartitionSource;
 use crate::error::Result;
 use crate::filter::{KeyRange, ReadFilter};
-use crate::model::PartitionKey;
 use crate::partition::PartitionData;
 use crate::sstable::reader::Sstable;
+use mutation::PartitionKey;
 
 impl PartitionSource for Sstable {
     fn partition(&self, key: &PartitionKey, filter: &ReadFilter) -> Result<Option<PartitionData>> {

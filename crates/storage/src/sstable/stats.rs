@@ -8,11 +8,11 @@ use std::path::Path;
 use bytes::{BufMut, Bytes};
 
 use crate::error::Result;
-use crate::model::{Cell, ColumnValue, DeletionTime, PartitionKey, Row};
 use crate::partition::PartitionData;
 use crate::sstable::format::{put_bytes, seal, unseal, Decoder, STATS_MAGIC};
 use crate::sstable::histogram::{EstimatedHistogram, StreamingHistogram};
 use crate::sstable::summary::{get_key, put_key};
+use mutation::{Cell, ColumnValue, DeletionTime, PartitionKey, Row};
 
 /// Bounds every row clustering and range-tombstone bound of the SSTable lies within.
 #[derive(Clone, Debug, PartialEq, Eq)]

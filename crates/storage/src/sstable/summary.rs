@@ -8,10 +8,10 @@ use std::path::Path;
 use bytes::BufMut;
 
 use crate::error::Result;
-use crate::model::PartitionKey;
 use crate::sstable::format::{
     corrupt, put_bytes, seal, unseal, Decoder, STREAM_HEADER_LEN, SUMMARY_MAGIC,
 };
+use mutation::PartitionKey;
 
 /// One Index block.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 use bytes::{BufMut, Bytes};
 
 use crate::error::{Result, StorageError};
-use crate::model::PartitionKey;
 use crate::partition::PartitionData;
 use crate::sstable::bloom::{hash_key, BloomFilter, DEFAULT_FP_CHANCE};
 use crate::sstable::compression::Compression;
@@ -18,6 +17,7 @@ use crate::sstable::layout::{encode_header, encode_row, put_record};
 use crate::sstable::stats::StatsCollector;
 use crate::sstable::summary::Summary;
 use crate::sstable::toc;
+use mutation::PartitionKey;
 
 /// Cassandra's default `chunk_length_in_kb` (16), in bytes.
 pub const DEFAULT_CHUNK_LENGTH: usize = 16 * 1024;

@@ -17,14 +17,14 @@ use parking_lot::{Condvar, Mutex, RwLock};
 use super::config::StorageConfig;
 use super::pressure::MemtablePools;
 use super::replay::ReplayState;
-use crate::codec::encode_mutations;
 use crate::commitlog::{CommitLog, Durable, Position};
 use crate::compaction::exec::{Context, Registry, Throttle};
 use crate::counter::CounterLocks;
 use crate::engine::{FlushReport, LsmEngine};
 use crate::error::{Result, StorageError};
-use crate::model::{Mutation, TableId};
+use crate::log_entry::encode_mutations;
 use crate::sstable::{Caches, ChunkCache, KeyCache};
+use mutation::{Mutation, TableId};
 
 /// State shared between the facade and the background threads.
 pub struct Core {

@@ -9,7 +9,7 @@ use crate::compaction::garbage::Granularity;
 use crate::compaction::{CompactionTask, TaskKind};
 use crate::engine::LsmEngine;
 use crate::error::Result;
-use crate::model::TableId;
+use mutation::TableId;
 
 impl Storage {
     /// Garbage-collects every live SSTable of `table`; answers how many were rewritten (those

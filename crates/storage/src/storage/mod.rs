@@ -30,15 +30,15 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use parking_lot::Mutex;
 
 use self::core::Core;
-use crate::codec::{encode, LogEntry};
 use crate::commitlog::CommitLog;
 use crate::compaction::exec::{CompactionProgress, CompactionRecord};
 use crate::counter::{new_totals, read_filter, CounterUpdate};
 use crate::engine::{table_dir, FlushReport, LsmEngine, TableEngine};
 use crate::error::{Result, StorageError};
 use crate::filter::{KeyRange, ReadFilter};
-use crate::model::{Mutation, Partition, PartitionKey, TableId};
+use crate::log_entry::{encode, LogEntry};
 use crate::params::TableParams;
+use mutation::{Mutation, Partition, PartitionKey, TableId};
 use replay::ReplayState;
 
 /// Sizes of one table's data, as `nodetool tablestats` reports them.

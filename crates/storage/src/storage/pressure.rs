@@ -142,10 +142,10 @@ impl Core {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Cell, ColumnData, Mutation, PartitionKey, PartitionUpdate, Row, TableId};
     use crate::storage::Storage;
     use crate::{ReadFilter, TableParams};
     use bytes::Bytes;
+    use mutation::{Cell, ColumnData, Mutation, PartitionKey, PartitionUpdate, Row, TableId};
     use std::sync::atomic::AtomicUsize;
     use std::sync::Arc;
     use std::time::Duration;

@@ -5,8 +5,8 @@ use super::Storage;
 use crate::error::Result;
 use crate::filter::{KeyRange, ReadFilter};
 use crate::metrics::{ReadStats, TableMetrics};
-use crate::model::{Partition, PartitionKey, TableId};
 use crate::sstable::{ChunkCacheStats, KeyCacheStats};
+use mutation::{Partition, PartitionKey, TableId};
 
 /// `tombstone_warn_threshold` and `tombstone_failure_threshold`: a read meeting more tombstones
 /// than `warn` warns the client, one meeting more than `failure` fails.

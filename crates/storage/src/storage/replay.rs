@@ -6,11 +6,11 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::core::Core;
-use crate::codec::{decode, LogEntry};
 use crate::commitlog::{last_written, read_segment, Position, SegmentFile};
 use crate::engine::{LsmEngine, TableEngine};
 use crate::error::{Result, StorageError};
-use crate::model::TableId;
+use crate::log_entry::{decode, LogEntry};
+use mutation::TableId;
 
 /// What one [`Storage::replay`](super::Storage::replay) call did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -107,7 +107,7 @@ fn replay_segment(
 }
 
 fn apply_mutations(
-    mutations: Vec<crate::model::Mutation>,
+    mutations: Vec<mutation::Mutation>,
     position: Position,
     targets: &Targets,
     stats: &mut ReplayStats,

@@ -7,8 +7,8 @@ use std::io::ErrorKind;
 use super::Storage;
 use crate::engine::LsmEngine;
 use crate::error::{Result, StorageError};
-use crate::model::TableId;
 use crate::snapshot::{self, SnapshotInfo};
+use mutation::TableId;
 
 /// Times a snapshot is retried when a compaction deletes an SSTable while it is being linked.
 const ATTEMPTS: usize = 5;

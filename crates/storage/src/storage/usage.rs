@@ -6,8 +6,8 @@ use super::{now_seconds, Storage};
 use crate::compaction::exec::CompactionTotals;
 use crate::engine::TableEngine;
 use crate::error::Result;
-use crate::model::TableId;
 use crate::sstable::{EstimatedHistogram, FilterStats, Sstable};
+use mutation::TableId;
 
 /// One table's data, as `nodetool tablestats` reports it.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -2,9 +2,9 @@
 //! are reconciled into one [`PartitionData`].
 
 use crate::error::Result;
-use crate::model::PartitionKey;
 use crate::partition::PartitionData;
 use crate::sstable::PartitionIter;
+use mutation::PartitionKey;
 
 type Item = Result<(PartitionKey, PartitionData)>;
 

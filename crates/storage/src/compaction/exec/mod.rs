@@ -27,10 +27,10 @@ use crate::compaction::{CompactionTask, TaskKind};
 use crate::engine::{LiveSstable, LsmEngine, PartitionSource};
 use crate::error::{Result, StorageError};
 use crate::filter::ReadFilter;
-use crate::model::PartitionKey;
 use crate::partition::PartitionData;
 use crate::sstable::{SstableWriter, WriteOptions};
 use merge::MergedPartitions;
+use mutation::PartitionKey;
 use purge::Purger;
 use txn::Txn;
 

@@ -10,8 +10,8 @@
 
 use std::cell::OnceCell;
 
-use crate::model::{Cell, ColumnData, ColumnValue, DeletionTime, Row};
 use crate::partition::PartitionData;
+use mutation::{Cell, ColumnData, ColumnValue, DeletionTime, Row};
 
 /// The purge parameters of one partition.
 pub struct Purger<'a> {
@@ -144,8 +144,8 @@ impl<'a> Purger<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{LivenessInfo, PartitionUpdate, RangeTombstone};
     use bytes::Bytes;
+    use mutation::{LivenessInfo, PartitionUpdate, RangeTombstone};
     use std::ops::Bound;
 
     const NOW: i32 = 1_000;

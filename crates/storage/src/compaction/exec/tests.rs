@@ -10,9 +10,9 @@ use super::*;
 use crate::compaction::{CompactionTask, TaskKind};
 use crate::engine::{LsmEngine, TableEngine};
 use crate::filter::ReadFilter;
-use crate::model::{Cell, ColumnData, DeletionTime, PartitionUpdate, Row};
 use crate::params::TableParams;
 use crate::storage::now_seconds;
+use mutation::{Cell, ColumnData, DeletionTime, PartitionUpdate, Row};
 
 fn key(n: i64) -> PartitionKey {
     PartitionKey {

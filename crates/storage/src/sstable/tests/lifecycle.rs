@@ -11,10 +11,10 @@ use crate::engine::{read_sources, scan_sources, PartitionSource};
 use crate::error::StorageError;
 use crate::filter::{KeyRange, ReadFilter};
 use crate::memtable::Memtable;
-use crate::model::{Cell, ColumnData, PartitionUpdate, Row};
 use crate::partition::PartitionData;
 use crate::sstable::caches::ReadCaches;
 use crate::sstable::{list, Component, Descriptor, SstableWriter, WriteOptions};
+use mutation::{Cell, ColumnData, PartitionUpdate, Row};
 
 fn one_row(clustering: Bytes, ts: i64, value: &str) -> PartitionData {
     let mut data = PartitionData::default();

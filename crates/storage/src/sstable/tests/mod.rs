@@ -13,11 +13,11 @@ use bytes::Bytes;
 use crate::engine::PartitionSource;
 use crate::filter::{KeyRange, ReadFilter};
 use crate::memtable::Memtable;
-use crate::model::{
+use crate::sstable::{Descriptor, Sstable, SstableWriter, WriteOptions};
+use mutation::{
     Cell, ColumnData, DeletionTime, LivenessInfo, PartitionKey, PartitionUpdate, RangeTombstone,
     Row,
 };
-use crate::sstable::{Descriptor, Sstable, SstableWriter, WriteOptions};
 
 pub(super) fn key(token: i64, name: &str) -> PartitionKey {
     PartitionKey {

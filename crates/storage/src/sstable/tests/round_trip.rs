@@ -11,11 +11,11 @@ use super::{flush, open};
 use crate::engine::{read_sources, PartitionSource};
 use crate::filter::{KeyRange, PartitionPosition, ReadFilter, Slice};
 use crate::memtable::Memtable;
-use crate::model::{
+use crate::sstable::{Compression, WriteOptions};
+use mutation::{
     Cell, ColumnData, DeletionTime, LivenessInfo, PartitionKey, PartitionUpdate, RangeTombstone,
     Row,
 };
-use crate::sstable::{Compression, WriteOptions};
 
 fn clustering() -> impl Strategy<Value = Bytes> {
     prop::collection::vec(prop::sample::select(vec![0u8, 1, 2, 0x7f, 0xff]), 0..3)

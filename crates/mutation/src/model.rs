@@ -274,7 +274,7 @@ pub struct RangeTombstone {
 impl RangeTombstone {
     /// Whether `clustering` falls inside the range.
     pub fn covers(&self, clustering: &[u8]) -> bool {
-        crate::filter::in_slice(&self.start, &self.end, clustering)
+        in_slice(&self.start, &self.end, clustering)
     }
 }
 
@@ -312,6 +312,21 @@ pub struct Partition {
     pub key: PartitionKey,
     pub static_row: Option<Row>,
     pub rows: Vec<Row>,
+}
+
+/// Whether `value` lies between `start` and `end`.
+pub fn in_slice(start: &Bound<Bytes>, end: &Bound<Bytes>, value: &[u8]) -> bool {
+    let after_start = match start {
+        Bound::Included(s) => value >= s.as_ref(),
+        Bound::Excluded(s) => value > s.as_ref(),
+        Bound::Unbounded => true,
+    };
+    let before_end = match end {
+        Bound::Included(e) => value <= e.as_ref(),
+        Bound::Excluded(e) => value < e.as_ref(),
+        Bound::Unbounded => true,
+    };
+    after_start && before_end
 }
 
 #[cfg(test)]

@@ -1,6 +1,5 @@
-//! Binary encoding of commit-log entries (mutations, truncations, drops). Framing and checksums
-//! live in the commit log; decoding here validates structure and never panics on bad input.
-
+//! The binary form of the data model: what the commit log, SSTables and internode messages
+//! carry. Decoding checks every length against the payload and never panics on bad input.
 use std::ops::Bound;
 
 use bytes::{BufMut, Bytes};
@@ -11,83 +10,21 @@ use crate::model::{
     PartitionKey, PartitionUpdate, RangeTombstone, Row, TableId,
 };
 
-/// One commit-log record's content.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum LogEntry {
-    /// Mutations applied atomically on replay.
-    Mutations(Vec<Mutation>),
-    /// Everything logged earlier for the table is void.
-    Truncate(TableId),
-    /// The table was dropped; everything logged earlier for it is void.
-    Drop(TableId),
-}
-
-const TAG_MUTATIONS: u8 = 1;
-const TAG_TRUNCATE: u8 = 2;
-const TAG_DROP: u8 = 3;
-
 /// Why a payload could not be decoded.
 #[derive(Debug, PartialEq, Eq)]
 pub struct DecodeError(pub &'static str);
 
-pub fn encode(entry: &LogEntry) -> Vec<u8> {
-    let mut out = Vec::new();
-    match entry {
-        LogEntry::Mutations(mutations) => return encode_mutations(mutations),
-        LogEntry::Truncate(table) => {
-            out.put_u8(TAG_TRUNCATE);
-            out.put_slice(table.0.as_bytes());
-        }
-        LogEntry::Drop(table) => {
-            out.put_u8(TAG_DROP);
-            out.put_slice(table.0.as_bytes());
-        }
-    }
-    out
-}
-
-/// The encoding of `LogEntry::Mutations` without building the entry.
-pub fn encode_mutations(mutations: &[Mutation]) -> Vec<u8> {
-    let mut out = vec![TAG_MUTATIONS];
-    put_len(&mut out, mutations.len());
-    for mutation in mutations {
-        put_mutation(&mut out, mutation);
-    }
-    out
-}
-
-pub fn decode(bytes: &[u8]) -> Result<LogEntry, DecodeError> {
-    let mut reader = Reader { bytes };
-    let entry = match reader.u8()? {
-        TAG_MUTATIONS => {
-            let count = reader.len()?;
-            let mut mutations = Vec::new();
-            for _ in 0..count {
-                mutations.push(reader.mutation()?);
-            }
-            LogEntry::Mutations(mutations)
-        }
-        TAG_TRUNCATE => LogEntry::Truncate(reader.table_id()?),
-        TAG_DROP => LogEntry::Drop(reader.table_id()?),
-        _ => return Err(DecodeError("unknown entry tag")),
-    };
-    if !reader.bytes.is_empty() {
-        return Err(DecodeError("trailing bytes after entry"));
-    }
-    Ok(entry)
-}
-
-pub(crate) fn put_len(out: &mut Vec<u8>, len: usize) {
+pub fn put_len(out: &mut Vec<u8>, len: usize) {
     // Record sizes are capped far below 4 GiB by the commit log, so lengths fit in u32.
     out.put_u32(u32::try_from(len).unwrap_or(u32::MAX));
 }
 
-pub(crate) fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
+pub fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
     put_len(out, bytes.len());
     out.put_slice(bytes);
 }
 
-fn put_mutation(out: &mut Vec<u8>, m: &Mutation) {
+pub fn put_mutation(out: &mut Vec<u8>, m: &Mutation) {
     out.put_slice(m.table.0.as_bytes());
     out.put_i64(m.key.token);
     put_bytes(out, &m.key.key);
@@ -111,12 +48,12 @@ fn put_mutation(out: &mut Vec<u8>, m: &Mutation) {
     }
 }
 
-pub(crate) fn put_deletion(out: &mut Vec<u8>, d: &DeletionTime) {
+pub fn put_deletion(out: &mut Vec<u8>, d: &DeletionTime) {
     out.put_i64(d.marked_for_delete_at);
     out.put_i32(d.local_deletion_time);
 }
 
-pub(crate) fn put_bound(out: &mut Vec<u8>, bound: &Bound<Bytes>) {
+pub fn put_bound(out: &mut Vec<u8>, bound: &Bound<Bytes>) {
     match bound {
         Bound::Unbounded => out.put_u8(0),
         Bound::Included(b) => {
@@ -130,7 +67,7 @@ pub(crate) fn put_bound(out: &mut Vec<u8>, bound: &Bound<Bytes>) {
     }
 }
 
-pub(crate) fn put_row(out: &mut Vec<u8>, row: &Row) {
+pub fn put_row(out: &mut Vec<u8>, row: &Row) {
     put_bytes(out, &row.clustering);
     match &row.liveness {
         Some(l) => {
@@ -165,7 +102,7 @@ pub(crate) fn put_row(out: &mut Vec<u8>, row: &Row) {
 const HAS_VALUE: u8 = 1;
 const HAS_PATH: u8 = 2;
 
-pub(crate) fn put_cell(out: &mut Vec<u8>, cell: &Cell) {
+pub fn put_cell(out: &mut Vec<u8>, cell: &Cell) {
     let flags = if cell.value.is_some() { HAS_VALUE } else { 0 }
         | if cell.path.is_some() { HAS_PATH } else { 0 };
     out.put_u8(flags);
@@ -181,8 +118,8 @@ pub(crate) fn put_cell(out: &mut Vec<u8>, cell: &Cell) {
 }
 
 /// A bounds-checked cursor over a payload.
-pub(crate) struct Reader<'a> {
-    pub(crate) bytes: &'a [u8],
+pub struct Reader<'a> {
+    pub bytes: &'a [u8],
 }
 
 impl Reader<'_> {
@@ -195,19 +132,19 @@ impl Reader<'_> {
         Ok(*head)
     }
 
-    pub(crate) fn u8(&mut self) -> Result<u8, DecodeError> {
+    pub fn u8(&mut self) -> Result<u8, DecodeError> {
         Ok(self.take::<1>()?[0])
     }
 
-    pub(crate) fn i32(&mut self) -> Result<i32, DecodeError> {
+    pub fn i32(&mut self) -> Result<i32, DecodeError> {
         Ok(i32::from_be_bytes(self.take()?))
     }
 
-    pub(crate) fn i64(&mut self) -> Result<i64, DecodeError> {
+    pub fn i64(&mut self) -> Result<i64, DecodeError> {
         Ok(i64::from_be_bytes(self.take()?))
     }
 
-    pub(crate) fn len(&mut self) -> Result<usize, DecodeError> {
+    pub fn len(&mut self) -> Result<usize, DecodeError> {
         let len = u32::from_be_bytes(self.take()?) as usize;
         if len > self.bytes.len() {
             // Every counted item takes at least one byte, so this is always corrupt.
@@ -216,14 +153,14 @@ impl Reader<'_> {
         Ok(len)
     }
 
-    pub(crate) fn bytes(&mut self) -> Result<Bytes, DecodeError> {
+    pub fn bytes(&mut self) -> Result<Bytes, DecodeError> {
         let len = self.len()?;
         let (head, rest) = self.bytes.split_at(len);
         self.bytes = rest;
         Ok(Bytes::copy_from_slice(head))
     }
 
-    pub(crate) fn flag(&mut self) -> Result<bool, DecodeError> {
+    pub fn flag(&mut self) -> Result<bool, DecodeError> {
         match self.u8()? {
             0 => Ok(false),
             1 => Ok(true),
@@ -231,18 +168,18 @@ impl Reader<'_> {
         }
     }
 
-    fn table_id(&mut self) -> Result<TableId, DecodeError> {
+    pub fn table_id(&mut self) -> Result<TableId, DecodeError> {
         Ok(TableId(Uuid::from_bytes(self.take()?)))
     }
 
-    pub(crate) fn deletion(&mut self) -> Result<DeletionTime, DecodeError> {
+    pub fn deletion(&mut self) -> Result<DeletionTime, DecodeError> {
         Ok(DeletionTime {
             marked_for_delete_at: self.i64()?,
             local_deletion_time: self.i32()?,
         })
     }
 
-    pub(crate) fn bound(&mut self) -> Result<Bound<Bytes>, DecodeError> {
+    pub fn bound(&mut self) -> Result<Bound<Bytes>, DecodeError> {
         match self.u8()? {
             0 => Ok(Bound::Unbounded),
             1 => Ok(Bound::Included(self.bytes()?)),
@@ -251,7 +188,7 @@ impl Reader<'_> {
         }
     }
 
-    fn mutation(&mut self) -> Result<Mutation, DecodeError> {
+    pub fn mutation(&mut self) -> Result<Mutation, DecodeError> {
         let table = self.table_id()?;
         let key = PartitionKey {
             token: self.i64()?,
@@ -284,7 +221,7 @@ impl Reader<'_> {
         Ok(Mutation { table, key, update })
     }
 
-    pub(crate) fn row(&mut self) -> Result<Row, DecodeError> {
+    pub fn row(&mut self) -> Result<Row, DecodeError> {
         let clustering = self.bytes()?;
         let liveness = if self.flag()? {
             Some(LivenessInfo {
@@ -308,7 +245,7 @@ impl Reader<'_> {
         })
     }
 
-    fn column(&mut self) -> Result<ColumnData, DecodeError> {
+    pub fn column(&mut self) -> Result<ColumnData, DecodeError> {
         let name = self.bytes()?;
         let value = if self.flag()? {
             let deletion = self.deletion()?;
@@ -323,7 +260,7 @@ impl Reader<'_> {
         Ok(ColumnData { name, value })
     }
 
-    fn cell(&mut self) -> Result<Cell, DecodeError> {
+    pub fn cell(&mut self) -> Result<Cell, DecodeError> {
         let flags = self.u8()?;
         if flags & !(HAS_VALUE | HAS_PATH) != 0 {
             return Err(DecodeError("invalid cell flags"));
@@ -355,7 +292,7 @@ impl Reader<'_> {
 mod tests {
     use super::*;
 
-    fn sample() -> Mutation {
+    pub(crate) fn sample() -> Mutation {
         let mut row = Row::new(Bytes::from_static(b"c1"));
         row.liveness = Some(LivenessInfo::expiring(10, 5, 100));
         row.deletion = DeletionTime::new(3, 4);
@@ -388,32 +325,16 @@ mod tests {
     }
 
     #[test]
-    fn entries_round_trip() {
-        let entries = [
-            LogEntry::Mutations(vec![sample(), sample()]),
-            LogEntry::Truncate(TableId(Uuid::from_u128(1))),
-            LogEntry::Drop(TableId(Uuid::from_u128(2))),
-        ];
-        for entry in entries {
-            assert_eq!(decode(&encode(&entry)), Ok(entry));
+    fn mutations_round_trip_and_every_prefix_is_an_error() {
+        let m = sample();
+        let mut out = Vec::new();
+        put_mutation(&mut out, &m);
+        let mut reader = Reader { bytes: &out };
+        assert_eq!(reader.mutation(), Ok(m));
+        assert!(reader.bytes.is_empty());
+        for len in 0..out.len() {
+            let mut reader = Reader { bytes: &out[..len] };
+            assert!(reader.mutation().is_err(), "prefix of {len} bytes decoded");
         }
-    }
-
-    #[test]
-    fn truncated_or_garbage_payloads_are_errors() {
-        let bytes = encode(&LogEntry::Mutations(vec![sample()]));
-        for len in 0..bytes.len() {
-            assert!(
-                decode(&bytes[..len]).is_err(),
-                "prefix of {len} bytes decoded"
-            );
-        }
-        let mut trailing = bytes.clone();
-        trailing.push(0);
-        assert_eq!(
-            decode(&trailing),
-            Err(DecodeError("trailing bytes after entry"))
-        );
-        assert_eq!(decode(&[9]), Err(DecodeError("unknown entry tag")));
     }
 }
