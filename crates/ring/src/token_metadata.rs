@@ -107,6 +107,19 @@ impl TokenMetadata {
             .collect()
     }
 
+    /// Every primary range of the ring, (left-exclusive, right-inclusive), in token order.
+    pub fn ranges(&self) -> Vec<(Token, Token)> {
+        self.ring
+            .keys()
+            .map(|&right| (self.predecessor(right), right))
+            .collect()
+    }
+
+    /// Every token on the ring, in order.
+    pub fn tokens(&self) -> Vec<Token> {
+        self.ring.keys().copied().collect()
+    }
+
     /// The ring token just before `token`, wrapping around to the last one.
     fn predecessor(&self, token: Token) -> Token {
         self.ring
