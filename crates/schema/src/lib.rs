@@ -21,7 +21,7 @@ pub use keyspace::KeyspaceMetadata;
 pub use md5::{md5, name_uuid};
 pub use options::{java_double, table_id_option, OptionValue, TableOptions, MAX_TTL, OPTION_NAMES};
 pub use quote::{is_reserved_keyword, quote_identifier, quote_string};
-pub use rows::{keyspace_rows, load_schema, Row, SchemaRows};
+pub use rows::{decode_keyspace, encode_keyspace, keyspace_rows, load_schema, Row, SchemaRows};
 pub use snapshot::Schema;
 pub use system::{is_system_keyspace, is_virtual_keyspace, system_keyspaces, virtual_keyspaces};
 pub use table::{system_table_id, DroppedColumn, TableMetadata};

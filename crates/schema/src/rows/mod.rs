@@ -1,5 +1,6 @@
 //! Schema ⇄ `system_schema` rows: the rows Cassandra 5.0 stores for a keyspace (keyspaces,
 //! tables, columns, dropped_columns, types) and, in `load`, rebuilding keyspaces from them.
+mod definition;
 mod load;
 
 use crate::column::ColumnMetadata;
@@ -7,6 +8,7 @@ use crate::keyspace::KeyspaceMetadata;
 use crate::options::TableOptions;
 use crate::table::{DroppedColumn, TableMetadata};
 use bytes::Bytes;
+pub use definition::{decode_keyspace, encode_keyspace};
 pub use load::load_schema;
 use std::collections::BTreeMap;
 use types::{UdtType, Value};

@@ -245,3 +245,30 @@ fn schema_version_follows_content() -> Result<(), SchemaError> {
     assert!(one.table("shop", "hits").is_some());
     Ok(())
 }
+
+#[test]
+fn keyspace_definitions_round_trip_through_bytes() -> Result<(), SchemaError> {
+    let keyspace = shop()?;
+    let bytes = encode_keyspace(&keyspace);
+    assert_eq!(decode_keyspace(&bytes)?, keyspace);
+    assert_eq!(encode_keyspace(&decode_keyspace(&bytes)?), bytes);
+    Ok(())
+}
+
+#[test]
+fn truncated_or_altered_definitions_are_errors() -> Result<(), SchemaError> {
+    let bytes = encode_keyspace(&shop()?);
+    for len in 0..bytes.len() {
+        assert!(
+            decode_keyspace(&bytes[..len]).is_err(),
+            "prefix of {len} decoded"
+        );
+    }
+    let mut trailing = bytes.to_vec();
+    trailing.push(0);
+    assert!(decode_keyspace(&trailing).is_err());
+    let mut version = bytes.to_vec();
+    version[0] = 9;
+    assert!(decode_keyspace(&version).is_err());
+    Ok(())
+}
