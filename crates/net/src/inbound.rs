@@ -1,0 +1,240 @@
+//! The receiving side: accepts connections, checks their handshake, runs each message's
+//! handler and writes the answers back on the connection the request came in on.
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use tokio::io::{AsyncWriteExt, BufReader, BufWriter, ReadHalf, WriteHalf};
+use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::time::Instant;
+use tracing::{debug, warn};
+
+use crate::config::Peer;
+use crate::connection::{frame_failure, READ_BUFFER, WRITE_BUFFER};
+use crate::context::Context;
+use crate::error::RemoteError;
+use crate::frame::{self, Frame, Kind};
+use crate::handshake::{self, HandshakeError};
+use crate::network::{BoxStream, Listener};
+use crate::stats::{LinkCounters, Tally};
+use crate::verb::{Class, Verb};
+
+/// After a failed accept (e.g. out of file descriptors), wait this long before the next.
+const ACCEPT_RETRY: Duration = Duration::from_millis(100);
+
+pub(crate) async fn accept_loop(ctx: Arc<Context>, mut listener: Box<dyn Listener>) {
+    loop {
+        match listener.accept().await {
+            Ok((stream, remote)) => {
+                ctx.spawn(serve(ctx.clone(), stream, remote));
+            }
+            Err(error) => {
+                warn!(
+                    "internode listener on {}: accept failed: {error}",
+                    ctx.local
+                );
+                tokio::time::sleep(ACCEPT_RETRY).await;
+            }
+        }
+    }
+}
+
+pub(crate) async fn serve(ctx: Arc<Context>, mut stream: BoxStream, remote: SocketAddr) {
+    let Some((class, peer, version)) = greet(&ctx, &mut stream, remote).await else {
+        return;
+    };
+    let counters = ctx.stats.link(peer.addr, class);
+    let _open = OpenConnection::new(counters.clone());
+    let (reader, writer) = tokio::io::split(stream);
+    let (replies, outgoing) = mpsc::unbounded_channel();
+    let reason = tokio::select! {
+        biased;
+        reason = write_replies(&ctx, writer, version, outgoing) => reason,
+        reason = read_requests(&ctx, peer, class, version, reader, replies, &counters) => reason,
+    };
+    debug!(
+        "internode {class} connection from {} closed: {reason}",
+        peer.addr
+    );
+}
+
+/// Runs the accepting side of the handshake; logs a refusal or failure.
+async fn greet(
+    ctx: &Context,
+    stream: &mut BoxStream,
+    remote: SocketAddr,
+) -> Option<(Class, Peer, u8)> {
+    let limit = ctx.config.connect_timeout;
+    match tokio::time::timeout(limit, handshake::accept(stream, &ctx.hello)).await {
+        Ok(Ok((class, theirs, version))) => {
+            ctx.learn(theirs.listen, theirs.host_id);
+            let peer = Peer {
+                addr: theirs.listen,
+                host_id: theirs.host_id,
+            };
+            Some((class, peer, version))
+        }
+        Ok(Err(HandshakeError::Refused(why))) => {
+            warn!("{why}");
+            None
+        }
+        Ok(Err(error)) => {
+            warn!("internode handshake from {remote} failed: {error}");
+            None
+        }
+        Err(_) => {
+            warn!("internode handshake from {remote} timed out after {limit:?}");
+            None
+        }
+    }
+}
+
+/// Counts an open inbound connection for as long as it lives.
+struct OpenConnection(Arc<LinkCounters>);
+
+impl OpenConnection {
+    fn new(counters: Arc<LinkCounters>) -> OpenConnection {
+        counters.inbound_connections.fetch_add(1, Relaxed);
+        OpenConnection(counters)
+    }
+}
+
+impl Drop for OpenConnection {
+    fn drop(&mut self) {
+        self.0.inbound_connections.fetch_sub(1, Relaxed);
+    }
+}
+
+/// An answer to write, holding the request's share of the connection's byte budget.
+struct Answer {
+    frame: Frame,
+    _budget: Option<OwnedSemaphorePermit>,
+}
+
+async fn read_requests(
+    ctx: &Arc<Context>,
+    peer: Peer,
+    class: Class,
+    version: u8,
+    reader: ReadHalf<BoxStream>,
+    answers: UnboundedSender<Answer>,
+    counters: &LinkCounters,
+) -> String {
+    let mut reader = BufReader::with_capacity(READ_BUFFER, reader);
+    let bound = ctx
+        .tuning
+        .inbound_bytes
+        .clamp(1, Semaphore::MAX_PERMITS.min(u32::MAX as usize));
+    let budget = Arc::new(Semaphore::new(bound));
+    loop {
+        let frame = match frame::read_frame(&mut reader, ctx.limits(version)).await {
+            Ok(frame) => frame,
+            Err(error) => return frame_failure(peer.addr, class, counters, error),
+        };
+        let arrival = Instant::now();
+        match frame.kind {
+            Kind::Ping => {
+                let pong = Frame::new(Kind::Pong, 0, frame.id, Bytes::new());
+                let _ = answers.send(Answer {
+                    frame: pong,
+                    _budget: None,
+                });
+            }
+            Kind::Request | Kind::OneWay => {
+                // Over the budget the connection stops reading until answers free some.
+                let cost = frame.payload.len().clamp(1, bound) as u32;
+                let Ok(permit) = budget.clone().acquire_many_owned(cost).await else {
+                    return "budget closed".to_string();
+                };
+                dispatch(ctx.clone(), peer, frame, arrival, permit, answers.clone());
+            }
+            kind => return format!("unexpected {kind:?} frame from {}", peer.addr),
+        }
+    }
+}
+
+/// Runs the handler in its own task, unless the message expired before it could start.
+fn dispatch(
+    ctx: Arc<Context>,
+    peer: Peer,
+    frame: Frame,
+    arrival: Instant,
+    budget: OwnedSemaphorePermit,
+    answers: UnboundedSender<Answer>,
+) {
+    tokio::spawn(async move {
+        let verb = Verb::from_u8(frame.verb);
+        let timeout = Duration::from_millis(frame.timeout_ms as u64);
+        if frame.timeout_ms > 0 && Instant::now() >= arrival + timeout {
+            if let Some(verb) = verb {
+                ctx.stats.count(verb, Tally::Dropped);
+            }
+            debug!(
+                "dropped message {} from {}: expired before it started",
+                frame.id, peer.addr
+            );
+            return;
+        }
+        let handler = verb.and_then(|verb| ctx.handler(verb));
+        let result = match (verb, handler) {
+            (Some(verb), Some(handler)) => {
+                let result = handler.handle(peer, frame.payload).await;
+                ctx.stats.count(verb, Tally::Completed);
+                result
+            }
+            _ => Err(RemoteError::new(
+                RemoteError::SERVER_ERROR,
+                format!("no handler for verb {} at {}", frame.verb, ctx.local),
+            )),
+        };
+        if frame.kind == Kind::Request {
+            let answer = answer_frame(frame.verb, frame.id, result, ctx.config.max_message_bytes);
+            let _ = answers.send(Answer {
+                frame: answer,
+                _budget: Some(budget),
+            });
+        }
+    });
+}
+
+fn answer_frame(verb: u8, id: u64, result: Result<Bytes, RemoteError>, max: usize) -> Frame {
+    let checked = result.and_then(|payload| {
+        if payload.len() <= max {
+            return Ok(payload);
+        }
+        let why = format!(
+            "response of {} bytes exceeds max_message_bytes {max}",
+            payload.len()
+        );
+        Err(RemoteError::new(RemoteError::SERVER_ERROR, why))
+    });
+    match checked {
+        Ok(payload) => Frame::new(Kind::Response, verb, id, payload),
+        Err(error) => Frame::new(Kind::Failure, verb, id, Bytes::from(error.encode())),
+    }
+}
+
+async fn write_replies(
+    ctx: &Context,
+    writer: WriteHalf<BoxStream>,
+    version: u8,
+    mut answers: UnboundedReceiver<Answer>,
+) -> String {
+    let mut writer = BufWriter::with_capacity(WRITE_BUFFER, writer);
+    while let Some(answer) = answers.recv().await {
+        let encoded = frame::encode(&answer.frame, version, ctx.config.compression);
+        if let Err(error) = encoded.write_to(&mut writer).await {
+            return format!("write failed: {error}");
+        }
+        drop(answer);
+        if answers.is_empty() {
+            if let Err(error) = writer.flush().await {
+                return format!("write failed: {error}");
+            }
+        }
+    }
+    "closed".to_string()
+}

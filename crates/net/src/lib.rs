@@ -1,0 +1,32 @@
+//! Internode messaging: one framed protocol over TCP between the nodes of a cluster.
+//!
+//! Knows nothing of mutations, schema or Raft: payloads are `Bytes`, and the crate owning a
+//! verb owns its encoding. Each peer gets three connections (urgent, small, large) so a large
+//! message never delays a heartbeat; every frame carries CRC32s on header and payload; a
+//! versioned handshake refuses nodes of another cluster. See docs/architecture.md.
+mod config;
+mod connection;
+mod context;
+mod error;
+mod frame;
+mod handler;
+mod handshake;
+mod inbound;
+mod messaging;
+mod network;
+mod outbound;
+#[cfg(feature = "sim")]
+mod sim;
+mod stats;
+mod verb;
+
+pub use config::{HostId, NetConfig, Peer, Tuning};
+pub use error::{NetError, RemoteError};
+pub use handler::{handler_fn, Handler, HandlerFuture};
+pub use handshake::{MESSAGING_VERSION, MIN_MESSAGING_VERSION};
+pub use messaging::Messaging;
+pub use network::{AsyncStream, BoxFuture, BoxStream, Listener, Network, TokioNetwork};
+#[cfg(feature = "sim")]
+pub use sim::TurmoilNetwork;
+pub use stats::{LinkStats, NetStats, VerbStats};
+pub use verb::{Class, Verb, LARGE_MESSAGE_BYTES};
