@@ -238,3 +238,144 @@ async fn write_replies(
     }
     "closed".to_string()
 }
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::{AsyncReadExt, DuplexStream};
+    use tokio::task::JoinHandle;
+
+    use super::*;
+    use crate::config::{HostId, NetConfig, Tuning};
+    use crate::frame::Limits;
+    use crate::handler::handler_fn;
+    use crate::handshake::{Hello, MESSAGING_VERSION};
+    use crate::network::TokioNetwork;
+
+    fn hello(last: u8) -> Hello {
+        Hello {
+            version: MESSAGING_VERSION,
+            host_id: HostId::from_u128(last as u128),
+            listen: SocketAddr::from(([127, 0, 6, last], 7000)),
+            cluster_name: "Test".to_string(),
+        }
+    }
+
+    /// A node (127.0.6.1) serving one in-memory connection from 127.0.6.2.
+    async fn connection() -> (Arc<Context>, DuplexStream, JoinHandle<()>) {
+        let ours = hello(1);
+        let config = NetConfig::new("Test", ours.host_id, ours.listen);
+        let network = Arc::new(TokioNetwork);
+        let ctx = Arc::new(Context::new(
+            config,
+            Tuning::default(),
+            network,
+            ours.listen,
+            ours,
+        ));
+        ctx.register(
+            Verb::Echo,
+            handler_fn(|_, payload| async move { Ok(payload) }),
+        );
+        let (mut client, server) = tokio::io::duplex(64 * 1024);
+        let remote = SocketAddr::from(([127, 0, 6, 2], 40000));
+        let task = tokio::spawn(serve(ctx.clone(), Box::new(server), remote));
+        handshake::initiate(&mut client, &hello(2), Class::Small)
+            .await
+            .unwrap();
+        (ctx, client, task)
+    }
+
+    fn frame_bytes(kind: Kind, id: u64, payload: &'static str) -> Vec<u8> {
+        let frame = Frame::new(kind, Verb::Echo as u8, id, Bytes::from(payload));
+        frame::encode(&frame, MESSAGING_VERSION, false).to_vec()
+    }
+
+    const LIMITS: Limits = Limits {
+        version: MESSAGING_VERSION,
+        max_message: 1 << 20,
+    };
+
+    #[tokio::test]
+    async fn requests_are_answered_and_pings_ponged_on_the_same_connection() {
+        let (ctx, mut client, _task) = connection().await;
+        client
+            .write_all(&frame_bytes(Kind::Request, 7, "hi"))
+            .await
+            .unwrap();
+        client
+            .write_all(&frame_bytes(Kind::Ping, 0, ""))
+            .await
+            .unwrap();
+        let mut kinds = Vec::new();
+        for _ in 0..2 {
+            let frame = frame::read_frame(&mut client, LIMITS).await.unwrap();
+            kinds.push((frame.kind, frame.id, frame.payload));
+        }
+        kinds.sort_by_key(|(kind, ..)| *kind as u8);
+        let expected = vec![
+            (Kind::Response, 7, Bytes::from("hi")),
+            (Kind::Pong, 0, Bytes::new()),
+        ];
+        assert_eq!(kinds, expected);
+        let peer = hello(2);
+        assert_eq!(ctx.host_id_of(peer.listen), Some(peer.host_id));
+    }
+
+    #[tokio::test]
+    async fn a_corrupt_frame_closes_the_connection_and_is_counted() {
+        let (ctx, mut client, task) = connection().await;
+        let mut bytes = frame_bytes(Kind::Request, 1, "payload");
+        let last = bytes.len() - 1;
+        bytes[last] ^= 1;
+        client.write_all(&bytes).await.unwrap();
+        task.await.unwrap();
+        let mut rest = Vec::new();
+        client.read_to_end(&mut rest).await.unwrap();
+        assert!(rest.is_empty(), "no answer to a corrupt frame");
+        let stats = ctx.stats.snapshot();
+        let link = stats.link(hello(2).listen, Class::Small).unwrap();
+        assert_eq!((link.crc_errors, link.inbound_connections), (1, 0));
+        assert_eq!(stats.verb(Verb::Echo).completed, 0);
+    }
+
+    #[tokio::test]
+    async fn a_frame_kind_only_the_other_side_sends_closes_the_connection() {
+        let (ctx, mut client, task) = connection().await;
+        client
+            .write_all(&frame_bytes(Kind::Response, 1, ""))
+            .await
+            .unwrap();
+        task.await.unwrap();
+        let stats = ctx.stats.snapshot();
+        assert_eq!(
+            stats
+                .link(hello(2).listen, Class::Small)
+                .unwrap()
+                .crc_errors,
+            0
+        );
+    }
+
+    #[tokio::test]
+    async fn a_handshake_from_another_cluster_is_refused_and_not_served() {
+        let ours = hello(1);
+        let config = NetConfig::new("Test", ours.host_id, ours.listen);
+        let ctx = Arc::new(Context::new(
+            config,
+            Tuning::default(),
+            Arc::new(TokioNetwork),
+            ours.listen,
+            ours,
+        ));
+        let (mut client, server) = tokio::io::duplex(4096);
+        let task = tokio::spawn(serve(ctx.clone(), Box::new(server), hello(2).listen));
+        let stranger = Hello {
+            cluster_name: "Elsewhere".to_string(),
+            ..hello(2)
+        };
+        let refused = handshake::initiate(&mut client, &stranger, Class::Urgent).await;
+        assert!(matches!(refused, Err(HandshakeError::Refused(_))));
+        task.await.unwrap();
+        assert!(ctx.stats.snapshot().links.is_empty());
+    }
+}
