@@ -135,23 +135,22 @@ async fn read_requests(
             Err(error) => return frame_failure(peer.addr, class, counters, error),
         };
         let arrival = Instant::now();
-        match frame.kind {
-            Kind::Ping => {
-                let pong = Frame::new(Kind::Pong, 0, frame.id, Bytes::new());
-                let _ = answers.send(Answer {
-                    frame: pong,
-                    _budget: None,
-                });
-            }
-            Kind::Request | Kind::OneWay => {
-                // Over the budget the connection stops reading until answers free some.
-                let cost = frame.payload.len().clamp(1, bound) as u32;
-                let Ok(permit) = budget.clone().acquire_many_owned(cost).await else {
-                    return "budget closed".to_string();
-                };
-                dispatch(ctx.clone(), peer, frame, arrival, permit, answers.clone());
-            }
-            kind => return format!("unexpected {kind:?} frame from {}", peer.addr),
+        if !matches!(frame.kind, Kind::Ping | Kind::Request | Kind::OneWay) {
+            return format!("unexpected {:?} frame from {}", frame.kind, peer.addr);
+        }
+        // Over the budget the connection stops reading until answers free some.
+        let cost = frame.wire_len().clamp(1, bound) as u32;
+        let Ok(share) = budget.clone().acquire_many_owned(cost).await else {
+            return "budget closed".to_string();
+        };
+        if frame.kind == Kind::Ping {
+            let pong = Frame::new(Kind::Pong, 0, frame.id, Bytes::new());
+            let _ = answers.send(Answer {
+                frame: pong,
+                _budget: Some(share),
+            });
+        } else {
+            dispatch(ctx.clone(), peer, frame, arrival, share, answers.clone());
         }
     }
 }

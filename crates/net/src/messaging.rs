@@ -75,7 +75,13 @@ impl Messaging {
         payload: Bytes,
         timeout: Duration,
     ) -> Result<Bytes, NetError> {
-        let result = self.exchange(to, verb, payload, timeout).await;
+        let deadline = Instant::now() + timeout;
+        let envelope = Envelope {
+            verb,
+            frame: Frame::new(Kind::Request, verb as u8, self.ctx.next_id(), payload),
+            deadline: Some(deadline),
+        };
+        let result = self.exchange(to, envelope, deadline).await;
         match &result {
             Ok(_) => {}
             Err(NetError::Timeout) => self.ctx.stats.count(verb, Tally::Timeout),
@@ -87,19 +93,12 @@ impl Messaging {
     async fn exchange(
         &self,
         to: SocketAddr,
-        verb: Verb,
-        payload: Bytes,
-        timeout: Duration,
+        envelope: Envelope,
+        deadline: Instant,
     ) -> Result<Bytes, NetError> {
-        let deadline = Instant::now() + timeout;
-        let outbound = self.outbound_for(to, verb, &payload)?;
-        let id = self.ctx.next_id();
+        let outbound = self.outbound_for(to, envelope.verb, &envelope.frame.payload)?;
+        let id = envelope.frame.id;
         let (reply, answer) = oneshot::channel();
-        let envelope = Envelope {
-            verb,
-            frame: Frame::new(Kind::Request, verb as u8, id, payload),
-            deadline: Some(deadline),
-        };
         outbound.enqueue(envelope, Some(reply))?;
         let _forget = Forget(&outbound, id);
         match tokio::time::timeout_at(deadline, answer).await {

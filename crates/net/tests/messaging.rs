@@ -142,13 +142,7 @@ async fn work_that_expired_before_it_started_is_dropped_not_run() {
         },
     )
     .await;
-    let gated = Gated::new();
-    b.register(Verb::Read, gated.handler());
-    let first = tokio::spawn({
-        let (a, to) = (a.clone(), b.local());
-        async move { a.request(to, Verb::Read, Bytes::new(), 10 * SECOND).await }
-    });
-    eventually(SECOND, "the first request to block", || gated.calls() == 1).await;
+    let (gated, first) = request_held_by(&a, &b).await;
     let second = a
         .request(
             b.local(),
@@ -290,13 +284,7 @@ async fn a_node_of_another_cluster_is_rejected_with_both_names() {
 #[tokio::test]
 async fn a_peer_shutting_down_fails_requests_in_flight_with_unreachable() {
     let (a, b) = (node(1).await, node(2).await);
-    let gated = Gated::new();
-    b.register(Verb::Read, gated.handler());
-    let pending = tokio::spawn({
-        let (a, to) = (a.clone(), b.local());
-        async move { a.request(to, Verb::Read, Bytes::new(), 30 * SECOND).await }
-    });
-    eventually(SECOND, "the request to reach b", || gated.calls() == 1).await;
+    let (_gated, pending) = request_held_by(&a, &b).await;
     b.shutdown().await;
     let answer = tokio::time::timeout(5 * SECOND, pending)
         .await
@@ -311,13 +299,7 @@ async fn a_peer_shutting_down_fails_requests_in_flight_with_unreachable() {
 #[tokio::test]
 async fn shutdown_fails_pending_requests_and_everything_after() {
     let (a, b) = (node(1).await, node(2).await);
-    let gated = Gated::new();
-    b.register(Verb::Read, gated.handler());
-    let pending = tokio::spawn({
-        let (a, to) = (a.clone(), b.local());
-        async move { a.request(to, Verb::Read, Bytes::new(), 30 * SECOND).await }
-    });
-    eventually(SECOND, "the request to reach b", || gated.calls() == 1).await;
+    let (_gated, pending) = request_held_by(&a, &b).await;
     a.shutdown().await;
     assert_eq!(pending.await.unwrap(), Err(NetError::Shutdown));
     assert_eq!(

@@ -176,11 +176,9 @@ fn simulate(scenario: Scenario) -> Record {
         .max_message_latency(Duration::from_millis(5))
         .build();
     let scenario = Arc::new(scenario);
-    for index in 0..NODES.len() {
+    for (index, name) in NODES.into_iter().enumerate() {
         let (scenario, record) = (scenario.clone(), record.clone());
-        sim.host(NODES[index], move || {
-            node(index, scenario.clone(), record.clone())
-        });
+        sim.host(name, move || node(index, scenario.clone(), record.clone()));
     }
     let loops = scenario.senders.len() * LOOPS;
     let watched = record.clone();

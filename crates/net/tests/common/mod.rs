@@ -98,3 +98,25 @@ pub fn free_addr() -> SocketAddr {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     listener.local_addr().unwrap()
 }
+
+/// Registers a gated Read handler on `b` and sends it a request from `a` (30 s timeout);
+/// returns once the handler holds the request.
+pub async fn request_held_by(
+    a: &Arc<Messaging>,
+    b: &Messaging,
+) -> (Gated, tokio::task::JoinHandle<Result<Bytes, net::NetError>>) {
+    let gated = Gated::new();
+    b.register(net::Verb::Read, gated.handler());
+    let (a, to) = (a.clone(), b.local());
+    let pending = tokio::spawn(async move {
+        let timeout = Duration::from_secs(30);
+        a.request(to, net::Verb::Read, Bytes::new(), timeout).await
+    });
+    eventually(
+        Duration::from_secs(1),
+        "the request to reach its handler",
+        || gated.calls() == 1,
+    )
+    .await;
+    (gated, pending)
+}
