@@ -124,10 +124,13 @@ impl Context {
 
     /// Stops every task, closes the connections and fails what is pending with `Shutdown`.
     pub async fn shutdown(&self) {
-        let tasks = self.tasks.lock().take();
+        let mut tasks = self.tasks.lock().take();
+        if let Some(tasks) = &mut tasks {
+            tasks.abort_all();
+        }
         self.fail_outbounds();
         if let Some(mut tasks) = tasks {
-            tasks.shutdown().await;
+            while tasks.join_next().await.is_some() {}
         }
     }
 

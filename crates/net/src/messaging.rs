@@ -21,6 +21,9 @@ use crate::outbound::{Envelope, Outbound};
 use crate::stats::{NetStats, Tally};
 use crate::verb::{Class, Verb};
 
+/// Stands for a request timeout too large to add to the clock.
+const FOREVER: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
+
 /// A node's internode messaging. Dropping the last `Arc` stops it like `shutdown` (without
 /// waiting); a handler that holds the `Arc` keeps it alive until `shutdown` is called.
 pub struct Messaging {
@@ -75,7 +78,8 @@ impl Messaging {
         payload: Bytes,
         timeout: Duration,
     ) -> Result<Bytes, NetError> {
-        let deadline = Instant::now() + timeout;
+        let now = Instant::now();
+        let deadline = now.checked_add(timeout).unwrap_or(now + FOREVER);
         let envelope = Envelope {
             verb,
             frame: Frame::new(Kind::Request, verb as u8, self.ctx.next_id(), payload),

@@ -177,7 +177,9 @@ impl Outbound {
     fn drain(&self, phase: Phase, error: NetError) -> Vec<Verb> {
         let (queue, waiters) = {
             let mut state = self.state.lock();
-            state.phase = phase;
+            if !matches!(state.phase, Phase::Closed) {
+                state.phase = phase;
+            }
             state.bytes = 0;
             let queue = std::mem::take(&mut state.queue);
             let waiters = std::mem::take(&mut state.waiters);

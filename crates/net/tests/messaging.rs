@@ -103,6 +103,14 @@ async fn echo_is_answered_without_registering_anything() {
     let (a, b) = (node(1).await, node(2).await);
     let answer = a.request(b.local(), Verb::Echo, Bytes::new(), SECOND).await;
     assert_eq!(answer.unwrap(), Bytes::new());
+    let endless = a
+        .request(b.local(), Verb::Echo, Bytes::new(), Duration::MAX)
+        .await;
+    assert_eq!(
+        endless.unwrap(),
+        Bytes::new(),
+        "a timeout past the clock's range waits"
+    );
 }
 
 #[tokio::test]
