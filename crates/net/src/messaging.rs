@@ -46,6 +46,13 @@ impl Messaging {
             let why = format!("cluster name longer than {MAX_CLUSTER_NAME} bytes");
             return Err(io::Error::new(io::ErrorKind::InvalidInput, why));
         }
+        if config.listen.ip().is_unspecified() {
+            let why = format!(
+                "internode listen address {} must be a specific address: peers know a node by it",
+                config.listen
+            );
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, why));
+        }
         let listener = network.bind(config.listen).await?;
         let local = SocketAddr::new(config.listen.ip(), listener.local_addr()?.port());
         let hello = Hello {

@@ -393,3 +393,20 @@ async fn messages_over_the_size_limit_are_refused() {
         .await;
     assert_eq!(answer.unwrap(), Bytes::from("fits"));
 }
+
+#[tokio::test]
+async fn start_refuses_a_wildcard_listen_address_and_an_overlong_cluster_name() {
+    let network = Arc::new(net::TokioNetwork);
+    let wildcard = net::NetConfig {
+        listen: "0.0.0.0:0".parse().unwrap(),
+        ..config(CLUSTER, 1)
+    };
+    let error = net::Messaging::start(wildcard, network.clone())
+        .await
+        .err()
+        .unwrap();
+    assert_eq!(error.kind(), std::io::ErrorKind::InvalidInput);
+    let long = config(&"c".repeat(5000), 1);
+    let error = net::Messaging::start(long, network).await.err().unwrap();
+    assert_eq!(error.kind(), std::io::ErrorKind::InvalidInput);
+}
