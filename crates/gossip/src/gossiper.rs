@@ -222,7 +222,7 @@ impl Supervisor {
             tokio::select! {
                 command = commands.recv() => match command {
                     Some(Control::Shutdown(done)) => {
-                        self.halt(true).await;
+                        self.halt().await;
                         let _ = done.send(());
                         return;
                     }
@@ -242,7 +242,7 @@ impl Supervisor {
                     error!(%error, "gossip could not be started");
                 }
             }
-            Control::Stop => self.halt(true).await,
+            Control::Stop => self.halt().await,
             Control::Set(key, value) => {
                 if let Some(handle) = &self.chitchat {
                     handle
@@ -292,14 +292,12 @@ impl Supervisor {
         }
     }
 
-    /// Stops chitchat; with `announce`, first tells the live peers `status=shutdown`.
-    async fn halt(&mut self, announce: bool) {
+    /// Stops chitchat after telling the live peers `status=shutdown`.
+    async fn halt(&mut self) {
         let Some(handle) = self.chitchat.take() else {
             return;
         };
-        if announce {
-            self.announce_shutdown(&handle).await;
-        }
+        self.announce_shutdown(&handle).await;
         if let Err(error) = handle.shutdown().await {
             debug!(%error, "gossip ended with an error");
         }
