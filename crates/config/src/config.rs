@@ -52,11 +52,28 @@ pub struct Config {
     pub native_transport_port: u16,
     pub native_transport_max_frame_size: DataSize,
     pub native_transport_max_threads: u32,
+    /// Request bytes all clients may have in flight; `None`: a tenth of [`heap_equivalent`].
+    pub native_transport_max_request_data_in_flight: Option<DataSize>,
+    /// Request bytes one client address may have in flight; `None`: a fortieth of
+    /// [`heap_equivalent`].
+    pub native_transport_max_request_data_in_flight_per_ip: Option<DataSize>,
+    /// Over a limit: `false` stops reading from the client, `true` answers Overloaded.
+    pub native_transport_throw_on_overload: bool,
+    pub native_transport_rate_limiting_enabled: bool,
+    pub native_transport_max_requests_per_second: u32,
+    /// Zero: idle connections are never closed.
+    pub native_transport_idle_timeout: Duration,
+    /// Negative: no limit.
+    pub native_transport_max_concurrent_connections: i64,
+    /// Zero or negative: no limit.
+    pub native_transport_max_concurrent_connections_per_ip: i64,
     pub max_value_size: DataSize,
     /// Helenus only: address of the HTTP admin API (loopback by default).
     pub admin_address: IpAddr,
     /// Helenus only: port of the HTTP admin API; 7199, the port `nodetool` uses by default.
     pub admin_port: u16,
+    /// Helenus only: a file holding the bearer token the admin API requires; `None`: no token.
+    pub admin_auth_token_file: Option<PathBuf>,
     pub data_file_directories: Vec<PathBuf>,
     pub commitlog_directory: PathBuf,
     pub saved_caches_directory: PathBuf,
@@ -106,7 +123,6 @@ pub struct Config {
     pub file_cache_enabled: bool,
     pub prepared_statements_cache_size: Option<DataSize>,
     pub auto_snapshot: bool,
-    pub snapshot_before_compaction: bool,
     /// Short class name, e.g. `SimpleSnitch`.
     pub endpoint_snitch: String,
     pub seeds: Vec<Seed>,
@@ -128,9 +144,18 @@ impl Default for Config {
             native_transport_port: 9042,
             native_transport_max_frame_size: DataSize::mebibytes(16),
             native_transport_max_threads: 128,
+            native_transport_max_request_data_in_flight: None,
+            native_transport_max_request_data_in_flight_per_ip: None,
+            native_transport_throw_on_overload: false,
+            native_transport_rate_limiting_enabled: false,
+            native_transport_max_requests_per_second: 1_000_000,
+            native_transport_idle_timeout: Duration::ZERO,
+            native_transport_max_concurrent_connections: -1,
+            native_transport_max_concurrent_connections_per_ip: -1,
             max_value_size: DataSize::mebibytes(256),
             admin_address: LOOPBACK,
             admin_port: 7199,
+            admin_auth_token_file: None,
             data_file_directories: vec![PathBuf::from("./data/data")],
             commitlog_directory: PathBuf::from("./data/commitlog"),
             saved_caches_directory: PathBuf::from("./data/saved_caches"),
@@ -170,7 +195,6 @@ impl Default for Config {
             file_cache_enabled: true,
             prepared_statements_cache_size: None,
             auto_snapshot: true,
-            snapshot_before_compaction: false,
             endpoint_snitch: "SimpleSnitch".to_string(),
             seeds: vec![Seed {
                 address: LOOPBACK,
@@ -203,7 +227,47 @@ impl Config {
         self.validate_ports()?;
         self.validate_commitlog()?;
         self.validate_concurrency()?;
+        self.validate_native_limits()?;
         self.validate_directories()
+    }
+
+    /// The request bytes in flight allowed for all clients and for one client address:
+    /// the settings, else a tenth and a fortieth of [`heap_equivalent`] as in Cassandra.
+    pub fn request_data_in_flight(&self) -> (u64, u64) {
+        let heap = heap_equivalent(physical_memory());
+        let global = self.native_transport_max_request_data_in_flight;
+        let per_ip = self.native_transport_max_request_data_in_flight_per_ip;
+        (
+            global.map_or(heap / 10, DataSize::as_bytes),
+            per_ip.map_or(heap / 40, DataSize::as_bytes),
+        )
+    }
+
+    fn validate_native_limits(&self) -> Result<(), ConfigError> {
+        let sizes = [
+            (
+                "native_transport_max_request_data_in_flight",
+                self.native_transport_max_request_data_in_flight,
+            ),
+            (
+                "native_transport_max_request_data_in_flight_per_ip",
+                self.native_transport_max_request_data_in_flight_per_ip,
+            ),
+        ];
+        if let Some((key, Some(size))) = sizes
+            .iter()
+            .find(|(_, s)| s.is_some_and(|s| s.as_bytes() == 0))
+        {
+            return Err(ConfigError::invalid(key, size, "must be greater than 0"));
+        }
+        if self.native_transport_max_requests_per_second == 0 {
+            return Err(ConfigError::invalid(
+                "native_transport_max_requests_per_second",
+                0,
+                "must be greater than 0",
+            ));
+        }
+        Ok(())
     }
 
     fn validate_tokens(&self) -> Result<(), ConfigError> {
@@ -371,6 +435,27 @@ impl Config {
     }
 }
 
+/// The memory Cassandra would give its heap on this machine (`cassandra-env.sh`): the larger
+/// of half the memory up to 1 GiB and a quarter of it up to 8 GiB. Helenus has no heap; its
+/// budgets that Cassandra sizes from the heap are sized from this. 1 GiB when the memory size
+/// is unknown.
+pub fn heap_equivalent(memory: Option<u64>) -> u64 {
+    const GIB: u64 = 1 << 30;
+    memory.map_or(GIB, |m| (m / 2).min(GIB).max((m / 4).min(8 * GIB)))
+}
+
+/// The machine's memory (`MemTotal` of `/proc/meminfo`), if known.
+pub fn physical_memory() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    mem_total(&info)
+}
+
+fn mem_total(meminfo: &str) -> Option<u64> {
+    let line = meminfo.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
+}
+
 fn overlap(a: IpAddr, b: IpAddr) -> bool {
     a == b || a.is_unspecified() || b.is_unspecified()
 }
@@ -479,5 +564,39 @@ mod tests {
             ..Config::default()
         };
         assert!(reason(&mutation).contains("max_mutation_size"));
+        let no_budget = Config {
+            native_transport_max_request_data_in_flight_per_ip: Some(DataSize::bytes(0)),
+            ..Config::default()
+        };
+        assert_eq!(
+            reason(&no_budget),
+            "Invalid value '0B' for native_transport_max_request_data_in_flight_per_ip: must be greater than 0"
+        );
+    }
+
+    #[test]
+    fn the_heap_equivalent_follows_cassandra_env() {
+        const GIB: u64 = 1 << 30;
+        assert_eq!(heap_equivalent(Some(24 * GIB)), 6 * GIB);
+        assert_eq!(heap_equivalent(Some(64 * GIB)), 8 * GIB);
+        assert_eq!(heap_equivalent(Some(2 * GIB)), GIB);
+        assert_eq!(heap_equivalent(Some(GIB)), GIB / 2);
+        assert_eq!(heap_equivalent(None), GIB);
+        assert_eq!(mem_total("MemTotal:  1024 kB\n"), Some(1 << 20));
+        assert_eq!(mem_total("junk"), None);
+    }
+
+    #[test]
+    fn request_data_in_flight_is_a_tenth_and_a_fortieth_of_the_heap_equivalent() {
+        let heap = heap_equivalent(physical_memory());
+        assert_eq!(
+            Config::default().request_data_in_flight(),
+            (heap / 10, heap / 40)
+        );
+        let set = Config {
+            native_transport_max_request_data_in_flight: Some(DataSize::mebibytes(64)),
+            ..Config::default()
+        };
+        assert_eq!(set.request_data_in_flight(), (64 << 20, heap / 40));
     }
 }

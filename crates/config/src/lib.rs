@@ -10,12 +10,15 @@ mod keys;
 mod legacy;
 mod listing;
 mod load;
+mod refused;
 mod settings;
 mod spec;
 mod values;
 mod yaml;
 
-pub use config::{CommitLogSync, Config, MemtableAllocationType, Seed};
+pub use config::{
+    heap_equivalent, physical_memory, CommitLogSync, Config, MemtableAllocationType, Seed,
+};
 pub use error::ConfigError;
 pub use listing::Setting;
 pub use load::{load, load_str, Loaded};

@@ -5,7 +5,7 @@ use std::fmt::Display;
 use std::path::Path;
 
 use crate::config::{CommitLogSync, Config, MemtableAllocationType};
-use crate::spec::format_duration;
+use crate::spec::{format_duration, DataSize};
 
 /// One setting: its key and its value as Cassandra prints it (`None` when unset).
 pub type Setting = (&'static str, Option<String>);
@@ -26,6 +26,7 @@ impl Config {
     /// Every setting Helenus uses, with its current value.
     pub fn settings(&self) -> Vec<Setting> {
         let mut all = self.node_settings();
+        all.extend(self.native_settings());
         all.extend(self.storage_settings());
         all.extend(self.request_settings());
         all
@@ -62,6 +63,10 @@ impl Config {
             ("max_value_size", set(self.max_value_size)),
             ("admin_address", set(self.admin_address)),
             ("admin_port", set(self.admin_port)),
+            (
+                "admin_auth_token_file",
+                self.admin_auth_token_file.as_deref().and_then(path),
+            ),
             ("endpoint_snitch", set(&self.endpoint_snitch)),
             ("seed_provider.seeds", set(seeds.join(","))),
             (
@@ -70,10 +75,46 @@ impl Config {
             ),
             ("authenticator", set("AllowAllAuthenticator")),
             ("authorizer", set("AllowAllAuthorizer")),
+            ("role_manager", set("CassandraRoleManager")),
             ("auto_snapshot", set(self.auto_snapshot)),
+            ("snapshot_before_compaction", set(false)),
+        ]
+    }
+
+    fn native_settings(&self) -> Vec<Setting> {
+        let (in_flight, per_ip) = self.request_data_in_flight();
+        vec![
             (
-                "snapshot_before_compaction",
-                set(self.snapshot_before_compaction),
+                "native_transport_max_request_data_in_flight",
+                set(DataSize::bytes(in_flight)),
+            ),
+            (
+                "native_transport_max_request_data_in_flight_per_ip",
+                set(DataSize::bytes(per_ip)),
+            ),
+            (
+                "native_transport_throw_on_overload",
+                set(self.native_transport_throw_on_overload),
+            ),
+            (
+                "native_transport_rate_limiting_enabled",
+                set(self.native_transport_rate_limiting_enabled),
+            ),
+            (
+                "native_transport_max_requests_per_second",
+                set(self.native_transport_max_requests_per_second),
+            ),
+            (
+                "native_transport_idle_timeout",
+                set(format_duration(self.native_transport_idle_timeout)),
+            ),
+            (
+                "native_transport_max_concurrent_connections",
+                set(self.native_transport_max_concurrent_connections),
+            ),
+            (
+                "native_transport_max_concurrent_connections_per_ip",
+                set(self.native_transport_max_concurrent_connections_per_ip),
             ),
         ]
     }

@@ -112,6 +112,9 @@ fn resolve_directories(config: &mut Config, base: &Path) {
     ] {
         *dir = absolute(base, dir);
     }
+    if let Some(file) = &mut config.admin_auth_token_file {
+        *file = absolute(base, file);
+    }
 }
 
 /// `base/path` with `.` components dropped (absolute paths stay as they are).

@@ -302,7 +302,7 @@ fn reference_cassandra_file_is_accepted() {
         loaded.config.listen_address,
         "127.0.0.2".parse::<IpAddr>().unwrap()
     );
-    assert!(loaded
+    assert!(!loaded
         .ignored
         .contains(&"start_native_transport".to_string()));
 }
@@ -320,7 +320,6 @@ fn stock_file_shapes() {
     assert_eq!(
         loaded.ignored,
         vec![
-            "role_manager",
             "memtable",
             "sstable",
             "storage_compatibility_mode",
@@ -339,4 +338,46 @@ fn file_cache_settings_and_their_legacy_name() {
     assert_eq!(c.file_cache_size, Some(DataSize::mebibytes(64)));
     let c = load_text("file_cache_size: 0MiB\n").unwrap().config;
     assert_eq!(c.file_cache_size, Some(DataSize::mebibytes(0)));
+}
+
+#[test]
+fn native_transport_limits_and_their_legacy_names() {
+    let c = config(
+        "native_transport_max_request_data_in_flight: 64MiB\n\
+         native_transport_max_request_data_in_flight_per_ip: 100000B\n\
+         native_transport_throw_on_overload: true\n\
+         native_transport_rate_limiting_enabled: true\n\
+         native_transport_max_requests_per_second: 5000\n\
+         native_transport_idle_timeout: 60s\n\
+         native_transport_max_concurrent_connections: 100\n\
+         native_transport_max_concurrent_connections_per_ip: 10\n\
+         admin_auth_token_file: secrets/admin.token\n",
+    );
+    assert_eq!(c.request_data_in_flight(), (64 << 20, 100_000));
+    assert!(c.native_transport_throw_on_overload && c.native_transport_rate_limiting_enabled);
+    assert_eq!(c.native_transport_max_requests_per_second, 5000);
+    assert_eq!(c.native_transport_idle_timeout, Duration::from_secs(60));
+    assert_eq!(
+        (
+            c.native_transport_max_concurrent_connections,
+            c.native_transport_max_concurrent_connections_per_ip
+        ),
+        (100, 10)
+    );
+    assert_eq!(
+        c.admin_auth_token_file,
+        Some(PathBuf::from("/srv/helenus/secrets/admin.token"))
+    );
+    let legacy = config(
+        "native_transport_max_concurrent_requests_in_bytes: -1\n\
+         native_transport_max_concurrent_requests_in_bytes_per_ip: 1048576\n\
+         native_transport_idle_timeout_in_ms: 5000\n",
+    );
+    assert_eq!(legacy.native_transport_max_request_data_in_flight, None);
+    assert_eq!(
+        legacy.native_transport_max_request_data_in_flight_per_ip,
+        Some(DataSize::mebibytes(1))
+    );
+    assert_eq!(legacy.native_transport_idle_timeout, Duration::from_secs(5));
+    assert!(error("native_transport_max_requests_per_second: 0\n").contains("greater than 0"));
 }

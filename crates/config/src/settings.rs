@@ -3,20 +3,22 @@
 
 use crate::config::{CommitLogSync, Config, MemtableAllocationType, Seed};
 use crate::error::ConfigError;
-use crate::spec::SizeUnit::{Kibibytes, Mebibytes};
+use crate::refused;
+use crate::spec::SizeUnit::{Bytes, Kibibytes, Mebibytes};
 use crate::values::{resolve, Value};
 use crate::yaml::Node;
 
 /// Keys only Helenus knows (Cassandra would refuse them).
-pub const HELENUS_KEYS: &[&str] = &["admin_address", "admin_port"];
+pub const HELENUS_KEYS: &[&str] = &["admin_address", "admin_port", "admin_auth_token_file"];
 
 /// Sets the field for `value.key`; `Ok(false)` when Helenus does not use that key.
 pub fn apply(config: &mut Config, value: Value) -> Result<bool, ConfigError> {
     Ok(apply_node(config, value)?
         || apply_network(config, value)?
+        || apply_native(config, value)?
         || apply_storage(config, value)?
         || apply_requests(config, value)?
-        || apply_checked(value)?)
+        || refused::check(value)?)
 }
 
 fn apply_node(c: &mut Config, v: Value) -> Result<bool, ConfigError> {
@@ -27,7 +29,6 @@ fn apply_node(c: &mut Config, v: Value) -> Result<bool, ConfigError> {
         "endpoint_snitch" => c.endpoint_snitch = v.class_name()?,
         "seed_provider" => c.seeds = seeds(v)?,
         "auto_snapshot" => c.auto_snapshot = v.boolean()?,
-        "snapshot_before_compaction" => c.snapshot_before_compaction = v.boolean()?,
         _ => return Ok(false),
     }
     Ok(true)
@@ -41,13 +42,44 @@ fn apply_network(c: &mut Config, v: Value) -> Result<bool, ConfigError> {
         "broadcast_rpc_address" => c.broadcast_rpc_address = Some(v.address()?),
         "storage_port" => c.storage_port = v.integer()?,
         "native_transport_port" => c.native_transport_port = v.integer()?,
+        "max_value_size" => c.max_value_size = v.size(Mebibytes)?,
+        "admin_address" => c.admin_address = v.address()?,
+        "admin_port" => c.admin_port = v.integer()?,
+        "admin_auth_token_file" => c.admin_auth_token_file = Some(v.path()?),
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// The native transport's sizes and limits.
+fn apply_native(c: &mut Config, v: Value) -> Result<bool, ConfigError> {
+    match v.key {
         "native_transport_max_threads" => c.native_transport_max_threads = v.integer()?,
         "native_transport_max_frame_size" => {
             c.native_transport_max_frame_size = v.size(Mebibytes)?
         }
-        "max_value_size" => c.max_value_size = v.size(Mebibytes)?,
-        "admin_address" => c.admin_address = v.address()?,
-        "admin_port" => c.admin_port = v.integer()?,
+        "native_transport_max_request_data_in_flight" => {
+            c.native_transport_max_request_data_in_flight = Some(v.size(Bytes)?)
+        }
+        "native_transport_max_request_data_in_flight_per_ip" => {
+            c.native_transport_max_request_data_in_flight_per_ip = Some(v.size(Bytes)?)
+        }
+        "native_transport_throw_on_overload" => {
+            c.native_transport_throw_on_overload = v.boolean()?
+        }
+        "native_transport_rate_limiting_enabled" => {
+            c.native_transport_rate_limiting_enabled = v.boolean()?
+        }
+        "native_transport_max_requests_per_second" => {
+            c.native_transport_max_requests_per_second = v.integer()?
+        }
+        "native_transport_idle_timeout" => c.native_transport_idle_timeout = v.millis()?,
+        "native_transport_max_concurrent_connections" => {
+            c.native_transport_max_concurrent_connections = v.integer()?
+        }
+        "native_transport_max_concurrent_connections_per_ip" => {
+            c.native_transport_max_concurrent_connections_per_ip = v.integer()?
+        }
         _ => return Ok(false),
     }
     Ok(true)
@@ -107,27 +139,6 @@ fn apply_requests(c: &mut Config, v: Value) -> Result<bool, ConfigError> {
         _ => return Ok(false),
     }
     Ok(true)
-}
-
-/// Keys with no field, whose only acceptable values are the ones Helenus implements.
-fn apply_checked(v: Value) -> Result<bool, ConfigError> {
-    let (accepted, refusal): (&[&str], &str) = match v.key {
-        "partitioner" => (&["Murmur3Partitioner"], "Helenus supports only Murmur3Partitioner"),
-        "authenticator" => (
-            &["AllowAllAuthenticator"],
-            "only AllowAllAuthenticator is supported; password authentication is not yet supported by Helenus",
-        ),
-        "authorizer" => (
-            &["AllowAllAuthorizer"],
-            "only AllowAllAuthorizer is supported; authorization is not yet supported by Helenus",
-        ),
-        _ => return Ok(false),
-    };
-    if accepted.contains(&v.class_name()?.as_str()) {
-        Ok(true)
-    } else {
-        Err(v.invalid(refusal))
-    }
 }
 
 fn commitlog_sync(v: Value) -> Result<CommitLogSync, ConfigError> {
