@@ -1,11 +1,15 @@
-//! One client connection: reads envelopes, enforces the STARTUP handshake, runs requests
-//! concurrently (bounded per connection), forwards registered events, and drains on close.
+//! One client connection: reads envelopes, reserves each request's bytes against the
+//! server's limits before its body is read (waiting, or answering Overloaded), enforces the
+//! STARTUP handshake, runs requests concurrently (bounded per connection), forwards
+//! registered events, closes clients that stall mid-frame or idle, and drains on close.
 use crate::client::{ClientState, Clients, DriverInfo};
+use crate::clock::{Expiry, ReadClock};
 use crate::compression::decompress_body;
 use crate::event::Event;
 use crate::framer::{Framer, Inbound, LegacyDecoder, V5Decoder};
 use crate::handler::QueryHandler;
 use crate::header::{Header, Opcode, FLAG_COMPRESSED, FLAG_TRACING, MAX_VERSION, MIN_VERSION};
+use crate::limits::{Limits, Reservation, Slot};
 use crate::request::{decode_request, EventKind, Request};
 use crate::response;
 use crate::server::ServerConfig;
@@ -14,6 +18,7 @@ use bytes::{Bytes, BytesMut};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
+use std::time::Instant;
 use tokio::io::AsyncReadExt;
 use tokio::net::tcp::OwnedReadHalf;
 use tokio::net::TcpStream;
@@ -30,6 +35,7 @@ pub(crate) struct Shared<H> {
     pub events: broadcast::Sender<Event>,
     pub config: ServerConfig,
     pub clients: Arc<Clients>,
+    pub limits: Arc<Limits>,
 }
 
 struct Connection<H> {
@@ -43,6 +49,13 @@ struct Connection<H> {
     lz4: bool,
     registered: Arc<AtomicU8>,
     event_task: Option<JoinHandle<()>>,
+    /// This connection's share of the server's limits.
+    slot: Slot,
+    /// Overloaded answers instead of waiting: the server's setting or the client's STARTUP.
+    throw_on_overload: bool,
+    /// The reservation of an announced body, for its envelope.
+    announced: Option<Reservation>,
+    shutdown: watch::Receiver<bool>,
 }
 
 /// Serves one accepted socket until the client leaves, the stream breaks, or shutdown.
@@ -50,7 +63,8 @@ pub(crate) async fn serve_connection<H: QueryHandler>(
     shared: Arc<Shared<H>>,
     socket: TcpStream,
     peer: SocketAddr,
-    mut shutdown: watch::Receiver<bool>,
+    slot: Slot,
+    shutdown: watch::Receiver<bool>,
 ) {
     let client = Arc::new(ClientState::new(peer));
     let _registration = shared.clients.register(Arc::clone(&client));
@@ -61,6 +75,7 @@ pub(crate) async fn serve_connection<H: QueryHandler>(
         .clamp(1, 1 << 16) as u32;
     let (out, rx) = mpsc::channel(max_permits as usize + 64);
     let writer = tokio::spawn(writer::run(wr, rx));
+    let throw_on_overload = shared.config.throw_on_overload;
     let mut conn = Connection {
         shared,
         client,
@@ -71,41 +86,91 @@ pub(crate) async fn serve_connection<H: QueryHandler>(
         lz4: false,
         registered: Arc::new(AtomicU8::new(0)),
         event_task: None,
+        slot,
+        throw_on_overload,
+        announced: None,
+        shutdown,
     };
-    conn.read_loop(&mut rd, &mut shutdown).await;
+    conn.read_loop(&mut rd).await;
     conn.close(writer).await;
 }
 
 impl<H: QueryHandler> Connection<H> {
-    async fn read_loop(&mut self, rd: &mut OwnedReadHalf, shutdown: &mut watch::Receiver<bool>) {
+    async fn read_loop(&mut self, rd: &mut OwnedReadHalf) {
+        let config = &self.shared.config;
+        let mut clock = ReadClock::new(config.frame_timeout, config.idle_timeout, Instant::now());
         let mut framer = Framer::Legacy(LegacyDecoder::new(self.max_body()));
         let mut buf = BytesMut::with_capacity(READ_CHUNK);
-        while !*shutdown.borrow() {
-            loop {
-                match framer.next(&mut buf) {
-                    Ok(Some(inbound)) => {
-                        if let Some(next) = self.on_inbound(inbound).await {
-                            framer = next;
-                        }
-                    }
-                    Ok(None) => break,
-                    Err(fatal) => {
-                        self.send(response::protocol_error(
-                            fatal.version,
-                            fatal.stream,
-                            fatal.message,
-                        ))
-                        .await;
-                        return;
-                    }
-                }
+        while !*self.shutdown.borrow() {
+            if !self.drain(&mut framer, &mut buf, &mut clock).await {
+                return;
             }
+            let partial = framer.pending_body().or((!buf.is_empty()).then_some(0));
+            clock.waiting(partial, Instant::now());
             buf.reserve(READ_CHUNK);
             tokio::select! {
-                read = rd.read_buf(&mut buf) => if !matches!(read, Ok(n) if n > 0) { return },
-                _ = shutdown.changed() => return,
+                read = rd.read_buf(&mut buf) => match read {
+                    Ok(n) if n > 0 => clock.read(Instant::now()),
+                    _ => return,
+                },
+                _ = self.shutdown.changed() => return,
+                expiry = expire(clock.deadline()) => if self.expired(expiry, &mut clock) {
+                    return;
+                },
             }
         }
+    }
+
+    /// Handles every unit `buf` holds; false when the connection must close.
+    async fn drain(
+        &mut self,
+        framer: &mut Framer,
+        buf: &mut BytesMut,
+        clock: &mut ReadClock,
+    ) -> bool {
+        loop {
+            match framer.next(buf) {
+                Ok(Some(inbound)) => {
+                    self.on_inbound(inbound, framer).await;
+                    clock.progress();
+                }
+                Ok(None) => return true,
+                Err(fatal) => {
+                    self.send(response::protocol_error(
+                        fatal.version,
+                        fatal.stream,
+                        fatal.message,
+                    ))
+                    .await;
+                    return false;
+                }
+            }
+        }
+    }
+
+    /// A read deadline passed: true when the connection closes. An idle connection with
+    /// requests in flight is not idle.
+    fn expired(&self, expiry: Expiry, clock: &mut ReadClock) -> bool {
+        let peer = self.client.peer();
+        match expiry {
+            Expiry::Idle if self.permits.available_permits() < self.max_permits as usize => {
+                clock.read(Instant::now());
+                return false;
+            }
+            Expiry::Idle => tracing::info!(
+                "Closing client connection {peer} after timeout of {}ms",
+                self.shared
+                    .config
+                    .idle_timeout
+                    .unwrap_or_default()
+                    .as_millis()
+            ),
+            Expiry::Frame => tracing::info!(
+                "Closing client connection {peer}: a frame it began did not arrive in time"
+            ),
+        }
+        self.shared.limits.count_timeout();
+        true
     }
 
     /// Lets in-flight requests finish (bounded by the shutdown grace), then closes the socket.
@@ -141,8 +206,12 @@ impl<H: QueryHandler> Connection<H> {
         }
     }
 
-    async fn on_inbound(&mut self, inbound: Inbound) -> Option<Framer> {
+    async fn on_inbound(&mut self, inbound: Inbound, framer: &mut Framer) {
         match inbound {
+            Inbound::Announced { header } => {
+                self.announced = self.admit(&header).await;
+                framer.decide(self.announced.is_some());
+            }
             Inbound::TooBig { header } => {
                 let msg = format!(
                     "Request is too big: length {} exceeds maximum allowed length {}.",
@@ -156,13 +225,50 @@ impl<H: QueryHandler> Connection<H> {
                     &CqlError::Invalid(msg),
                 ))
                 .await;
-                None
             }
-            Inbound::Envelope { header, body } => self.on_envelope(header, body).await,
+            Inbound::Envelope { header, body } => {
+                let held = match self.announced.take() {
+                    Some(held) => Some(held),
+                    None => self.admit(&header).await,
+                };
+                if let Some(held) = held {
+                    if let Some(next) = self.on_envelope(header, body, held).await {
+                        *framer = next;
+                    }
+                }
+            }
         }
     }
 
-    async fn on_envelope(&mut self, header: Header, body: Bytes) -> Option<Framer> {
+    /// Reserves the envelope's body against the limits: waits for room, or answers
+    /// Overloaded (`None`) when the connection throws on overload. `None` too when the
+    /// server shuts down meanwhile.
+    async fn admit(&mut self, header: &Header) -> Option<Reservation> {
+        let bytes = u32::try_from(header.length).unwrap_or(0);
+        if !self.throw_on_overload {
+            return tokio::select! {
+                held = self.slot.admit(bytes) => Some(held),
+                _ = self.shutdown.changed() => None,
+            };
+        }
+        match self.slot.try_admit(bytes) {
+            Ok(held) => Some(held),
+            Err(message) => {
+                let version = self.reply_version(header);
+                let err = CqlError::Overloaded(message);
+                self.send(response::error(version, header.stream, &err))
+                    .await;
+                None
+            }
+        }
+    }
+
+    async fn on_envelope(
+        &mut self,
+        header: Header,
+        body: Bytes,
+        held: Reservation,
+    ) -> Option<Framer> {
         let version = self.reply_version(&header);
         let decoded = self
             .check_header(&header)
@@ -173,7 +279,8 @@ impl<H: QueryHandler> Connection<H> {
         match decoded {
             Ok(request) => {
                 let traced = header.flags & FLAG_TRACING != 0;
-                self.dispatch(version, header.stream, request, traced).await
+                self.dispatch(version, header.stream, request, traced, held)
+                    .await
             }
             Err(message) => {
                 self.send(response::protocol_error(version, header.stream, message))
@@ -222,6 +329,7 @@ impl<H: QueryHandler> Connection<H> {
         stream: i16,
         request: Request,
         traced: bool,
+        held: Reservation,
     ) -> Option<Framer> {
         let established = self.version.is_some();
         match request {
@@ -244,7 +352,7 @@ impl<H: QueryHandler> Connection<H> {
             }
             Request::Register(kinds) => self.register(version, stream, &kinds).await,
             Request::AuthResponse(_) => self.send(response::auth_success(version, stream)).await,
-            work => self.spawn(version, stream, work, traced).await,
+            work => self.spawn(version, stream, work, traced, held).await,
         }
         None
     }
@@ -286,6 +394,7 @@ impl<H: QueryHandler> Connection<H> {
         self.client.start(version, driver);
         self.version = Some(version);
         self.lz4 = lz4;
+        self.throw_on_overload |= get("THROW_ON_OVERLOAD").as_deref() == Some("1");
         self.send(response::ready(version, stream)).await;
         if version >= 5 {
             let _ = self.out.send(Out::Framing(Framing::V5 { lz4 })).await;
@@ -308,7 +417,16 @@ impl<H: QueryHandler> Connection<H> {
         self.send(response::ready(version, stream)).await;
     }
 
-    async fn spawn(&mut self, version: u8, stream: i16, request: Request, traced: bool) {
+    /// Runs a request on its own task, which holds the request's reservation until the
+    /// response is queued.
+    async fn spawn(
+        &mut self,
+        version: u8,
+        stream: i16,
+        request: Request,
+        traced: bool,
+        held: Reservation,
+    ) {
         let Ok(permit) = Arc::clone(&self.permits).acquire_owned().await else {
             return;
         };
@@ -331,8 +449,19 @@ impl<H: QueryHandler> Connection<H> {
             let envelope = work.await;
             guard.replied = true;
             let _ = out.send(Out::Envelope(envelope)).await;
-            drop(permit);
+            drop((permit, held));
         });
+    }
+}
+
+/// Resolves when `deadline` passes; never when there is none.
+async fn expire(deadline: Option<(Instant, Expiry)>) -> Expiry {
+    match deadline {
+        Some((at, expiry)) => {
+            tokio::time::sleep_until(at.into()).await;
+            expiry
+        }
+        None => std::future::pending().await,
     }
 }
 

@@ -1,6 +1,8 @@
 //! Splits the inbound byte stream into envelopes: legacy framing (v3/v4, and every connection
-//! until STARTUP is answered) and v5 segments. Bodies over the size limit are skipped, not
-//! buffered; anything that makes the stream unreadable is a [`Fatal`] error.
+//! until STARTUP is answered) and v5 segments. A body not yet read in full is first
+//! [`Inbound::Announced`]: the connection reserves budget for it ([`Framer::decide`]) before
+//! any of it is buffered, or refuses it, and then it is skipped. Bodies over the size limit
+//! are skipped, not buffered; anything that makes the stream unreadable is a [`Fatal`] error.
 use crate::header::{check_version, invalid_version_message, Header, HEADER_LEN};
 use crate::segment::{read_segment, Segment};
 use bytes::{Buf, Bytes, BytesMut};
@@ -9,6 +11,10 @@ use std::collections::VecDeque;
 /// One unit read off the wire.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Inbound {
+    /// A header whose body has not arrived in full: call [`Framer::decide`] before `next`.
+    Announced {
+        header: Header,
+    },
     Envelope {
         header: Header,
         body: Bytes,
@@ -50,32 +56,79 @@ fn parse_header(bytes: &[u8]) -> Result<Header, Fatal> {
     Ok(h)
 }
 
+/// The declared body length (never negative: [`parse_header`] refuses that).
+fn body_len(header: &Header) -> usize {
+    usize::try_from(header.length).unwrap_or(0)
+}
+
+/// Where a legacy decoder is in the stream.
+#[derive(Debug)]
+enum Legacy {
+    /// At a header.
+    Header,
+    /// A body was announced; waiting for [`LegacyDecoder::decide`].
+    Announced(Header),
+    /// Collecting an admitted body.
+    Body { header: Header, body: BytesMut },
+    /// Skipping a body; `too_big` reports it once skipped.
+    Skip {
+        header: Header,
+        remaining: usize,
+        too_big: bool,
+    },
+}
+
 /// Legacy (pre-v5) framing: a 9-byte header then the body.
 pub struct LegacyDecoder {
     max_body: usize,
-    discarding: Option<(Header, usize)>,
+    state: Legacy,
 }
 
 impl LegacyDecoder {
     pub fn new(max_body: usize) -> LegacyDecoder {
         LegacyDecoder {
             max_body,
-            discarding: None,
+            state: Legacy::Header,
         }
     }
 
     pub fn next(&mut self, buf: &mut BytesMut) -> Result<Option<Inbound>, Fatal> {
-        if let Some((header, remaining)) = self.discarding.as_mut() {
-            let n = (*remaining).min(buf.len());
-            buf.advance(n);
-            *remaining -= n;
-            let header = *header;
-            if *remaining > 0 {
-                return Ok(None);
+        match &mut self.state {
+            Legacy::Header => self.header(buf),
+            Legacy::Announced(_) => Ok(None),
+            Legacy::Body { header, body } => {
+                let n = (body_len(header) - body.len()).min(buf.len());
+                body.extend_from_slice(&buf[..n]);
+                buf.advance(n);
+                if body.len() < body_len(header) {
+                    return Ok(None);
+                }
+                let (header, body) = (*header, std::mem::take(body).freeze());
+                self.state = Legacy::Header;
+                Ok(Some(Inbound::Envelope { header, body }))
             }
-            self.discarding = None;
-            return Ok(Some(Inbound::TooBig { header }));
+            Legacy::Skip {
+                header,
+                remaining,
+                too_big,
+            } => {
+                let n = (*remaining).min(buf.len());
+                buf.advance(n);
+                *remaining -= n;
+                if *remaining > 0 {
+                    return Ok(None);
+                }
+                let done = too_big.then_some(Inbound::TooBig { header: *header });
+                self.state = Legacy::Header;
+                match done {
+                    Some(too_big) => Ok(Some(too_big)),
+                    None => self.next(buf),
+                }
+            }
         }
+    }
+
+    fn header(&mut self, buf: &mut BytesMut) -> Result<Option<Inbound>, Fatal> {
         let Some(&first) = buf.first() else {
             return Ok(None);
         };
@@ -86,15 +139,16 @@ impl LegacyDecoder {
             return Ok(None);
         }
         let header = parse_header(buf)?;
-        let len = header.length as usize;
+        let len = body_len(&header);
         if len > self.max_body {
             buf.advance(HEADER_LEN);
-            self.discarding = Some((header, len));
+            self.skip(header, true);
             return self.next(buf);
         }
         if buf.len() < HEADER_LEN + len {
-            buf.reserve(HEADER_LEN + len - buf.len());
-            return Ok(None);
+            buf.advance(HEADER_LEN);
+            self.state = Legacy::Announced(header);
+            return Ok(Some(Inbound::Announced { header }));
         }
         buf.advance(HEADER_LEN);
         // A copy, not `split_to(len).freeze()`: values decoded from the body live on in
@@ -105,19 +159,69 @@ impl LegacyDecoder {
         buf.advance(len);
         Ok(Some(Inbound::Envelope { header, body }))
     }
+
+    fn skip(&mut self, header: Header, too_big: bool) {
+        self.state = Legacy::Skip {
+            header,
+            remaining: body_len(&header),
+            too_big,
+        };
+    }
+
+    /// Reads the announced body (its budget is reserved) or skips it.
+    pub fn decide(&mut self, admit: bool) {
+        let Legacy::Announced(header) = self.state else {
+            return;
+        };
+        if admit {
+            self.state = Legacy::Body {
+                header,
+                body: BytesMut::with_capacity(body_len(&header)),
+            };
+        } else {
+            self.skip(header, false);
+        }
+    }
+
+    fn pending_body(&self) -> Option<usize> {
+        match &self.state {
+            Legacy::Header => None,
+            Legacy::Announced(header)
+            | Legacy::Body { header, .. }
+            | Legacy::Skip { header, .. } => Some(body_len(header)),
+        }
+    }
 }
 
 /// An envelope spread over non-self-contained segments.
 enum Large {
+    /// Its first part is in; waiting for [`V5Decoder::decide`].
+    Announced {
+        header: Header,
+        first: Bytes,
+        remaining: usize,
+    },
     Collect {
         header: Header,
         buf: BytesMut,
         remaining: usize,
     },
+    /// Skipped; `too_big` reports it once skipped.
     Skip {
         header: Header,
         remaining: usize,
+        too_big: bool,
     },
+}
+
+impl Large {
+    fn header(&self) -> &Header {
+        match self {
+            Large::Announced { header, .. }
+            | Large::Collect { header, .. }
+            | Large::Skip { header, .. } => header,
+        }
+    }
 }
 
 /// v5 framing: segments holding whole envelopes, or one part of a large envelope each.
@@ -140,6 +244,9 @@ impl V5Decoder {
 
     pub fn next(&mut self, buf: &mut BytesMut) -> Result<Option<Inbound>, Fatal> {
         while self.ready.is_empty() {
+            if matches!(self.large, Some(Large::Announced { .. })) {
+                return Ok(None);
+            }
             let segment = match read_segment(buf, self.lz4) {
                 Ok(Some(s)) => s,
                 Ok(None) => return Ok(None),
@@ -205,19 +312,57 @@ impl V5Decoder {
             return fatal(5, header.stream, "Frame holds more than one large envelope");
         }
         let remaining = total - payload.len();
-        self.large = Some(if header.length as usize > self.max_body {
-            Large::Skip { header, remaining }
+        if body_len(&header) > self.max_body {
+            self.large = Some(Large::Skip {
+                header,
+                remaining,
+                too_big: true,
+            });
+            self.finish_large();
         } else {
-            let mut buf = BytesMut::with_capacity(header.length as usize);
-            buf.extend_from_slice(&payload[HEADER_LEN..]);
+            self.large = Some(Large::Announced {
+                header,
+                first: payload.slice(HEADER_LEN..),
+                remaining,
+            });
+            self.ready.push_back(Inbound::Announced { header });
+        }
+        Ok(())
+    }
+
+    /// Collects the announced envelope (its budget is reserved) or skips it.
+    pub fn decide(&mut self, admit: bool) {
+        let (header, first, remaining) = match self.large.take() {
+            Some(Large::Announced {
+                header,
+                first,
+                remaining,
+            }) => (header, first, remaining),
+            other => {
+                self.large = other;
+                return;
+            }
+        };
+        self.large = Some(if admit {
+            let mut buf = BytesMut::with_capacity(body_len(&header));
+            buf.extend_from_slice(&first);
             Large::Collect {
                 header,
                 buf,
                 remaining,
             }
+        } else {
+            Large::Skip {
+                header,
+                remaining,
+                too_big: false,
+            }
         });
         self.finish_large();
-        Ok(())
+    }
+
+    fn pending_body(&self) -> Option<usize> {
+        self.large.as_ref().map(|large| body_len(large.header()))
     }
 
     fn continue_large(&mut self, payload: Bytes) -> Result<(), Fatal> {
@@ -232,8 +377,10 @@ impl V5Decoder {
                 }
                 (header.stream, remaining)
             }
-            Some(Large::Skip { header, remaining }) => (header.stream, remaining),
-            None => return Ok(()),
+            Some(Large::Skip {
+                header, remaining, ..
+            }) => (header.stream, remaining),
+            Some(Large::Announced { .. }) | None => return Ok(()),
         };
         if payload.len() > *remaining {
             return fatal(5, stream, "Frame overruns its large envelope");
@@ -248,7 +395,7 @@ impl V5Decoder {
             Some(Large::Collect { remaining, .. } | Large::Skip { remaining, .. }) => {
                 *remaining == 0
             }
-            None => false,
+            Some(Large::Announced { .. }) | None => false,
         };
         if !done {
             return;
@@ -258,8 +405,12 @@ impl V5Decoder {
                 header,
                 body: buf.freeze(),
             }),
-            Some(Large::Skip { header, .. }) => self.ready.push_back(Inbound::TooBig { header }),
-            None => {}
+            Some(Large::Skip {
+                header,
+                too_big: true,
+                ..
+            }) => self.ready.push_back(Inbound::TooBig { header }),
+            _ => {}
         }
     }
 }
@@ -275,6 +426,24 @@ impl Framer {
         match self {
             Framer::Legacy(d) => d.next(buf),
             Framer::V5(d) => d.next(buf),
+        }
+    }
+
+    /// After [`Inbound::Announced`]: `true` reads the body (its budget is reserved), `false`
+    /// skips it.
+    pub fn decide(&mut self, admit: bool) {
+        match self {
+            Framer::Legacy(d) => d.decide(admit),
+            Framer::V5(d) => d.decide(admit),
+        }
+    }
+
+    /// The declared body length of the envelope being received, if one is begun past its
+    /// header.
+    pub fn pending_body(&self) -> Option<usize> {
+        match self {
+            Framer::Legacy(d) => d.pending_body(),
+            Framer::V5(d) => d.pending_body(),
         }
     }
 }
@@ -294,12 +463,87 @@ mod tests {
         out
     }
 
+    /// Every unit `buf` yields, admitting announced bodies.
     fn drain(framer: &mut Framer, buf: &mut BytesMut) -> Vec<Inbound> {
         let mut got = Vec::new();
         while let Some(i) = framer.next(buf).unwrap() {
-            got.push(i);
+            match i {
+                Inbound::Announced { .. } => framer.decide(true),
+                other => got.push(other),
+            }
         }
         got
+    }
+
+    #[test]
+    fn legacy_bodies_not_yet_in_are_announced_then_read_or_skipped() {
+        for admit in [true, false] {
+            let mut framer = Framer::Legacy(LegacyDecoder::new(1 << 20));
+            let big = vec![7u8; 100_000];
+            let wire = [request(4, 1, 7, &big), request(4, 2, 5, b"")].concat();
+            let mut buf = BytesMut::from(&wire[..1000]);
+            let Ok(Some(Inbound::Announced { header })) = framer.next(&mut buf) else {
+                panic!("not announced")
+            };
+            assert_eq!((header.stream, header.length), (1, 100_000));
+            assert_eq!(framer.pending_body(), Some(100_000));
+            assert_eq!(
+                framer.next(&mut buf),
+                Ok(None),
+                "nothing before the decision"
+            );
+            framer.decide(admit);
+            let mut got = Vec::new();
+            for chunk in wire[1000..].chunks(4096) {
+                buf.put_slice(chunk);
+                while let Some(i) = framer.next(&mut buf).unwrap() {
+                    got.push(i);
+                }
+            }
+            let streams: Vec<i16> = got
+                .iter()
+                .map(|i| match i {
+                    Inbound::Envelope { header, body } => {
+                        assert!(header.stream != 1 || body[..] == big[..]);
+                        header.stream
+                    }
+                    other => panic!("unexpected {other:?}"),
+                })
+                .collect();
+            assert_eq!(streams, if admit { vec![1, 2] } else { vec![2] });
+            assert_eq!(framer.pending_body(), None);
+        }
+    }
+
+    #[test]
+    fn v5_large_envelopes_are_announced_then_read_or_skipped() {
+        for admit in [true, false] {
+            let mut framer = Framer::V5(V5Decoder::new(1 << 20, false));
+            let mut packer = SegmentPacker::new(false);
+            let mut wire = BytesMut::new();
+            packer.push(&request(5, 1, 7, &vec![1u8; MAX_PAYLOAD * 2]), &mut wire);
+            packer.push(&request(5, 2, 5, b""), &mut wire);
+            packer.flush(&mut wire);
+            let Ok(Some(Inbound::Announced { header })) = framer.next(&mut wire) else {
+                panic!("not announced")
+            };
+            assert_eq!(header.stream, 1);
+            assert_eq!(
+                framer.next(&mut wire),
+                Ok(None),
+                "nothing before the decision"
+            );
+            framer.decide(admit);
+            let got = drain(&mut framer, &mut wire);
+            let streams: Vec<i16> = got
+                .iter()
+                .map(|i| match i {
+                    Inbound::Envelope { header, .. } => header.stream,
+                    other => panic!("unexpected {other:?}"),
+                })
+                .collect();
+            assert_eq!(streams, if admit { vec![1, 2] } else { vec![2] });
+        }
     }
 
     #[test]

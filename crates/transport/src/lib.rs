@@ -10,6 +10,7 @@
 //! ProtocolErrors, per-frame size limits that skip oversized bodies without buffering them,
 //! and version negotiation that answers the way drivers expect in order to downgrade.
 mod client;
+mod clock;
 mod compression;
 mod connection;
 mod crc;
@@ -18,7 +19,9 @@ mod event;
 mod framer;
 mod handler;
 mod header;
+mod limits;
 mod options;
+mod rate;
 mod request;
 mod response;
 mod result;
@@ -30,5 +33,6 @@ mod writer;
 pub use client::{ClientInfo, ClientState, Clients, DriverInfo};
 pub use event::{Event, TopologyChangeKind};
 pub use handler::QueryHandler;
+pub use limits::{LimitStats, Limits};
 pub use request::EventKind;
 pub use server::{serve, Server, ServerConfig};

@@ -240,7 +240,9 @@ async fn requests_before_startup_are_refused() {
     let missing = c.request(2, 0x01, &[0, 0]).await;
     assert_eq!(missing.error_code(), 0x000A);
     c.startup(None).await;
-    let again = c.request(3, 0x01, &wire_client::startup_body(None)).await;
+    let again = c
+        .request(3, 0x01, &wire_client::startup_body_with(&[]))
+        .await;
     assert_eq!(again.error_code(), 0x000A);
 }
 

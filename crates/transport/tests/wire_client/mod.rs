@@ -69,11 +69,10 @@ pub fn query_body(version: u8, text: &str) -> Vec<u8> {
     body
 }
 
-pub fn startup_body(compression: Option<&str>) -> Vec<u8> {
+/// A STARTUP body with `CQL_VERSION`, `DRIVER_NAME` and `extra`.
+pub fn startup_body_with(extra: &[(&str, &str)]) -> Vec<u8> {
     let mut pairs = vec![("CQL_VERSION", "3.0.0"), ("DRIVER_NAME", "test-driver")];
-    if let Some(c) = compression {
-        pairs.push(("COMPRESSION", c));
-    }
+    pairs.extend_from_slice(extra);
     let mut body = (pairs.len() as u16).to_be_bytes().to_vec();
     for (k, v) in pairs {
         body.extend_from_slice(&string(k));
@@ -173,7 +172,20 @@ impl Client {
     }
 
     pub async fn startup(&mut self, compression: Option<&str>) {
-        let ready = self.request(0, 0x01, &startup_body(compression)).await;
+        let options: Vec<(&str, &str)> = compression
+            .map(|c| ("COMPRESSION", c))
+            .into_iter()
+            .collect();
+        self.startup_with(&options).await;
+    }
+
+    /// STARTUP with extra options (`COMPRESSION` among them switches compression on).
+    pub async fn startup_with(&mut self, options: &[(&str, &str)]) {
+        let compression = options
+            .iter()
+            .find(|(k, _)| *k == "COMPRESSION")
+            .map(|(_, v)| *v);
+        let ready = self.request(0, 0x01, &startup_body_with(options)).await;
         assert_eq!(ready.opcode, 0x02, "expected READY, got {ready:?}");
         assert!(!ready.was_compressed);
         let lz4 = compression == Some("lz4");

@@ -1,0 +1,355 @@
+//! Overload protection shared by a server's connections, as Cassandra's
+//! `ClientResourceLimits` and `ConnectionLimitHandler`: caps on connections (in all and per
+//! client address), budgets of request bytes in flight (in all and per client address), the
+//! optional request rate limit, and the figures `/metrics` and `nodetool` show.
+//!
+//! A request's bytes are its envelope's declared body length. They are reserved when its
+//! header is read, before its body is (see `Framer`), and held until its response is queued,
+//! so a client declaring large bodies holds no more memory than the budgets admit.
+use crate::rate::RateLimiter;
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+/// The limits a server applies (from [`crate::ServerConfig`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LimitSettings {
+    pub bytes: u64,
+    pub bytes_per_ip: u64,
+    pub max_connections: Option<u64>,
+    pub max_connections_per_ip: Option<u64>,
+    pub requests_per_second: Option<u32>,
+}
+
+/// Figures of the limits since the server started, for metrics and `nodetool`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LimitStats {
+    /// Request bytes in flight now (Cassandra's `Client.RequestsSize`).
+    pub bytes_in_flight: u64,
+    /// `native_transport_max_request_data_in_flight`.
+    pub bytes_limit: u64,
+    /// Connections not read from now, waiting for budget or for the rate limit
+    /// (Cassandra's `Client.PausedConnections`).
+    pub paused_connections: u64,
+    /// Times a connection was paused.
+    pub pauses: u64,
+    /// Requests answered Overloaded (Cassandra's `Client.RequestDiscarded`).
+    pub discarded: u64,
+    /// Connections closed on arrival for exceeding a connection limit.
+    pub refused_connections: u64,
+    /// Connections closed for idling or for a frame that did not arrive in time.
+    pub timed_out_connections: u64,
+}
+
+#[derive(Debug, Default)]
+struct Counters {
+    paused: AtomicU64,
+    pauses: AtomicU64,
+    discarded: AtomicU64,
+    refused: AtomicU64,
+    timed_out: AtomicU64,
+}
+
+/// One client address: its open connections and its budget.
+#[derive(Debug)]
+struct Address {
+    connections: u64,
+    budget: Arc<Semaphore>,
+}
+
+/// The limits of one server.
+#[derive(Debug)]
+pub struct Limits {
+    settings: LimitSettings,
+    global: Arc<Semaphore>,
+    addresses: Mutex<HashMap<IpAddr, Address>>,
+    connections: AtomicU64,
+    rate: Option<RateLimiter>,
+    counters: Counters,
+}
+
+/// Semaphore permits for a byte count (tokio caps the total).
+fn permits(bytes: u64) -> usize {
+    usize::try_from(bytes).map_or(Semaphore::MAX_PERMITS, |b| b.min(Semaphore::MAX_PERMITS))
+}
+
+impl Limits {
+    pub(crate) fn new(settings: LimitSettings) -> Limits {
+        Limits {
+            settings,
+            global: Arc::new(Semaphore::new(permits(settings.bytes))),
+            addresses: Mutex::new(HashMap::new()),
+            connections: AtomicU64::new(0),
+            rate: settings.requests_per_second.map(RateLimiter::new),
+            counters: Counters::default(),
+        }
+    }
+
+    pub fn stats(&self) -> LimitStats {
+        let c = &self.counters;
+        let limit = permits(self.settings.bytes);
+        LimitStats {
+            bytes_in_flight: limit.saturating_sub(self.global.available_permits()) as u64,
+            bytes_limit: self.settings.bytes,
+            paused_connections: c.paused.load(Ordering::Relaxed),
+            pauses: c.pauses.load(Ordering::Relaxed),
+            discarded: c.discarded.load(Ordering::Relaxed),
+            refused_connections: c.refused.load(Ordering::Relaxed),
+            timed_out_connections: c.timed_out.load(Ordering::Relaxed),
+        }
+    }
+
+    fn addresses(&self) -> MutexGuard<'_, HashMap<IpAddr, Address>> {
+        self.addresses
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Admits a new connection from `ip`, or says which limit it exceeds (Cassandra's words).
+    pub(crate) fn connect(self: &Arc<Self>, ip: IpAddr) -> Result<Slot, String> {
+        let count = self.connections.fetch_add(1, Ordering::Relaxed) + 1;
+        let mut addresses = self.addresses();
+        let address = addresses.entry(ip).or_insert_with(|| Address {
+            connections: 0,
+            budget: Arc::new(Semaphore::new(permits(self.settings.bytes_per_ip))),
+        });
+        address.connections += 1;
+        let slot = Slot {
+            limits: Arc::clone(self),
+            ip,
+            budget: Arc::clone(&address.budget),
+        };
+        let per_ip = address.connections;
+        drop(addresses);
+        let refusal = match (self.settings.max_connections, self.settings.max_connections_per_ip) {
+            (Some(limit), _) if count > limit => format!(
+                "Exceeded maximum native connection limit of {limit} by using {count} connections"
+            ),
+            (_, Some(limit)) if per_ip > limit => format!(
+                "Exceeded maximum native connection limit per ip of {limit} by using {per_ip} connections"
+            ),
+            _ => return Ok(slot),
+        };
+        self.counters.refused.fetch_add(1, Ordering::Relaxed);
+        Err(refusal)
+    }
+
+    pub(crate) fn count_timeout(&self) {
+        self.counters.timed_out.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn disconnect(&self, ip: IpAddr) {
+        self.connections.fetch_sub(1, Ordering::Relaxed);
+        let mut addresses = self.addresses();
+        if let Some(address) = addresses.get_mut(&ip) {
+            address.connections -= 1;
+            if address.connections == 0 {
+                addresses.remove(&ip);
+            }
+        }
+    }
+}
+
+/// Request bytes reserved for one request; released when dropped.
+#[derive(Debug)]
+pub(crate) struct Reservation {
+    _address: Option<OwnedSemaphorePermit>,
+    _global: Option<OwnedSemaphorePermit>,
+}
+
+/// One admitted connection: its share of the limits. Dropping it counts the connection out.
+#[derive(Debug)]
+pub(crate) struct Slot {
+    limits: Arc<Limits>,
+    ip: IpAddr,
+    budget: Arc<Semaphore>,
+}
+
+impl Slot {
+    /// Permits for `bytes` from the address budget and from the global one. A request larger
+    /// than a budget takes the whole budget, so it waits for every other request to finish
+    /// rather than forever.
+    fn counts(&self, bytes: u32) -> (u32, u32) {
+        let s = &self.limits.settings;
+        let cap = |limit: u64| u32::try_from(limit).map_or(bytes, |l| bytes.min(l));
+        (cap(s.bytes_per_ip), cap(s.bytes))
+    }
+
+    /// Reserves `bytes` and passes the rate limit, or says why not (Cassandra's Overloaded
+    /// messages): `throw_on_overload` connections never wait.
+    pub(crate) fn try_admit(&self, bytes: u32) -> Result<Reservation, String> {
+        let (own, all) = self.counts(bytes);
+        let reservation = self
+            .try_reserve(own, all)
+            .ok_or_else(|| self.discard(self.bytes_message()))?;
+        match &self.limits.rate {
+            Some(rate) if !rate.try_reserve() => Err(self.discard(rate.message())),
+            _ => Ok(reservation),
+        }
+    }
+
+    /// Reserves `bytes`, waiting while the budgets are spent, then waits out the rate limit:
+    /// the connection is not read from meanwhile (back-pressure).
+    pub(crate) async fn admit(&self, bytes: u32) -> Reservation {
+        let (own, all) = self.counts(bytes);
+        let reservation = match self.try_reserve(own, all) {
+            Some(r) => r,
+            None => self.paused(self.reserve(own, all)).await,
+        };
+        let delay = self
+            .limits
+            .rate
+            .as_ref()
+            .map_or(Duration::ZERO, RateLimiter::reserve);
+        if !delay.is_zero() {
+            self.paused(tokio::time::sleep(delay)).await;
+        }
+        reservation
+    }
+
+    fn try_reserve(&self, own: u32, all: u32) -> Option<Reservation> {
+        let address = Arc::clone(&self.budget).try_acquire_many_owned(own).ok()?;
+        let global = Arc::clone(&self.limits.global)
+            .try_acquire_many_owned(all)
+            .ok()?;
+        Some(Reservation {
+            _address: Some(address),
+            _global: Some(global),
+        })
+    }
+
+    /// Waits for the address budget first, then the global one (always in that order, so
+    /// waiters never hold what another waits for in a cycle). The semaphores are never
+    /// closed; were one closed, the request would go on unaccounted.
+    async fn reserve(&self, own: u32, all: u32) -> Reservation {
+        let address = Arc::clone(&self.budget).acquire_many_owned(own).await.ok();
+        let global = Arc::clone(&self.limits.global)
+            .acquire_many_owned(all)
+            .await
+            .ok();
+        Reservation {
+            _address: address,
+            _global: global,
+        }
+    }
+
+    /// Runs `wait` counted as a paused connection.
+    async fn paused<T>(&self, wait: impl std::future::Future<Output = T>) -> T {
+        let c = &self.limits.counters;
+        c.pauses.fetch_add(1, Ordering::Relaxed);
+        c.paused.fetch_add(1, Ordering::Relaxed);
+        let out = wait.await;
+        c.paused.fetch_sub(1, Ordering::Relaxed);
+        out
+    }
+
+    fn discard(&self, message: String) -> String {
+        let c = &self.limits.counters;
+        c.discarded.fetch_add(1, Ordering::Relaxed);
+        message
+    }
+
+    fn bytes_message(&self) -> String {
+        let s = &self.limits.settings;
+        let used = |limit: u64, semaphore: &Semaphore| {
+            (permits(limit).saturating_sub(semaphore.available_permits())) as u64
+        };
+        format!(
+            "Request breached limit on bytes in flight. (Endpoint: {}/{} bytes, Global: {}/{} bytes.)\
+             Server is currently in an overloaded state and cannot accept more requests.",
+            used(s.bytes_per_ip, &self.budget),
+            s.bytes_per_ip,
+            used(s.bytes, &self.limits.global),
+            s.bytes,
+        )
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.limits.disconnect(self.ip);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits(bytes: u64, per_ip: u64) -> Arc<Limits> {
+        Arc::new(Limits::new(LimitSettings {
+            bytes,
+            bytes_per_ip: per_ip,
+            max_connections: Some(3),
+            max_connections_per_ip: Some(2),
+            requests_per_second: None,
+        }))
+    }
+
+    const A: IpAddr = IpAddr::V4(std::net::Ipv4Addr::new(10, 0, 0, 1));
+    const B: IpAddr = IpAddr::V4(std::net::Ipv4Addr::new(10, 0, 0, 2));
+
+    #[test]
+    fn connections_are_capped_in_all_and_per_address() {
+        let limits = limits(100, 50);
+        let a1 = limits.connect(A).unwrap();
+        let _a2 = limits.connect(A).unwrap();
+        assert_eq!(
+            limits.connect(A).unwrap_err(),
+            "Exceeded maximum native connection limit per ip of 2 by using 3 connections"
+        );
+        let _b1 = limits.connect(B).unwrap();
+        assert_eq!(
+            limits.connect(B).unwrap_err(),
+            "Exceeded maximum native connection limit of 3 by using 4 connections"
+        );
+        drop(a1);
+        assert!(limits.connect(A).is_ok());
+        assert_eq!(limits.stats().refused_connections, 2);
+    }
+
+    #[test]
+    fn budgets_refuse_over_the_limit_and_release_on_drop() {
+        let limits = limits(100, 60);
+        let a = limits.connect(A).unwrap();
+        let b = limits.connect(B).unwrap();
+        let first = a.try_admit(50).unwrap();
+        assert_eq!(limits.stats().bytes_in_flight, 50);
+        assert_eq!(
+            a.try_admit(20).unwrap_err(),
+            "Request breached limit on bytes in flight. (Endpoint: 50/60 bytes, Global: 50/100 bytes.)\
+             Server is currently in an overloaded state and cannot accept more requests."
+        );
+        let second = b.try_admit(50).unwrap();
+        assert!(b.try_admit(1).is_err(), "the global budget is spent");
+        drop((first, second));
+        assert_eq!(limits.stats().bytes_in_flight, 0);
+        assert_eq!(limits.stats().discarded, 2);
+        // A request larger than a budget takes all of it rather than never fitting.
+        let whole = a.try_admit(1000).unwrap();
+        assert_eq!(limits.stats().bytes_in_flight, 100);
+        drop(whole);
+    }
+
+    #[tokio::test]
+    async fn admission_waits_for_budget_and_counts_the_pause() {
+        let limits = limits(100, 100);
+        let slot = Arc::new(limits.connect(A).unwrap());
+        let held = slot.try_admit(80).unwrap();
+        let waiter = {
+            let slot = Arc::clone(&slot);
+            tokio::spawn(async move { slot.admit(40).await })
+        };
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        assert_eq!(limits.stats().paused_connections, 1);
+        assert!(!waiter.is_finished());
+        drop(held);
+        let reservation = waiter.await.unwrap();
+        let stats = limits.stats();
+        assert_eq!((stats.paused_connections, stats.pauses), (0, 1));
+        assert_eq!(stats.bytes_in_flight, 40);
+        drop(reservation);
+    }
+}
