@@ -9,7 +9,7 @@ use config::Config;
 use coordinator::Coordinator;
 use query::QueryProcessor;
 use storage::Storage;
-use transport::Clients;
+use transport::{Clients, Limits};
 
 use crate::api::logging::LogLevels;
 use crate::lifecycle::Lifecycle;
@@ -55,6 +55,8 @@ pub struct AdminNode {
     pub config: Arc<Config>,
     pub clients: Arc<Clients>,
     pub native: Arc<NativeStats>,
+    /// The native transport's overload limits and their figures.
+    pub native_limits: Arc<Limits>,
     pub lifecycle: Arc<Lifecycle>,
     /// The run-time log levels (`nodetool getlogginglevels`, `setlogginglevel`).
     pub logging: Arc<dyn LogLevels>,

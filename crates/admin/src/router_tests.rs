@@ -73,6 +73,7 @@ async fn api(dir: &tempfile::TempDir) -> Api {
         config: Arc::new(config::Config::default()),
         clients: Arc::new(transport::Clients::new()),
         native: Arc::new(NativeStats::default()),
+        native_limits: Arc::new(transport::Limits::new(&transport::ServerConfig::default())),
         lifecycle: Arc::new(Lifecycle::default()),
         logging: Arc::new(RecordedLevels::default()),
         started: Instant::now(),
@@ -183,6 +184,7 @@ async fn stats_and_metrics() {
     assert_eq!(compactions["concurrent_compactors"], 2);
     let pools = json(&api.handle(&Method::GET, "/v1/tpstats", b"").await);
     assert_eq!(pools[4]["name"], "Native-Transport-Requests");
+    assert_eq!(pools[4]["blocked"], 0);
     let gc = json(&api.handle(&Method::GET, "/v1/gcstats", b"").await);
     assert_eq!(gc["collections"], 0);
     let metrics = api.handle(&Method::GET, "/metrics", b"").await;
@@ -192,6 +194,9 @@ async fn stats_and_metrics() {
     let text = String::from_utf8(metrics.body.to_vec()).unwrap();
     assert!(text.contains("# TYPE helenus_commitlog_bytes gauge\n"));
     assert!(text.contains("helenus_table_live_sstables{keyspace=\"system\",table=\"local\"}"));
+    assert!(text.contains("helenus_native_request_bytes_in_flight 0\n"));
+    assert!(text.contains("helenus_native_request_bytes_limit 107374182\n"));
+    assert!(text.contains("helenus_native_paused_connections 0\n"));
     assert!(text.ends_with("# EOF\n"));
 }
 

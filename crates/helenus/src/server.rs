@@ -131,6 +131,28 @@ fn storage_config(config: &Config) -> StorageConfig {
     sc
 }
 
+/// The native transport's settings: frame size, request data in flight, overload answers,
+/// rate limit, idle timeout and connection caps (Cassandra's -1 meaning no cap).
+fn transport_config(config: &Config) -> ServerConfig {
+    let (in_flight, in_flight_per_ip) = config.request_data_in_flight();
+    let cap = |limit: i64| u64::try_from(limit).ok();
+    let per_ip = config.native_transport_max_concurrent_connections_per_ip;
+    let idle = config.native_transport_idle_timeout;
+    ServerConfig {
+        max_frame_bytes: config.native_transport_max_frame_size.as_bytes() as usize,
+        max_request_data_in_flight: in_flight,
+        max_request_data_in_flight_per_ip: in_flight_per_ip,
+        throw_on_overload: config.native_transport_throw_on_overload,
+        max_requests_per_second: config
+            .native_transport_rate_limiting_enabled
+            .then_some(config.native_transport_max_requests_per_second),
+        idle_timeout: (!idle.is_zero()).then_some(idle),
+        max_connections: cap(config.native_transport_max_concurrent_connections),
+        max_connections_per_ip: cap(per_ip).filter(|&n| n > 0),
+        ..ServerConfig::default()
+    }
+}
+
 fn initial_tokens(config: &Config) -> Vec<i64> {
     if !config.initial_token.is_empty() {
         return config.initial_token.clone();
@@ -187,10 +209,7 @@ async fn serve(config: Config, logging: Arc<Logging>) -> Result<(), String> {
     let admin_listener = bind(SocketAddr::new(config.admin_address, config.admin_port)).await?;
     let (events, _) = broadcast::channel(1024);
     forward_schema_events(&processor, events.clone());
-    let server_config = ServerConfig {
-        max_frame_bytes: config.native_transport_max_frame_size.as_bytes() as usize,
-        ..ServerConfig::default()
-    };
+    let server_config = transport_config(&config);
     let native = Arc::new(NativeStats::default());
     let handler = Arc::new(Handler {
         processor: processor.clone(),
@@ -205,6 +224,7 @@ async fn serve(config: Config, logging: Arc<Logging>) -> Result<(), String> {
         config: Arc::new(config.clone()),
         clients: server.clients(),
         native,
+        native_limits: server.limits(),
         lifecycle: lifecycle.clone(),
         logging,
         started,
@@ -346,6 +366,41 @@ mod tests {
         );
         assert_eq!(sc.memtable_allocation, MemtableAllocation::Heap);
         assert_eq!(sc.commitlog_total_space, 1 << 30);
+    }
+
+    #[test]
+    fn transport_limits_follow_cassandra_semantics() {
+        let loaded = config::load_str(
+            "native_transport_max_request_data_in_flight: 64MiB\n\
+             native_transport_max_request_data_in_flight_per_ip: 16MiB\n\
+             native_transport_rate_limiting_enabled: true\n\
+             native_transport_max_requests_per_second: 500\n\
+             native_transport_idle_timeout: 30s\n\
+             native_transport_max_concurrent_connections: 0\n",
+            Path::new("/"),
+        )
+        .expect("valid configuration");
+        let tc = transport_config(&loaded.config);
+        assert_eq!(
+            (
+                tc.max_request_data_in_flight,
+                tc.max_request_data_in_flight_per_ip
+            ),
+            (64 << 20, 16 << 20)
+        );
+        assert_eq!(tc.max_requests_per_second, Some(500));
+        assert_eq!(tc.idle_timeout, Some(std::time::Duration::from_secs(30)));
+        assert_eq!(
+            (tc.max_connections, tc.max_connections_per_ip),
+            (Some(0), None)
+        );
+        let defaults = transport_config(&Config::default());
+        assert_eq!(defaults.max_requests_per_second, None);
+        assert_eq!(defaults.idle_timeout, None);
+        assert_eq!(
+            (defaults.max_connections, defaults.max_connections_per_ip),
+            (None, None)
+        );
     }
 
     #[test]

@@ -251,10 +251,10 @@ impl<H: QueryHandler> Connection<H> {
                 _ = self.shutdown.changed() => None,
             };
         }
-        match self.slot.try_admit(bytes) {
+        let version = self.reply_version(header);
+        match self.slot.try_admit(bytes, version) {
             Ok(held) => Some(held),
             Err(message) => {
-                let version = self.reply_version(header);
                 let err = CqlError::Overloaded(message);
                 self.send(response::error(version, header.stream, &err))
                     .await;

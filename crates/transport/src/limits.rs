@@ -7,6 +7,7 @@
 //! header is read, before its body is (see `Framer`), and held until its response is queued,
 //! so a client declaring large bodies holds no more memory than the budgets admit.
 use crate::rate::RateLimiter;
+use crate::server::ServerConfig;
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -77,7 +78,12 @@ fn permits(bytes: u64) -> usize {
 }
 
 impl Limits {
-    pub(crate) fn new(settings: LimitSettings) -> Limits {
+    /// The limits `config` sets, with nothing in flight.
+    pub fn new(config: &ServerConfig) -> Limits {
+        Limits::with(config.limits())
+    }
+
+    fn with(settings: LimitSettings) -> Limits {
         Limits {
             settings,
             global: Arc::new(Semaphore::new(permits(settings.bytes))),
@@ -179,12 +185,12 @@ impl Slot {
     }
 
     /// Reserves `bytes` and passes the rate limit, or says why not (Cassandra's Overloaded
-    /// messages): `throw_on_overload` connections never wait.
-    pub(crate) fn try_admit(&self, bytes: u32) -> Result<Reservation, String> {
+    /// message for protocol `version`): `throw_on_overload` connections never wait.
+    pub(crate) fn try_admit(&self, bytes: u32, version: u8) -> Result<Reservation, String> {
         let (own, all) = self.counts(bytes);
         let reservation = self
             .try_reserve(own, all)
-            .ok_or_else(|| self.discard(self.bytes_message()))?;
+            .ok_or_else(|| self.discard(self.bytes_message(version)))?;
         match &self.limits.rate {
             Some(rate) if !rate.try_reserve() => Err(self.discard(rate.message())),
             _ => Ok(reservation),
@@ -252,18 +258,30 @@ impl Slot {
         message
     }
 
-    fn bytes_message(&self) -> String {
+    /// Cassandra 5.0.4's words, which differ between its pre-v5 and v5 handlers.
+    fn bytes_message(&self, version: u8) -> String {
         let s = &self.limits.settings;
         let used = |limit: u64, semaphore: &Semaphore| {
             (permits(limit).saturating_sub(semaphore.available_permits())) as u64
         };
-        format!(
-            "Request breached limit on bytes in flight. (Endpoint: {}/{} bytes, Global: {}/{} bytes.)\
-             Server is currently in an overloaded state and cannot accept more requests.",
+        let (own, all) = (
             used(s.bytes_per_ip, &self.budget),
-            s.bytes_per_ip,
             used(s.bytes, &self.limits.global),
-            s.bytes,
+        );
+        let usage = if version < 5 {
+            format!(
+                "Using {own}/{} bytes of endpoint limit and {all}/{} bytes of global limit.",
+                s.bytes_per_ip, s.bytes
+            )
+        } else {
+            format!(
+                "Endpoint: {own}/{} bytes, Global: {all}/{} bytes.",
+                s.bytes_per_ip, s.bytes
+            )
+        };
+        format!(
+            "Request breached limit on bytes in flight. ({usage})Server is currently in an \
+             overloaded state and cannot accept more requests."
         )
     }
 }
@@ -279,7 +297,7 @@ mod tests {
     use super::*;
 
     fn limits(bytes: u64, per_ip: u64) -> Arc<Limits> {
-        Arc::new(Limits::new(LimitSettings {
+        Arc::new(Limits::with(LimitSettings {
             bytes,
             bytes_per_ip: per_ip,
             max_connections: Some(3),
@@ -315,20 +333,27 @@ mod tests {
         let limits = limits(100, 60);
         let a = limits.connect(A).unwrap();
         let b = limits.connect(B).unwrap();
-        let first = a.try_admit(50).unwrap();
+        let first = a.try_admit(50, 5).unwrap();
         assert_eq!(limits.stats().bytes_in_flight, 50);
+        // Cassandra 5.0.4's texts (refcass, THROW_ON_OVERLOAD), v5 then v4.
         assert_eq!(
-            a.try_admit(20).unwrap_err(),
+            a.try_admit(20, 5).unwrap_err(),
             "Request breached limit on bytes in flight. (Endpoint: 50/60 bytes, Global: 50/100 bytes.)\
              Server is currently in an overloaded state and cannot accept more requests."
         );
-        let second = b.try_admit(50).unwrap();
-        assert!(b.try_admit(1).is_err(), "the global budget is spent");
+        assert_eq!(
+            a.try_admit(20, 4).unwrap_err(),
+            "Request breached limit on bytes in flight. (Using 50/60 bytes of endpoint limit and \
+             50/100 bytes of global limit.)Server is currently in an overloaded state and cannot \
+             accept more requests."
+        );
+        let second = b.try_admit(50, 5).unwrap();
+        assert!(b.try_admit(1, 5).is_err(), "the global budget is spent");
         drop((first, second));
         assert_eq!(limits.stats().bytes_in_flight, 0);
-        assert_eq!(limits.stats().discarded, 2);
+        assert_eq!(limits.stats().discarded, 3);
         // A request larger than a budget takes all of it rather than never fitting.
-        let whole = a.try_admit(1000).unwrap();
+        let whole = a.try_admit(1000, 5).unwrap();
         assert_eq!(limits.stats().bytes_in_flight, 100);
         drop(whole);
     }
@@ -337,7 +362,7 @@ mod tests {
     async fn admission_waits_for_budget_and_counts_the_pause() {
         let limits = limits(100, 100);
         let slot = Arc::new(limits.connect(A).unwrap());
-        let held = slot.try_admit(80).unwrap();
+        let held = slot.try_admit(80, 5).unwrap();
         let waiter = {
             let slot = Arc::clone(&slot);
             tokio::spawn(async move { slot.admit(40).await })

@@ -62,7 +62,7 @@ impl Default for ServerConfig {
 }
 
 impl ServerConfig {
-    fn limits(&self) -> LimitSettings {
+    pub(crate) fn limits(&self) -> LimitSettings {
         LimitSettings {
             bytes: self.max_request_data_in_flight,
             bytes_per_ip: self.max_request_data_in_flight_per_ip,
@@ -85,7 +85,7 @@ impl<H: QueryHandler> Server<H> {
         config: ServerConfig,
     ) -> Server<H> {
         let clients = Arc::new(Clients::new());
-        let limits = Arc::new(Limits::new(config.limits()));
+        let limits = Arc::new(Limits::new(&config));
         Server {
             shared: Arc::new(Shared {
                 handler,

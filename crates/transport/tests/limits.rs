@@ -154,7 +154,7 @@ async fn throw_on_overload_answers_overloaded_and_skips_the_body() {
     assert!(
         overloaded
             .error_message()
-            .starts_with("Request breached limit on bytes in flight. (Endpoint: 15"),
+            .starts_with("Request breached limit on bytes in flight. (Using 15"),
         "{}",
         overloaded.error_message()
     );

@@ -191,15 +191,7 @@ fn resident_bytes() -> u64 {
 
 /// Memory of the machine (`/proc/meminfo`), 0 where unknown.
 fn machine_bytes() -> u64 {
-    let kib = std::fs::read_to_string("/proc/meminfo").ok().and_then(|s| {
-        s.lines()
-            .find(|l| l.starts_with("MemTotal:"))?
-            .split_whitespace()
-            .nth(1)?
-            .parse::<u64>()
-            .ok()
-    });
-    kib.map_or(0, |k| k * 1024)
+    config::physical_memory().unwrap_or(0)
 }
 
 /// Seconds since the epoch now (the generation number of a node starting now).

@@ -1,5 +1,6 @@
 //! `tpstats` and `gcstats`. Helenus has no staged thread pools: each "pool" reports the work
-//! of the same kind that exists (requests in flight, compactions, flushes); there is no
+//! of the same kind that exists (requests in flight, compactions, flushes); the native
+//! transport's "blocked" are its connections paused by the overload limits. There is no
 //! garbage collector, so `gcstats` reports zeros.
 
 use parking_lot::Mutex;
@@ -51,13 +52,24 @@ pub fn tpstats(node: &AdminNode) -> Vec<PoolStats> {
             storage.compaction_totals().completed,
         ),
         pool("MemtableFlushWriter", 0, 0, flushes),
-        pool(
+        native_transport(node),
+    ]
+}
+
+/// Requests in flight and done; blocked: connections paused now by the limits on request
+/// data in flight or the rate limit, and all pauses since start.
+fn native_transport(node: &AdminNode) -> PoolStats {
+    let limits = node.native_limits.stats();
+    PoolStats {
+        blocked: limits.paused_connections,
+        all_time_blocked: limits.pauses,
+        ..pool(
             "Native-Transport-Requests",
             node.native.active(),
             0,
             node.native.completed(),
-        ),
-    ]
+        )
+    }
 }
 
 /// When `gcstats` was last asked (its interval starts there).

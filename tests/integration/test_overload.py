@@ -1,0 +1,199 @@
+"""Bounded overload: request bytes in flight are reserved from a frame's header before its body
+is read (`native_transport_max_request_data_in_flight[_per_ip]`), so clients declaring huge
+bodies cannot grow the node's memory; over the budget the node stops reading them
+(back-pressure) or answers Overloaded (0x1001, `native_transport_throw_on_overload`, with
+Cassandra 5.0.4's message), while other clients are still served. Connection caps and the idle
+timeout close what they should."""
+import re
+import socket
+import struct
+import subprocess
+import time
+import urllib.request
+
+import pytest
+
+from conftest import connect
+from helenus_node import BIN, Node
+
+BIG = 16 * 1024 * 1024 - 100
+STARTUP_BODY = b"\x00\x01" + struct.pack(">H", 11) + b"CQL_VERSION" + struct.pack(">H", 5) + b"3.0.0"
+
+
+def envelope(stream, opcode, body_len):
+    return struct.pack(">BBhBi", 4, 0, stream, opcode, body_len)
+
+
+def query_body(text):
+    raw = text.encode()
+    return struct.pack(">i", len(raw)) + raw + b"\x00\x01\x00"
+
+
+def rss_mb(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) // 1024
+    raise AssertionError("no VmRSS")
+
+
+def metric(node, name):
+    with urllib.request.urlopen(f"http://127.0.0.1:{node.admin_port}/metrics", timeout=10) as r:
+        text = r.read().decode()
+    found = re.search(rf"^{name} (\d+)$", text, re.M)
+    assert found, f"{name} not in /metrics"
+    return int(found.group(1))
+
+
+def raw_client(node, source="127.0.0.1"):
+    """A v4 connection past STARTUP."""
+    s = socket.create_connection((node.addr, node.port), timeout=10, source_address=(source, 0))
+    s.sendall(envelope(0, 0x01, len(STARTUP_BODY)) + STARTUP_BODY)
+    assert read_frame(s)[2] == 0x02, "READY"
+    return s
+
+
+def read_frame(s):
+    header = recv_exactly(s, 9)
+    _, _, stream, opcode, length = struct.unpack(">BBhBi", header)
+    return stream, length, opcode, recv_exactly(s, length)
+
+
+def recv_exactly(s, n):
+    data = b""
+    while len(data) < n:
+        chunk = s.recv(n - len(data))
+        assert chunk, "connection closed"
+        data += chunk
+    return data
+
+
+def error_of(body):
+    code = struct.unpack(">i", body[:4])[0]
+    (length,) = struct.unpack(">H", body[4:6])
+    return code, body[6:6 + length].decode()
+
+
+@pytest.fixture
+def flooded_node():
+    node = Node(extra_yaml="native_transport_max_request_data_in_flight: 256MiB\n"
+                           "native_transport_max_request_data_in_flight_per_ip: 64MiB\n").start()
+    yield node
+    node.cleanup()
+
+
+def flood(node, count, source):
+    """`count` sockets from `source` each send STARTUP and a header declaring ~16 MiB."""
+    socks = []
+    for _ in range(count):
+        s = socket.create_connection((node.addr, node.port), timeout=10, source_address=(source, 0))
+        s.sendall(envelope(0, 0x01, len(STARTUP_BODY)) + STARTUP_BODY + envelope(1, 0x07, BIG))
+        s.setblocking(False)
+        socks.append(s)
+    return socks
+
+
+def trickle(socks, chunk=b"x" * 65536):
+    for s in socks:
+        try:
+            s.send(chunk)
+        except OSError:
+            pass
+
+
+def test_500_clients_declaring_16_mib_bodies_do_not_grow_memory_and_others_are_served(flooded_node):
+    node = flooded_node
+    pid = node.proc.pid
+    before = rss_mb(pid)
+    socks = flood(node, 500, source="127.0.0.2")
+    cluster, session = connect(node)
+    try:
+        session.execute("CREATE KEYSPACE ov WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
+        session.execute("CREATE TABLE ov.kv (k int PRIMARY KEY, v text)")
+        peak = before
+        for i in range(20):
+            trickle(socks)
+            session.execute("INSERT INTO ov.kv (k, v) VALUES (%s, %s)", (i, "v"))
+            assert session.execute("SELECT v FROM ov.kv WHERE k = %s", (i,)).one().v == "v"
+            peak = max(peak, rss_mb(pid))
+            time.sleep(0.1)
+        print(f"VmRSS {before} MB before, {peak} MB at most with 500 clients declaring 16 MiB each")
+        # Before the limits: 1,100 MB with nothing sent, 2,000 MB with the trickle (debug build).
+        assert peak < 300, f"VmRSS reached {peak} MB"
+        in_flight = metric(node, "helenus_native_request_bytes_in_flight")
+        assert 0 < in_flight <= 64 * 1024 * 1024 + 1024 * 1024, in_flight
+        assert metric(node, "helenus_native_paused_connections") > 0
+        tpstats = subprocess.run([BIN, "nodetool", "-p", str(node.admin_port), "tpstats"],
+                                 capture_output=True, text=True, timeout=60)
+        assert tpstats.returncode == 0, tpstats.stderr
+        row = next(l for l in tpstats.stdout.splitlines() if l.startswith("Native-Transport-Requests"))
+        assert int(row.split()[4]) > 0, row  # Blocked: paused connections
+    finally:
+        cluster.shutdown()
+        for s in socks:
+            s.close()
+    deadline = time.time() + 10
+    while metric(node, "helenus_native_request_bytes_in_flight") and time.time() < deadline:
+        time.sleep(0.1)
+    assert metric(node, "helenus_native_request_bytes_in_flight") == 0
+
+
+def overloaded_node(extra=""):
+    return Node(extra_yaml="native_transport_max_request_data_in_flight_per_ip: 1MiB\n"
+                           "native_transport_throw_on_overload: true\n" + extra).start()
+
+
+def test_throw_on_overload_answers_overloaded_like_cassandra():
+    node = overloaded_node()
+    try:
+        holder = raw_client(node)
+        holder.sendall(envelope(1, 0x07, 900 * 1024) + b"\x00" * 1000)  # reserves 900 KiB
+        late = raw_client(node)
+        body = query_body("SELECT release_version FROM system.local WHERE key = '" + "x" * 200_000 + "'")
+        late.sendall(envelope(7, 0x07, len(body)) + body)
+        stream, _, opcode, reply = read_frame(late)
+        assert (stream, opcode) == (7, 0x00)
+        code, message = error_of(reply)
+        assert code == 0x1001
+        # Cassandra 5.0.4's v4 text (refcass, per-IP limit 1MiB, STARTUP THROW_ON_OVERLOAD),
+        # its missing space kept.
+        assert re.fullmatch(
+            r"Request breached limit on bytes in flight\. \(Using 921600/1048576 bytes of endpoint "
+            r"limit and \d+/\d+ bytes of global limit\.\)Server is currently in an overloaded "
+            r"state and cannot accept more requests\.", message), message
+        cluster, session = connect(node)
+        try:
+            assert session.execute("SELECT release_version FROM system.local").one()
+        finally:
+            cluster.shutdown()
+        holder.close()
+        late.close()
+    finally:
+        node.cleanup()
+
+
+def test_connections_over_the_per_address_cap_are_closed():
+    node = Node(extra_yaml="native_transport_max_concurrent_connections_per_ip: 2\n").start()
+    try:
+        kept = [raw_client(node), raw_client(node)]
+        refused = socket.create_connection((node.addr, node.port), timeout=5)
+        refused.settimeout(5)
+        assert refused.recv(16) == b"", "closed without an answer"
+        assert "Exceeded maximum native connection limit per ip of 2 by using 3 connections" in node.log()
+        for s in kept:
+            s.close()
+    finally:
+        node.cleanup()
+
+
+def test_idle_connections_are_closed_after_the_idle_timeout():
+    node = Node(extra_yaml="native_transport_idle_timeout: 1s\n").start()
+    try:
+        idle = raw_client(node)
+        idle.settimeout(10)
+        started = time.time()
+        assert idle.recv(16) == b""
+        assert 0.8 < time.time() - started < 5
+        assert "after timeout of 1000ms" in node.log()
+    finally:
+        node.cleanup()
