@@ -2,6 +2,7 @@
 //! interface `helenus nodetool` uses, plus Prometheus metrics on `/metrics`. Every endpoint is
 //! described in `docs/admin-api.md`.
 
+mod access;
 mod api;
 mod error;
 mod http;
@@ -10,6 +11,7 @@ mod metrics;
 mod node;
 mod router;
 
+pub use access::{read_token, Access};
 pub use api::cluster::generation_now;
 pub use api::logging::LogLevels;
 pub use api::pools::tpstats;

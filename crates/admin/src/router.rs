@@ -42,7 +42,7 @@ impl Api {
     pub async fn handle(&self, method: &Method, path: &str, body: &[u8]) -> Reply {
         match self.route(method, path, body).await {
             Ok(reply) => reply,
-            Err(e) => json_reply(e.status, &crate::api::types::ErrorBody { error: e.message }),
+            Err(e) => error_reply(e),
         }
     }
 
@@ -204,6 +204,11 @@ fn selection(body: &[u8]) -> ApiResult<TableSelection> {
 fn parse<T: DeserializeOwned>(body: &[u8]) -> ApiResult<T> {
     serde_json::from_slice(body)
         .map_err(|e| ApiError::bad_request(format!("invalid JSON body: {e}")))
+}
+
+/// An error as `{"error": ...}` with its status.
+pub fn error_reply(e: ApiError) -> Reply {
+    json_reply(e.status, &crate::api::types::ErrorBody { error: e.message })
 }
 
 fn ok<T: Serialize>(value: &T) -> ApiResult<Reply> {

@@ -26,8 +26,8 @@ const RACK: &str = "rack1";
 
 pub fn run(config_path: Option<&Path>) -> ExitCode {
     let logging = Logging::init();
-    let config = match load_config(config_path) {
-        Ok(c) => c,
+    let (config, admin_token) = match load_config(config_path) {
+        Ok(loaded) => loaded,
         Err(e) => {
             tracing::error!("{e}");
             eprintln!("helenus: {e}");
@@ -48,7 +48,7 @@ pub fn run(config_path: Option<&Path>) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(serve(config, logging)) {
+    match runtime.block_on(serve(config, admin_token, logging)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!("{e}");
@@ -58,9 +58,10 @@ pub fn run(config_path: Option<&Path>) -> ExitCode {
     }
 }
 
-fn load_config(path: Option<&Path>) -> Result<Config, String> {
+/// The configuration and the admin API's token (read from `admin_auth_token_file`).
+fn load_config(path: Option<&Path>) -> Result<(Config, Option<String>), String> {
     let Some(path) = path else {
-        return Ok(Config::default());
+        return Ok((Config::default(), None));
     };
     let loaded = config::load(path).map_err(|e| e.to_string())?;
     if !loaded.ignored.is_empty() {
@@ -70,8 +71,10 @@ fn load_config(path: Option<&Path>) -> Result<Config, String> {
         );
     }
     loaded.config.validate().map_err(|e| e.to_string())?;
+    let token = loaded.config.admin_auth_token_file.as_deref();
+    let token = token.map(admin::read_token).transpose()?;
     tracing::info!("configuration loaded from {}", path.display());
-    Ok(loaded.config)
+    Ok((loaded.config, token))
 }
 
 fn storage_config(config: &Config) -> StorageConfig {
@@ -167,7 +170,11 @@ fn initial_tokens(config: &Config) -> Vec<i64> {
         .collect()
 }
 
-async fn serve(config: Config, logging: Arc<Logging>) -> Result<(), String> {
+async fn serve(
+    config: Config,
+    admin_token: Option<String>,
+    logging: Arc<Logging>,
+) -> Result<(), String> {
     let started = std::time::Instant::now();
     let mut signals = StopSignals::install();
     let storage = Arc::new(
@@ -234,6 +241,7 @@ async fn serve(config: Config, logging: Arc<Logging>) -> Result<(), String> {
     let admin = tokio::spawn(admin::serve(
         admin_listener,
         admin_node,
+        admin_token,
         admin_stopped(lifecycle.clone()),
     ));
     tracing::info!(

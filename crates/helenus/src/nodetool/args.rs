@@ -1,11 +1,14 @@
-//! nodetool's global options (`-h host`, `-p port`; credentials are accepted and ignored, the
-//! admin API has none) and the split into command and arguments.
+//! nodetool's global options (`-h host`, `-p port`, `--token-file` for an admin API that
+//! requires a token; JMX credentials are accepted and ignored) and the split into command
+//! and arguments.
 
 /// A parsed command line.
 #[derive(Debug, PartialEq)]
 pub struct Invocation {
     pub host: String,
     pub port: u16,
+    /// `--token-file`: the file holding the admin API's token.
+    pub token_file: Option<String>,
     pub command: String,
     pub args: Vec<String>,
 }
@@ -30,12 +33,14 @@ const IGNORED_WITH_VALUE: [&str; 6] = [
 pub fn parse(argv: &[String]) -> Result<Invocation, UsageError> {
     let mut host = DEFAULT_HOST.to_string();
     let mut port = DEFAULT_PORT;
+    let mut token_file = None;
     let mut rest = Vec::new();
     let mut words = argv.iter();
     while let Some(word) = words.next() {
         match word.as_str() {
             "-h" | "--host" => host = value(word, words.next())?.to_string(),
             "-p" | "--port" => port = parse_port(value(word, words.next())?)?,
+            "--token-file" => token_file = Some(value(word, words.next())?.to_string()),
             "-pp" | "--print-port" => {}
             w if IGNORED_WITH_VALUE.contains(&w) => {
                 value(word, words.next())?;
@@ -48,6 +53,7 @@ pub fn parse(argv: &[String]) -> Result<Invocation, UsageError> {
     Ok(Invocation {
         host,
         port,
+        token_file,
         command,
         args: rest.filter(|a| a != "--").collect(),
     })
@@ -85,6 +91,7 @@ mod tests {
             Invocation {
                 host: "10.0.0.1".into(),
                 port: 7300,
+                token_file: None,
                 command: "flush".into(),
                 args: argv(&["ks", "t1"]),
             }
@@ -106,5 +113,8 @@ mod tests {
         assert!(parse(&argv(&["status", "-h"])).is_err());
         let inv = parse(&argv(&["-u", "cassandra", "-pw", "x", "status"])).unwrap();
         assert_eq!(inv.command, "status");
+        let inv = parse(&argv(&["--token-file", "/etc/t", "info"])).unwrap();
+        assert_eq!(inv.token_file.as_deref(), Some("/etc/t"));
+        assert!(parse(&argv(&["info", "--token-file"])).is_err());
     }
 }

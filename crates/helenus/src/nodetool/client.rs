@@ -1,5 +1,6 @@
 //! A small blocking HTTP/1.1 client for the admin API: one request per connection
-//! (`Connection: close`), JSON in and out.
+//! (`Connection: close`), JSON in and out. It names the address it connected to in `Host`
+//! (the API refuses other names) and sends the token when the node requires one.
 
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
@@ -17,13 +18,15 @@ const MAX_RESPONSE: u64 = 64 * 1024 * 1024;
 pub struct Client {
     host: String,
     port: u16,
+    token: Option<String>,
 }
 
 impl Client {
-    pub fn new(host: &str, port: u16) -> Client {
+    pub fn new(host: &str, port: u16, token: Option<String>) -> Client {
         Client {
             host: host.to_string(),
             port,
+            token,
         }
     }
 
@@ -61,12 +64,16 @@ impl Client {
         body: Option<String>,
     ) -> Result<(u16, String), String> {
         let mut stream = self.connect()?;
+        let peer = stream.peer_addr().map_err(|e| self.failed(&e))?;
         let body = body.unwrap_or_default();
+        let authorization = self
+            .token
+            .as_ref()
+            .map(|t| format!("Authorization: Bearer {t}\r\n"))
+            .unwrap_or_default();
         let request = format!(
-            "{method} {path} HTTP/1.1\r\nHost: {}:{}\r\nContent-Type: application/json\r\n\
-             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            self.host,
-            self.port,
+            "{method} {path} HTTP/1.1\r\nHost: {peer}\r\nContent-Type: application/json\r\n\
+             {authorization}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
             body.len()
         );
         stream

@@ -52,7 +52,7 @@ const USAGE: &str = "usage: nodetool [(-p <port> | --port <port>)] [(-h <host> |
         [(-u <username> | --username <username>)]
         [(-pw <password> | --password <password>)]
         [(-pwf <passwordFilePath> | --password-file <passwordFilePath>)]
-        [(-pp | --print-port)] <command> [<args>]
+        [(-pp | --print-port)] [--token-file <tokenFilePath>] <command> [<args>]
 ";
 
 pub fn help(args: &[String]) -> Output {

@@ -43,7 +43,10 @@ pub fn run(args: Vec<String>) -> ExitCode {
         Ok(i) => i,
         Err(e) => return fail(&Failure::from(e)),
     };
-    let client = Client::new(&invocation.host, invocation.port);
+    let client = match admin_token(&invocation) {
+        Ok(token) => Client::new(&invocation.host, invocation.port, token),
+        Err(message) => return fail(&Failure::Usage(message)),
+    };
     match execute(&client, &invocation) {
         Ok(text) => {
             print!("{text}");
@@ -51,6 +54,21 @@ pub fn run(args: Vec<String>) -> ExitCode {
         }
         Err(failure) => fail(&failure),
     }
+}
+
+/// The environment variable naming the token file when `--token-file` is not given.
+const TOKEN_FILE_VAR: &str = "HELENUS_ADMIN_TOKEN_FILE";
+
+/// The admin API token from `--token-file`, else from the file `$HELENUS_ADMIN_TOKEN_FILE`
+/// names; none when neither is given.
+fn admin_token(invocation: &Invocation) -> Result<Option<String>, String> {
+    let from_env = std::env::var_os(TOKEN_FILE_VAR).map(std::path::PathBuf::from);
+    let file = invocation
+        .token_file
+        .as_ref()
+        .map(std::path::PathBuf::from)
+        .or(from_env);
+    file.map(|f| admin::read_token(&f)).transpose()
 }
 
 fn fail(failure: &Failure) -> ExitCode {

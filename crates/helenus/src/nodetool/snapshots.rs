@@ -369,7 +369,7 @@ dropped-1795356804905-n scratch          n                  11.23 KiB 11.23 KiB 
 
     #[test]
     fn clearsnapshot_needs_a_tag_or_all() {
-        let client = Client::new("127.0.0.1", 1);
+        let client = Client::new("127.0.0.1", 1, None);
         assert_eq!(
             clearsnapshot(&client, &[]).unwrap_err(),
             Failure::Usage("Specify snapshot name or --all".into())
