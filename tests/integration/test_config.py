@@ -6,6 +6,8 @@ import subprocess
 import tempfile
 import time
 
+import pytest
+
 from helenus_node import BIN, Node, free_port
 
 
@@ -48,7 +50,6 @@ def test_settings_helenus_does_not_use_are_logged_once():
 def test_no_config_runs_on_9042_with_data_under_cwd():
     try:
         socket.create_connection(("127.0.0.1", 9042), timeout=0.2).close()
-        import pytest
         pytest.skip("something already listens on 127.0.0.1:9042")
     except OSError:
         pass
@@ -74,3 +75,32 @@ def test_commitlog_sync_batch_is_accepted():
     port = free_port()
     node = Node(port=port, extra_yaml="commitlog_sync: batch\n").start()
     node.cleanup()
+
+
+@pytest.mark.parametrize("yaml_text, setting", [
+    ("client_encryption_options:\n  enabled: true\n  keystore: conf/.keystore\n", "client_encryption_options.enabled"),
+    ("server_encryption_options:\n  internode_encryption: all\n", "server_encryption_options.internode_encryption"),
+    ("authenticator: PasswordAuthenticator\n", "authenticator"),
+    ("authorizer: CassandraAuthorizer\n", "authorizer"),
+    ("role_manager: com.example.LdapRoleManager\n", "role_manager"),
+    ("transparent_data_encryption_options:\n  enabled: true\n", "transparent_data_encryption_options.enabled"),
+    ("audit_logging_options:\n  enabled: true\n", "audit_logging_options.enabled"),
+    ("native_transport_port_ssl: 9142\n", "native_transport_port_ssl"),
+    ("incremental_backups: true\n", "incremental_backups"),
+])
+def test_settings_helenus_cannot_honour_refuse_to_start(yaml_text, setting):
+    out = run_with(yaml_text)
+    assert out.returncode == 2, out.stderr
+    errors = [l for l in out.stderr.splitlines() if l.startswith("helenus: ")]
+    assert len(errors) == 1 and f" for {setting}: " in errors[0] and "Helenus" in errors[0], out.stderr
+
+
+def test_stock_security_settings_start_and_are_not_reported_as_ignored():
+    node = Node(extra_yaml="client_encryption_options:\n  enabled: false\n  keystore: conf/.keystore\n"
+                           "server_encryption_options:\n  internode_encryption: none\n"
+                           "audit_logging_options:\n  enabled: false\n"
+                           "role_manager: CassandraRoleManager\n").start()
+    try:
+        assert not [l for l in node.log().splitlines() if "ignored" in l]
+    finally:
+        node.cleanup()
