@@ -340,39 +340,44 @@ fn node_figures(node: &AdminNode, snapshot: &mut Snapshot) {
 fn native_limits(node: &AdminNode, snapshot: &mut Snapshot) {
     let limits = node.native_limits.stats();
     let gauge = |v: u64| Sample::Gauge(i64::try_from(v).unwrap_or(i64::MAX));
-    snapshot.one(
-        "helenus_native_request_bytes_in_flight",
-        "Request bytes reserved by requests being read or run (Client.RequestsSize)",
-        gauge(limits.bytes_in_flight),
-    );
-    snapshot.one(
-        "helenus_native_request_bytes_limit",
-        "native_transport_max_request_data_in_flight",
-        gauge(limits.bytes_limit),
-    );
-    snapshot.one(
-        "helenus_native_paused_connections",
-        "Connections not read from, waiting for request budget or the rate limit (Client.PausedConnections)",
-        gauge(limits.paused_connections),
-    );
-    snapshot.one(
-        "helenus_native_connection_pauses",
-        "Times a connection was paused by the overload limits",
-        Sample::Counter(limits.pauses),
-    );
-    snapshot.one(
-        "helenus_native_requests_discarded",
-        "Requests answered Overloaded (Client.RequestDiscarded)",
-        Sample::Counter(limits.discarded),
-    );
-    snapshot.one(
-        "helenus_native_connections_refused",
-        "Connections closed on arrival for exceeding a connection limit",
-        Sample::Counter(limits.refused_connections),
-    );
-    snapshot.one(
-        "helenus_native_connections_timed_out",
-        "Connections closed for idling or for a frame that did not arrive in time",
-        Sample::Counter(limits.timed_out_connections),
-    );
+    let families = [
+        (
+            "helenus_native_request_bytes_in_flight",
+            "Request bytes reserved by requests being read or run (Client.RequestsSize)",
+            gauge(limits.bytes_in_flight),
+        ),
+        (
+            "helenus_native_request_bytes_limit",
+            "native_transport_max_request_data_in_flight",
+            gauge(limits.bytes_limit),
+        ),
+        (
+            "helenus_native_paused_connections",
+            "Connections not read from, waiting for request budget or the rate limit (Client.PausedConnections)",
+            gauge(limits.paused_connections),
+        ),
+        (
+            "helenus_native_connection_pauses",
+            "Times a connection was paused by the overload limits",
+            Sample::Counter(limits.pauses),
+        ),
+        (
+            "helenus_native_requests_discarded",
+            "Requests answered Overloaded (Client.RequestDiscarded)",
+            Sample::Counter(limits.discarded),
+        ),
+        (
+            "helenus_native_connections_refused",
+            "Connections closed on arrival for exceeding a connection limit",
+            Sample::Counter(limits.refused_connections),
+        ),
+        (
+            "helenus_native_connections_timed_out",
+            "Connections closed for idling or for a frame that did not arrive in time",
+            Sample::Counter(limits.timed_out_connections),
+        ),
+    ];
+    for (name, help, sample) in families {
+        snapshot.one(name, help, sample);
+    }
 }

@@ -144,7 +144,6 @@ fn nested<'a>(v: Value<'a>, field: &str, key: &'a str) -> Result<Option<Value<'a
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::load::load_str;
     use std::path::Path;
 

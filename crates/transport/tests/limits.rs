@@ -1,58 +1,17 @@
 //! Overload limits over TCP: request bytes reserved from the header before the body is read
 //! (back-pressure or Overloaded), connection caps, the rate limit, and clients that stall
 //! mid-frame or idle.
+mod echo;
 #[allow(dead_code)] // the client's other helpers serve tests/server.rs
 mod wire_client;
 
+use echo::Echo;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::broadcast;
-use transport::{ClientState, LimitStats, Limits, QueryHandler, Server, ServerConfig};
-use types::request::{BatchRequest, QueryOptions};
-use types::result::{Outcome, QueryResult};
-use types::{CqlError, CqlResult};
+use transport::{LimitStats, Limits, Server, ServerConfig};
 use wire_client::Client;
-
-/// Answers every query with Void.
-struct Void;
-
-impl QueryHandler for Void {
-    async fn query(
-        &self,
-        _: &ClientState,
-        _: &str,
-        _: QueryOptions,
-        _: bool,
-    ) -> CqlResult<Outcome> {
-        Ok(QueryResult::Void.into())
-    }
-
-    async fn prepare(
-        &self,
-        _: &ClientState,
-        _: &str,
-        _: Option<String>,
-        _: bool,
-    ) -> CqlResult<Outcome> {
-        Err(CqlError::invalid("no prepare"))
-    }
-
-    async fn execute(
-        &self,
-        _: &ClientState,
-        _: &[u8],
-        _: Option<&[u8]>,
-        _: QueryOptions,
-        _: bool,
-    ) -> CqlResult<Outcome> {
-        Err(CqlError::invalid("no execute"))
-    }
-
-    async fn batch(&self, _: &ClientState, _: BatchRequest, _: bool) -> CqlResult<Outcome> {
-        Ok(QueryResult::Void.into())
-    }
-}
 
 struct Running {
     addr: std::net::SocketAddr,
@@ -69,7 +28,7 @@ async fn start(config: ServerConfig) -> Running {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (events, _) = broadcast::channel(4);
-    let server = Server::new(Arc::new(Void), events, config);
+    let server = Server::new(Arc::new(Echo), events, config);
     let limits = server.limits();
     tokio::spawn(server.run(listener, std::future::pending()));
     Running { addr, limits }
@@ -111,17 +70,23 @@ fn per_ip_budget(bytes: u64, throw_on_overload: bool) -> ServerConfig {
     }
 }
 
-#[tokio::test]
-async fn a_declared_body_is_reserved_before_it_is_read_and_others_wait() {
-    let server = start(per_ip_budget(2000, false)).await;
+/// A client that declared a 1500-byte query and sent 20 bytes of it: the budget holds it.
+async fn holding_1500_bytes(server: &Running) -> (Client, Vec<u8>) {
     let mut big = ready(server.addr).await;
-    let mut small = ready(server.addr).await;
     let envelope = query_envelope(1, 1500);
     big.send_raw(&envelope[..20]).await;
     eventually("the big body is reserved", || {
         server.stats().bytes_in_flight >= 1500
     })
     .await;
+    (big, envelope)
+}
+
+#[tokio::test]
+async fn a_declared_body_is_reserved_before_it_is_read_and_others_wait() {
+    let server = start(per_ip_budget(2000, false)).await;
+    let mut small = ready(server.addr).await;
+    let (mut big, envelope) = holding_1500_bytes(&server).await;
     small.send_raw(&query_envelope(2, 600)).await;
     eventually("the small client is paused", || {
         server.stats().paused_connections == 1
@@ -140,14 +105,8 @@ async fn a_declared_body_is_reserved_before_it_is_read_and_others_wait() {
 #[tokio::test]
 async fn throw_on_overload_answers_overloaded_and_skips_the_body() {
     let server = start(per_ip_budget(2000, true)).await;
-    let mut big = ready(server.addr).await;
     let mut small = ready(server.addr).await;
-    let envelope = query_envelope(1, 1500);
-    big.send_raw(&envelope[..20]).await;
-    eventually("the big body is reserved", || {
-        server.stats().bytes_in_flight >= 1500
-    })
-    .await;
+    let (mut big, envelope) = holding_1500_bytes(&server).await;
     small.send_raw(&query_envelope(2, 600)).await;
     let overloaded = small.recv().await;
     assert_eq!((overloaded.stream, overloaded.error_code()), (2, 0x1001));
@@ -167,14 +126,9 @@ async fn throw_on_overload_answers_overloaded_and_skips_the_body() {
 #[tokio::test]
 async fn a_client_asks_for_overloaded_answers_in_startup() {
     let server = start(per_ip_budget(2000, false)).await;
-    let mut big = ready(server.addr).await;
     let mut thrower = Client::connect(server.addr, 4).await;
     thrower.startup_with(&[("THROW_ON_OVERLOAD", "1")]).await;
-    big.send_raw(&query_envelope(1, 1500)[..20]).await;
-    eventually("the big body is reserved", || {
-        server.stats().bytes_in_flight >= 1500
-    })
-    .await;
+    let _held = holding_1500_bytes(&server).await;
     thrower.send_raw(&query_envelope(2, 600)).await;
     assert_eq!(thrower.recv().await.error_code(), 0x1001);
 }

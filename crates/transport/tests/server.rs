@@ -1,90 +1,15 @@
 //! End-to-end tests: `serve` on a loopback port driven by hand-built frames.
+mod echo;
 mod wire_client;
 
-use bytes::Bytes;
+use echo::Echo;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::{broadcast, oneshot};
-use transport::{serve, ClientState, Clients, Event, QueryHandler, Server, ServerConfig};
-use types::request::{BatchRequest, QueryOptions};
-use types::result::{ColumnSpec, Outcome, QueryResult, Rows, SchemaChange};
-use types::result::{SchemaChangeKind, SchemaChangeTarget};
-use types::{CqlError, CqlResult, CqlType, NativeType};
+use transport::{serve, Clients, Event, Server, ServerConfig};
+use types::result::{SchemaChange, SchemaChangeKind, SchemaChangeTarget};
 use wire_client::{Client, Frame};
-
-/// Echoes the query text as one row; "fail" fails, "USE x" switches keyspace,
-/// "sleep N" waits N ms first.
-struct Echo;
-
-fn echo_rows(text: &str) -> Outcome {
-    let column = ColumnSpec {
-        keyspace: "ks".into(),
-        table: "t".into(),
-        name: "q".into(),
-        ty: CqlType::Native(NativeType::Text),
-    };
-    let mut rows = Rows::new(vec![column]);
-    rows.push_value(Some(text.as_bytes()));
-    rows.end_row();
-    QueryResult::Rows(rows).into()
-}
-
-impl QueryHandler for Echo {
-    async fn query(
-        &self,
-        _: &ClientState,
-        query: &str,
-        _: QueryOptions,
-        _: bool,
-    ) -> CqlResult<Outcome> {
-        if query == "panic" {
-            panic!("handler bug");
-        }
-        if query == "fail" {
-            return Err(CqlError::invalid("boom"));
-        }
-        if let Some(ks) = query.strip_prefix("USE ") {
-            return Ok(QueryResult::SetKeyspace(ks.into()).into());
-        }
-        if let Some(ms) = query
-            .strip_prefix("sleep ")
-            .and_then(|n| n.split(' ').next())
-        {
-            let ms = ms.parse().unwrap_or(0);
-            tokio::time::sleep(Duration::from_millis(ms)).await;
-        }
-        Ok(echo_rows(query))
-    }
-
-    async fn prepare(
-        &self,
-        _: &ClientState,
-        _: &str,
-        _: Option<String>,
-        _: bool,
-    ) -> CqlResult<Outcome> {
-        Err(CqlError::invalid("no prepare"))
-    }
-
-    async fn execute(
-        &self,
-        _: &ClientState,
-        id: &[u8],
-        _: Option<&[u8]>,
-        _: QueryOptions,
-        _: bool,
-    ) -> CqlResult<Outcome> {
-        Err(CqlError::Unprepared {
-            message: "unknown".into(),
-            id: Bytes::copy_from_slice(id),
-        })
-    }
-
-    async fn batch(&self, _: &ClientState, _: BatchRequest, _: bool) -> CqlResult<Outcome> {
-        Ok(QueryResult::Void.into())
-    }
-}
 
 struct Running {
     addr: std::net::SocketAddr,
