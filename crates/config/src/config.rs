@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::error::ConfigError;
+use crate::snitch::{Location, Snitch};
 use crate::spec::{format_duration, DataRate, DataSize};
 
 /// When the commit log is synced to disk (`commitlog_sync`).
@@ -123,8 +124,10 @@ pub struct Config {
     pub file_cache_enabled: bool,
     pub prepared_statements_cache_size: Option<DataSize>,
     pub auto_snapshot: bool,
-    /// Short class name, e.g. `SimpleSnitch`.
-    pub endpoint_snitch: String,
+    pub endpoint_snitch: Snitch,
+    /// Data center and rack: SimpleSnitch's, or from `cassandra-rackdc.properties` beside the
+    /// configuration file for GossipingPropertyFileSnitch.
+    pub location: Location,
     pub seeds: Vec<Seed>,
 }
 
@@ -195,7 +198,8 @@ impl Default for Config {
             file_cache_enabled: true,
             prepared_statements_cache_size: None,
             auto_snapshot: true,
-            endpoint_snitch: "SimpleSnitch".to_string(),
+            endpoint_snitch: Snitch::Simple,
+            location: Snitch::Simple.default_location(),
             seeds: vec![Seed {
                 address: LOOPBACK,
                 port: Some(7000),

@@ -12,6 +12,7 @@ mod listing;
 mod load;
 mod refused;
 mod settings;
+mod snitch;
 mod spec;
 mod values;
 mod yaml;
@@ -22,4 +23,5 @@ pub use config::{
 pub use error::ConfigError;
 pub use listing::Setting;
 pub use load::{load, load_str, Loaded};
+pub use snitch::{Location, Snitch, RACKDC_FILE};
 pub use spec::{format_duration, DataRate, DataSize};

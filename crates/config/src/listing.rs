@@ -67,7 +67,7 @@ impl Config {
                 "admin_auth_token_file",
                 self.admin_auth_token_file.as_deref().and_then(path),
             ),
-            ("endpoint_snitch", set(&self.endpoint_snitch)),
+            ("endpoint_snitch", set(self.endpoint_snitch)),
             ("seed_provider.seeds", set(seeds.join(","))),
             (
                 "partitioner",

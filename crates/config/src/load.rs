@@ -8,6 +8,7 @@ use crate::error::ConfigError;
 use crate::keys::CASSANDRA_KEYS;
 use crate::legacy;
 use crate::settings::{apply, HELENUS_KEYS};
+use crate::snitch::{Location, Snitch, RACKDC_FILE};
 use crate::values::Value;
 use crate::yaml::{parse_top_level, Node};
 
@@ -19,18 +20,47 @@ pub struct Loaded {
     pub ignored: Vec<String>,
 }
 
-/// Loads `path`; relative directories resolve against the current working directory.
+/// Loads `path`; relative directories resolve against the current working directory. With
+/// GossipingPropertyFileSnitch, the data center and rack come from `cassandra-rackdc.properties`
+/// in the same directory.
 pub fn load(path: &Path) -> Result<Loaded, ConfigError> {
-    let io = |source| ConfigError::Io {
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
         path: path.to_path_buf(),
         source,
-    };
-    let text = std::fs::read_to_string(path).map_err(io)?;
+    })?;
     let base = std::env::current_dir().map_err(|source| ConfigError::Io {
         path: PathBuf::from("."),
         source,
     })?;
-    load_str(&text, &base)
+    let mut loaded = load_str(&text, &base)?;
+    if loaded.config.endpoint_snitch == Snitch::GossipingPropertyFile {
+        let rackdc = path.with_file_name(RACKDC_FILE);
+        read_location(&mut loaded.config, &rackdc)?;
+    }
+    Ok(loaded)
+}
+
+/// Sets the data center and rack from a properties file; a missing file leaves Cassandra's
+/// placeholders (`UNKNOWN_DC`, `UNKNOWN_RACK`) with a warning, as Cassandra does.
+fn read_location(config: &mut Config, rackdc: &Path) -> Result<(), ConfigError> {
+    let text = match std::fs::read_to_string(rackdc) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            tracing::warn!("Unable to read {}: not found", rackdc.display());
+            return Ok(());
+        }
+        Err(source) => {
+            return Err(ConfigError::Io {
+                path: rackdc.to_path_buf(),
+                source,
+            })
+        }
+    };
+    let defaults = config.location.clone();
+    config.location = Location::from_properties(&text, defaults).map_err(|reason| {
+        ConfigError::invalid("endpoint_snitch", config.endpoint_snitch, reason)
+    })?;
+    Ok(())
 }
 
 /// Loads YAML text; relative directories resolve against `base`.

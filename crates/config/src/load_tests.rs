@@ -248,7 +248,7 @@ fn typical_operator_file() {
     let c = &loaded.config;
     assert_eq!(c.cluster_name, "Production Cluster");
     assert!(c.listen_address.is_loopback());
-    assert_eq!(c.endpoint_snitch, "GossipingPropertyFileSnitch");
+    assert_eq!(c.endpoint_snitch, crate::Snitch::GossipingPropertyFile);
     assert_eq!((c.concurrent_reads, c.concurrent_writes), (144, 48));
     assert_eq!(c.concurrent_compactors, Some(8));
     assert_eq!(c.compaction_throughput.as_bytes_per_second(), 0);

@@ -4,6 +4,7 @@
 use crate::config::{CommitLogSync, Config, MemtableAllocationType, Seed};
 use crate::error::ConfigError;
 use crate::refused;
+use crate::snitch::Snitch;
 use crate::spec::SizeUnit::{Bytes, Kibibytes, Mebibytes};
 use crate::values::{resolve, Value};
 use crate::yaml::Node;
@@ -26,7 +27,10 @@ fn apply_node(c: &mut Config, v: Value) -> Result<bool, ConfigError> {
         "cluster_name" => c.cluster_name = v.string()?,
         "num_tokens" => c.num_tokens = v.integer()?,
         "initial_token" => c.initial_token = tokens(v)?,
-        "endpoint_snitch" => c.endpoint_snitch = v.class_name()?,
+        "endpoint_snitch" => {
+            c.endpoint_snitch = snitch(v)?;
+            c.location = c.endpoint_snitch.default_location();
+        }
         "seed_provider" => c.seeds = seeds(v)?,
         "auto_snapshot" => c.auto_snapshot = v.boolean()?,
         _ => return Ok(false),
@@ -139,6 +143,13 @@ fn apply_requests(c: &mut Config, v: Value) -> Result<bool, ConfigError> {
         _ => return Ok(false),
     }
     Ok(true)
+}
+
+fn snitch(v: Value) -> Result<Snitch, ConfigError> {
+    let name = v.text()?;
+    Snitch::parse(&name).ok_or_else(|| {
+        v.invalid("Helenus supports only SimpleSnitch and GossipingPropertyFileSnitch")
+    })
 }
 
 fn commitlog_sync(v: Value) -> Result<CommitLogSync, ConfigError> {

@@ -21,9 +21,6 @@ use transport::{Event, Server, ServerConfig};
 use crate::handler::Handler;
 use crate::logging::Logging;
 
-const DATA_CENTER: &str = "datacenter1";
-const RACK: &str = "rack1";
-
 pub fn run(config_path: Option<&Path>) -> ExitCode {
     let logging = Logging::init();
     let (config, admin_token) = match load_config(config_path) {
@@ -182,8 +179,8 @@ async fn serve(
     );
     let endpoint = Endpoint {
         addr: config.listen_address,
-        datacenter: DATA_CENTER.into(),
-        rack: RACK.into(),
+        datacenter: config.location.data_center.clone(),
+        rack: config.location.rack.clone(),
         host_id: [0; 16],
     };
     let timeouts = Timeouts {
@@ -202,8 +199,8 @@ async fn serve(
         rpc_address: config.rpc_address,
         native_port: config.native_transport_port,
         storage_port: config.storage_port,
-        data_center: DATA_CENTER.into(),
-        rack: RACK.into(),
+        data_center: config.location.data_center.clone(),
+        rack: config.location.rack.clone(),
         release_version: RELEASE_VERSION.into(),
         tokens: initial_tokens(&config),
         host_id: uuid::Uuid::nil(),
