@@ -1,5 +1,6 @@
 //! The `helenus` command line: `helenus server` runs a node, `helenus stress` loads one,
-//! `helenus nodetool` operates one.
+//! `helenus nodetool` operates one, `helenus cluster` runs a local cluster of them.
+mod cluster;
 mod handler;
 mod logging;
 mod nodetool;
@@ -42,6 +43,9 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
+    /// A local cluster, as with `ccm`: `helenus cluster start --nodes 3`, `status`, `stop`,
+    /// `clear`, and `kill|stop|start|pause|resume NODE`.
+    Cluster(cluster::ClusterArgs),
 }
 
 /// mimalloc rather than glibc's malloc: under a 2M-row write load glibc's malloc led the
@@ -55,5 +59,6 @@ fn main() -> ExitCode {
         Command::Server { config } => server::run(config.as_deref()),
         Command::Stress { args } => stress::run(args),
         Command::Nodetool { args } => nodetool::run(args),
+        Command::Cluster(args) => cluster::run(args),
     }
 }

@@ -1,0 +1,168 @@
+//! Starting nodes (seeds first) and waiting until they answer CQL; stopping, killing, pausing
+//! and resuming them.
+
+use std::path::Path;
+use std::process::Child;
+use std::time::{Duration, Instant};
+
+use super::probe::answers_cql;
+use super::process::{self, Signal, State};
+use super::spec::NodeSpec;
+use super::store::Cluster;
+
+const PROBE_TIMEOUT: Duration = Duration::from_secs(1);
+const RETRY: Duration = Duration::from_millis(100);
+/// How long a SIGKILLed, SIGSTOPped or SIGCONTed process may take to show it.
+const SIGNAL_SEEN: Duration = Duration::from_secs(10);
+const LOG_LINES: usize = 20;
+
+fn label(node: &NodeSpec) -> String {
+    format!("{} ({})", node.name(), node.address)
+}
+
+/// Starts the stopped nodes among `nodes`: the seeds, then the others, each group waiting
+/// until all of its nodes answer CQL.
+pub fn start(cluster: &Cluster, nodes: &[&NodeSpec], timeout: Duration) -> Result<(), String> {
+    let (seeds, others): (Vec<&NodeSpec>, Vec<&NodeSpec>) = nodes
+        .iter()
+        .partition(|n| cluster.spec.seeds.contains(&n.address));
+    for group in [seeds, others] {
+        start_group(cluster, &group, timeout)?;
+    }
+    Ok(())
+}
+
+fn start_group(cluster: &Cluster, group: &[&NodeSpec], timeout: Duration) -> Result<(), String> {
+    let mut launched = Vec::new();
+    for node in group {
+        let home = cluster.home(node);
+        match process::state(&home) {
+            State::Stopped => launched.push((*node, process::spawn(&home)?)),
+            state => println!("{} is already {}", label(node), state.word()),
+        }
+    }
+    let deadline = Instant::now() + timeout;
+    for (node, child) in &mut launched {
+        await_cql(node, &cluster.home(node), child, deadline, timeout)?;
+        println!(
+            "{} is up: CQL on {}, pid {}",
+            label(node),
+            node.native,
+            child.id()
+        );
+    }
+    Ok(())
+}
+
+fn await_cql(
+    node: &NodeSpec,
+    home: &Path,
+    child: &mut Child,
+    deadline: Instant,
+    timeout: Duration,
+) -> Result<(), String> {
+    loop {
+        if let Ok(Some(status)) = child.try_wait() {
+            process::forget(home);
+            let (log, tail) = process::output_tail(home, LOG_LINES);
+            return Err(format!(
+                "{} exited ({status}) before answering CQL; the end of {}:\n{tail}",
+                label(node),
+                log.display()
+            ));
+        }
+        if answers_cql(node.native, PROBE_TIMEOUT) {
+            return Ok(());
+        }
+        if Instant::now() >= deadline {
+            return Err(format!(
+                "{} did not answer CQL on {} within {} s (it is still running); see {}",
+                label(node),
+                node.native,
+                timeout.as_secs(),
+                home.join(process::OUTPUT_LOG).display()
+            ));
+        }
+        std::thread::sleep(RETRY);
+    }
+}
+
+/// Stops the running or paused nodes among `nodes` with SIGTERM (SIGKILL after `timeout`) or
+/// SIGKILL, and waits until they are gone.
+pub fn stop(
+    cluster: &Cluster,
+    nodes: &[&NodeSpec],
+    signal: Signal,
+    timeout: Duration,
+) -> Result<(), String> {
+    let mut signalled = Vec::new();
+    for node in nodes {
+        let home = cluster.home(node);
+        match process::state(&home) {
+            State::Stopped => {
+                process::forget(&home);
+                println!("{} is not running", label(node));
+            }
+            State::Running(pid) => {
+                process::send(pid, signal)?;
+                signalled.push(*node);
+            }
+            State::Paused(pid) => {
+                process::send(pid, signal)?;
+                process::send(pid, Signal::Cont)?;
+                signalled.push(*node);
+            }
+        }
+    }
+    let deadline = Instant::now() + timeout;
+    for node in signalled {
+        await_exit(&cluster.home(node), node, deadline)?;
+        let done = if signal == Signal::Kill {
+            "killed"
+        } else {
+            "stopped"
+        };
+        println!("{} {done}", label(node));
+    }
+    Ok(())
+}
+
+fn await_exit(home: &Path, node: &NodeSpec, deadline: Instant) -> Result<(), String> {
+    let stopped = |s| s == State::Stopped;
+    let left = deadline.saturating_duration_since(Instant::now());
+    if !process::wait_for(home, left, stopped) {
+        if let Some(pid) = process::state(home).pid() {
+            eprintln!("{} did not stop in time: killing it", label(node));
+            process::send(pid, Signal::Kill)?;
+        }
+        if !process::wait_for(home, SIGNAL_SEEN, stopped) {
+            return Err(format!("{} does not die", label(node)));
+        }
+    }
+    process::forget(home);
+    Ok(())
+}
+
+/// Pauses (SIGSTOP) a running node or resumes (SIGCONT) a paused one.
+pub fn pause_or_resume(cluster: &Cluster, node: &NodeSpec, signal: Signal) -> Result<(), String> {
+    let home = cluster.home(node);
+    let (pid, wanted): (u32, fn(u32) -> State) = match (process::state(&home), signal) {
+        (State::Stopped, _) => return Err(format!("{} is not running", label(node))),
+        (State::Running(pid), Signal::Stop) => (pid, State::Paused),
+        (State::Paused(pid), Signal::Cont) => (pid, State::Running),
+        (state, _) => {
+            println!("{} is already {}", label(node), state.word());
+            return Ok(());
+        }
+    };
+    process::send(pid, signal)?;
+    if !process::wait_for(&home, SIGNAL_SEEN, |s| s == wanted(pid)) {
+        return Err(format!(
+            "{} did not become {}",
+            label(node),
+            wanted(pid).word()
+        ));
+    }
+    println!("{} {}", label(node), wanted(pid).word());
+    Ok(())
+}
