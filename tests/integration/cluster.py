@@ -87,7 +87,7 @@ class LocalCluster:
                 out = self.run("start", *self._start_args(), check=False)
                 if out.returncode == 0:
                     return self
-                if "Address already in use" not in out.stdout + out.stderr:
+                if "already in use" not in out.stdout + out.stderr:
                     raise ClusterError(f"helenus cluster start failed:\n{out.stdout}{out.stderr}")
                 self.run("clear")  # another run took an address meanwhile: try another /24
             raise ClusterError(f"every /24 tried was taken: {tried}")

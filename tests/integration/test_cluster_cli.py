@@ -2,6 +2,7 @@
 node by node. Until the internode layer lands, the nodes are independent single nodes."""
 import json
 import os
+import socket
 import subprocess
 
 import pytest
@@ -175,3 +176,21 @@ def test_added_node_gets_the_next_address_and_the_emptiest_rack():
 def test_start_refuses_options_for_an_existing_cluster(racks3):
     with pytest.raises(ClusterError, match="a cluster already exists"):
         racks3.run("start", "--nodes", "5")
+
+
+def test_a_taken_address_is_refused_not_mistaken_for_the_node(tmp_path):
+    with socket.socket() as squatter:
+        squatter.bind(("127.0.7.8", 9042))
+        squatter.listen()
+        out = subprocess.run([BIN, "cluster", "start", "--nodes", "1", "--address", "127.0.7.8",
+                              "--dir", str(tmp_path / "c")],
+                             capture_output=True, text=True, timeout=120)
+        try:
+            assert out.returncode == 1
+            assert "cannot start node1 (127.0.7.8): 127.0.7.8:9042 is already in use" in out.stderr
+            assert "stopped" in subprocess.run(
+                [BIN, "cluster", "status", "--dir", str(tmp_path / "c")],
+                capture_output=True, text=True, timeout=60).stdout
+        finally:
+            subprocess.run([BIN, "cluster", "clear", "--dir", str(tmp_path / "c")],
+                           capture_output=True, timeout=120)

@@ -1,6 +1,7 @@
 //! Starting nodes (seeds first) and waiting until they answer CQL; stopping, killing, pausing
 //! and resuming them.
 
+use std::net::TcpStream;
 use std::path::Path;
 use std::process::Child;
 use std::time::{Duration, Instant};
@@ -37,7 +38,10 @@ fn start_group(cluster: &Cluster, group: &[&NodeSpec], timeout: Duration) -> Res
     for node in group {
         let home = cluster.home(node);
         match process::state(&home) {
-            State::Stopped => launched.push((*node, process::spawn(&home)?)),
+            State::Stopped => {
+                refuse_taken_ports(node)?;
+                launched.push((*node, process::spawn(&home)?));
+            }
             state => println!("{} is already {}", label(node), state.word()),
         }
     }
@@ -50,6 +54,20 @@ fn start_group(cluster: &Cluster, group: &[&NodeSpec], timeout: Duration) -> Res
             node.native,
             child.id()
         );
+    }
+    Ok(())
+}
+
+/// A stopped node's ports must be free: otherwise another process (a node of another cluster,
+/// say) would answer in its place.
+fn refuse_taken_ports(node: &NodeSpec) -> Result<(), String> {
+    for addr in [node.native, node.admin] {
+        if TcpStream::connect_timeout(&addr, PROBE_TIMEOUT).is_ok() {
+            return Err(format!(
+                "cannot start {}: {addr} is already in use by another process",
+                label(node)
+            ));
+        }
     }
     Ok(())
 }
