@@ -199,7 +199,7 @@ impl Default for Config {
             prepared_statements_cache_size: None,
             auto_snapshot: true,
             endpoint_snitch: Snitch::Simple,
-            location: Snitch::Simple.default_location(),
+            location: Location::simple(),
             seeds: vec![Seed {
                 address: LOOPBACK,
                 port: Some(7000),

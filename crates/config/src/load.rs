@@ -8,7 +8,7 @@ use crate::error::ConfigError;
 use crate::keys::CASSANDRA_KEYS;
 use crate::legacy;
 use crate::settings::{apply, HELENUS_KEYS};
-use crate::snitch::{Location, Snitch, RACKDC_FILE};
+use crate::snitch::{Location, Snitch, NOT_FOUND, RACKDC_FILE};
 use crate::values::Value;
 use crate::yaml::{parse_top_level, Node};
 
@@ -40,14 +40,18 @@ pub fn load(path: &Path) -> Result<Loaded, ConfigError> {
     Ok(loaded)
 }
 
-/// Sets the data center and rack from a properties file; a missing file leaves Cassandra's
-/// placeholders (`UNKNOWN_DC`, `UNKNOWN_RACK`) with a warning, as Cassandra does.
+/// Sets the data center and rack from `cassandra-rackdc.properties`, which must exist and
+/// name both, as in Cassandra 5.0.
 fn read_location(config: &mut Config, rackdc: &Path) -> Result<(), ConfigError> {
+    let snitch = config.endpoint_snitch;
+    let refused = |reason: String| ConfigError::invalid("endpoint_snitch", snitch, reason);
     let text = match std::fs::read_to_string(rackdc) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            tracing::warn!("Unable to read {}: not found", rackdc.display());
-            return Ok(());
+            return Err(refused(format!(
+                "{NOT_FOUND} ({} does not exist)",
+                rackdc.display()
+            )))
         }
         Err(source) => {
             return Err(ConfigError::Io {
@@ -56,14 +60,13 @@ fn read_location(config: &mut Config, rackdc: &Path) -> Result<(), ConfigError> 
             })
         }
     };
-    let defaults = config.location.clone();
-    config.location = Location::from_properties(&text, defaults).map_err(|reason| {
-        ConfigError::invalid("endpoint_snitch", config.endpoint_snitch, reason)
-    })?;
+    config.location = Location::from_properties(&text).map_err(refused)?;
     Ok(())
 }
 
-/// Loads YAML text; relative directories resolve against `base`.
+/// Loads YAML text; relative directories resolve against `base`. The data center and rack of
+/// GossipingPropertyFileSnitch are read by [`load`] from the file beside the yaml; here they
+/// stay SimpleSnitch's.
 pub fn load_str(text: &str, base: &Path) -> Result<Loaded, ConfigError> {
     let entries = parse_top_level(text).map_err(ConfigError::Yaml)?;
     legacy::check_conflicts(entries.iter().map(|(k, _)| k.as_str()))?;

@@ -27,10 +27,7 @@ fn apply_node(c: &mut Config, v: Value) -> Result<bool, ConfigError> {
         "cluster_name" => c.cluster_name = v.string()?,
         "num_tokens" => c.num_tokens = v.integer()?,
         "initial_token" => c.initial_token = tokens(v)?,
-        "endpoint_snitch" => {
-            c.endpoint_snitch = snitch(v)?;
-            c.location = c.endpoint_snitch.default_location();
-        }
+        "endpoint_snitch" => c.endpoint_snitch = snitch(v)?,
         "seed_provider" => c.seeds = seeds(v)?,
         "auto_snapshot" => c.auto_snapshot = v.boolean()?,
         _ => return Ok(false),

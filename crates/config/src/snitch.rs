@@ -35,20 +35,6 @@ impl Snitch {
             Snitch::GossipingPropertyFile => "GossipingPropertyFileSnitch",
         }
     }
-
-    /// The data center and rack before any properties file is read: SimpleSnitch's fixed
-    /// names, or Cassandra's placeholders for a GossipingPropertyFileSnitch without its file.
-    pub fn default_location(self) -> Location {
-        let (dc, rack) = match self {
-            Snitch::Simple => ("datacenter1", "rack1"),
-            Snitch::GossipingPropertyFile => ("UNKNOWN_DC", "UNKNOWN_RACK"),
-        };
-        Location {
-            data_center: dc.to_string(),
-            rack: rack.to_string(),
-            prefer_local: false,
-        }
-    }
 }
 
 impl fmt::Display for Snitch {
@@ -67,24 +53,43 @@ pub struct Location {
 }
 
 impl Location {
-    /// Reads `cassandra-rackdc.properties` text: `dc`, `rack` (trimmed, as Cassandra does;
-    /// missing ones stay as in `defaults`) and `prefer_local` (`true` in any case, else false).
-    pub fn from_properties(text: &str, defaults: Location) -> Result<Location, String> {
-        let mut location = defaults;
-        for (key, value) in properties(text) {
-            match key.as_str() {
-                "dc" => location.data_center = non_empty("dc", &value)?,
-                "rack" => location.rack = non_empty("rack", &value)?,
-                "prefer_local" => location.prefer_local = value.trim().eq_ignore_ascii_case("true"),
-                _ => {}
-            }
+    /// SimpleSnitch's: `datacenter1`, `rack1`.
+    pub fn simple() -> Location {
+        Location {
+            data_center: "datacenter1".into(),
+            rack: "rack1".into(),
+            prefer_local: false,
         }
-        Ok(location)
+    }
+
+    /// Reads `cassandra-rackdc.properties` text as Cassandra 5.0's GossipingPropertyFileSnitch
+    /// does: `dc` and `rack` are required and trimmed, `prefer_local` is true when it says
+    /// `true` in any case. Unlike Cassandra, an empty `dc` or `rack` is refused.
+    pub fn from_properties(text: &str) -> Result<Location, String> {
+        let pairs = properties(text);
+        let get = |key: &str| {
+            pairs
+                .iter()
+                .rev()
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| v.trim())
+        };
+        let (Some(dc), Some(rack)) = (get("dc"), get("rack")) else {
+            return Err(NOT_FOUND.to_string());
+        };
+        Ok(Location {
+            data_center: non_empty("dc", dc)?,
+            rack: non_empty("rack", rack)?,
+            prefer_local: get("prefer_local").is_some_and(|v| v.eq_ignore_ascii_case("true")),
+        })
     }
 }
 
+/// Cassandra 5.0's refusal when the file or one of its keys is missing.
+pub const NOT_FOUND: &str =
+    "DC or rack not found in snitch properties, check your configuration in: cassandra-rackdc.properties";
+
 fn non_empty(key: &str, value: &str) -> Result<String, String> {
-    let value = value.trim();
     if value.is_empty() {
         Err(format!("{key} is empty in {RACKDC_FILE}"))
     } else {
@@ -143,15 +148,11 @@ mod tests {
         );
     }
 
-    fn gossiping() -> Location {
-        Snitch::GossipingPropertyFile.default_location()
-    }
-
     #[test]
     fn rackdc_properties_as_cassandra_ships_them() {
         let text = "# These properties are used with GossipingPropertyFileSnitch\n\
                     dc=dc1\n rack = rack1 \n\n# prefer_local=true\n";
-        let location = Location::from_properties(text, gossiping()).unwrap();
+        let location = Location::from_properties(text).unwrap();
         assert_eq!(
             location,
             Location {
@@ -162,23 +163,33 @@ mod tests {
         );
     }
 
+    /// Checked against Cassandra 5.0.4 (refcass with `-Dcassandra-rackdc.properties=`):
+    /// `dc= east` and `rack : r2` give data center `east` and rack `r2` in system.local.
     #[test]
     fn rackdc_separators_continuations_and_prefer_local() {
-        let text = "dc: east\\\n  2\nrack r7\n! comment\nprefer_local=TRUE\nunused=x\n";
-        let location = Location::from_properties(text, gossiping()).unwrap();
-        assert_eq!(location.data_center, "east2");
-        assert_eq!(location.rack, "r7");
-        assert!(location.prefer_local);
-    }
-
-    #[test]
-    fn rackdc_missing_keys_keep_defaults_and_empty_ones_are_refused() {
-        let location = Location::from_properties("rack=r2\n", gossiping()).unwrap();
+        let text = "dc= east \nrack : r2\n! comment\nprefer_local=TRUE\nunused=x\n";
+        let location = Location::from_properties(text).unwrap();
         assert_eq!(
             (location.data_center.as_str(), location.rack.as_str()),
-            ("UNKNOWN_DC", "r2")
+            ("east", "r2")
         );
-        let err = Location::from_properties("dc=\nrack=r1\n", gossiping()).unwrap_err();
+        assert!(location.prefer_local);
+        let continued = Location::from_properties("dc: east\\\n  2\nrack r7\n").unwrap();
+        assert_eq!(
+            (continued.data_center.as_str(), continued.rack.as_str()),
+            ("east2", "r7")
+        );
+    }
+
+    /// Cassandra 5.0.4 refuses to start without both keys (checked with refcass).
+    #[test]
+    fn rackdc_needs_dc_and_rack_and_refuses_empty_ones() {
+        assert_eq!(
+            Location::from_properties("rack=r2\n").unwrap_err(),
+            NOT_FOUND
+        );
+        assert_eq!(Location::from_properties("").unwrap_err(), NOT_FOUND);
+        let err = Location::from_properties("dc=\nrack=r1\n").unwrap_err();
         assert_eq!(err, "dc is empty in cassandra-rackdc.properties");
     }
 
@@ -206,20 +217,29 @@ mod tests {
             ),
             ("dc2", "rack3")
         );
-        let missing = load_beside(yaml, None).unwrap();
-        assert_eq!(missing.location.data_center, "UNKNOWN_DC");
-        let err = load_beside(yaml, Some("dc= \n")).unwrap_err();
+        let err = load_beside(yaml, Some("dc= \nrack=r1\n")).unwrap_err();
         assert_eq!(
             err,
             "Invalid value 'GossipingPropertyFileSnitch' for endpoint_snitch: \
              dc is empty in cassandra-rackdc.properties"
+        );
+        let missing = load_beside(yaml, None).unwrap_err();
+        assert!(
+            missing.starts_with(&format!(
+                "Invalid value 'GossipingPropertyFileSnitch' for endpoint_snitch: {NOT_FOUND} ("
+            )),
+            "{missing}"
+        );
+        assert!(
+            missing.ends_with("cassandra-rackdc.properties does not exist)"),
+            "{missing}"
         );
     }
 
     #[test]
     fn simple_snitch_ignores_rackdc() {
         let config = load_beside("endpoint_snitch: SimpleSnitch\n", Some("dc=dc9\n")).unwrap();
-        assert_eq!(config.location, Snitch::Simple.default_location());
+        assert_eq!(config.location, Location::simple());
         let default = load_beside("cluster_name: c\n", Some("dc=dc9\n")).unwrap();
         assert_eq!(default.location.data_center, "datacenter1");
     }

@@ -4,7 +4,7 @@
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
-use config::Snitch;
+use config::{Location, Snitch};
 use serde::{Deserialize, Serialize};
 
 use super::args::Shape;
@@ -144,14 +144,14 @@ fn place(i: u32, nodes: u32, datacenters: u32, racks: u32) -> (u32, u32) {
 
 fn dc_name(snitch: Snitch, dc: u32) -> String {
     match snitch {
-        Snitch::Simple => snitch.default_location().data_center,
+        Snitch::Simple => Location::simple().data_center,
         Snitch::GossipingPropertyFile => format!("dc{}", dc + 1),
     }
 }
 
 fn rack_name(snitch: Snitch, rack: u32) -> String {
     match snitch {
-        Snitch::Simple => snitch.default_location().rack,
+        Snitch::Simple => Location::simple().rack,
         Snitch::GossipingPropertyFile => format!("rack{}", rack + 1),
     }
 }
