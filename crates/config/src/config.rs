@@ -128,6 +128,8 @@ pub struct Config {
     /// Data center and rack: SimpleSnitch's, or from `cassandra-rackdc.properties` beside the
     /// configuration file for GossipingPropertyFileSnitch.
     pub location: Location,
+    /// `seed_provider`'s seeds. Empty when the file has no `seed_provider`: the node runs alone
+    /// and opens no internode port (a one-member cluster).
     pub seeds: Vec<Seed>,
 }
 
@@ -200,10 +202,7 @@ impl Default for Config {
             auto_snapshot: true,
             endpoint_snitch: Snitch::Simple,
             location: Location::simple(),
-            seeds: vec![Seed {
-                address: LOOPBACK,
-                port: Some(7000),
-            }],
+            seeds: Vec::new(),
         }
     }
 }
@@ -481,10 +480,9 @@ mod tests {
         assert_eq!(config.native_transport_port, 9042);
         assert_eq!(config.write_request_timeout, Duration::from_secs(2));
         assert_eq!(config.compaction_throughput.to_string(), "64MiB/s");
-        assert_eq!(
-            config.seed_addresses(),
-            vec!["127.0.0.1:7000".parse().unwrap()]
-        );
+        // Cassandra's stock yaml names 127.0.0.1:7000; with no seed_provider at all Helenus runs
+        // a one-member cluster with no internode port.
+        assert!(config.seed_addresses().is_empty());
         assert_eq!(
             config.effective_max_mutation_size(),
             DataSize::mebibytes(16)

@@ -278,10 +278,7 @@ mod tests {
             value(&config, "memtable_allocation_type").as_deref(),
             Some("heap_buffers")
         );
-        assert_eq!(
-            value(&config, "seed_provider.seeds").as_deref(),
-            Some("127.0.0.1:7000")
-        );
+        assert_eq!(value(&config, "seed_provider.seeds").as_deref(), Some(""));
         assert_eq!(
             value(&config, "data_file_directories").as_deref(),
             Some("[./data/data]")
