@@ -1,26 +1,34 @@
 //! Tokenizer for CQL text (mirrors Cassandra's `Lexer.g`): turns a query into
 //! zero-copy tokens (kind + byte span). Keywords are not separate kinds: they
 //! are `Ident` tokens classified by the parser (see `keywords`).
+//!
+//! Quoted names, strings, comments and durations are scanned by hand-written callbacks, and
+//! whitespace and comments are dropped by `tokenize` rather than skipped by logos: logos's
+//! generated code recurses once per iteration of such loops (and per skipped token) in debug
+//! builds, so a long literal or many comments would overflow the stack.
 
-use logos::Logos;
+use logos::{FilterResult, Logos};
 
 use crate::error::SyntaxError;
 
+type Lex<'s> = logos::Lexer<'s, Kind>;
+
 /// The kind of one token; its text is the source slice given by its span.
 #[derive(Logos, Debug, Clone, Copy, PartialEq, Eq)]
-#[logos(skip r"[ \t\r\n\f]+")]
 pub enum Kind {
-    #[regex(r"--[^\r\n]*", logos::skip, allow_greedy = true)]
-    #[regex(r"//[^\r\n]*", logos::skip, allow_greedy = true)]
-    #[regex(r"/\*([^*]|\*+[^*/])*\*+/", logos::skip)]
+    #[regex(r"[ \t\r\n\f]+")]
+    Whitespace,
+    #[token("--", line_comment)]
+    #[token("//", line_comment)]
+    #[token("/*", block_comment)]
     Comment,
     #[regex("[a-zA-Z][a-zA-Z0-9_]*")]
     Ident,
     /// `"..."`, possibly empty (`""`, Cassandra's EMPTY_QUOTED_NAME).
-    #[regex(r#""([^"]|"")*""#)]
+    #[token("\"", |lex| closing_quote(lex, b'"'))]
     QuotedName,
-    #[regex("'([^']|'')*'")]
-    #[regex(r"\$\$([^$]|\$[^$])*\$\$")]
+    #[token("'", |lex| closing_quote(lex, b'\''))]
+    #[token("$$", closing_dollars)]
     String,
     #[regex("-?[0-9]+")]
     Integer,
@@ -30,7 +38,7 @@ pub enum Kind {
     /// `-NaN` and `-Infinity` (the positive forms are identifiers).
     #[regex("-(?i:nan|infinity)")]
     NegativeSpecial,
-    #[regex("-?([0-9]+(?i:y|mo|w|d|h|m|s|ms|us|µs|ns))+")]
+    #[regex("-?[0-9]+(?i:y|mo|w|d|h|m|s|ms|us|µs|ns)", more_duration_units)]
     #[regex(
         r"-?P(T([0-9]+H([0-9]+M)?([0-9]+S)?|[0-9]+M([0-9]+S)?|[0-9]+S)|[0-9]+W|([0-9]+Y([0-9]+M)?([0-9]+D)?|[0-9]+M([0-9]+D)?|[0-9]+D)(T([0-9]+H([0-9]+M)?([0-9]+S)?|[0-9]+M([0-9]+S)?|[0-9]+S))?|[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9])",
         priority = 10
@@ -99,6 +107,7 @@ impl Kind {
     /// The name Cassandra's error messages use for an expected token.
     pub fn expected_name(self) -> &'static str {
         match self {
+            Kind::Whitespace => "WS",
             Kind::Comment => "COMMENT",
             Kind::Ident => "IDENT",
             Kind::QuotedName => "QUOTED_NAME",
@@ -139,6 +148,83 @@ impl Kind {
     }
 }
 
+/// After an opening `quote`: consumes the text up to the closing one, where a doubled quote
+/// stands for one. `false` (a lexing error at the opening quote) when it is never closed.
+fn closing_quote(lex: &mut Lex<'_>, quote: u8) -> bool {
+    let rest = lex.remainder().as_bytes();
+    let mut from = 0;
+    while let Some(offset) = rest[from..].iter().position(|&b| b == quote) {
+        let at = from + offset;
+        if rest.get(at + 1) == Some(&quote) {
+            from = at + 2;
+        } else {
+            lex.bump(at + 1);
+            return true;
+        }
+    }
+    false
+}
+
+/// After an opening `$$`: consumes the text up to the closing `$$`.
+fn closing_dollars(lex: &mut Lex<'_>) -> bool {
+    bump_past(lex, "$$")
+}
+
+/// Consumes the remainder up to and including `end`; `false` when it does not occur.
+fn bump_past(lex: &mut Lex<'_>, end: &str) -> bool {
+    match lex.remainder().find(end) {
+        Some(at) => {
+            lex.bump(at + end.len());
+            true
+        }
+        None => false,
+    }
+}
+
+/// `--` or `//` comments run to the end of the line (or of the text).
+fn line_comment(lex: &mut Lex<'_>) {
+    let rest = lex.remainder();
+    lex.bump(rest.find(['\r', '\n']).unwrap_or(rest.len()));
+}
+
+/// `/* ... */`; an unterminated one is an error.
+fn block_comment(lex: &mut Lex<'_>) -> FilterResult<(), ()> {
+    if bump_past(lex, "*/") {
+        FilterResult::Emit(())
+    } else {
+        FilterResult::Error(())
+    }
+}
+
+/// After the first `<digits><unit>` of a duration (`1h`): consumes the following ones
+/// (`30m15s`), each unit the longest that matches, as the regex `([0-9]+unit)+` would.
+fn more_duration_units(lex: &mut Lex<'_>) {
+    loop {
+        let rest = lex.remainder();
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        let unit = match rest.get(digits..) {
+            Some(after) if digits > 0 => duration_unit_len(after),
+            _ => 0,
+        };
+        if unit == 0 {
+            return;
+        }
+        lex.bump(digits + unit);
+    }
+}
+
+/// The byte length of the duration unit `text` starts with (case-insensitive), or 0.
+fn duration_unit_len(text: &str) -> usize {
+    const UNITS: [&str; 11] = ["mo", "ms", "us", "µs", "ns", "y", "w", "d", "h", "m", "s"];
+    UNITS
+        .iter()
+        .find(|unit| {
+            text.get(..unit.len())
+                .is_some_and(|head| head.eq_ignore_ascii_case(unit))
+        })
+        .map_or(0, |unit| unit.len())
+}
+
 /// One token: its kind and byte range in the source text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Token {
@@ -154,6 +240,9 @@ pub fn tokenize(text: &str) -> Result<Vec<Token>, SyntaxError> {
     while let Some(next) = lexer.next() {
         let span = lexer.span();
         let kind = next.map_err(|()| unrecognised(text, span.start))?;
+        if matches!(kind, Kind::Whitespace | Kind::Comment) {
+            continue;
+        }
         push_token(
             &mut tokens,
             text,
@@ -191,6 +280,10 @@ fn push_token(tokens: &mut Vec<Token>, text: &str, token: Token) {
 
 fn unrecognised(text: &str, offset: usize) -> SyntaxError {
     let rest = &text[offset..];
+    if rest.starts_with("/*") {
+        let message = "mismatched character '<EOF>' expecting '*'".to_string();
+        return SyntaxError::at_offset(text, text.len(), message);
+    }
     let message = match rest.chars().next() {
         Some(quote @ ('\'' | '"')) => format!("mismatched character '<EOF>' expecting '{quote}'"),
         Some('$') if rest.starts_with("$$") => {
@@ -297,6 +390,68 @@ mod tests {
                 (PlusEq, "+="),
                 (Ident, "d"),
             ]
+        );
+    }
+
+    #[test]
+    fn long_literals_and_many_comments_lex_on_a_worker_stack() {
+        let big = 100_000;
+        let cases = [
+            format!("'{}'", "é".repeat(big)),
+            format!("'{}'", "''".repeat(big)),
+            format!("$${}$$", "$é".repeat(big)),
+            format!("\"{}\"", "é".repeat(big)),
+            format!("\"{}\"", "\"\"".repeat(big)),
+            format!("/*{}*/ x", "*é".repeat(big)),
+            format!("--{}\nx", "é".repeat(big)),
+            format!("{}x", "/**/ -- c\n// d\n".repeat(big)),
+            "1µs".repeat(big),
+            "1mo2d".repeat(big),
+        ];
+        for text in cases {
+            let count = types::limits::on_worker_stack(|| tokenize(&text).map(|t| t.len()));
+            assert_eq!(
+                count,
+                Ok(1),
+                "{}",
+                text.chars().take(10).collect::<String>()
+            );
+        }
+    }
+
+    #[test]
+    fn durations_take_the_longest_units() {
+        use Kind::*;
+        assert_eq!(
+            kinds("1MO2ms3µs4m5s -6d 7mx"),
+            vec![
+                (Duration, "1MO2ms3µs4m5s"),
+                (Duration, "-6d"),
+                (Duration, "7m"),
+                (Ident, "x"),
+            ]
+        );
+    }
+
+    #[test]
+    fn unterminated_literals_and_comments() {
+        let error = |text: &str| tokenize(text).err().map(|e| e.to_string());
+        assert_eq!(
+            error("SELECT 'abc"),
+            Some("line 1:7 mismatched character '<EOF>' expecting '''".into())
+        );
+        assert_eq!(
+            error("SELECT \"abc"),
+            Some("line 1:7 mismatched character '<EOF>' expecting '\"'".into())
+        );
+        assert_eq!(
+            error("SELECT $$abc$"),
+            Some("line 1:7 mismatched character '<EOF>' expecting '$'".into())
+        );
+        // Cassandra 5.0.4 points at the end of the text.
+        assert_eq!(
+            error("SELECT * FROM system.local /* x"),
+            Some("line 1:31 mismatched character '<EOF>' expecting '*'".into())
         );
     }
 

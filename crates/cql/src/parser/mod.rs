@@ -18,6 +18,7 @@ use crate::ast::{BindMarker, QualifiedName, Statement};
 use crate::error::SyntaxError;
 use crate::keywords::is_reserved;
 use crate::lexer::{quoted_name_value, tokenize, Kind, Token};
+use ::types::limits::{MAX_IDENTIFIER_BYTES, MAX_NESTING};
 
 pub(crate) type PResult<T> = Result<T, SyntaxError>;
 
@@ -28,11 +29,12 @@ pub struct ParsedStatement {
     pub bind_markers: Vec<BindMarker>,
 }
 
-/// Parses exactly one statement (optionally followed by `;`).
+/// Parses exactly one statement, optionally followed by semicolons (`query: cqlStatement
+/// (';')* EOF` in Cassandra's Cql.g).
 pub fn parse(text: &str) -> PResult<ParsedStatement> {
     let mut parser = Parser::new(text)?;
     let statement = parser.statement()?;
-    parser.eat(Kind::Semicolon);
+    while parser.eat(Kind::Semicolon) {}
     if !parser.at_end() {
         return parser.mismatched("EOF");
     }
@@ -48,6 +50,10 @@ pub(crate) struct Parser<'a> {
     tokens: Vec<Token>,
     pos: usize,
     markers: Vec<BindMarker>,
+    /// Nesting levels open at the cursor (see `nested`).
+    depth: usize,
+    /// Set once the nesting limit was hit, so backtracking does not hide that error.
+    too_deep: bool,
 }
 
 impl<'a> Parser<'a> {
@@ -57,6 +63,8 @@ impl<'a> Parser<'a> {
             tokens: tokenize(text)?,
             pos: 0,
             markers: Vec::new(),
+            depth: 0,
+            too_deep: false,
         })
     }
 
@@ -131,6 +139,34 @@ impl<'a> Parser<'a> {
         }
     }
 
+    // ---- nesting ------------------------------------------------------
+
+    /// Parses `f` one nesting level deeper: a term, selector, relation or type inside another
+    /// one. Past `MAX_NESTING` levels this is a syntax error, so that no statement can exhaust
+    /// the stack of the recursive descent (or of the analysis that walks its tree).
+    fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> PResult<T>) -> PResult<T> {
+        self.descend()?;
+        let result = f(self);
+        self.depth -= 1;
+        result
+    }
+
+    /// Opens one nesting level at the cursor. Loops that build a left-deep tree (`a + b + c`,
+    /// `m[1][2]`) open one per node and restore `depth` when the loop ends.
+    fn descend(&mut self) -> PResult<()> {
+        if self.depth >= MAX_NESTING {
+            self.too_deep = true;
+            return Err(self.error_here(|shown| {
+                format!(
+                    "nesting too deep at input {shown}: terms, selectors, relations and types \
+                     nest at most {MAX_NESTING} levels"
+                )
+            }));
+        }
+        self.depth += 1;
+        Ok(())
+    }
+
     // ---- keywords -----------------------------------------------------
 
     /// Whether the token at `offset` is keyword `kw` (lowercase), including
@@ -197,25 +233,35 @@ impl<'a> Parser<'a> {
         if !self.ident_at(0) {
             return self.no_viable();
         }
-        Ok(self.take_name())
+        self.take_name()
     }
 
     /// A column identifier; unlike `ident` it accepts the empty name `""`.
     fn cident(&mut self) -> PResult<String> {
         if self.at(Kind::QuotedName) {
-            return Ok(self.take_name());
+            return self.take_name();
         }
         self.ident()
     }
 
-    fn take_name(&mut self) -> String {
+    /// Consumes a name token; names longer than a protocol `[string]` holds are refused.
+    fn take_name(&mut self) -> PResult<String> {
         let quoted = self.at(Kind::QuotedName);
+        let start = self.tokens.get(self.pos).map_or(0, |t| t.start);
         let raw = self.advance();
-        if quoted {
+        let name = if quoted {
             quoted_name_value(raw)
         } else {
             raw.to_ascii_lowercase()
+        };
+        if name.len() > MAX_IDENTIFIER_BYTES {
+            let message = format!(
+                "identifier too long ({} bytes): names are at most {MAX_IDENTIFIER_BYTES} bytes",
+                name.len()
+            );
+            return Err(SyntaxError::at_offset(self.text, start, message));
         }
+        Ok(name)
     }
 
     /// `[keyspace.]name`; `what` names the object in the bind-marker error.
@@ -252,6 +298,13 @@ impl<'a> Parser<'a> {
         Ok(items)
     }
 
+    /// Whether the list element after a comma is absent (`(a int, , b int)`, `(a int,)`):
+    /// Cassandra's grammar writes the column list of CREATE TABLE and the field list of
+    /// CREATE TYPE as `'(' element ( ',' element? )* ')'`.
+    fn empty_list_element(&self) -> bool {
+        self.at(Kind::Comma) || self.at(Kind::RParen)
+    }
+
     // ---- errors -------------------------------------------------------
 
     fn no_viable<T>(&self) -> PResult<T> {
@@ -276,5 +329,7 @@ fn keyword_alias(kw: &str) -> Option<&'static str> {
     }
 }
 
+#[cfg(test)]
+mod limit_tests;
 #[cfg(test)]
 mod tests;

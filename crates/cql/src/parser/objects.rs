@@ -4,7 +4,7 @@
 use super::{PResult, Parser};
 use crate::ast::{
     AlterMaterializedView, AlterType, AlterTypeAction, CreateIndex, CreateMaterializedView,
-    CreateTrigger, CreateType, DropTrigger, IndexTarget, IndexTargetKind,
+    CreateTrigger, CreateType, DropTrigger, IndexTarget, IndexTargetKind, TypeExpr,
 };
 use crate::error::SyntaxError;
 use crate::lexer::{string_value, Kind};
@@ -15,12 +15,10 @@ impl Parser<'_> {
         let if_not_exists = self.if_not_exists()?;
         let name = self.user_type_name()?;
         self.expect(Kind::LParen)?;
-        let mut fields = Vec::new();
-        loop {
-            let field = self.ident()?;
-            fields.push((field, self.type_expr()?));
-            if !self.eat(Kind::Comma) || self.at(Kind::RParen) {
-                break;
+        let mut fields = vec![self.type_field()?];
+        while self.eat(Kind::Comma) {
+            if !self.empty_list_element() {
+                fields.push(self.type_field()?);
             }
         }
         self.expect(Kind::RParen)?;
@@ -29,6 +27,12 @@ impl Parser<'_> {
             if_not_exists,
             fields,
         })
+    }
+
+    /// `name type` in CREATE TYPE.
+    fn type_field(&mut self) -> PResult<(String, TypeExpr)> {
+        let field = self.ident()?;
+        Ok((field, self.type_expr()?))
     }
 
     pub(crate) fn alter_type(&mut self) -> PResult<AlterType> {

@@ -152,7 +152,7 @@ impl Parser<'_> {
             return Ok((name, OptionValue::Map(self.constant_map()?)));
         }
         if self.ident_at(0) && self.at(Kind::Ident) {
-            return Ok((name, OptionValue::Identifier(self.take_name())));
+            return Ok((name, OptionValue::Identifier(self.take_name()?)));
         }
         self.no_viable()
     }

@@ -82,8 +82,10 @@ impl Parser<'_> {
 
     /// `unaliasedSelector`: selector arithmetic.
     pub(crate) fn selector_expr(&mut self) -> PResult<SelectorExpr> {
+        let depth = self.depth;
         let mut left = self.selector_product()?;
         while let Some(op) = self.additive_op() {
+            self.descend()?;
             let right = if self.at(Kind::Minus) || self.at(Kind::Plus) {
                 self.pos += 1;
                 self.selector_product()?
@@ -96,12 +98,15 @@ impl Parser<'_> {
                 right: Box::new(right),
             };
         }
+        self.depth = depth;
         Ok(left)
     }
 
     fn selector_product(&mut self) -> PResult<SelectorExpr> {
+        let depth = self.depth;
         let mut left = self.selector_group()?;
         while let Some(op) = self.multiplicative_op() {
+            self.descend()?;
             self.pos += 1;
             let right = self.selector_group()?;
             left = SelectorExpr::Arithmetic {
@@ -110,12 +115,16 @@ impl Parser<'_> {
                 right: Box::new(right),
             };
         }
+        self.depth = depth;
         Ok(left)
     }
 
     fn selector_group(&mut self) -> PResult<SelectorExpr> {
-        if self.eat(Kind::Minus) {
-            return Ok(SelectorExpr::Negated(Box::new(self.selector_group()?)));
+        if self.at(Kind::Minus) {
+            return self.nested(|p| {
+                p.pos += 1;
+                Ok(SelectorExpr::Negated(Box::new(p.selector_group()?)))
+            });
         }
         let base = self.selector_atom()?;
         self.selector_modifiers(base)
@@ -123,16 +132,19 @@ impl Parser<'_> {
 
     /// Field (`.f`), element (`[k]`) and slice (`[a..b]`) accesses.
     fn selector_modifiers(&mut self, mut expr: SelectorExpr) -> PResult<SelectorExpr> {
-        loop {
+        let depth = self.depth;
+        while self.at(Kind::Dot) || self.at(Kind::LBracket) {
+            self.descend()?;
             if self.eat(Kind::Dot) {
                 expr = SelectorExpr::Field(Box::new(expr), self.ident()?);
-            } else if self.eat(Kind::LBracket) {
+            } else {
+                self.pos += 1;
                 expr = self.sub_selection(expr)?;
                 self.expect(Kind::RBracket)?;
-            } else {
-                return Ok(expr);
             }
         }
+        self.depth = depth;
+        Ok(expr)
     }
 
     fn sub_selection(&mut self, target: SelectorExpr) -> PResult<SelectorExpr> {
@@ -163,12 +175,12 @@ impl Parser<'_> {
     /// `selectionGroupWithoutField`.
     fn selector_atom(&mut self) -> PResult<SelectorExpr> {
         match self.kind_at(0) {
-            Some(Kind::LParen) => self.paren_selector(),
-            Some(Kind::LBracket) => {
-                self.pos += 1;
-                Ok(SelectorExpr::List(self.selectors_until(Kind::RBracket)?))
-            }
-            Some(Kind::LBrace) => self.brace_selector(),
+            Some(Kind::LParen) => self.nested(Self::paren_selector),
+            Some(Kind::LBracket) => self.nested(|p| {
+                p.pos += 1;
+                Ok(SelectorExpr::List(p.selectors_until(Kind::RBracket)?))
+            }),
+            Some(Kind::LBrace) => self.nested(Self::brace_selector),
             Some(Kind::QMark | Kind::Colon) => Ok(SelectorExpr::Term(Term::Bind(self.marker()?))),
             _ => self.simple_selector(),
         }
@@ -182,15 +194,17 @@ impl Parser<'_> {
             return Ok(SelectorExpr::Term(Term::Null));
         }
         if self.kind_at(1) == Some(Kind::LParen) {
-            if let Some(special) = self.special_function()? {
+            if let Some(special) = self.nested(Self::special_function)? {
                 return Ok(special);
             }
         }
         if self.function_call_follows() {
-            let name = self.function_name()?;
-            self.expect(Kind::LParen)?;
-            let args = self.selectors_until(Kind::RParen)?;
-            return Ok(SelectorExpr::FunctionCall { name, args });
+            return self.nested(|p| {
+                let name = p.function_name()?;
+                p.expect(Kind::LParen)?;
+                let args = p.selectors_until(Kind::RParen)?;
+                Ok(SelectorExpr::FunctionCall { name, args })
+            });
         }
         self.cident().map(SelectorExpr::Column)
     }
@@ -231,7 +245,7 @@ impl Parser<'_> {
 
     /// `(type) selector`, `(a)` or `(a, b)`.
     fn paren_selector(&mut self) -> PResult<SelectorExpr> {
-        if let Some(ty) = self.try_type_hint() {
+        if let Some(ty) = self.try_type_hint()? {
             let inner = self.selector_atom()?;
             return Ok(SelectorExpr::TypeHint(ty, Box::new(inner)));
         }
@@ -303,9 +317,11 @@ impl Parser<'_> {
             self.expect(Kind::RParen)?;
             out.push(Relation::CustomIndex { index, value });
         } else if self.at(Kind::LParen) && !self.column_tuple_follows() {
-            self.pos += 1;
-            self.relation(out)?;
-            self.expect(Kind::RParen)?;
+            self.nested(|p| {
+                p.pos += 1;
+                p.relation(out)?;
+                p.expect(Kind::RParen)
+            })?;
         } else if self.at(Kind::LParen) {
             out.push(self.multi_column_relation()?);
         } else if self.at_kw("token") && self.kind_at(1) == Some(Kind::LParen) {

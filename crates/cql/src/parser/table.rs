@@ -30,11 +30,10 @@ impl Parser<'_> {
         self.expect(Kind::LParen)?;
         let mut columns = Vec::new();
         let mut key = PrimaryKey::default();
-        loop {
-            self.table_element(&mut columns, &mut key)?;
-            // Cassandra tolerates a trailing comma before ')'.
-            if !self.eat(Kind::Comma) || self.at(Kind::RParen) {
-                break;
+        self.table_element(&mut columns, &mut key)?;
+        while self.eat(Kind::Comma) {
+            if !self.empty_list_element() {
+                self.table_element(&mut columns, &mut key)?;
             }
         }
         self.expect(Kind::RParen)?;

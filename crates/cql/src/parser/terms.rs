@@ -8,8 +8,10 @@ use crate::lexer::{string_value, Kind};
 impl Parser<'_> {
     /// `term`: additive arithmetic over multiplicative terms.
     pub(crate) fn term(&mut self) -> PResult<Term> {
+        let depth = self.depth;
         let mut left = self.term_product()?;
         while let Some(op) = self.additive_op().filter(|_| !self.prepend_follows()) {
+            self.descend()?;
             let right = if op == ArithOp::Sub && self.negative_number_follows() {
                 self.negative_number_as_positive()
             } else {
@@ -22,6 +24,7 @@ impl Parser<'_> {
                 right: Box::new(right),
             };
         }
+        self.depth = depth;
         Ok(left)
     }
 
@@ -67,8 +70,10 @@ impl Parser<'_> {
     }
 
     fn term_product(&mut self) -> PResult<Term> {
+        let depth = self.depth;
         let mut left = self.term_group()?;
         while let Some(op) = self.multiplicative_op() {
+            self.descend()?;
             self.pos += 1;
             let right = self.term_group()?;
             left = Term::Arithmetic {
@@ -77,12 +82,16 @@ impl Parser<'_> {
                 right: Box::new(right),
             };
         }
+        self.depth = depth;
         Ok(left)
     }
 
     fn term_group(&mut self) -> PResult<Term> {
-        if self.eat(Kind::Minus) {
-            return Ok(Term::Negated(Box::new(self.simple_term()?)));
+        if self.at(Kind::Minus) {
+            return self.nested(|p| {
+                p.pos += 1;
+                Ok(Term::Negated(Box::new(p.simple_term()?)))
+            });
         }
         self.simple_term()
     }
@@ -94,17 +103,17 @@ impl Parser<'_> {
         }
         match self.kind_at(0) {
             Some(Kind::QMark | Kind::Colon) => Ok(Term::Bind(self.marker()?)),
-            Some(Kind::LBracket) => self.list_literal(),
-            Some(Kind::LBrace) => self.brace_literal(),
-            Some(Kind::LParen) => self.paren_term(),
+            Some(Kind::LBracket) => self.nested(Self::list_literal),
+            Some(Kind::LBrace) => self.nested(Self::brace_literal),
+            Some(Kind::LParen) => self.nested(Self::paren_term),
             Some(Kind::Ident) if self.at_kw("null") => {
                 self.pos += 1;
                 Ok(Term::Null)
             }
             Some(Kind::Ident) if self.at_kw("cast") && self.kind_at(1) == Some(Kind::LParen) => {
-                self.cast_term()
+                self.nested(Self::cast_term)
             }
-            _ if self.function_call_follows() => self.function_call(),
+            _ if self.function_call_follows() => self.nested(Self::function_call),
             _ => self.no_viable(),
         }
     }
@@ -264,7 +273,7 @@ impl Parser<'_> {
 
     /// `(type) term` or a tuple literal `(a, b)`.
     fn paren_term(&mut self) -> PResult<Term> {
-        if let Some(ty) = self.try_type_hint() {
+        if let Some(ty) = self.try_type_hint()? {
             let term = self.simple_term()?;
             return Ok(Term::TypeCast {
                 ty,

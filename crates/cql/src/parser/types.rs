@@ -60,21 +60,27 @@ impl Parser<'_> {
 
     /// `<t1, ..., tn>` after the type name, with `min..=max` parameters.
     fn type_params(&mut self, min: usize, max: usize) -> PResult<Vec<TypeExpr>> {
-        self.pos += 1;
-        self.expect(Kind::Lt)?;
-        let mut params = vec![self.type_expr()?];
-        while params.len() < max && self.eat(Kind::Comma) {
-            params.push(self.type_expr()?);
-        }
-        if params.len() < min {
-            return self.mismatched("','");
-        }
-        self.expect(Kind::Gt)?;
-        Ok(params)
+        self.nested(|p| {
+            p.pos += 1;
+            p.expect(Kind::Lt)?;
+            let mut params = vec![p.type_expr()?];
+            while params.len() < max && p.eat(Kind::Comma) {
+                params.push(p.type_expr()?);
+            }
+            if params.len() < min {
+                return p.mismatched("','");
+            }
+            p.expect(Kind::Gt)?;
+            Ok(params)
+        })
     }
 
     /// `vector<type, dimension>`.
     fn vector_type(&mut self) -> PResult<TypeExpr> {
+        self.nested(Self::vector_type_rest)
+    }
+
+    fn vector_type_rest(&mut self) -> PResult<TypeExpr> {
         self.pos += 1;
         self.expect(Kind::Lt)?;
         let element = self.type_expr()?;
@@ -114,21 +120,24 @@ impl Parser<'_> {
     }
 
     /// Tries `( type )` followed by the start of a value: the type hint of
-    /// `(int) ?`. Restores the position and returns `None` otherwise.
-    pub(crate) fn try_type_hint(&mut self) -> Option<TypeExpr> {
+    /// `(int) ?`. Restores the position and returns `None` otherwise; a type nested past the
+    /// limit is an error.
+    pub(crate) fn try_type_hint(&mut self) -> PResult<Option<TypeExpr>> {
         let start = self.pos;
         let looks_like_type = self.at(Kind::LParen)
             && matches!(self.kind_at(1), Some(Kind::Ident | Kind::QuotedName));
         if looks_like_type {
             self.pos += 1;
-            if let Ok(ty) = self.type_expr() {
-                if self.eat(Kind::RParen) && self.value_starts_here() {
-                    return Some(ty);
+            match self.type_expr() {
+                Ok(ty) if self.eat(Kind::RParen) && self.value_starts_here() => {
+                    return Ok(Some(ty))
                 }
+                Err(too_deep) if self.too_deep => return Err(too_deep),
+                _ => {}
             }
         }
         self.pos = start;
-        None
+        Ok(None)
     }
 
     /// Whether a value (literal, marker, collection, name, ...) can start here.
