@@ -2,11 +2,13 @@
 //! names (CQL text, Java class names) and protocol `[option]` encoding.
 use std::sync::Arc;
 
+mod bounds;
 mod java_name;
 mod name;
 mod option;
 mod parse;
 
+pub use bounds::MAX_TYPE_NODES;
 pub use name::{is_reserved_keyword, quote_identifier};
 
 /// The native (non-parameterised) CQL types.

@@ -1,6 +1,7 @@
 //! Java class names of types (`org.apache.cassandra.db.marshal.VectorType(...)`), as custom
 //! types and vectors travel in protocol `[option]`s.
 use super::{CqlType, NativeType, UdtType};
+use crate::limits::MAX_NESTING;
 
 const PREFIX: &str = "org.apache.cassandra.db.marshal.";
 
@@ -65,24 +66,46 @@ impl CqlType {
     }
 
     /// Reads a class name made of natives, collections, tuples, frozen wrappers and vectors;
-    /// `None` for anything else (UDTs, true custom types).
+    /// `None` for anything else (UDTs, true custom types, or parameters nested more than
+    /// `MAX_NESTING` levels).
     pub fn from_java_class(class: &str) -> Option<CqlType> {
-        let class = class.trim();
-        let (name, args) = match class.find('(') {
-            Some(open) => (
-                &class[..open],
-                Some(class.strip_suffix(')')?.get(open + 1..)?),
-            ),
-            None => (class, None),
-        };
-        let short = name.strip_prefix(PREFIX).unwrap_or(name);
-        match args {
-            None => NativeType::ALL
-                .into_iter()
-                .find(|n| n.java_class() == short)
-                .map(CqlType::Native),
-            Some(args) => parameterised(short, &split_args(args)?),
+        (paren_depth(class) <= MAX_NESTING).then(|| read_class(class))?
+    }
+}
+
+/// The deepest nesting of parentheses in `text`.
+fn paren_depth(text: &str) -> usize {
+    let mut depth = 0usize;
+    let mut deepest = 0;
+    for c in text.chars() {
+        match c {
+            '(' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            ')' => depth = depth.saturating_sub(1),
+            _ => {}
         }
+    }
+    deepest
+}
+
+fn read_class(class: &str) -> Option<CqlType> {
+    let class = class.trim();
+    let (name, args) = match class.find('(') {
+        Some(open) => (
+            &class[..open],
+            Some(class.strip_suffix(')')?.get(open + 1..)?),
+        ),
+        None => (class, None),
+    };
+    let short = name.strip_prefix(PREFIX).unwrap_or(name);
+    match args {
+        None => NativeType::ALL
+            .into_iter()
+            .find(|n| n.java_class() == short)
+            .map(CqlType::Native),
+        Some(args) => parameterised(short, &split_args(args)?),
     }
 }
 
@@ -105,7 +128,7 @@ fn hex(s: &str) -> String {
 }
 
 fn parameterised(short: &str, args: &[&str]) -> Option<CqlType> {
-    let arg = |i: usize| args.get(i).and_then(|a| CqlType::from_java_class(a));
+    let arg = |i: usize| args.get(i).and_then(|a| read_class(a));
     let nested = |i: usize| arg(i).map(CqlType::freeze);
     let ty = match (short, args.len()) {
         ("ListType", 1) => CqlType::List(Box::new(nested(0)?)),
@@ -194,6 +217,26 @@ mod tests {
                 "{s}"
             );
         }
+    }
+
+    #[test]
+    fn nesting_limit_at_and_past_on_a_worker_stack() {
+        let lists = |d: usize| {
+            format!(
+                "{}{PREFIX}Int32Type{}",
+                format!("{PREFIX}ListType(").repeat(d),
+                ")".repeat(d)
+            )
+        };
+        let read = |d: usize| {
+            let class = lists(d);
+            crate::limits::on_worker_stack(move || {
+                CqlType::from_java_class(&class).map(|t| t.nesting_depth())
+            })
+        };
+        assert_eq!(read(MAX_NESTING), Some(MAX_NESTING));
+        assert_eq!(read(MAX_NESTING + 1), None);
+        assert_eq!(read(100_000), None);
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! Frozen wrappers are not visible on the wire; vectors travel as custom class names.
 use super::{CqlType, NativeType, UdtType};
 use crate::error::TypeError;
+use crate::limits::MAX_NESTING;
 use bytes::{BufMut, BytesMut};
 use std::sync::Arc;
 
@@ -74,36 +75,48 @@ impl CqlType {
     /// Reads one `[option]`, advancing `buf`. Collections and UDTs come back non-frozen at the
     /// top (the wire does not say) and frozen when nested. A custom class naming a vector
     /// comes back as `Vector`.
+    /// Collections, tuples and UDTs nest at most `MAX_NESTING` levels.
     pub fn read_option(buf: &mut &[u8]) -> Result<CqlType, TypeError> {
-        let id = read_u16(buf)?;
-        if let Some(native) = NativeType::from_option_id(id) {
-            return Ok(CqlType::Native(native));
+        read_option_at(buf, 0)
+    }
+}
+
+/// Reads an `[option]` found `depth` composite levels down.
+fn read_option_at(buf: &mut &[u8], depth: usize) -> Result<CqlType, TypeError> {
+    let id = read_u16(buf)?;
+    if let Some(native) = NativeType::from_option_id(id) {
+        return Ok(CqlType::Native(native));
+    }
+    if matches!(id, LIST | SET | MAP | UDT | TUPLE) && depth >= MAX_NESTING {
+        return Err(TypeError(format!(
+            "Type nested too deeply in option: at most {MAX_NESTING} levels"
+        )));
+    }
+    let depth = depth + 1;
+    match id {
+        CUSTOM => {
+            let class = read_string(buf)?;
+            Ok(match CqlType::from_java_class(&class) {
+                Some(vector @ CqlType::Vector(..)) => vector,
+                _ => CqlType::Custom(class),
+            })
         }
-        match id {
-            CUSTOM => {
-                let class = read_string(buf)?;
-                Ok(match CqlType::from_java_class(&class) {
-                    Some(vector @ CqlType::Vector(..)) => vector,
-                    _ => CqlType::Custom(class),
-                })
-            }
-            LIST => Ok(CqlType::List(Box::new(read_nested(buf)?))),
-            SET => Ok(CqlType::Set(Box::new(read_nested(buf)?))),
-            MAP => Ok(CqlType::Map(
-                Box::new(read_nested(buf)?),
-                Box::new(read_nested(buf)?),
-            )),
-            UDT => read_udt(buf),
-            TUPLE => {
-                let count = read_u16(buf)?;
-                let items: Result<Vec<CqlType>, TypeError> =
-                    (0..count).map(|_| read_nested(buf)).collect();
-                Ok(CqlType::Tuple(items?))
-            }
-            other => Err(TypeError(format!(
-                "Unknown type id 0x{other:04x} in option"
-            ))),
+        LIST => Ok(CqlType::List(Box::new(read_nested(buf, depth)?))),
+        SET => Ok(CqlType::Set(Box::new(read_nested(buf, depth)?))),
+        MAP => Ok(CqlType::Map(
+            Box::new(read_nested(buf, depth)?),
+            Box::new(read_nested(buf, depth)?),
+        )),
+        UDT => read_udt(buf, depth),
+        TUPLE => {
+            let count = read_u16(buf)?;
+            let items: Result<Vec<CqlType>, TypeError> =
+                (0..count).map(|_| read_nested(buf, depth)).collect();
+            Ok(CqlType::Tuple(items?))
         }
+        other => Err(TypeError(format!(
+            "Unknown type id 0x{other:04x} in option"
+        ))),
     }
 }
 
@@ -123,13 +136,13 @@ fn write_udt(out: &mut BytesMut, udt: &UdtType) {
     }
 }
 
-fn read_udt(buf: &mut &[u8]) -> Result<CqlType, TypeError> {
+fn read_udt(buf: &mut &[u8], depth: usize) -> Result<CqlType, TypeError> {
     let keyspace = read_string(buf)?;
     let name = read_string(buf)?;
     let count = read_u16(buf)?;
     let mut fields = Vec::with_capacity(usize::from(count).min(buf.len()));
     for _ in 0..count {
-        fields.push((read_string(buf)?, read_nested(buf)?));
+        fields.push((read_string(buf)?, read_nested(buf, depth)?));
     }
     Ok(CqlType::Udt(Arc::new(UdtType {
         keyspace,
@@ -138,8 +151,8 @@ fn read_udt(buf: &mut &[u8]) -> Result<CqlType, TypeError> {
     })))
 }
 
-fn read_nested(buf: &mut &[u8]) -> Result<CqlType, TypeError> {
-    Ok(CqlType::read_option(buf)?.freeze())
+fn read_nested(buf: &mut &[u8], depth: usize) -> Result<CqlType, TypeError> {
+    Ok(read_option_at(buf, depth)?.freeze())
 }
 
 /// Lengths in `[short]` fields; schema limits keep them far below `u16::MAX`.
@@ -245,6 +258,25 @@ mod tests {
         );
         assert_eq!(&bytes[4..], class);
         assert_eq!(decode(&bytes), Ok(parse("vector<float, 3>")));
+    }
+
+    #[test]
+    fn nesting_limit_at_and_past_on_a_worker_stack() {
+        let lists = |d: usize| {
+            let mut bytes = [0u8, 0x20].repeat(d);
+            bytes.extend([0, 9]);
+            bytes
+        };
+        let read = |d: usize| {
+            let bytes = lists(d);
+            crate::limits::on_worker_stack(move || decode(&bytes).map(|t| t.nesting_depth()))
+        };
+        assert_eq!(read(MAX_NESTING), Ok(MAX_NESTING));
+        let refused = Err(TypeError(
+            "Type nested too deeply in option: at most 100 levels".into(),
+        ));
+        assert_eq!(read(MAX_NESTING + 1), refused);
+        assert_eq!(read(1_000_000), refused);
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! as written in CQL and stored in `system_schema.columns.type`.
 use super::{CqlType, NativeType, UdtType};
 use crate::error::TypeError;
+use crate::limits::MAX_NESTING;
 use std::sync::Arc;
 
 #[derive(Debug, PartialEq)]
@@ -27,6 +28,7 @@ impl CqlType {
             pos: 0,
             udts,
             text: s,
+            depth: 0,
         };
         let ty = parser.parse_type(false)?;
         match parser.tokens.get(parser.pos) {
@@ -90,6 +92,8 @@ struct Parser<'a> {
     pos: usize,
     udts: UdtLookup<'a>,
     text: &'a str,
+    /// `<` levels open at the cursor.
+    depth: usize,
 }
 
 impl Parser<'_> {
@@ -108,6 +112,30 @@ impl Parser<'_> {
             Some(t) if *t == expected => Ok(()),
             _ => Err(self.syntax_error()),
         }
+    }
+
+    /// Consumes the `<` of a parameterised type: one nesting level deeper, at most
+    /// `MAX_NESTING`, so that no type text can exhaust the stack.
+    fn open(&mut self) -> Result<(), TypeError> {
+        self.expect(Token::Lt)?;
+        if self.depth >= MAX_NESTING {
+            return Err(TypeError(format!(
+                "Invalid type syntax: types nest at most {MAX_NESTING} levels"
+            )));
+        }
+        self.depth += 1;
+        Ok(())
+    }
+
+    /// Consumes the `>` that closes a level opened by `open`.
+    fn close(&mut self) -> Result<(), TypeError> {
+        self.expect(Token::Gt)?;
+        self.depth -= 1;
+        Ok(())
+    }
+
+    fn at_comma(&self) -> bool {
+        self.tokens.get(self.pos) == Some(&Token::Comma)
     }
 
     fn parse_type(&mut self, in_frozen: bool) -> Result<CqlType, TypeError> {
@@ -148,9 +176,9 @@ impl Parser<'_> {
     }
 
     fn parse_frozen(&mut self) -> Result<CqlType, TypeError> {
-        self.expect(Token::Lt)?;
+        self.open()?;
         let inner = self.parse_type(true)?;
-        self.expect(Token::Gt)?;
+        self.close()?;
         match inner {
             CqlType::Native(_) | CqlType::Vector(..) | CqlType::Custom(_) => Err(TypeError(
                 format!(
@@ -163,18 +191,18 @@ impl Parser<'_> {
     }
 
     fn single_param(&mut self, in_frozen: bool) -> Result<CqlType, TypeError> {
-        self.expect(Token::Lt)?;
+        self.open()?;
         let element = self.collection_element(in_frozen)?;
-        self.expect(Token::Gt)?;
+        self.close()?;
         Ok(element)
     }
 
     fn parse_map(&mut self, in_frozen: bool) -> Result<CqlType, TypeError> {
-        self.expect(Token::Lt)?;
+        self.open()?;
         let key = self.collection_element(in_frozen)?;
         self.expect(Token::Comma)?;
         let value = self.collection_element(in_frozen)?;
-        self.expect(Token::Gt)?;
+        self.close()?;
         Ok(CqlType::Map(Box::new(key), Box::new(value)))
     }
 
@@ -201,26 +229,25 @@ impl Parser<'_> {
     }
 
     fn parse_tuple(&mut self) -> Result<CqlType, TypeError> {
-        self.expect(Token::Lt)?;
+        self.open()?;
         let mut items = vec![self.parse_type(true)?.freeze()];
-        loop {
-            match self.next() {
-                Some(Token::Comma) => items.push(self.parse_type(true)?.freeze()),
-                Some(Token::Gt) => return Ok(CqlType::Tuple(items)),
-                _ => return Err(self.syntax_error()),
-            }
+        while self.at_comma() {
+            self.pos += 1;
+            items.push(self.parse_type(true)?.freeze());
         }
+        self.close()?;
+        Ok(CqlType::Tuple(items))
     }
 
     fn parse_vector(&mut self) -> Result<CqlType, TypeError> {
-        self.expect(Token::Lt)?;
+        self.open()?;
         let element = self.parse_type(true)?.freeze();
         self.expect(Token::Comma)?;
         let dimension = match self.next() {
             Some(Token::Word(w)) => w.clone(),
             _ => return Err(self.syntax_error()),
         };
-        self.expect(Token::Gt)?;
+        self.close()?;
         match dimension.parse::<u32>() {
             Ok(n) if n > 0 && n <= i32::MAX as u32 => Ok(CqlType::Vector(Box::new(element), n)),
             _ => Err(TypeError(format!(
@@ -301,6 +328,27 @@ mod tests {
         let upper = |name: &str| (name == "Addr").then(address);
         assert!(CqlType::parse("\"Addr\"", &upper).is_ok());
         assert!(CqlType::parse("Addr", &upper).is_err());
+    }
+
+    #[test]
+    fn nesting_limit_at_and_past_on_a_worker_stack() {
+        let nested =
+            |d: usize| format!("{}int{}", "frozen<list<".repeat(d / 2), ">>".repeat(d / 2));
+        let at_limit = nested(MAX_NESTING);
+        let parsed = crate::limits::on_worker_stack(|| parse(&at_limit).map(|t| t.nesting_depth()));
+        assert_eq!(parsed, Ok(MAX_NESTING / 2));
+        let tuples = |d: usize| format!("{}int{}", "tuple<".repeat(d), ">".repeat(d));
+        assert!(parse(&tuples(MAX_NESTING)).is_ok());
+        for depth in [MAX_NESTING + 1, 3_000, 100_000] {
+            let refused = crate::limits::on_worker_stack(|| parse(&tuples(depth)));
+            assert_eq!(
+                refused,
+                Err(TypeError(
+                    "Invalid type syntax: types nest at most 100 levels".into()
+                )),
+                "{depth}"
+            );
+        }
     }
 
     #[test]

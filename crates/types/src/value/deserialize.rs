@@ -3,6 +3,7 @@ use super::cql_literal::to_hex;
 use super::{vint, Duration, Value};
 use crate::cql_type::{CqlType, NativeType};
 use crate::error::TypeError;
+use crate::limits::MAX_NESTING;
 use bytes::Bytes;
 use num_bigint::BigInt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -13,35 +14,45 @@ type Parts<'a> = Vec<(&'a CqlType, Option<&'a [u8]>)>;
 
 impl Value {
     /// Decodes `bytes` as a value of `ty`, validating it fully. A zero-length value of a
-    /// type that allows it (see `NativeType::accepts_empty`) is `Value::Empty`.
+    /// type that allows it (see `NativeType::accepts_empty`) is `Value::Empty`. Composite
+    /// values nest at most `MAX_NESTING` levels.
     pub fn deserialize(ty: &CqlType, bytes: &[u8]) -> Result<Value, TypeError> {
-        match ty {
-            CqlType::Native(n) => deserialize_native(*n, bytes),
-            CqlType::Frozen(inner) => Value::deserialize(inner, bytes),
-            CqlType::Custom(_) => Ok(Value::Custom(Bytes::copy_from_slice(bytes))),
-            CqlType::Vector(..) if bytes.is_empty() => Ok(Value::Empty),
-            _ => assemble(ty, components(ty, bytes)?),
-        }
+        decode(ty, bytes, 0)
     }
 
     /// Checks that `bytes` is a valid value of `ty` without building it.
     pub fn validate(ty: &CqlType, bytes: &[u8]) -> Result<(), TypeError> {
-        match ty {
-            CqlType::Native(n) => check_native(*n, bytes),
-            CqlType::Frozen(inner) => Value::validate(inner, bytes),
-            CqlType::Custom(_) => Ok(()),
-            CqlType::Vector(..) if bytes.is_empty() => Ok(()),
-            _ => components(ty, bytes)?
-                .into_iter()
-                .try_for_each(|(t, b)| b.map_or(Ok(()), |b| Value::validate(t, b))),
-        }
+        check(ty, bytes, 0)
     }
 }
 
-fn assemble(ty: &CqlType, parts: Parts<'_>) -> Result<Value, TypeError> {
-    let decode =
-        |(t, b): (&CqlType, Option<&[u8]>)| b.map(|b| Value::deserialize(t, b)).transpose();
-    let mut values = parts.into_iter().map(decode);
+/// Decodes a value found `depth` composite levels down.
+fn decode(ty: &CqlType, bytes: &[u8], depth: usize) -> Result<Value, TypeError> {
+    match ty {
+        CqlType::Native(n) => deserialize_native(*n, bytes),
+        CqlType::Frozen(inner) => decode(inner, bytes, depth),
+        CqlType::Custom(_) => Ok(Value::Custom(Bytes::copy_from_slice(bytes))),
+        CqlType::Vector(..) if bytes.is_empty() => Ok(Value::Empty),
+        _ => assemble(ty, components(ty, bytes, depth)?, depth + 1),
+    }
+}
+
+fn check(ty: &CqlType, bytes: &[u8], depth: usize) -> Result<(), TypeError> {
+    match ty {
+        CqlType::Native(n) => check_native(*n, bytes),
+        CqlType::Frozen(inner) => check(inner, bytes, depth),
+        CqlType::Custom(_) => Ok(()),
+        CqlType::Vector(..) if bytes.is_empty() => Ok(()),
+        _ => components(ty, bytes, depth)?
+            .into_iter()
+            .try_for_each(|(t, b)| b.map_or(Ok(()), |b| check(t, b, depth + 1))),
+    }
+}
+
+fn assemble(ty: &CqlType, parts: Parts<'_>, depth: usize) -> Result<Value, TypeError> {
+    let decode_part =
+        |(t, b): (&CqlType, Option<&[u8]>)| b.map(|b| decode(t, b, depth)).transpose();
+    let mut values = parts.into_iter().map(decode_part);
     let mut required = || -> Result<Vec<Value>, TypeError> {
         values
             .by_ref()
@@ -74,9 +85,15 @@ fn null_element() -> TypeError {
     TypeError("Null value read when not allowed".into())
 }
 
-/// Splits a composite value into typed parts. Tuples and UDTs get one part per field,
-/// missing trailing fields as nulls.
-fn components<'a>(ty: &'a CqlType, bytes: &'a [u8]) -> Result<Parts<'a>, TypeError> {
+/// Splits a composite value found `depth` levels down into typed parts. Tuples and UDTs get
+/// one part per field, missing trailing fields as nulls.
+fn components<'a>(ty: &'a CqlType, bytes: &'a [u8], depth: usize) -> Result<Parts<'a>, TypeError> {
+    if depth >= MAX_NESTING {
+        return Err(TypeError(format!(
+            "Value nested too deeply: collections, tuples, user types and vectors nest at most \
+             {MAX_NESTING} levels"
+        )));
+    }
     match ty {
         CqlType::List(e) => with_type(split_collection(bytes, "list", 1)?, |_| e),
         CqlType::Set(e) => with_type(split_collection(bytes, "set", 1)?, |_| e),
@@ -93,7 +110,7 @@ fn components<'a>(ty: &'a CqlType, bytes: &'a [u8]) -> Result<Parts<'a>, TypeErr
             Ok(udt.fields.iter().map(|(_, t)| t).zip(fields).collect())
         }
         CqlType::Vector(e, n) => with_type(split_vector(e, *n, bytes)?, |_| e),
-        CqlType::Frozen(inner) => components(inner, bytes),
+        CqlType::Frozen(inner) => components(inner, bytes, depth),
         CqlType::Native(_) | CqlType::Custom(_) => Ok(Vec::new()),
     }
 }

@@ -381,3 +381,35 @@ proptest! {
         }
     }
 }
+
+/// `frozen<list<...>>` `depth` levels deep around an int, and the value `[[...[7]...]]`.
+fn nested_lists(depth: usize) -> (CqlType, Vec<u8>) {
+    let mut ty = CqlType::native(NativeType::Int);
+    let mut value = Value::Int(7);
+    for _ in 0..depth {
+        ty = CqlType::List(Box::new(ty)).freeze();
+        value = Value::List(vec![value]);
+    }
+    let bytes = crate::limits::on_worker_stack(|| value.to_bytes().to_vec());
+    (ty, bytes)
+}
+
+#[test]
+fn values_nested_to_the_limit_decode_on_a_worker_stack() {
+    let (ty, bytes) = nested_lists(crate::limits::MAX_NESTING);
+    let checked = crate::limits::on_worker_stack(|| Value::validate(&ty, &bytes));
+    assert_eq!(checked, Ok(()));
+    let decoded = crate::limits::on_worker_stack(|| Value::deserialize(&ty, &bytes).is_ok());
+    assert!(decoded);
+}
+
+#[test]
+fn values_nested_past_the_limit_are_refused() {
+    let (ty, bytes) = nested_lists(crate::limits::MAX_NESTING + 1);
+    let refused = Err(TypeError(
+        "Value nested too deeply: collections, tuples, user types and vectors nest at most 100 levels"
+            .into(),
+    ));
+    assert_eq!(Value::validate(&ty, &bytes), refused);
+    assert_eq!(Value::deserialize(&ty, &bytes).map(|_| ()), refused);
+}
