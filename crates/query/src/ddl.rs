@@ -164,6 +164,29 @@ fn check_keyspace_name(name: &str) -> CqlResult<()> {
     Ok(())
 }
 
+/// The longest table name: its directory, `<name>-<32 hex digits of the id>`, must fit the
+/// 255 bytes a file name may have (Cassandra 5.0.4 fails on longer names with an I/O error;
+/// later 5.0 releases refuse them, CASSANDRA-20389).
+const MAX_TABLE_NAME: usize = 255 - 33;
+
+/// A new table's name, checked as Cassandra 5.0's `TableMetadata.validate` does (its message
+/// still says 48 characters, a limit 5.0 no longer applies to tables).
+fn check_table_name(keyspace: &str, name: &str) -> CqlResult<()> {
+    let word = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !word {
+        return Err(CqlError::Config(format!(
+            "{keyspace}.{name}: Table name must not be empty, more than 48 characters long, or contain non-alphanumeric-underscore characters (got \"{name}\")"
+        )));
+    }
+    if name.len() > MAX_TABLE_NAME {
+        return Err(CqlError::Config(format!(
+            "{keyspace}.{name}: Table name must not be more than {MAX_TABLE_NAME} characters long (got {} characters)",
+            name.len()
+        )));
+    }
+    Ok(())
+}
+
 /// Replication and durable_writes from keyspace options.
 fn keyspace_params(
     name: &str,
@@ -292,24 +315,33 @@ fn drop_keyspace(name: &str, if_exists: bool, schema: &Schema) -> CqlResult<DdlO
     })
 }
 
-/// A CQL type from its syntax, resolving UDTs in `ks`.
+/// A CQL type from its syntax, resolving UDTs in `ks`; refused past the type limits (user
+/// types can nest deeper than any one statement, see `CqlType::check_bounds`).
 pub fn resolve_type(ty: &TypeExpr, ks: &KeyspaceMetadata) -> CqlResult<CqlType> {
+    let resolved = resolve(ty, ks)?;
+    check_bounds(&resolved)?;
+    Ok(resolved)
+}
+
+fn check_bounds(ty: &CqlType) -> CqlResult<()> {
+    ty.check_bounds()
+        .map_err(|types::TypeError(message)| CqlError::invalid(message))
+}
+
+fn resolve(ty: &TypeExpr, ks: &KeyspaceMetadata) -> CqlResult<CqlType> {
     Ok(match ty {
         TypeExpr::Native(n) => CqlType::Native(*n),
-        TypeExpr::List(e) => CqlType::List(Box::new(resolve_type(e, ks)?)),
-        TypeExpr::Set(e) => CqlType::Set(Box::new(resolve_type(e, ks)?)),
-        TypeExpr::Map(k, v) => CqlType::Map(
-            Box::new(resolve_type(k, ks)?),
-            Box::new(resolve_type(v, ks)?),
-        ),
+        TypeExpr::List(e) => CqlType::List(Box::new(resolve(e, ks)?)),
+        TypeExpr::Set(e) => CqlType::Set(Box::new(resolve(e, ks)?)),
+        TypeExpr::Map(k, v) => CqlType::Map(Box::new(resolve(k, ks)?), Box::new(resolve(v, ks)?)),
         TypeExpr::Tuple(items) => CqlType::Tuple(
             items
                 .iter()
-                .map(|t| resolve_type(t, ks).map(CqlType::freeze))
+                .map(|t| resolve(t, ks).map(CqlType::freeze))
                 .collect::<CqlResult<_>>()?,
         ),
-        TypeExpr::Frozen(inner) => resolve_type(inner, ks)?.freeze(),
-        TypeExpr::Vector(e, n) => CqlType::Vector(Box::new(resolve_type(e, ks)?), *n),
+        TypeExpr::Frozen(inner) => resolve(inner, ks)?.freeze(),
+        TypeExpr::Vector(e, n) => CqlType::Vector(Box::new(resolve(e, ks)?), *n),
         TypeExpr::UserType(name) => {
             let udt = ks.user_type(&name.name).ok_or_else(|| {
                 CqlError::invalid(format!("Unknown type {}.{}", ks.name, name.name))
@@ -318,7 +350,7 @@ pub fn resolve_type(ty: &TypeExpr, ks: &KeyspaceMetadata) -> CqlResult<CqlType> 
         }
         TypeExpr::Custom(class) => CqlType::Custom(class.clone()),
     })
-    .and_then(|t| check_nesting(t))
+    .and_then(check_nesting)
 }
 
 fn check_nesting(t: CqlType) -> CqlResult<CqlType> {
@@ -346,6 +378,7 @@ fn create_table(s: &CreateTable, session: Option<&str>, schema: &Schema) -> CqlR
         return Err(already_exists(&ks_name, Some(&s.name.name)));
     }
     user_modifiable(&ks_name)?;
+    check_table_name(&ks_name, &s.name.name)?;
     let full = format!("{}.{}", ks_name, s.name.name);
     let columns = table_columns(s, ks, &full)?;
     let options = convert_options(&s.options);
@@ -698,6 +731,7 @@ fn create_type(
         name: s.name.name.clone(),
         fields,
     };
+    check_bounds(&CqlType::Udt(Arc::new(udt.clone())))?;
     let new_ks = ks.with_type(udt);
     Ok(DdlOutcome::save(
         new_ks,
@@ -743,4 +777,28 @@ fn drop_type(
         SchemaChangeTarget::Type,
         &name.name,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_names_as_cassandra_checks_them() {
+        assert_eq!(check_table_name("k", "t_1"), Ok(()));
+        assert_eq!(check_table_name("k", &"t".repeat(MAX_TABLE_NAME)), Ok(()));
+        assert_eq!(
+            check_table_name("k", "tä"),
+            Err(CqlError::Config(
+                "k.tä: Table name must not be empty, more than 48 characters long, or contain non-alphanumeric-underscore characters (got \"tä\")".into()
+            ))
+        );
+        let long = "t".repeat(MAX_TABLE_NAME + 1);
+        assert_eq!(
+            check_table_name("k", &long),
+            Err(CqlError::Config(format!(
+                "k.{long}: Table name must not be more than 222 characters long (got 223 characters)"
+            )))
+        );
+    }
 }

@@ -4,6 +4,7 @@
 use crate::columns::{column, spec};
 use cql::ast::{Selector, SelectorExpr, Term};
 use schema::{ColumnKind, ColumnMetadata, TableMetadata};
+use types::limits::MAX_NESTING;
 use types::result::ColumnSpec;
 use types::{CqlError, CqlResult, CqlType, NativeType};
 
@@ -54,7 +55,7 @@ impl Selection {
         let mut items = Vec::with_capacity(selectors.len());
         let mut specs = Vec::with_capacity(selectors.len());
         for s in selectors {
-            let (item, name, ty) = selector(table, &s.expr)?;
+            let (item, name, ty) = selector(table, &s.expr, 0)?;
             specs.push(spec(table, s.alias.as_deref().unwrap_or(&name), ty));
             items.push(item);
         }
@@ -90,7 +91,14 @@ fn native(n: NativeType) -> CqlType {
 
 type Analysed = (Selected, String, CqlType);
 
-fn selector(table: &TableMetadata, expr: &SelectorExpr) -> CqlResult<Analysed> {
+/// Analyses a selector found `depth` function calls down (the parser bounds the nesting; this
+/// keeps the recursion bounded for any tree all the same).
+fn selector(table: &TableMetadata, expr: &SelectorExpr, depth: usize) -> CqlResult<Analysed> {
+    if depth > MAX_NESTING {
+        return Err(CqlError::invalid(format!(
+            "Selectors nest at most {MAX_NESTING} levels"
+        )));
+    }
     match expr {
         SelectorExpr::Column(name) => {
             let c = column(table, name)?.clone();
@@ -110,7 +118,7 @@ fn selector(table: &TableMetadata, expr: &SelectorExpr) -> CqlResult<Analysed> {
             "Cannot infer type for term {} in selection clause (try using a cast to force a type)",
             lit.text
         ))),
-        SelectorExpr::FunctionCall { name, args } => function(table, &name.name, args),
+        SelectorExpr::FunctionCall { name, args } => function(table, &name.name, args, depth),
         other => Err(CqlError::invalid(format!(
             "Selector {other:?} is not supported yet"
         ))),
@@ -146,7 +154,12 @@ fn cell_function(
     Ok((item, out, ty))
 }
 
-fn function(table: &TableMetadata, name: &str, args: &[SelectorExpr]) -> CqlResult<Analysed> {
+fn function(
+    table: &TableMetadata,
+    name: &str,
+    args: &[SelectorExpr],
+    depth: usize,
+) -> CqlResult<Analysed> {
     let lower = name.to_ascii_lowercase();
     if lower == "token" {
         return token(table, args);
@@ -169,7 +182,7 @@ fn function(table: &TableMetadata, name: &str, args: &[SelectorExpr]) -> CqlResu
             ));
         }
     }
-    let (inner, inner_name, ty) = selector(table, arg)?;
+    let (inner, inner_name, ty) = selector(table, arg, depth + 1)?;
     let out = format!("system.{lower}({inner_name})");
     let boxed = Box::new(inner);
     let (agg, result_ty) = match lower.as_str() {
@@ -251,4 +264,51 @@ fn token(table: &TableMetadata, args: &[SelectorExpr]) -> CqlResult<Analysed> {
         format!("system.token({})", names.join(", ")),
         native(NativeType::Bigint),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cql::ast::QualifiedName;
+    use schema::TableOptions;
+    use types::limits::on_worker_stack;
+
+    fn table() -> TableMetadata {
+        let columns = vec![
+            ColumnMetadata::partition_key("k", native(NativeType::Int), 0),
+            ColumnMetadata::regular("v", native(NativeType::Int)),
+        ];
+        let id = uuid::Uuid::nil();
+        TableMetadata::new("ks", "t", id, columns, TableOptions::default())
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// `max(max(...max(v)...))`, `depth` calls deep, built without the parser.
+    fn nested_max(depth: usize) -> Vec<Selector> {
+        let expr = (0..depth).fold(SelectorExpr::Column("v".into()), |inner, _| {
+            SelectorExpr::FunctionCall {
+                name: QualifiedName::simple("max".to_string()),
+                args: vec![inner],
+            }
+        });
+        vec![Selector { expr, alias: None }]
+    }
+
+    #[test]
+    fn function_calls_nested_to_the_limit_analyse_on_a_worker_stack() {
+        let (table, selectors) = (table(), nested_max(MAX_NESTING));
+        let analysed = on_worker_stack(|| Selection::analyze(&table, &selectors).map(|s| s.specs));
+        let specs = analysed.unwrap_or_else(|e| panic!("{e}"));
+        assert!(specs[0].name.starts_with("system.max(system.max("));
+    }
+
+    #[test]
+    fn function_calls_nested_past_the_limit_are_refused() {
+        let (table, selectors) = (table(), nested_max(MAX_NESTING + 1));
+        let refused = on_worker_stack(|| Selection::analyze(&table, &selectors).map(|_| ()));
+        assert_eq!(
+            refused,
+            Err(CqlError::invalid("Selectors nest at most 100 levels"))
+        );
+    }
 }

@@ -2,6 +2,7 @@
 //! column that receives them, giving plan operands and bind-variable specs.
 use bytes::Bytes;
 use cql::ast::{Literal, LiteralKind as AstKind, Term};
+use types::limits::MAX_NESTING;
 use types::literal::{parse_literal, LiteralKind};
 use types::result::ColumnSpec;
 use types::{CqlError, CqlResult, CqlType, NativeType};
@@ -10,6 +11,25 @@ use crate::operand::{Binder, Operand, TimeFn};
 
 /// Analyses `term` as a value for `receiver`.
 pub fn analyze(term: &Term, receiver: &ColumnSpec, binder: &mut Binder) -> CqlResult<Operand> {
+    analyze_at(term, receiver, binder, 0)
+}
+
+/// Analyses a term found `depth` levels inside the statement's term. The parser bounds the
+/// nesting; this limit keeps the recursion bounded for any tree (and for the collection values
+/// built from it) all the same.
+fn analyze_at(
+    term: &Term,
+    receiver: &ColumnSpec,
+    binder: &mut Binder,
+    depth: usize,
+) -> CqlResult<Operand> {
+    if depth > MAX_NESTING {
+        return Err(CqlError::invalid(format!(
+            "Invalid value for \"{}\": terms nest at most {MAX_NESTING} levels",
+            receiver.name
+        )));
+    }
+    let depth = depth + 1;
     match term {
         Term::Null => Ok(Operand::null()),
         Term::Bind(m) => Ok(binder.bind(m.index, m.name.as_deref(), receiver.clone())),
@@ -24,11 +44,11 @@ pub fn analyze(term: &Term, receiver: &ColumnSpec, binder: &mut Binder) -> CqlRe
             }
             _ => Err(unsupported(term, receiver)),
         },
-        Term::TypeCast { term, .. } => analyze(term, receiver, binder),
-        Term::List(items) | Term::Set(items) => sequence(term, items, receiver, binder),
-        Term::Map(pairs) => map(pairs, receiver, binder),
-        Term::Tuple(items) => tuple(items, receiver, binder),
-        Term::UserTypeLiteral(fields) => udt(fields, receiver, binder),
+        Term::TypeCast { term, .. } => analyze_at(term, receiver, binder, depth),
+        Term::List(items) | Term::Set(items) => sequence(term, items, receiver, binder, depth),
+        Term::Map(pairs) => map(pairs, receiver, binder, depth),
+        Term::Tuple(items) => tuple(items, receiver, binder, depth),
+        Term::UserTypeLiteral(fields) => udt(fields, receiver, binder, depth),
         Term::FunctionCall { name, args } if args.is_empty() => time_function(&name.name, receiver),
         _ => Err(unsupported(term, receiver)),
     }
@@ -91,6 +111,7 @@ fn sequence(
     items: &[Term],
     receiver: &ColumnSpec,
     binder: &mut Binder,
+    depth: usize,
 ) -> CqlResult<Operand> {
     let elem = match (receiver.ty.unfrozen(), term) {
         (CqlType::List(e), Term::List(_)) | (CqlType::Set(e), Term::Set(_)) => e.as_ref().clone(),
@@ -114,12 +135,17 @@ fn sequence(
     let spec = element_spec(receiver, &elem, "value");
     let parts = items
         .iter()
-        .map(|t| analyze(t, &spec, binder))
+        .map(|t| analyze_at(t, &spec, binder, depth))
         .collect::<CqlResult<Vec<_>>>()?;
     composite(receiver, parts)
 }
 
-fn map(pairs: &[(Term, Term)], receiver: &ColumnSpec, binder: &mut Binder) -> CqlResult<Operand> {
+fn map(
+    pairs: &[(Term, Term)],
+    receiver: &ColumnSpec,
+    binder: &mut Binder,
+    depth: usize,
+) -> CqlResult<Operand> {
     let (k, v) = match receiver.ty.unfrozen() {
         CqlType::Map(k, v) => (k.as_ref().clone(), v.as_ref().clone()),
         CqlType::Udt(_) => return Err(unsupported(&Term::Map(pairs.to_vec()), receiver)),
@@ -131,13 +157,18 @@ fn map(pairs: &[(Term, Term)], receiver: &ColumnSpec, binder: &mut Binder) -> Cq
     );
     let mut parts = Vec::with_capacity(pairs.len() * 2);
     for (kt, vt) in pairs {
-        parts.push(analyze(kt, &kspec, binder)?);
-        parts.push(analyze(vt, &vspec, binder)?);
+        parts.push(analyze_at(kt, &kspec, binder, depth)?);
+        parts.push(analyze_at(vt, &vspec, binder, depth)?);
     }
     composite(receiver, parts)
 }
 
-fn tuple(items: &[Term], receiver: &ColumnSpec, binder: &mut Binder) -> CqlResult<Operand> {
+fn tuple(
+    items: &[Term],
+    receiver: &ColumnSpec,
+    binder: &mut Binder,
+    depth: usize,
+) -> CqlResult<Operand> {
     let types = match receiver.ty.unfrozen() {
         CqlType::Tuple(t) => t.clone(),
         _ => return Err(unsupported(&Term::Tuple(items.to_vec()), receiver)),
@@ -155,7 +186,7 @@ fn tuple(items: &[Term], receiver: &ColumnSpec, binder: &mut Binder) -> CqlResul
     for (i, ty) in types.iter().enumerate() {
         let spec = element_spec(receiver, ty, &format!("{}", i));
         parts.push(match items.get(i) {
-            Some(t) => analyze(t, &spec, binder)?,
+            Some(t) => analyze_at(t, &spec, binder, depth)?,
             None => Operand::null(),
         });
     }
@@ -166,6 +197,7 @@ fn udt(
     fields: &[(String, Term)],
     receiver: &ColumnSpec,
     binder: &mut Binder,
+    depth: usize,
 ) -> CqlResult<Operand> {
     let udt = match receiver.ty.unfrozen() {
         CqlType::Udt(u) => u.clone(),
@@ -188,7 +220,7 @@ fn udt(
     for (fname, fty) in &udt.fields {
         let spec = element_spec(receiver, fty, fname);
         parts.push(match fields.iter().find(|(n, _)| n == fname) {
-            Some((_, t)) => analyze(t, &spec, binder)?,
+            Some((_, t)) => analyze_at(t, &spec, binder, depth)?,
             None => Operand::null(),
         });
     }
@@ -272,5 +304,62 @@ pub fn term_text(term: &Term) -> String {
         }
         Term::Negated(inner) => format!("-{}", term_text(inner)),
         _ => "?".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cql::ast::LiteralKind;
+    use types::limits::on_worker_stack;
+
+    /// A `frozen<list<...>>` column `depth` levels deep around an int.
+    fn receiver(depth: usize) -> ColumnSpec {
+        let ty = (0..depth).fold(CqlType::Native(NativeType::Int), |t, _| {
+            CqlType::List(Box::new(t)).freeze()
+        });
+        ColumnSpec {
+            keyspace: "ks".into(),
+            table: "t".into(),
+            name: "c".into(),
+            ty,
+        }
+    }
+
+    /// `[[...[?]...]]`, `depth` lists around a bind marker, built without the parser.
+    fn nested_list(depth: usize) -> Term {
+        let marker = Term::Bind(cql::ast::BindMarker {
+            index: 0,
+            name: None,
+        });
+        (0..depth).fold(marker, |t, _| Term::List(vec![t]))
+    }
+
+    #[test]
+    fn terms_nested_to_the_limit_analyse_on_a_worker_stack() {
+        let (term, column) = (nested_list(MAX_NESTING), receiver(MAX_NESTING));
+        let analysed = on_worker_stack(|| analyze(&term, &column, &mut Binder::new(1)).is_ok());
+        assert!(analysed);
+        let literal = Term::Literal(cql::ast::Literal {
+            kind: LiteralKind::Integer,
+            text: "7".into(),
+        });
+        let constant = (0..MAX_NESTING).fold(literal, |t, _| Term::List(vec![t]));
+        let folded = on_worker_stack(|| analyze(&constant, &column, &mut Binder::new(0)));
+        assert!(matches!(folded, Ok(Operand::Const(Some(_)))));
+    }
+
+    #[test]
+    fn terms_nested_past_the_limit_are_refused() {
+        let depth = MAX_NESTING + 1;
+        let (term, column) = (nested_list(depth), receiver(depth));
+        let refused = on_worker_stack(|| analyze(&term, &column, &mut Binder::new(1)));
+        let Err(CqlError::Invalid(message)) = refused else {
+            panic!("{refused:?}");
+        };
+        assert!(
+            message.ends_with("terms nest at most 100 levels"),
+            "{message}"
+        );
     }
 }
