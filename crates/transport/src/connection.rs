@@ -10,6 +10,7 @@ use crate::framer::{Framer, Inbound, LegacyDecoder, V5Decoder};
 use crate::handler::QueryHandler;
 use crate::header::{Header, Opcode, FLAG_COMPRESSED, FLAG_TRACING, MAX_VERSION, MIN_VERSION};
 use crate::limits::{Limits, Reservation, Slot};
+use crate::panics::{self, PanicReport};
 use crate::request::{decode_request, EventKind, Request};
 use crate::response;
 use crate::server::ServerConfig;
@@ -435,19 +436,17 @@ impl<H: QueryHandler> Connection<H> {
         let client = Arc::clone(&self.client);
         let out = self.out.clone();
         tokio::spawn(async move {
-            let mut guard = ReplyGuard {
-                out: out.clone(),
-                version,
-                stream,
-                replied: false,
-            };
+            let what = name(&request);
             // Boxed: the task cell stays small, and the large request future lives in an
-            // ordinary allocation that the allocator recycles at once.
-            let work = Box::pin(execute(
+            // ordinary allocation that the allocator recycles at once. A panic anywhere in the
+            // request (handler or encoding) is this request's ServerError, nothing more.
+            let work = panics::catch(Box::pin(execute(
                 &*handler, &client, version, stream, request, traced,
-            ));
-            let envelope = work.await;
-            guard.replied = true;
+            )));
+            let envelope = match work.await {
+                Ok(envelope) => envelope,
+                Err(report) => panicked(&report, what, &client, version, stream),
+            };
             let _ = out.send(Out::Envelope(envelope)).await;
             drop((permit, held));
         });
@@ -465,23 +464,29 @@ async fn expire(deadline: Option<(Instant, Expiry)>) -> Expiry {
     }
 }
 
-/// Answers the stream with a ServerError when a request task ends without a reply (a
-/// panicking handler), so the client is never left waiting.
-struct ReplyGuard {
-    out: mpsc::Sender<Out>,
+/// Logs a request's panic at ERROR with its backtrace and answers it with a ServerError.
+fn panicked(
+    report: &PanicReport,
+    what: &str,
+    client: &ClientState,
     version: u8,
     stream: i16,
-    replied: bool,
-}
-
-impl Drop for ReplyGuard {
-    fn drop(&mut self) {
-        if !self.replied {
-            let err = CqlError::Server("Unexpected error while executing the request".into());
-            let envelope = response::error(self.version, self.stream, &err);
-            let _ = self.out.try_send(Out::Envelope(envelope));
-        }
-    }
+) -> BytesMut {
+    tracing::error!(
+        "Unexpected error (a panic) while handling {what} on stream {stream} from {}: {} at {}\n{}",
+        client.peer(),
+        report.message,
+        report.location.as_deref().unwrap_or("an unknown place"),
+        report
+            .backtrace
+            .as_deref()
+            .unwrap_or("(no backtrace: the panic hook is not installed)")
+    );
+    let message = format!(
+        "Unexpected error while executing the request: {}",
+        report.message
+    );
+    response::error(version, stream, &CqlError::Server(message))
 }
 
 fn name(request: &Request) -> &'static str {

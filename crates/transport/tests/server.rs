@@ -77,6 +77,72 @@ async fn v4_options_startup_query_and_errors() {
     assert_rows_echo(&c.query(6, "after panic").await, "after panic");
 }
 
+/// What a tracing subscriber writes, kept for the test to read.
+#[derive(Clone, Default)]
+struct Logs(Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl Logs {
+    fn text(&self) -> String {
+        let bytes = self.0.lock().map(|b| b.clone()).unwrap_or_default();
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+}
+
+impl std::io::Write for Logs {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if let Ok(mut bytes) = self.0.lock() {
+            bytes.extend_from_slice(buf);
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Logs {
+    type Writer = Logs;
+
+    fn make_writer(&'a self) -> Logs {
+        self.clone()
+    }
+}
+
+#[tokio::test]
+async fn a_panicking_request_is_a_server_error_logged_with_its_backtrace() {
+    transport::install_panic_hook();
+    let logs = Logs::default();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(logs.clone())
+        .with_ansi(false)
+        .finish();
+    let _logging = tracing::subscriber::set_default(subscriber);
+    let server = started().await;
+    let mut c = Client::connect(server.addr, 4).await;
+    c.startup(None).await;
+    let answer = c.query(1, "panic").await;
+    assert_eq!(answer.error_code(), 0x0000);
+    assert_eq!(
+        answer.error_message(),
+        "Unexpected error while executing the request: handler bug"
+    );
+    assert_rows_echo(&c.query(2, "after panic").await, "after panic");
+    let text = logs.text();
+    assert!(
+        text.contains("ERROR") && text.contains("handling QUERY on stream 1 from 127.0.0.1:"),
+        "{text}"
+    );
+    assert!(
+        text.contains("handler bug at crates/transport/tests/server.rs:"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Echo as transport::handler::QueryHandler"),
+        "{text}"
+    );
+}
+
 #[tokio::test]
 async fn v4_lz4_compression() {
     let server = started().await;
