@@ -23,6 +23,7 @@ use crate::logging::Logging;
 
 pub fn run(config_path: Option<&Path>) -> ExitCode {
     let logging = Logging::init();
+    transport::install_panic_hook();
     let (config, admin_token) = match load_config(config_path) {
         Ok(loaded) => loaded,
         Err(e) => {
