@@ -44,6 +44,7 @@ pub(crate) struct Group {
 
 /// Parses a cassandra-stress command line (without the program name).
 pub fn parse(args: &[String]) -> Result<Invocation, CliError> {
+    let args = shell_words(args);
     let Some((cmd, rest)) = args.split_first() else {
         return Err(CliError::new("No command provided", Some("")));
     };
@@ -68,6 +69,15 @@ pub fn parse(args: &[String]) -> Result<Invocation, CliError> {
             Ok(Invocation::Stress(Box::new(settings)))
         }
     }
+}
+
+/// Splits every argument at whitespace, as Apache's `cassandra-stress` script does by passing
+/// `$@` unquoted: `"mixed ratio(write=1,read=3)"` given as one argument is two words.
+fn shell_words(args: &[String]) -> Vec<String> {
+    args.iter()
+        .flat_map(|arg| arg.split_ascii_whitespace())
+        .map(str::to_string)
+        .collect()
 }
 
 /// Removes `--png FILE` (helenus's own flag) from the words; returns the rest and FILE.

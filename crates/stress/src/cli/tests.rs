@@ -300,3 +300,20 @@ fn errors_print_usage() {
         .contains("not supported"));
     assert_eq!(parse(&[]).map_err(|e| e.usage), Err(Some(String::new())));
 }
+
+#[test]
+fn arguments_are_split_at_whitespace_as_the_apache_script_does() {
+    let args = |list: &[&str]| list.iter().map(|a| a.to_string()).collect::<Vec<_>>();
+    let one_argument = parse(&args(&["mixed ratio(write=1,read=3)", "n=100"]));
+    let separate = parse(&words("mixed ratio(write=1,read=3) n=100"));
+    assert_eq!(one_argument, separate);
+    let Ok(Invocation::Stress(s)) = one_argument else {
+        panic!("{one_argument:?}");
+    };
+    assert_eq!(
+        s.command.ops,
+        vec![(OpKind::Write, 1.0), (OpKind::Read, 3.0)]
+    );
+    let spaced = parse(&args(&["write", " n=5 ", "", "-rate\tthreads=2"]));
+    assert_eq!(spaced, parse(&words("write n=5 -rate threads=2")));
+}
