@@ -4,9 +4,11 @@
 
 /// How many levels terms, selectors, relations, types and values may nest. Cassandra has no
 /// explicit limit: its parser and analysis overflow their stack (a `ServerError` carrying
-/// `java.lang.StackOverflowError`) at about 150 to 500 levels, depending on the construct.
-/// 100 levels keeps every request path well inside a 2 MiB tokio worker stack, also in debug
-/// builds, and is far beyond any legitimate statement.
+/// `java.lang.StackOverflowError`) at about 150 to 500 levels, depending on the construct, and
+/// accept 100 levels of parentheses. On a debug build, the costliest shape (parenthesised
+/// selectors, about 8.5 KB of stack per level in the parser) first overflows a node's 2 MiB
+/// worker stack at about 250 levels, so 100 leaves more than twice the room it needs; release
+/// builds need several times less.
 pub const MAX_NESTING: usize = 100;
 
 /// The longest identifier (keyspace, table, column, field, type, function, alias or bind
@@ -21,10 +23,15 @@ pub const WORKER_STACK_BYTES: usize = 2 << 20;
 /// use it to prove that the deepest input the limits let through fits such a stack; a panic in
 /// `f` is resumed on the calling thread.
 pub fn on_worker_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    on_stack(WORKER_STACK_BYTES, f)
+}
+
+/// Runs `f` on a new thread with a stack of `bytes` and returns its result.
+pub fn on_stack<T: Send>(bytes: usize, f: impl FnOnce() -> T + Send) -> T {
     std::thread::scope(|scope| {
         let spawned = std::thread::Builder::new()
-            .name("worker-stack".into())
-            .stack_size(WORKER_STACK_BYTES)
+            .name("limited-stack".into())
+            .stack_size(bytes)
             .spawn_scoped(scope, f);
         match spawned.map(|handle| handle.join()) {
             Ok(Ok(value)) => value,

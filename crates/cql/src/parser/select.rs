@@ -82,8 +82,18 @@ impl Parser<'_> {
 
     /// `unaliasedSelector`: selector arithmetic.
     pub(crate) fn selector_expr(&mut self) -> PResult<SelectorExpr> {
+        let first = self.selector_product()?;
+        if self.additive_op().is_none() {
+            return Ok(first);
+        }
+        self.selector_sums(first)
+    }
+
+    /// The `+`/`-` operations after the first operand (kept out of `selector_expr`, whose
+    /// stack frame every nesting level pays).
+    fn selector_sums(&mut self, first: SelectorExpr) -> PResult<SelectorExpr> {
         let depth = self.depth;
-        let mut left = self.selector_product()?;
+        let mut left = first;
         while let Some(op) = self.additive_op() {
             self.descend()?;
             let right = if self.at(Kind::Minus) || self.at(Kind::Plus) {
@@ -103,8 +113,16 @@ impl Parser<'_> {
     }
 
     fn selector_product(&mut self) -> PResult<SelectorExpr> {
+        let first = self.selector_group()?;
+        if self.multiplicative_op().is_none() {
+            return Ok(first);
+        }
+        self.selector_products(first)
+    }
+
+    fn selector_products(&mut self, first: SelectorExpr) -> PResult<SelectorExpr> {
         let depth = self.depth;
-        let mut left = self.selector_group()?;
+        let mut left = first;
         while let Some(op) = self.multiplicative_op() {
             self.descend()?;
             self.pos += 1;

@@ -8,8 +8,18 @@ use crate::lexer::{string_value, Kind};
 impl Parser<'_> {
     /// `term`: additive arithmetic over multiplicative terms.
     pub(crate) fn term(&mut self) -> PResult<Term> {
+        let first = self.term_product()?;
+        if self.additive_op().is_none() {
+            return Ok(first);
+        }
+        self.term_sums(first)
+    }
+
+    /// The `+`/`-` operations after the first operand (kept out of `term`, whose stack frame
+    /// every nesting level pays).
+    fn term_sums(&mut self, first: Term) -> PResult<Term> {
         let depth = self.depth;
-        let mut left = self.term_product()?;
+        let mut left = first;
         while let Some(op) = self.additive_op().filter(|_| !self.prepend_follows()) {
             self.descend()?;
             let right = if op == ArithOp::Sub && self.negative_number_follows() {
@@ -70,8 +80,16 @@ impl Parser<'_> {
     }
 
     fn term_product(&mut self) -> PResult<Term> {
+        let first = self.term_group()?;
+        if self.multiplicative_op().is_none() {
+            return Ok(first);
+        }
+        self.term_products(first)
+    }
+
+    fn term_products(&mut self, first: Term) -> PResult<Term> {
         let depth = self.depth;
-        let mut left = self.term_group()?;
+        let mut left = first;
         while let Some(op) = self.multiplicative_op() {
             self.descend()?;
             self.pos += 1;
