@@ -14,7 +14,7 @@ mod table;
 mod terms;
 mod types;
 
-use crate::ast::{BindMarker, QualifiedName, Statement};
+use crate::ast::{ArithOp, BindMarker, QualifiedName, Statement};
 use crate::error::SyntaxError;
 use crate::keywords::is_reserved;
 use crate::lexer::{quoted_name_value, tokenize, Kind, Token};
@@ -165,6 +165,28 @@ impl<'a> Parser<'a> {
         }
         self.depth += 1;
         Ok(())
+    }
+
+    /// The rest of a left-deep chain of operations (`a + b - c`) after its first operand:
+    /// while `op` finds an operator, `operand` parses the next operand (consuming the operator)
+    /// and `join` folds it in; each operation is one nesting level. Callers reach it only when
+    /// an operator follows, so that its frame is not paid by every nesting level.
+    fn fold_operations<T>(
+        &mut self,
+        first: T,
+        op: impl Fn(&Self) -> Option<ArithOp>,
+        operand: impl Fn(&mut Self, ArithOp) -> PResult<T>,
+        join: impl Fn(ArithOp, T, T) -> T,
+    ) -> PResult<T> {
+        let depth = self.depth;
+        let mut left = first;
+        while let Some(found) = op(self) {
+            self.descend()?;
+            let right = operand(self, found)?;
+            left = join(found, left, right);
+        }
+        self.depth = depth;
+        Ok(left)
     }
 
     // ---- keywords -----------------------------------------------------

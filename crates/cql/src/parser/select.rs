@@ -3,7 +3,9 @@
 //! materialized views.
 
 use super::{PResult, Parser};
-use crate::ast::{Operator, Order, Ordering, Relation, Select, Selector, SelectorExpr, Term};
+use crate::ast::{
+    ArithOp, Operator, Order, Ordering, Relation, Select, Selector, SelectorExpr, Term,
+};
 use crate::lexer::Kind;
 
 impl Parser<'_> {
@@ -86,30 +88,16 @@ impl Parser<'_> {
         if self.additive_op().is_none() {
             return Ok(first);
         }
-        self.selector_sums(first)
+        self.fold_operations(first, Self::additive_op, Self::selector_addend, arithmetic)
     }
 
-    /// The `+`/`-` operations after the first operand (kept out of `selector_expr`, whose
-    /// stack frame every nesting level pays).
-    fn selector_sums(&mut self, first: SelectorExpr) -> PResult<SelectorExpr> {
-        let depth = self.depth;
-        let mut left = first;
-        while let Some(op) = self.additive_op() {
-            self.descend()?;
-            let right = if self.at(Kind::Minus) || self.at(Kind::Plus) {
-                self.pos += 1;
-                self.selector_product()?
-            } else {
-                SelectorExpr::Term(self.negative_number_as_positive())
-            };
-            left = SelectorExpr::Arithmetic {
-                op,
-                left: Box::new(left),
-                right: Box::new(right),
-            };
+    /// The operand after `+` or `-` (or a negative number glued to the left one: `a -1`).
+    fn selector_addend(&mut self, _: ArithOp) -> PResult<SelectorExpr> {
+        if self.at(Kind::Minus) || self.at(Kind::Plus) {
+            self.pos += 1;
+            return self.selector_product();
         }
-        self.depth = depth;
-        Ok(left)
+        Ok(SelectorExpr::Term(self.negative_number_as_positive()))
     }
 
     fn selector_product(&mut self) -> PResult<SelectorExpr> {
@@ -117,24 +105,11 @@ impl Parser<'_> {
         if self.multiplicative_op().is_none() {
             return Ok(first);
         }
-        self.selector_products(first)
-    }
-
-    fn selector_products(&mut self, first: SelectorExpr) -> PResult<SelectorExpr> {
-        let depth = self.depth;
-        let mut left = first;
-        while let Some(op) = self.multiplicative_op() {
-            self.descend()?;
-            self.pos += 1;
-            let right = self.selector_group()?;
-            left = SelectorExpr::Arithmetic {
-                op,
-                left: Box::new(left),
-                right: Box::new(right),
-            };
-        }
-        self.depth = depth;
-        Ok(left)
+        let factor = |p: &mut Self, _| {
+            p.pos += 1;
+            p.selector_group()
+        };
+        self.fold_operations(first, Self::multiplicative_op, factor, arithmetic)
     }
 
     fn selector_group(&mut self) -> PResult<SelectorExpr> {
@@ -528,5 +503,13 @@ impl Parser<'_> {
             Some(literal) => Ok(Term::Literal(literal)),
             None => self.no_viable(),
         }
+    }
+}
+
+fn arithmetic(op: ArithOp, left: SelectorExpr, right: SelectorExpr) -> SelectorExpr {
+    SelectorExpr::Arithmetic {
+        op,
+        left: Box::new(left),
+        right: Box::new(right),
     }
 }

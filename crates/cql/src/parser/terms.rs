@@ -12,30 +12,17 @@ impl Parser<'_> {
         if self.additive_op().is_none() {
             return Ok(first);
         }
-        self.term_sums(first)
+        let op = |p: &Self| p.additive_op().filter(|_| !p.prepend_follows());
+        self.fold_operations(first, op, Self::term_addend, arithmetic_term)
     }
 
-    /// The `+`/`-` operations after the first operand (kept out of `term`, whose stack frame
-    /// every nesting level pays).
-    fn term_sums(&mut self, first: Term) -> PResult<Term> {
-        let depth = self.depth;
-        let mut left = first;
-        while let Some(op) = self.additive_op().filter(|_| !self.prepend_follows()) {
-            self.descend()?;
-            let right = if op == ArithOp::Sub && self.negative_number_follows() {
-                self.negative_number_as_positive()
-            } else {
-                self.pos += 1;
-                self.term_product()?
-            };
-            left = Term::Arithmetic {
-                op,
-                left: Box::new(left),
-                right: Box::new(right),
-            };
+    /// The operand after `+` or `-` (or a negative number glued to the left one: `a -1`).
+    fn term_addend(&mut self, op: ArithOp) -> PResult<Term> {
+        if op == ArithOp::Sub && self.negative_number_follows() {
+            return Ok(self.negative_number_as_positive());
         }
-        self.depth = depth;
-        Ok(left)
+        self.pos += 1;
+        self.term_product()
     }
 
     /// `+`, `-`, or a negative number glued to the left operand (`a -1`).
@@ -84,24 +71,11 @@ impl Parser<'_> {
         if self.multiplicative_op().is_none() {
             return Ok(first);
         }
-        self.term_products(first)
-    }
-
-    fn term_products(&mut self, first: Term) -> PResult<Term> {
-        let depth = self.depth;
-        let mut left = first;
-        while let Some(op) = self.multiplicative_op() {
-            self.descend()?;
-            self.pos += 1;
-            let right = self.term_group()?;
-            left = Term::Arithmetic {
-                op,
-                left: Box::new(left),
-                right: Box::new(right),
-            };
-        }
-        self.depth = depth;
-        Ok(left)
+        let factor = |p: &mut Self, _| {
+            p.pos += 1;
+            p.term_group()
+        };
+        self.fold_operations(first, Self::multiplicative_op, factor, arithmetic_term)
     }
 
     fn term_group(&mut self) -> PResult<Term> {
@@ -304,6 +278,14 @@ impl Parser<'_> {
     /// `(t1, t2, ...)`.
     pub(crate) fn tuple_literal(&mut self) -> PResult<Vec<Term>> {
         self.paren_list(|p| p.term())
+    }
+}
+
+fn arithmetic_term(op: ArithOp, left: Term, right: Term) -> Term {
+    Term::Arithmetic {
+        op,
+        left: Box::new(left),
+        right: Box::new(right),
     }
 }
 
