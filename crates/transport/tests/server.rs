@@ -134,7 +134,7 @@ async fn a_panicking_request_is_a_server_error_logged_with_its_backtrace() {
         "{text}"
     );
     assert!(
-        text.contains("handler bug at crates/transport/tests/server.rs:"),
+        text.contains("handler bug at crates/transport/tests/echo/mod.rs:"),
         "{text}"
     );
     assert!(
