@@ -1,0 +1,45 @@
+//! Cluster metadata: the cluster's schema and topology held in a Raft group (openraft) as one
+//! ordered log of epochs, as ScyllaDB's group 0 and Cassandra's cluster metadata service
+//! (CEP-21) do. Every node applies the same transformations in the same order to the same
+//! `ClusterMetadata` value; schema definitions are opaque bytes (the query layer owns them).
+//!
+//! - `model`: `ClusterMetadata`, `NodeRecord`, `Transformation`;
+//! - `transform`: applying a transformation (compare-and-set, deterministic);
+//! - `service`: `MetadataService` (start, commit, current, watch, await_epoch, status);
+//! - `core`, `leader`, `handlers`, `network`, `rpc`: committing through the leader, the Raft
+//!   RPCs over a `Transport`;
+//! - `discovery`, `promote`: forming the group, learners becoming voters;
+//! - `storage`, `state_machine`: the log, vote and snapshots on disk;
+//! - `transport`, `memnet`, `net_transport` (feature `net`): the network seam, an in-memory
+//!   network for tests, the adapter to `net::Messaging`.
+
+mod codec;
+mod config;
+mod core;
+mod discovery;
+mod error;
+mod handlers;
+mod leader;
+pub mod memnet;
+mod model;
+#[cfg(feature = "net")]
+mod net_transport;
+mod network;
+mod promote;
+mod raft_types;
+mod rpc;
+mod service;
+mod state_machine;
+mod status;
+mod storage;
+mod transform;
+mod transport;
+
+pub use config::{MetadataConfig, MAX_VOTERS};
+pub use error::MetadataError;
+pub use model::{ClusterMetadata, HostId, KeyspaceEntry, NodeRecord, NodeState, Transformation};
+#[cfg(feature = "net")]
+pub use net_transport::NetTransport;
+pub use service::MetadataService;
+pub use status::{RaftRole, RaftStatus};
+pub use transport::{RpcHandler, RpcKind, Transport, TransportError};
