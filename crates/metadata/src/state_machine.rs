@@ -222,3 +222,7 @@ impl RaftStateMachine<TypeConfig> for StateMachineStore {
         Ok(state.snapshot.clone().map(to_raft))
     }
 }
+
+#[cfg(test)]
+#[path = "state_machine_tests.rs"]
+mod tests;

@@ -33,6 +33,8 @@ pub struct RaftStatus {
     pub applied_index: Option<u64>,
     /// Last entry covered by the local snapshot.
     pub snapshot_index: Option<u64>,
+    /// Entries up to here are gone from the local log (covered by the snapshot).
+    pub purged_index: Option<u64>,
     /// The epoch of the locally applied metadata.
     pub epoch: u64,
 }
@@ -61,6 +63,7 @@ impl RaftStatus {
             last_log_index: metrics.last_log_index,
             applied_index: metrics.last_applied.map(|id| id.index),
             snapshot_index: metrics.snapshot.map(|id| id.index),
+            purged_index: metrics.purged.map(|id| id.index),
             epoch,
         }
     }

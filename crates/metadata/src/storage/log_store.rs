@@ -309,3 +309,7 @@ impl RaftLogStorage<TypeConfig> for LogStore {
             .map_err(|e| write_error(ErrorSubject::Logs, e))
     }
 }
+
+#[cfg(test)]
+#[path = "log_store_tests.rs"]
+mod tests;
