@@ -79,6 +79,9 @@ pub struct Config {
     pub commitlog_directory: PathBuf,
     pub saved_caches_directory: PathBuf,
     pub hints_directory: PathBuf,
+    /// The cluster metadata group's Raft log, vote and snapshots (the key of Cassandra's
+    /// cluster metadata service, CEP-21; crate `metadata`).
+    pub metadata_directory: PathBuf,
     pub commitlog_sync: CommitLogSync,
     /// Zero when not set (only periodic sync uses it).
     pub commitlog_sync_period: Duration,
@@ -165,6 +168,7 @@ impl Default for Config {
             commitlog_directory: PathBuf::from("./data/commitlog"),
             saved_caches_directory: PathBuf::from("./data/saved_caches"),
             hints_directory: PathBuf::from("./data/hints"),
+            metadata_directory: PathBuf::from("./data/metadata"),
             commitlog_sync: CommitLogSync::Periodic,
             commitlog_sync_period: Duration::from_millis(10_000),
             commitlog_sync_group_window: Duration::ZERO,
@@ -424,6 +428,7 @@ impl Config {
             ("commitlog_directory", &self.commitlog_directory),
             ("saved_caches_directory", &self.saved_caches_directory),
             ("hints_directory", &self.hints_directory),
+            ("metadata_directory", &self.metadata_directory),
         ];
         for (key, dir) in others {
             if self.data_file_directories.contains(dir) {

@@ -133,6 +133,7 @@ impl Config {
             ("commitlog_directory", path(&self.commitlog_directory)),
             ("saved_caches_directory", path(&self.saved_caches_directory)),
             ("hints_directory", path(&self.hints_directory)),
+            ("metadata_directory", path(&self.metadata_directory)),
             ("commitlog_sync", set(sync_name(self.commitlog_sync))),
             (
                 "commitlog_sync_period",

@@ -142,6 +142,7 @@ fn resolve_directories(config: &mut Config, base: &Path) {
         &mut config.commitlog_directory,
         &mut config.saved_caches_directory,
         &mut config.hints_directory,
+        &mut config.metadata_directory,
     ] {
         *dir = absolute(base, dir);
     }

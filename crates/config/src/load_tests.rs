@@ -35,6 +35,7 @@ fn empty_file_gives_defaults_under_base() {
         commitlog_directory: PathBuf::from("/srv/helenus/data/commitlog"),
         saved_caches_directory: PathBuf::from("/srv/helenus/data/saved_caches"),
         hints_directory: PathBuf::from("/srv/helenus/data/hints"),
+        metadata_directory: PathBuf::from("/srv/helenus/data/metadata"),
         ..Config::default()
     };
     assert_eq!(loaded.config, expected);
@@ -380,4 +381,15 @@ fn native_transport_limits_and_their_legacy_names() {
     );
     assert_eq!(legacy.native_transport_idle_timeout, Duration::from_secs(5));
     assert!(error("native_transport_max_requests_per_second: 0\n").contains("greater than 0"));
+}
+
+#[test]
+fn metadata_directory_resolves_against_the_base_and_differs_from_data_directories() {
+    let c = config("metadata_directory: ./cluster/metadata\n");
+    assert_eq!(
+        c.metadata_directory,
+        PathBuf::from("/srv/helenus/cluster/metadata")
+    );
+    let reason = error("data_file_directories:\n  - /d\nmetadata_directory: /d\n");
+    assert!(reason.contains("metadata_directory"), "{reason}");
 }

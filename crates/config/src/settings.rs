@@ -10,7 +10,14 @@ use crate::values::{resolve, Value};
 use crate::yaml::Node;
 
 /// Keys only Helenus knows (Cassandra would refuse them).
-pub const HELENUS_KEYS: &[&str] = &["admin_address", "admin_port", "admin_auth_token_file"];
+/// `metadata_directory` is the key of Cassandra's cluster metadata service (CEP-21), which
+/// 5.0 does not have.
+pub const HELENUS_KEYS: &[&str] = &[
+    "admin_address",
+    "admin_port",
+    "admin_auth_token_file",
+    "metadata_directory",
+];
 
 /// Sets the field for `value.key`; `Ok(false)` when Helenus does not use that key.
 pub fn apply(config: &mut Config, value: Value) -> Result<bool, ConfigError> {
@@ -92,6 +99,7 @@ fn apply_storage(c: &mut Config, v: Value) -> Result<bool, ConfigError> {
         "commitlog_directory" => c.commitlog_directory = v.path()?,
         "saved_caches_directory" => c.saved_caches_directory = v.path()?,
         "hints_directory" => c.hints_directory = v.path()?,
+        "metadata_directory" => c.metadata_directory = v.path()?,
         "commitlog_sync" => c.commitlog_sync = commitlog_sync(v)?,
         "commitlog_sync_period" => c.commitlog_sync_period = v.millis()?,
         "commitlog_sync_group_window" => c.commitlog_sync_group_window = v.millis()?,
