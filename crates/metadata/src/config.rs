@@ -64,7 +64,7 @@ impl MetadataConfig {
     }
 
     /// The openraft settings these amount to.
-    pub(crate) fn raft_config(&self) -> Result<openraft::Config, openraft::ConfigError> {
+    pub(crate) fn raft_config(&self) -> Result<openraft::Config, String> {
         let millis = |d: Duration| d.as_millis().max(1) as u64;
         let election = millis(self.election_timeout);
         openraft::Config {
@@ -78,5 +78,6 @@ impl MetadataConfig {
             ..openraft::Config::default()
         }
         .validate()
+        .map_err(|e| e.to_string())
     }
 }

@@ -69,7 +69,7 @@ pub(crate) async fn join_group(core: Arc<Core>) {
     let mut rounds = 0u64;
     while !core.in_group() && !core.is_shut_down() {
         if let Err(reason) = round(&core).await {
-            if rounds % 20 == 0 {
+            if rounds.is_multiple_of(20) {
                 tracing::info!("metadata group: not joined yet: {reason}");
             }
             rounds += 1;

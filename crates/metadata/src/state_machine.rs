@@ -82,7 +82,7 @@ impl StateMachineStore {
 }
 
 impl Shared {
-    fn build(&self) -> Result<Snapshot, StorageError> {
+    fn build(&self) -> io::Result<StoredSnapshot> {
         let (meta, metadata) = {
             let mut state = self.state.lock();
             state.snapshots_built += 1;
@@ -94,17 +94,15 @@ impl Shared {
             };
             (meta, state.metadata.clone())
         };
-        let data =
-            encode(&*metadata).map_err(|e| snapshot_error(&meta, invalid_data(e.to_string())))?;
+        let data = encode(&*metadata).map_err(|e| invalid_data(e.to_string()))?;
         let snapshot = StoredSnapshot { meta, data };
         self.store(snapshot.clone())?;
-        Ok(to_raft(snapshot))
+        Ok(snapshot)
     }
 
     /// Makes `snapshot` the current one, on disk first.
-    fn store(&self, snapshot: StoredSnapshot) -> Result<(), StorageError> {
-        snapshot_file::write(&self.dir, &snapshot)
-            .map_err(|e| snapshot_error(&snapshot.meta, e))?;
+    fn store(&self, snapshot: StoredSnapshot) -> io::Result<()> {
+        snapshot_file::write(&self.dir, &snapshot)?;
         let mut state = self.state.lock();
         let newer = match &state.snapshot {
             Some(current) => current.meta.last_log_id <= snapshot.meta.last_log_id,
@@ -117,12 +115,9 @@ impl Shared {
     }
 }
 
-fn snapshot_error(meta: &SnapshotMeta, e: io::Error) -> StorageError {
-    StorageError::from_io_error(
-        ErrorSubject::Snapshot(Some(meta.signature())),
-        ErrorVerb::Write,
-        e,
-    )
+fn snapshot_error(meta: Option<&SnapshotMeta>, verb: ErrorVerb, e: io::Error) -> StorageError {
+    let signature = meta.map(|meta| meta.signature());
+    StorageError::from_io_error(ErrorSubject::Snapshot(signature), verb, e)
 }
 
 fn to_raft(snapshot: StoredSnapshot) -> Snapshot {
@@ -134,7 +129,11 @@ fn to_raft(snapshot: StoredSnapshot) -> Snapshot {
 
 impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
     async fn build_snapshot(&mut self) -> Result<Snapshot, StorageError> {
-        self.shared.build()
+        let snapshot = self
+            .shared
+            .build()
+            .map_err(|e| snapshot_error(None, ErrorVerb::Write, e))?;
+        Ok(to_raft(snapshot))
     }
 }
 
@@ -195,17 +194,16 @@ impl RaftStateMachine<TypeConfig> for StateMachineStore {
         snapshot: Box<Vec<u8>>,
     ) -> Result<(), StorageError> {
         let metadata: ClusterMetadata = decode(&snapshot).map_err(|e| {
-            StorageError::from_io_error(
-                ErrorSubject::Snapshot(Some(meta.signature())),
-                ErrorVerb::Read,
-                invalid_data(format!("snapshot from the leader: {e}")),
-            )
+            let e = invalid_data(format!("snapshot from the leader: {e}"));
+            snapshot_error(Some(meta), ErrorVerb::Read, e)
         })?;
         let stored = StoredSnapshot {
             meta: meta.clone(),
             data: *snapshot,
         };
-        self.shared.store(stored)?;
+        self.shared
+            .store(stored)
+            .map_err(|e| snapshot_error(Some(meta), ErrorVerb::Write, e))?;
         let metadata = Arc::new(metadata);
         {
             let mut state = self.shared.state.lock();
