@@ -162,27 +162,14 @@ async fn a_node_that_was_down_catches_up_from_the_log_then_from_a_snapshot() {
     let lagger = (0..3).find(|i| *i != leader).unwrap();
 
     cluster.crash(lagger).await;
-    for n in 0..2 {
-        cluster
-            .node(leader)
-            .commit(create(&format!("log{n}")))
-            .await
-            .unwrap();
-    }
+    create_many(cluster.node(leader), "log", 2).await;
     cluster.start(lagger).await;
     let state = cluster.converged(0).await;
     assert!(state.schema.contains_key("log1"));
 
     let behind = cluster.node(lagger).status().last_log_index.unwrap();
     cluster.crash(lagger).await;
-    let mut last = 0;
-    for n in 0..20 {
-        last = cluster
-            .node(leader)
-            .commit(create(&format!("snap{n}")))
-            .await
-            .unwrap();
-    }
+    let last = create_many(cluster.node(leader), "snap", 20).await;
     cluster
         .wait_until("the leader purging its log", Duration::from_secs(10), |c| {
             c.node(leader)
@@ -206,14 +193,7 @@ async fn a_node_that_was_down_catches_up_from_the_log_then_from_a_snapshot() {
 async fn a_restarted_node_keeps_its_state() {
     let mut cluster = Cluster::new(3, 23);
     cluster.form(&[0, 1, 2]).await;
-    let mut last = 0;
-    for n in 0..3 {
-        last = cluster
-            .node(0)
-            .commit(create(&format!("ks{n}")))
-            .await
-            .unwrap();
-    }
+    let last = create_many(cluster.node(0), "ks", 3).await;
     let before = cluster.converged(last).await;
     cluster.crash(2).await;
     let restarted = cluster.start(2).await;
@@ -348,9 +328,7 @@ async fn start_refuses_a_corrupt_log_with_a_clear_error() {
     let service = MetadataService::start(single_config(dir.path()), None, None)
         .await
         .unwrap();
-    for n in 0..3 {
-        service.commit(create(&format!("ks{n}"))).await.unwrap();
-    }
+    create_many(&service, "ks", 3).await;
     service.shutdown().await;
     drop(service);
     let path = dir.path().join("raft-log");

@@ -188,3 +188,15 @@ pub fn create(name: &str) -> Transformation {
         expect: None,
     }
 }
+
+/// Creates keyspaces `{prefix}0` to `{prefix}{n - 1}` through `service`; the last epoch.
+pub async fn create_many(service: &MetadataService, prefix: &str, n: usize) -> u64 {
+    let mut last = 0;
+    for k in 0..n {
+        last = service
+            .commit(create(&format!("{prefix}{k}")))
+            .await
+            .unwrap();
+    }
+    last
+}
