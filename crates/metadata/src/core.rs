@@ -21,8 +21,9 @@ use crate::rpc::{ForwardReply, ForwardRequest, Peer};
 use crate::transform::{Command, Outcome};
 use crate::transport::{RpcKind, Transport};
 
-/// Pause between two tries of a commit that found no leader.
+/// Longest pause between two tries of a commit that found no leader.
 const RETRY_PAUSE: Duration = Duration::from_millis(50);
+const NO_LEADER: &str = "no leader of the metadata group is known";
 
 pub(crate) struct Core {
     pub config: MetadataConfig,
@@ -91,7 +92,8 @@ impl Core {
         command: Command,
         deadline: Instant,
     ) -> Result<Outcome, MetadataError> {
-        let mut problem = "no leader of the metadata group is known".to_string();
+        let mut metrics = self.raft.metrics();
+        let mut problem = NO_LEADER.to_string();
         let mut hint: Option<Peer> = None;
         loop {
             if self.is_shut_down() {
@@ -101,29 +103,38 @@ impl Core {
             if remaining.is_zero() {
                 return Err(self.no_quorum(&problem));
             }
-            let target = match hint.take() {
-                Some(peer) if peer.host_id != self.me.0 => Leader::Peer(peer),
-                _ => self.leader(),
-            };
-            let reply = match target {
-                Leader::Me => leader::execute(self, command.clone(), remaining).await,
-                Leader::Peer(peer) => self.forward(peer, &command, remaining).await,
-                Leader::Unknown => ForwardReply::NotLeader(None),
-            };
-            match reply {
+            metrics.borrow_and_update();
+            match self.attempt(hint.take(), &command, remaining).await {
                 ForwardReply::Done(outcome) => return Ok(outcome),
                 ForwardReply::NoQuorum(message) => return Err(MetadataError::NoQuorum(message)),
                 ForwardReply::NotLeader(Some(peer)) => {
                     problem = format!("the leader moved (now {} at {})", peer.host_id, peer.addr);
                     hint = Some(peer);
                 }
-                ForwardReply::NotLeader(None) => {
-                    problem = "no leader of the metadata group is known".to_string();
-                }
+                ForwardReply::NotLeader(None) => problem = NO_LEADER.to_string(),
                 ForwardReply::Failed(message) => problem = message,
             }
+            // Try again after a pause, or as soon as this node learns of a new leader.
             let pause = RETRY_PAUSE.min(deadline.saturating_duration_since(Instant::now()));
-            tokio::time::sleep(pause).await;
+            let _ = tokio::time::timeout(pause, metrics.changed()).await;
+        }
+    }
+
+    /// One try: hand `command` to the leader (`hint`, or the one this node knows).
+    async fn attempt(
+        &self,
+        hint: Option<Peer>,
+        command: &Command,
+        remaining: Duration,
+    ) -> ForwardReply {
+        let target = match hint {
+            Some(peer) if peer.host_id != self.me.0 => Leader::Peer(peer),
+            _ => self.leader(),
+        };
+        match target {
+            Leader::Me => leader::execute(self, command.clone(), remaining).await,
+            Leader::Peer(peer) => self.forward(peer, command, remaining).await,
+            Leader::Unknown => ForwardReply::NotLeader(None),
         }
     }
 

@@ -130,10 +130,18 @@ fn discover(core: &Core, request: DiscoverRequest) -> DiscoverReply {
         );
     }
     let metrics = core.metrics();
+    // A node that knows of a group (even one that removed it) says so: a joiner must not
+    // found another group because of it.
+    let knows_group = metrics
+        .membership_config
+        .membership()
+        .nodes()
+        .next()
+        .is_some();
     DiscoverReply {
         me: core.me_peer(),
         cluster_name: core.config.cluster_name.clone(),
-        in_group: core.in_group(),
+        in_group: knows_group,
         leader: metrics
             .current_leader
             .and_then(|id| Core::peer(&metrics, id)),

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use openraft::error::{ClientWriteError, RaftError};
 use openraft::ChangeMembers;
+use tokio::time::Instant;
 
 use crate::core::Core;
 use crate::model::Transformation;
@@ -20,12 +21,13 @@ pub(crate) async fn execute(core: &Core, command: Command, timeout: Duration) ->
     if let Some(reply) = lost_quorum(core) {
         return reply;
     }
+    let deadline = Instant::now() + timeout;
     if let Command::Apply(Transformation::RemoveNode { host_id }) = &command {
         if let Err(reply) = leave_group(core, NodeId(*host_id), timeout).await {
             return reply;
         }
     }
-    match tokio::time::timeout(timeout, core.raft.client_write(command)).await {
+    match tokio::time::timeout_at(deadline, core.raft.client_write(command)).await {
         Ok(Ok(response)) => ForwardReply::Done(response.data),
         Ok(Err(e)) => write_failed(&e),
         Err(_) => not_acknowledged(timeout),

@@ -286,6 +286,8 @@ async fn a_single_node_founds_its_group_at_once_and_keeps_it() {
     assert_eq!(service.current(), before);
     assert_eq!(service.commit(create("b")).await.unwrap(), 4);
     service.shutdown().await;
+    let late = service.commit(create("late")).await;
+    assert_eq!(late, Err(MetadataError::Shutdown));
 }
 
 #[tokio::test]
