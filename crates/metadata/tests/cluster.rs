@@ -10,7 +10,7 @@ use bytes::Bytes;
 use common::*;
 use metadata::{
     ClusterMetadata, KeyspaceEntry, MetadataConfig, MetadataError, MetadataService, RaftRole,
-    Transformation,
+    RpcKind, Transformation, Transport, TransportError,
 };
 use tokio::time::Instant;
 
@@ -346,4 +346,32 @@ async fn start_refuses_a_corrupt_log_with_a_clear_error() {
         matches!(&error, MetadataError::Storage(m) if m.contains("corrupt")),
         "{error}"
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn malformed_calls_are_refused_and_the_node_goes_on() {
+    let mut cluster = Cluster::new(1, 37);
+    let node = cluster.start(0).await;
+    node.await_epoch(1, Duration::from_secs(5)).await.unwrap();
+    let stranger = cluster.net.transport(common::addr(5));
+    let mut rng = metadata::memnet::SplitMix64(37);
+    for kind in RpcKind::ALL {
+        for len in [0usize, 1, 7, 64, 1000] {
+            let garbage: Vec<u8> = (0..len).map(|_| rng.next_u64() as u8).collect();
+            let answer = stranger
+                .call(
+                    common::addr(0),
+                    kind,
+                    Bytes::from(garbage),
+                    Duration::from_secs(1),
+                )
+                .await;
+            assert!(
+                matches!(answer, Err(TransportError::Remote(_))),
+                "{kind:?} with {len} bytes: {answer:?}"
+            );
+        }
+    }
+    node.commit(create("still")).await.unwrap();
+    node.shutdown().await;
 }
