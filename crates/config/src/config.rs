@@ -80,7 +80,8 @@ pub struct Config {
     pub saved_caches_directory: PathBuf,
     pub hints_directory: PathBuf,
     /// The cluster metadata group's Raft log, vote and snapshots (the key of Cassandra's
-    /// cluster metadata service, CEP-21; crate `metadata`).
+    /// cluster metadata service, CEP-21; crate `metadata`). Unset: `metadata` beside the
+    /// first data directory.
     pub metadata_directory: PathBuf,
     pub commitlog_sync: CommitLogSync,
     /// Zero when not set (only periodic sync uses it).

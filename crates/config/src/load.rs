@@ -82,6 +82,9 @@ pub fn load_str(text: &str, base: &Path) -> Result<Loaded, ConfigError> {
     {
         config.commitlog_sync_period = std::time::Duration::ZERO;
     }
+    if !sets(&entries, "metadata_directory") {
+        config.metadata_directory = metadata_beside_data(&config);
+    }
     resolve_directories(&mut config, base);
     config.validate()?;
     Ok(Loaded { config, ignored })
@@ -148,6 +151,14 @@ fn resolve_directories(config: &mut Config, base: &Path) {
     }
     if let Some(file) = &mut config.admin_auth_token_file {
         *file = absolute(base, file);
+    }
+}
+
+/// `metadata` beside the first data directory (`./data/metadata` for `./data/data`).
+fn metadata_beside_data(config: &Config) -> PathBuf {
+    match config.data_file_directories.first() {
+        Some(data) => data.parent().unwrap_or(Path::new("")).join("metadata"),
+        None => config.metadata_directory.clone(),
     }
 }
 

@@ -392,4 +392,9 @@ fn metadata_directory_resolves_against_the_base_and_differs_from_data_directorie
     );
     let reason = error("data_file_directories:\n  - /d\nmetadata_directory: /d\n");
     assert!(reason.contains("metadata_directory"), "{reason}");
+    // Unset: beside the first data directory, as a node's other directories usually are.
+    let c = config("data_file_directories:\n  - /disk1/node1/data\n  - /disk2/data\n");
+    assert_eq!(c.metadata_directory, PathBuf::from("/disk1/node1/metadata"));
+    let c = config("data_file_directories:\n  - data\n");
+    assert_eq!(c.metadata_directory, PathBuf::from("/srv/helenus/metadata"));
 }
