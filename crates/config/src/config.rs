@@ -30,6 +30,25 @@ pub enum MemtableAllocationType {
     OffheapObjects,
 }
 
+/// Which internode messages are compressed (`internode_compression`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InternodeCompression {
+    All,
+    /// Only between data centers (Cassandra's default).
+    Dc,
+    None,
+}
+
+impl std::fmt::Display for InternodeCompression {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            InternodeCompression::All => "all",
+            InternodeCompression::Dc => "dc",
+            InternodeCompression::None => "none",
+        })
+    }
+}
+
 /// One seed node from `seed_provider`; a missing port means `storage_port`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Seed {
@@ -135,6 +154,14 @@ pub struct Config {
     /// `seed_provider`'s seeds. Empty when the file has no `seed_provider`: the node runs alone
     /// and opens no internode port (a one-member cluster).
     pub seeds: Vec<Seed>,
+    /// Recorded; a joining node does not stream data yet (it joins as with `false`).
+    pub auto_bootstrap: bool,
+    /// Balanced token allocation for this many replicas in the node's data center; `None`:
+    /// random tokens.
+    pub allocate_tokens_for_local_replication_factor: Option<u32>,
+    /// The failure detector's conviction threshold (Cassandra's phi, 5 to 16).
+    pub phi_convict_threshold: f64,
+    pub internode_compression: InternodeCompression,
 }
 
 const LOOPBACK: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
@@ -208,6 +235,10 @@ impl Default for Config {
             endpoint_snitch: Snitch::Simple,
             location: Location::simple(),
             seeds: Vec::new(),
+            auto_bootstrap: true,
+            allocate_tokens_for_local_replication_factor: Some(3),
+            phi_convict_threshold: 8.0,
+            internode_compression: InternodeCompression::Dc,
         }
     }
 }

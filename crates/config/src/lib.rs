@@ -18,7 +18,8 @@ mod values;
 mod yaml;
 
 pub use config::{
-    heap_equivalent, physical_memory, CommitLogSync, Config, MemtableAllocationType, Seed,
+    heap_equivalent, physical_memory, CommitLogSync, Config, InternodeCompression,
+    MemtableAllocationType, Seed,
 };
 pub use error::ConfigError;
 pub use listing::Setting;

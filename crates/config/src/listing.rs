@@ -42,6 +42,13 @@ impl Config {
         vec![
             ("cluster_name", set(&self.cluster_name)),
             ("num_tokens", set(self.num_tokens)),
+            ("auto_bootstrap", set(self.auto_bootstrap)),
+            (
+                "allocate_tokens_for_local_replication_factor",
+                opt(self.allocate_tokens_for_local_replication_factor),
+            ),
+            ("phi_convict_threshold", set(self.phi_convict_threshold)),
+            ("internode_compression", set(self.internode_compression)),
             (
                 "initial_token",
                 Some(tokens.join(",")).filter(|t| !t.is_empty()),

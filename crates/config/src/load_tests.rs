@@ -207,7 +207,7 @@ fn seeds_addresses_and_directories() {
 const OPERATOR_YAML: &str = r#"
 cluster_name: 'Production Cluster'
 num_tokens: 8
-allocate_tokens_for_local_replication_factor: 3
+allocate_tokens_for_local_replication_factor: 5
 partitioner: org.apache.cassandra.dht.Murmur3Partitioner
 endpoint_snitch: GossipingPropertyFileSnitch
 seed_provider:
@@ -261,13 +261,10 @@ fn typical_operator_file() {
     assert_eq!(c.file_cache_size, Some(DataSize::mebibytes(2048)));
     assert!(c.file_cache_enabled, "on unless disabled");
     assert_eq!(c.data_file_directories.len(), 2);
+    assert_eq!(c.allocate_tokens_for_local_replication_factor, Some(5));
     assert_eq!(
         loaded.ignored,
-        vec![
-            "allocate_tokens_for_local_replication_factor",
-            "trickle_fsync",
-            "disk_optimization_strategy"
-        ]
+        vec!["trickle_fsync", "disk_optimization_strategy"]
     );
 }
 

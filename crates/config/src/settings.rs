@@ -1,7 +1,7 @@
 //! Which cassandra.yaml keys Helenus uses, and how each one sets a [`Config`] field.
 //! Keys not handled here are Cassandra settings Helenus ignores.
 
-use crate::config::{CommitLogSync, Config, MemtableAllocationType, Seed};
+use crate::config::{CommitLogSync, Config, InternodeCompression, MemtableAllocationType, Seed};
 use crate::error::ConfigError;
 use crate::refused;
 use crate::snitch::Snitch;
@@ -37,6 +37,12 @@ fn apply_node(c: &mut Config, v: Value) -> Result<bool, ConfigError> {
         "endpoint_snitch" => c.endpoint_snitch = snitch(v)?,
         "seed_provider" => c.seeds = seeds(v)?,
         "auto_snapshot" => c.auto_snapshot = v.boolean()?,
+        "auto_bootstrap" => c.auto_bootstrap = v.boolean()?,
+        "allocate_tokens_for_local_replication_factor" => {
+            c.allocate_tokens_for_local_replication_factor = Some(v.integer()?)
+        }
+        "phi_convict_threshold" => c.phi_convict_threshold = v.float()?,
+        "internode_compression" => c.internode_compression = internode_compression(v)?,
         _ => return Ok(false),
     }
     Ok(true)
@@ -155,6 +161,15 @@ fn snitch(v: Value) -> Result<Snitch, ConfigError> {
     Snitch::parse(&name).ok_or_else(|| {
         v.invalid("Helenus supports only SimpleSnitch and GossipingPropertyFileSnitch")
     })
+}
+
+fn internode_compression(v: Value) -> Result<InternodeCompression, ConfigError> {
+    match v.text()?.as_str() {
+        "all" => Ok(InternodeCompression::All),
+        "dc" => Ok(InternodeCompression::Dc),
+        "none" => Ok(InternodeCompression::None),
+        _ => Err(v.invalid("expected all, dc or none")),
+    }
 }
 
 fn commitlog_sync(v: Value) -> Result<CommitLogSync, ConfigError> {

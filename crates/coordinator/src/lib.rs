@@ -6,6 +6,7 @@ mod consistency;
 pub mod metrics;
 mod slow;
 mod timeouts;
+mod topology;
 pub mod trace;
 
 use std::future::Future;
@@ -13,8 +14,7 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use parking_lot::RwLock;
-use ring::{Endpoint, ReplicationStrategy, Token, TokenMetadata};
+use ring::{Endpoint, ReplicationStrategy, Token};
 use storage::{
     CounterUpdate, KeyRange, Mutation, Partition, PartitionKey, ReadFilter, ReadStats, Storage,
     StorageError, TableId,
@@ -25,12 +25,13 @@ pub use consistency::{block_for, validate_for_read, validate_for_write};
 pub use metrics::{Metrics, RequestKind};
 pub use slow::SlowQueries;
 pub use timeouts::{LiveTimeouts, TimeoutKind, Timeouts};
+pub use topology::{Liveness, Topology};
 pub use trace::{Trace, TraceEvent};
 
 /// Routes reads and writes to replicas and enforces consistency levels.
 pub struct Coordinator {
     storage: Arc<Storage>,
-    ring: RwLock<TokenMetadata>,
+    topology: Topology,
     local: Endpoint,
     timeouts: LiveTimeouts,
     metrics: Metrics,
@@ -40,12 +41,9 @@ pub struct Coordinator {
 impl Coordinator {
     /// A coordinator for a ring that so far holds only this node.
     pub fn new(storage: Arc<Storage>, local: Endpoint, timeouts: Timeouts) -> Coordinator {
-        let mut ring = TokenMetadata::new();
-        ring.add_endpoint(local.clone(), Vec::new());
-        ring.set_local(local.addr);
         Coordinator {
             storage,
-            ring: RwLock::new(ring),
+            topology: Topology::new(local.clone()),
             local,
             timeouts: LiveTimeouts::new(timeouts),
             metrics: Metrics::default(),
@@ -114,15 +112,19 @@ impl Coordinator {
         self.storage.table_stats(table).map_or(0, |s| s.sstables)
     }
 
+    /// The ring and liveness of the cluster.
+    pub fn topology(&self) -> &Topology {
+        &self.topology
+    }
+
     /// Claims `tokens` for this node on the ring.
     pub fn set_local_tokens(&self, tokens: Vec<i64>) {
-        let tokens = tokens.into_iter().map(Token).collect();
-        self.ring.write().add_endpoint(self.local.clone(), tokens);
+        self.topology.set_local_tokens(tokens);
     }
 
     /// The tokens this node owns on the ring.
     pub fn local_tokens(&self) -> Vec<Token> {
-        self.ring.read().tokens_of(self.local.addr)
+        self.topology.ring().tokens_of(self.local.addr)
     }
 
     /// ReadTimeout when a local read started at `started` outlasted its timeout (`read` or
@@ -154,7 +156,7 @@ impl Coordinator {
         token: i64,
         cl: Consistency,
     ) -> CqlResult<()> {
-        let replicas = strategy.replicas(Token(token), &self.ring.read());
+        let replicas = strategy.replicas(Token(token), &self.topology.ring());
         let alive = replicas
             .iter()
             .filter(|e| e.addr == self.local.addr)

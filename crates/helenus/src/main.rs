@@ -2,7 +2,10 @@
 //! `helenus nodetool` operates one, `helenus cluster` runs a local cluster of them.
 mod cluster;
 mod handler;
+mod internode;
+mod join;
 mod logging;
+mod membership;
 mod nodetool;
 mod server;
 mod virtual_sources;

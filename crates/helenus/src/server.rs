@@ -6,20 +6,21 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use admin::{AdminNode, Lifecycle, NativeStats};
 use config::{CommitLogSync, Config, MemtableAllocationType};
 use coordinator::{Coordinator, Timeouts};
 use query::{NodeInfo, QueryProcessor, RELEASE_VERSION};
-use ring::{random_tokens, Endpoint};
+use ring::Endpoint;
 use storage::{CommitlogSync, MemtableAllocation, Storage, StorageConfig};
 use tokio::signal::unix::{signal, Signal, SignalKind};
 use tokio::sync::broadcast;
 use transport::{Event, Server, ServerConfig};
 
 use crate::handler::Handler;
+use crate::internode::ClusterServices;
 use crate::logging::Logging;
+use crate::{join, membership};
 
 pub fn run(config_path: Option<&Path>) -> ExitCode {
     let logging = Logging::init();
@@ -154,20 +155,6 @@ fn transport_config(config: &Config) -> ServerConfig {
     }
 }
 
-fn initial_tokens(config: &Config) -> Vec<i64> {
-    if !config.initial_token.is_empty() {
-        return config.initial_token.clone();
-    }
-    let seed = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0);
-    random_tokens(config.num_tokens.max(1) as usize, seed)
-        .into_iter()
-        .map(|t| t.0)
-        .collect()
-}
-
 async fn serve(
     config: Config,
     admin_token: Option<String>,
@@ -203,7 +190,7 @@ async fn serve(
         data_center: config.location.data_center.clone(),
         rack: config.location.rack.clone(),
         release_version: RELEASE_VERSION.into(),
-        tokens: initial_tokens(&config),
+        tokens: config.initial_token.clone(),
         host_id: uuid::Uuid::nil(),
     };
     let processor = QueryProcessor::start(coordinator.clone(), node)
@@ -212,8 +199,19 @@ async fn serve(
     let addr = SocketAddr::new(config.rpc_address, config.native_transport_port);
     let listener = bind(addr).await?;
     let admin_listener = bind(SocketAddr::new(config.admin_address, config.admin_port)).await?;
+    let cluster =
+        ClusterServices::start(&config, processor.node(), &processor.schema().schema).await?;
+    processor.attach_metadata(cluster.metadata.clone());
+    let tokens = join::join(&cluster.metadata, &processor, &config).await?;
+    tracing::info!("joined the ring with {} tokens", tokens.len());
     let (events, _) = broadcast::channel(1024);
     forward_schema_events(&processor, events.clone());
+    membership::start(
+        &cluster,
+        processor.clone(),
+        coordinator.clone(),
+        events.clone(),
+    );
     let server_config = transport_config(&config);
     let native = Arc::new(NativeStats::default());
     let handler = Arc::new(Handler {
@@ -231,6 +229,8 @@ async fn serve(
         native,
         native_limits: server.limits(),
         lifecycle: lifecycle.clone(),
+        metadata: cluster.metadata.clone(),
+        gossip: cluster.membership(),
         logging,
         started,
         generation: admin::generation_now(),
@@ -249,9 +249,11 @@ async fn serve(
         config.admin_port,
         started.elapsed().as_millis()
     );
+    cluster.announce_serving();
     let result = server
         .run(listener, until_drain(&lifecycle, &mut signals))
         .await;
+    cluster.shutdown().await;
     tracing::info!("draining: flushing memtables and syncing the commit log");
     storage
         .shutdown()

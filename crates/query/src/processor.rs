@@ -1,28 +1,29 @@
 //! The query processor: parses and analyses statements, caches prepared statements, runs
 //! plans through the coordinator, applies schema changes and announces them.
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
+use std::sync::OnceLock;
 
 use bytes::Bytes;
 use coordinator::Coordinator;
 use cql::ast::Statement;
+use metadata::MetadataService;
 use parking_lot::RwLock;
 use ring::ReplicationStrategy;
 use schema::{md5, name_uuid, KeyspaceMetadata, Schema, TableMetadata};
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, watch};
 use types::request::{BatchRequest, QueryOptions};
 use types::result::{ColumnSpec, Outcome, Prepared, QueryResult, SchemaChange};
 use types::{CqlError, CqlResult};
 
 use crate::batch;
-use crate::ddl::{self, DdlOutcome, Effect};
+use crate::ddl;
 use crate::describe;
 use crate::exec::{unique_micros, ExecContext};
 use crate::local::{self, NodeInfo};
 use crate::modify::ModifyPlan;
 use crate::operand::{BindSpecs, Binder};
 use crate::restrictions::{PartitionSelection, Values};
-use crate::schema_store;
 use crate::select::SelectPlan;
 use crate::tombstones::TombstoneLimits;
 use crate::trace::{TraceRequest, Tracer, Tracing};
@@ -66,6 +67,9 @@ pub struct PreparedStatement {
 pub struct SchemaState {
     pub schema: Arc<Schema>,
     strategies: HashMap<String, Arc<ReplicationStrategy>>,
+    /// Each user keyspace's version in the cluster metadata log (the epoch of its last change)
+    /// as of this schema; a schema change names it so that a stale plan cannot commit.
+    versions: BTreeMap<String, u64>,
 }
 
 impl SchemaState {
@@ -80,7 +84,18 @@ impl SchemaState {
         SchemaState {
             schema: Arc::new(schema),
             strategies,
+            versions: BTreeMap::new(),
         }
+    }
+
+    pub(crate) fn with_versions(mut self, versions: BTreeMap<String, u64>) -> SchemaState {
+        self.versions = versions;
+        self
+    }
+
+    /// The keyspace's version in the metadata log, `None` when the log does not have it.
+    pub(crate) fn version(&self, keyspace: &str) -> Option<u64> {
+        self.versions.get(keyspace).copied()
     }
 
     pub fn strategy(&self, keyspace: &str) -> Arc<ReplicationStrategy> {
@@ -94,10 +109,15 @@ impl SchemaState {
 /// Executes CQL for the transport.
 pub struct QueryProcessor {
     pub(crate) coordinator: Arc<Coordinator>,
-    state: RwLock<Arc<SchemaState>>,
-    ddl_lock: tokio::sync::Mutex<()>,
+    pub(crate) state: RwLock<Arc<SchemaState>>,
+    /// Held while a schema from the metadata log is applied.
+    pub(crate) ddl_lock: tokio::sync::Mutex<()>,
     prepared: RwLock<HashMap<Bytes, Arc<PreparedStatement>>>,
-    events: broadcast::Sender<SchemaChange>,
+    pub(crate) events: broadcast::Sender<SchemaChange>,
+    /// The cluster metadata log schema changes commit through (set once the node has one).
+    pub(crate) metadata: OnceLock<Arc<MetadataService>>,
+    /// The metadata epoch this node's schema has caught up with.
+    pub(crate) synced: watch::Sender<u64>,
     pub(crate) node: NodeInfo,
     virtual_tables: VirtualTables,
     tracer: Tracer,
@@ -126,6 +146,8 @@ impl QueryProcessor {
             ddl_lock: tokio::sync::Mutex::new(()),
             prepared: RwLock::new(HashMap::new()),
             events,
+            metadata: OnceLock::new(),
+            synced: watch::Sender::new(0),
             node,
         });
         qp.reload_prepared().await;
@@ -143,6 +165,28 @@ impl QueryProcessor {
 
     pub fn node(&self) -> &NodeInfo {
         &self.node
+    }
+
+    /// Bytes on disk and uncompressed of every table's SSTables (nodetool's Load).
+    pub fn load_bytes(&self) -> (u64, u64) {
+        let schema = self.schema().schema.clone();
+        let storage = self.coordinator.storage();
+        let mut total = (0, 0);
+        for table in schema.keyspaces().values().flat_map(|k| k.tables.values()) {
+            if let Ok(usage) = storage.table_usage(storage::TableId(table.id)) {
+                total.0 += usage.disk_bytes;
+                total.1 += usage.uncompressed_bytes;
+            }
+        }
+        total
+    }
+
+    /// Records the tokens this node took in the ring, in `system.local` and on the
+    /// coordinator's ring.
+    pub async fn set_local_tokens(&self, tokens: &[i64]) -> CqlResult<()> {
+        local::save_tokens(&self.coordinator, &self.schema().schema, tokens).await?;
+        self.coordinator.set_local_tokens(tokens.to_vec());
+        Ok(())
     }
 
     /// The virtual tables, for the server to install their sources.
@@ -502,67 +546,6 @@ impl QueryProcessor {
             .map_err(|e| CqlError::Truncate(format!("Error during truncate: {e}")))
     }
 
-    async fn apply_ddl(&self, stmt: &Statement, keyspace: Option<&str>) -> CqlResult<Outcome> {
-        let _guard = self.ddl_lock.lock().await;
-        let state = self.schema();
-        let datacenters = BTreeSet::from([self.node.data_center.clone()]);
-        let Some(outcome) = ddl::plan(stmt, keyspace, &state.schema, &datacenters)? else {
-            return Err(CqlError::invalid("not a schema statement"));
-        };
-        let result = match &outcome.change {
-            Some(c) => QueryResult::SchemaChange(c.clone()),
-            None => QueryResult::Void,
-        };
-        self.commit_ddl(&state, outcome).await?;
-        Ok(result.into())
-    }
-
-    async fn commit_ddl(&self, state: &SchemaState, outcome: DdlOutcome) -> CqlResult<()> {
-        let storage = self.coordinator.storage();
-        let system_schema = system_schema(&state.schema)?;
-        let ts = unique_micros();
-        let now = (ts / 1_000_000) as i32;
-        for t in &outcome.created_tables {
-            storage
-                .create_table(storage::TableId(t.id), local::table_params(t))
-                .map_err(storage_error)?;
-        }
-        let (schema, mutations) = match outcome.effect {
-            Effect::None => return Ok(()),
-            Effect::Save(ks) => {
-                alter_changed_tables(storage, &state.schema, &ks)?;
-                let m = schema_store::save_keyspace(&system_schema, &ks, ts, now)?;
-                (state.schema.with_keyspace(ks), m)
-            }
-            Effect::DropKeyspace(name) => {
-                let m = schema_store::drop_keyspace(&system_schema, &name, ts, now);
-                (state.schema.without_keyspace(&name), m)
-            }
-        };
-        storage
-            .apply_batch(mutations)
-            .await
-            .map_err(storage_error)?;
-        local::save_schema_version(&self.coordinator, &schema, ts).await?;
-        let change = outcome.change.clone();
-        *self.state.write() = Arc::new(SchemaState::new(schema));
-        if let Some(c) = &change {
-            self.invalidate(c);
-        }
-        for id in &outcome.dropped_tables {
-            if let Some(table) = state.schema.table_by_id(*id) {
-                self.auto_snapshot("dropped", table).await?;
-            }
-            storage
-                .drop_table(storage::TableId(*id))
-                .map_err(storage_error)?;
-        }
-        if let Some(c) = change {
-            let _ = self.events.send(c);
-        }
-        Ok(())
-    }
-
     /// The tombstone thresholds reads apply, and how this node names itself in failures.
     fn tombstone_limits(&self) -> TombstoneLimits {
         TombstoneLimits {
@@ -574,7 +557,7 @@ impl QueryProcessor {
 
     /// With `auto_snapshot`, flushes `table` and snapshots it as `<kind>-<millis>-<table>`
     /// (with its schema) before DROP or TRUNCATE removes its data, as Cassandra does.
-    async fn auto_snapshot(&self, kind: &str, table: &TableMetadata) -> CqlResult<()> {
+    pub(crate) async fn auto_snapshot(&self, kind: &str, table: &TableMetadata) -> CqlResult<()> {
         let storage = self.coordinator.storage().clone();
         if !storage.auto_snapshot() {
             return Ok(());
@@ -591,7 +574,7 @@ impl QueryProcessor {
     }
 
     /// Drops prepared statements on a changed table or keyspace; drivers re-prepare them.
-    fn invalidate(&self, change: &SchemaChange) {
+    pub(crate) fn invalidate(&self, change: &SchemaChange) {
         self.prepared.write().retain(|_, p| {
             let same_ks = p.keyspace.as_deref() == Some(change.keyspace.as_str());
             let same_table =
@@ -601,28 +584,11 @@ impl QueryProcessor {
     }
 }
 
-/// Hands tables whose options an `ALTER TABLE` changed to storage (strategy switches live).
-fn alter_changed_tables(
-    storage: &storage::Storage,
-    schema: &Schema,
-    ks: &KeyspaceMetadata,
-) -> CqlResult<()> {
-    for t in ks.tables.values() {
-        let before = schema.table(&ks.name, &t.name);
-        if before.is_some_and(|b| b.id == t.id && b.options != t.options) {
-            storage
-                .alter_table(storage::TableId(t.id), local::table_params(t))
-                .map_err(storage_error)?;
-        }
-    }
-    Ok(())
-}
-
-fn storage_error(e: storage::StorageError) -> CqlError {
+pub(crate) fn storage_error(e: storage::StorageError) -> CqlError {
     CqlError::Server(format!("storage error: {e}"))
 }
 
-fn system_schema(schema: &Schema) -> CqlResult<Arc<KeyspaceMetadata>> {
+pub(crate) fn system_schema(schema: &Schema) -> CqlResult<Arc<KeyspaceMetadata>> {
     schema
         .keyspace("system_schema")
         .cloned()
