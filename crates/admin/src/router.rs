@@ -9,7 +9,9 @@ use serde::Serialize;
 
 use crate::api::pools::GcClock;
 use crate::api::types::{AutocompactionRequest, TableSelection};
-use crate::api::{cluster, compaction, logging, pools, proxy, settings, snapshots, tables, trace};
+use crate::api::{
+    cluster, compaction, logging, pools, proxy, ring, settings, snapshots, tables, trace,
+};
 use crate::error::{ApiError, ApiResult};
 use crate::metrics;
 use crate::node::AdminNode;
@@ -58,6 +60,9 @@ impl Api {
             "/v1/node" if get => ok(&cluster::node(node)),
             "/v1/cluster" if get => ok(&cluster::cluster(node)),
             "/v1/version" if get => ok(&cluster::version()),
+            "/v1/ring" if get => ok(&ring::ring(node, None)?),
+            "/v1/gossip" if get => ok(&ring::gossip(node)?),
+            "/v1/cms" if get => ok(&ring::cms(node)),
             "/v1/tables" if get => ok(&tables::stats(node)?),
             "/v1/compactions" if get => ok(&compaction::stats(node)?),
             "/v1/compactions/history" if get => ok(&compaction::history(node)),
@@ -68,6 +73,9 @@ impl Api {
             _ => match histograms_path(path) {
                 Some((keyspace, table)) if get => {
                     ok(&snapshots::histograms(node, keyspace, table)?)
+                }
+                _ if get && path.starts_with("/v1/ring/") => {
+                    ok(&ring::ring(node, path.strip_prefix("/v1/ring/"))?)
                 }
                 _ => self.route_settings(method, path, body).await,
             },

@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use coordinator::{Coordinator, Timeouts};
 use hyper::{Method, StatusCode};
+use metadata::{MetadataConfig, MetadataService};
 use query::{NodeInfo, QueryProcessor};
 use storage::{Storage, StorageConfig};
 
@@ -66,6 +67,8 @@ async fn api(dir: &tempfile::TempDir) -> Api {
     let processor = QueryProcessor::start(coordinator.clone(), info)
         .await
         .unwrap();
+    let metadata = one_member_group(dir).await;
+    processor.attach_metadata(metadata.clone());
     Api::new(Arc::new(AdminNode {
         storage,
         coordinator,
@@ -75,10 +78,24 @@ async fn api(dir: &tempfile::TempDir) -> Api {
         native: Arc::new(NativeStats::default()),
         native_limits: Arc::new(transport::Limits::new(&transport::ServerConfig::default())),
         lifecycle: Arc::new(Lifecycle::default()),
+        metadata,
+        gossip: None,
         logging: Arc::new(RecordedLevels::default()),
         started: Instant::now(),
         generation: 1,
     }))
+}
+
+/// The metadata group of a node that runs alone, as the server starts it without seeds.
+async fn one_member_group(dir: &tempfile::TempDir) -> Arc<MetadataService> {
+    let addr = std::net::SocketAddr::new(LOCAL, 7000);
+    let config = MetadataConfig::new(
+        dir.path().join("metadata"),
+        uuid::Uuid::from_u128(1),
+        addr,
+        "Test Cluster",
+    );
+    MetadataService::start(config, None, None).await.unwrap()
 }
 
 fn json(reply: &Reply) -> serde_json::Value {

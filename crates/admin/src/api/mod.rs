@@ -6,6 +6,7 @@ pub mod compaction;
 pub mod logging;
 pub mod pools;
 pub mod proxy;
+pub mod ring;
 pub mod settings;
 pub mod snapshots;
 pub mod tables;

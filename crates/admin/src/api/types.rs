@@ -372,3 +372,60 @@ pub struct TableHistograms {
     pub partition_size_bytes: Option<HistogramPercentiles>,
     pub cell_count: Option<HistogramPercentiles>,
 }
+
+/// `GET /v1/ring` and `/v1/ring/<keyspace>`: every node that owns tokens, as this node sees it
+/// (`nodetool status`, `ring`, `describecluster`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RingInfo {
+    pub nodes: Vec<RingNode>,
+    /// Whether `owns` is effective ownership (under a keyspace's replication) or primary.
+    pub effective: bool,
+    /// Why ownership is primary only, as Cassandra's note says it.
+    pub ownership_note: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RingNode {
+    pub address: String,
+    pub storage_port: u16,
+    pub host_id: String,
+    pub data_center: String,
+    pub rack: String,
+    pub up: bool,
+    /// Normal, Leaving, Joining or Moving.
+    pub state: String,
+    /// Bytes of live data on disk, when known (gossiped every minute by the others).
+    pub load_bytes: Option<u64>,
+    pub tokens: Vec<String>,
+    pub owns: f64,
+    /// The schema version the node last gossiped (this node's own for itself).
+    pub schema_version: Option<String>,
+    pub release_version: Option<String>,
+}
+
+/// `GET /v1/cms`: this node's view of the cluster metadata group (`nodetool cms`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CmsInfo {
+    pub host_id: String,
+    /// Leader, Follower, Candidate, Learner or Shutdown.
+    pub role: String,
+    pub leader: Option<String>,
+    pub term: u64,
+    pub epoch: u64,
+    /// Voters and learners by internode address.
+    pub voters: Vec<String>,
+    pub learners: Vec<String>,
+    pub last_log_index: Option<u64>,
+    pub applied_index: Option<u64>,
+    pub snapshot_index: Option<u64>,
+}
+
+/// `GET /v1/gossip`: each endpoint's gossip state (`nodetool gossipinfo`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct GossipEndpoint {
+    pub address: String,
+    pub alive: bool,
+    pub generation: u64,
+    pub heartbeat: u64,
+    pub state: Vec<(String, String)>,
+}

@@ -3,9 +3,10 @@
 use super::{unexpected, Output};
 
 /// Commands, their arguments and descriptions (Cassandra 5.0.4's wording).
-const COMMANDS: [(&str, &str, &str); 39] = [
+const COMMANDS: [(&str, &str, &str); 41] = [
     ("cfstats", "[-i] [-H] [<keyspace.table>...]", "Print statistics on tables (alias of tablestats)"),
     ("clearsnapshot", "[(-t <snapshot_name> | --all)] [<keyspaces>...]", "Remove the snapshot with the given name from the given keyspaces"),
+    ("cms", "[describe]", "Describe the cluster metadata group: members, leader, epoch (Cassandra 5.1's cms describe)"),
     ("compact", "[<keyspace> <tables>...]", "Force a (major) compaction on one or more tables or user-defined compaction on given SSTables"),
     ("compactionhistory", "", "Print history of compaction"),
     ("compactionstats", "[(-H | --human-readable)]", "Print statistics on compactions"),
@@ -24,6 +25,7 @@ const COMMANDS: [(&str, &str, &str); 39] = [
     ("gettimeout", "<timeout_type>", "Print the timeout of the given type in ms"),
     ("gettraceprobability", "", "Print the current trace probability value"),
     ("getwriterequesttimeout", "", "Print the write request timeout in ms (gettimeout write)"),
+    ("gossipinfo", "[(-r | --resolve-ip)]", "Shows the gossip information for the cluster"),
     ("help", "[<command>]", "Display help information"),
     ("info", "[(-T | --tokens)]", "Print node information (uptime, load, ...)"),
     ("listsnapshots", "", "Lists all the snapshots along with the size on disk and true size."),

@@ -2,13 +2,14 @@
 //! node's admin API (`docs/admin-api.md`) over HTTP.
 
 mod args;
-mod client;
+pub(crate) mod client;
 mod cluster;
 mod compaction;
 mod format;
 mod help;
 mod logging;
 mod proxy;
+mod ring;
 mod settings;
 mod snapshots;
 mod tables;
@@ -90,7 +91,7 @@ fn execute(client: &Client, inv: &Invocation) -> Output {
     let args = &inv.args;
     match inv.command.as_str() {
         "help" => help::help(args),
-        "status" | "info" | "ring" | "describecluster" | "version" => {
+        "status" | "info" | "ring" | "describecluster" | "gossipinfo" | "cms" | "version" => {
             cluster::run(client, &inv.command, args)
         }
         "flush"
