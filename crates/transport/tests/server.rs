@@ -137,8 +137,10 @@ async fn a_panicking_request_is_a_server_error_logged_with_its_backtrace() {
         text.contains("handler bug at crates/transport/tests/echo/mod.rs:"),
         "{text}"
     );
+    // the backtrace names the handler's frame (by file and line: dev builds keep line tables
+    // only, which give inlined async frames short names)
     assert!(
-        text.contains("Echo as transport::handler::QueryHandler"),
+        text.contains("core::panicking::panic_fmt") && text.contains("at ./tests/echo/mod.rs:"),
         "{text}"
     );
 }
