@@ -166,6 +166,7 @@ impl SelectPlan {
             slices,
             reversed: self.reversed,
             row_limit: if self.distinct { Some(1) } else { None },
+            total_row_limit: None,
             include_static: table.static_columns().next().is_some(),
             columns: Some(columns),
         })

@@ -65,6 +65,7 @@ pub fn read_filter(updates: &[CounterUpdate]) -> ReadFilter {
             .collect(),
         reversed: false,
         row_limit: None,
+        total_row_limit: None,
         include_static: updates.iter().any(|u| u.clustering.is_none()),
         columns: None,
     }
