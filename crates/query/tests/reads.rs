@@ -139,7 +139,10 @@ fn int(n: i32) -> Bytes {
 
 fn ints(row: &Row) -> Vec<Option<i32>> {
     row.iter()
-        .map(|c| c.as_ref().map(|b| i32::from_be_bytes(b[..].try_into().expect("int"))))
+        .map(|c| {
+            c.as_ref()
+                .map(|b| i32::from_be_bytes(b[..].try_into().expect("int")))
+        })
         .collect()
 }
 
@@ -165,19 +168,27 @@ async fn static_values_and_every_row_once_on_every_page() {
                 .await;
         }
     }
-    node.run("DELETE FROM t WHERE k = 1 AND c >= 5 AND c < 15").await;
+    node.run("DELETE FROM t WHERE k = 1 AND c >= 5 AND c < 15")
+        .await;
     let whole = node.run("SELECT k, c, s FROM t WHERE k = 1").await;
     assert_eq!(whole.len(), 10);
     for page_size in [1, 3, 7, 50] {
-        let rows = node.paged("SELECT k, c, s FROM t WHERE k = 1", page_size).await;
+        let rows = node
+            .paged("SELECT k, c, s FROM t WHERE k = 1", page_size)
+            .await;
         assert_eq!(rows, whole, "pages of {page_size}");
         let reversed = node
-            .paged("SELECT k, c, s FROM t WHERE k = 1 ORDER BY c DESC", page_size)
+            .paged(
+                "SELECT k, c, s FROM t WHERE k = 1 ORDER BY c DESC",
+                page_size,
+            )
             .await;
         assert_eq!(reversed, whole.iter().rev().cloned().collect::<Vec<_>>());
         let scan = node.paged("SELECT k, c, s FROM t", page_size).await;
         assert_eq!(scan.len(), 50);
-        assert!(scan.iter().all(|r| ints(r)[2] == ints(r)[0].map(|k| 100 + k)));
+        assert!(scan
+            .iter()
+            .all(|r| ints(r)[2] == ints(r)[0].map(|k| 100 + k)));
         let limited = node
             .paged("SELECT k, c, s FROM t PER PARTITION LIMIT 4", page_size)
             .await;
@@ -189,13 +200,17 @@ async fn static_values_and_every_row_once_on_every_page() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn counter_deletions_are_written() {
     let node = Node::start().await;
-    node.run("CREATE TABLE c (k int PRIMARY KEY, n counter)").await;
+    node.run("CREATE TABLE c (k int PRIMARY KEY, n counter)")
+        .await;
     node.run("UPDATE c SET n = n - 15 WHERE k = 1").await;
     node.run("DELETE FROM c WHERE k = 1").await;
     assert!(node.run("SELECT n FROM c WHERE k = 1").await.is_empty());
     node.run("UPDATE c SET n = n + 3 WHERE k = 1").await;
     let total = node.run("SELECT n FROM c WHERE k = 1").await;
-    assert_eq!(total, vec![vec![Some(Bytes::copy_from_slice(&(-12i64).to_be_bytes()))]]);
+    assert_eq!(
+        total,
+        vec![vec![Some(Bytes::copy_from_slice(&(-12i64).to_be_bytes()))]]
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -224,7 +239,10 @@ async fn prepared_statements_naming_a_dropped_table_are_unprepared() {
     node.run("DROP TABLE r").await;
     node.run("CREATE TABLE r (k int PRIMARY KEY, v int)").await;
     let stale = node.execute(&batch, vec![int(1), int(1)]).await;
-    assert!(matches!(stale, Err(CqlError::Unprepared { .. })), "{stale:?}");
+    assert!(
+        matches!(stale, Err(CqlError::Unprepared { .. })),
+        "{stale:?}"
+    );
     assert!(matches!(
         node.execute(&truncate, vec![]).await,
         Err(CqlError::Unprepared { .. })
