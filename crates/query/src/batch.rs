@@ -24,6 +24,11 @@ pub struct BatchPlan {
 }
 
 impl BatchPlan {
+    /// The statements of the batch.
+    pub fn statements(&self) -> impl Iterator<Item = &ModifyPlan> {
+        self.statements.iter()
+    }
+
     pub fn analyze(
         qp: &QueryProcessor,
         b: &ast::Batch,
@@ -152,21 +157,7 @@ async fn apply_each<'a>(
     let state = qp.schema();
     if items.iter().any(|(p, _)| p.is_counter()) {
         for (plan, ctx) in &items {
-            let strategy = state.strategy(&plan.table().keyspace);
-            let ts = ctx.default_timestamp();
-            for (key, updates) in plan.counter_updates(ctx)? {
-                qp.coordinator
-                    .write_counters(
-                        &strategy,
-                        storage::TableId(plan.table().id),
-                        key,
-                        updates,
-                        ts,
-                        cl,
-                        trace,
-                    )
-                    .await?;
-            }
+            apply_counter_plan(qp, &state, plan, ctx).await?;
         }
         trace_memtables(trace, &items);
         return Ok(());
@@ -191,6 +182,39 @@ async fn apply_each<'a>(
         }
     }
     trace_memtables(trace, &items);
+    Ok(())
+}
+
+/// One statement on a counter table: increments go through the counter path (read the totals,
+/// write new ones); deletions are written as they are (tombstones need no read).
+async fn apply_counter_plan(
+    qp: &QueryProcessor,
+    state: &crate::processor::SchemaState,
+    plan: &ModifyPlan,
+    ctx: &ExecContext,
+) -> CqlResult<()> {
+    let strategy = state.strategy(&plan.table().keyspace);
+    let (cl, trace) = (ctx.consistency, ctx.trace());
+    if plan.is_deletion() {
+        return qp
+            .coordinator
+            .write(&strategy, plan.mutations(ctx)?, cl, trace)
+            .await;
+    }
+    let ts = ctx.default_timestamp();
+    for (key, updates) in plan.counter_updates(ctx)? {
+        qp.coordinator
+            .write_counters(
+                &strategy,
+                storage::TableId(plan.table().id),
+                key,
+                updates,
+                ts,
+                cl,
+                trace,
+            )
+            .await?;
+    }
     Ok(())
 }
 

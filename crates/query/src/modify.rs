@@ -287,6 +287,11 @@ impl ModifyPlan {
         self.layout.table.is_counter()
     }
 
+    /// Whether this is a DELETE statement.
+    pub fn is_deletion(&self) -> bool {
+        self.kind == Kind::Delete
+    }
+
     /// Positions of the partition key's bind markers, for the PREPARED result.
     pub fn table(&self) -> &Arc<TableMetadata> {
         &self.layout.table

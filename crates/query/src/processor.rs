@@ -309,8 +309,11 @@ impl QueryProcessor {
             keyspace
         };
         let id = statement_id(scope, text);
+        let analysed_with = self.schema();
         if let Some(p) = self.prepared.read().get(&id) {
-            return Ok((QueryResult::Prepared(p.result.clone()).into(), None));
+            if names_live_tables(&p.plan, &analysed_with.schema) {
+                return Ok((QueryResult::Prepared(p.result.clone()).into(), None));
+            }
         }
         let mut binder = Binder::new(parsed.bind_marker_count());
         let plan = self.analyze(&parsed.statement, keyspace, &mut binder)?;
@@ -335,7 +338,13 @@ impl QueryProcessor {
             table,
             result: result.clone(),
         };
-        self.prepared.write().insert(id.clone(), Arc::new(stmt));
+        let mut cache = self.prepared.write();
+        if !Arc::ptr_eq(&analysed_with, &self.state.read()) {
+            // A schema change since the analysis: its invalidation may have run already.
+            drop(cache);
+            return self.prepare_cached(keyspace, text, trace);
+        }
+        cache.insert(id.clone(), Arc::new(stmt));
         Ok((QueryResult::Prepared(result).into(), Some(id)))
     }
 
@@ -399,8 +408,20 @@ impl QueryProcessor {
         self.tracer.finish(session, result)
     }
 
+    /// The prepared statement `id`; one naming a table dropped since it was prepared (a
+    /// BATCH or TRUNCATE of a table dropped and created again) is forgotten, so the driver
+    /// prepares it again against the current schema.
     pub(crate) fn lookup(&self, id: &[u8]) -> CqlResult<Arc<PreparedStatement>> {
-        self.prepared.read().get(id).cloned().ok_or_else(|| CqlError::Unprepared {
+        let found = self.prepared.read().get(id).cloned();
+        let state = self.schema();
+        let found = match found {
+            Some(p) if !names_live_tables(&p.plan, &state.schema) => {
+                self.prepared.write().remove(id);
+                None
+            }
+            other => other,
+        };
+        found.ok_or_else(|| CqlError::Unprepared {
             message: format!(
                 "Prepared query with ID {} not found (either the query was not prepared on this host (maybe the host has been restarted?) or you have prepared too many queries and it has been evicted from the internal cache)",
                 hex(id)
@@ -676,6 +697,20 @@ fn plan_table(plan: &Plan) -> (Option<String>, Option<String>) {
         _ => None,
     };
     (t.map(|t| t.keyspace.clone()), t.map(|t| t.name.clone()))
+}
+
+/// Whether every table `plan` reads or writes is still in `schema` under the same id.
+fn names_live_tables(plan: &Plan, schema: &Schema) -> bool {
+    let live = |t: &TableMetadata| {
+        schema.table_by_id(t.id).is_some() || virtual_tables::is_virtual(&t.keyspace)
+    };
+    match plan {
+        Plan::Select(s) => live(&s.layout.table),
+        Plan::Modify(m) => live(m.table()),
+        Plan::Batch(b) => b.statements().all(|m| live(m.table())),
+        Plan::Truncate(t) => live(t),
+        Plan::Use(_) | Plan::Ddl(_) | Plan::Describe(_) => true,
+    }
 }
 
 /// Positions of the partition key's bind markers, in key order, when each component is a

@@ -8,6 +8,7 @@ use uuid::Uuid;
 pub mod calendar;
 mod cql_literal;
 mod deserialize;
+mod normalize;
 mod serialize;
 pub mod vint;
 

@@ -27,6 +27,7 @@ use crate::filter::{KeyRange, ReadFilter};
 use crate::memtable::Memtable;
 use crate::metrics::{MetricsRecorder, ReadStats};
 use crate::params::TableSettings;
+use crate::partition::PartitionData;
 use crate::sstable::{Caches, Descriptor, SstableWriter, WriteOptions};
 use mutation::{Partition, PartitionKey, PartitionUpdate};
 
@@ -152,6 +153,16 @@ impl LsmEngine {
         let found = point_read::read(&view, key, filter, now, caches, &mut stats)?;
         self.metrics.point_read(&stats);
         Ok((found, stats))
+    }
+
+    /// Every version of partition `key` restricted to `filter`, merged with its tombstones and
+    /// shadowed cells (what counter updates start from).
+    pub fn read_merged(
+        &self,
+        key: &PartitionKey,
+        filter: &ReadFilter,
+    ) -> Result<Option<PartitionData>> {
+        point_read::merged(&self.view(), key, filter, self.caches.point_read())
     }
 
     /// Up to `limit` live partitions of `range` at `now`, with what the scan did (every SSTable

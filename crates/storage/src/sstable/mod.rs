@@ -21,6 +21,7 @@ mod layout;
 mod lru;
 mod reader;
 mod scan;
+mod slice_read;
 mod source;
 mod stats;
 mod summary;

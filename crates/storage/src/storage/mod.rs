@@ -189,8 +189,11 @@ impl Storage {
     ) -> Result<()> {
         let engine = self.engine(table)?;
         let _guard = self.core.counter_locks.lock(table, &key).await;
-        let current = engine.read(&key, &read_filter(&updates), now_seconds())?;
+        let current = engine.read_merged(&key, &read_filter(&updates))?;
         let update = new_totals(current.as_ref(), &updates, timestamp)?;
+        if update.rows.is_empty() && update.static_row.is_none() {
+            return Ok(()); // every counter written was deleted
+        }
         self.apply(Mutation { table, key, update }).await
     }
 

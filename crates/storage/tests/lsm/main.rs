@@ -6,5 +6,6 @@ mod compaction;
 mod crash;
 mod data_dirs;
 mod flush;
+mod paging;
 mod read_path;
 mod snapshots;
