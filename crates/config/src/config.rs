@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::error::ConfigError;
+use crate::policies::{CommitFailurePolicy, DiskFailurePolicy};
 use crate::snitch::{Location, Snitch};
 use crate::spec::{format_duration, DataRate, DataSize};
 
@@ -135,6 +136,8 @@ pub struct Config {
     /// `seed_provider`'s seeds. Empty when the file has no `seed_provider`: the node runs alone
     /// and opens no internode port (a one-member cluster).
     pub seeds: Vec<Seed>,
+    pub disk_failure_policy: DiskFailurePolicy,
+    pub commit_failure_policy: CommitFailurePolicy,
 }
 
 const LOOPBACK: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
@@ -208,6 +211,8 @@ impl Default for Config {
             endpoint_snitch: Snitch::Simple,
             location: Location::simple(),
             seeds: Vec::new(),
+            disk_failure_policy: DiskFailurePolicy::Stop,
+            commit_failure_policy: CommitFailurePolicy::Stop,
         }
     }
 }
