@@ -24,6 +24,7 @@ use crate::sstable::key_cache::next_sstable_id;
 use crate::sstable::layout::{
     after_end, before_start, decode_header, decode_row, ranges_overlap, PartitionHeader,
 };
+use crate::sstable::salvage::{Loss, Salvage};
 use crate::sstable::scan::{KeyScan, PartitionIter};
 use crate::sstable::stats::SstableStats;
 use crate::sstable::summary::Summary;
@@ -274,6 +275,12 @@ impl Sstable {
     /// Every partition in order, decoded one at a time from the Data stream (for compaction).
     pub fn iter(&self) -> PartitionIter<'_> {
         PartitionIter::new(&self.data)
+    }
+
+    /// Every partition that can still be read, in order, what could not recorded in `loss`
+    /// (for a scrub).
+    pub fn salvage<'a>(&'a self, loss: &'a parking_lot::Mutex<Loss>) -> Salvage<'a> {
+        Salvage::new(self, loss)
     }
 }
 

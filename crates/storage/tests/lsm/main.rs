@@ -5,6 +5,8 @@ mod common;
 mod compaction;
 mod crash;
 mod data_dirs;
+mod disk_failures;
 mod flush;
 mod read_path;
+mod scrub;
 mod snapshots;
