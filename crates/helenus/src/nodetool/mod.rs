@@ -2,6 +2,7 @@
 //! node's admin API (`docs/admin-api.md`) over HTTP.
 
 mod args;
+mod checks;
 mod client;
 mod cluster;
 mod compaction;
@@ -119,6 +120,9 @@ fn execute(client: &Client, inv: &Invocation) -> Output {
         }
         "tpstats" | "gcstats" | "drain" | "stopdaemon" => threads::run(client, &inv.command, args),
         "proxyhistograms" => proxy::run(client, args),
+        "scrub" | "verify" | "statusbinary" | "enablebinary" | "disablebinary" => {
+            checks::run(client, &inv.command, args)
+        }
         "getlogginglevels" | "setlogginglevel" => logging::run(client, &inv.command, args),
         "gettraceprobability" | "settraceprobability" => trace::run(client, &inv.command, args),
         _ => Err(unexpected(std::slice::from_ref(&inv.command))),
