@@ -1,8 +1,9 @@
 //! Storage failures as clients see them. Cassandra's coordinator counts a replica whose local
 //! read or write threw as a failed response (`RequestFailureReason.UNKNOWN`), so a read that
-//! met corrupt data or a failed disk answers ReadFailure and a write that could not be made
-//! durable (a stopped or failed commit log) answers WriteFailure — not a ServerError. Errors
-//! that are no replica failure (an unknown table, a refused value) stay ServerErrors.
+//! met corrupt data or a failed disk answers ReadFailure and a write storage failed answers
+//! WriteFailure — not a ServerError (a write the commit log cannot take times out instead, see
+//! `bounded`). Errors that are no replica failure (an unknown table, a refused value) stay
+//! ServerErrors.
 
 use std::net::IpAddr;
 
@@ -139,7 +140,7 @@ mod tests {
     }
 
     #[test]
-    fn a_failed_commit_log_fails_the_write() {
+    fn a_failed_disk_fails_the_write() {
         let error = StorageError::io("/cl", std::io::Error::from(std::io::ErrorKind::NotFound));
         match REPLICA.write_error(error, ONE, "BATCH") {
             CqlError::WriteFailure {

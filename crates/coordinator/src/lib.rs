@@ -364,7 +364,9 @@ impl Coordinator {
 }
 
 /// Runs a local write, answering WriteTimeout when it outlasts `timeout` and WriteFailure
-/// when storage fails it.
+/// when storage fails it. A write the commit log cannot take waits out the timeout and
+/// answers WriteTimeout, as Cassandra's writes wait for a commit-log segment that does not
+/// come (`commit_failure_policy: stop_commit` "lets writes collect").
 async fn bounded(
     write: impl Future<Output = storage::Result<()>>,
     timeout: Duration,
@@ -372,15 +374,21 @@ async fn bounded(
     needed: Needed,
     write_type: &str,
 ) -> CqlResult<()> {
-    match tokio::time::timeout(timeout, write).await {
+    let deadline = tokio::time::Instant::now() + timeout;
+    let timed_out = || CqlError::WriteTimeout {
+        message: "Operation timed out - received only 0 responses.".into(),
+        consistency: needed.consistency,
+        received: 0,
+        block_for: needed.block_for,
+        write_type: write_type.into(),
+    };
+    match tokio::time::timeout_at(deadline, write).await {
+        Ok(Err(StorageError::CommitLogUnavailable(_))) => {
+            tokio::time::sleep_until(deadline).await;
+            Err(timed_out())
+        }
         Ok(result) => result.map_err(|e| replica.write_error(e, needed, write_type)),
-        Err(_) => Err(CqlError::WriteTimeout {
-            message: "Operation timed out - received only 0 responses.".into(),
-            consistency: needed.consistency,
-            received: 0,
-            block_for: needed.block_for,
-            write_type: write_type.into(),
-        }),
+        Err(_) => Err(timed_out()),
     }
 }
 
@@ -415,6 +423,17 @@ mod tests {
             }
             other => panic!("unexpected {other:?}"),
         }
+    }
+
+    #[tokio::test]
+    async fn writes_the_commit_log_cannot_take_wait_out_the_timeout() {
+        let refused = async { Err(StorageError::CommitLogUnavailable("stopped".into())) };
+        let started = Instant::now();
+        let err = bounded(refused, Duration::from_millis(50), &REPLICA, ONE, "SIMPLE")
+            .await
+            .unwrap_err();
+        assert!(matches!(err, CqlError::WriteTimeout { .. }), "{err:?}");
+        assert!(started.elapsed() >= Duration::from_millis(50));
     }
 
     #[tokio::test]

@@ -124,6 +124,11 @@ struct Shared {
     health: Arc<Health>,
 }
 
+/// What a write gets when the commit log cannot take it because of `error`.
+fn unavailable(error: &StorageError) -> StorageError {
+    StorageError::CommitLogUnavailable(error.to_string())
+}
+
 /// Handle to the commit log of one node.
 pub struct CommitLog {
     shared: Arc<Shared>,
@@ -227,7 +232,7 @@ impl CommitLog {
             return Err(StorageError::Closed);
         }
         if let Some(error) = &state.failed {
-            return Err(error.duplicate());
+            return Err(unavailable(error));
         }
         let written = state.tail.written();
         if written > 0 && written + size > self.segment_size {
@@ -255,7 +260,7 @@ impl CommitLog {
             .as_ref()
             .filter(|_| !state.roll_backoff.ready(now))
         {
-            return Err(error.duplicate());
+            return Err(unavailable(error));
         }
         let next = state.segment + 1;
         let created = create_segment(&self.shared.dir, next, self.segment_size);
@@ -263,9 +268,10 @@ impl CommitLog {
             Ok(created) => created,
             Err(error) => {
                 state.roll_backoff.failed(now);
-                state.roll_error = Some(error.duplicate());
                 state.fail(&error, &self.shared.health);
-                return Err(error);
+                let answer = unavailable(&error);
+                state.roll_error = Some(error);
+                return Err(answer);
             }
         };
         state.roll_backoff.succeeded();

@@ -203,7 +203,7 @@ impl Syncer {
         let failure = stopped.or_else(|| outcome.as_ref().err().map(|e| e.duplicate()));
         for ack in acks {
             let result = match &failure {
-                Some(error) => Err(error.duplicate()),
+                Some(error) => Err(super::unavailable(error)),
                 None => Ok(()),
             };
             let _ = ack.send(result);

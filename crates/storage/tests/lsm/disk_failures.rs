@@ -309,7 +309,7 @@ async fn stop_commit_fails_writes_and_keeps_reads() {
         let broken = Broken::new(&config.commitlog_dir);
         assert!(matches!(
             write_until_failure(&storage).await,
-            StorageError::Io { .. }
+            StorageError::CommitLogUnavailable(_)
         ));
         assert_eq!(taken(&actions), expected, "{policy:?}");
         broken.restore();
@@ -333,7 +333,7 @@ async fn ignored_commit_failures_fail_writes_until_the_directory_is_back() {
     write_until_failure(&storage).await;
     let again = storage.apply(upsert(1, 0, 2, "again")).await;
     assert!(
-        again.is_err(),
+        matches!(again, Err(StorageError::CommitLogUnavailable(_))),
         "the next write fails at once, within the pause"
     );
     broken.restore();
