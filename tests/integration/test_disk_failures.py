@@ -125,6 +125,42 @@ def test_deleted_data_directory_under_write_load_fails_fast_and_stops_cleanly():
         assert "drain failed" in node.log()
 
 
+def test_ignore_policy_times_writes_out_once_memtables_cannot_flush():
+    """With `ignore` nothing stops: writes fill the memtable pool, then wait for a flush that
+    cannot happen and answer WriteTimeout after write_request_timeout, as Cassandra's do."""
+    with running(SMALL_MEMTABLES + "disk_failure_policy: ignore\n") as (node, session):
+        remove_tree(os.path.join(node.data_dir, "data"))
+        insert = session.prepare("INSERT INTO ks.t (k, v) VALUES (?, ?)")
+        began = None
+        with pytest.raises(WriteTimeout):
+            for k in range(20_000):
+                began = time.monotonic()
+                session.execute(insert, (k, "z" * 1000), timeout=30)
+        assert time.monotonic() - began < WRITE_TIMEOUT_S + 3
+        assert nodetool(node, "statusbinary").stdout == "running\n"
+        assert node.stop(timeout=30) == 0
+
+
+@pytest.mark.skipif(not os.environ.get("HELENUS_SLOW_TESTS"), reason="takes over 30 s; set HELENUS_SLOW_TESTS=1")
+def test_sigterm_exits_even_when_a_flush_is_stuck():
+    """A flush stuck in the kernel (its file is a FIFO nobody reads) is given up after the 30 s
+    drain limit: SIGTERM still ends the process, with status 0 and a log line saying so."""
+    with running() as (node, session):
+        fill(session, 10)
+        table_dir = os.path.join(node.data_dir, "data", "ks")
+        [table] = os.listdir(table_dir)
+        for generation in range(1, 50):
+            os.mkfifo(os.path.join(table_dir, table, f"tmp-ha-{generation}-Data.db"))
+        flushing = subprocess.Popen([BIN, "nodetool", "-p", str(node.admin_port), "flush", "ks"])
+        time.sleep(1.0)
+        began = time.monotonic()
+        assert node.stop(timeout=60) == 0
+        assert time.monotonic() - began < 45
+        assert "drain did not finish within" in node.log()
+        flushing.kill()
+        flushing.wait()
+
+
 def test_a_restored_directory_flushes_again_and_enablebinary_serves():
     with running() as (node, session):
         fill(session, 50)

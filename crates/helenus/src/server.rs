@@ -3,6 +3,7 @@
 //! `nodetool stopdaemon`; `nodetool drain` stops the CQL listener and flushes everything but
 //! leaves the admin API up until the process is told to stop. A drain that cannot finish (a
 //! failed or stuck disk) is logged and given up after [`DRAIN_LIMIT`]: the process still exits.
+use std::future::Future;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::ExitCode;
@@ -265,7 +266,7 @@ async fn serve(
         started.elapsed().as_millis()
     );
     let result = native::serve(&server, addr, listener, &lifecycle, &mut signals).await;
-    drain(&storage).await;
+    drain(storage.shutdown(), DRAIN_LIMIT).await;
     lifecycle.mark_drained();
     until_stop(&lifecycle, &mut signals).await;
     if admin.await.is_err() {
@@ -274,17 +275,17 @@ async fn serve(
     result.map_err(|e| format!("server: {e}"))
 }
 
-/// Flushes every table and syncs the commit log, for at most [`DRAIN_LIMIT`]. A failure or a
-/// timeout is logged: what was not flushed stays in the commit log for the next start.
-async fn drain(storage: &Storage) {
+/// Runs `shutdown` (flush every table, sync the commit log) for at most `limit`. A failure or
+/// a timeout is logged: what was not flushed stays in the commit log for the next start.
+async fn drain(shutdown: impl Future<Output = storage::Result<()>>, limit: Duration) {
     tracing::info!("draining: flushing memtables and syncing the commit log");
-    match tokio::time::timeout(DRAIN_LIMIT, storage.shutdown()).await {
+    match tokio::time::timeout(limit, shutdown).await {
         Ok(Ok(())) => tracing::info!("drained"),
         Ok(Err(e)) => tracing::error!(
             "drain failed: {e}; what was not flushed is replayed from the commit log at the next start"
         ),
         Err(_) => tracing::error!(
-            "drain did not finish within {DRAIN_LIMIT:?} (a stuck disk?); stopping without it: \
+            "drain did not finish within {limit:?} (a stuck disk?); stopping without it: \
              what was not flushed is replayed from the commit log at the next start"
         ),
     }
@@ -397,6 +398,15 @@ mod tests {
         );
         assert_eq!(sc.memtable_allocation, MemtableAllocation::Heap);
         assert_eq!(sc.commitlog_total_space, 1 << 30);
+    }
+
+    #[tokio::test]
+    async fn a_drain_that_hangs_is_given_up_after_its_limit() {
+        let started = std::time::Instant::now();
+        drain(std::future::pending(), Duration::from_millis(20)).await;
+        assert!(started.elapsed() < Duration::from_secs(5));
+        let failed = async { Err(storage::StorageError::Closed) };
+        drain(failed, Duration::from_secs(5)).await;
     }
 
     #[test]
