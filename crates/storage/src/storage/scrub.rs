@@ -92,7 +92,10 @@ impl Storage {
         let engine = self.engine(table)?;
         let settings = engine.settings();
         let mut report = VerifyReport::default();
-        for live in engine.view().sstables.iter() {
+        // Not the view itself: held for the whole check, it would keep every memtable flushed
+        // meanwhile in memory.
+        let sstables = engine.view().sstables.clone();
+        for live in &sstables {
             let sstable = &live.sstable;
             let total = sstable.stats().uncompressed_size;
             let registry = &self.core.registry;
