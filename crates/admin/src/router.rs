@@ -10,7 +10,8 @@ use serde::Serialize;
 use crate::api::pools::GcClock;
 use crate::api::types::{AutocompactionRequest, TableSelection};
 use crate::api::{
-    cluster, compaction, logging, pools, proxy, ring, settings, snapshots, tables, trace,
+    binary, cluster, compaction, logging, pools, proxy, ring, scrub, settings, snapshots, tables,
+    trace,
 };
 use crate::error::{ApiError, ApiResult};
 use crate::metrics;
@@ -70,6 +71,7 @@ impl Api {
             "/v1/proxyhistograms" if get => ok(&proxy::histograms(node)),
             "/v1/gcstats" if get => ok(&pools::gcstats(&self.gc)),
             "/v1/snapshots" if get => ok(&snapshots::list(node).await?),
+            "/v1/binary" if get => ok(&binary::status(node)),
             _ => match histograms_path(path) {
                 Some((keyspace, table)) if get => {
                     ok(&snapshots::histograms(node, keyspace, table)?)
@@ -140,6 +142,10 @@ impl Api {
                 node.lifecycle.request_stop();
                 ok(&serde_json::json!({ "stopping": true }))
             }
+            "/v1/scrub" => ok(&scrub::scrub(node, &selection_or_default(body)?).await?),
+            "/v1/verify" => ok(&scrub::verify(node, &selection_or_default(body)?).await?),
+            "/v1/binary/enable" => ok(&binary::enable(node).await?),
+            "/v1/binary/disable" => ok(&binary::disable(node).await?),
             _ => Err(unknown(method, path)),
         }
     }
@@ -147,7 +153,7 @@ impl Api {
 
 /// 404 for an unknown path, 405 for a known path with the wrong method.
 fn unknown(method: &Method, path: &str) -> ApiError {
-    const PATHS: [&str; 23] = [
+    const PATHS: [&str; 28] = [
         "/metrics",
         "/v1/garbagecollect",
         "/v1/logging",
@@ -171,6 +177,11 @@ fn unknown(method: &Method, path: &str) -> ApiError {
         "/v1/settings/timeouts/",
         "/v1/snapshots",
         "/v1/snapshots/clear",
+        "/v1/binary",
+        "/v1/binary/enable",
+        "/v1/binary/disable",
+        "/v1/scrub",
+        "/v1/verify",
     ];
     let known = histograms_path(path).is_some()
         || PATHS

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::error::ConfigError;
+use crate::policies::{CommitFailurePolicy, DiskFailurePolicy};
 use crate::snitch::{Location, Snitch};
 use crate::spec::{format_duration, DataRate, DataSize};
 
@@ -162,6 +163,8 @@ pub struct Config {
     /// The failure detector's conviction threshold (Cassandra's phi, 5 to 16).
     pub phi_convict_threshold: f64,
     pub internode_compression: InternodeCompression,
+    pub disk_failure_policy: DiskFailurePolicy,
+    pub commit_failure_policy: CommitFailurePolicy,
 }
 
 const LOOPBACK: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
@@ -239,6 +242,8 @@ impl Default for Config {
             allocate_tokens_for_local_replication_factor: Some(3),
             phi_convict_threshold: 8.0,
             internode_compression: InternodeCompression::Dc,
+            disk_failure_policy: DiskFailurePolicy::Stop,
+            commit_failure_policy: CommitFailurePolicy::Stop,
         }
     }
 }

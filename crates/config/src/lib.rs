@@ -10,6 +10,7 @@ mod keys;
 mod legacy;
 mod listing;
 mod load;
+mod policies;
 mod refused;
 mod settings;
 mod snitch;
@@ -24,5 +25,6 @@ pub use config::{
 pub use error::ConfigError;
 pub use listing::Setting;
 pub use load::{load, load_str, Loaded};
+pub use policies::{CommitFailurePolicy, DiskFailurePolicy};
 pub use snitch::{Location, Snitch, RACKDC_FILE};
 pub use spec::{format_duration, DataRate, DataSize};

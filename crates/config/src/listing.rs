@@ -170,6 +170,11 @@ impl Config {
             ("key_cache_size", opt(self.key_cache_size)),
             ("file_cache_enabled", set(self.file_cache_enabled)),
             ("file_cache_size", opt(self.file_cache_size)),
+            ("disk_failure_policy", set(self.disk_failure_policy.name())),
+            (
+                "commit_failure_policy",
+                set(self.commit_failure_policy.name()),
+            ),
             (
                 "prepared_statements_cache_size",
                 opt(self.prepared_statements_cache_size),

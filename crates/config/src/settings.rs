@@ -3,6 +3,7 @@
 
 use crate::config::{CommitLogSync, Config, InternodeCompression, MemtableAllocationType, Seed};
 use crate::error::ConfigError;
+use crate::policies::{CommitFailurePolicy, DiskFailurePolicy};
 use crate::refused;
 use crate::snitch::Snitch;
 use crate::spec::SizeUnit::{Bytes, Kibibytes, Mebibytes};
@@ -123,6 +124,8 @@ fn apply_storage(c: &mut Config, v: Value) -> Result<bool, ConfigError> {
         "key_cache_size" => c.key_cache_size = Some(v.size(Mebibytes)?),
         "file_cache_size" => c.file_cache_size = Some(v.size(Mebibytes)?),
         "file_cache_enabled" => c.file_cache_enabled = v.boolean()?,
+        "disk_failure_policy" => c.disk_failure_policy = DiskFailurePolicy::parse(v)?,
+        "commit_failure_policy" => c.commit_failure_policy = CommitFailurePolicy::parse(v)?,
         "prepared_statements_cache_size" => {
             c.prepared_statements_cache_size = Some(v.size(Mebibytes)?)
         }

@@ -26,9 +26,12 @@ async fn start(config: ServerConfig) -> Running {
     let server = Server::new(Arc::new(Echo), events.clone(), config);
     let clients = server.clients();
     let (stop, stopped) = oneshot::channel::<()>();
-    let task = tokio::spawn(server.run(listener, async {
-        let _ = stopped.await;
-    }));
+    let task = tokio::spawn(async move {
+        let shutdown = async {
+            let _ = stopped.await;
+        };
+        server.run(listener, shutdown).await
+    });
     Running {
         addr,
         events,

@@ -9,7 +9,6 @@ use ring::effective_ownership;
 use storage::CacheStats;
 
 use super::types::{CacheFigures, ClusterInfo, KeyspaceReplication, NodeInfo, Version};
-use crate::lifecycle::Mode;
 use crate::node::AdminNode;
 
 /// Keyspaces whose replication `status` ignores (Cassandra's local system keyspaces).
@@ -38,7 +37,6 @@ pub fn node(node: &AdminNode) -> NodeInfo {
         Ok(owns) => (Some(owns), None),
         Err(note) => (None, Some(note)),
     };
-    let drained = node.lifecycle.mode() != Mode::Normal;
     NodeInfo {
         host_id: info.host_id.to_string(),
         address: info.listen_address.to_string(),
@@ -47,7 +45,7 @@ pub fn node(node: &AdminNode) -> NodeInfo {
         rack: info.rack.clone(),
         mode: node.lifecycle.mode().name().to_string(),
         gossip_active: false,
-        native_transport_active: !drained,
+        native_transport_active: node.lifecycle.transport().running,
         load_bytes: load,
         uncompressed_load_bytes: uncompressed,
         generation: node.generation,

@@ -3,6 +3,8 @@
 
 mod args;
 pub(crate) mod client;
+mod checks;
+
 mod cluster;
 mod compaction;
 mod format;
@@ -120,6 +122,9 @@ fn execute(client: &Client, inv: &Invocation) -> Output {
         }
         "tpstats" | "gcstats" | "drain" | "stopdaemon" => threads::run(client, &inv.command, args),
         "proxyhistograms" => proxy::run(client, args),
+        "scrub" | "verify" | "statusbinary" | "enablebinary" | "disablebinary" => {
+            checks::run(client, &inv.command, args)
+        }
         "getlogginglevels" | "setlogginglevel" => logging::run(client, &inv.command, args),
         "gettraceprobability" | "settraceprobability" => trace::run(client, &inv.command, args),
         _ => Err(unexpected(std::slice::from_ref(&inv.command))),

@@ -235,6 +235,10 @@ impl IndexFile {
         Ok(IndexFile { file, path })
     }
 
+    pub fn path(&self) -> &std::path::Path {
+        &self.path
+    }
+
     /// Reads and verifies one block.
     pub fn block(&self, at: &SummaryEntry) -> Result<Vec<IndexEntry>> {
         let buf = self.read_block(at)?;

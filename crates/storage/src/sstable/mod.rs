@@ -20,12 +20,14 @@ mod key_cache;
 mod layout;
 mod lru;
 mod reader;
+mod salvage;
 mod scan;
 mod slice_read;
 mod source;
 mod stats;
 mod summary;
 mod toc;
+mod verify;
 mod writer;
 
 #[cfg(test)]
@@ -45,6 +47,7 @@ pub use key_cache::{KeyCache, KeyCacheStats};
 pub(crate) use layout::ranges_overlap;
 pub use lru::CacheStats;
 pub use reader::{FilterStats, Sstable};
-pub use scan::{KeyScan, PartitionIter};
+pub use salvage::{Loss, Salvage};
+pub use scan::{KeyScan, PartitionIter, PartitionStream};
 pub use stats::{ClusteringRange, SstableStats};
 pub use writer::{SstableWriter, WriteOptions, DEFAULT_CHUNK_LENGTH, DEFAULT_ROW_INDEX_BLOCK};

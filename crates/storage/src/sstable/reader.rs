@@ -18,6 +18,7 @@ use crate::sstable::descriptor::{Component, Descriptor};
 use crate::sstable::index::{IndexEntry, IndexFile};
 use crate::sstable::key_cache::next_sstable_id;
 use crate::sstable::layout::{decode_header, decode_row, PartitionHeader};
+use crate::sstable::salvage::{Loss, Salvage};
 use crate::sstable::scan::{KeyScan, PartitionIter};
 use crate::sstable::slice_read::PartitionRead;
 use crate::sstable::stats::SstableStats;
@@ -242,6 +243,12 @@ impl Sstable {
     /// Every partition in order, decoded one at a time from the Data stream (for compaction).
     pub fn iter(&self) -> PartitionIter<'_> {
         PartitionIter::new(&self.data)
+    }
+
+    /// Every partition that can still be read, in order, what could not recorded in `loss`
+    /// (for a scrub).
+    pub fn salvage<'a>(&'a self, loss: &'a parking_lot::Mutex<Loss>) -> Salvage<'a> {
+        Salvage::new(self, loss)
     }
 }
 
