@@ -6,6 +6,7 @@
 
 mod config;
 mod error;
+mod guardrails;
 mod keys;
 mod legacy;
 mod listing;
@@ -21,6 +22,7 @@ pub use config::{
     heap_equivalent, physical_memory, CommitLogSync, Config, MemtableAllocationType, Seed,
 };
 pub use error::ConfigError;
+pub use guardrails::{ConsistencyLevels, Guardrails, Limit, Threshold, CONSISTENCY_LEVELS};
 pub use listing::Setting;
 pub use load::{load, load_str, Loaded};
 pub use snitch::{Location, Snitch, RACKDC_FILE};
