@@ -27,7 +27,8 @@ use crate::filter::{KeyRange, ReadFilter};
 use crate::memtable::Memtable;
 use crate::metrics::{MetricsRecorder, ReadStats};
 use crate::params::TableSettings;
-use crate::sstable::{Caches, Descriptor, SstableWriter, WriteOptions};
+use crate::sstable::{Caches, Descriptor, SstableWriter, WatchSlot, Watcher, WriteOptions};
+use crate::storage::now_seconds;
 use mutation::{Partition, PartitionKey, PartitionUpdate};
 
 /// What a read sees: the memtables and the open SSTables at one instant.
@@ -88,6 +89,8 @@ pub struct LsmEngine {
     flushes: AtomicU64,
     /// The node's key and chunk caches.
     caches: Caches,
+    /// The node's watch on large partitions written.
+    watch: WatchSlot,
     metrics: MetricsRecorder,
 }
 
@@ -123,6 +126,7 @@ impl LsmEngine {
             floor: Mutex::new(floor),
             flushes: AtomicU64::new(0),
             caches: Caches::default(),
+            watch: WatchSlot::default(),
             metrics: MetricsRecorder::default(),
         })
     }
@@ -130,6 +134,12 @@ impl LsmEngine {
     /// The engine with Index lookups and Data chunk reads going through `caches`.
     pub fn with_caches(mut self, caches: Caches) -> LsmEngine {
         self.caches = caches;
+        self
+    }
+
+    /// The engine reporting the partitions its flushes and compactions write to `watch`.
+    pub fn with_watch(mut self, watch: WatchSlot) -> LsmEngine {
+        self.watch = watch;
         self
     }
 
@@ -342,7 +352,11 @@ impl LsmEngine {
         expected_bytes: u64,
     ) -> Result<SstableWriter> {
         let dir = placement::choose(&self.dirs, &self.view().sstables, expected_bytes)?;
-        SstableWriter::create(dir, generation, options)
+        let settings = self.settings();
+        let watcher = self.watch.current().and_then(|watch| {
+            Watcher::new(watch, &settings.keyspace, &settings.name, now_seconds())
+        });
+        SstableWriter::create(dir, generation, options).map(|w| w.watched(watcher))
     }
 
     fn install_flushed(&self, memtable: &Arc<PooledMemtable>, sstable: Option<Arc<LiveSstable>>) {

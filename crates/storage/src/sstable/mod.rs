@@ -25,6 +25,7 @@ mod source;
 mod stats;
 mod summary;
 mod toc;
+mod watch;
 mod writer;
 
 #[cfg(test)]
@@ -46,4 +47,6 @@ pub use lru::CacheStats;
 pub use reader::{FilterStats, Sstable};
 pub use scan::{KeyScan, PartitionIter};
 pub use stats::{ClusteringRange, SstableStats};
+pub(crate) use watch::Watcher;
+pub use watch::{PartitionWatch, WatchSlot, WatchThresholds, WrittenCollection, WrittenPartition};
 pub use writer::{SstableWriter, WriteOptions, DEFAULT_CHUNK_LENGTH, DEFAULT_ROW_INDEX_BLOCK};

@@ -23,7 +23,7 @@ use crate::counter::CounterLocks;
 use crate::engine::{FlushReport, LsmEngine};
 use crate::error::{Result, StorageError};
 use crate::log_entry::encode_mutations;
-use crate::sstable::{Caches, ChunkCache, KeyCache};
+use crate::sstable::{Caches, ChunkCache, KeyCache, WatchSlot};
 use mutation::{Mutation, TableId};
 
 /// State shared between the facade and the background threads.
@@ -55,6 +55,8 @@ pub struct Core {
     pub chunk_cache: Arc<ChunkCache>,
     /// Memtable pool sizes and the writers waiting for room.
     pub pools: MemtablePools,
+    /// The watch told about large partitions written (see [`crate::PartitionWatch`]).
+    pub partition_watch: WatchSlot,
 }
 
 impl Core {
@@ -80,6 +82,7 @@ impl Core {
             running_compactions: AtomicUsize::new(0),
             compaction_workers: Mutex::new(Vec::new()),
             wake: (Mutex::new(()), Condvar::new()),
+            partition_watch: WatchSlot::default(),
         }
     }
 
