@@ -10,7 +10,7 @@ use std::sync::{Arc, Weak};
 
 use schema::{is_system_keyspace, TableMetadata};
 use storage::{PartitionWatch, WatchThresholds, WrittenCollection, WrittenPartition};
-use types::value::Value;
+use types::value::{calendar, Value};
 use types::CqlType;
 
 use super::check::{Notice, Threshold};
@@ -139,7 +139,8 @@ fn literal(ty: &CqlType, bytes: Option<&bytes::Bytes>) -> String {
     }
 }
 
-/// A partition key as Cassandra's `getString`: values unquoted, a composite's parts escaped
+/// A partition key as Cassandra's `getString`: values unquoted (timestamps in ISO 8601 form),
+/// a composite's parts escaped
 /// (`:` as `\:`, a trailing `\` or `!` followed by `!`) and joined by `:`.
 pub(crate) fn key_text(layout: &KeyLayout, key: &[u8]) -> String {
     let Ok(parts) = layout.split_partition_key(key) else {
@@ -155,6 +156,7 @@ pub(crate) fn key_text(layout: &KeyLayout, key: &[u8]) -> String {
                 Ok(blob @ Value::Blob(_)) => {
                     blob.to_cql_literal().trim_start_matches("0x").to_string()
                 }
+                Ok(Value::Timestamp(millis)) => calendar::format_timestamp_iso(millis),
                 Ok(value) => value.to_cql_literal().trim_matches('\'').to_string(),
                 Err(_) => String::from_utf8_lossy(bytes).into_owned(),
             });

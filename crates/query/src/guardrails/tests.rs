@@ -333,6 +333,20 @@ fn composite_keys_print_as_cassandra_get_string() {
     assert_eq!(key_text(&layout, &key.key), "1:x\\:y!!");
     let t = KeyLayout::new(create(&schema, "CREATE TABLE t (k text PRIMARY KEY)"));
     assert_eq!(key_text(&t, b"a:b"), "a:b");
+    // As Cassandra 5.0.4 named the partition ('2024-01-02 03:04:05.678+0000', 0xcafe, true).
+    let typed = KeyLayout::new(create(
+        &schema,
+        "CREATE TABLE typed (t timestamp, x blob, b boolean, PRIMARY KEY ((t, x, b)))",
+    ));
+    let key = partition_key(&[
+        bytes::Bytes::copy_from_slice(&1_704_164_645_678i64.to_be_bytes()),
+        bytes::Bytes::from_static(&[0xca, 0xfe]),
+        bytes::Bytes::from_static(&[1]),
+    ]);
+    assert_eq!(
+        key_text(&typed, &key.key),
+        "2024-01-02T03\\:04\\:05.678Z:cafe:true"
+    );
 }
 
 /// As Cassandra 5.0.4 logged them at flush: "l in row (1, 'x:y', 2, 'it''s') in table bk.ck",
