@@ -6,7 +6,6 @@ use std::time::Instant;
 
 use coordinator::{Coordinator, Timeouts};
 use hyper::{Method, StatusCode};
-use metadata::{MetadataConfig, MetadataService};
 use query::{NodeInfo, QueryProcessor};
 use storage::{Storage, StorageConfig};
 
@@ -64,11 +63,10 @@ async fn api(dir: &tempfile::TempDir) -> Api {
         tokens: vec![-1, 42],
         host_id: uuid::Uuid::nil(),
     };
-    let processor = QueryProcessor::start(coordinator.clone(), info)
+    let processor = QueryProcessor::start_alone(coordinator.clone(), info, dir.path().join("m"))
         .await
         .unwrap();
-    let metadata = one_member_group(dir).await;
-    processor.attach_metadata(metadata.clone());
+    let metadata = processor.metadata().cloned().unwrap();
     Api::new(Arc::new(AdminNode {
         storage,
         coordinator,
@@ -84,18 +82,6 @@ async fn api(dir: &tempfile::TempDir) -> Api {
         started: Instant::now(),
         generation: 1,
     }))
-}
-
-/// The metadata group of a node that runs alone, as the server starts it without seeds.
-async fn one_member_group(dir: &tempfile::TempDir) -> Arc<MetadataService> {
-    let addr = std::net::SocketAddr::new(LOCAL, 7000);
-    let config = MetadataConfig::new(
-        dir.path().join("metadata"),
-        uuid::Uuid::from_u128(1),
-        addr,
-        "Test Cluster",
-    );
-    MetadataService::start(config, None, None).await.unwrap()
 }
 
 fn json(reply: &Reply) -> serde_json::Value {

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::error::ConfigError;
+use crate::guardrails::Guardrails;
 use crate::policies::{CommitFailurePolicy, DiskFailurePolicy};
 use crate::snitch::{Location, Snitch};
 use crate::spec::{format_duration, DataRate, DataSize};
@@ -139,6 +140,8 @@ pub struct Config {
     pub batch_size_warn_threshold: DataSize,
     pub batch_size_fail_threshold: DataSize,
     pub unlogged_batch_across_partitions_warn_threshold: u32,
+    /// The guardrails section (`keyspaces_warn_threshold`, `allow_filtering_enabled`, ...).
+    pub guardrails: Guardrails,
     pub column_index_size: Option<DataSize>,
     /// `None`: the smaller of 5% of memory and 100MiB.
     pub key_cache_size: Option<DataSize>,
@@ -229,6 +232,7 @@ impl Default for Config {
             batch_size_warn_threshold: DataSize::kibibytes(5),
             batch_size_fail_threshold: DataSize::kibibytes(50),
             unlogged_batch_across_partitions_warn_threshold: 10,
+            guardrails: Guardrails::default(),
             column_index_size: None,
             key_cache_size: None,
             file_cache_size: None,
@@ -272,6 +276,7 @@ impl Config {
         self.validate_commitlog()?;
         self.validate_concurrency()?;
         self.validate_native_limits()?;
+        self.guardrails.validate()?;
         self.validate_directories()
     }
 

@@ -6,6 +6,7 @@
 
 mod config;
 mod error;
+mod guardrails;
 mod keys;
 mod legacy;
 mod listing;
@@ -23,6 +24,7 @@ pub use config::{
     MemtableAllocationType, Seed,
 };
 pub use error::ConfigError;
+pub use guardrails::{ConsistencyLevels, Guardrails, Limit, Threshold, CONSISTENCY_LEVELS};
 pub use listing::Setting;
 pub use load::{load, load_str, Loaded};
 pub use policies::{CommitFailurePolicy, DiskFailurePolicy};

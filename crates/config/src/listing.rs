@@ -29,6 +29,7 @@ impl Config {
         all.extend(self.native_settings());
         all.extend(self.storage_settings());
         all.extend(self.request_settings());
+        all.extend(self.guardrails.settings());
         all
     }
 

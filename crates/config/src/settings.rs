@@ -27,6 +27,7 @@ pub fn apply(config: &mut Config, value: Value) -> Result<bool, ConfigError> {
         || apply_native(config, value)?
         || apply_storage(config, value)?
         || apply_requests(config, value)?
+        || config.guardrails.apply(value)?
         || refused::check(value)?)
 }
 

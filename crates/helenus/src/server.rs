@@ -212,6 +212,7 @@ async fn serve(
     let processor = QueryProcessor::start(coordinator.clone(), node)
         .await
         .map_err(|e| format!("cannot start: {e}"))?;
+    processor.set_limits(query::Limits::from_config(&config));
     let addr = SocketAddr::new(config.rpc_address, config.native_transport_port);
     let listener = bind(addr).await?;
     let admin_listener = bind(SocketAddr::new(config.admin_address, config.admin_port)).await?;

@@ -9,6 +9,8 @@ use coordinator::Trace;
 use types::request::{BoundValue, QueryOptions};
 use types::{Consistency, CqlError, CqlResult};
 
+use crate::guardrails::check::Notice;
+use crate::guardrails::Warnings;
 use crate::operand::{Resolved, TimeFn};
 
 /// Per-execution context.
@@ -24,6 +26,8 @@ pub struct ExecContext {
     pub now_seconds: i32,
     /// The request's trace; `None` unless the request is traced.
     pub trace: Option<Arc<Trace>>,
+    /// The request's client warnings (shared by the statements of a batch).
+    pub warnings: Warnings,
 }
 
 impl ExecContext {
@@ -42,6 +46,7 @@ impl ExecContext {
                 .now_in_seconds
                 .unwrap_or((now_micros / 1_000_000) as i32),
             trace: None,
+            warnings: Warnings::default(),
         }
     }
 
@@ -51,9 +56,20 @@ impl ExecContext {
         self
     }
 
+    /// The same context, adding its client warnings to `warnings`.
+    pub fn warned(mut self, warnings: Warnings) -> ExecContext {
+        self.warnings = warnings;
+        self
+    }
+
     /// The trace to hand to the layers below.
     pub fn trace(&self) -> Option<&Trace> {
         self.trace.as_deref()
+    }
+
+    /// Where the request's guardrails report.
+    pub(crate) fn notice(&self) -> Notice<'_> {
+        Notice::client(&self.warnings, self.trace())
     }
 
     pub fn bound(&self, index: usize) -> CqlResult<Resolved> {
@@ -80,6 +96,7 @@ impl ExecContext {
             now_micros: self.now_micros,
             now_seconds: self.now_seconds,
             trace: self.trace.clone(),
+            warnings: self.warnings.clone(),
         }
     }
 

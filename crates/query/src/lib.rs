@@ -7,6 +7,7 @@ mod columns;
 mod ddl;
 mod describe;
 mod exec;
+pub mod guardrails;
 mod internal;
 mod keys;
 mod local;
@@ -27,6 +28,7 @@ mod tombstones;
 pub mod trace;
 pub mod virtual_tables;
 
+pub use guardrails::Limits;
 pub use local::{NodeInfo, RELEASE_VERSION};
 pub use peers::PeerInfo;
 pub use processor::QueryProcessor;

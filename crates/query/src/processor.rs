@@ -20,6 +20,7 @@ use crate::batch;
 use crate::ddl;
 use crate::describe;
 use crate::exec::{unique_micros, ExecContext};
+use crate::guardrails::{self, Limits, PartitionGuardrails};
 use crate::local::{self, NodeInfo};
 use crate::modify::ModifyPlan;
 use crate::operand::{BindSpecs, Binder};
@@ -121,6 +122,8 @@ pub struct QueryProcessor {
     pub(crate) node: NodeInfo,
     virtual_tables: VirtualTables,
     tracer: Tracer,
+    /// Guardrails and batch thresholds (cassandra.yaml's; Cassandra's defaults until set).
+    limits: RwLock<Arc<Limits>>,
 }
 
 impl QueryProcessor {
@@ -149,6 +152,7 @@ impl QueryProcessor {
             metadata: OnceLock::new(),
             synced: watch::Sender::new(0),
             node,
+            limits: RwLock::new(Arc::new(Limits::default())),
         });
         qp.reload_prepared().await;
         Ok(qp)
@@ -192,6 +196,18 @@ impl QueryProcessor {
     /// The virtual tables, for the server to install their sources.
     pub fn virtual_tables(&self) -> &VirtualTables {
         &self.virtual_tables
+    }
+
+    /// Applies cassandra.yaml's guardrails and batch thresholds to later requests, and to the
+    /// partitions later flushes and compactions write.
+    pub fn set_limits(self: &Arc<Self>, limits: Limits) {
+        let watch = PartitionGuardrails::new(&limits, self);
+        self.coordinator.storage().watch_partitions(Arc::new(watch));
+        *self.limits.write() = Arc::new(limits);
+    }
+
+    pub(crate) fn limits(&self) -> Arc<Limits> {
+        self.limits.read().clone()
     }
 
     /// Request tracing: settings and the writer of `system_traces`.
@@ -452,6 +468,7 @@ impl QueryProcessor {
         Ok(match stmt {
             Statement::Select(s) => {
                 let table = table(&state.schema, &s.table, keyspace)?;
+                guardrails::reads::statement(&self.limits(), &table, s)?;
                 let s = virtual_tables::implicit_filtering(&table, s);
                 Plan::Select(SelectPlan::analyze(table, &s, binder)?)
             }
@@ -460,16 +477,16 @@ impl QueryProcessor {
                 s,
                 binder,
             )?),
-            Statement::Update(s) => Plan::Modify(ModifyPlan::update(
-                writable(&state.schema, &s.table, keyspace)?,
-                s,
-                binder,
-            )?),
-            Statement::Delete(s) => Plan::Modify(ModifyPlan::delete(
-                writable(&state.schema, &s.table, keyspace)?,
-                s,
-                binder,
-            )?),
+            Statement::Update(s) => {
+                let table = writable(&state.schema, &s.table, keyspace)?;
+                guardrails::writes::update_statement(&self.limits(), &table, s)?;
+                Plan::Modify(ModifyPlan::update(table, s, binder)?)
+            }
+            Statement::Delete(s) => {
+                let table = writable(&state.schema, &s.table, keyspace)?;
+                guardrails::writes::delete_statement(&self.limits(), &table, s)?;
+                Plan::Modify(ModifyPlan::delete(table, s, binder)?)
+            }
             Statement::Batch(b) => {
                 Plan::Batch(batch::BatchPlan::analyze(self, b, keyspace, binder)?)
             }
@@ -511,7 +528,10 @@ impl QueryProcessor {
                 let source =
                     self.virtual_tables
                         .source(table, &self.schema().schema, &self.coordinator)?;
-                let (rows, warnings) = s.execute(ctx, source.reader(), &strategy, &limits)?;
+                guardrails::reads::execution(&self.limits(), s, ctx)?;
+                let (rows, tombstones) = s.execute(ctx, source.reader(), &strategy, &limits)?;
+                let mut warnings = ctx.warnings.take();
+                warnings.extend(tombstones);
                 return Ok(Outcome {
                     result: QueryResult::Rows(rows),
                     warnings,
@@ -519,14 +539,7 @@ impl QueryProcessor {
                 });
             }
             Plan::Modify(m) => {
-                batch::apply(
-                    self,
-                    std::slice::from_ref(m),
-                    ctx,
-                    cql::ast::BatchKind::Unlogged,
-                    None,
-                )
-                .await?;
+                batch::apply(self, std::slice::from_ref(m), ctx, None, None).await?;
                 QueryResult::Void
             }
             Plan::Batch(b) => {
@@ -542,8 +555,11 @@ impl QueryProcessor {
             }
             // Schema changes and truncation are rare and their futures large: boxed, they
             // do not widen the future of every request (it is copied into each request task).
-            Plan::Ddl(stmt) => return Box::pin(self.apply_ddl(stmt, keyspace)).await,
+            Plan::Ddl(stmt) => Box::pin(self.apply_ddl(stmt, keyspace, ctx)).await?,
             Plan::Truncate(t) => {
+                self.limits()
+                    .drop_truncate_table()
+                    .ensure_enabled(&ctx.notice())?;
                 Box::pin(self.truncate(t)).await?;
                 QueryResult::Void
             }
@@ -555,7 +571,11 @@ impl QueryProcessor {
                 &self.node,
             )?),
         };
-        Ok(result.into())
+        Ok(Outcome {
+            result,
+            warnings: ctx.warnings.take(),
+            tracing_id: None,
+        })
     }
 
     async fn truncate(&self, table: &TableMetadata) -> CqlResult<()> {

@@ -5,19 +5,24 @@
 //! the keyspace's rows written to the local `system_schema` with this node's timestamps, the
 //! schema swapped, clients told. The log orders every change, so nodes never disagree.
 use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use coordinator::Coordinator;
 use cql::ast::Statement;
-use metadata::{ClusterMetadata, MetadataError, MetadataService, Transformation};
+use metadata::{ClusterMetadata, MetadataConfig, MetadataError, MetadataService, Transformation};
 use schema::{decode_keyspace, encode_keyspace, KeyspaceMetadata, Schema, TableMetadata};
 use tokio::sync::watch;
-use types::result::{Outcome, QueryResult, SchemaChange, SchemaChangeKind, SchemaChangeTarget};
+use types::result::{QueryResult, SchemaChange, SchemaChangeKind, SchemaChangeTarget};
 use types::{Consistency, CqlError, CqlResult};
 
 use crate::ddl::{self, Effect};
-use crate::exec::unique_micros;
+use crate::exec::{unique_micros, ExecContext};
+use crate::guardrails;
 use crate::processor::{storage_error, system_schema, QueryProcessor, SchemaState};
+use crate::NodeInfo;
 use crate::{local, schema_store};
 
 /// How many times a statement is planned again after another schema change won the race.
@@ -34,6 +39,28 @@ const QUORUM_WAIT: Duration = Duration::from_secs(5);
 const QUORUM_RETRY: Duration = Duration::from_millis(200);
 
 impl QueryProcessor {
+    /// A processor for a node that runs alone, with a one-member metadata group of its own kept
+    /// in `metadata_dir` (the server's path without seeds; tests and tools use it directly).
+    pub async fn start_alone(
+        coordinator: Arc<Coordinator>,
+        node: NodeInfo,
+        metadata_dir: PathBuf,
+    ) -> CqlResult<Arc<QueryProcessor>> {
+        let addr = SocketAddr::new(node.listen_address, node.storage_port);
+        let cluster = node.cluster_name.clone();
+        let qp = QueryProcessor::start(coordinator, node).await?;
+        let host_id = match qp.node().host_id {
+            id if id.is_nil() => uuid::Uuid::from_u128(1),
+            id => id,
+        };
+        let config = MetadataConfig::new(metadata_dir, host_id, addr, &cluster);
+        let metadata = MetadataService::start(config, None, None)
+            .await
+            .map_err(|e| CqlError::Server(format!("cannot start the metadata group: {e}")))?;
+        qp.attach_metadata(metadata);
+        Ok(qp)
+    }
+
     /// Connects the node to the cluster metadata log: schema statements commit through it, and
     /// every schema the log reaches is applied here (a task that runs while the node does).
     pub fn attach_metadata(self: &Arc<Self>, metadata: Arc<MetadataService>) {
@@ -61,6 +88,11 @@ impl QueryProcessor {
         });
     }
 
+    /// The cluster metadata log, once attached.
+    pub fn metadata(&self) -> Option<&Arc<MetadataService>> {
+        self.metadata.get()
+    }
+
     /// The epochs of the cluster metadata this node's schema has caught up with.
     pub fn schema_epochs(&self) -> watch::Receiver<u64> {
         self.synced.subscribe()
@@ -72,7 +104,8 @@ impl QueryProcessor {
         &self,
         stmt: &Statement,
         keyspace: Option<&str>,
-    ) -> CqlResult<Outcome> {
+        ctx: &ExecContext,
+    ) -> CqlResult<QueryResult> {
         let metadata = self.metadata.get().ok_or_else(|| {
             CqlError::Server("schema changes are not available while the node starts".into())
         })?;
@@ -81,21 +114,24 @@ impl QueryProcessor {
         while plans < MAX_PLANS {
             plans += 1;
             let state = self.schema();
+            let (limits, notice) = (self.limits(), ctx.notice());
+            guardrails::schema::before(&limits, stmt, &state.schema, keyspace, &notice)?;
             let datacenters = self.coordinator.topology().ring().datacenters();
             let Some(outcome) = ddl::plan(stmt, keyspace, &state.schema, &datacenters)? else {
                 return Err(CqlError::invalid("not a schema statement"));
             };
+            guardrails::schema::after(&limits, stmt, &outcome, &notice)?;
             let result = match &outcome.change {
                 Some(c) => QueryResult::SchemaChange(c.clone()),
                 None => QueryResult::Void,
             };
             let Some(change) = transformation(&state, outcome.effect) else {
-                return Ok(result.into());
+                return Ok(result);
             };
             match metadata.commit(change).await {
                 Ok(epoch) => {
                     self.await_synced(epoch).await?;
-                    return Ok(result.into());
+                    return Ok(result);
                 }
                 Err(MetadataError::Conflict { current_epoch }) => {
                     self.await_synced(current_epoch).await?;

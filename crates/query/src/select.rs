@@ -798,4 +798,18 @@ impl SelectPlan {
     pub fn partition(&self) -> Option<&PartitionSelection> {
         Some(&self.restrictions.partition)
     }
+
+    pub(crate) fn restrictions(&self) -> &Restrictions {
+        &self.restrictions
+    }
+
+    /// Whether Cassandra pages this execution (and so checks its page size): an aggregate
+    /// given a page size, or a page size below the LIMIT.
+    pub(crate) fn pages(&self, ctx: &ExecContext) -> CqlResult<bool> {
+        let Some(page_size) = ctx.page_size.filter(|p| *p > 0) else {
+            return Ok(false);
+        };
+        let limit = resolve_limit(&self.limit, ctx)?.unwrap_or(i64::MAX);
+        Ok(self.selection.is_aggregate || limit > i64::from(page_size))
+    }
 }

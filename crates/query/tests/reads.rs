@@ -46,7 +46,7 @@ impl Node {
             tokens: vec![0],
             host_id: uuid::Uuid::nil(),
         };
-        let qp = QueryProcessor::start(coordinator, info)
+        let qp = QueryProcessor::start_alone(coordinator, info, dir.path().join("metadata"))
             .await
             .expect("start");
         let node = Node { qp, _dir: dir };

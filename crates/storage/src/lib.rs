@@ -38,7 +38,10 @@ pub use metrics::{Percentiles, ReadStats, TableMetrics};
 pub use mutation::*;
 pub use params::{TableParams, TableSettings, DEFAULT_GC_GRACE_SECONDS};
 pub use snapshot::SnapshotInfo;
-pub use sstable::{CacheStats, ChunkCacheStats, KeyCacheStats};
+pub use sstable::{
+    CacheStats, ChunkCacheStats, KeyCacheStats, PartitionWatch, WatchThresholds, WrittenCollection,
+    WrittenPartition,
+};
 pub use storage::{
     default_commitlog_total_space, CorruptSstable, MemtableAllocation, PoolUsage, ReplayStats,
     ScrubReport, SnapshotTable, Storage, StorageConfig, TableStats, TableUsage,

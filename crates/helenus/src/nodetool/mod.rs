@@ -2,8 +2,8 @@
 //! node's admin API (`docs/admin-api.md`) over HTTP.
 
 mod args;
-pub(crate) mod client;
 mod checks;
+pub(crate) mod client;
 
 mod cluster;
 mod compaction;

@@ -29,7 +29,8 @@ use crate::memtable::Memtable;
 use crate::metrics::{MetricsRecorder, ReadStats};
 use crate::params::TableSettings;
 use crate::partition::PartitionData;
-use crate::sstable::{Caches, Descriptor, SstableWriter, WriteOptions};
+use crate::sstable::{Caches, Descriptor, SstableWriter, WatchSlot, Watcher, WriteOptions};
+use crate::storage::now_seconds;
 use mutation::{Partition, PartitionKey, PartitionUpdate};
 
 /// What a read sees: the memtables and the open SSTables at one instant.
@@ -92,6 +93,8 @@ pub struct LsmEngine {
     caches: Caches,
     /// Which data directories new SSTables may go to.
     health: Arc<Health>,
+    /// The node's watch on large partitions written.
+    watch: WatchSlot,
     metrics: MetricsRecorder,
 }
 
@@ -128,6 +131,7 @@ impl LsmEngine {
             flushes: AtomicU64::new(0),
             caches: Caches::default(),
             health: Arc::new(Health::default()),
+            watch: WatchSlot::default(),
             metrics: MetricsRecorder::default(),
         })
     }
@@ -141,6 +145,12 @@ impl LsmEngine {
     /// The engine writing new SSTables only to the directories `health` leaves in use.
     pub fn with_health(mut self, health: Arc<Health>) -> LsmEngine {
         self.health = health;
+        self
+    }
+
+    /// The engine reporting the partitions its flushes and compactions write to `watch`.
+    pub fn with_watch(mut self, watch: WatchSlot) -> LsmEngine {
+        self.watch = watch;
         self
     }
 
@@ -375,7 +385,11 @@ impl LsmEngine {
             .collect();
         let dir = placement::choose(&writable, &self.view().sstables, expected_bytes)?;
         self.health.recreate_table_dir(dir)?;
-        SstableWriter::create(dir, generation, options)
+        let settings = self.settings();
+        let watcher = self.watch.current().and_then(|watch| {
+            Watcher::new(watch, &settings.keyspace, &settings.name, now_seconds())
+        });
+        SstableWriter::create(dir, generation, options).map(|w| w.watched(watcher))
     }
 
     /// The live SSTable owning `file`.

@@ -28,6 +28,7 @@ mod stats;
 mod summary;
 mod toc;
 mod verify;
+mod watch;
 mod writer;
 
 #[cfg(test)]
@@ -50,4 +51,6 @@ pub use reader::{FilterStats, Sstable};
 pub use salvage::{Loss, Salvage};
 pub use scan::{KeyScan, PartitionIter, PartitionStream};
 pub use stats::{ClusteringRange, SstableStats};
+pub(crate) use watch::Watcher;
+pub use watch::{PartitionWatch, WatchSlot, WatchThresholds, WrittenCollection, WrittenPartition};
 pub use writer::{SstableWriter, WriteOptions, DEFAULT_CHUNK_LENGTH, DEFAULT_ROW_INDEX_BLOCK};

@@ -26,7 +26,7 @@ use crate::engine::{FlushReport, LsmEngine};
 use crate::error::{Result, StorageError};
 use crate::health::Health;
 use crate::log_entry::encode_mutations;
-use crate::sstable::{Caches, ChunkCache, KeyCache};
+use crate::sstable::{Caches, ChunkCache, KeyCache, WatchSlot};
 use mutation::{Mutation, TableId};
 
 /// The pause after the first failed background compaction; it doubles with each failure in a
@@ -69,6 +69,8 @@ pub struct Core {
     pub compaction_backoff: Mutex<Backoff>,
     /// Flushes that failed since the node started.
     pub flush_failures: AtomicU64,
+    /// The watch told about large partitions written (see [`crate::PartitionWatch`]).
+    pub partition_watch: WatchSlot,
 }
 
 impl Core {
@@ -105,6 +107,7 @@ impl Core {
                 MAX_COMPACTION_RETRY,
             )),
             flush_failures: AtomicU64::new(0),
+            partition_watch: WatchSlot::default(),
         }
     }
 

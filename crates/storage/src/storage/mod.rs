@@ -95,6 +95,11 @@ impl Storage {
         })
     }
 
+    /// Reports the partitions flushes and compactions write past `watch`'s thresholds.
+    pub fn watch_partitions(&self, watch: Arc<dyn crate::PartitionWatch>) {
+        self.core.partition_watch.install(watch);
+    }
+
     /// Registers a table and opens its SSTables; registering it again is a no-op.
     pub fn create_table(&self, id: TableId, params: TableParams) -> Result<()> {
         if self.core.tables.read().contains_key(&id) {
@@ -110,7 +115,8 @@ impl Storage {
         let quarantine = self.core.config.ignore_corruption;
         let engine = LsmEngine::open_in(&dirs, params.settings()?, quarantine)?
             .with_caches(self.core.caches())
-            .with_health(self.core.health.clone());
+            .with_health(self.core.health.clone())
+            .with_watch(self.core.partition_watch.clone());
         tracing::debug!(
             "registering table {}.{} ({id})",
             params.keyspace,
