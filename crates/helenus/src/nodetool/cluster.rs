@@ -1,8 +1,9 @@
 //! `status`, `info`, `ring`, `describecluster`, `gossipinfo`, `cms` and `version`, printed as
 //! Cassandra does (the cluster-wide views are in [`ring`]).
 
-use admin::types::{CacheFigures, GossipEndpoint, GossipStatus, NodeInfo, RingInfo, Version};
+use admin::types::{CacheFigures, GossipEndpoint, NodeInfo, RingInfo, Version};
 
+use super::checks::switch;
 use super::client::Client;
 use super::format::file_size;
 use super::ring;
@@ -29,18 +30,7 @@ pub fn run(client: &Client, command: &str, args: &[String]) -> Output {
             Ok(ring::gossipinfo(&endpoints))
         }
         "statusgossip" | "enablegossip" | "disablegossip" => {
-            no_args(args)?;
-            let status: GossipStatus = match command {
-                "enablegossip" => client.post("/v1/gossip/enable", &serde_json::json!({})),
-                "disablegossip" => client.post("/v1/gossip/disable", &serde_json::json!({})),
-                _ => client.get("/v1/gossip/status"),
-            }
-            .map_err(node_error)?;
-            Ok(match (command, status.running) {
-                ("statusgossip", true) => "running\n".to_string(),
-                ("statusgossip", false) => "not running\n".to_string(),
-                _ => String::new(),
-            })
+            switch(client, command, args, "/v1/gossip", "/v1/gossip/status")
         }
         "cms" => {
             if words.iter().any(|w| w != "describe") || !flags.is_empty() {
