@@ -175,10 +175,13 @@ impl Parser<'_> {
         }
     }
 
+    /// `frozen<…>` marks the type inside it and is no level of its own: the schema's text of a
+    /// type nested to the limit (`frozen<tuple<frozen<tuple<…>>>>`, as system_schema writes
+    /// it) parses like the CQL the client wrote.
     fn parse_frozen(&mut self) -> Result<CqlType, TypeError> {
-        self.open()?;
+        self.expect(Token::Lt)?;
         let inner = self.parse_type(true)?;
-        self.close()?;
+        self.expect(Token::Gt)?;
         match inner {
             CqlType::Native(_) | CqlType::Vector(..) | CqlType::Custom(_) => Err(TypeError(
                 format!(
@@ -337,6 +340,12 @@ mod tests {
         let at_limit = nested(MAX_NESTING);
         let parsed = crate::limits::on_worker_stack(|| parse(&at_limit).map(|t| t.nesting_depth()));
         assert_eq!(parsed, Ok(MAX_NESTING / 2));
+        // a type at the limit reads back from its schema text, where each level is frozen
+        let frozen_tuples = |d: usize| {
+            format!("{}int{}", "frozen<tuple<".repeat(d), ">>".repeat(d))
+        };
+        let schema_text = crate::limits::on_worker_stack(|| parse(&frozen_tuples(MAX_NESTING)));
+        assert!(schema_text.is_ok(), "{schema_text:?}");
         let tuples = |d: usize| format!("{}int{}", "tuple<".repeat(d), ">".repeat(d));
         assert!(parse(&tuples(MAX_NESTING)).is_ok());
         for depth in [MAX_NESTING + 1, 3_000, 100_000] {
