@@ -1,18 +1,20 @@
 //! JSON as Cassandra reads and writes it for `SELECT JSON`, `INSERT JSON`, `toJson()` and
-//! `fromJson()`: a parser that classifies numbers as Jackson does (`Integer`, `Long`,
-//! `BigInteger`, `Double`), each type's JSON text (`to_json`) and each type's reading of a
-//! parsed JSON value (`from_json`), with Cassandra's messages.
+//! `fromJson()`: a parser that reads as Jackson does (its number classes `Integer`, `Long`,
+//! `BigInteger`, `Double`, its errors), each type's JSON text (`to_json`) and each type's
+//! reading of a parsed JSON value (`from_json`), with Cassandra's messages.
 use num_bigint::BigInt;
 
+mod error;
 mod from_json;
 mod parse;
 #[cfg(test)]
 mod tests;
 mod to_json;
 
+pub use error::JsonError;
 pub use from_json::from_json;
-pub use parse::parse;
-pub use to_json::{quote_string, to_json};
+pub use parse::{parse, parse_object};
+pub use to_json::{java_inet, json_key, json_timestamp, quote_string, to_json};
 
 /// A parsed JSON value. Objects keep their keys in document order (a repeated key keeps its
 /// first place and its last value, as a `LinkedHashMap` does).

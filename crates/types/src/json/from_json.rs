@@ -206,12 +206,8 @@ fn map(key_ty: &CqlType, value_ty: &CqlType, json: &Json) -> Result<Value, TypeE
     };
     let mut pairs = Vec::with_capacity(entries.len());
     for (k, v) in entries {
-        let key_json = if is_string_type(key_ty) {
-            Json::String(k.clone())
-        } else {
-            parse(k).map_err(|e| TypeError(format!("Error decoding JSON string: {e}")))?
-        };
-        let key = from_json(key_ty, &key_json)?
+        // Keys are strings, read by the key type as strings (collections and UDTs parse them).
+        let key = from_json(key_ty, &Json::String(k.clone()))?
             .ok_or_else(|| TypeError("Invalid null key in map".into()))?;
         let value =
             from_json(value_ty, v)?.ok_or_else(|| TypeError("Invalid null value in map".into()))?;
@@ -219,13 +215,6 @@ fn map(key_ty: &CqlType, value_ty: &CqlType, json: &Json) -> Result<Value, TypeE
     }
     sort_dedup(key_ty, &mut pairs, |p| &p.0);
     Ok(Value::Map(pairs))
-}
-
-fn is_string_type(ty: &CqlType) -> bool {
-    matches!(
-        ty.unfrozen(),
-        CqlType::Native(NativeType::Text | NativeType::Ascii)
-    )
 }
 
 fn tuple(types: &[CqlType], json: &Json) -> Result<Value, TypeError> {

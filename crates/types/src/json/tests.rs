@@ -41,15 +41,212 @@ fn objects_keep_order_and_the_last_of_repeated_keys() {
     assert_eq!(parsed, Ok(expected));
 }
 
+/// The `toString()` of the exception Jackson raises for `json` (checked against Cassandra
+/// 5.0.4's messages).
+fn parse_error(json: &str) -> String {
+    match parse(json) {
+        Err(e) => e.java_string(),
+        Ok(v) => panic!("accepted as {v:?}"),
+    }
+}
+
+fn map_error(json: &str) -> String {
+    match parse_object(json) {
+        Err(e) => e.java_string(),
+        Ok(v) => panic!("accepted as {v:?}"),
+    }
+}
+
+/// The first line of the error and the column it names.
+fn message_and_column(json: &str) -> (String, String) {
+    let e = parse_error(json);
+    let column = e.rsplit("column: ").next().unwrap_or("");
+    let first = e.split('\n').next().unwrap_or("");
+    (first.to_string(), column.trim_end_matches(']').to_string())
+}
+
+const PARSE: &str = "com.fasterxml.jackson.core.JsonParseException";
+const EOF: &str = "com.fasterxml.jackson.core.io.JsonEOFException";
+const VALUES: &str = "(JSON String, Number, Array, Object or token 'null', 'true' or 'false')";
+
 #[test]
-fn bad_documents_get_jacksons_message() {
+fn bad_tokens_are_named_as_jackson_names_them() {
     assert_eq!(
-        parse("not json"),
-        Err("Unrecognized token 'not': was expecting (JSON String, Number, Array, Object or token 'null', 'true' or 'false')\n at [Source: (String)\"not json\"; line: 1, column: 4]".into())
+        parse_error("not json"),
+        format!("{PARSE}: Unrecognized token 'not': was expecting {VALUES}\n at [Source: (String)\"not json\"; line: 1, column: 4]")
     );
-    assert!(parse(r#"{"a" 1}"#).is_err());
-    assert!(parse("[1,").is_err());
-    assert!(parse("\"\\q\"").is_err());
+    assert_eq!(
+        message_and_column(r#"{"k": NaNx}"#),
+        (
+            format!("{PARSE}: Unrecognized token 'NaNx': was expecting {VALUES}"),
+            "11".into()
+        )
+    );
+    assert_eq!(
+        message_and_column(r#"{"k": NaN}"#),
+        (format!("{PARSE}: Non-standard token 'NaN': enable JsonParser.Feature.ALLOW_NON_NUMERIC_NUMBERS to allow"), "10".into())
+    );
+    assert!(parse_error(r#"{"k": -Infinity}"#).contains("Non-standard token '-Infinity'"));
+    assert_eq!(
+        message_and_column(r#"{"k": 'x'}"#),
+        (
+            format!(
+                "{PARSE}: Unexpected character (''' (code 39)): expected a valid value {VALUES}"
+            ),
+            "8".into()
+        )
+    );
+    assert_eq!(
+        message_and_column(r#"{"k": é}"#),
+        (
+            format!("{PARSE}: Unrecognized token 'é': was expecting {VALUES}"),
+            "8".into()
+        )
+    );
+}
+
+#[test]
+fn unfinished_documents_are_end_of_input_errors() {
+    assert_eq!(
+        parse_error("{"),
+        format!("{EOF}: Unexpected end-of-input: expected close marker for Object (start marker at [Source: (String)\"{{\"; line: 1, column: 1])\n at [Source: (String)\"{{\"; line: 1, column: 2]")
+    );
+    let starts = |json: &str, start: String| {
+        let e = parse_error(json);
+        assert!(e.starts_with(&start), "{json}: {e}");
+    };
+    starts(
+        r#"{"k""#,
+        format!("{EOF}: Unexpected end-of-input within/between Object entries"),
+    );
+    starts(
+        r#"{"k": 1,"#,
+        format!("{PARSE}: Unexpected end-of-input within/between Object entries"),
+    );
+    starts(
+        "[1,",
+        format!("{PARSE}: Unexpected end-of-input within/between Array entries"),
+    );
+    starts(
+        r#"{"k"#,
+        format!("{EOF}: Unexpected end-of-input in field name"),
+    );
+    starts(
+        "-",
+        format!("{EOF}: Unexpected end-of-inputNo digit following minus sign"),
+    );
+    starts(
+        "1e",
+        format!("{EOF}: Unexpected end-of-inputexpected a digit for number exponent"),
+    );
+    starts(
+        r#""a\u00"#,
+        format!("{EOF}: Unexpected end-of-input in character escape sequence"),
+    );
+    starts(
+        r#""abc"#,
+        format!("{EOF}: Unexpected end-of-input: was expecting closing quote for a string value"),
+    );
+}
+
+#[test]
+fn bad_numbers_are_located_as_jacksons_fast_and_slow_paths_locate_them() {
+    let dot = format!("{PARSE}: Unexpected character ('}}' (code 125)) in numeric value: Decimal point not followed by a digit");
+    assert_eq!(
+        message_and_column(r#"{"k": 1.}"#),
+        (dot.clone(), "9".into())
+    );
+    assert_eq!(message_and_column(r#"{"k": 0.}"#), (dot, "10".into()));
+    let exponent = format!("{PARSE}: Unexpected character ('}}' (code 125)) in numeric value: Exponent indicator not followed by a digit");
+    assert_eq!(message_and_column(r#"{"k": 1e+}"#), (exponent, "9".into()));
+    assert_eq!(
+        message_and_column(r#"{"k": -01}"#),
+        (
+            format!("{PARSE}: Invalid numeric value: Leading zeroes not allowed"),
+            "9".into()
+        )
+    );
+    assert_eq!(
+        message_and_column(r#"{"k": +1}"#),
+        (format!("{PARSE}: Unexpected character ('1' (code 49)) in numeric value: expected digit (0-9) to follow minus sign, for valid numeric value"), "9".into())
+    );
+    assert_eq!(
+        message_and_column("12a"),
+        (format!("{PARSE}: Unexpected character ('a' (code 97)): Expected space separating root-level values"), "4".into())
+    );
+    assert_eq!(parse("12 a"), Ok(Json::Int(12)));
+    assert_eq!(parse("-0"), Ok(Json::Int(0)));
+}
+
+#[test]
+fn a_close_brace_where_a_value_is_due_depends_on_how_jackson_reads_the_value() {
+    let message = |json: &str| message_and_column(json).0;
+    let value = format!("{PARSE}: Unexpected character ('}}' (code 125)): expected a value");
+    let valid =
+        format!("{PARSE}: Unexpected character ('}}' (code 125)): expected a valid value {VALUES}");
+    assert_eq!(message(r#"{"a": }"#), value);
+    assert_eq!(message(r#"{"a": 1, "b": }"#), valid);
+    assert_eq!(message("[1, }"), value);
+    assert!(map_error(r#"{"a": }"#).starts_with(&valid));
+}
+
+#[test]
+fn mismatched_close_markers_name_the_open_one() {
+    assert_eq!(
+        parse_error(r#"{"k": [1}"#),
+        format!("{PARSE}: Unexpected close marker '}}': expected ']' (for Array starting at [Source: (String)\"{{\"k\": [1}}\"; line: 1, column: 7])\n at [Source: (String)\"{{\"k\": [1}}\"; line: 1, column: 10]")
+    );
+    assert!(parse_error("]")
+        .contains("(for root starting at [Source: (String)\"]\"; line: 1, column: 0])"));
+}
+
+#[test]
+fn locations_count_lines_and_utf16_columns_and_escape_control_characters() {
+    assert!(parse_error("\n {\"k\": 1,\n \"v\": x}").ends_with("line: 3, column: 8]"));
+    assert!(parse_error("{\"kéé\": 1, \"v\": \"x\\q\"}").ends_with("line: 1, column: 21]"));
+    let tab = parse_error("{\"k\": \"a\tb\"}");
+    assert!(
+        tab.contains("Illegal unquoted character ((CTRL-CHAR, code 9))"),
+        "{tab}"
+    );
+    assert!(
+        tab.contains("[Source: (String)\"{\"k\": \"a\\u0009b\"}\""),
+        "{tab}"
+    );
+    let long = format!("[{}x]", "1, ".repeat(200));
+    let truncated = parse_error(&long);
+    assert!(
+        truncated.ends_with("[truncated 103 chars]\"; line: 1, column: 603]"),
+        "{truncated}"
+    );
+}
+
+#[test]
+fn documents_that_are_not_objects_get_databinds_message() {
+    assert_eq!(parse_object("null"), Ok(None));
+    assert!(map_error("[1,").starts_with(
+        "com.fasterxml.jackson.databind.exc.MismatchedInputException: Cannot deserialize value of type `java.util.LinkedHashMap<java.lang.Object,java.lang.Object>` from Array value (token `JsonToken.START_ARRAY`)\n at [Source: (String)\"[1,\"; line: 1, column: 1]"
+    ));
+    assert!(map_error("\"\"").starts_with(
+        "com.fasterxml.jackson.databind.exc.InvalidFormatException: Cannot coerce empty String"
+    ));
+    assert!(map_error(" \"s\"").ends_with(
+        "from String value ('s')\n at [Source: (String)\" \"s\"\"; line: 1, column: 2]"
+    ));
+    assert_eq!(
+        map_error("  "),
+        "com.fasterxml.jackson.databind.exc.MismatchedInputException: No content to map due to end-of-input\n at [Source: (String)\"  \"; line: 1, column: 0]"
+    );
+}
+
+#[test]
+fn escaped_lone_surrogates_become_question_marks() {
+    assert_eq!(
+        parse(r#""\uD83D\uDE00""#),
+        Ok(Json::String("\u{1F600}".into()))
+    );
+    assert_eq!(parse(r#""a\uD83Db""#), Ok(Json::String("a?b".into())));
+    assert_eq!(parse(r#""\uDE00""#), Ok(Json::String("?".into())));
 }
 
 #[test]

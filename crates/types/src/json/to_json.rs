@@ -1,5 +1,4 @@
 //! Each type's JSON text, as Cassandra's `toJSONString` writes it.
-use crate::cql_type::quote_identifier;
 use crate::value::calendar::{format_date, format_time, DATE_EPOCH, MILLIS_PER_DAY};
 use crate::value::{
     format_duration, java_decimal_string, java_double_string, java_float_string, to_hex, Value,
@@ -8,11 +7,22 @@ use crate::value::{
 /// The JSON text of a value: numbers and booleans bare, everything else that is not a
 /// collection as a JSON string; lists, sets, vectors and tuples as arrays; maps and UDTs as
 /// objects (map keys that are not strings hold their own JSON text as a string; UDT field
-/// names are quoted as CQL identifiers when they need it). `None` (null) is `null`.
+/// names are keyed as `json_key` says). `None` (null) is `null`.
 pub fn to_json(value: Option<&Value>) -> String {
     let mut out = String::new();
     write(&mut out, value);
     out
+}
+
+/// A column or field name as a key of Cassandra's JSON objects: in double quotes when it
+/// has upper-case letters (`"Zip"` becomes `\"Zip\"` once quoted), as it is otherwise
+/// (`a b`, `select`, `system.tojson(c)`).
+pub fn json_key(name: &str) -> String {
+    if name.to_lowercase() == name {
+        name.to_string()
+    } else {
+        format!("\"{name}\"")
+    }
 }
 
 /// `s` as a JSON string literal, escaped as Jackson escapes it (quote, backslash and control
@@ -68,7 +78,7 @@ fn write(out: &mut String, value: Option<&Value>) {
                 if i > 0 {
                     out.push_str(", ");
                 }
-                push_quoted(out, &quote_identifier(name));
+                push_quoted(out, &json_key(name));
                 out.push_str(": ");
                 write(out, v.as_ref());
             }
@@ -117,7 +127,7 @@ fn scalar_json(value: &Value) -> String {
         Value::Time(ns) => quote_string(&format_time(*ns)),
         Value::Duration(d) => quote_string(&format_duration(d)),
         Value::Uuid(u) | Value::Timeuuid(u) => quote_string(&u.hyphenated().to_string()),
-        Value::Inet(ip) => quote_string(&ip.to_string()),
+        Value::Inet(ip) => quote_string(&java_inet(ip)),
         _ => "null".into(),
     }
 }
@@ -134,4 +144,15 @@ pub fn json_timestamp(millis: i64) -> String {
         in_day / 1000 % 60,
         in_day % 1000
     )
+}
+
+/// Java's `InetAddress.getHostAddress`: IPv6 as eight unpadded hex groups, never `::`.
+pub fn java_inet(ip: &std::net::IpAddr) -> String {
+    match ip {
+        std::net::IpAddr::V4(v4) => v4.to_string(),
+        std::net::IpAddr::V6(v6) => {
+            let groups: Vec<String> = v6.segments().iter().map(|g| format!("{g:x}")).collect();
+            groups.join(":")
+        }
+    }
 }
