@@ -2,12 +2,16 @@
 //! through the coordinator (Cassandra's `cql3` package: QueryProcessor, SelectStatement,
 //! ModificationStatement, BatchStatement and the schema statements).
 mod batch;
+mod calls;
 mod collections;
 mod columns;
 mod ddl;
 mod describe;
 mod exec;
+pub mod functions;
+mod grouping;
 mod internal;
+mod json;
 mod keys;
 mod local;
 mod modify;
