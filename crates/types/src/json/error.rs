@@ -48,8 +48,9 @@ impl fmt::Display for JsonError {
     }
 }
 
-/// `[Source: (String)"..."; line: L, column: C]`: at most 500 UTF-16 units of the document,
-/// control characters other than `\r` and `\n` escaped.
+/// `[Source: (String)"..."; line: L, column: C]`: at most 500 UTF-16 units of the document
+/// (then `[truncated N chars]` after the closing quote), control characters other than `\r`
+/// and `\n` escaped.
 pub fn source(text: &str, place: Place) -> String {
     let mut snippet = String::new();
     let mut units = 0;
@@ -68,11 +69,12 @@ pub fn source(text: &str, place: Place) -> String {
         }
     }
     let total: usize = text.chars().map(char::len_utf16).sum();
-    if total > MAX_SNIPPET {
-        snippet.push_str(&format!("[truncated {} chars]", total - MAX_SNIPPET));
-    }
+    let truncated = match total.checked_sub(MAX_SNIPPET) {
+        Some(over) if over > 0 => format!("[truncated {over} chars]"),
+        _ => String::new(),
+    };
     format!(
-        "[Source: (String)\"{snippet}\"; line: {}, column: {}]",
+        "[Source: (String)\"{snippet}\"{truncated}; line: {}, column: {}]",
         place.line, place.column
     )
 }

@@ -216,7 +216,7 @@ fn locations_count_lines_and_utf16_columns_and_escape_control_characters() {
     let long = format!("[{}x]", "1, ".repeat(200));
     let truncated = parse_error(&long);
     assert!(
-        truncated.ends_with("[truncated 103 chars]\"; line: 1, column: 603]"),
+        truncated.ends_with("1\"[truncated 103 chars]; line: 1, column: 603]"),
         "{truncated}"
     );
 }
