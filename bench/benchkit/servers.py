@@ -204,8 +204,9 @@ class Cassandra:
     name = "cassandra"
     label = "Cassandra"
 
-    def __init__(self, refcass, addr, port, heap, workdir, log, start_timeout=300):
+    def __init__(self, refcass, addr, port, heap, workdir, log, start_timeout=300, jmx_port=None):
         self.refcass, self.addr, self.port, self.heap = refcass, addr, port, heap
+        self.jmx_port = jmx_port  # None: refcass's default (7198 + the address's last byte)
         self.dir = os.path.join(workdir, "cassandra")
         self.log = log
         self.start_timeout = start_timeout
@@ -242,6 +243,8 @@ class Cassandra:
         logf = open(self.log_path, "ab")
         args = [self.refcass, "start", "--addr", self.addr, "--port", str(self.port), "--heap", self.heap,
                 "--data", os.path.join(self.dir, "data")]
+        if self.jmx_port:
+            args += ["--jmx-port", str(self.jmx_port)]
         if fresh:
             args.append("--fresh")
         starter = subprocess.Popen(args, stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,

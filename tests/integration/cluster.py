@@ -15,6 +15,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import time
 
 from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
 from cassandra.policies import WhiteListRoundRobinPolicy
@@ -121,6 +122,10 @@ class LocalCluster:
         for driver in self._drivers:
             driver.shutdown()
         self._drivers = []
+        if os.environ.get("HELENUS_KEEP_CLUSTER"):
+            self.run("stop", check=False)
+            print(f"cluster kept in {self.dir} (HELENUS_KEEP_CLUSTER)")
+            return
         try:
             if os.path.exists(self.dir):
                 self.run("clear")
@@ -197,6 +202,24 @@ class NodeHandle:
         if out.returncode != 0:
             raise ClusterError(f"nodetool {' '.join(map(str, args))} on {self}: {out.stderr}")
         return out.stdout
+
+    def status_of(self, address):
+        """The two-letter code (UN, DN, ...) this node's `nodetool status` gives `address`."""
+        for line in self.nodetool("status").splitlines():
+            fields = line.split()
+            if len(fields) > 1 and fields[1] == str(address):
+                return fields[0]
+        return None
+
+    def await_status(self, address, code, timeout=20):
+        """Waits until this node's `nodetool status` shows `address` as `code`; the seconds it
+        took."""
+        started = time.monotonic()
+        while time.monotonic() - started < timeout:
+            if self.status_of(address) == code:
+                return time.monotonic() - started
+            time.sleep(0.2)
+        raise ClusterError(f"{self} never saw {address} as {code} within {timeout} s")
 
     def log(self):
         """The end of the node's system.log."""

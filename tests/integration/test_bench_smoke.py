@@ -112,3 +112,22 @@ def test_bench_smoke(tmp_path):
             assert f.read(8) == b"\x89PNG\r\n\x1a\n"
     text = open(md_path).read()
     assert "## Figures" in text and "write" in text
+
+
+def test_paged_read_bench_smoke(tmp_path):
+    if not os.access(BIN, os.X_OK):
+        pytest.skip(f"no helenus binary at {BIN}")
+    out = tmp_path / "results"
+    cmd = [sys.executable, os.path.join(REPO, "bench", "paged"), "--smoke", "--no-build",
+           "--helenus-bin", os.path.abspath(BIN), "--helenus-addr", "127.0.0.1", "--port", str(free_port()),
+           "--rows", "500", "--page-sizes", "7,100,0", "--out", str(out)]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, f"bench/paged --smoke failed ({r.returncode}):\n{r.stdout}\n{r.stderr[-4000:]}"
+    [json_path] = glob.glob(str(out / "*-paged.json"))
+    doc = json.load(open(json_path))
+    assert doc["rows"] == 500 and list(doc["results"]) == ["helenus"]
+    reads = doc["results"]["helenus"]
+    measured = {(r["phase"], r["order"], r["page_size"]) for r in reads}
+    assert measured == {(p, o, s) for p in ("memtable", "sstable") for o in ("asc", "desc") for s in (7, 100, None)}
+    assert all(r["reps"] == 1 and r["wall_s"] > 0 for r in reads)
+    assert "| sstable | desc | 7 |" in open(json_path.replace(".json", ".md")).read()

@@ -84,6 +84,9 @@ def test_kill_pause_resume_stop_start_one_node_then_all(racks3):
     assert not pid_alive(pid3)
     with pytest.raises(NoHostAvailable):
         node3.session()
+    # every other node marks it down (gossip's failure detector), as drivers are then told
+    for other in (node1, node2):
+        assert other.await_status(node3.address, "DN", timeout=15) < 15
 
     node2.pause()
     assert node2.status()["state"] == "paused"
@@ -92,9 +95,14 @@ def test_kill_pause_resume_stop_start_one_node_then_all(racks3):
     assert node2.status()["cql"] == "up"
     assert_serves(node2, "dc1", "rack2")
 
-    node1.session().execute("CREATE KEYSPACE ks WITH replication = "
-                            "{'class': 'SimpleStrategy', 'replication_factor': 1}")
-    node1.session().execute("CREATE TABLE ks.t (k int PRIMARY KEY, v int)")
+    # A session with every node as a contact point finds node3 down; one restricted to node1
+    # would count node3 in the schema agreement wait and time out (as against Cassandra).
+    everyone = racks3.session()
+    # RF 3 on three nodes: node1 holds a replica of every partition (until writes are sent
+    # to other replicas, a node answers Unavailable for partitions it holds no replica of)
+    everyone.execute("CREATE KEYSPACE ks WITH replication = "
+                     "{'class': 'SimpleStrategy', 'replication_factor': 3}")
+    everyone.execute("CREATE TABLE ks.t (k int PRIMARY KEY, v int)")
     node1.session().execute("INSERT INTO ks.t (k, v) VALUES (1, 10)")
     node1.stop()
     assert node1.status()["state"] == "stopped"

@@ -18,5 +18,5 @@ pub use api::pools::tpstats;
 pub use api::trace::TraceProbability;
 pub use api::types;
 pub use http::serve;
-pub use lifecycle::{Lifecycle, Mode};
+pub use lifecycle::{Lifecycle, Mode, Transport};
 pub use node::{AdminNode, NativeStats};

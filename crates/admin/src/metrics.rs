@@ -151,6 +151,7 @@ struct TableFamilies {
     pending: Vec<(Labels, Sample)>,
     sstables_per_read: Vec<(Labels, Sample)>,
     tombstones_per_read: Vec<(Labels, Sample)>,
+    corrupt_reads: Vec<(Labels, Sample)>,
 }
 
 /// Median, 99th percentile and maximum of a per-read histogram, as `quantile` gauges.
@@ -207,6 +208,8 @@ fn tables(node: &AdminNode, snapshot: &mut Snapshot) -> ApiResult<()> {
                 .extend(quantiles(&labels, &per_read.sstables_per_read));
             f.tombstones_per_read
                 .extend(quantiles(&labels, &per_read.tombstones_per_read));
+            f.corrupt_reads
+                .push((labels.clone(), Sample::Counter(per_read.corrupt_reads)));
         }
     }
     snapshot.add(
@@ -260,6 +263,11 @@ fn tables(node: &AdminNode, snapshot: &mut Snapshot) -> ApiResult<()> {
         "helenus_table_tombstones_per_read",
         "Tombstones scanned per read (since the table was opened)",
         f.tombstones_per_read,
+    );
+    snapshot.add(
+        "helenus_table_corrupt_reads",
+        "Reads failed by corrupt SSTable data (since the table was opened)",
+        f.corrupt_reads,
     );
     Ok(())
 }
@@ -317,6 +325,21 @@ fn node_figures(node: &AdminNode, snapshot: &mut Snapshot) {
         "helenus_commitlog_bytes",
         "Bytes of commit-log segments on disk",
         Sample::Gauge(node.storage.commitlog_bytes() as i64),
+    );
+    snapshot.one(
+        "helenus_flush_failures",
+        "Memtable flushes that failed (a full or broken disk)",
+        Sample::Counter(node.storage.flush_failures()),
+    );
+    snapshot.one(
+        "helenus_unwritable_data_directories",
+        "Data directories disk_failure_policy best_effort took out of use",
+        Sample::Gauge(node.storage.unwritable_dirs().len() as i64),
+    );
+    snapshot.one(
+        "helenus_native_transport_running",
+        "1 while the native transport serves clients (nodetool statusbinary)",
+        Sample::Gauge(i64::from(node.lifecycle.transport().running)),
     );
     snapshot.one(
         "helenus_native_connections",

@@ -1,6 +1,8 @@
 //! [`AdminNode`]: the handles the admin API works with, and [`NativeStats`], the native
 //! transport's request counters (the `Native-Transport-Requests` pool of `tpstats`).
 
+use gossip::Membership;
+use metadata::MetadataService;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -58,6 +60,10 @@ pub struct AdminNode {
     /// The native transport's overload limits and their figures.
     pub native_limits: Arc<Limits>,
     pub lifecycle: Arc<Lifecycle>,
+    /// The cluster metadata group (a one-member group on a node that runs alone).
+    pub metadata: Arc<MetadataService>,
+    /// Gossip, on a node with seeds.
+    pub gossip: Option<Arc<dyn Membership>>,
     /// The run-time log levels (`nodetool getlogginglevels`, `setlogginglevel`).
     pub logging: Arc<dyn LogLevels>,
     pub started: Instant,

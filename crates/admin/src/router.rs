@@ -9,7 +9,10 @@ use serde::Serialize;
 
 use crate::api::pools::GcClock;
 use crate::api::types::{AutocompactionRequest, TableSelection};
-use crate::api::{cluster, compaction, logging, pools, proxy, settings, snapshots, tables, trace};
+use crate::api::{
+    binary, cluster, compaction, logging, pools, proxy, ring, scrub, settings, snapshots, tables,
+    trace,
+};
 use crate::error::{ApiError, ApiResult};
 use crate::metrics;
 use crate::node::AdminNode;
@@ -58,6 +61,9 @@ impl Api {
             "/v1/node" if get => ok(&cluster::node(node)),
             "/v1/cluster" if get => ok(&cluster::cluster(node)),
             "/v1/version" if get => ok(&cluster::version()),
+            "/v1/ring" if get => ok(&ring::ring(node, None)?),
+            "/v1/gossip" if get => ok(&ring::gossip(node)?),
+            "/v1/cms" if get => ok(&ring::cms(node)),
             "/v1/tables" if get => ok(&tables::stats(node)?),
             "/v1/compactions" if get => ok(&compaction::stats(node)?),
             "/v1/compactions/history" if get => ok(&compaction::history(node)),
@@ -65,9 +71,13 @@ impl Api {
             "/v1/proxyhistograms" if get => ok(&proxy::histograms(node)),
             "/v1/gcstats" if get => ok(&pools::gcstats(&self.gc)),
             "/v1/snapshots" if get => ok(&snapshots::list(node).await?),
+            "/v1/binary" if get => ok(&binary::status(node)),
             _ => match histograms_path(path) {
                 Some((keyspace, table)) if get => {
                     ok(&snapshots::histograms(node, keyspace, table)?)
+                }
+                _ if get && path.starts_with("/v1/ring/") => {
+                    ok(&ring::ring(node, path.strip_prefix("/v1/ring/"))?)
                 }
                 _ => self.route_settings(method, path, body).await,
             },
@@ -132,6 +142,10 @@ impl Api {
                 node.lifecycle.request_stop();
                 ok(&serde_json::json!({ "stopping": true }))
             }
+            "/v1/scrub" => ok(&scrub::scrub(node, &selection_or_default(body)?).await?),
+            "/v1/verify" => ok(&scrub::verify(node, &selection_or_default(body)?).await?),
+            "/v1/binary/enable" => ok(&binary::enable(node).await?),
+            "/v1/binary/disable" => ok(&binary::disable(node).await?),
             _ => Err(unknown(method, path)),
         }
     }
@@ -139,7 +153,7 @@ impl Api {
 
 /// 404 for an unknown path, 405 for a known path with the wrong method.
 fn unknown(method: &Method, path: &str) -> ApiError {
-    const PATHS: [&str; 23] = [
+    const PATHS: [&str; 28] = [
         "/metrics",
         "/v1/garbagecollect",
         "/v1/logging",
@@ -163,6 +177,11 @@ fn unknown(method: &Method, path: &str) -> ApiError {
         "/v1/settings/timeouts/",
         "/v1/snapshots",
         "/v1/snapshots/clear",
+        "/v1/binary",
+        "/v1/binary/enable",
+        "/v1/binary/disable",
+        "/v1/scrub",
+        "/v1/verify",
     ];
     let known = histograms_path(path).is_some()
         || PATHS

@@ -63,9 +63,10 @@ async fn api(dir: &tempfile::TempDir) -> Api {
         tokens: vec![-1, 42],
         host_id: uuid::Uuid::nil(),
     };
-    let processor = QueryProcessor::start(coordinator.clone(), info)
+    let processor = QueryProcessor::start_alone(coordinator.clone(), info, dir.path().join("m"))
         .await
         .unwrap();
+    let metadata = processor.metadata().cloned().unwrap();
     Api::new(Arc::new(AdminNode {
         storage,
         coordinator,
@@ -75,6 +76,8 @@ async fn api(dir: &tempfile::TempDir) -> Api {
         native: Arc::new(NativeStats::default()),
         native_limits: Arc::new(transport::Limits::new(&transport::ServerConfig::default())),
         lifecycle: Arc::new(Lifecycle::default()),
+        metadata,
+        gossip: None,
         logging: Arc::new(RecordedLevels::default()),
         started: Instant::now(),
         generation: 1,
@@ -232,5 +235,39 @@ async fn logging_levels_round_trip() {
     let reset = api.handle(&Method::PUT, "/v1/logging", b"").await;
     assert_eq!(json(&reset)["levels"].as_array().unwrap().len(), 1);
     let wrong = api.handle(&Method::POST, "/v1/logging", b"").await;
+    assert_eq!(wrong.status, StatusCode::METHOD_NOT_ALLOWED);
+}
+
+/// Plays the server's part: runs the native transport whenever it is wanted.
+fn follow_transport(lifecycle: Arc<Lifecycle>) {
+    lifecycle.set_transport_running(true);
+    tokio::spawn(async move {
+        loop {
+            lifecycle.transport_stop_requested().await;
+            lifecycle.set_transport_running(false);
+            lifecycle.transport_start_requested().await;
+            lifecycle.set_transport_running(true);
+        }
+    });
+}
+
+#[tokio::test]
+async fn binary_stops_and_starts_the_native_transport() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = api(&dir).await;
+    follow_transport(api.node.lifecycle.clone());
+    let status = |reply: &Reply| json(reply)["running"].clone();
+    let running = api.handle(&Method::GET, "/v1/binary", b"").await;
+    assert_eq!(status(&running), true);
+    let disabled = api.handle(&Method::POST, "/v1/binary/disable", b"").await;
+    assert_eq!(status(&disabled), false);
+    let node = json(&api.handle(&Method::GET, "/v1/node", b"").await);
+    assert_eq!(node["native_transport_active"], false);
+    let enabled = api.handle(&Method::POST, "/v1/binary/enable", b"").await;
+    assert_eq!(status(&enabled), true);
+    api.node.lifecycle.request_drain();
+    let drained = api.handle(&Method::POST, "/v1/binary/enable", b"").await;
+    assert_eq!(drained.status, StatusCode::SERVICE_UNAVAILABLE);
+    let wrong = api.handle(&Method::GET, "/v1/binary/enable", b"").await;
     assert_eq!(wrong.status, StatusCode::METHOD_NOT_ALLOWED);
 }

@@ -6,6 +6,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::error::ConfigError;
+use crate::guardrails::Guardrails;
+use crate::policies::{CommitFailurePolicy, DiskFailurePolicy};
 use crate::snitch::{Location, Snitch};
 use crate::spec::{format_duration, DataRate, DataSize};
 
@@ -28,6 +30,25 @@ pub enum MemtableAllocationType {
     HeapBuffers,
     OffheapBuffers,
     OffheapObjects,
+}
+
+/// Which internode messages are compressed (`internode_compression`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InternodeCompression {
+    All,
+    /// Only between data centers (Cassandra's default).
+    Dc,
+    None,
+}
+
+impl std::fmt::Display for InternodeCompression {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            InternodeCompression::All => "all",
+            InternodeCompression::Dc => "dc",
+            InternodeCompression::None => "none",
+        })
+    }
 }
 
 /// One seed node from `seed_provider`; a missing port means `storage_port`.
@@ -119,6 +140,8 @@ pub struct Config {
     pub batch_size_warn_threshold: DataSize,
     pub batch_size_fail_threshold: DataSize,
     pub unlogged_batch_across_partitions_warn_threshold: u32,
+    /// The guardrails section (`keyspaces_warn_threshold`, `allow_filtering_enabled`, ...).
+    pub guardrails: Guardrails,
     pub column_index_size: Option<DataSize>,
     /// `None`: the smaller of 5% of memory and 100MiB.
     pub key_cache_size: Option<DataSize>,
@@ -135,6 +158,16 @@ pub struct Config {
     /// `seed_provider`'s seeds. Empty when the file has no `seed_provider`: the node runs alone
     /// and opens no internode port (a one-member cluster).
     pub seeds: Vec<Seed>,
+    /// Recorded; a joining node does not stream data yet (it joins as with `false`).
+    pub auto_bootstrap: bool,
+    /// Balanced token allocation for this many replicas in the node's data center; `None`:
+    /// random tokens.
+    pub allocate_tokens_for_local_replication_factor: Option<u32>,
+    /// The failure detector's conviction threshold (Cassandra's phi, 5 to 16).
+    pub phi_convict_threshold: f64,
+    pub internode_compression: InternodeCompression,
+    pub disk_failure_policy: DiskFailurePolicy,
+    pub commit_failure_policy: CommitFailurePolicy,
 }
 
 const LOOPBACK: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
@@ -199,6 +232,7 @@ impl Default for Config {
             batch_size_warn_threshold: DataSize::kibibytes(5),
             batch_size_fail_threshold: DataSize::kibibytes(50),
             unlogged_batch_across_partitions_warn_threshold: 10,
+            guardrails: Guardrails::default(),
             column_index_size: None,
             key_cache_size: None,
             file_cache_size: None,
@@ -208,6 +242,12 @@ impl Default for Config {
             endpoint_snitch: Snitch::Simple,
             location: Location::simple(),
             seeds: Vec::new(),
+            auto_bootstrap: true,
+            allocate_tokens_for_local_replication_factor: Some(3),
+            phi_convict_threshold: 8.0,
+            internode_compression: InternodeCompression::Dc,
+            disk_failure_policy: DiskFailurePolicy::Stop,
+            commit_failure_policy: CommitFailurePolicy::Stop,
         }
     }
 }
@@ -236,6 +276,7 @@ impl Config {
         self.validate_commitlog()?;
         self.validate_concurrency()?;
         self.validate_native_limits()?;
+        self.guardrails.validate()?;
         self.validate_directories()
     }
 

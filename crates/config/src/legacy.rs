@@ -32,6 +32,8 @@ enum Convert {
     MebibytesPerSecond,
     /// Megabits per second, turned into bytes per second.
     MegabitsPerSecond,
+    /// A count that included Cassandra's system keyspaces or tables, which the new key leaves out.
+    WithoutSystem(i128),
 }
 
 /// One old key and the 5.0 key that replaced it.
@@ -46,6 +48,12 @@ impl Rename {
         Rename { old, new, convert }
     }
 }
+
+/// Cassandra 5.0's local and replicated system keyspaces (system, system_schema, system_auth,
+/// system_distributed, system_traces) and their tables, which the old count thresholds counted
+/// (its `KEYSPACE_COUNT_THRESHOLD_TO_GUARDRAIL` and `TABLE_COUNT_THRESHOLD_TO_GUARDRAIL`).
+const SYSTEM_KEYSPACES: i128 = 5;
+const SYSTEM_TABLES: i128 = 48;
 
 /// Every rename Cassandra 5.0 still honours (its `@Replaces` annotations), sorted by old name.
 #[rustfmt::skip]
@@ -311,7 +319,7 @@ const RENAMES: &[Rename] = &[
     Rename::new(
         "keyspace_count_warn_threshold",
         "keyspaces_warn_threshold",
-        Convert::Same,
+        Convert::WithoutSystem(SYSTEM_KEYSPACES),
     ),
     Rename::new("max_hint_window_in_ms", "max_hint_window", Convert::Millis),
     Rename::new(
@@ -441,7 +449,7 @@ const RENAMES: &[Rename] = &[
     Rename::new(
         "table_count_warn_threshold",
         "tables_warn_threshold",
-        Convert::Same,
+        Convert::WithoutSystem(SYSTEM_TABLES),
     ),
     Rename::new(
         "tracetype_query_ttl",
@@ -535,6 +543,9 @@ fn convert(how: Convert, value: &Node) -> Result<Node, String> {
         return millis_from_float(value);
     }
     let n = integer(value)?;
+    if let Convert::WithoutSystem(system) = how {
+        return Ok(Node::Int(n - system));
+    }
     let unset = match how {
         Convert::MillisOrUnset | Convert::MinutesOrUnset | Convert::BytesOrUnset => n == -1,
         Convert::MebibytesOrUnset => n < 0,
@@ -564,7 +575,7 @@ fn with_unit(how: Convert, n: i128) -> String {
         Convert::Mebibytes | Convert::MebibytesOrUnset => format!("{n}MiB"),
         Convert::MebibytesPerSecond => format!("{n}MiB/s"),
         Convert::MegabitsPerSecond => format!("{}B/s", n * 125_000),
-        Convert::Same => n.to_string(),
+        Convert::Same | Convert::WithoutSystem(_) => n.to_string(),
     }
 }
 
@@ -636,6 +647,35 @@ mod tests {
         assert_eq!(
             modern("enable_materialized_views", Node::Bool(true)),
             ("materialized_views_enabled".into(), Node::Bool(true))
+        );
+    }
+
+    /// Cassandra 5.0.4 lists `keyspace_count_warn_threshold: 8` beside
+    /// `keyspaces_warn_threshold: 3`, and `table_count_warn_threshold: 50` beside
+    /// `tables_warn_threshold: 2` (refcass, `system_views.settings`).
+    #[test]
+    fn old_count_thresholds_leave_system_objects_out() {
+        assert_eq!(
+            modern("keyspace_count_warn_threshold", Node::Int(8)),
+            ("keyspaces_warn_threshold".into(), Node::Int(3))
+        );
+        assert_eq!(
+            modern("table_count_warn_threshold", Node::Int(50)),
+            ("tables_warn_threshold".into(), Node::Int(2))
+        );
+        assert_eq!(
+            modern(
+                "compaction_large_partition_warning_threshold_mb",
+                Node::Int(100)
+            ),
+            ("partition_size_warn_threshold".into(), text("100MiB"))
+        );
+        assert_eq!(
+            modern("compaction_tombstone_warning_threshold", Node::Int(100000)),
+            (
+                "partition_tombstones_warn_threshold".into(),
+                Node::Int(100000)
+            )
         );
     }
 

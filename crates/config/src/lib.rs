@@ -6,10 +6,12 @@
 
 mod config;
 mod error;
+mod guardrails;
 mod keys;
 mod legacy;
 mod listing;
 mod load;
+mod policies;
 mod refused;
 mod settings;
 mod snitch;
@@ -18,10 +20,13 @@ mod values;
 mod yaml;
 
 pub use config::{
-    heap_equivalent, physical_memory, CommitLogSync, Config, MemtableAllocationType, Seed,
+    heap_equivalent, physical_memory, CommitLogSync, Config, InternodeCompression,
+    MemtableAllocationType, Seed,
 };
 pub use error::ConfigError;
+pub use guardrails::{ConsistencyLevels, Guardrails, Limit, Threshold, CONSISTENCY_LEVELS};
 pub use listing::Setting;
 pub use load::{load, load_str, Loaded};
+pub use policies::{CommitFailurePolicy, DiskFailurePolicy};
 pub use snitch::{Location, Snitch, RACKDC_FILE};
 pub use spec::{format_duration, DataRate, DataSize};

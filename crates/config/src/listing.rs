@@ -29,6 +29,7 @@ impl Config {
         all.extend(self.native_settings());
         all.extend(self.storage_settings());
         all.extend(self.request_settings());
+        all.extend(self.guardrails.settings());
         all
     }
 
@@ -42,6 +43,13 @@ impl Config {
         vec![
             ("cluster_name", set(&self.cluster_name)),
             ("num_tokens", set(self.num_tokens)),
+            ("auto_bootstrap", set(self.auto_bootstrap)),
+            (
+                "allocate_tokens_for_local_replication_factor",
+                opt(self.allocate_tokens_for_local_replication_factor),
+            ),
+            ("phi_convict_threshold", set(self.phi_convict_threshold)),
+            ("internode_compression", set(self.internode_compression)),
             (
                 "initial_token",
                 Some(tokens.join(",")).filter(|t| !t.is_empty()),
@@ -163,6 +171,11 @@ impl Config {
             ("key_cache_size", opt(self.key_cache_size)),
             ("file_cache_enabled", set(self.file_cache_enabled)),
             ("file_cache_size", opt(self.file_cache_size)),
+            ("disk_failure_policy", set(self.disk_failure_policy.name())),
+            (
+                "commit_failure_policy",
+                set(self.commit_failure_policy.name()),
+            ),
             (
                 "prepared_statements_cache_size",
                 opt(self.prepared_statements_cache_size),

@@ -207,7 +207,7 @@ fn seeds_addresses_and_directories() {
 const OPERATOR_YAML: &str = r#"
 cluster_name: 'Production Cluster'
 num_tokens: 8
-allocate_tokens_for_local_replication_factor: 3
+allocate_tokens_for_local_replication_factor: 5
 partitioner: org.apache.cassandra.dht.Murmur3Partitioner
 endpoint_snitch: GossipingPropertyFileSnitch
 seed_provider:
@@ -261,13 +261,10 @@ fn typical_operator_file() {
     assert_eq!(c.file_cache_size, Some(DataSize::mebibytes(2048)));
     assert!(c.file_cache_enabled, "on unless disabled");
     assert_eq!(c.data_file_directories.len(), 2);
+    assert_eq!(c.allocate_tokens_for_local_replication_factor, Some(5));
     assert_eq!(
         loaded.ignored,
-        vec![
-            "allocate_tokens_for_local_replication_factor",
-            "trickle_fsync",
-            "disk_optimization_strategy"
-        ]
+        vec!["trickle_fsync", "disk_optimization_strategy"]
     );
 }
 
@@ -397,4 +394,26 @@ fn metadata_directory_resolves_against_the_base_and_differs_from_data_directorie
     assert_eq!(c.metadata_directory, PathBuf::from("/disk1/node1/metadata"));
     let c = config("data_file_directories:\n  - data\n");
     assert_eq!(c.metadata_directory, PathBuf::from("/srv/helenus/metadata"));
+}
+
+#[test]
+fn failure_policies_default_to_stop_and_take_cassandras_values() {
+    use crate::{CommitFailurePolicy, DiskFailurePolicy};
+    let defaults = config("");
+    assert_eq!(defaults.disk_failure_policy, DiskFailurePolicy::Stop);
+    assert_eq!(defaults.commit_failure_policy, CommitFailurePolicy::Stop);
+    let set = config("disk_failure_policy: best_effort\ncommit_failure_policy: stop_commit\n");
+    assert_eq!(set.disk_failure_policy, DiskFailurePolicy::BestEffort);
+    assert_eq!(set.commit_failure_policy, CommitFailurePolicy::StopCommit);
+    assert_eq!(
+        config("disk_failure_policy: stop_paranoid\n").disk_failure_policy,
+        DiskFailurePolicy::StopParanoid
+    );
+    assert!(error("disk_failure_policy: stop_commit\n")
+        .starts_with("Invalid value 'stop_commit' for disk_failure_policy"));
+    assert!(error("commit_failure_policy: best_effort\n")
+        .contains("expected die, stop, stop_commit or ignore"));
+    let listed = set.settings();
+    assert!(listed.contains(&("disk_failure_policy", Some("best_effort".into()))));
+    assert!(listed.contains(&("commit_failure_policy", Some("stop_commit".into()))));
 }

@@ -1,8 +1,9 @@
 //! Which cassandra.yaml keys Helenus uses, and how each one sets a [`Config`] field.
 //! Keys not handled here are Cassandra settings Helenus ignores.
 
-use crate::config::{CommitLogSync, Config, MemtableAllocationType, Seed};
+use crate::config::{CommitLogSync, Config, InternodeCompression, MemtableAllocationType, Seed};
 use crate::error::ConfigError;
+use crate::policies::{CommitFailurePolicy, DiskFailurePolicy};
 use crate::refused;
 use crate::snitch::Snitch;
 use crate::spec::SizeUnit::{Bytes, Kibibytes, Mebibytes};
@@ -26,6 +27,7 @@ pub fn apply(config: &mut Config, value: Value) -> Result<bool, ConfigError> {
         || apply_native(config, value)?
         || apply_storage(config, value)?
         || apply_requests(config, value)?
+        || config.guardrails.apply(value)?
         || refused::check(value)?)
 }
 
@@ -37,6 +39,12 @@ fn apply_node(c: &mut Config, v: Value) -> Result<bool, ConfigError> {
         "endpoint_snitch" => c.endpoint_snitch = snitch(v)?,
         "seed_provider" => c.seeds = seeds(v)?,
         "auto_snapshot" => c.auto_snapshot = v.boolean()?,
+        "auto_bootstrap" => c.auto_bootstrap = v.boolean()?,
+        "allocate_tokens_for_local_replication_factor" => {
+            c.allocate_tokens_for_local_replication_factor = Some(v.integer()?)
+        }
+        "phi_convict_threshold" => c.phi_convict_threshold = v.float()?,
+        "internode_compression" => c.internode_compression = internode_compression(v)?,
         _ => return Ok(false),
     }
     Ok(true)
@@ -117,6 +125,8 @@ fn apply_storage(c: &mut Config, v: Value) -> Result<bool, ConfigError> {
         "key_cache_size" => c.key_cache_size = Some(v.size(Mebibytes)?),
         "file_cache_size" => c.file_cache_size = Some(v.size(Mebibytes)?),
         "file_cache_enabled" => c.file_cache_enabled = v.boolean()?,
+        "disk_failure_policy" => c.disk_failure_policy = DiskFailurePolicy::parse(v)?,
+        "commit_failure_policy" => c.commit_failure_policy = CommitFailurePolicy::parse(v)?,
         "prepared_statements_cache_size" => {
             c.prepared_statements_cache_size = Some(v.size(Mebibytes)?)
         }
@@ -155,6 +165,15 @@ fn snitch(v: Value) -> Result<Snitch, ConfigError> {
     Snitch::parse(&name).ok_or_else(|| {
         v.invalid("Helenus supports only SimpleSnitch and GossipingPropertyFileSnitch")
     })
+}
+
+fn internode_compression(v: Value) -> Result<InternodeCompression, ConfigError> {
+    match v.text()?.as_str() {
+        "all" => Ok(InternodeCompression::All),
+        "dc" => Ok(InternodeCompression::Dc),
+        "none" => Ok(InternodeCompression::None),
+        _ => Err(v.invalid("expected all, dc or none")),
+    }
 }
 
 fn commitlog_sync(v: Value) -> Result<CommitLogSync, ConfigError> {

@@ -3,9 +3,11 @@
 //! Unavailable as Cassandra does), and applies the operation. A single node is a one-member
 //! ring whose only replica is local storage; remote replicas plug in here.
 mod consistency;
+mod failures;
 pub mod metrics;
 mod slow;
 mod timeouts;
+mod topology;
 pub mod trace;
 
 use std::future::Future;
@@ -13,8 +15,7 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use parking_lot::RwLock;
-use ring::{Endpoint, ReplicationStrategy, Token, TokenMetadata};
+use ring::{Endpoint, ReplicationStrategy, Token};
 use storage::{
     CounterUpdate, KeyRange, Mutation, Partition, PartitionKey, ReadFilter, ReadStats, Storage,
     StorageError, TableId,
@@ -22,16 +23,24 @@ use storage::{
 use types::{Consistency, CqlError, CqlResult};
 
 pub use consistency::{block_for, validate_for_read, validate_for_write};
+use failures::Needed;
+pub use failures::Replica;
 pub use metrics::{Metrics, RequestKind};
 pub use slow::SlowQueries;
 pub use timeouts::{LiveTimeouts, TimeoutKind, Timeouts};
+pub use topology::{Liveness, Topology};
 pub use trace::{Trace, TraceEvent};
+
+/// The storage port failure messages name until told otherwise (Cassandra's default).
+const DEFAULT_STORAGE_PORT: u16 = 7000;
 
 /// Routes reads and writes to replicas and enforces consistency levels.
 pub struct Coordinator {
     storage: Arc<Storage>,
-    ring: RwLock<TokenMetadata>,
+    topology: Topology,
     local: Endpoint,
+    /// This node as failure messages name it.
+    replica: Replica,
     timeouts: LiveTimeouts,
     metrics: Metrics,
     slow: Arc<SlowQueries>,
@@ -40,17 +49,24 @@ pub struct Coordinator {
 impl Coordinator {
     /// A coordinator for a ring that so far holds only this node.
     pub fn new(storage: Arc<Storage>, local: Endpoint, timeouts: Timeouts) -> Coordinator {
-        let mut ring = TokenMetadata::new();
-        ring.add_endpoint(local.clone(), Vec::new());
-        ring.set_local(local.addr);
         Coordinator {
             storage,
-            ring: RwLock::new(ring),
+            topology: Topology::new(local.clone()),
+            replica: Replica {
+                address: local.addr,
+                storage_port: DEFAULT_STORAGE_PORT,
+            },
             local,
             timeouts: LiveTimeouts::new(timeouts),
             metrics: Metrics::default(),
             slow: Arc::new(SlowQueries::default()),
         }
+    }
+
+    /// The coordinator naming this node `/address:storage_port` in failure messages.
+    pub fn with_storage_port(mut self, storage_port: u16) -> Coordinator {
+        self.replica.storage_port = storage_port;
+        self
     }
 
     pub fn storage(&self) -> &Arc<Storage> {
@@ -114,15 +130,19 @@ impl Coordinator {
         self.storage.table_stats(table).map_or(0, |s| s.sstables)
     }
 
+    /// The ring and liveness of the cluster.
+    pub fn topology(&self) -> &Topology {
+        &self.topology
+    }
+
     /// Claims `tokens` for this node on the ring.
     pub fn set_local_tokens(&self, tokens: Vec<i64>) {
-        let tokens = tokens.into_iter().map(Token).collect();
-        self.ring.write().add_endpoint(self.local.clone(), tokens);
+        self.topology.set_local_tokens(tokens);
     }
 
     /// The tokens this node owns on the ring.
     pub fn local_tokens(&self) -> Vec<Token> {
-        self.ring.read().tokens_of(self.local.addr)
+        self.topology.ring().tokens_of(self.local.addr)
     }
 
     /// ReadTimeout when a local read started at `started` outlasted its timeout (`read` or
@@ -154,7 +174,7 @@ impl Coordinator {
         token: i64,
         cl: Consistency,
     ) -> CqlResult<()> {
-        let replicas = strategy.replicas(Token(token), &self.ring.read());
+        let replicas = strategy.replicas(Token(token), &self.topology.ring());
         let alive = replicas
             .iter()
             .filter(|e| e.addr == self.local.addr)
@@ -220,7 +240,8 @@ impl Coordinator {
         let timeout = self.timeouts.get(TimeoutKind::Write);
         trace::trace(trace, || "Appending to commitlog".into());
         let write = self.storage.apply_batch(mutations);
-        bounded(write, timeout, cl, block_for, write_type).await?;
+        let needed = Needed::new(cl, block_for);
+        bounded(write, timeout, &self.replica, needed, write_type).await?;
         self.record(RequestKind::Write, cl, &tables, started);
         Ok(())
     }
@@ -250,7 +271,8 @@ impl Coordinator {
         trace::trace(trace, || "Appending to commitlog".into());
         let write = self.storage.apply_counter(table, key, updates, timestamp);
         let timeout = self.timeouts.get(TimeoutKind::CounterWrite);
-        bounded(write, timeout, cl, block_for, "COUNTER").await?;
+        let needed = Needed::new(cl, block_for);
+        bounded(write, timeout, &self.replica, needed, "COUNTER").await?;
         self.record(RequestKind::Write, cl, &[table], started);
         Ok(())
     }
@@ -275,7 +297,7 @@ impl Coordinator {
         let (partition, read) = self
             .storage
             .read_with_stats(table, key, filter, now)
-            .map_err(read_error)?;
+            .map_err(|e| self.read_error(e, strategy, cl))?;
         if let Some(t) = trace {
             trace::partition_read(t, &read, self.sstable_count(table));
         }
@@ -318,7 +340,7 @@ impl Coordinator {
         let (partitions, read) = self
             .storage
             .scan_with_stats(table, range, filter, now, limit)
-            .map_err(read_error)?;
+            .map_err(|e| self.read_error(e, strategy, cl))?;
         if let Some(t) = trace {
             trace::rows_read(t, &read);
         }
@@ -331,52 +353,67 @@ impl Coordinator {
     }
 }
 
-/// Runs a local write, answering WriteTimeout when it outlasts `timeout`.
-async fn bounded(
-    write: impl Future<Output = storage::Result<()>>,
-    timeout: Duration,
-    cl: Consistency,
-    block_for: i32,
-    write_type: &str,
-) -> CqlResult<()> {
-    match tokio::time::timeout(timeout, write).await {
-        Ok(result) => result.map_err(write_error),
-        Err(_) => Err(CqlError::WriteTimeout {
-            message: "Operation timed out - received only 0 responses.".into(),
-            consistency: cl,
-            received: 0,
-            block_for,
-            write_type: write_type.into(),
-        }),
+impl Coordinator {
+    fn read_error(
+        &self,
+        error: StorageError,
+        strategy: &ReplicationStrategy,
+        cl: Consistency,
+    ) -> CqlError {
+        let block_for = block_for(strategy, cl, &self.local.datacenter);
+        self.replica.read_error(error, Needed::new(cl, block_for))
     }
 }
 
-fn write_error(e: StorageError) -> CqlError {
-    tracing::error!("write failed: {e}");
-    CqlError::Server(format!("write failed: {e}"))
-}
-
-fn read_error(e: StorageError) -> CqlError {
-    tracing::error!("read failed: {e}");
-    CqlError::Server(format!("read failed: {e}"))
+/// Runs a local write, answering WriteTimeout when it outlasts `timeout` and WriteFailure
+/// when storage fails it. A write the commit log cannot take waits out the timeout and
+/// answers WriteTimeout, as Cassandra's writes wait for a commit-log segment that does not
+/// come (`commit_failure_policy: stop_commit` "lets writes collect").
+async fn bounded(
+    write: impl Future<Output = storage::Result<()>>,
+    timeout: Duration,
+    replica: &Replica,
+    needed: Needed,
+    write_type: &str,
+) -> CqlResult<()> {
+    let deadline = tokio::time::Instant::now() + timeout;
+    let timed_out = || CqlError::WriteTimeout {
+        message: "Operation timed out - received only 0 responses.".into(),
+        consistency: needed.consistency,
+        received: 0,
+        block_for: needed.block_for,
+        write_type: write_type.into(),
+    };
+    match tokio::time::timeout_at(deadline, write).await {
+        Ok(Err(StorageError::CommitLogUnavailable(_))) => {
+            tokio::time::sleep_until(deadline).await;
+            Err(timed_out())
+        }
+        Ok(result) => result.map_err(|e| replica.write_error(e, needed, write_type)),
+        Err(_) => Err(timed_out()),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::net::Ipv4Addr;
+
+    const REPLICA: Replica = Replica {
+        address: IpAddr::V4(Ipv4Addr::LOCALHOST),
+        storage_port: DEFAULT_STORAGE_PORT,
+    };
+    const ONE: Needed = Needed {
+        consistency: Consistency::One,
+        block_for: 1,
+    };
 
     #[tokio::test]
     async fn slow_writes_time_out_with_cassandras_error() {
         let never = std::future::pending::<storage::Result<()>>();
-        let err = bounded(
-            never,
-            Duration::from_millis(10),
-            Consistency::One,
-            1,
-            "SIMPLE",
-        )
-        .await
-        .unwrap_err();
+        let err = bounded(never, Duration::from_millis(10), &REPLICA, ONE, "SIMPLE")
+            .await
+            .unwrap_err();
         match err {
             CqlError::WriteTimeout {
                 block_for,
@@ -391,10 +428,21 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn writes_the_commit_log_cannot_take_wait_out_the_timeout() {
+        let refused = async { Err(StorageError::CommitLogUnavailable("stopped".into())) };
+        let started = Instant::now();
+        let err = bounded(refused, Duration::from_millis(50), &REPLICA, ONE, "SIMPLE")
+            .await
+            .unwrap_err();
+        assert!(matches!(err, CqlError::WriteTimeout { .. }), "{err:?}");
+        assert!(started.elapsed() >= Duration::from_millis(50));
+    }
+
+    #[tokio::test]
     async fn fast_writes_pass_through() {
         let done = async { Ok(()) };
         assert!(
-            bounded(done, Duration::from_secs(1), Consistency::One, 1, "SIMPLE")
+            bounded(done, Duration::from_secs(1), &REPLICA, ONE, "SIMPLE")
                 .await
                 .is_ok()
         );

@@ -1,8 +1,13 @@
 //! The `helenus` command line: `helenus server` runs a node, `helenus stress` loads one,
 //! `helenus nodetool` operates one, `helenus cluster` runs a local cluster of them.
 mod cluster;
+mod failures;
 mod handler;
+mod internode;
+mod join;
 mod logging;
+mod membership;
+mod native;
 mod nodetool;
 mod server;
 mod virtual_sources;

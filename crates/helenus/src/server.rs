@@ -1,25 +1,34 @@
 //! `helenus server`: reads the configuration, opens storage, starts the query processor, the
 //! native-protocol server and the admin API, and shuts down cleanly on SIGTERM/SIGINT or
 //! `nodetool stopdaemon`; `nodetool drain` stops the CQL listener and flushes everything but
-//! leaves the admin API up until the process is told to stop.
+//! leaves the admin API up until the process is told to stop. A drain that cannot finish (a
+//! failed or stuck disk) is logged and given up after [`DRAIN_LIMIT`]: the process still exits.
+use std::future::Future;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use admin::{AdminNode, Lifecycle, NativeStats};
 use config::{CommitLogSync, Config, MemtableAllocationType};
 use coordinator::{Coordinator, Timeouts};
 use query::{NodeInfo, QueryProcessor, RELEASE_VERSION};
-use ring::{random_tokens, Endpoint};
+use ring::Endpoint;
 use storage::{CommitlogSync, MemtableAllocation, Storage, StorageConfig};
 use tokio::signal::unix::{signal, Signal, SignalKind};
 use tokio::sync::broadcast;
 use transport::{Event, Server, ServerConfig};
 
+use crate::failures;
 use crate::handler::Handler;
+use crate::internode::ClusterServices;
 use crate::logging::Logging;
+use crate::native;
+use crate::{join, membership};
+
+/// How long the drain at shutdown may flush before the node stops without it.
+const DRAIN_LIMIT: Duration = Duration::from_secs(30);
 
 pub fn run(config_path: Option<&Path>) -> ExitCode {
     let logging = Logging::init();
@@ -46,7 +55,10 @@ pub fn run(config_path: Option<&Path>) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(serve(config, admin_token, logging)) {
+    let served = runtime.block_on(serve(config, admin_token, logging));
+    // A drain given up on a stuck disk leaves its blocking task behind: do not wait for it.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    match served {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!("{e}");
@@ -129,6 +141,8 @@ fn storage_config(config: &Config) -> StorageConfig {
     sc.tombstone_warn_threshold = u64::from(config.tombstone_warn_threshold);
     sc.tombstone_failure_threshold = u64::from(config.tombstone_failure_threshold);
     sc.auto_snapshot = config.auto_snapshot;
+    sc.disk_failure_policy = config.disk_failure_policy;
+    sc.commit_failure_policy = config.commit_failure_policy;
     sc
 }
 
@@ -154,20 +168,6 @@ fn transport_config(config: &Config) -> ServerConfig {
     }
 }
 
-fn initial_tokens(config: &Config) -> Vec<i64> {
-    if !config.initial_token.is_empty() {
-        return config.initial_token.clone();
-    }
-    let seed = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0);
-    random_tokens(config.num_tokens.max(1) as usize, seed)
-        .into_iter()
-        .map(|t| t.0)
-        .collect()
-}
-
 async fn serve(
     config: Config,
     admin_token: Option<String>,
@@ -190,7 +190,10 @@ async fn serve(
         write: config.write_request_timeout,
         counter_write: config.counter_write_request_timeout,
     };
-    let coordinator = Arc::new(Coordinator::new(storage.clone(), endpoint, timeouts));
+    let coordinator = Arc::new(
+        Coordinator::new(storage.clone(), endpoint, timeouts)
+            .with_storage_port(config.storage_port),
+    );
     let slow_queries = coordinator.slow_queries();
     slow_queries.set_threshold(config.slow_query_log_timeout);
     tokio::spawn(slow_queries.clone().report_periodically());
@@ -203,17 +206,29 @@ async fn serve(
         data_center: config.location.data_center.clone(),
         rack: config.location.rack.clone(),
         release_version: RELEASE_VERSION.into(),
-        tokens: initial_tokens(&config),
+        tokens: config.initial_token.clone(),
         host_id: uuid::Uuid::nil(),
     };
     let processor = QueryProcessor::start(coordinator.clone(), node)
         .await
         .map_err(|e| format!("cannot start: {e}"))?;
+    processor.set_limits(query::Limits::from_config(&config));
     let addr = SocketAddr::new(config.rpc_address, config.native_transport_port);
     let listener = bind(addr).await?;
     let admin_listener = bind(SocketAddr::new(config.admin_address, config.admin_port)).await?;
+    let cluster =
+        ClusterServices::start(&config, processor.node(), &processor.schema().schema).await?;
+    processor.attach_metadata(cluster.metadata.clone());
+    let tokens = join::join(&cluster.metadata, &processor, &config).await?;
+    tracing::info!("joined the ring with {} tokens", tokens.len());
     let (events, _) = broadcast::channel(1024);
     forward_schema_events(&processor, events.clone());
+    membership::start(
+        &cluster,
+        processor.clone(),
+        coordinator.clone(),
+        events.clone(),
+    );
     let server_config = transport_config(&config);
     let native = Arc::new(NativeStats::default());
     let handler = Arc::new(Handler {
@@ -222,6 +237,7 @@ async fn serve(
     });
     let server = Server::new(handler, events, server_config);
     let lifecycle = Arc::new(Lifecycle::default());
+    storage.on_failure(failures::listener(lifecycle.clone()));
     let admin_node = Arc::new(AdminNode {
         storage: storage.clone(),
         coordinator,
@@ -231,6 +247,8 @@ async fn serve(
         native,
         native_limits: server.limits(),
         lifecycle: lifecycle.clone(),
+        metadata: cluster.metadata.clone(),
+        gossip: cluster.membership(),
         logging,
         started,
         generation: admin::generation_now(),
@@ -249,16 +267,11 @@ async fn serve(
         config.admin_port,
         started.elapsed().as_millis()
     );
-    let result = server
-        .run(listener, until_drain(&lifecycle, &mut signals))
-        .await;
-    tracing::info!("draining: flushing memtables and syncing the commit log");
-    storage
-        .shutdown()
-        .await
-        .map_err(|e| format!("shutdown: {e}"))?;
+    cluster.announce_serving();
+    let result = native::serve(&server, addr, listener, &lifecycle, &mut signals).await;
+    cluster.shutdown().await;
+    drain(storage.shutdown(), DRAIN_LIMIT).await;
     lifecycle.mark_drained();
-    tracing::info!("drained");
     until_stop(&lifecycle, &mut signals).await;
     if admin.await.is_err() {
         tracing::error!("the admin API task failed");
@@ -266,7 +279,23 @@ async fn serve(
     result.map_err(|e| format!("server: {e}"))
 }
 
-async fn bind(addr: SocketAddr) -> Result<tokio::net::TcpListener, String> {
+/// Runs `shutdown` (flush every table, sync the commit log) for at most `limit`. A failure or
+/// a timeout is logged: what was not flushed stays in the commit log for the next start.
+async fn drain(shutdown: impl Future<Output = storage::Result<()>>, limit: Duration) {
+    tracing::info!("draining: flushing memtables and syncing the commit log");
+    match tokio::time::timeout(limit, shutdown).await {
+        Ok(Ok(())) => tracing::info!("drained"),
+        Ok(Err(e)) => tracing::error!(
+            "drain failed: {e}; what was not flushed is replayed from the commit log at the next start"
+        ),
+        Err(_) => tracing::error!(
+            "drain did not finish within {limit:?} (a stuck disk?); stopping without it: \
+             what was not flushed is replayed from the commit log at the next start"
+        ),
+    }
+}
+
+pub(crate) async fn bind(addr: SocketAddr) -> Result<tokio::net::TcpListener, String> {
     tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| format!("cannot listen on {addr}: {e}"))
@@ -274,7 +303,7 @@ async fn bind(addr: SocketAddr) -> Result<tokio::net::TcpListener, String> {
 
 /// Resolves when the CQL listener must stop: a signal (which also stops the process) or a
 /// drain or stop asked through the admin API.
-async fn until_drain(lifecycle: &Lifecycle, signals: &mut StopSignals) {
+pub(crate) async fn until_drain(lifecycle: &Lifecycle, signals: &mut StopSignals) {
     tokio::select! {
         _ = signals.recv() => lifecycle.request_stop(),
         _ = lifecycle.drain_requested() => {}
@@ -312,7 +341,7 @@ fn forward_schema_events(processor: &QueryProcessor, events: broadcast::Sender<E
 
 /// SIGTERM and SIGINT, caught from the start of `serve`: a signal that arrives while the node is
 /// still starting (listener already bound, say) stops it gracefully instead of killing it.
-struct StopSignals {
+pub(crate) struct StopSignals {
     term: Option<Signal>,
     int: Option<Signal>,
 }
@@ -343,6 +372,7 @@ impl StopSignals {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use storage::{CommitFailurePolicy, DiskFailurePolicy};
 
     fn mapped(yaml: &str) -> StorageConfig {
         let loaded = config::load_str(yaml, Path::new("/")).expect("valid configuration");
@@ -372,6 +402,15 @@ mod tests {
         );
         assert_eq!(sc.memtable_allocation, MemtableAllocation::Heap);
         assert_eq!(sc.commitlog_total_space, 1 << 30);
+    }
+
+    #[tokio::test]
+    async fn a_drain_that_hangs_is_given_up_after_its_limit() {
+        let started = std::time::Instant::now();
+        drain(std::future::pending(), Duration::from_millis(20)).await;
+        assert!(started.elapsed() < Duration::from_secs(5));
+        let failed = async { Err(storage::StorageError::Closed) };
+        drain(failed, Duration::from_secs(5)).await;
     }
 
     #[test]
@@ -407,6 +446,16 @@ mod tests {
             (defaults.max_connections, defaults.max_connections_per_ip),
             (None, None)
         );
+    }
+
+    #[test]
+    fn failure_policies_reach_storage() {
+        let defaults = mapped("");
+        assert_eq!(defaults.disk_failure_policy, DiskFailurePolicy::Stop);
+        assert_eq!(defaults.commit_failure_policy, CommitFailurePolicy::Stop);
+        let set = mapped("disk_failure_policy: best_effort\ncommit_failure_policy: ignore\n");
+        assert_eq!(set.disk_failure_policy, DiskFailurePolicy::BestEffort);
+        assert_eq!(set.commit_failure_policy, CommitFailurePolicy::Ignore);
     }
 
     #[test]

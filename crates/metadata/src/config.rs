@@ -9,6 +9,17 @@ use crate::model::HostId;
 /// The most voters the group keeps; further nodes follow the log as learners.
 pub const MAX_VOTERS: usize = 7;
 
+/// The voters a group of `members` settles on: all of them up to `MAX_VOTERS`, one fewer when
+/// that would be even — two voters stop at the loss of either, three survive the loss of one.
+pub fn settled_voters(members: usize) -> usize {
+    let voters = members.min(MAX_VOTERS);
+    if voters % 2 == 0 {
+        voters.saturating_sub(1)
+    } else {
+        voters
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct MetadataConfig {
     /// `metadata_directory`: the Raft log, vote and snapshot live here.

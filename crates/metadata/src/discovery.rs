@@ -1,8 +1,11 @@
 //! Forming the group (ScyllaDB's group-0 discovery): a node with an empty log asks every seed
 //! whether it is in a group and who leads it. If a group exists, the node asks its leader to
-//! add it as a learner. If none does, the seed with the smallest host id among the seeds that
-//! answered founds one, provided a majority of the seeds (itself included) answered: two
-//! disjoint halves of the seeds can never both found a group.
+//! add it as a learner. If none does, the seed with the smallest host id founds one once every
+//! seed has answered: all seeds then see the same set of host ids and agree on the founder. (A
+//! majority is not enough: two majorities of three seeds that overlap in one seed can each
+//! have a different smallest member, and both would found a group.) A new cluster therefore
+//! forms once all of its seeds run; a node joining an existing group needs only one seed that
+//! knows the group.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -149,9 +152,9 @@ fn cannot_found(core: &Core, answers: &[DiscoverReply]) -> Option<String> {
         .iter()
         .filter(|answer| core.config.seeds.contains(&answer.me.addr))
         .count();
-    if answered * 2 <= seeds {
+    if answered < seeds {
         return Some(format!(
-            "{answered} of {seeds} seeds answered; founding a group needs a majority of them"
+            "{answered} of {seeds} seeds answered; a new cluster forms once every seed runs"
         ));
     }
     let smaller = answers

@@ -35,7 +35,7 @@ mod storage;
 mod transform;
 mod transport;
 
-pub use config::{MetadataConfig, MAX_VOTERS};
+pub use config::{settled_voters, MetadataConfig, MAX_VOTERS};
 pub use error::MetadataError;
 pub use model::{ClusterMetadata, HostId, KeyspaceEntry, NodeRecord, NodeState, Transformation};
 #[cfg(feature = "net")]

@@ -1,12 +1,15 @@
 //! The leader makes registered learners voters once they have caught up with the log, until
-//! the group has `MAX_VOTERS` voters; the other nodes stay learners.
+//! the group has `MAX_VOTERS` voters; the other nodes stay learners. Voters are added so that
+//! their number stays odd (1, 3, 5, 7): a group of two voters stops at the loss of either,
+//! while one of three survives the loss of any one — so a third node's arrival turns one voter
+//! into three in a single change, and a lone second learner waits for a partner.
 
 use std::collections::BTreeSet;
 use std::sync::Weak;
 
 use openraft::{ChangeMembers, ServerState};
 
-use crate::config::MAX_VOTERS;
+use crate::config::{settled_voters, MAX_VOTERS};
 use crate::core::Core;
 use crate::model::NodeState;
 use crate::raft_types::NodeId;
@@ -51,7 +54,7 @@ fn promotable(core: &Core) -> Option<BTreeSet<NodeId>> {
     let last = metrics.last_log_index?;
     let replication = metrics.replication.as_ref()?;
     let state = core.state.borrow().clone();
-    let learners: BTreeSet<NodeId> = membership
+    let ready: Vec<NodeId> = membership
         .learner_ids()
         .filter(|id| {
             state
@@ -66,7 +69,37 @@ fn promotable(core: &Core) -> Option<BTreeSet<NodeId>> {
                 .flatten()
                 .is_some_and(|matched| matched.index + CAUGHT_UP_LAG >= last)
         })
-        .take(MAX_VOTERS - voters)
         .collect();
+    let count = odd_total(voters, ready.len());
+    let learners: BTreeSet<NodeId> = ready.into_iter().take(count).collect();
     (!learners.is_empty()).then_some(learners)
+}
+
+/// How many of `ready` learners to add to `voters` voters to reach the settled number.
+fn odd_total(voters: usize, ready: usize) -> usize {
+    settled_voters(voters + ready).saturating_sub(voters)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::odd_total;
+
+    #[test]
+    fn voters_grow_from_one_to_three_never_to_two() {
+        assert_eq!(
+            odd_total(1, 1),
+            0,
+            "a second voter would make the group fragile"
+        );
+        assert_eq!(odd_total(1, 2), 2);
+        assert_eq!(odd_total(1, 3), 2);
+        assert_eq!(odd_total(3, 1), 0);
+        assert_eq!(odd_total(3, 4), 4);
+        assert_eq!(odd_total(7, 3), 0, "no room past MAX_VOTERS");
+        assert_eq!(
+            odd_total(2, 1),
+            1,
+            "an even group left by a removal is made odd again"
+        );
+    }
 }

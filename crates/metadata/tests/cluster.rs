@@ -139,15 +139,19 @@ async fn the_minority_side_of_a_partition_gets_no_quorum_while_the_majority_comm
 #[tokio::test(start_paused = true)]
 async fn a_commit_without_any_group_fails_with_no_quorum_in_time() {
     let mut cluster = Cluster::new(3, 17);
-    // One seed of three: not a majority, so it founds nothing and commits nothing.
+    // One seed of three: a new group forms only once every seed runs.
     let alone = cluster.start(0).await;
     let started = Instant::now();
     let error = alone.commit(create("nowhere")).await.unwrap_err();
     assert!(matches!(error, MetadataError::NoQuorum(_)), "{error}");
     assert!(started.elapsed() <= cluster.commit_timeout + Duration::from_millis(200));
     assert_eq!(alone.current().epoch, 0);
-    // Once a second seed is up, the two found the group.
+    // Two of three seeds are not enough either: two overlapping majorities could each see a
+    // different smallest host id and found two groups.
     cluster.start(1).await;
+    let waited = alone.await_epoch(1, Duration::from_secs(5)).await;
+    assert!(waited.is_err(), "founded without every seed");
+    cluster.start(2).await;
     alone.await_epoch(1, Duration::from_secs(20)).await.unwrap();
     alone.commit(create("somewhere")).await.unwrap();
     shutdown_all(&cluster).await;

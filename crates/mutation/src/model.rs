@@ -37,6 +37,9 @@ pub struct DeletionTime {
 }
 
 impl DeletionTime {
+    /// Cassandra's `DeletionTime.dataSize`: the timestamp and the local deletion time.
+    pub const DATA_SIZE: u64 = 12;
+
     /// "Not deleted".
     pub const LIVE: DeletionTime = DeletionTime {
         marked_for_delete_at: i64::MIN,
@@ -142,6 +145,17 @@ pub struct Cell {
 }
 
 impl Cell {
+    /// What Cassandra's `Cell.dataSize` counts besides the value and the path: timestamp (8),
+    /// TTL (4) and local deletion time (8).
+    pub const DATA_OVERHEAD: u64 = 20;
+
+    /// Cassandra's `Cell.dataSize`, which its guardrails and batch sizes measure.
+    pub fn data_size(&self) -> u64 {
+        let value = self.value.as_ref().map_or(0, Bytes::len);
+        let path = self.path.as_ref().map_or(0, Bytes::len);
+        Cell::DATA_OVERHEAD + (value + path) as u64
+    }
+
     /// A regular live cell.
     pub fn live(timestamp: i64, value: Bytes) -> Self {
         Cell {
@@ -362,6 +376,17 @@ mod tests {
         assert!(!c.is_live(110));
         assert!(!Cell::tombstone(1, 100).is_live(0));
         assert!(Cell::live(1, Bytes::new()).is_live(i32::MAX));
+    }
+
+    /// Cassandra 5.0.4 reports a list<int> element (4-byte value, 16-byte timeuuid path) as 40
+    /// bytes and a text value of 146 bytes as 166.
+    #[test]
+    fn cell_data_size_counts_as_cassandra_does() {
+        let element = Cell::live(1, Bytes::from_static(&[0, 0, 0, 1]))
+            .with_path(Bytes::from_static(&[0; 16]));
+        assert_eq!(element.data_size(), 40);
+        assert_eq!(Cell::live(1, Bytes::from(vec![b'x'; 146])).data_size(), 166);
+        assert_eq!(Cell::tombstone(1, 2).data_size(), Cell::DATA_OVERHEAD);
     }
 
     #[test]

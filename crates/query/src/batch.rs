@@ -5,11 +5,14 @@ use std::sync::Arc;
 
 use coordinator::Trace;
 use cql::ast::{self, BatchKind, Statement, UsingOption};
+use storage::{CounterUpdate, PartitionKey};
 use types::request::{BatchRequest, BatchStatement, QueryOptions, Values};
 use types::result::{Outcome, QueryResult};
 use types::{CqlError, CqlResult, CqlType, NativeType};
 
 use crate::exec::ExecContext;
+use crate::guardrails::batch::BatchWrites;
+use crate::guardrails::{writes, Limits, Warnings};
 use crate::modify::ModifyPlan;
 use crate::operand::{Binder, Operand, Resolved};
 use crate::processor::{Plan, QueryProcessor};
@@ -24,6 +27,11 @@ pub struct BatchPlan {
 }
 
 impl BatchPlan {
+    /// The statements of the batch.
+    pub fn statements(&self) -> impl Iterator<Item = &ModifyPlan> {
+        self.statements.iter()
+    }
+
     pub fn analyze(
         qp: &QueryProcessor,
         b: &ast::Batch,
@@ -83,7 +91,7 @@ impl BatchPlan {
             },
             None => None,
         };
-        apply(qp, &self.statements, ctx, self.kind, ts).await
+        apply(qp, &self.statements, ctx, Some(self.kind), ts).await
     }
 }
 
@@ -117,12 +125,13 @@ fn check_kinds<'a>(kind: BatchKind, plans: impl Iterator<Item = &'a ModifyPlan>)
     Ok(())
 }
 
-/// Applies modification plans with one shared context (one timestamp).
+/// Applies modification plans with one shared context (one timestamp); `kind` is `None` for a
+/// single statement.
 pub async fn apply(
     qp: &QueryProcessor,
     plans: &[ModifyPlan],
     ctx: &ExecContext,
-    kind: BatchKind,
+    kind: Option<BatchKind>,
     ts: Option<i64>,
 ) -> CqlResult<()> {
     let ctx_ts;
@@ -137,50 +146,50 @@ pub async fn apply(
     apply_each(qp, plans.iter().zip(contexts), kind).await
 }
 
-/// Applies each plan with its own context (protocol BATCH: values differ per statement).
+/// Applies each plan with its own context (protocol BATCH: values differ per statement):
+/// the guardrails first, then the batch checks on the mutations built, then the writes.
 async fn apply_each<'a>(
     qp: &QueryProcessor,
     items: impl Iterator<Item = (&'a ModifyPlan, &'a ExecContext)>,
-    kind: BatchKind,
+    kind: Option<BatchKind>,
 ) -> CqlResult<()> {
     let items: Vec<(&ModifyPlan, &ExecContext)> = items.collect();
-    let Some((_, first_ctx)) = items.first() else {
+    let Some((first, first_ctx)) = items.first().copied() else {
         return Ok(());
     };
-    let cl = first_ctx.consistency;
-    let trace = first_ctx.trace();
-    let state = qp.schema();
-    if items.iter().any(|(p, _)| p.is_counter()) {
-        for (plan, ctx) in &items {
-            let strategy = state.strategy(&plan.table().keyspace);
-            let ts = ctx.default_timestamp();
-            for (key, updates) in plan.counter_updates(ctx)? {
-                qp.coordinator
-                    .write_counters(
-                        &strategy,
-                        storage::TableId(plan.table().id),
-                        key,
-                        updates,
-                        ts,
-                        cl,
-                        trace,
-                    )
-                    .await?;
-            }
-        }
-        trace_memtables(trace, &items);
-        return Ok(());
+    let limits = qp.limits();
+    for (plan, ctx) in &items {
+        writes::user_timestamp(&limits, plan, ctx)?;
     }
+    writes::consistency(&limits, first_ctx)?;
+    if kind.is_none() {
+        writes::timestamp_bounds(&limits, first, first_ctx)?;
+    }
+    if items.iter().any(|(p, _)| p.is_counter()) {
+        return apply_counters(qp, &limits, &items, kind).await;
+    }
+    let mut batch = BatchWrites::default();
     let mut by_keyspace: BTreeMap<String, Vec<storage::Mutation>> = BTreeMap::new();
     for (plan, ctx) in &items {
+        writes::keys(&limits, plan, ctx)?;
+        let mutations = plan.mutations(ctx)?;
+        writes::cells(&limits, plan, &mutations, ctx)?;
+        if kind.is_some() {
+            batch.add(&plan.layout, &mutations);
+        }
         by_keyspace
             .entry(plan.table().keyspace.clone())
             .or_default()
-            .extend(plan.mutations(ctx)?);
+            .extend(mutations);
     }
+    if let Some(kind) = kind {
+        batch.check(&limits, kind, first_ctx)?;
+    }
+    let state = qp.schema();
+    let (cl, trace) = (first_ctx.consistency, first_ctx.trace());
     for (ks, mutations) in by_keyspace {
         let strategy = state.strategy(&ks);
-        if kind == BatchKind::Logged && mutations.len() > 1 {
+        if kind == Some(BatchKind::Logged) && mutations.len() > 1 {
             qp.coordinator
                 .write_atomically(&strategy, mutations, cl, trace)
                 .await?;
@@ -191,6 +200,70 @@ async fn apply_each<'a>(
         }
     }
     trace_memtables(trace, &items);
+    Ok(())
+}
+
+/// What a statement on a counter table does: increments go through the counter path (read
+/// the totals, write new ones); deletions are written as they are (tombstones need no read).
+enum CounterChange {
+    Add(Vec<(PartitionKey, Vec<CounterUpdate>)>),
+    Delete(Vec<storage::Mutation>),
+}
+
+/// Counter statements: their changes are built (and a batch checked) before any is applied.
+async fn apply_counters(
+    qp: &QueryProcessor,
+    limits: &Limits,
+    items: &[(&ModifyPlan, &ExecContext)],
+    kind: Option<BatchKind>,
+) -> CqlResult<()> {
+    let mut batch = BatchWrites::default();
+    let mut changes = Vec::with_capacity(items.len());
+    for (plan, ctx) in items {
+        writes::keys(limits, plan, ctx)?;
+        let change = if plan.is_deletion() {
+            let mutations = plan.mutations(ctx)?;
+            if kind.is_some() {
+                batch.add(&plan.layout, &mutations);
+            }
+            CounterChange::Delete(mutations)
+        } else {
+            let updates = plan.counter_updates(ctx)?;
+            if kind.is_some() {
+                batch.add_counters(&plan.layout, &updates);
+            }
+            CounterChange::Add(updates)
+        };
+        changes.push(change);
+    }
+    let Some((_, first_ctx)) = items.first() else {
+        return Ok(());
+    };
+    if let Some(kind) = kind {
+        batch.check(limits, kind, first_ctx)?;
+    }
+    let state = qp.schema();
+    let (cl, trace) = (first_ctx.consistency, first_ctx.trace());
+    for ((plan, ctx), change) in items.iter().zip(changes) {
+        let strategy = state.strategy(&plan.table().keyspace);
+        let updates = match change {
+            CounterChange::Delete(mutations) => {
+                qp.coordinator
+                    .write(&strategy, mutations, cl, trace)
+                    .await?;
+                continue;
+            }
+            CounterChange::Add(updates) => updates,
+        };
+        let ts = ctx.default_timestamp();
+        for (key, updates) in updates {
+            let table = storage::TableId(plan.table().id);
+            qp.coordinator
+                .write_counters(&strategy, table, key, updates, ts, cl, trace)
+                .await?;
+        }
+    }
+    trace_memtables(trace, items);
     Ok(())
 }
 
@@ -248,6 +321,7 @@ pub async fn execute_request(
     };
     let mut plans: Vec<Arc<Plan>> = Vec::with_capacity(req.statements.len());
     let mut contexts = Vec::with_capacity(req.statements.len());
+    let warnings = Warnings::default();
     for s in &req.statements {
         let (plan, binds, values) = match s {
             BatchStatement::Query { query, values } => {
@@ -263,7 +337,8 @@ pub async fn execute_request(
             return Err(not_a_write());
         }
         let bound = binds.positional(Values::Positional(values.clone()))?;
-        contexts.push(ExecContext::new(&options, bound).traced(trace.clone()));
+        let ctx = ExecContext::new(&options, bound).traced(trace.clone());
+        contexts.push(ctx.warned(warnings.clone()));
         plans.push(plan);
     }
     let modify: Vec<&ModifyPlan> = plans
@@ -274,6 +349,10 @@ pub async fn execute_request(
         })
         .collect();
     check_kinds(kind, modify.iter().copied())?;
-    apply_each(qp, modify.into_iter().zip(contexts.iter()), kind).await?;
-    Ok(QueryResult::Void.into())
+    apply_each(qp, modify.into_iter().zip(contexts.iter()), Some(kind)).await?;
+    Ok(Outcome {
+        result: QueryResult::Void,
+        warnings: warnings.take(),
+        tracing_id: None,
+    })
 }

@@ -133,7 +133,9 @@ fn user_modifiable(name: &str) -> CqlResult<()> {
     Ok(())
 }
 
-fn convert_options(options: &[(String, ast::OptionValue)]) -> Vec<(String, OptionValue)> {
+pub(crate) fn convert_options(
+    options: &[(String, ast::OptionValue)],
+) -> Vec<(String, OptionValue)> {
     options
         .iter()
         .map(|(k, v)| {

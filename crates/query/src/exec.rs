@@ -11,6 +11,8 @@ use types::{Consistency, CqlError, CqlResult};
 
 use parking_lot::Mutex;
 
+use crate::guardrails::check::Notice;
+use crate::guardrails::Warnings;
 use crate::json::JsonDocument;
 use crate::operand::Resolved;
 
@@ -27,6 +29,8 @@ pub struct ExecContext {
     pub now_seconds: i32,
     /// The request's trace; `None` unless the request is traced.
     pub trace: Option<Arc<Trace>>,
+    /// The request's client warnings (shared by the statements of a batch).
+    pub warnings: Warnings,
     /// `INSERT JSON` documents bound to this execution, decoded once for all their columns.
     json_documents: JsonDocuments,
 }
@@ -53,6 +57,7 @@ impl ExecContext {
                 .now_in_seconds
                 .unwrap_or((now_micros / 1_000_000) as i32),
             trace: None,
+            warnings: Warnings::default(),
             json_documents: Mutex::default(),
         }
     }
@@ -63,9 +68,20 @@ impl ExecContext {
         self
     }
 
+    /// The same context, adding its client warnings to `warnings`.
+    pub fn warned(mut self, warnings: Warnings) -> ExecContext {
+        self.warnings = warnings;
+        self
+    }
+
     /// The trace to hand to the layers below.
     pub fn trace(&self) -> Option<&Trace> {
         self.trace.as_deref()
+    }
+
+    /// Where the request's guardrails report.
+    pub(crate) fn notice(&self) -> Notice<'_> {
+        Notice::client(&self.warnings, self.trace())
     }
 
     pub fn bound(&self, index: usize) -> CqlResult<Resolved> {
@@ -92,6 +108,7 @@ impl ExecContext {
             now_micros: self.now_micros,
             now_seconds: self.now_seconds,
             trace: self.trace.clone(),
+            warnings: self.warnings.clone(),
             json_documents: Mutex::default(),
         }
     }

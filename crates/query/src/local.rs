@@ -24,7 +24,8 @@ pub struct NodeInfo {
     pub data_center: String,
     pub rack: String,
     pub release_version: String,
-    /// Tokens to claim on first start; replaced by the saved ones afterwards.
+    /// This node's tokens: `initial_token`, else the ones saved in `system.local` by an
+    /// earlier start; empty until the node takes its place in the ring.
     pub tokens: Vec<i64>,
     /// Set from `system.local` (or generated on first start).
     pub host_id: Uuid,
@@ -145,8 +146,13 @@ fn text(s: &str) -> Option<Value> {
     Some(Value::Text(s.to_string()))
 }
 
+/// Tokens as the `tokens set<text>` columns of `system.local` and the peers tables hold them.
+pub(crate) fn tokens_value(tokens: &[i64]) -> Option<Value> {
+    let tokens: BTreeSet<String> = tokens.iter().map(i64::to_string).collect();
+    Some(Value::Set(tokens.into_iter().map(Value::Text).collect()))
+}
+
 fn local_row(node: &NodeInfo, schema: &Schema) -> ValueRow {
-    let tokens: BTreeSet<String> = node.tokens.iter().map(|t| t.to_string()).collect();
     let mut row = ValueRow::new();
     row.insert("key".into(), text("local"));
     row.insert("bootstrapped".into(), text("COMPLETED"));
@@ -184,10 +190,7 @@ fn local_row(node: &NodeInfo, schema: &Schema) -> ValueRow {
     row.insert("rpc_address".into(), Some(Value::Inet(node.rpc_address)));
     row.insert("rpc_port".into(), Some(Value::Int(node.native_port as i32)));
     row.insert("schema_version".into(), Some(Value::Uuid(schema.version())));
-    row.insert(
-        "tokens".into(),
-        Some(Value::Set(tokens.into_iter().map(Value::Text).collect())),
-    );
+    row.insert("tokens".into(), tokens_value(&node.tokens));
     row
 }
 
@@ -199,6 +202,18 @@ async fn write_local(
     ts: i64,
 ) -> CqlResult<()> {
     let m = internal::insert(local, &local_row(node, schema), ts)?;
+    coord.storage().apply(m).await.map_err(storage_error)
+}
+
+/// Records this node's tokens in `system.local`.
+pub async fn save_tokens(coord: &Coordinator, schema: &Schema, tokens: &[i64]) -> CqlResult<()> {
+    let Some(local) = schema.table("system", "local") else {
+        return Ok(());
+    };
+    let mut row = ValueRow::new();
+    row.insert("key".into(), text("local"));
+    row.insert("tokens".into(), tokens_value(tokens));
+    let m = internal::insert(local, &row, unique_micros())?;
     coord.storage().apply(m).await.map_err(storage_error)
 }
 

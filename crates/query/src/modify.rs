@@ -305,6 +305,11 @@ impl ModifyPlan {
         self.layout.table.is_counter()
     }
 
+    /// Whether this is a DELETE statement.
+    pub fn is_deletion(&self) -> bool {
+        self.kind == Kind::Delete
+    }
+
     /// Positions of the partition key's bind markers, for the PREPARED result.
     pub fn table(&self) -> &Arc<TableMetadata> {
         &self.layout.table
@@ -380,7 +385,8 @@ impl ModifyPlan {
         Ok(keys.into_iter().map(|k| (k, updates.clone())).collect())
     }
 
-    fn timestamp(&self, ctx: &ExecContext) -> CqlResult<i64> {
+    /// The write timestamp: `USING TIMESTAMP`, else the context's.
+    pub(crate) fn timestamp(&self, ctx: &ExecContext) -> CqlResult<i64> {
         match &self.timestamp {
             Some(op) => match op.resolve(ctx)? {
                 Resolved::Value(b) => Ok(i64::from_be_bytes(
@@ -853,8 +859,37 @@ fn element_cells(
     })
 }
 
+/// How a statement writes a column, as the collection guardrails see it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum WriteKind {
+    /// A whole value set or added to (`c = v`, `c = c + v`): collections are counted.
+    Whole,
+    /// An element, a deletion or a prepend: only the cells are sized.
+    Part,
+}
+
 impl ModifyPlan {
     pub fn partition(&self) -> Option<&restrictions::PartitionSelection> {
         Some(&self.restrictions.partition)
+    }
+
+    pub(crate) fn restrictions(&self) -> &Restrictions {
+        &self.restrictions
+    }
+
+    /// Whether the statement has `USING TIMESTAMP`.
+    pub(crate) fn timestamp_set(&self) -> bool {
+        self.timestamp.is_some()
+    }
+
+    /// The columns written, in statement order.
+    pub(crate) fn writes(&self) -> impl Iterator<Item = (&ColumnMetadata, WriteKind)> {
+        self.ops.iter().map(|op| {
+            let kind = match op {
+                Op::Set(..) | Op::Add(..) => WriteKind::Whole,
+                _ => WriteKind::Part,
+            };
+            (op.column(), kind)
+        })
     }
 }

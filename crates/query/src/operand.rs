@@ -198,12 +198,14 @@ impl BindSpecs {
                 values.len()
             )));
         }
-        for (value, spec) in values.iter().zip(&self.specs) {
-            if let BoundValue::Set(bytes) = value {
-                validate_bound(spec, bytes)?;
-            }
-        }
-        Ok(values)
+        values
+            .into_iter()
+            .zip(&self.specs)
+            .map(|(value, spec)| match value {
+                BoundValue::Set(bytes) => canonical_bound(spec, &bytes).map(BoundValue::Set),
+                other => Ok(other),
+            })
+            .collect()
     }
 
     fn order_named(&self, named: Vec<(String, BoundValue)>) -> CqlResult<Vec<BoundValue>> {
@@ -226,11 +228,15 @@ impl BindSpecs {
     }
 }
 
-fn validate_bound(spec: &ColumnSpec, bytes: &[u8]) -> CqlResult<()> {
-    types::value::Value::validate(&spec.ty, bytes).map_err(|TypeError(reason)| {
+/// A bound value checked against its marker's type, in the canonical form Cassandra stores
+/// (set elements and map keys sorted, see `Value::normalize`).
+fn canonical_bound(spec: &ColumnSpec, bytes: &Bytes) -> CqlResult<Bytes> {
+    let invalid = |TypeError(reason)| {
         CqlError::invalid(format!(
             "Exception while binding column {}: {}",
             spec.name, reason
         ))
-    })
+    };
+    types::value::Value::validate(&spec.ty, bytes).map_err(invalid)?;
+    types::value::Value::normalize(&spec.ty, bytes).map_err(invalid)
 }

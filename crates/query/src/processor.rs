@@ -1,28 +1,30 @@
 //! The query processor: parses and analyses statements, caches prepared statements, runs
 //! plans through the coordinator, applies schema changes and announces them.
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
+use std::sync::OnceLock;
 
 use bytes::Bytes;
 use coordinator::Coordinator;
 use cql::ast::Statement;
+use metadata::MetadataService;
 use parking_lot::RwLock;
 use ring::ReplicationStrategy;
 use schema::{md5, name_uuid, KeyspaceMetadata, Schema, TableMetadata};
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, watch};
 use types::request::{BatchRequest, QueryOptions};
 use types::result::{ColumnSpec, Outcome, Prepared, QueryResult, SchemaChange};
 use types::{CqlError, CqlResult};
 
 use crate::batch;
-use crate::ddl::{self, DdlOutcome, Effect};
+use crate::ddl;
 use crate::describe;
 use crate::exec::{unique_micros, ExecContext};
+use crate::guardrails::{self, Limits, PartitionGuardrails};
 use crate::local::{self, NodeInfo};
 use crate::modify::ModifyPlan;
 use crate::operand::{BindSpecs, Binder};
 use crate::restrictions::{PartitionSelection, Values};
-use crate::schema_store;
 use crate::select::SelectPlan;
 use crate::tombstones::TombstoneLimits;
 use crate::trace::{TraceRequest, Tracer, Tracing};
@@ -66,6 +68,9 @@ pub struct PreparedStatement {
 pub struct SchemaState {
     pub schema: Arc<Schema>,
     strategies: HashMap<String, Arc<ReplicationStrategy>>,
+    /// Each user keyspace's version in the cluster metadata log (the epoch of its last change)
+    /// as of this schema; a schema change names it so that a stale plan cannot commit.
+    versions: BTreeMap<String, u64>,
 }
 
 impl SchemaState {
@@ -80,7 +85,18 @@ impl SchemaState {
         SchemaState {
             schema: Arc::new(schema),
             strategies,
+            versions: BTreeMap::new(),
         }
+    }
+
+    pub(crate) fn with_versions(mut self, versions: BTreeMap<String, u64>) -> SchemaState {
+        self.versions = versions;
+        self
+    }
+
+    /// The keyspace's version in the metadata log, `None` when the log does not have it.
+    pub(crate) fn version(&self, keyspace: &str) -> Option<u64> {
+        self.versions.get(keyspace).copied()
     }
 
     pub fn strategy(&self, keyspace: &str) -> Arc<ReplicationStrategy> {
@@ -94,13 +110,20 @@ impl SchemaState {
 /// Executes CQL for the transport.
 pub struct QueryProcessor {
     pub(crate) coordinator: Arc<Coordinator>,
-    state: RwLock<Arc<SchemaState>>,
-    ddl_lock: tokio::sync::Mutex<()>,
+    pub(crate) state: RwLock<Arc<SchemaState>>,
+    /// Held while a schema from the metadata log is applied.
+    pub(crate) ddl_lock: tokio::sync::Mutex<()>,
     prepared: RwLock<HashMap<Bytes, Arc<PreparedStatement>>>,
-    events: broadcast::Sender<SchemaChange>,
+    pub(crate) events: broadcast::Sender<SchemaChange>,
+    /// The cluster metadata log schema changes commit through (set once the node has one).
+    pub(crate) metadata: OnceLock<Arc<MetadataService>>,
+    /// The metadata epoch this node's schema has caught up with.
+    pub(crate) synced: watch::Sender<u64>,
     pub(crate) node: NodeInfo,
     virtual_tables: VirtualTables,
     tracer: Tracer,
+    /// Guardrails and batch thresholds (cassandra.yaml's; Cassandra's defaults until set).
+    limits: RwLock<Arc<Limits>>,
 }
 
 impl QueryProcessor {
@@ -126,7 +149,10 @@ impl QueryProcessor {
             ddl_lock: tokio::sync::Mutex::new(()),
             prepared: RwLock::new(HashMap::new()),
             events,
+            metadata: OnceLock::new(),
+            synced: watch::Sender::new(0),
             node,
+            limits: RwLock::new(Arc::new(Limits::default())),
         });
         qp.reload_prepared().await;
         Ok(qp)
@@ -145,9 +171,43 @@ impl QueryProcessor {
         &self.node
     }
 
+    /// Bytes on disk and uncompressed of every table's SSTables (nodetool's Load).
+    pub fn load_bytes(&self) -> (u64, u64) {
+        let schema = self.schema().schema.clone();
+        let storage = self.coordinator.storage();
+        let mut total = (0, 0);
+        for table in schema.keyspaces().values().flat_map(|k| k.tables.values()) {
+            if let Ok(usage) = storage.table_usage(storage::TableId(table.id)) {
+                total.0 += usage.disk_bytes;
+                total.1 += usage.uncompressed_bytes;
+            }
+        }
+        total
+    }
+
+    /// Records the tokens this node took in the ring, in `system.local` and on the
+    /// coordinator's ring.
+    pub async fn set_local_tokens(&self, tokens: &[i64]) -> CqlResult<()> {
+        local::save_tokens(&self.coordinator, &self.schema().schema, tokens).await?;
+        self.coordinator.set_local_tokens(tokens.to_vec());
+        Ok(())
+    }
+
     /// The virtual tables, for the server to install their sources.
     pub fn virtual_tables(&self) -> &VirtualTables {
         &self.virtual_tables
+    }
+
+    /// Applies cassandra.yaml's guardrails and batch thresholds to later requests, and to the
+    /// partitions later flushes and compactions write.
+    pub fn set_limits(self: &Arc<Self>, limits: Limits) {
+        let watch = PartitionGuardrails::new(&limits, self);
+        self.coordinator.storage().watch_partitions(Arc::new(watch));
+        *self.limits.write() = Arc::new(limits);
+    }
+
+    pub(crate) fn limits(&self) -> Arc<Limits> {
+        self.limits.read().clone()
     }
 
     /// Request tracing: settings and the writer of `system_traces`.
@@ -265,8 +325,11 @@ impl QueryProcessor {
             keyspace
         };
         let id = statement_id(scope, text);
+        let analysed_with = self.schema();
         if let Some(p) = self.prepared.read().get(&id) {
-            return Ok((QueryResult::Prepared(p.result.clone()).into(), None));
+            if names_live_tables(&p.plan, &analysed_with.schema) {
+                return Ok((QueryResult::Prepared(p.result.clone()).into(), None));
+            }
         }
         let mut binder = Binder::new(parsed.bind_marker_count());
         let plan = self.analyze(&parsed.statement, keyspace, &mut binder)?;
@@ -291,7 +354,13 @@ impl QueryProcessor {
             table,
             result: result.clone(),
         };
-        self.prepared.write().insert(id.clone(), Arc::new(stmt));
+        let mut cache = self.prepared.write();
+        if !Arc::ptr_eq(&analysed_with, &self.state.read()) {
+            // A schema change since the analysis: its invalidation may have run already.
+            drop(cache);
+            return self.prepare_cached(keyspace, text, trace);
+        }
+        cache.insert(id.clone(), Arc::new(stmt));
         Ok((QueryResult::Prepared(result).into(), Some(id)))
     }
 
@@ -355,8 +424,20 @@ impl QueryProcessor {
         self.tracer.finish(session, result)
     }
 
+    /// The prepared statement `id`; one naming a table dropped since it was prepared (a
+    /// BATCH or TRUNCATE of a table dropped and created again) is forgotten, so the driver
+    /// prepares it again against the current schema.
     pub(crate) fn lookup(&self, id: &[u8]) -> CqlResult<Arc<PreparedStatement>> {
-        self.prepared.read().get(id).cloned().ok_or_else(|| CqlError::Unprepared {
+        let found = self.prepared.read().get(id).cloned();
+        let state = self.schema();
+        let found = match found {
+            Some(p) if !names_live_tables(&p.plan, &state.schema) => {
+                self.prepared.write().remove(id);
+                None
+            }
+            other => other,
+        };
+        found.ok_or_else(|| CqlError::Unprepared {
             message: format!(
                 "Prepared query with ID {} not found (either the query was not prepared on this host (maybe the host has been restarted?) or you have prepared too many queries and it has been evicted from the internal cache)",
                 hex(id)
@@ -387,6 +468,7 @@ impl QueryProcessor {
         Ok(match stmt {
             Statement::Select(s) => {
                 let table = table(&state.schema, &s.table, keyspace)?;
+                guardrails::reads::statement(&self.limits(), &table, s)?;
                 let s = virtual_tables::implicit_filtering(&table, s);
                 Plan::Select(SelectPlan::analyze(table, &s, binder)?)
             }
@@ -395,16 +477,16 @@ impl QueryProcessor {
                 s,
                 binder,
             )?),
-            Statement::Update(s) => Plan::Modify(ModifyPlan::update(
-                writable(&state.schema, &s.table, keyspace)?,
-                s,
-                binder,
-            )?),
-            Statement::Delete(s) => Plan::Modify(ModifyPlan::delete(
-                writable(&state.schema, &s.table, keyspace)?,
-                s,
-                binder,
-            )?),
+            Statement::Update(s) => {
+                let table = writable(&state.schema, &s.table, keyspace)?;
+                guardrails::writes::update_statement(&self.limits(), &table, s)?;
+                Plan::Modify(ModifyPlan::update(table, s, binder)?)
+            }
+            Statement::Delete(s) => {
+                let table = writable(&state.schema, &s.table, keyspace)?;
+                guardrails::writes::delete_statement(&self.limits(), &table, s)?;
+                Plan::Modify(ModifyPlan::delete(table, s, binder)?)
+            }
             Statement::Batch(b) => {
                 Plan::Batch(batch::BatchPlan::analyze(self, b, keyspace, binder)?)
             }
@@ -446,7 +528,10 @@ impl QueryProcessor {
                 let source =
                     self.virtual_tables
                         .source(table, &self.schema().schema, &self.coordinator)?;
-                let (rows, warnings) = s.execute(ctx, source.reader(), &strategy, &limits)?;
+                guardrails::reads::execution(&self.limits(), s, ctx)?;
+                let (rows, tombstones) = s.execute(ctx, source.reader(), &strategy, &limits)?;
+                let mut warnings = ctx.warnings.take();
+                warnings.extend(tombstones);
                 return Ok(Outcome {
                     result: QueryResult::Rows(rows),
                     warnings,
@@ -454,14 +539,7 @@ impl QueryProcessor {
                 });
             }
             Plan::Modify(m) => {
-                batch::apply(
-                    self,
-                    std::slice::from_ref(m),
-                    ctx,
-                    cql::ast::BatchKind::Unlogged,
-                    None,
-                )
-                .await?;
+                batch::apply(self, std::slice::from_ref(m), ctx, None, None).await?;
                 QueryResult::Void
             }
             Plan::Batch(b) => {
@@ -477,8 +555,11 @@ impl QueryProcessor {
             }
             // Schema changes and truncation are rare and their futures large: boxed, they
             // do not widen the future of every request (it is copied into each request task).
-            Plan::Ddl(stmt) => return Box::pin(self.apply_ddl(stmt, keyspace)).await,
+            Plan::Ddl(stmt) => Box::pin(self.apply_ddl(stmt, keyspace, ctx)).await?,
             Plan::Truncate(t) => {
+                self.limits()
+                    .drop_truncate_table()
+                    .ensure_enabled(&ctx.notice())?;
                 Box::pin(self.truncate(t)).await?;
                 QueryResult::Void
             }
@@ -490,7 +571,11 @@ impl QueryProcessor {
                 &self.node,
             )?),
         };
-        Ok(result.into())
+        Ok(Outcome {
+            result,
+            warnings: ctx.warnings.take(),
+            tracing_id: None,
+        })
     }
 
     async fn truncate(&self, table: &TableMetadata) -> CqlResult<()> {
@@ -500,67 +585,6 @@ impl QueryProcessor {
             .truncate(storage::TableId(table.id))
             .await
             .map_err(|e| CqlError::Truncate(format!("Error during truncate: {e}")))
-    }
-
-    async fn apply_ddl(&self, stmt: &Statement, keyspace: Option<&str>) -> CqlResult<Outcome> {
-        let _guard = self.ddl_lock.lock().await;
-        let state = self.schema();
-        let datacenters = BTreeSet::from([self.node.data_center.clone()]);
-        let Some(outcome) = ddl::plan(stmt, keyspace, &state.schema, &datacenters)? else {
-            return Err(CqlError::invalid("not a schema statement"));
-        };
-        let result = match &outcome.change {
-            Some(c) => QueryResult::SchemaChange(c.clone()),
-            None => QueryResult::Void,
-        };
-        self.commit_ddl(&state, outcome).await?;
-        Ok(result.into())
-    }
-
-    async fn commit_ddl(&self, state: &SchemaState, outcome: DdlOutcome) -> CqlResult<()> {
-        let storage = self.coordinator.storage();
-        let system_schema = system_schema(&state.schema)?;
-        let ts = unique_micros();
-        let now = (ts / 1_000_000) as i32;
-        for t in &outcome.created_tables {
-            storage
-                .create_table(storage::TableId(t.id), local::table_params(t))
-                .map_err(storage_error)?;
-        }
-        let (schema, mutations) = match outcome.effect {
-            Effect::None => return Ok(()),
-            Effect::Save(ks) => {
-                alter_changed_tables(storage, &state.schema, &ks)?;
-                let m = schema_store::save_keyspace(&system_schema, &ks, ts, now)?;
-                (state.schema.with_keyspace(ks), m)
-            }
-            Effect::DropKeyspace(name) => {
-                let m = schema_store::drop_keyspace(&system_schema, &name, ts, now);
-                (state.schema.without_keyspace(&name), m)
-            }
-        };
-        storage
-            .apply_batch(mutations)
-            .await
-            .map_err(storage_error)?;
-        local::save_schema_version(&self.coordinator, &schema, ts).await?;
-        let change = outcome.change.clone();
-        *self.state.write() = Arc::new(SchemaState::new(schema));
-        if let Some(c) = &change {
-            self.invalidate(c);
-        }
-        for id in &outcome.dropped_tables {
-            if let Some(table) = state.schema.table_by_id(*id) {
-                self.auto_snapshot("dropped", table).await?;
-            }
-            storage
-                .drop_table(storage::TableId(*id))
-                .map_err(storage_error)?;
-        }
-        if let Some(c) = change {
-            let _ = self.events.send(c);
-        }
-        Ok(())
     }
 
     /// The tombstone thresholds reads apply, and how this node names itself in failures.
@@ -574,7 +598,7 @@ impl QueryProcessor {
 
     /// With `auto_snapshot`, flushes `table` and snapshots it as `<kind>-<millis>-<table>`
     /// (with its schema) before DROP or TRUNCATE removes its data, as Cassandra does.
-    async fn auto_snapshot(&self, kind: &str, table: &TableMetadata) -> CqlResult<()> {
+    pub(crate) async fn auto_snapshot(&self, kind: &str, table: &TableMetadata) -> CqlResult<()> {
         let storage = self.coordinator.storage().clone();
         if !storage.auto_snapshot() {
             return Ok(());
@@ -591,7 +615,7 @@ impl QueryProcessor {
     }
 
     /// Drops prepared statements on a changed table or keyspace; drivers re-prepare them.
-    fn invalidate(&self, change: &SchemaChange) {
+    pub(crate) fn invalidate(&self, change: &SchemaChange) {
         self.prepared.write().retain(|_, p| {
             let same_ks = p.keyspace.as_deref() == Some(change.keyspace.as_str());
             let same_table =
@@ -601,28 +625,11 @@ impl QueryProcessor {
     }
 }
 
-/// Hands tables whose options an `ALTER TABLE` changed to storage (strategy switches live).
-fn alter_changed_tables(
-    storage: &storage::Storage,
-    schema: &Schema,
-    ks: &KeyspaceMetadata,
-) -> CqlResult<()> {
-    for t in ks.tables.values() {
-        let before = schema.table(&ks.name, &t.name);
-        if before.is_some_and(|b| b.id == t.id && b.options != t.options) {
-            storage
-                .alter_table(storage::TableId(t.id), local::table_params(t))
-                .map_err(storage_error)?;
-        }
-    }
-    Ok(())
-}
-
-fn storage_error(e: storage::StorageError) -> CqlError {
+pub(crate) fn storage_error(e: storage::StorageError) -> CqlError {
     CqlError::Server(format!("storage error: {e}"))
 }
 
-fn system_schema(schema: &Schema) -> CqlResult<Arc<KeyspaceMetadata>> {
+pub(crate) fn system_schema(schema: &Schema) -> CqlResult<Arc<KeyspaceMetadata>> {
     schema
         .keyspace("system_schema")
         .cloned()
@@ -710,6 +717,20 @@ fn plan_table(plan: &Plan) -> (Option<String>, Option<String>) {
         _ => None,
     };
     (t.map(|t| t.keyspace.clone()), t.map(|t| t.name.clone()))
+}
+
+/// Whether every table `plan` reads or writes is still in `schema` under the same id.
+fn names_live_tables(plan: &Plan, schema: &Schema) -> bool {
+    let live = |t: &TableMetadata| {
+        schema.table_by_id(t.id).is_some() || virtual_tables::is_virtual(&t.keyspace)
+    };
+    match plan {
+        Plan::Select(s) => live(&s.layout.table),
+        Plan::Modify(m) => live(m.table()),
+        Plan::Batch(b) => b.statements().all(|m| live(m.table())),
+        Plan::Truncate(t) => live(t),
+        Plan::Use(_) | Plan::Ddl(_) | Plan::Describe(_) => true,
+    }
 }
 
 /// Positions of the partition key's bind markers, in key order, when each component is a

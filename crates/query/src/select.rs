@@ -8,7 +8,7 @@ use bytes::Bytes;
 use cql::ast::{Operator, Order, Select};
 use ring::ReplicationStrategy;
 use schema::{ColumnKind, TableMetadata};
-use storage::{KeyRange, Partition, PartitionKey, PartitionPosition, ReadFilter, ReadStats};
+use storage::{KeyRange, Partition, PartitionKey, PartitionPosition, ReadFilter, ReadStats, Row};
 use types::comparable::compare;
 use types::result::{ColumnSpec, Rows};
 use types::{CqlError, CqlResult, CqlType, NativeType};
@@ -198,6 +198,7 @@ impl SelectPlan {
             slices,
             reversed: self.reversed,
             row_limit: if self.distinct { Some(1) } else { None },
+            total_row_limit: None,
             include_static: table.static_columns().next().is_some(),
             columns: Some(columns),
         })
@@ -389,7 +390,33 @@ fn contains(ty: &CqlType, collection: &[u8], needle: &[u8], op: Operator) -> boo
     picked.iter().any(|v| compare(elem, v, needle).is_eq())
 }
 
-/// The state of one execution.
+/// How far one partition has been returned.
+struct Progress {
+    /// Rows returned from it, by earlier pages too (for PER PARTITION LIMIT).
+    emitted: i64,
+    /// Its live static row, from its first read.
+    static_row: Option<Row>,
+    /// Whether nothing of it was returned or read yet (so it may yield a static-only row).
+    fresh: bool,
+}
+
+impl Progress {
+    fn fresh() -> Progress {
+        Progress {
+            emitted: 0,
+            static_row: None,
+            fresh: true,
+        }
+    }
+}
+
+/// Keeps the partition's static row from its first read that has one.
+fn keep_static_row(p: &Partition, progress: &mut Progress) {
+    if progress.static_row.is_none() {
+        progress.static_row = p.static_row.clone();
+    }
+}
+
 /// A group being aggregated: its state, its key (partition key and clustering prefix) and
 /// its first row's clustering (for post-query ordering).
 struct OpenGroup {
@@ -398,6 +425,7 @@ struct OpenGroup {
     clustering: Vec<Option<Bytes>>,
 }
 
+/// The state of one execution.
 struct Run<'a> {
     plan: &'a SelectPlan,
     ctx: &'a ExecContext,
@@ -418,6 +446,8 @@ struct Run<'a> {
     tombstones: TombstoneGuard<'a>,
     /// The partition of the last single-partition read (`None` after a scan).
     last_read: Option<PartitionKey>,
+    /// Whether this is a range scan (its reads name no partition in messages).
+    scanning: bool,
 }
 
 impl<'a> Run<'a> {
@@ -452,6 +482,7 @@ impl<'a> Run<'a> {
             last: None,
             tombstones,
             last_read: None,
+            scanning: false,
         }
     }
 
@@ -491,15 +522,8 @@ impl<'a> Run<'a> {
             .and_then(|s| keys.iter().position(|k| k.key == s.partition_key))
             .unwrap_or(0);
         for key in keys.into_iter().skip(first) {
-            let Some(filter) = self.resume_filter(&base, &key, state) else {
-                continue;
-            };
-            let mut stats = ReadStats::default();
-            self.trace_partition_read();
-            let found = self.coord.read(&scope, &key, &filter.0, &mut stats)?;
-            self.count(stats, Some(&key), key.token)?;
-            if let Some(p) = found {
-                self.partition(&p, filter.1)?;
+            if let Some((filter, progress)) = self.resume_filter(&base, &key, state) {
+                self.read_partition(&scope, &key, filter, progress)?;
             }
             if self.full() {
                 break;
@@ -519,30 +543,135 @@ impl<'a> Run<'a> {
         }
     }
 
-    /// The filter for `key` given the paging state, and the rows already returned from it;
-    /// `None` when the key is the paged one and was fully returned by earlier pages. Keys
-    /// before the paged one are skipped by the callers.
+    /// The filter for `key` given the paging state: for the paged partition, its slices after
+    /// the last row returned and the rows already returned from it; `None` when the key is the
+    /// paged one and was fully returned by earlier pages. Keys before the paged one are
+    /// skipped by the callers.
     fn resume_filter(
         &self,
         base: &ReadFilter,
         key: &PartitionKey,
         state: Option<&PagingState>,
-    ) -> Option<(ReadFilter, i64)> {
+    ) -> Option<(ReadFilter, Progress)> {
         let Some(s) = state.filter(|s| s.partition_key == key.key) else {
-            return Some((base.clone(), 0));
+            return Some((base.clone(), Progress::fresh()));
         };
-        let last = s.last_clustering.clone()?;
-        let mut f = base.clone();
-        f.include_static = false;
-        f.slices = f
-            .slices
-            .into_iter()
-            .filter_map(|sl| after(sl, &last, self.plan.reversed))
-            .collect();
-        Some((f, s.in_partition))
+        let last = s.last_clustering.as_ref()?;
+        let progress = Progress {
+            emitted: s.in_partition,
+            static_row: None,
+            fresh: false,
+        };
+        Some((base.after(last), progress))
+    }
+
+    /// The live rows the page (or LIMIT) still wants; `None` for no limit.
+    fn page_left(&self) -> Option<usize> {
+        let unlimited =
+            self.budget == i64::MAX || self.plan.aggregating() || self.plan.post_query_ordering();
+        let left = (self.budget - self.count).max(0);
+        (!unlimited).then(|| usize::try_from(left).unwrap_or(usize::MAX))
+    }
+
+    /// The live rows still wanted from a partition that returned `emitted` rows: what the
+    /// page and PER PARTITION LIMIT leave; `None` for no limit.
+    fn rows_wanted(&self, emitted: i64) -> Option<usize> {
+        let partition_left = self
+            .per_partition
+            .map(|cap| usize::try_from(cap - emitted).unwrap_or(0));
+        match (self.page_left(), partition_left) {
+            (Some(page), Some(partition)) => Some(page.min(partition)),
+            (page, partition) => page.or(partition),
+        }
+    }
+
+    /// Reads partition `key` from `filter` on and emits its rows.
+    fn read_partition(
+        &mut self,
+        scope: &ReadScope,
+        key: &PartitionKey,
+        mut filter: ReadFilter,
+        progress: Progress,
+    ) -> CqlResult<()> {
+        let limit = self.chunk_limit(progress.emitted);
+        if limit == Some(0) {
+            return Ok(());
+        }
+        filter.row_limit = limit;
+        if let Some(p) = self.read_chunk(scope, key, &filter)? {
+            self.emit_partition(scope, p, filter, progress)?;
+        }
+        Ok(())
+    }
+
+    /// The row limit of the next read of a partition that returned `emitted` rows.
+    fn chunk_limit(&self, emitted: i64) -> Option<usize> {
+        if self.plan.distinct {
+            Some(1)
+        } else if self.plan.aggregating() {
+            // Groups are formed over whole partitions, and PER PARTITION LIMIT counts groups.
+            None
+        } else {
+            self.rows_wanted(emitted)
+        }
+    }
+
+    /// One read of partition `key`, its statistics counted.
+    fn read_chunk(
+        &mut self,
+        scope: &ReadScope,
+        key: &PartitionKey,
+        filter: &ReadFilter,
+    ) -> CqlResult<Option<Partition>> {
+        let mut stats = ReadStats::default();
+        self.trace_partition_read();
+        let found = self.coord.read(scope, key, filter, &mut stats)?;
+        let named = (!self.scanning).then_some(key);
+        self.count(stats, named, key.token)?;
+        Ok(found)
+    }
+
+    /// Emits `chunk`, the first rows of a partition read with `filter`, then reads on after the
+    /// last row read while the read was cut at its row limit and the page and PER PARTITION
+    /// LIMIT still want rows (filters may have rejected some).
+    fn emit_partition(
+        &mut self,
+        scope: &ReadScope,
+        mut chunk: Partition,
+        mut filter: ReadFilter,
+        mut progress: Progress,
+    ) -> CqlResult<()> {
+        if self.plan.aggregating() {
+            return self.grouped_partition(&chunk, &mut progress);
+        }
+        loop {
+            self.partition(&chunk, &mut progress)?;
+            let cut = filter.row_limit.is_some_and(|l| chunk.rows.len() >= l);
+            let capped = progress.emitted >= self.per_partition.unwrap_or(i64::MAX);
+            let last_read = chunk.rows.last().map(|r| r.clustering.clone());
+            let next = last_read.filter(|_| cut && !capped && !self.plan.distinct);
+            let Some(last_read) = next else {
+                self.last = Some((chunk.key.clone(), None, progress.emitted));
+                return Ok(());
+            };
+            if self.full() {
+                return Ok(());
+            }
+            filter = filter.after(&last_read);
+            filter.include_static = false;
+            filter.row_limit = self.chunk_limit(progress.emitted);
+            match self.read_chunk(scope, &chunk.key, &filter)? {
+                Some(p) => chunk = p,
+                None => {
+                    self.last = Some((chunk.key.clone(), None, progress.emitted));
+                    return Ok(());
+                }
+            }
+        }
     }
 
     fn scan(&mut self, mut range: KeyRange, state: Option<&PagingState>) -> CqlResult<()> {
+        self.scanning = true;
         let base = self.plan.read_filter(self.ctx)?;
         let scope = self.scope();
         if let Some(s) = state {
@@ -550,92 +679,87 @@ impl<'a> Run<'a> {
                 token: ring::murmur3_token(&s.partition_key),
                 key: s.partition_key.clone(),
             };
-            if let Some((filter, done)) = self.resume_filter(&base, &key, state) {
-                let mut stats = ReadStats::default();
-                self.trace_partition_read();
-                let found = self.coord.read(&scope, &key, &filter, &mut stats)?;
-                self.count(stats, None, key.token)?;
-                if let Some(p) = found {
-                    self.partition(&p, done)?;
-                }
+            if let Some((filter, progress)) = self.resume_filter(&base, &key, state) {
+                self.read_partition(&scope, &key, filter, progress)?;
             }
             range.start = Bound::Excluded(PartitionPosition::Key(key));
         }
         while !self.full() {
+            let mut filter = base.clone();
+            filter.row_limit = self.chunk_limit(0);
+            filter.total_row_limit = self.page_left().filter(|_| !self.plan.distinct);
             let mut stats = ReadStats::default();
             let batch = self
                 .coord
-                .scan(&scope, &range, &base, SCAN_BATCH, &mut stats)?;
+                .scan(&scope, &range, &filter, SCAN_BATCH, &mut stats)?;
             let token = batch.last().map_or(0, |p| p.key.token);
             self.count(stats, None, token)?;
             let n = batch.len();
-            for p in &batch {
-                self.partition(p, 0)?;
+            let mut rows_left = filter.total_row_limit.unwrap_or(usize::MAX);
+            for p in batch {
+                // The row limit storage read this partition with.
+                let mut partition_filter = filter.clone();
+                partition_filter.row_limit = match (filter.row_limit, filter.total_row_limit) {
+                    (None, None) => None,
+                    (limit, _) => Some(limit.unwrap_or(usize::MAX).min(rows_left)),
+                };
+                rows_left = rows_left.saturating_sub(p.rows.len());
+                let key = p.key.clone();
+                self.emit_partition(&scope, p, partition_filter, Progress::fresh())?;
                 if self.full() {
                     return Ok(());
                 }
+                range.start = Bound::Excluded(PartitionPosition::Key(key));
             }
-            match batch.last() {
-                Some(p) if n == SCAN_BATCH => {
-                    range.start = Bound::Excluded(PartitionPosition::Key(p.key.clone()))
-                }
-                _ => break,
+            if n < SCAN_BATCH && rows_left > 0 {
+                break;
             }
         }
         Ok(())
     }
 
-    fn partition(&mut self, p: &Partition, already: i64) -> CqlResult<()> {
-        if self.plan.aggregating() {
-            return self.grouped_partition(p, already);
-        }
+    /// Emits the rows of one read of a partition (a static-only row for a partition without
+    /// rows, if it counts and none of it was returned before).
+    fn partition(&mut self, p: &Partition, progress: &mut Progress) -> CqlResult<()> {
         let layout = &self.plan.layout;
         let pk = layout.split_partition_key(&p.key.key)?;
-        let mut in_partition = already;
+        keep_static_row(p, progress);
         let cap = self.per_partition.unwrap_or(i64::MAX);
         if p.rows.is_empty() || self.plan.distinct {
-            if self.static_row_counts(p) && in_partition < cap {
-                let view = self.static_view(p, &pk);
+            if self.static_row_counts(progress) && progress.emitted < cap {
+                let view = self.row_view(p, &pk, &[], None, progress.static_row.as_ref());
                 if self.emit(&view)? {
-                    in_partition += 1;
+                    progress.emitted += 1;
                 }
             }
-            self.last = Some((p.key.clone(), None, in_partition));
+            progress.fresh = false;
             return Ok(());
         }
+        progress.fresh = false;
         for row in &p.rows {
-            if in_partition >= cap || self.full() {
+            if progress.emitted >= cap || self.full() {
                 break;
             }
             let clustering = layout.decode_clustering(&row.clustering)?;
-            let view = self.row_view(p, &pk, &clustering, row);
+            let view = self.row_view(p, &pk, &clustering, Some(row), progress.static_row.as_ref());
             if self.emit(&view)? {
-                in_partition += 1;
-                self.last = Some((p.key.clone(), Some(row.clustering.clone()), in_partition));
+                progress.emitted += 1;
+                let at = Some(row.clustering.clone());
+                self.last = Some((p.key.clone(), at, progress.emitted));
             }
-        }
-        if in_partition >= cap || !self.full() {
-            self.last = Some((p.key.clone(), None, in_partition));
         }
         Ok(())
     }
 
     /// Whether a partition without rows (or any partition of a DISTINCT query) yields its
-    /// static row.
-    fn static_row_counts(&self, p: &Partition) -> bool {
-        let static_live = p.static_row.as_ref().is_some_and(|r| !r.columns.is_empty());
-        self.plan.distinct || (static_live && self.plan.static_rows_count())
-    }
-
-    fn static_view<'p>(&self, p: &'p Partition, pk: &'p [Bytes]) -> RowView<'p> {
-        RowView {
-            key: &p.key,
-            pk,
-            clustering: &[],
-            row: None,
-            static_row: p.static_row.as_ref(),
-            now: self.ctx.now_seconds,
-        }
+    /// static row: only when none of the partition was returned or read before.
+    fn static_row_counts(&self, progress: &Progress) -> bool {
+        let static_live = progress
+            .static_row
+            .as_ref()
+            .is_some_and(|r| !r.columns.is_empty());
+        let counts = self.plan.distinct || (static_live && self.plan.static_rows_count());
+        counts && progress.fresh
     }
 
     fn row_view<'p>(
@@ -643,14 +767,15 @@ impl<'a> Run<'a> {
         p: &'p Partition,
         pk: &'p [Bytes],
         clustering: &'p [Option<Bytes>],
-        row: &'p storage::Row,
+        row: Option<&'p Row>,
+        static_row: Option<&'p Row>,
     ) -> RowView<'p> {
         RowView {
             key: &p.key,
             pk,
             clustering,
-            row: Some(row),
-            static_row: p.static_row.as_ref(),
+            row,
+            static_row,
             now: self.ctx.now_seconds,
         }
     }
@@ -658,43 +783,47 @@ impl<'a> Run<'a> {
     /// Aggregates a partition's rows into groups. A group ends when a row of another group
     /// comes or the partition ends (groups always hold one partition key); an ended group is
     /// an output row, counted against the limits, so pages end between groups and the
-    /// paging state points at the last row of the last group returned.
-    fn grouped_partition(&mut self, p: &Partition, already: i64) -> CqlResult<()> {
+    /// paging state points at the last row of the last group returned. Aggregating reads
+    /// take whole partitions (see `chunk_limit`), so this sets `last` itself.
+    fn grouped_partition(&mut self, p: &Partition, progress: &mut Progress) -> CqlResult<()> {
         let layout = &self.plan.layout;
         let pk = layout.split_partition_key(&p.key.key)?;
+        keep_static_row(p, progress);
         let cap = self.per_partition.unwrap_or(i64::MAX);
-        let mut in_partition = already;
         let mut last_row: Option<Bytes> = None;
         if p.rows.is_empty() || self.plan.distinct {
-            let view = self.static_view(p, &pk);
-            if self.static_row_counts(p) && in_partition < cap && self.passes(&view) {
+            let view = self.row_view(p, &pk, &[], None, progress.static_row.as_ref());
+            let counts = self.static_row_counts(progress) && progress.emitted < cap;
+            if counts && self.passes(&view) {
                 self.feed(&view)?;
             }
         } else {
             for row in &p.rows {
                 let clustering = layout.decode_clustering(&row.clustering)?;
-                let view = self.row_view(p, &pk, &clustering, row);
+                let view =
+                    self.row_view(p, &pk, &clustering, Some(row), progress.static_row.as_ref());
                 if !self.passes(&view) {
                     continue;
                 }
                 if self.starts_new_group(&view) {
-                    in_partition += self.close_group()?;
+                    progress.emitted += self.close_group()?;
                     if self.full() {
-                        self.last = Some((p.key.clone(), last_row.take(), in_partition));
+                        self.last = Some((p.key.clone(), last_row.take(), progress.emitted));
                         return Ok(());
                     }
                 }
-                if in_partition >= cap {
+                if progress.emitted >= cap {
                     break;
                 }
                 self.feed(&view)?;
                 last_row = Some(row.clustering.clone());
             }
         }
+        progress.fresh = false;
         if self.plan.grouping.is_some() {
-            in_partition += self.close_group()?;
+            progress.emitted += self.close_group()?;
         }
-        self.last = Some((p.key.clone(), None, in_partition));
+        self.last = Some((p.key.clone(), None, progress.emitted));
         Ok(())
     }
 
@@ -820,41 +949,22 @@ impl<'a> Run<'a> {
     }
 }
 
-/// The part of a slice after `last` in read order.
-fn after(
-    slice: (Bound<Bytes>, Bound<Bytes>),
-    last: &Bytes,
-    reversed: bool,
-) -> Option<(Bound<Bytes>, Bound<Bytes>)> {
-    let (start, end) = slice;
-    let (start, end) = if reversed {
-        (start, tighter_end(end, last))
-    } else {
-        (tighter_start(start, last), end)
-    };
-    if storage::filter::slice_is_empty(&start, &end) {
-        None
-    } else {
-        Some((start, end))
-    }
-}
-
-fn tighter_start(start: Bound<Bytes>, last: &Bytes) -> Bound<Bytes> {
-    match &start {
-        Bound::Included(s) | Bound::Excluded(s) if s > last => start,
-        _ => Bound::Excluded(last.clone()),
-    }
-}
-
-fn tighter_end(end: Bound<Bytes>, last: &Bytes) -> Bound<Bytes> {
-    match &end {
-        Bound::Included(e) | Bound::Excluded(e) if e < last => end,
-        _ => Bound::Excluded(last.clone()),
-    }
-}
-
 impl SelectPlan {
     pub fn partition(&self) -> Option<&PartitionSelection> {
         Some(&self.restrictions.partition)
+    }
+
+    pub(crate) fn restrictions(&self) -> &Restrictions {
+        &self.restrictions
+    }
+
+    /// Whether Cassandra pages this execution (and so checks its page size): an aggregate
+    /// given a page size, or a page size below the LIMIT.
+    pub(crate) fn pages(&self, ctx: &ExecContext) -> CqlResult<bool> {
+        let Some(page_size) = ctx.page_size.filter(|p| *p > 0) else {
+            return Ok(false);
+        };
+        let limit = resolve_limit(&self.limit, ctx)?.unwrap_or(i64::MAX);
+        Ok(self.selection.is_aggregate || limit > i64::from(page_size))
     }
 }

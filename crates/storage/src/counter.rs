@@ -12,9 +12,8 @@ use tokio::sync::{Mutex, MutexGuard};
 
 use crate::error::{Result, StorageError};
 use crate::filter::ReadFilter;
-use mutation::{
-    Cell, ColumnData, ColumnValue, Partition, PartitionKey, PartitionUpdate, Row, TableId,
-};
+use crate::partition::PartitionData;
+use mutation::{Cell, ColumnData, ColumnValue, PartitionKey, PartitionUpdate, Row, TableId};
 
 /// Adds `delta` to counter `column` of a row.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -65,17 +64,23 @@ pub fn read_filter(updates: &[CounterUpdate]) -> ReadFilter {
             .collect(),
         reversed: false,
         row_limit: None,
+        total_row_limit: None,
         include_static: updates.iter().any(|u| u.clustering.is_none()),
         columns: None,
     }
 }
 
-/// The update writing the new totals, given the partition's current live content.
+/// The update writing the new totals, given every version of the partition merged with its
+/// tombstones (`current`).
 ///
-/// Each new cell's timestamp is `timestamp`, raised above the current cell's if needed so the
-/// new total always wins reconciliation.
+/// As in Cassandra, a counter cell tombstone (`DELETE n FROM …`) wins over every counter
+/// update whatever its timestamp, so increments of a deleted counter are dropped; a row or
+/// partition deletion only shadows what is older than it, and a later increment adds to the
+/// last total written (Cassandra 5.0 keeps that total in its counter cache: `UPDATE n = n - 15`,
+/// `DELETE`, `UPDATE n = n + 3` reads back -12). Each new cell's timestamp is `timestamp`,
+/// raised above the current cell's if needed so the new total always wins reconciliation.
 pub fn new_totals(
-    current: Option<&Partition>,
+    current: Option<&PartitionData>,
     updates: &[CounterUpdate],
     timestamp: i64,
 ) -> Result<PartitionUpdate> {
@@ -84,14 +89,17 @@ pub fn new_totals(
         let columns = rows.entry(update.clustering.clone()).or_default();
         let cell = match columns.get(&update.column) {
             Some(pending) => pending.clone(),
-            None => starting_cell(current, update, timestamp)?,
+            None => match starting_cell(current, update, timestamp)? {
+                Some(cell) => cell,
+                None => continue,
+            },
         };
         let total = decode_total(&cell)?.wrapping_add(update.delta);
         let value = Bytes::copy_from_slice(&total.to_be_bytes());
         columns.insert(update.column.clone(), Cell::live(cell.timestamp, value));
     }
     let mut result = PartitionUpdate::default();
-    for (clustering, columns) in rows {
+    for (clustering, columns) in rows.into_iter().filter(|(_, c)| !c.is_empty()) {
         let mut row = Row::new(clustering.clone().unwrap_or_default());
         row.columns = columns
             .into_iter()
@@ -106,29 +114,30 @@ pub fn new_totals(
 }
 
 /// The cell an increment starts from: the current total with a timestamp the new write will
-/// beat, or zero.
+/// beat, or zero; `None` when the counter was deleted by a cell tombstone.
 fn starting_cell(
-    current: Option<&Partition>,
+    current: Option<&PartitionData>,
     update: &CounterUpdate,
     timestamp: i64,
-) -> Result<Cell> {
+) -> Result<Option<Cell>> {
     let zero = || Bytes::copy_from_slice(&0i64.to_be_bytes());
     Ok(match current_cell(current, update)? {
+        Some(cell) if cell.value.is_none() => None,
         Some(cell) => {
             let ts = timestamp.max(cell.timestamp.saturating_add(1));
-            Cell::live(ts, cell.value.unwrap_or_else(zero))
+            Some(Cell::live(ts, cell.value.unwrap_or_else(zero)))
         }
-        None => Cell::live(timestamp, zero()),
+        None => Some(Cell::live(timestamp, zero())),
     })
 }
 
-fn current_cell(current: Option<&Partition>, update: &CounterUpdate) -> Result<Option<Cell>> {
+fn current_cell(current: Option<&PartitionData>, update: &CounterUpdate) -> Result<Option<Cell>> {
     let Some(partition) = current else {
         return Ok(None);
     };
     let row = match &update.clustering {
         None => partition.static_row.as_ref(),
-        Some(c) => partition.rows.iter().find(|r| r.clustering == c),
+        Some(c) => partition.rows.get(c),
     };
     match row.and_then(|r| r.column(&update.column)).map(|c| &c.value) {
         None => Ok(None),
@@ -163,18 +172,24 @@ mod tests {
         }
     }
 
+    fn partition(rows: Vec<Row>) -> PartitionData {
+        let mut data = PartitionData::default();
+        data.apply(&PartitionUpdate {
+            rows,
+            ..Default::default()
+        });
+        data
+    }
+
+    fn counter_row(clustering: &'static str, cell: Cell) -> Row {
+        let mut row = Row::new(Bytes::from_static(clustering.as_bytes()));
+        row.columns = vec![ColumnData::simple("n", cell)];
+        row
+    }
+
     #[test]
     fn adds_to_current_totals_and_outranks_their_timestamps() {
-        let mut row = Row::new(Bytes::from_static(b"a"));
-        row.columns = vec![ColumnData::simple("n", Cell::live(50, total(10)))];
-        let partition = Partition {
-            key: PartitionKey {
-                token: 0,
-                key: Bytes::new(),
-            },
-            static_row: None,
-            rows: vec![row],
-        };
+        let partition = partition(vec![counter_row("a", Cell::live(50, total(10)))]);
         let updates = [update(Some("a"), 5), update(Some("a"), 1), update(None, -2)];
         let result = new_totals(Some(&partition), &updates, 7).expect("valid counters");
         assert_eq!(
@@ -192,20 +207,29 @@ mod tests {
     }
 
     #[test]
+    fn a_deleted_counter_cell_stays_deleted_whatever_the_increment_timestamp() {
+        let partition = partition(vec![counter_row("a", Cell::tombstone(5, 0))]);
+        let result = new_totals(Some(&partition), &[update(Some("a"), 3)], 100);
+        assert_eq!(result.expect("valid"), PartitionUpdate::default());
+    }
+
+    #[test]
+    fn an_increment_after_a_row_deletion_adds_to_the_last_total() {
+        let mut row = counter_row("a", Cell::live(10, total(-15)));
+        row.deletion = mutation::DeletionTime::new(20, 0);
+        let result = new_totals(Some(&partition(vec![row])), &[update(Some("a"), 3)], 30);
+        assert_eq!(
+            result.expect("valid").rows[0].columns[0].value,
+            ColumnValue::Simple(Cell::live(30, total(-12)))
+        );
+    }
+
+    #[test]
     fn malformed_counter_cells_are_errors() {
-        let mut row = Row::new(Bytes::from_static(b"a"));
-        row.columns = vec![ColumnData::simple(
-            "n",
+        let partition = partition(vec![counter_row(
+            "a",
             Cell::live(1, Bytes::from_static(b"xyz")),
-        )];
-        let partition = Partition {
-            key: PartitionKey {
-                token: 0,
-                key: Bytes::new(),
-            },
-            static_row: None,
-            rows: vec![row],
-        };
+        )]);
         let result = new_totals(Some(&partition), &[update(Some("a"), 1)], 2);
         assert!(matches!(result, Err(StorageError::Invalid(_))));
     }

@@ -37,6 +37,11 @@ pub enum StorageError {
     /// A request was malformed (for example a counter column holding a non-counter value).
     #[error("invalid request: {0}")]
     Invalid(String),
+    /// The commit log cannot take the write: it stopped after a failure
+    /// (`commit_failure_policy` `stop` or `stop_commit`), or cannot create a segment yet
+    /// (`ignore`).
+    #[error("the commit log cannot take writes: {0}")]
+    CommitLogUnavailable(String),
 }
 
 impl StorageError {
@@ -71,6 +76,9 @@ impl StorageError {
                 max: *max,
             },
             StorageError::Invalid(reason) => StorageError::Invalid(reason.clone()),
+            StorageError::CommitLogUnavailable(reason) => {
+                StorageError::CommitLogUnavailable(reason.clone())
+            }
         }
     }
 }

@@ -18,6 +18,8 @@ pub struct ReadFilter {
     pub reversed: bool,
     /// At most this many live rows per partition.
     pub row_limit: Option<usize>,
+    /// Scans: at most this many live rows in all, the last partition cut there.
+    pub total_row_limit: Option<usize>,
     /// Whether to return the static row.
     pub include_static: bool,
     /// The regular columns the caller needs (sorted), `None` for all. Only a hint for point
@@ -34,6 +36,7 @@ impl ReadFilter {
             slices: vec![(Bound::Unbounded, Bound::Unbounded)],
             reversed: false,
             row_limit: None,
+            total_row_limit: None,
             include_static: true,
             columns: None,
         }
@@ -58,10 +61,77 @@ impl ReadFilter {
     }
 
     /// The slices that can contain rows (empty or inverted ones removed).
-    pub fn non_empty_slices(&self) -> impl Iterator<Item = &Slice> {
+    pub fn non_empty_slices(&self) -> impl DoubleEndedIterator<Item = &Slice> {
         self.slices
             .iter()
             .filter(|(start, end)| !slice_is_empty(start, end))
+    }
+
+    /// The slices in read order: ascending, or descending for a reversed read.
+    pub fn slices_in_read_order(&self) -> Box<dyn Iterator<Item = &Slice> + '_> {
+        if self.reversed {
+            Box::new(self.non_empty_slices().rev())
+        } else {
+            Box::new(self.non_empty_slices())
+        }
+    }
+
+    /// The same selection restricted to the rows after `clustering` in read order (the
+    /// static row is kept as asked).
+    pub fn after(&self, clustering: &Bytes) -> ReadFilter {
+        let bound = Bound::Excluded(clustering.clone());
+        let beyond = if self.reversed {
+            (Bound::Unbounded, bound)
+        } else {
+            (bound, Bound::Unbounded)
+        };
+        self.intersected(&beyond)
+    }
+
+    /// The same selection restricted to the rows up to `clustering` in read order (included).
+    pub fn up_to(&self, clustering: &Bytes) -> ReadFilter {
+        let bound = Bound::Included(clustering.clone());
+        let before = if self.reversed {
+            (bound, Bound::Unbounded)
+        } else {
+            (Bound::Unbounded, bound)
+        };
+        self.intersected(&before)
+    }
+
+    fn intersected(&self, other: &Slice) -> ReadFilter {
+        let slices = self
+            .slices
+            .iter()
+            .map(|(start, end)| {
+                let start = tighter(start, &other.0, true);
+                let end = tighter(end, &other.1, false);
+                (start, end)
+            })
+            .filter(|(start, end)| !slice_is_empty(start, end))
+            .collect();
+        ReadFilter {
+            slices,
+            ..self.clone()
+        }
+    }
+}
+
+/// The tighter of two bounds on the same side of slices: the later start (`start`) or the
+/// earlier end; at equal values an exclusive bound is the tighter.
+fn tighter(a: &Bound<Bytes>, b: &Bound<Bytes>, start: bool) -> Bound<Bytes> {
+    let keep_a = match (a, b) {
+        (Bound::Unbounded, _) => false,
+        (_, Bound::Unbounded) => true,
+        (Bound::Included(x) | Bound::Excluded(x), Bound::Included(y) | Bound::Excluded(y)) => {
+            let order = if start { x.cmp(y) } else { y.cmp(x) };
+            order.is_gt() || (order.is_eq() && matches!(a, Bound::Excluded(_)))
+        }
+    };
+    if keep_a {
+        a.clone()
+    } else {
+        b.clone()
     }
 }
 
@@ -208,6 +278,58 @@ mod tests {
             end: Bound::Unbounded,
         };
         assert_eq!(none.seek_key(), None);
+    }
+
+    #[test]
+    fn after_and_up_to_split_the_slices_in_read_order() {
+        let f = ReadFilter {
+            slices: vec![
+                (Bound::Included(b("a")), Bound::Included(b("c"))),
+                (Bound::Excluded(b("e")), Bound::Unbounded),
+            ],
+            ..ReadFilter::all()
+        };
+        assert_eq!(
+            f.after(&b("b")).slices,
+            vec![
+                (Bound::Excluded(b("b")), Bound::Included(b("c"))),
+                (Bound::Excluded(b("e")), Bound::Unbounded)
+            ]
+        );
+        assert_eq!(
+            f.after(&b("c")).slices,
+            vec![(Bound::Excluded(b("e")), Bound::Unbounded)]
+        );
+        assert_eq!(
+            f.up_to(&b("c")).slices,
+            vec![(Bound::Included(b("a")), Bound::Included(b("c")))]
+        );
+        let reversed = ReadFilter {
+            reversed: true,
+            ..f
+        };
+        assert_eq!(
+            reversed.after(&b("f")).slices,
+            vec![
+                (Bound::Included(b("a")), Bound::Included(b("c"))),
+                (Bound::Excluded(b("e")), Bound::Excluded(b("f")))
+            ]
+        );
+        assert_eq!(
+            reversed.up_to(&b("b")).slices,
+            vec![
+                (Bound::Included(b("b")), Bound::Included(b("c"))),
+                (Bound::Excluded(b("e")), Bound::Unbounded)
+            ]
+        );
+        let order: Vec<_> = reversed
+            .slices_in_read_order()
+            .map(|s| s.0.clone())
+            .collect();
+        assert_eq!(
+            order,
+            vec![Bound::Excluded(b("e")), Bound::Included(b("a"))]
+        );
     }
 
     #[test]

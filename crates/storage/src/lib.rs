@@ -7,8 +7,10 @@ pub mod compaction;
 pub mod engine;
 pub mod error;
 pub mod filter;
+pub mod health;
 pub mod sstable;
 
+mod backoff;
 mod counter;
 mod log_entry;
 mod memtable;
@@ -31,12 +33,17 @@ pub use engine::FlushReport;
 pub use engine::{LsmEngine, MemtableEngine, TableEngine};
 pub use error::{Result, StorageError};
 pub use filter::{KeyRange, PartitionPosition, ReadFilter};
+pub use health::{CommitFailurePolicy, DiskFailurePolicy, FailureListener, NodeAction};
 pub use metrics::{Percentiles, ReadStats, TableMetrics};
 pub use mutation::*;
 pub use params::{TableParams, TableSettings, DEFAULT_GC_GRACE_SECONDS};
 pub use snapshot::SnapshotInfo;
-pub use sstable::{CacheStats, ChunkCacheStats, KeyCacheStats};
+pub use sstable::{
+    CacheStats, ChunkCacheStats, KeyCacheStats, PartitionWatch, WatchThresholds, WrittenCollection,
+    WrittenPartition,
+};
 pub use storage::{
-    default_commitlog_total_space, MemtableAllocation, PoolUsage, ReplayStats, SnapshotTable,
-    Storage, StorageConfig, TableStats, TableUsage, TombstoneThresholds,
+    default_commitlog_total_space, CorruptSstable, MemtableAllocation, PoolUsage, ReplayStats,
+    ScrubReport, SnapshotTable, Storage, StorageConfig, TableStats, TableUsage,
+    TombstoneThresholds, VerifyOptions, VerifyReport,
 };

@@ -14,7 +14,7 @@ use crate::commitlog::Position;
 use crate::engine::PartitionSource;
 use crate::error::Result;
 use crate::filter::{KeyRange, ReadFilter};
-use crate::partition::PartitionData;
+use crate::partition::{PartitionData, SourceRows};
 use crate::token_filter::TokenFilter;
 use mutation::{Cell, ColumnData, ColumnValue, PartitionKey, PartitionUpdate, Row};
 
@@ -137,14 +137,19 @@ impl Memtable {
 }
 
 impl PartitionSource for Memtable {
-    fn partition(&self, key: &PartitionKey, filter: &ReadFilter) -> Result<Option<PartitionData>> {
+    fn read_capped(
+        &self,
+        key: &PartitionKey,
+        filter: &ReadFilter,
+        cap: usize,
+    ) -> Result<Option<SourceRows>> {
         if !self.tokens.may_contain(key.token) {
             return Ok(None);
         }
         Ok(self
             .partitions
             .get(key)
-            .map(|entry| entry.value().lock().select(filter)))
+            .map(|entry| entry.value().lock().select(filter, cap)))
     }
 
     fn keys<'a>(&'a self, range: &KeyRange) -> Box<dyn Iterator<Item = Result<PartitionKey>> + 'a> {

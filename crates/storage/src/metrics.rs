@@ -5,7 +5,7 @@
 //! `TombstoneScannedHistogram`), exposed as [`TableMetrics`]. Read and write counts and
 //! latencies are the coordinator's (`coordinator::metrics`), their one source.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use hdrhistogram::Histogram;
 use parking_lot::Mutex;
@@ -77,6 +77,8 @@ pub struct TableMetrics {
     pub tombstones_per_read: Percentiles,
     /// Live rows per read, single-partition and range reads alike.
     pub live_rows_per_read: Percentiles,
+    /// Reads that failed on corrupt SSTable data (a checksum mismatch or undecodable bytes).
+    pub corrupt_reads: u64,
 }
 
 /// Lock shards of a recorder: each thread records into its own shard, so concurrent reads
@@ -87,6 +89,7 @@ const SHARDS: usize = 8;
 pub(crate) struct MetricsRecorder {
     /// Created on first use, so idle tables cost no histograms.
     shards: [Mutex<Option<Histograms>>; SHARDS],
+    corrupt_reads: AtomicU64,
 }
 
 struct Histograms {
@@ -137,6 +140,7 @@ impl Default for MetricsRecorder {
     fn default() -> Self {
         MetricsRecorder {
             shards: std::array::from_fn(|_| Mutex::new(None)),
+            corrupt_reads: AtomicU64::new(0),
         }
     }
 }
@@ -164,6 +168,11 @@ impl MetricsRecorder {
         });
     }
 
+    /// Counts a read that failed on corrupt data.
+    pub fn count_corrupt_read(&self) {
+        self.corrupt_reads.fetch_add(1, Ordering::Relaxed);
+    }
+
     pub fn snapshot(&self) -> TableMetrics {
         let mut total = Histograms::new();
         for shard in &self.shards {
@@ -175,6 +184,7 @@ impl MetricsRecorder {
             sstables_per_read: Percentiles::of(&total.sstables),
             tombstones_per_read: Percentiles::of(&total.tombstones),
             live_rows_per_read: Percentiles::of(&total.live_rows),
+            corrupt_reads: self.corrupt_reads.load(Ordering::Relaxed),
         }
     }
 }
@@ -194,7 +204,9 @@ mod tests {
             });
         }
         recorder.range_read(&ReadStats::default());
+        recorder.count_corrupt_read();
         let m = recorder.snapshot();
+        assert_eq!(m.corrupt_reads, 1);
         assert_eq!(m.sstables_per_read.count, 100);
         assert_eq!((m.sstables_per_read.min, m.sstables_per_read.max), (1, 100));
         assert_eq!(m.sstables_per_read.p50, 50);

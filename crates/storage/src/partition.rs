@@ -1,10 +1,32 @@
 //! Unresolved partition state — rows, tombstones and deletions still present — which every
 //! data source (memtable now, sorted runs later) produces and which merges across sources.
 
+use bytes::Bytes;
+
 use crate::filter::ReadFilter;
 use crate::reconcile::{merge_row, normalize_row};
 use crate::row_map::RowMap;
 use mutation::{DeletionTime, PartitionUpdate, RangeTombstone, Row};
+
+/// One source's answer to a read capped at a number of rows: its data and, when it stopped at
+/// the cap with rows left to read, the clustering of the last row it returned (rows after it
+/// in read order were not read).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SourceRows {
+    pub data: PartitionData,
+    pub stopped_at: Option<Bytes>,
+}
+
+/// The clustering of the last row read into `rows` (the greatest, or the smallest when
+/// reading in reverse).
+pub(crate) fn last_read(rows: &RowMap, reversed: bool) -> Option<Bytes> {
+    let last = if reversed {
+        rows.keys().next()
+    } else {
+        rows.keys().next_back()
+    };
+    last.cloned()
+}
 
 /// All the versions of a partition's data known to one source, reconciled.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -55,19 +77,34 @@ impl PartitionData {
         }
     }
 
-    /// A copy restricted to what `filter` can return (all tombstones are kept).
-    pub fn select(&self, filter: &ReadFilter) -> PartitionData {
+    /// A copy restricted to what `filter` can return (all tombstones are kept), holding at
+    /// most `cap` rows: the first ones in read order.
+    pub fn select(&self, filter: &ReadFilter, cap: usize) -> SourceRows {
         let mut rows = RowMap::new();
-        for (start, end) in filter.non_empty_slices() {
-            for (clustering, row) in self.rows.range((start.clone(), end.clone())) {
+        let mut stopped_at = None;
+        'slices: for (start, end) in filter.slices_in_read_order() {
+            let range = self.rows.range((start.clone(), end.clone()));
+            let in_order: Box<dyn Iterator<Item = (&Bytes, &Row)>> = if filter.reversed {
+                Box::new(range.rev())
+            } else {
+                Box::new(range)
+            };
+            for (clustering, row) in in_order {
+                if rows.len() >= cap {
+                    stopped_at = last_read(&rows, filter.reversed);
+                    break 'slices;
+                }
                 rows.insert(clustering.clone(), row.clone());
             }
         }
-        PartitionData {
-            partition_deletion: self.partition_deletion,
-            static_row: self.static_row.clone().filter(|_| filter.include_static),
-            rows,
-            range_tombstones: self.range_tombstones.clone(),
+        SourceRows {
+            data: PartitionData {
+                partition_deletion: self.partition_deletion,
+                static_row: self.static_row.clone().filter(|_| filter.include_static),
+                rows,
+                range_tombstones: self.range_tombstones.clone(),
+            },
+            stopped_at,
         }
     }
 
@@ -169,8 +206,34 @@ mod tests {
             include_static: false,
             ..ReadFilter::all()
         };
-        let selected = data.select(&filter);
-        assert_eq!(selected.rows.len(), 2);
-        assert!(selected.static_row.is_none());
+        let selected = data.select(&filter, usize::MAX);
+        assert_eq!(selected.data.rows.len(), 2);
+        assert!(selected.data.static_row.is_none());
+        assert_eq!(selected.stopped_at, None);
+    }
+
+    #[test]
+    fn select_stops_at_the_cap_in_read_order() {
+        let mut data = PartitionData::default();
+        data.apply(&PartitionUpdate {
+            rows: vec![row("a", 1), row("b", 1), row("c", 1), row("d", 1)],
+            ..Default::default()
+        });
+        let forward = data.select(&ReadFilter::all(), 2);
+        let keys: Vec<_> = forward.data.rows.keys().cloned().collect();
+        assert_eq!(
+            keys,
+            vec![Bytes::from_static(b"a"), Bytes::from_static(b"b")]
+        );
+        assert_eq!(forward.stopped_at, Some(Bytes::from_static(b"b")));
+        let reversed = ReadFilter {
+            reversed: true,
+            ..ReadFilter::all()
+        };
+        let backward = data.select(&reversed, 3);
+        let keys: Vec<_> = backward.data.rows.keys().cloned().collect();
+        assert_eq!(keys.len(), 3);
+        assert_eq!(backward.stopped_at, Some(Bytes::from_static(b"b")));
+        assert_eq!(data.select(&reversed, 4).stopped_at, None);
     }
 }

@@ -6,56 +6,51 @@ use crate::filter::ReadFilter;
 use crate::metrics::ReadStats;
 use crate::partition::PartitionData;
 use crate::sstable::ranges_overlap;
-use mutation::{
-    Cell, ColumnData, ColumnValue, ComplexColumn, DeletionTime, Partition, PartitionKey, Row,
-};
+use mutation::{Cell, ColumnData, ColumnValue, ComplexColumn, DeletionTime, RangeTombstone, Row};
 
-/// The live view of `data`, or `None` when nothing selected is live. Rows past the row limit
-/// are neither examined nor counted.
-pub fn resolve(
-    key: &PartitionKey,
+/// The live part of the static row, if any.
+pub(crate) fn live_static_row(
     data: &PartitionData,
-    filter: &ReadFilter,
     now: i32,
     stats: &mut ReadStats,
-) -> Option<Partition> {
-    stats.tombstones += 2 * range_tombstones_read(data, filter);
-    let static_row = data
-        .static_row
-        .as_ref()
-        .filter(|_| filter.include_static)
-        .and_then(|row| counted_live_row(row, data.partition_deletion, now, stats));
-    let limit = filter.row_limit.unwrap_or(usize::MAX);
+) -> Option<Row> {
+    let row = data.static_row.as_ref()?;
+    counted_live_row(row, data.partition_deletion, now, stats)
+}
+
+/// The first `limit` live rows `filter` selects, in its order.
+pub(crate) fn live_rows(
+    data: &PartitionData,
+    filter: &ReadFilter,
+    limit: usize,
+    now: i32,
+    stats: &mut ReadStats,
+) -> Vec<Row> {
     let selected = data
         .rows
         .values()
         .filter(|row| filter.selects(&row.clustering));
     let live =
         |row: &Row| counted_live_row(row, data.deletion_covering(&row.clustering), now, stats);
-    let rows: Vec<Row> = if filter.reversed {
+    if filter.reversed {
         selected.rev().filter_map(live).take(limit).collect()
     } else {
         selected.filter_map(live).take(limit).collect()
-    };
-    if rows.is_empty() && static_row.is_none() {
-        return None;
     }
-    Some(Partition {
-        key: key.clone(),
-        static_row,
-        rows,
-    })
 }
 
-/// Range tombstones that meet the read slices and are not shadowed by the partition deletion.
-fn range_tombstones_read(data: &PartitionData, filter: &ReadFilter) -> u64 {
-    let read = data.range_tombstones.iter().filter(|t| {
+/// Range tombstones that meet the read slices and are not shadowed by the partition deletion
+/// (each is two tombstones read: its start and end markers).
+pub(crate) fn counted_range_tombstones<'a>(
+    data: &'a PartitionData,
+    filter: &'a ReadFilter,
+) -> impl Iterator<Item = &'a RangeTombstone> {
+    data.range_tombstones.iter().filter(|t| {
         t.deletion.supersedes(&data.partition_deletion)
             && filter
                 .non_empty_slices()
                 .any(|(s, e)| ranges_overlap((&t.start, &t.end), (s, e)))
-    });
-    read.count() as u64
+    })
 }
 
 /// [`live_row`], counting the row's tombstones and whether it is live into `stats`.
@@ -158,15 +153,8 @@ fn live_column(column: &ColumnData, deletion: DeletionTime, now: i32) -> Option<
 mod tests {
     use super::*;
     use bytes::Bytes;
-    use mutation::{Cell, LivenessInfo, PartitionUpdate, RangeTombstone};
+    use mutation::{Cell, LivenessInfo, PartitionUpdate};
     use std::ops::Bound;
-
-    fn key() -> PartitionKey {
-        PartitionKey {
-            token: 0,
-            key: Bytes::from_static(b"k"),
-        }
-    }
 
     fn row(c: &'static str, ts: i64) -> Row {
         let mut r = Row::new(Bytes::from_static(c.as_bytes()));
@@ -210,8 +198,8 @@ mod tests {
             ..ReadFilter::all()
         };
         let mut stats = ReadStats::default();
-        let p = resolve(&key(), &data, &filter, 0, &mut stats).expect("live rows");
-        let order: Vec<_> = p.rows.iter().map(|r| r.clustering.clone()).collect();
+        let rows = live_rows(&data, &filter, 2, 0, &mut stats);
+        let order: Vec<_> = rows.iter().map(|r| r.clustering.clone()).collect();
         assert_eq!(
             order,
             vec![Bytes::from_static(b"d"), Bytes::from_static(b"b")]
@@ -233,8 +221,8 @@ mod tests {
         });
         let mut stats = ReadStats::default();
         assert_eq!(
-            resolve(&key(), &data, &ReadFilter::all(), 0, &mut stats),
-            None
+            live_rows(&data, &ReadFilter::all(), usize::MAX, 0, &mut stats),
+            vec![]
         );
         assert_eq!(
             stats.tombstones, 0,

@@ -108,9 +108,10 @@ impl<H: QueryHandler> Server<H> {
     }
 
     /// Serves `listener` until `shutdown` completes, then stops accepting, lets in-flight
-    /// requests finish within the grace period, and closes every connection.
+    /// requests finish within the grace period, and closes every connection. May run again
+    /// with a new listener (the native transport started again).
     pub async fn run(
-        self,
+        &self,
         listener: TcpListener,
         shutdown: impl Future<Output = ()> + Send,
     ) -> std::io::Result<()> {

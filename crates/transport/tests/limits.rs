@@ -30,7 +30,7 @@ async fn start(config: ServerConfig) -> Running {
     let (events, _) = broadcast::channel(4);
     let server = Server::new(Arc::new(Echo), events, config);
     let limits = server.limits();
-    tokio::spawn(server.run(listener, std::future::pending()));
+    tokio::spawn(async move { server.run(listener, std::future::pending()).await });
     Running { addr, limits }
 }
 

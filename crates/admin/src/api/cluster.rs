@@ -4,11 +4,11 @@ use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use query::RELEASE_VERSION;
+use ring::effective_ownership;
 
 use storage::CacheStats;
 
 use super::types::{CacheFigures, ClusterInfo, KeyspaceReplication, NodeInfo, Version};
-use crate::lifecycle::Mode;
 use crate::node::AdminNode;
 
 /// Keyspaces whose replication `status` ignores (Cassandra's local system keyspaces).
@@ -25,7 +25,7 @@ const NOT_ALIKE: &str = "Non-system keyspaces don't have the same replication se
 
 pub fn node(node: &AdminNode) -> NodeInfo {
     let info = node.processor.node();
-    let (load, uncompressed) = load(node);
+    let (load, uncompressed) = node.processor.load_bytes();
     let mut tokens: Vec<i64> = node
         .coordinator
         .local_tokens()
@@ -37,7 +37,6 @@ pub fn node(node: &AdminNode) -> NodeInfo {
         Ok(owns) => (Some(owns), None),
         Err(note) => (None, Some(note)),
     };
-    let drained = node.lifecycle.mode() != Mode::Normal;
     NodeInfo {
         host_id: info.host_id.to_string(),
         address: info.listen_address.to_string(),
@@ -46,7 +45,7 @@ pub fn node(node: &AdminNode) -> NodeInfo {
         rack: info.rack.clone(),
         mode: node.lifecycle.mode().name().to_string(),
         gossip_active: false,
-        native_transport_active: !drained,
+        native_transport_active: node.lifecycle.transport().running,
         load_bytes: load,
         uncompressed_load_bytes: uncompressed,
         generation: node.generation,
@@ -76,63 +75,38 @@ fn cache_figures(stats: &CacheStats) -> CacheFigures {
     }
 }
 
-/// Bytes on disk and uncompressed of every table's SSTables.
-fn load(node: &AdminNode) -> (u64, u64) {
-    let schema = node.processor.schema().schema.clone();
-    let mut total = (0, 0);
-    for table in schema.keyspaces().values().flat_map(|k| k.tables.values()) {
-        if let Ok(usage) = node.storage.table_usage(storage::TableId(table.id)) {
-            total.0 += usage.disk_bytes;
-            total.1 += usage.uncompressed_bytes;
-        }
-    }
-    total
+/// This node's effective ownership under the replication all user keyspaces share. Fails when
+/// user keyspaces replicate differently.
+fn ownership(node: &AdminNode) -> Result<f64, String> {
+    let name = reference_keyspace(node)?;
+    let strategy = node.processor.schema().strategy(&name);
+    let ring = node.coordinator.topology().ring();
+    let local = node.processor.node().listen_address;
+    Ok(effective_ownership(&strategy, &ring)
+        .get(&local)
+        .copied()
+        .unwrap_or(0.0))
 }
 
-/// This node's effective ownership: it holds a replica of every range of a keyspace that
-/// replicates to its data center. Fails when user keyspaces replicate differently.
-fn ownership(node: &AdminNode) -> Result<f64, String> {
+/// The keyspace whose replication effective ownership is computed under: the first user
+/// keyspace when all user keyspaces replicate alike (`system_traces` when there are none).
+pub(crate) fn reference_keyspace(node: &AdminNode) -> Result<String, String> {
     let schema = node.processor.schema().schema.clone();
-    let user: Vec<&BTreeMap<String, String>> = schema
+    let user: Vec<(&String, &BTreeMap<String, String>)> = schema
         .keyspaces()
         .iter()
         .filter(|(name, _)| !is_system(name))
-        .map(|(_, ks)| &ks.replication)
+        .map(|(name, ks)| (name, &ks.replication))
         .collect();
-    let reference = match user.first() {
-        Some(first) => *first,
-        None => match schema.keyspace("system_traces") {
-            Some(traces) => &traces.replication,
-            None => return Ok(1.0),
-        },
-    };
-    if user.iter().any(|r| *r != reference) {
-        return Err(NOT_ALIKE.to_string());
+    match user.first() {
+        None => Ok("system_traces".to_string()),
+        Some((_, first)) if user.iter().any(|(_, r)| r != first) => Err(NOT_ALIKE.to_string()),
+        Some((name, _)) => Ok(name.to_string()),
     }
-    let dc = &node.processor.node().data_center;
-    Ok(if replicates_to(reference, dc) {
-        1.0
-    } else {
-        0.0
-    })
 }
 
 fn is_system(keyspace: &str) -> bool {
     LOCAL_KEYSPACES.contains(&keyspace) || SYSTEM_KEYSPACES.contains(&keyspace)
-}
-
-/// Whether a keyspace with `replication` keeps at least one replica in `dc`.
-fn replicates_to(replication: &BTreeMap<String, String>, dc: &str) -> bool {
-    let class = replication.get("class").map_or("", String::as_str);
-    let factor = if class.ends_with("NetworkTopologyStrategy") {
-        replication.get(dc)
-    } else {
-        replication.get("replication_factor")
-    };
-    factor
-        .and_then(|f| f.split('/').next())
-        .and_then(|f| f.trim().parse::<u32>().ok())
-        .is_some_and(|f| f > 0)
 }
 
 pub fn cluster(node: &AdminNode) -> ClusterInfo {
@@ -211,23 +185,6 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect()
-    }
-
-    #[test]
-    fn replication_to_a_data_center() {
-        let simple = map(&[
-            ("class", "org.apache.cassandra.locator.SimpleStrategy"),
-            ("replication_factor", "3"),
-        ]);
-        assert!(replicates_to(&simple, "datacenter1"));
-        let nts = map(&[
-            (
-                "class",
-                "org.apache.cassandra.locator.NetworkTopologyStrategy",
-            ),
-            ("dc2", "3"),
-        ]);
-        assert!(!replicates_to(&nts, "datacenter1"));
     }
 
     #[test]

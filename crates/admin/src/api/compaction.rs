@@ -64,6 +64,8 @@ fn kind_name(kind: TaskKind) -> &'static str {
         TaskKind::Tombstone => "Tombstone Compaction",
         TaskKind::Major => "Major Compaction",
         TaskKind::GarbageCollect => "Remove deleted data",
+        TaskKind::Scrub => "Scrub",
+        TaskKind::Verify => "Verify",
     }
 }
 

@@ -1,11 +1,14 @@
 //! The endpoints' handlers, one module per area; each takes the [`AdminNode`](crate::AdminNode)
 //! and a parsed request and returns a body of [`types`].
 
+pub mod binary;
 pub mod cluster;
 pub mod compaction;
 pub mod logging;
 pub mod pools;
 pub mod proxy;
+pub mod ring;
+pub mod scrub;
 pub mod settings;
 pub mod snapshots;
 pub mod tables;

@@ -1,7 +1,10 @@
 //! Snapshots (`nodetool snapshot`, `listsnapshots`, `clearsnapshot`) and per-table histograms
 //! (`nodetool tablehistograms`).
 
+use std::sync::Arc;
+
 use coordinator::metrics::{LatencySnapshot, LATENCY_BOUNDS_MICROS};
+use schema::TableMetadata;
 use storage::sstable::EstimatedHistogram;
 use storage::{SnapshotTable, StorageError, TableId};
 
@@ -30,6 +33,17 @@ pub async fn create(node: &AdminNode, request: &SnapshotRequest) -> ApiResult<Ta
         }
     }
     tables.retain(|t| node.storage.table_usage(TableId(t.id)).is_ok());
+    take(node, &tables, &request.tag).await?;
+    Ok(TablesDone {
+        tables: tables
+            .iter()
+            .map(|t| format!("{}.{}", t.keyspace, t.name))
+            .collect(),
+    })
+}
+
+/// Flushes `tables` and snapshots them as `tag`, each with its `CREATE TABLE` statement.
+pub async fn take(node: &AdminNode, tables: &[Arc<TableMetadata>], tag: &str) -> ApiResult<()> {
     let targets: Vec<SnapshotTable> = tables
         .iter()
         .map(|t| SnapshotTable {
@@ -38,17 +52,12 @@ pub async fn create(node: &AdminNode, request: &SnapshotRequest) -> ApiResult<Ta
         })
         .collect();
     let storage = node.storage.clone();
-    let tag = request.tag.clone();
+    let tag = tag.to_string();
     let done = tokio::task::spawn_blocking(move || storage.snapshot(&tag, &targets))
         .await
         .map_err(|e| ApiError::internal(format!("task failed: {e}")))?;
     match done {
-        Ok(()) => Ok(TablesDone {
-            tables: tables
-                .iter()
-                .map(|t| format!("{}.{}", t.keyspace, t.name))
-                .collect(),
-        }),
+        Ok(()) => Ok(()),
         Err(StorageError::Invalid(message)) => Err(ApiError::bad_request(message)),
         Err(e) => Err(e.into()),
     }

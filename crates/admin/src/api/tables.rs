@@ -184,6 +184,7 @@ fn table_stats(
         tombstones_per_slice_mean: mean(&per_read.tombstones_per_read),
         tombstones_per_slice_max: per_read.tombstones_per_read.max,
         droppable_tombstone_ratio: usage.droppable_tombstone_ratio,
+        corrupt_reads: per_read.corrupt_reads,
     }
 }
 

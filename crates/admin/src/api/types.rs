@@ -36,6 +36,12 @@ pub struct NodeInfo {
     pub chunk_cache: Option<CacheFigures>,
 }
 
+/// `GET /v1/binary`, and the answer of `POST /v1/binary/enable` and `/disable`.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub struct BinaryStatus {
+    pub running: bool,
+}
+
 /// One cache's size and effectiveness since the node started.
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
 pub struct CacheFigures {
@@ -122,6 +128,75 @@ pub struct GarbageCollectRequest {
     pub jobs: Option<u32>,
 }
 
+/// `POST /v1/scrub`: `nodetool scrub`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ScrubRequest {
+    #[serde(flatten)]
+    pub selection: TableSelection,
+    /// Skip the `pre-scrub-<ms>` snapshot Cassandra takes first (`--no-snapshot`).
+    #[serde(default)]
+    pub no_snapshot: bool,
+}
+
+/// What `POST /v1/scrub` did.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ScrubDone {
+    /// The snapshot taken first, if any.
+    pub snapshot: Option<String>,
+    pub tables: Vec<TableScrubbed>,
+}
+
+/// The scrub of one table.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TableScrubbed {
+    /// `keyspace.table`.
+    pub table: String,
+    /// SSTables rewritten, and those skipped because a compaction held them.
+    pub sstables: usize,
+    pub skipped: usize,
+    /// Partitions kept, and those dropped because they could not be read.
+    pub partitions: u64,
+    pub dropped_partitions: u64,
+    /// Why partitions were dropped (the first problems, each naming its file and offset).
+    pub problems: Vec<String>,
+}
+
+/// `POST /v1/verify`: `nodetool verify`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct VerifyRequest {
+    #[serde(flatten)]
+    pub selection: TableSelection,
+    /// Also decode every partition (`--extended-verify`).
+    #[serde(default)]
+    pub extended: bool,
+    /// Apply `disk_failure_policy` to a corrupt SSTable found (`--dfp`).
+    #[serde(default)]
+    pub disk_failure_policy: bool,
+}
+
+/// What `POST /v1/verify` found.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct VerifyDone {
+    pub tables: Vec<TableVerified>,
+}
+
+/// The verify of one table.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TableVerified {
+    /// `keyspace.table`.
+    pub table: String,
+    /// SSTables checked.
+    pub sstables: usize,
+    pub corrupt: Vec<CorruptFile>,
+}
+
+/// One corrupt SSTable: its Data file and the problems found.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CorruptFile {
+    pub data_file: String,
+    pub problems: Vec<String>,
+}
+
 /// The tables a command was applied to, as `keyspace.table`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct TablesDone {
@@ -168,6 +243,10 @@ pub struct TableStats {
     pub tombstones_per_slice_mean: Option<f64>,
     pub tombstones_per_slice_max: u64,
     pub droppable_tombstone_ratio: f64,
+    /// Reads failed by corrupt SSTable data since the table was opened (not printed by
+    /// `tablestats`, whose layout is Cassandra's).
+    #[serde(default)]
+    pub corrupt_reads: u64,
 }
 
 /// `GET /v1/compactions`: `nodetool compactionstats`.
@@ -371,4 +450,61 @@ pub struct TableHistograms {
     /// `null`: not tracked (nodetool prints `NaN`).
     pub partition_size_bytes: Option<HistogramPercentiles>,
     pub cell_count: Option<HistogramPercentiles>,
+}
+
+/// `GET /v1/ring` and `/v1/ring/<keyspace>`: every node that owns tokens, as this node sees it
+/// (`nodetool status`, `ring`, `describecluster`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RingInfo {
+    pub nodes: Vec<RingNode>,
+    /// Whether `owns` is effective ownership (under a keyspace's replication) or primary.
+    pub effective: bool,
+    /// Why ownership is primary only, as Cassandra's note says it.
+    pub ownership_note: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RingNode {
+    pub address: String,
+    pub storage_port: u16,
+    pub host_id: String,
+    pub data_center: String,
+    pub rack: String,
+    pub up: bool,
+    /// Normal, Leaving, Joining or Moving.
+    pub state: String,
+    /// Bytes of live data on disk, when known (gossiped every minute by the others).
+    pub load_bytes: Option<u64>,
+    pub tokens: Vec<String>,
+    pub owns: f64,
+    /// The schema version the node last gossiped (this node's own for itself).
+    pub schema_version: Option<String>,
+    pub release_version: Option<String>,
+}
+
+/// `GET /v1/cms`: this node's view of the cluster metadata group (`nodetool cms`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CmsInfo {
+    pub host_id: String,
+    /// Leader, Follower, Candidate, Learner or Shutdown.
+    pub role: String,
+    pub leader: Option<String>,
+    pub term: u64,
+    pub epoch: u64,
+    /// Voters and learners by internode address.
+    pub voters: Vec<String>,
+    pub learners: Vec<String>,
+    pub last_log_index: Option<u64>,
+    pub applied_index: Option<u64>,
+    pub snapshot_index: Option<u64>,
+}
+
+/// `GET /v1/gossip`: each endpoint's gossip state (`nodetool gossipinfo`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct GossipEndpoint {
+    pub address: String,
+    pub alive: bool,
+    pub generation: u64,
+    pub heartbeat: u64,
+    pub state: Vec<(String, String)>,
 }

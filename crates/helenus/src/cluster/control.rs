@@ -6,10 +6,13 @@ use std::path::Path;
 use std::process::Child;
 use std::time::{Duration, Instant};
 
+use admin::types::CmsInfo;
+
 use super::probe::answers_cql;
 use super::process::{self, Signal, State};
 use super::spec::NodeSpec;
 use super::store::Cluster;
+use crate::nodetool::client::Client;
 
 const PROBE_TIMEOUT: Duration = Duration::from_secs(1);
 const RETRY: Duration = Duration::from_millis(100);
@@ -30,7 +33,58 @@ pub fn start(cluster: &Cluster, nodes: &[&NodeSpec], timeout: Duration) -> Resul
     for group in [seeds, others] {
         start_group(cluster, &group, timeout)?;
     }
-    Ok(())
+    await_metadata_group(cluster, Instant::now() + timeout)
+}
+
+/// Waits until the cluster metadata group counts every running node as a member and has all
+/// the voters it will have (an odd number, at most seven): until then, losing the one voter of
+/// a group still forming would leave the cluster unable to change its schema.
+fn await_metadata_group(cluster: &Cluster, deadline: Instant) -> Result<(), String> {
+    let running: Vec<&NodeSpec> = cluster
+        .spec
+        .nodes
+        .iter()
+        .filter(|n| matches!(process::state(&cluster.home(n)), State::Running(_)))
+        .collect();
+    let Some(first) = running.first() else {
+        return Ok(());
+    };
+    let client = Client::new(&first.admin.ip().to_string(), first.admin.port(), None);
+    loop {
+        let group: Result<CmsInfo, String> = client.get("/v1/cms");
+        match group {
+            Ok(g) if settled(&g, &running) => {
+                println!(
+                    "metadata group: {} voters, epoch {}",
+                    g.voters.len(),
+                    g.epoch
+                );
+                return Ok(());
+            }
+            Ok(_) | Err(_) if Instant::now() < deadline => std::thread::sleep(RETRY),
+            Ok(g) => {
+                return Err(format!(
+                    "the cluster metadata group did not settle: voters {:?}, learners {:?}",
+                    g.voters, g.learners
+                ))
+            }
+            Err(e) => return Err(format!("cannot read the cluster metadata group: {e}")),
+        }
+    }
+}
+
+/// Every running node is a member, and no learner waits to become a voter.
+fn settled(group: &CmsInfo, running: &[&NodeSpec]) -> bool {
+    let members: Vec<&str> = group
+        .voters
+        .iter()
+        .chain(&group.learners)
+        .map(|m| m.rsplit_once(':').map_or(m.as_str(), |(ip, _)| ip))
+        .collect();
+    let all_in = running
+        .iter()
+        .all(|n| members.contains(&n.address.to_string().as_str()));
+    all_in && group.voters.len() == metadata::settled_voters(members.len())
 }
 
 fn start_group(cluster: &Cluster, group: &[&NodeSpec], timeout: Duration) -> Result<(), String> {

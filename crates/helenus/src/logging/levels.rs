@@ -17,6 +17,12 @@ pub struct Levels {
 
 const ROOT: &str = "ROOT";
 
+/// Libraries that log their own machinery, with the level they log at unless one is set for
+/// them (as Cassandra's logback.xml quiets its libraries). openraft logs every vote at INFO and
+/// every failed heartbeat to a down node at WARN and ERROR, five times a second: the metadata
+/// crate logs what an operator needs (group founded, joined, members added, quorum lost).
+const QUIET_LIBRARIES: [(&str, &str); 2] = [("openraft", "off"), ("chitchat", "warn")];
+
 impl Levels {
     /// Levels from `EnvFilter` directives (`info,storage=debug`); the root is `INFO` unless
     /// a bare level says otherwise.
@@ -74,6 +80,12 @@ impl Levels {
     /// The filter: root level, then each logger as a target directive.
     pub fn filter(&self) -> Result<EnvFilter, String> {
         let mut directives = vec![tracing_level(&self.root).to_string()];
+        for (library, level) in QUIET_LIBRARIES {
+            let named = |d: &String| d.starts_with(library);
+            if !self.loggers.keys().any(named) && !self.extra.iter().any(named) {
+                directives.push(format!("{library}={level}"));
+            }
+        }
         for (logger, level) in &self.loggers {
             directives.push(format!(
                 "{}={}",
@@ -147,5 +159,14 @@ mod tests {
         assert_eq!(logback_level("nonsense"), "DEBUG");
         assert!(set.filter().is_ok());
         assert!(levels.with("bad name!", Some("info")).is_err());
+    }
+
+    #[test]
+    fn raft_and_gossip_libraries_are_quiet_unless_given_a_level() {
+        let quiet = Levels::parse("").filter().unwrap().to_string();
+        assert!(quiet.contains("openraft=off") && quiet.contains("chitchat=warn"));
+        let loud = Levels::parse("").with("openraft", Some("debug")).unwrap();
+        let loud = loud.filter().unwrap().to_string();
+        assert!(loud.contains("openraft=debug") && !loud.contains("openraft=off"));
     }
 }

@@ -1,9 +1,11 @@
-//! `status`, `info`, `ring`, `describecluster` and `version`, printed as Cassandra 5.0.4 does.
+//! `status`, `info`, `ring`, `describecluster`, `gossipinfo`, `cms` and `version`, printed as
+//! Cassandra does (the cluster-wide views are in [`ring`]).
 
-use admin::types::{CacheFigures, ClusterInfo, NodeInfo, Version};
+use admin::types::{CacheFigures, GossipEndpoint, NodeInfo, RingInfo, Version};
 
 use super::client::Client;
-use super::format::{file_size, percent, TableBuilder};
+use super::format::file_size;
+use super::ring;
 use super::{no_args, node_error, unexpected, Failure, Output};
 
 pub fn run(client: &Client, command: &str, args: &[String]) -> Output {
@@ -17,9 +19,20 @@ pub fn run(client: &Client, command: &str, args: &[String]) -> Output {
         }
         "describecluster" => {
             no_args(args)?;
-            Ok(describecluster(
-                &client.get("/v1/cluster").map_err(node_error)?,
-            ))
+            let cluster = client.get("/v1/cluster").map_err(node_error)?;
+            Ok(ring::describecluster(&cluster, &ring_of(client, None)?))
+        }
+        "gossipinfo" => {
+            only_flags(&flags, &["-r", "--resolve-ip"])?;
+            no_args(&words)?;
+            let endpoints: Vec<GossipEndpoint> = client.get("/v1/gossip").map_err(node_error)?;
+            Ok(ring::gossipinfo(&endpoints))
+        }
+        "cms" => {
+            if words.iter().any(|w| w != "describe") || !flags.is_empty() {
+                return Err(unexpected(args));
+            }
+            Ok(ring::cms(&client.get("/v1/cms").map_err(node_error)?))
         }
         "info" => {
             only_flags(&flags, &["-T", "--tokens"])?;
@@ -31,15 +44,21 @@ pub fn run(client: &Client, command: &str, args: &[String]) -> Output {
             if words.len() > 1 {
                 return Err(unexpected(&words[1..]));
             }
-            let node = node(client)?;
+            let ring = ring_of(client, words.first().map(String::as_str))?;
             Ok(if command == "status" {
-                status(&node)
+                ring::status(&ring)
             } else {
-                ring(&node)
+                ring::ring(&ring)
             })
         }
         _ => Err(unexpected(&[command.to_string()])),
     }
+}
+
+/// The ring, with ownership under `keyspace`'s replication when one is named.
+fn ring_of(client: &Client, keyspace: Option<&str>) -> Result<RingInfo, Failure> {
+    let path = keyspace.map_or("/v1/ring".to_string(), |ks| format!("/v1/ring/{ks}"));
+    client.get(&path).map_err(node_error)
 }
 
 fn node(client: &Client) -> Result<NodeInfo, Failure> {
@@ -53,119 +72,6 @@ fn only_flags(flags: &[String], allowed: &[&str]) -> Result<(), Failure> {
         .cloned()
         .collect();
     no_args(&unknown)
-}
-
-fn ownership_header(node: &NodeInfo) -> &'static str {
-    if node.effective_ownership.is_some() {
-        "Owns (effective)"
-    } else {
-        "Owns"
-    }
-}
-
-fn note(node: &NodeInfo) -> String {
-    node.ownership_note
-        .as_ref()
-        .map(|n| format!("Note: {n}\n"))
-        .unwrap_or_default()
-}
-
-pub fn status(node: &NodeInfo) -> String {
-    let header = format!("Datacenter: {}", node.data_center);
-    let mut out = format!("{header}\n{}\n", "=".repeat(header.len()));
-    out.push_str("Status=Up/Down\n|/ State=Normal/Leaving/Joining/Moving\n");
-    let owns = node
-        .effective_ownership
-        .map_or("?".to_string(), |o| percent(o, 1));
-    let load = file_size(node.load_bytes);
-    let mut table = TableBuilder::new("  ");
-    if node.tokens.len() == 1 {
-        table.add([
-            "--",
-            "Address",
-            "Load",
-            ownership_header(node),
-            "Host ID",
-            "Token",
-            "Rack",
-        ]);
-        table.add([
-            "UN",
-            &node.address,
-            &load,
-            &owns,
-            &node.host_id,
-            &node.tokens[0],
-            &node.rack,
-        ]);
-    } else {
-        let tokens = node.tokens.len().to_string();
-        table.add([
-            "--",
-            "Address",
-            "Load",
-            "Tokens",
-            ownership_header(node),
-            "Host ID",
-            "Rack",
-        ]);
-        table.add([
-            "UN",
-            &node.address,
-            &load,
-            &tokens,
-            &owns,
-            &node.host_id,
-            &node.rack,
-        ]);
-    }
-    out.push_str(&table.render());
-    out.push('\n');
-    out.push_str(&note(node));
-    out
-}
-
-pub fn ring(node: &NodeInfo) -> String {
-    let width = format!("{}:{}", node.address, node.storage_port).len();
-    let row = |cells: [&str; 7]| {
-        format!(
-            "{:<width$}  {:<12}{:<7}{:<8}{:<16}{:<20}{:<44}\n",
-            cells[0], cells[1], cells[2], cells[3], cells[4], cells[5], cells[6]
-        )
-    };
-    let mut out = format!("\nDatacenter: {}\n==========\n", node.data_center);
-    out.push_str(&row([
-        "Address", "Rack", "Status", "State", "Load", "Owns", "Token",
-    ]));
-    match node.tokens.last() {
-        Some(last) if node.tokens.len() > 1 => out.push_str(&row(["", "", "", "", "", "", last])),
-        _ => out.push('\n'),
-    }
-    let owns = node
-        .effective_ownership
-        .map_or("?".to_string(), |o| percent(o, 2));
-    let load = file_size(node.load_bytes);
-    for token in &node.tokens {
-        out.push_str(&row([
-            &node.address,
-            &node.rack,
-            "Up",
-            "Normal",
-            &load,
-            &owns,
-            token,
-        ]));
-    }
-    out.push('\n');
-    if node.tokens.len() > 1 {
-        out.push_str("  Warning: \"nodetool ring\" is used to output all the tokens of a node.\n");
-        out.push_str(
-            "  To view status related info of a node use \"nodetool status\" instead.\n\n",
-        );
-    }
-    out.push_str("\n  ");
-    out.push_str(&note(node));
-    out
 }
 
 const NO_CACHE: &str = "entries 0, size 0 bytes, capacity 0 bytes, 0 hits, 0 requests, NaN recent hit rate, 0 save period in seconds";
@@ -262,41 +168,9 @@ pub fn info(node: &NodeInfo, all_tokens: bool) -> String {
         .collect()
 }
 
-pub fn describecluster(c: &ClusterInfo) -> String {
-    let mut out = String::from("Cluster Information:\n");
-    out.push_str(&format!("\tName: {}\n\tSnitch: {}\n", c.name, c.snitch));
-    out.push_str("\tDynamicEndPointSnitch: disabled\n");
-    out.push_str(&format!(
-        "\tPartitioner: {}\n\tSchema versions:\n",
-        c.partitioner
-    ));
-    out.push_str(&format!("\t\t{}: [{}]\n\n", c.schema_version, c.address));
-    out.push_str("Stats for all nodes:\n\tLive: 1\n\tJoining: 0\n\tMoving: 0\n\tLeaving: 0\n\tUnreachable: 0\n\n");
-    out.push_str(&format!(
-        "Data Centers: \n\t{} #Nodes: 1 #Down: 0\n\n",
-        c.data_center
-    ));
-    out.push_str(&format!(
-        "Database versions:\n\t{}: [{}:{}]\n\n",
-        c.release_version, c.address, c.storage_port
-    ));
-    out.push_str("Keyspaces:\n");
-    for ks in &c.keyspaces {
-        let options: Vec<String> = ks.options.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        out.push_str(&format!(
-            "\t{} -> Replication class: {} {{{}}}\n",
-            ks.name,
-            ks.class,
-            options.join(", ")
-        ));
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use admin::types::KeyspaceReplication;
 
     fn node(tokens: &[&str], owns: Option<f64>) -> NodeInfo {
         NodeInfo {
@@ -320,46 +194,6 @@ mod tests {
             key_cache: CacheFigures::default(),
             chunk_cache: None,
         }
-    }
-
-    #[test]
-    fn status_with_effective_ownership() {
-        // matches Cassandra 5.0.4 (`refcass nodetool status nt_helper`)
-        let tokens: Vec<String> = (0..16).map(|i| i.to_string()).collect();
-        let tokens: Vec<&str> = tokens.iter().map(String::as_str).collect();
-        assert_eq!(
-            status(&node(&tokens, Some(1.0))),
-            "Datacenter: datacenter1\n=======================\nStatus=Up/Down\n|/ State=Normal/Leaving/Joining/Moving\n\
---  Address    Load       Tokens  Owns (effective)  Host ID                               Rack \n\
-UN  127.0.0.2  309.2 KiB  16      100.0%            e0be2bdb-e194-4014-ab11-156f4ff3bc07  rack1\n\n"
-        );
-    }
-
-    #[test]
-    fn status_without_effective_ownership() {
-        // matches Cassandra 5.0.4 (`refcass nodetool status`)
-        let mut n = node(&["1", "2"], None);
-        n.load_bytes = 300_165;
-        let text = status(&n);
-        assert!(text.contains("--  Address    Load        Tokens  Owns  Host ID                               Rack \n"));
-        assert!(text.contains("UN  127.0.0.2  293.13 KiB  2       ?     e0be2bdb-e194-4014-ab11-156f4ff3bc07  rack1\n"));
-        assert!(text.ends_with("rack1\n\nNote: Non-system keyspaces don't have the same replication settings, effective ownership information is meaningless\n"));
-    }
-
-    #[test]
-    fn ring_lists_every_token() {
-        // matches Cassandra 5.0.4 (`refcass nodetool ring`)
-        let mut n = node(&["-8537504946695191133", "8468970897111777244"], None);
-        n.load_bytes = 300_165;
-        let text = ring(&n);
-        let lines: Vec<&str> = text.split('\n').collect();
-        assert_eq!(lines[0], "");
-        assert_eq!(lines[1], "Datacenter: datacenter1");
-        assert_eq!(lines[2], "==========");
-        assert_eq!(lines[3], "Address         Rack        Status State   Load            Owns                Token                                       ");
-        assert_eq!(lines[4], "                                                                               8468970897111777244                         ");
-        assert_eq!(lines[5], "127.0.0.2       rack1       Up     Normal  293.13 KiB      ?                   -8537504946695191133                        ");
-        assert!(text.ends_with("\n\n  Warning: \"nodetool ring\" is used to output all the tokens of a node.\n  To view status related info of a node use \"nodetool status\" instead.\n\n\n  Note: Non-system keyspaces don't have the same replication settings, effective ownership information is meaningless\n"));
     }
 
     #[test]
@@ -403,29 +237,5 @@ UN  127.0.0.2  309.2 KiB  16      100.0%            e0be2bdb-e194-4014-ab11-156f
             ..c
         });
         assert!(info(&n, false).contains(", 12.346 microseconds miss latency\n"));
-    }
-
-    #[test]
-    fn describecluster_layout() {
-        // matches Cassandra 5.0.4 (`refcass nodetool describecluster`)
-        let c = ClusterInfo {
-            name: "refcass".into(),
-            snitch: "org.apache.cassandra.locator.SimpleSnitch".into(),
-            partitioner: "org.apache.cassandra.dht.Murmur3Partitioner".into(),
-            schema_version: "5f68869d-2066-3466-a2d2-4dd2d04fc092".into(),
-            address: "127.0.0.2".into(),
-            storage_port: 7000,
-            data_center: "datacenter1".into(),
-            release_version: "5.0.4".into(),
-            keyspaces: vec![KeyspaceReplication {
-                name: "x".into(),
-                class: "SimpleStrategy".into(),
-                options: vec![("replication_factor".into(), "1".into())],
-            }],
-        };
-        let text = describecluster(&c);
-        assert!(text.starts_with("Cluster Information:\n\tName: refcass\n\tSnitch: org.apache.cassandra.locator.SimpleSnitch\n"));
-        assert!(text.contains("\tSchema versions:\n\t\t5f68869d-2066-3466-a2d2-4dd2d04fc092: [127.0.0.2]\n\nStats for all nodes:\n\tLive: 1\n"));
-        assert!(text.contains("Data Centers: \n\tdatacenter1 #Nodes: 1 #Down: 0\n\nDatabase versions:\n\t5.0.4: [127.0.0.2:7000]\n\nKeyspaces:\n\tx -> Replication class: SimpleStrategy {replication_factor=1}\n"));
     }
 }

@@ -3,16 +3,19 @@
 use super::{unexpected, Output};
 
 /// Commands, their arguments and descriptions (Cassandra 5.0.4's wording).
-const COMMANDS: [(&str, &str, &str); 39] = [
+const COMMANDS: [(&str, &str, &str); 46] = [
     ("cfstats", "[-i] [-H] [<keyspace.table>...]", "Print statistics on tables (alias of tablestats)"),
     ("clearsnapshot", "[(-t <snapshot_name> | --all)] [<keyspaces>...]", "Remove the snapshot with the given name from the given keyspaces"),
+    ("cms", "[describe]", "Describe the cluster metadata group: members, leader, epoch (Cassandra 5.1's cms describe)"),
     ("compact", "[<keyspace> <tables>...]", "Force a (major) compaction on one or more tables or user-defined compaction on given SSTables"),
     ("compactionhistory", "", "Print history of compaction"),
     ("compactionstats", "[(-H | --human-readable)]", "Print statistics on compactions"),
     ("describecluster", "", "Print the name, snitch, partitioner and schema version of a cluster"),
     ("disableautocompaction", "[<keyspace> <tables>...]", "Disable autocompaction for the given keyspace and table"),
+    ("disablebinary", "", "Disable native transport (binary protocol)"),
     ("drain", "", "Drain the node (stop accepting writes and flush all tables)"),
     ("enableautocompaction", "[<keyspace> <tables>...]", "Enable autocompaction for the given keyspace and table"),
+    ("enablebinary", "", "Reenable native transport (binary protocol)"),
     ("flush", "[<keyspace> <tables>...]", "Flush one or more tables"),
     ("garbagecollect", "[(-g <granularity> | --granularity <granularity>)] [(-j <jobs> | --jobs <jobs>)] [<keyspace> <tables>...]", "Remove deleted data from one or more tables"),
     ("gcstats", "", "Print GC Statistics"),
@@ -24,11 +27,13 @@ const COMMANDS: [(&str, &str, &str); 39] = [
     ("gettimeout", "<timeout_type>", "Print the timeout of the given type in ms"),
     ("gettraceprobability", "", "Print the current trace probability value"),
     ("getwriterequesttimeout", "", "Print the write request timeout in ms (gettimeout write)"),
+    ("gossipinfo", "[(-r | --resolve-ip)]", "Shows the gossip information for the cluster"),
     ("help", "[<command>]", "Display help information"),
     ("info", "[(-T | --tokens)]", "Print node information (uptime, load, ...)"),
     ("listsnapshots", "", "Lists all the snapshots along with the size on disk and true size."),
     ("proxyhistograms", "", "Print statistic histograms for network operations"),
     ("ring", "[<keyspace>]", "Print information about the token ring"),
+    ("scrub", "[(-ns | --no-snapshot)] [(-s | --skip-corrupted)] [(-j <jobs> | --jobs <jobs>)] [<keyspace> <tables>...]", "Scrub (rebuild sstables for) one or more tables"),
     ("setcompactionthroughput", "<value_in_mb>", "Set the MiB/s throughput cap for compaction in the system, or 0 to disable throttling"),
     ("setconcurrentcompactors", "<value>", "Set number of concurrent compactors in the system."),
     ("setlogginglevel", "[<component|class> <level>]", "Set the log level threshold for a given component or class. Will reset to the initial configuration if called with no parameters."),
@@ -39,10 +44,12 @@ const COMMANDS: [(&str, &str, &str); 39] = [
     ("setwriterequesttimeout", "<timeout_in_ms>", "Set the write request timeout in ms (settimeout write)"),
     ("snapshot", "[(-t <tag> | --tag <tag>)] [<keyspaces...>]", "Take a snapshot of specified keyspaces or a snapshot of the specified table"),
     ("status", "[<keyspace>]", "Print cluster information (state, load, IDs, ...)"),
+    ("statusbinary", "", "Status of native transport (binary protocol)"),
     ("stopdaemon", "", "Stop cassandra daemon"),
     ("tablehistograms", "[<keyspace> <table> | <keyspace.table>]", "Print statistic histograms for a given table"),
     ("tablestats", "[-i] [-H] [<keyspace.table>...]", "Print statistics on tables"),
     ("tpstats", "", "Print usage statistics of thread pools"),
+    ("verify", "[(-e | --extended-verify)] [(-f | --force)] [(-d | --dfp)] [<keyspace> <tables>...]", "Verify (check data checksum for) one or more tables"),
 ];
 
 /// Commands beyond the table (listed in help, described by their own entries above).

@@ -2,13 +2,16 @@
 //! node's admin API (`docs/admin-api.md`) over HTTP.
 
 mod args;
-mod client;
+mod checks;
+pub(crate) mod client;
+
 mod cluster;
 mod compaction;
 mod format;
 mod help;
 mod logging;
 mod proxy;
+mod ring;
 mod settings;
 mod snapshots;
 mod tables;
@@ -90,7 +93,7 @@ fn execute(client: &Client, inv: &Invocation) -> Output {
     let args = &inv.args;
     match inv.command.as_str() {
         "help" => help::help(args),
-        "status" | "info" | "ring" | "describecluster" | "version" => {
+        "status" | "info" | "ring" | "describecluster" | "gossipinfo" | "cms" | "version" => {
             cluster::run(client, &inv.command, args)
         }
         "flush"
@@ -119,6 +122,9 @@ fn execute(client: &Client, inv: &Invocation) -> Output {
         }
         "tpstats" | "gcstats" | "drain" | "stopdaemon" => threads::run(client, &inv.command, args),
         "proxyhistograms" => proxy::run(client, args),
+        "scrub" | "verify" | "statusbinary" | "enablebinary" | "disablebinary" => {
+            checks::run(client, &inv.command, args)
+        }
         "getlogginglevels" | "setlogginglevel" => logging::run(client, &inv.command, args),
         "gettraceprobability" | "settraceprobability" => trace::run(client, &inv.command, args),
         _ => Err(unexpected(std::slice::from_ref(&inv.command))),

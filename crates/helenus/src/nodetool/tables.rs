@@ -39,7 +39,7 @@ pub fn run(client: &Client, command: &str, args: &[String]) -> Output {
 }
 
 /// `[keyspace [tables...]]`.
-fn selection(args: &[String]) -> Result<TableSelection, Failure> {
+pub(super) fn selection(args: &[String]) -> Result<TableSelection, Failure> {
     if let Some(flag) = args.iter().find(|a| a.starts_with('-')) {
         return Err(unexpected(std::slice::from_ref(flag)));
     }
@@ -85,7 +85,7 @@ fn garbagecollect_request(args: &[String]) -> Result<GarbageCollectRequest, Fail
 }
 
 /// Unknown keyspaces and tables are argument errors, as nodetool reports them.
-fn as_usage(message: String) -> Failure {
+pub(super) fn as_usage(message: String) -> Failure {
     if message.starts_with("Keyspace [") || message.starts_with("Unknown") {
         Failure::Usage(message)
     } else {
@@ -381,6 +381,7 @@ mod tests {
             tombstones_per_slice_mean: None,
             tombstones_per_slice_max: 0,
             droppable_tombstone_ratio: 0.0,
+            corrupt_reads: 0,
         }
     }
 

@@ -27,6 +27,8 @@ fn kind(kind: TaskKind) -> &'static str {
         TaskKind::Tombstone => "tombstone compaction",
         TaskKind::Major => "major compaction",
         TaskKind::GarbageCollect => "remove deleted data",
+        TaskKind::Scrub => "scrub",
+        TaskKind::Verify => "verify",
     }
 }
 

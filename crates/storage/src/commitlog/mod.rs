@@ -22,15 +22,22 @@ pub use segment::{last_written, list_segments, SegmentFile, FORMAT_VERSION};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 use tokio::sync::oneshot;
 
+use crate::backoff::Backoff;
 use crate::error::{Result, StorageError};
+use crate::health::Health;
 use mapped::{create_segment, OpenSegment, Tail};
 use segment::{frame_parts, HEADER_LEN, TRAILER_LEN};
 use syncer::{Request, Retired, Syncer};
+
+/// The pause before creating a segment again after a failure (`commit_failure_policy:
+/// ignore`); it doubles with each failure in a row up to [`MAX_ROLL_RETRY`].
+const FIRST_ROLL_RETRY: Duration = Duration::from_millis(100);
+const MAX_ROLL_RETRY: Duration = Duration::from_secs(5);
 
 /// Default `commitlog_segment_size`: 32 MiB.
 pub const DEFAULT_SEGMENT_SIZE: u64 = 32 * 1024 * 1024;
@@ -86,14 +93,19 @@ struct State {
     retired: Vec<Retired>,
     /// Set by shutdown: later appends fail with `Closed`.
     closed: bool,
-    /// Set after an I/O failure: the log stops accepting writes (commit_failure_policy "stop").
+    /// Set after an I/O failure unless `commit_failure_policy` is `ignore`: the log accepts no
+    /// more writes.
     failed: Option<StorageError>,
+    /// Paces new attempts to create a segment after one failed (under `ignore`).
+    roll_backoff: Backoff,
+    /// Why the last segment creation failed, answered to the writes until the next attempt.
+    roll_error: Option<StorageError>,
 }
 
 impl State {
-    fn fail(&mut self, error: &StorageError) {
-        if self.failed.is_none() {
-            tracing::error!("commit log failure, no longer accepting writes: {error}");
+    /// Applies `commit_failure_policy` to `error`: the log stops unless the policy is `ignore`.
+    fn fail(&mut self, error: &StorageError, health: &Health) {
+        if self.failed.is_none() && !health.commit_error(error) {
             self.failed = Some(error.duplicate());
         }
     }
@@ -108,6 +120,13 @@ struct Shared {
     /// Smallest segment id still on disk (updated by recycling).
     oldest: AtomicU64,
     syncs: AtomicU64,
+    /// `commit_failure_policy` and the node's reaction to it.
+    health: Arc<Health>,
+}
+
+/// What a write gets when the commit log cannot take it because of `error`.
+fn unavailable(error: &StorageError) -> StorageError {
+    StorageError::CommitLogUnavailable(error.to_string())
 }
 
 /// Handle to the commit log of one node.
@@ -123,11 +142,22 @@ pub struct CommitLog {
 
 impl CommitLog {
     /// Starts a log in `dir` (which must exist) writing to a new segment after any existing
-    /// ones; returns those existing segments, which hold the data to replay.
+    /// ones; returns those existing segments, which hold the data to replay. A failure stops
+    /// the log (`commit_failure_policy: stop` with nobody to stop transports for).
     pub fn open(
         dir: &Path,
         mode: CommitlogSync,
         segment_size: u64,
+    ) -> Result<(CommitLog, Vec<SegmentFile>)> {
+        CommitLog::open_with_health(dir, mode, segment_size, Arc::new(Health::default()))
+    }
+
+    /// [`open`](Self::open), failures handled per `health`'s `commit_failure_policy`.
+    pub fn open_with_health(
+        dir: &Path,
+        mode: CommitlogSync,
+        segment_size: u64,
+        health: Arc<Health>,
     ) -> Result<(CommitLog, Vec<SegmentFile>)> {
         let segment_size = segment_size.clamp(1, u64::from(u32::MAX));
         let existing = list_segments(dir)?;
@@ -143,10 +173,13 @@ impl CommitLog {
                 retired: Vec::new(),
                 closed: false,
                 failed: None,
+                roll_backoff: Backoff::new(FIRST_ROLL_RETRY, MAX_ROLL_RETRY),
+                roll_error: None,
             }),
             dirty: AtomicBool::new(false),
             oldest: AtomicU64::new(oldest),
             syncs: AtomicU64::new(0),
+            health,
         });
         let (requests, receiver) = mpsc::channel();
         let syncer = Syncer::new(Arc::clone(&shared), mode);
@@ -199,7 +232,7 @@ impl CommitLog {
             return Err(StorageError::Closed);
         }
         if let Some(error) = &state.failed {
-            return Err(error.duplicate());
+            return Err(unavailable(error));
         }
         let written = state.tail.written();
         if written > 0 && written + size > self.segment_size {
@@ -218,11 +251,31 @@ impl CommitLog {
     }
 
     /// Starts the next segment; the sync thread syncs the retired one (before it answers any
-    /// later sync request).
+    /// later sync request). After a failure (under `ignore`) the writes get that failure
+    /// without a new attempt until the [`Backoff`] pause is over.
     fn roll(&self, state: &mut State) -> Result<()> {
+        let now = Instant::now();
+        if let Some(error) = state
+            .roll_error
+            .as_ref()
+            .filter(|_| !state.roll_backoff.ready(now))
+        {
+            return Err(unavailable(error));
+        }
         let next = state.segment + 1;
-        let (file, tail) = create_segment(&self.shared.dir, next, self.segment_size)
-            .inspect_err(|e| state.fail(e))?;
+        let created = create_segment(&self.shared.dir, next, self.segment_size);
+        let (file, tail) = match created {
+            Ok(created) => created,
+            Err(error) => {
+                state.roll_backoff.failed(now);
+                state.fail(&error, &self.shared.health);
+                let answer = unavailable(&error);
+                state.roll_error = Some(error);
+                return Err(answer);
+            }
+        };
+        state.roll_backoff.succeeded();
+        state.roll_error = None;
         // The old mapping is dropped (unmapped) here, before the sync thread truncates its file.
         let len = std::mem::replace(&mut state.tail, tail).written();
         let segment = std::mem::replace(&mut state.file, Arc::new(file));

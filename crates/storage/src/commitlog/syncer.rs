@@ -72,20 +72,25 @@ impl Syncer {
             {
                 match request {
                     Request::Sync { ack } => self.waiting.push(ack),
-                    Request::Retired => self.sync_retired(),
+                    Request::Retired => {
+                        // Its failure went through `commit_failure_policy` already.
+                        let _ = self.sync_retired();
+                    }
                     Request::Recycle { below } => self.recycle(below),
                     Request::Shutdown { ack } => shutdowns.push(ack),
                 }
             }
-            if !shutdowns.is_empty() || self.sync_due() {
-                self.sync();
-            }
+            let outcome = if !shutdowns.is_empty() || self.sync_due() {
+                self.sync()
+            } else {
+                Ok(())
+            };
             if !shutdowns.is_empty() {
-                self.reply_all(shutdowns);
+                self.reply_all(shutdowns, &outcome);
                 return;
             }
         }
-        self.sync();
+        let _ = self.sync();
     }
 
     /// How long to wait for requests before checking whether a sync is due.
@@ -99,15 +104,16 @@ impl Syncer {
         deadline.saturating_duration_since(Instant::now())
     }
 
+    /// Whether the writers waiting (or the period) call for a sync round; after a failure the
+    /// round answers them with it.
     fn sync_due(&self) -> bool {
-        let due = match self.mode {
+        match self.mode {
             CommitlogSync::Batch => !self.waiting.is_empty(),
             CommitlogSync::Group { window } => {
                 !self.waiting.is_empty() && self.last_sync + window <= Instant::now()
             }
             CommitlogSync::Periodic { period } => self.last_sync + period <= Instant::now(),
-        };
-        due && !self.failed()
+        }
     }
 
     fn failed(&self) -> bool {
@@ -116,20 +122,27 @@ impl Syncer {
 
     /// Cuts the segments retired by rolls to their written length and syncs them (their last
     /// records may not be synced yet).
-    fn sync_retired(&self) {
+    fn sync_retired(&self) -> Result<()> {
         let retired = std::mem::take(&mut self.shared.state.lock().retired);
+        let mut outcome = Ok(());
         for Retired { segment, len } in retired {
-            self.record(segment.truncate(len).and_then(|()| segment.sync()));
+            let synced = self.record(segment.truncate(len).and_then(|()| segment.sync()));
+            outcome = outcome.and(synced);
         }
+        outcome
     }
 
-    /// Counts a finished fsync, or records its failure in the shared state.
-    fn record(&self, synced: Result<()>) {
+    /// Counts a finished fsync, or applies `commit_failure_policy` to its failure.
+    fn record(&self, synced: Result<()>) -> Result<()> {
         match synced {
             Ok(()) => {
                 self.shared.syncs.fetch_add(1, Ordering::Relaxed);
+                Ok(())
             }
-            Err(error) => self.shared.state.lock().fail(&error),
+            Err(error) => {
+                self.shared.state.lock().fail(&error, &self.shared.health);
+                Err(error)
+            }
         }
     }
 
@@ -160,29 +173,37 @@ impl Syncer {
     }
 
     /// Fsyncs the retired segments, and the current one if anything was written since the
-    /// last fsync, then answers the writers waiting for it.
-    fn sync(&mut self) {
-        self.sync_retired();
+    /// last fsync, then answers the writers waiting for it: with the failure of this round
+    /// (the write is not durable; under `ignore` the next round tries again) or the one that
+    /// stopped the log.
+    fn sync(&mut self) -> Result<()> {
+        let mut outcome = self.sync_retired();
         if self.shared.dirty.swap(false, Ordering::AcqRel) && !self.failed() {
             let current = Arc::clone(&self.shared.state.lock().file);
-            self.record(current.sync());
+            let synced = self.record(current.sync());
+            if synced.is_err() {
+                self.shared.dirty.store(true, Ordering::Release);
+            }
+            outcome = outcome.and(synced);
         }
         self.last_sync = Instant::now();
         let waiting = std::mem::take(&mut self.waiting);
-        self.reply_all(waiting);
+        self.reply_all(waiting, &outcome);
+        outcome
     }
 
-    fn reply_all(&self, acks: Vec<Ack>) {
-        let failed = self
+    fn reply_all(&self, acks: Vec<Ack>, outcome: &Result<()>) {
+        let stopped = self
             .shared
             .state
             .lock()
             .failed
             .as_ref()
             .map(|e| e.duplicate());
+        let failure = stopped.or_else(|| outcome.as_ref().err().map(|e| e.duplicate()));
         for ack in acks {
-            let result = match &failed {
-                Some(error) => Err(error.duplicate()),
+            let result = match &failure {
+                Some(error) => Err(super::unavailable(error)),
                 None => Ok(()),
             };
             let _ = ack.send(result);

@@ -100,6 +100,10 @@ pub enum TaskKind {
     Uplevel,
     /// `nodetool garbagecollect`: one SSTable rewritten without what other sources shadow.
     GarbageCollect,
+    /// `nodetool scrub`: one SSTable rewritten without the partitions that cannot be read.
+    Scrub,
+    /// `nodetool verify`: one SSTable's checksums checked (nothing written).
+    Verify,
 }
 
 /// A compaction chosen by a strategy.

@@ -286,6 +286,7 @@ fn slices_reversed_and_limits(engine: &dyn TableEngine) {
         ],
         reversed: false,
         row_limit: None,
+        total_row_limit: None,
         include_static: true,
         columns: None,
     };

@@ -24,10 +24,13 @@ use crate::commitlog::Position;
 use crate::compaction::{CompactionTask, SstableInfo};
 use crate::error::Result;
 use crate::filter::{KeyRange, ReadFilter};
+use crate::health::Health;
 use crate::memtable::Memtable;
 use crate::metrics::{MetricsRecorder, ReadStats};
 use crate::params::TableSettings;
-use crate::sstable::{Caches, Descriptor, SstableWriter, WriteOptions};
+use crate::partition::PartitionData;
+use crate::sstable::{Caches, Descriptor, SstableWriter, WatchSlot, Watcher, WriteOptions};
+use crate::storage::now_seconds;
 use mutation::{Partition, PartitionKey, PartitionUpdate};
 
 /// What a read sees: the memtables and the open SSTables at one instant.
@@ -88,6 +91,10 @@ pub struct LsmEngine {
     flushes: AtomicU64,
     /// The node's key and chunk caches.
     caches: Caches,
+    /// Which data directories new SSTables may go to.
+    health: Arc<Health>,
+    /// The node's watch on large partitions written.
+    watch: WatchSlot,
     metrics: MetricsRecorder,
 }
 
@@ -123,6 +130,8 @@ impl LsmEngine {
             floor: Mutex::new(floor),
             flushes: AtomicU64::new(0),
             caches: Caches::default(),
+            health: Arc::new(Health::default()),
+            watch: WatchSlot::default(),
             metrics: MetricsRecorder::default(),
         })
     }
@@ -130,6 +139,18 @@ impl LsmEngine {
     /// The engine with Index lookups and Data chunk reads going through `caches`.
     pub fn with_caches(mut self, caches: Caches) -> LsmEngine {
         self.caches = caches;
+        self
+    }
+
+    /// The engine writing new SSTables only to the directories `health` leaves in use.
+    pub fn with_health(mut self, health: Arc<Health>) -> LsmEngine {
+        self.health = health;
+        self
+    }
+
+    /// The engine reporting the partitions its flushes and compactions write to `watch`.
+    pub fn with_watch(mut self, watch: WatchSlot) -> LsmEngine {
+        self.watch = watch;
         self
     }
 
@@ -152,6 +173,16 @@ impl LsmEngine {
         let found = point_read::read(&view, key, filter, now, caches, &mut stats)?;
         self.metrics.point_read(&stats);
         Ok((found, stats))
+    }
+
+    /// Every version of partition `key` restricted to `filter`, merged with its tombstones and
+    /// shadowed cells (what counter updates start from).
+    pub fn read_merged(
+        &self,
+        key: &PartitionKey,
+        filter: &ReadFilter,
+    ) -> Result<Option<PartitionData>> {
+        point_read::merged(&self.view(), key, filter, self.caches.point_read())
     }
 
     /// Up to `limit` live partitions of `range` at `now`, with what the scan did (every SSTable
@@ -266,10 +297,14 @@ impl LsmEngine {
         self.flush_lock.lock()
     }
 
-    /// Moves the active memtable to the flushing list and starts an empty one. The caller makes
+    /// Moves the active memtable to the flushing list and starts an empty one, unless it is
+    /// empty (flushes retried after a failure do not pile up empty memtables). The caller makes
     /// sure no write is between logging and applying (the storage write barrier).
     pub fn switch_memtable(&self) {
         let mut view = self.view.write();
+        if view.active.memtable().is_empty() {
+            return;
+        }
         let mut next = View::clone(&view);
         // The next memtable will likely see as many partitions as this one did.
         let partitions = next.active.memtable().partition_count();
@@ -334,15 +369,44 @@ impl LsmEngine {
     }
 
     /// Starts a writer of SSTable `generation` expected to hold about `expected_bytes`, in the
-    /// directory [`placement::choose`] picks.
+    /// directory [`placement::choose`] picks among those in use. A table directory removed
+    /// under a data directory that still exists is created again.
     pub fn create_writer(
         &self,
         generation: u64,
         options: WriteOptions,
         expected_bytes: u64,
     ) -> Result<SstableWriter> {
-        let dir = placement::choose(&self.dirs, &self.view().sstables, expected_bytes)?;
-        SstableWriter::create(dir, generation, options)
+        let writable: Vec<PathBuf> = self
+            .dirs
+            .iter()
+            .filter(|dir| self.health.writable(dir))
+            .cloned()
+            .collect();
+        let dir = placement::choose(&writable, &self.view().sstables, expected_bytes)?;
+        self.health.recreate_table_dir(dir)?;
+        let settings = self.settings();
+        let watcher = self.watch.current().and_then(|watch| {
+            Watcher::new(watch, &settings.keyspace, &settings.name, now_seconds())
+        });
+        SstableWriter::create(dir, generation, options).map(|w| w.watched(watcher))
+    }
+
+    /// The live SSTable owning `file`.
+    pub fn sstable_owning(&self, file: &Path) -> Option<Arc<LiveSstable>> {
+        self.view().sstables.iter().find(|s| s.owns(file)).cloned()
+    }
+
+    /// Stops reading the SSTables under `root` (a data directory `best_effort` made
+    /// unreadable); their files stay where they are.
+    pub fn forget_sstables_under(&self, root: &Path) {
+        let mut view = self.view.write();
+        let under = |s: &Arc<LiveSstable>| s.sstable.descriptor().dir.starts_with(root);
+        if view.sstables.iter().any(under) {
+            let mut next = View::clone(&view);
+            next.sstables.retain(|s| !under(s));
+            *view = Arc::new(next);
+        }
     }
 
     fn install_flushed(&self, memtable: &Arc<PooledMemtable>, sstable: Option<Arc<LiveSstable>>) {
@@ -355,10 +419,16 @@ impl LsmEngine {
         *view = Arc::new(next);
     }
 
+    /// Records `floor` in the primary directory. While `best_effort` keeps that directory out
+    /// of use the floor is only kept in memory: a restart replays what is left of the commit
+    /// log from the last floor on disk (replay is idempotent).
     fn record_floor(&self, floor: Position) -> Result<()> {
         let mut current = self.floor.lock();
         if floor > *current {
-            write_floor(self.dir(), floor)?;
+            if self.health.writable(self.dir()) {
+                self.health.recreate_table_dir(self.dir())?;
+                write_floor(self.dir(), floor)?;
+            }
             *current = floor;
         }
         Ok(())

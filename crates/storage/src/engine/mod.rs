@@ -9,6 +9,7 @@ mod memtable_engine;
 mod placement;
 mod point_read;
 mod pool;
+mod rounds;
 mod table_dir;
 
 pub use lsm::{FlushReport, LsmEngine, View};
@@ -22,8 +23,7 @@ use std::iter::Peekable;
 use crate::error::Result;
 use crate::filter::{KeyRange, ReadFilter};
 use crate::metrics::ReadStats;
-use crate::partition::PartitionData;
-use crate::resolve::resolve;
+use crate::partition::{PartitionData, SourceRows};
 use mutation::{Partition, PartitionKey, PartitionUpdate};
 
 /// The store of one table. Synchronous: callers run it on whatever thread they like.
@@ -53,15 +53,27 @@ pub trait TableEngine: Send + Sync {
 /// One sorted source of partition data (a memtable or an SSTable). Sources on disk can fail,
 /// so every access returns a [`Result`].
 pub trait PartitionSource: Send + Sync {
+    /// This source's version of partition `key` restricted to `filter`, with at most `cap`
+    /// rows: the first ones in the filter's read order (see [`SourceRows`]).
+    fn read_capped(
+        &self,
+        key: &PartitionKey,
+        filter: &ReadFilter,
+        cap: usize,
+    ) -> Result<Option<SourceRows>>;
+
     /// This source's version of partition `key`, restricted to `filter`.
-    fn partition(&self, key: &PartitionKey, filter: &ReadFilter) -> Result<Option<PartitionData>>;
+    fn partition(&self, key: &PartitionKey, filter: &ReadFilter) -> Result<Option<PartitionData>> {
+        Ok(self.read_capped(key, filter, usize::MAX)?.map(|r| r.data))
+    }
 
     /// Keys this source holds in `range`, ascending; a failed read ends the stream with an error.
     fn keys<'a>(&'a self, range: &KeyRange) -> Box<dyn Iterator<Item = Result<PartitionKey>> + 'a>;
 }
 
 /// Reads `key` by merging every source's version, then resolving at `now`; tombstones and
-/// live rows met are counted into `stats`.
+/// live rows met are counted into `stats`. A row-limited read reads about as many rows as it
+/// returns (see [`rounds`]).
 pub fn read_sources(
     sources: &[&dyn PartitionSource],
     key: &PartitionKey,
@@ -69,26 +81,18 @@ pub fn read_sources(
     now: i32,
     stats: &mut ReadStats,
 ) -> Result<Option<Partition>> {
-    let mut merged: Option<PartitionData> = None;
-    for source in sources {
-        merge_into(&mut merged, source.partition(key, filter)?);
-    }
-    Ok(merged.and_then(|data| resolve(key, &data, filter, now, stats)))
+    rounds::read(key, filter, now, stats, |round_filter, cap| {
+        let mut round = rounds::Round::new(round_filter);
+        for source in sources {
+            round.add(source.read_capped(key, round_filter, cap)?);
+        }
+        Ok(round)
+    })
 }
 
-/// Reconciles one more source's version into what was merged so far.
-fn merge_into(merged: &mut Option<PartitionData>, data: Option<PartitionData>) {
-    let Some(data) = data else {
-        return;
-    };
-    match merged {
-        Some(m) => m.merge(data),
-        None => *merged = Some(data),
-    }
-}
-
-/// Scans `range` across all sources, returning up to `limit` live partitions in key order;
-/// tombstones and live rows met are counted into `stats`.
+/// Scans `range` across all sources, returning up to `limit` live partitions in key order
+/// (and at most `filter.total_row_limit` live rows in all); tombstones and live rows met are
+/// counted into `stats`.
 pub fn scan_sources(
     sources: &[&dyn PartitionSource],
     range: &KeyRange,
@@ -99,11 +103,15 @@ pub fn scan_sources(
 ) -> Result<Vec<Partition>> {
     let iters = sources.iter().map(|s| s.keys(range).peekable()).collect();
     let mut found = Vec::new();
+    let mut rows_left = filter.total_row_limit.unwrap_or(usize::MAX);
+    let mut partition_filter = filter.clone();
     for key in (MergedKeys { iters }) {
-        if found.len() >= limit {
+        if found.len() >= limit || rows_left == 0 {
             break;
         }
-        if let Some(partition) = read_sources(sources, &key?, filter, now, stats)? {
+        partition_filter.row_limit = Some(filter.row_limit.unwrap_or(usize::MAX).min(rows_left));
+        if let Some(partition) = read_sources(sources, &key?, &partition_filter, now, stats)? {
+            rows_left -= partition.rows.len();
             found.push(partition);
         }
     }

@@ -58,19 +58,31 @@ pub fn choose<'a>(
     live: &[Arc<LiveSstable>],
     expected: u64,
 ) -> Result<&'a Path> {
-    if let [only] = dirs {
-        return Ok(only);
+    match dirs {
+        [] => Err(disk_full(
+            PathBuf::new(),
+            "No data directory is available for writing".to_string(),
+        )),
+        [only] => Ok(only),
+        _ => {
+            let candidates = candidates(dirs, live);
+            pick(&candidates, expected).ok_or_else(|| {
+                disk_full(
+                    dirs[0].clone(),
+                    format!("Insufficient disk space to write {expected} bytes"),
+                )
+            })
+        }
     }
-    let candidates = candidates(dirs, live);
-    pick(&candidates, expected).ok_or_else(|| {
-        StorageError::io(
-            dirs.first().cloned().unwrap_or_default(),
-            std::io::Error::new(
-                std::io::ErrorKind::StorageFull,
-                format!("Insufficient disk space to write {expected} bytes"),
-            ),
-        )
-    })
+}
+
+/// The error of a write no data directory can take (Cassandra's `FSDiskFullWriteError` and
+/// `FSNoDiskAvailableForWriteError`).
+fn disk_full(path: PathBuf, message: String) -> StorageError {
+    StorageError::io(
+        path,
+        std::io::Error::new(std::io::ErrorKind::StorageFull, message),
+    )
 }
 
 fn candidates<'a>(dirs: &'a [PathBuf], live: &[Arc<LiveSstable>]) -> Vec<Candidate<'a>> {
@@ -156,5 +168,10 @@ mod tests {
         }
         assert_eq!(choose(&dirs, &[], 1).expect("room"), dirs[0]);
         assert!(choose(&dirs, &[], u64::MAX).is_err());
+        let none = choose(&[], &[], 1).expect_err("no directory");
+        assert!(
+            matches!(&none, StorageError::Io { source, .. } if source.kind() == std::io::ErrorKind::StorageFull),
+            "{none}"
+        );
     }
 }

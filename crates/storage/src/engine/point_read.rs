@@ -5,16 +5,16 @@
 
 use std::cmp::Reverse;
 
-use super::{early_exit, merge_into, PartitionSource, View};
+use super::rounds::{self, Round};
+use super::{early_exit, PartitionSource, View};
 use crate::error::Result;
 use crate::filter::{KeyRange, ReadFilter};
 use crate::metrics::ReadStats;
-use crate::partition::PartitionData;
-use crate::resolve::resolve;
+use crate::partition::{PartitionData, SourceRows};
 use crate::sstable::{ReadCaches, Sstable};
 use mutation::{Partition, PartitionKey};
 
-/// Reads partition `key` from `view` at `now`.
+/// Reads partition `key` from `view` at `now`, in rounds when the read is row-limited.
 pub(super) fn read(
     view: &View,
     key: &PartitionKey,
@@ -23,10 +23,6 @@ pub(super) fn read(
     caches: ReadCaches<'_>,
     stats: &mut ReadStats,
 ) -> Result<Option<Partition>> {
-    let mut merged: Option<PartitionData> = None;
-    for memtable in view.memtables() {
-        merge_into(&mut merged, memtable.partition(key, filter)?);
-    }
     let mut candidates: Vec<&Sstable> = view
         .sstables
         .iter()
@@ -34,18 +30,48 @@ pub(super) fn read(
         .filter(|s| s.may_contain(key))
         .collect();
     candidates.sort_by_key(|s| Reverse(s.stats().max_timestamp));
-    for sstable in candidates {
-        let max_timestamp = sstable.stats().max_timestamp;
-        if merged
-            .as_ref()
-            .is_some_and(|m| early_exit::complete(m, filter, max_timestamp))
-        {
-            break;
+    // Every round reads a prefix of `candidates`: the longest is the SSTables touched.
+    let mut touched = 0;
+    let found = rounds::read(key, filter, now, stats, |round_filter, cap| {
+        let mut round = Round::new(round_filter);
+        for memtable in view.memtables() {
+            round.add(memtable.read_capped(key, round_filter, cap)?);
         }
-        stats.sstables += 1;
-        merge_into(&mut merged, sstable.read_cached(key, filter, caches)?);
+        for (i, sstable) in candidates.iter().enumerate() {
+            let max_timestamp = sstable.stats().max_timestamp;
+            if round
+                .data
+                .as_ref()
+                .is_some_and(|m| early_exit::complete(m, round_filter, max_timestamp))
+            {
+                break;
+            }
+            touched = touched.max(i + 1);
+            round.add(sstable.read_cached(key, round_filter, cap, caches)?);
+        }
+        Ok(round)
+    })?;
+    stats.sstables += u32::try_from(touched).unwrap_or(u32::MAX);
+    Ok(found)
+}
+
+/// Every version of partition `key` in `view` restricted to `filter`, merged but not resolved:
+/// tombstones and shadowed cells are kept.
+pub(super) fn merged(
+    view: &View,
+    key: &PartitionKey,
+    filter: &ReadFilter,
+    caches: ReadCaches<'_>,
+) -> Result<Option<PartitionData>> {
+    let mut round = Round::new(filter);
+    for memtable in view.memtables() {
+        round.add(memtable.read_capped(key, filter, usize::MAX)?);
     }
-    Ok(merged.and_then(|data| resolve(key, &data, filter, now, stats)))
+    let sstables = view.sstables.iter().map(|s| &s.sstable);
+    for sstable in sstables.filter(|s| s.may_contain(key)) {
+        round.add(sstable.read_cached(key, filter, usize::MAX, caches)?);
+    }
+    Ok(round.data)
 }
 
 /// An SSTable read through the node's caches, as a source of the generic scan.
@@ -55,11 +81,16 @@ pub(super) struct CachedSstable<'a> {
 }
 
 impl PartitionSource for CachedSstable<'_> {
-    fn partition(&self, key: &PartitionKey, filter: &ReadFilter) -> Result<Option<PartitionData>> {
+    fn read_capped(
+        &self,
+        key: &PartitionKey,
+        filter: &ReadFilter,
+        cap: usize,
+    ) -> Result<Option<SourceRows>> {
         if !self.sstable.may_contain(key) {
             return Ok(None);
         }
-        self.sstable.read_cached(key, filter, self.caches)
+        self.sstable.read_cached(key, filter, cap, self.caches)
     }
 
     fn keys<'a>(&'a self, range: &KeyRange) -> Box<dyn Iterator<Item = Result<PartitionKey>> + 'a> {

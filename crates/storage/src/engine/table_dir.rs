@@ -5,6 +5,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::UNIX_EPOCH;
 
@@ -23,6 +24,9 @@ pub struct LiveSstable {
     pub sstable: Sstable,
     /// Modification time of its Data file, ms since the epoch.
     pub created_ms: i64,
+    /// Set when reading it met corrupt data: background compactions leave it alone (they would
+    /// fail on it again and again), as Cassandra's suspect SSTables; a scrub replaces it.
+    suspect: AtomicBool,
 }
 
 impl LiveSstable {
@@ -39,11 +43,27 @@ impl LiveSstable {
         Ok(LiveSstable {
             sstable,
             created_ms,
+            suspect: AtomicBool::new(false),
         })
     }
 
     pub fn generation(&self) -> u64 {
         self.sstable.generation()
+    }
+
+    /// Whether `path` is one of its component files.
+    pub fn owns(&self, path: &Path) -> bool {
+        let desc = self.sstable.descriptor();
+        path.parent() == Some(desc.dir.as_path())
+            && Component::ALL.iter().any(|c| desc.path(*c) == path)
+    }
+
+    pub fn mark_suspect(&self) {
+        self.suspect.store(true, Ordering::Relaxed);
+    }
+
+    pub fn is_suspect(&self) -> bool {
+        self.suspect.load(Ordering::Relaxed)
     }
 
     /// What compaction strategies need to know, at `gc_before` (seconds).
@@ -66,7 +86,7 @@ impl LiveSstable {
             created_at_ms: self.created_ms,
             key_count: stats.partitions,
             repaired: stats.repaired_at > 0,
-            being_compacted,
+            being_compacted: being_compacted || self.is_suspect(),
         }
     }
 }

@@ -64,6 +64,15 @@ impl DataFile {
         self.info.chunk_length as u64
     }
 
+    pub fn chunk_count(&self) -> usize {
+        self.info.offsets.len()
+    }
+
+    /// Uncompressed length of chunk `i`.
+    pub fn chunk_size(&self, i: usize) -> usize {
+        self.info.chunk_size(i)
+    }
+
     /// Chunks read (and verified) so far.
     pub fn chunk_reads(&self) -> u64 {
         self.chunk_reads.load(Ordering::Relaxed)

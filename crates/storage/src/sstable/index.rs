@@ -16,7 +16,7 @@ use crate::sstable::caches::CachedChunks;
 use crate::sstable::format::{
     check_stream_header, corrupt, put_bytes, stream_header, Decoder, INDEX_MAGIC, STREAM_HEADER_LEN,
 };
-use crate::sstable::layout::before_start;
+use crate::sstable::layout::{after_end, before_start};
 use crate::sstable::summary::SummaryEntry;
 use mutation::PartitionKey;
 
@@ -56,6 +56,32 @@ impl IndexEntry {
             .partition_point(|block| before_start(&block.last, start));
         let block = self.row_index.get(first)?;
         Some(self.position + block.offset)
+    }
+
+    /// The stretches of the Data stream holding the rows between `start` and `end`, ascending:
+    /// the row-index blocks meeting the slice, each as its start position and the next block's
+    /// (`None`: the block runs to the end of the partition). Without a row index, all the rows.
+    pub fn blocks_meeting(
+        &self,
+        start: &Bound<Bytes>,
+        end: &Bound<Bytes>,
+        rows_start: u64,
+    ) -> impl DoubleEndedIterator<Item = (u64, Option<u64>)> + '_ {
+        let blocks = &self.row_index;
+        let (first, past) = if blocks.is_empty() {
+            (0, 0)
+        } else {
+            let first = blocks.partition_point(|block| before_start(&block.last, start));
+            let past = blocks.partition_point(|block| !after_end(&block.first, end));
+            (first, past.max(first))
+        };
+        let whole = blocks.is_empty().then_some((rows_start, None));
+        let position = self.position;
+        let stretches = (first..past).map(move |i| {
+            let next = blocks.get(i + 1).map(|b| position + b.offset);
+            (position + blocks[i].offset, next)
+        });
+        whole.into_iter().chain(stretches)
     }
 
     fn encode(&self, out: &mut Vec<u8>) {
@@ -207,6 +233,10 @@ impl IndexFile {
             .map_err(|e| StorageError::io(&path, e))?;
         check_stream_header(&header, INDEX_MAGIC, &path)?;
         Ok(IndexFile { file, path })
+    }
+
+    pub fn path(&self) -> &std::path::Path {
+        &self.path
     }
 
     /// Reads and verifies one block.

@@ -20,11 +20,15 @@ mod key_cache;
 mod layout;
 mod lru;
 mod reader;
+mod salvage;
 mod scan;
+mod slice_read;
 mod source;
 mod stats;
 mod summary;
 mod toc;
+mod verify;
+mod watch;
 mod writer;
 
 #[cfg(test)]
@@ -44,6 +48,9 @@ pub use key_cache::{KeyCache, KeyCacheStats};
 pub(crate) use layout::ranges_overlap;
 pub use lru::CacheStats;
 pub use reader::{FilterStats, Sstable};
-pub use scan::{KeyScan, PartitionIter};
+pub use salvage::{Loss, Salvage};
+pub use scan::{KeyScan, PartitionIter, PartitionStream};
 pub use stats::{ClusteringRange, SstableStats};
+pub(crate) use watch::Watcher;
+pub use watch::{PartitionWatch, WatchSlot, WatchThresholds, WrittenCollection, WrittenPartition};
 pub use writer::{SstableWriter, WriteOptions, DEFAULT_CHUNK_LENGTH, DEFAULT_ROW_INDEX_BLOCK};

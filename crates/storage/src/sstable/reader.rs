@@ -3,17 +3,13 @@
 //! reads go filter → key cache or summary → one Index block → row index → only the Data chunks
 //! needed, each from the chunk cache or read from disk.
 
-use std::ops::Bound;
-
-use bytes::Bytes;
 use std::fs;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::error::{Result, StorageError};
-use crate::filter::{KeyRange, ReadFilter, Slice};
-use crate::partition::PartitionData;
-use crate::row_map::RowMap;
+use crate::filter::{KeyRange, ReadFilter};
+use crate::partition::{PartitionData, SourceRows};
 use crate::sstable::bloom::BloomFilter;
 use crate::sstable::caches::ReadCaches;
 use crate::sstable::data::CompressionInfo;
@@ -21,10 +17,10 @@ use crate::sstable::data_reader::{DataCursor, DataFile};
 use crate::sstable::descriptor::{Component, Descriptor};
 use crate::sstable::index::{IndexEntry, IndexFile};
 use crate::sstable::key_cache::next_sstable_id;
-use crate::sstable::layout::{
-    after_end, before_start, decode_header, decode_row, ranges_overlap, PartitionHeader,
-};
+use crate::sstable::layout::{decode_header, decode_row, PartitionHeader};
+use crate::sstable::salvage::{Loss, Salvage};
 use crate::sstable::scan::{KeyScan, PartitionIter};
+use crate::sstable::slice_read::PartitionRead;
 use crate::sstable::stats::SstableStats;
 use crate::sstable::summary::Summary;
 use crate::sstable::toc;
@@ -188,18 +184,21 @@ impl Sstable {
         if !self.may_contain(key) {
             return Ok(None);
         }
-        self.read_cached(key, filter, ReadCaches::default())
+        let found = self.read_cached(key, filter, usize::MAX, ReadCaches::default())?;
+        Ok(found.map(|r| r.data))
     }
 
-    /// [`read`](Self::read) for a key [`may_contain`](Self::may_contain) accepted, looking the
-    /// Index entry up in the key cache first (and caching it when read from the Index) and the
-    /// Data chunks in the chunk cache.
+    /// [`read`](Self::read) of at most `cap` rows (the first in the filter's read order) for a
+    /// key [`may_contain`](Self::may_contain) accepted, looking the Index entry up in the key
+    /// cache first (and caching it when read from the Index) and the Data chunks in the chunk
+    /// cache.
     pub(crate) fn read_cached(
         &self,
         key: &PartitionKey,
         filter: &ReadFilter,
+        cap: usize,
         caches: ReadCaches<'_>,
-    ) -> Result<Option<PartitionData>> {
+    ) -> Result<Option<SourceRows>> {
         let entry = self.find_cached(key, caches)?;
         let counter = match entry {
             Some(_) => &self.filter_hits,
@@ -207,7 +206,12 @@ impl Sstable {
         };
         counter.fetch_add(1, Ordering::Relaxed);
         match entry {
-            Some(entry) => self.read_entry(&entry, key, filter, caches).map(Some),
+            Some(entry) => {
+                let mut cursor = DataCursor::cached(&self.data, caches.chunks_of(self.id));
+                PartitionRead::new(&entry, filter, cap)
+                    .run(&mut cursor, key)
+                    .map(Some)
+            }
             None => Ok(None),
         }
     }
@@ -231,41 +235,6 @@ impl Sstable {
         Ok(found)
     }
 
-    /// Reads the partition `entry` locates (see [`read`](Self::read)).
-    fn read_entry(
-        &self,
-        entry: &IndexEntry,
-        key: &PartitionKey,
-        filter: &ReadFilter,
-        caches: ReadCaches<'_>,
-    ) -> Result<PartitionData> {
-        let mut cursor = DataCursor::cached(&self.data, caches.chunks_of(self.id));
-        let mut buf = Vec::new();
-        let header = read_header(&mut cursor, &mut buf, entry.position)?;
-        if header.key != *key {
-            return Err(cursor.corrupt("index entry points at another partition"));
-        }
-        let rows_start = cursor.position();
-        let (_, mut data) = header.into_data();
-        if !filter.include_static {
-            data.static_row = None;
-        }
-        let slices: Vec<&Slice> = filter.non_empty_slices().collect();
-        data.range_tombstones.retain(|t| {
-            slices
-                .iter()
-                .any(|(s, e)| ranges_overlap((&t.start, &t.end), (s, e)))
-        });
-        for (start, end) in slices {
-            let Some(position) = entry.seek_rows(start, rows_start) else {
-                continue;
-            };
-            cursor.seek(position);
-            read_slice(&mut cursor, &mut buf, (start, end), &mut data.rows)?;
-        }
-        Ok(data)
-    }
-
     /// Keys in `range`, ascending, read block by block from the Index.
     pub fn scan_keys(&self, range: &KeyRange) -> KeyScan<'_> {
         KeyScan::new(self, range.clone())
@@ -274,6 +243,12 @@ impl Sstable {
     /// Every partition in order, decoded one at a time from the Data stream (for compaction).
     pub fn iter(&self) -> PartitionIter<'_> {
         PartitionIter::new(&self.data)
+    }
+
+    /// Every partition that can still be read, in order, what could not recorded in `loss`
+    /// (for a scrub).
+    pub fn salvage<'a>(&'a self, loss: &'a parking_lot::Mutex<Loss>) -> Salvage<'a> {
+        Salvage::new(self, loss)
     }
 }
 
@@ -303,28 +278,4 @@ pub(crate) fn next_row(cursor: &mut DataCursor<'_>, buf: &mut Vec<u8>) -> Result
     }
     let row = decode_row(buf, cursor.file(), 0).map_err(|e| cursor.relocate(e, position))?;
     Ok(Some(row))
-}
-
-/// Decodes rows from the cursor until past the slice end or the partition end, keeping those
-/// inside the slice.
-fn read_slice(
-    cursor: &mut DataCursor<'_>,
-    buf: &mut Vec<u8>,
-    (start, end): (&Bound<Bytes>, &Bound<Bytes>),
-    rows: &mut RowMap,
-) -> Result<()> {
-    let mut previous: Option<Bytes> = None;
-    while let Some(row) = next_row(cursor, buf)? {
-        if previous.as_ref().is_some_and(|p| *p >= row.clustering) {
-            return Err(cursor.corrupt("rows out of clustering order"));
-        }
-        previous = Some(row.clustering.clone());
-        if after_end(&row.clustering, end) {
-            break;
-        }
-        if !before_start(&row.clustering, start) {
-            rows.insert(row.clustering.clone(), row);
-        }
-    }
-    Ok(())
 }

@@ -1,6 +1,7 @@
 //! Streaming iteration over an SSTable: [`KeyScan`] walks the Index block by block for the keys
 //! of a range; [`PartitionIter`] decodes the Data stream one partition at a time. Both hold at
 //! most one Index block or one Data chunk plus one partition in memory, and end after an error.
+//! [`PartitionStream`] is what compactions read their inputs through.
 
 use std::collections::VecDeque;
 
@@ -96,22 +97,6 @@ impl<'a> PartitionIter<'a> {
     pub fn bytes_read(&self) -> u64 {
         self.cursor.position()
     }
-
-    fn read_partition(&mut self) -> Result<(PartitionKey, PartitionData)> {
-        let position = self.cursor.position();
-        let (key, mut data) = read_header(&mut self.cursor, &mut self.buf, position)?.into_data();
-        while let Some(row) = next_row(&mut self.cursor, &mut self.buf)? {
-            if data
-                .rows
-                .last_key_value()
-                .is_some_and(|(last, _)| *last >= row.clustering)
-            {
-                return Err(self.cursor.corrupt("rows out of clustering order"));
-            }
-            data.rows.insert(row.clustering.clone(), row);
-        }
-        Ok((key, data))
-    }
 }
 
 impl Iterator for PartitionIter<'_> {
@@ -121,8 +106,43 @@ impl Iterator for PartitionIter<'_> {
         if self.done || self.cursor.at_end() {
             return None;
         }
-        let item = self.read_partition();
+        let item = read_partition(&mut self.cursor, &mut self.buf);
         self.done = item.is_err();
         Some(item)
     }
+}
+
+impl PartitionStream for PartitionIter<'_> {
+    fn bytes_read(&self) -> u64 {
+        PartitionIter::bytes_read(self)
+    }
+}
+
+/// An SSTable's partitions in order, with the uncompressed Data bytes consumed so far (for
+/// compaction progress and throttling): [`PartitionIter`], or a [`Salvage`] for a scrub.
+///
+/// [`Salvage`]: crate::sstable::Salvage
+pub trait PartitionStream: Iterator<Item = Result<(PartitionKey, PartitionData)>> {
+    fn bytes_read(&self) -> u64;
+}
+
+/// Decodes the partition starting at the cursor: its header, then its rows up to the end
+/// marker, which must come in clustering order.
+pub(crate) fn read_partition(
+    cursor: &mut DataCursor<'_>,
+    buf: &mut Vec<u8>,
+) -> Result<(PartitionKey, PartitionData)> {
+    let position = cursor.position();
+    let (key, mut data) = read_header(cursor, buf, position)?.into_data();
+    while let Some(row) = next_row(cursor, buf)? {
+        if data
+            .rows
+            .last_key_value()
+            .is_some_and(|(last, _)| *last >= row.clustering)
+        {
+            return Err(cursor.corrupt("rows out of clustering order"));
+        }
+        data.rows.insert(row.clustering.clone(), row);
+    }
+    Ok((key, data))
 }

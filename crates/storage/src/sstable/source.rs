@@ -3,13 +3,22 @@
 use crate::engine::PartitionSource;
 use crate::error::Result;
 use crate::filter::{KeyRange, ReadFilter};
-use crate::partition::PartitionData;
+use crate::partition::SourceRows;
+use crate::sstable::caches::ReadCaches;
 use crate::sstable::reader::Sstable;
 use mutation::PartitionKey;
 
 impl PartitionSource for Sstable {
-    fn partition(&self, key: &PartitionKey, filter: &ReadFilter) -> Result<Option<PartitionData>> {
-        self.read(key, filter)
+    fn read_capped(
+        &self,
+        key: &PartitionKey,
+        filter: &ReadFilter,
+        cap: usize,
+    ) -> Result<Option<SourceRows>> {
+        if !self.may_contain(key) {
+            return Ok(None);
+        }
+        self.read_cached(key, filter, cap, ReadCaches::default())
     }
 
     fn keys<'a>(&'a self, range: &KeyRange) -> Box<dyn Iterator<Item = Result<PartitionKey>> + 'a> {

@@ -17,6 +17,7 @@ use crate::sstable::layout::{encode_header, encode_row, put_record};
 use crate::sstable::stats::StatsCollector;
 use crate::sstable::summary::Summary;
 use crate::sstable::toc;
+use crate::sstable::watch::Watcher;
 use mutation::PartitionKey;
 
 /// Cassandra's default `chunk_length_in_kb` (16), in bytes.
@@ -82,6 +83,8 @@ pub struct SstableWriter {
     last_key: Option<PartitionKey>,
     scratch: Vec<u8>,
     committed: bool,
+    /// Reports large partitions (see [`SstableWriter::watched`]).
+    watcher: Option<Watcher>,
 }
 
 impl SstableWriter {
@@ -110,10 +113,17 @@ impl SstableWriter {
             last_key: None,
             scratch: Vec::new(),
             committed: false,
+            watcher: None,
         };
         writer.data = Some(data?);
         writer.index = Some(IndexWriter::create(writer.desc.tmp_path(Component::Index))?);
         Ok(writer)
+    }
+
+    /// The writer reporting the partitions it writes past `watcher`'s thresholds.
+    pub(crate) fn watched(mut self, watcher: Option<Watcher>) -> SstableWriter {
+        self.watcher = watcher;
+        self
     }
 
     pub fn descriptor(&self) -> &Descriptor {
@@ -165,6 +175,9 @@ impl SstableWriter {
             row_index,
         })?;
         let size = data.position() - start;
+        if let Some(watcher) = &self.watcher {
+            watcher.check(key, partition, size, || self.desc.path(Component::Data));
+        }
         self.stats.add_partition(key, partition, size);
         self.key_hashes.push(hash_key(&key.key));
         self.last_key = Some(key.clone());

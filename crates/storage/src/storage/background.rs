@@ -5,10 +5,11 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::core::Core;
 use super::now_seconds;
+use crate::backoff::Backoff;
 use crate::compaction::exec;
 use crate::compaction::CompactionTask;
 use crate::engine::LsmEngine;
@@ -16,6 +17,8 @@ use crate::error::{Result, StorageError};
 
 /// How often memtable and commit-log sizes are checked.
 const PRESSURE_CHECK: Duration = Duration::from_millis(50);
+/// The pause after the first failed flush; it doubles with each failure in a row.
+const FIRST_FLUSH_RETRY: Duration = Duration::from_millis(100);
 /// The longest pause between flush attempts while they keep failing.
 const MAX_FLUSH_RETRY: Duration = Duration::from_secs(10);
 /// How often strategies are asked for work when nothing wakes the scheduler.
@@ -47,36 +50,48 @@ fn nap(core: &Core, timeout: Duration) -> bool {
     !core.stop.load(Ordering::Relaxed)
 }
 
-/// Checks the pressure every [`PRESSURE_CHECK`]; after failures in a row (a full or broken
-/// disk) waits longer between attempts, doubling up to [`MAX_FLUSH_RETRY`], and logs the
-/// failure at the 1st, 2nd, 4th, 8th… attempt rather than at every one.
+/// Sleeps the whole of `pause`, however often woken meanwhile; `false` once the node stops.
+fn sleep(core: &Core, pause: Duration) -> bool {
+    let deadline = Instant::now() + pause;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() || !nap(core, left) {
+            return !core.stop.load(Ordering::Relaxed);
+        }
+    }
+}
+
+/// Checks the pressure every [`PRESSURE_CHECK`] (sooner when woken); after failures in a row
+/// (a full or broken disk) sleeps the whole [`Backoff`] pause, which writers waiting for memtable
+/// space do not cut short, and logs the failure at the 1st, 2nd, 4th, 8th… attempt.
 fn flush_loop(core: &Core) {
-    let mut failures = 0u32;
-    while nap(core, flush_pause(failures)) {
+    let mut backoff = Backoff::new(FIRST_FLUSH_RETRY, MAX_FLUSH_RETRY);
+    loop {
+        let rested = match backoff.failures() {
+            0 => nap(core, PRESSURE_CHECK),
+            _ => sleep(core, backoff.pause()),
+        };
+        if !rested {
+            return;
+        }
         match core.relieve_pressure() {
-            Ok(()) if failures > 0 => {
-                tracing::info!("background flush recovered after {failures} failed attempts");
-                failures = 0;
+            Ok(()) => {
+                let failures = backoff.succeeded();
+                if failures > 0 {
+                    tracing::info!("background flush recovered after {failures} failed attempts");
+                }
             }
-            Ok(()) => {}
             Err(error) => {
-                failures = failures.saturating_add(1);
-                if failures.is_power_of_two() {
-                    let pause = flush_pause(failures);
+                if backoff.failed(Instant::now()) {
                     tracing::error!(
-                        "background flush failed ({failures} in a row; next attempt in {pause:?}): {error}"
+                        "background flush failed ({} in a row; next attempt in {:?}): {error}",
+                        backoff.failures(),
+                        backoff.pause()
                     );
                 }
             }
         }
     }
-}
-
-/// The pause before the next pressure check after `failures` failed ones in a row.
-fn flush_pause(failures: u32) -> Duration {
-    PRESSURE_CHECK
-        .saturating_mul(1 << failures.min(10))
-        .min(MAX_FLUSH_RETRY)
 }
 
 fn schedule_loop(core: &Arc<Core>) {
@@ -88,6 +103,9 @@ fn schedule_loop(core: &Arc<Core>) {
 /// Starts background tasks until `concurrent_compactors` run or no table has work.
 pub fn schedule(core: &Arc<Core>) {
     core.compaction_workers.lock().retain(|w| !w.is_finished());
+    if !core.compaction_backoff.lock().ready(Instant::now()) {
+        return;
+    }
     while core.running_compactions.load(Ordering::Relaxed)
         < core.concurrent_compactors.load(Ordering::Relaxed)
     {
@@ -121,19 +139,27 @@ fn pick(core: &Core) -> Option<(Arc<LsmEngine>, CompactionTask)> {
         .find_map(|engine| engine.next_task(now_ms, now).map(|task| (engine, task)))
 }
 
-/// Runs a task whose inputs are claimed, then releases them.
+/// Runs a task whose inputs are claimed, then releases them. A failure applies the disk
+/// failure policy and holds back the next background compactions ([`Backoff`]).
 pub fn run_claimed(core: &Core, engine: &LsmEngine, task: &CompactionTask) {
     let context = core.compaction_context();
     let result = exec::run(engine, task, &context);
     engine.release(&task.inputs);
     match result {
         Err(StorageError::Closed) => tracing::info!("compaction of {:?} stopped", task.inputs),
-        Err(error) => tracing::error!(
-            "compaction of {:?} in {} failed: {error}",
-            task.inputs,
-            engine.dir().display()
-        ),
-        Ok(_) => {}
+        Err(error) => {
+            core.compaction_failed(engine, &task.inputs, &error);
+            if core.compaction_backoff.lock().failed(Instant::now()) {
+                tracing::error!(
+                    "compaction of {:?} in {} failed: {error}",
+                    task.inputs,
+                    engine.dir().display()
+                );
+            }
+        }
+        Ok(_) => {
+            core.compaction_backoff.lock().succeeded();
+        }
     }
 }
 
@@ -147,6 +173,9 @@ pub fn major(core: &Core, engine: &LsmEngine) -> Result<usize> {
         let context = core.compaction_context();
         let result = exec::run(engine, &task, &context);
         engine.release(&task.inputs);
+        if let Err(error) = &result {
+            core.compaction_failed(engine, &task.inputs, error);
+        }
         result?;
         done += 1;
     }
@@ -157,18 +186,4 @@ fn now_millis() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn flush_attempts_back_off_while_they_fail() {
-        assert_eq!(flush_pause(0), PRESSURE_CHECK);
-        assert_eq!(flush_pause(1), PRESSURE_CHECK * 2);
-        assert_eq!(flush_pause(3), PRESSURE_CHECK * 8);
-        assert_eq!(flush_pause(8), MAX_FLUSH_RETRY);
-        assert_eq!(flush_pause(u32::MAX), MAX_FLUSH_RETRY);
-    }
 }

@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use crate::commitlog::{CommitlogSync, DEFAULT_SEGMENT_SIZE};
 use crate::engine::disk_space;
+use crate::health::{CommitFailurePolicy, DiskFailurePolicy};
 
 /// Upper bound of the default size of each memtable pool. Cassandra gives each pool a quarter
 /// of the heap, and its default heap is a quarter of the machine's memory, so 1/16 of memory;
@@ -79,13 +80,18 @@ pub struct StorageConfig {
     pub tombstone_failure_threshold: u64,
     /// Snapshot a table before DROP and TRUNCATE remove its data (`auto_snapshot`).
     pub auto_snapshot: bool,
+    /// What failed data directories and corrupt SSTables do (`disk_failure_policy`).
+    pub disk_failure_policy: DiskFailurePolicy,
+    /// What commit-log failures do (`commit_failure_policy`).
+    pub commit_failure_policy: CommitFailurePolicy,
 }
 
 impl StorageConfig {
     /// Defaults: periodic sync every 10 s, 32 MiB segments, fail on corruption, memtable pools
     /// of 1/16 of memory up to 128 MiB each counted as heap buffers, a commit log of
     /// min(8 GiB, a quarter of its volume), 64 MiB/s and two compactions at a time, a key cache of
-    /// min(5% of memory, 100 MiB), a chunk cache of min(1/32 of memory, 96 MiB), Cassandra's tombstone thresholds, auto snapshots on.
+    /// min(5% of memory, 100 MiB), a chunk cache of min(1/32 of memory, 96 MiB), Cassandra's
+    /// tombstone thresholds, auto snapshots on, Cassandra's failure policies (`stop`).
     pub fn new(data_dir: impl Into<PathBuf>, commitlog_dir: impl Into<PathBuf>) -> Self {
         let commitlog_dir = commitlog_dir.into();
         StorageConfig {
@@ -106,6 +112,8 @@ impl StorageConfig {
             tombstone_warn_threshold: 1_000,
             tombstone_failure_threshold: 100_000,
             auto_snapshot: true,
+            disk_failure_policy: DiskFailurePolicy::default(),
+            commit_failure_policy: CommitFailurePolicy::default(),
         }
     }
 

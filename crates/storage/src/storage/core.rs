@@ -11,20 +11,28 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex, RwLock};
 
 use super::config::StorageConfig;
 use super::pressure::MemtablePools;
 use super::replay::ReplayState;
+use crate::backoff::Backoff;
 use crate::commitlog::{CommitLog, Durable, Position};
 use crate::compaction::exec::{Context, Registry, Throttle};
 use crate::counter::CounterLocks;
 use crate::engine::{FlushReport, LsmEngine};
 use crate::error::{Result, StorageError};
+use crate::health::Health;
 use crate::log_entry::encode_mutations;
-use crate::sstable::{Caches, ChunkCache, KeyCache};
+use crate::sstable::{Caches, ChunkCache, KeyCache, WatchSlot};
 use mutation::{Mutation, TableId};
+
+/// The pause after the first failed background compaction; it doubles with each failure in a
+/// row up to [`MAX_COMPACTION_RETRY`].
+const FIRST_COMPACTION_RETRY: Duration = Duration::from_secs(1);
+const MAX_COMPACTION_RETRY: Duration = Duration::from_secs(60);
 
 /// State shared between the facade and the background threads.
 pub struct Core {
@@ -55,10 +63,23 @@ pub struct Core {
     pub chunk_cache: Arc<ChunkCache>,
     /// Memtable pool sizes and the writers waiting for room.
     pub pools: MemtablePools,
+    /// The failure policies and the data directories in use.
+    pub health: Arc<Health>,
+    /// Paces background compactions while they keep failing.
+    pub compaction_backoff: Mutex<Backoff>,
+    /// Flushes that failed since the node started.
+    pub flush_failures: AtomicU64,
+    /// The watch told about large partitions written (see [`crate::PartitionWatch`]).
+    pub partition_watch: WatchSlot,
 }
 
 impl Core {
-    pub fn new(config: StorageConfig, log: CommitLog, replay: ReplayState) -> Core {
+    pub fn new(
+        config: StorageConfig,
+        log: CommitLog,
+        replay: ReplayState,
+        health: Arc<Health>,
+    ) -> Core {
         let first_old_segment = replay.segments.first().map_or(u64::MAX, |s| s.id);
         Core {
             throttle: Throttle::new(config.compaction_throughput),
@@ -80,6 +101,13 @@ impl Core {
             running_compactions: AtomicUsize::new(0),
             compaction_workers: Mutex::new(Vec::new()),
             wake: (Mutex::new(()), Condvar::new()),
+            health,
+            compaction_backoff: Mutex::new(Backoff::new(
+                FIRST_COMPACTION_RETRY,
+                MAX_COMPACTION_RETRY,
+            )),
+            flush_failures: AtomicU64::new(0),
+            partition_watch: WatchSlot::default(),
         }
     }
 
@@ -142,7 +170,9 @@ impl Core {
         }
     }
 
-    /// Flushes the table's memtable to an SSTable, then recycles commit-log segments.
+    /// Flushes the table's memtable to an SSTable, then recycles commit-log segments. A failure
+    /// is counted and goes through the disk failure policy; the memtables stay in memory for
+    /// the next attempt.
     pub fn flush(&self, engine: &LsmEngine) -> Result<FlushReport> {
         let lock = engine.lock_flush();
         let floor = {
@@ -150,19 +180,23 @@ impl Core {
             engine.switch_memtable();
             self.switch_position()
         };
-        let report = engine.flush_switched(&lock, floor)?;
+        let report = engine
+            .flush_switched(&lock, floor)
+            .inspect_err(|error| self.flush_failed(error))?;
         drop(lock);
         self.recycle();
         self.wake_all();
         Ok(report)
     }
 
-    /// Flushes every table.
+    /// Flushes every table, each even when an earlier one failed (it may be on another
+    /// disk); answers the first failure.
     pub fn flush_all(&self) -> Result<()> {
+        let mut outcome = Ok(());
         for engine in self.engines() {
-            self.flush(&engine)?;
+            outcome = outcome.and(self.flush(&engine).map(drop));
         }
-        Ok(())
+        outcome
     }
 
     /// Discards the table's data (its truncation record is already logged).
@@ -230,7 +264,12 @@ impl Core {
 
     /// Wakes the background threads and the writers waiting for memtable space.
     pub fn wake_all(&self) {
-        self.wake.1.notify_all();
+        self.wake_background();
         self.pools.notify();
+    }
+
+    /// Wakes the flush and compaction threads only.
+    pub fn wake_background(&self) {
+        self.wake.1.notify_all();
     }
 }

@@ -6,10 +6,12 @@
 mod background;
 mod config;
 mod core;
+mod failures;
 mod garbage;
 mod pressure;
 mod reads;
 mod replay;
+mod scrub;
 mod snapshots;
 mod usage;
 
@@ -17,6 +19,7 @@ pub use config::{default_commitlog_total_space, MemtableAllocation, StorageConfi
 pub use pressure::PoolUsage;
 pub use reads::TombstoneThresholds;
 pub use replay::ReplayStats;
+pub use scrub::{CorruptSstable, ScrubReport, VerifyOptions, VerifyReport};
 pub use snapshots::SnapshotTable;
 pub use usage::TableUsage;
 
@@ -36,6 +39,7 @@ use crate::counter::{new_totals, read_filter, CounterUpdate};
 use crate::engine::{table_dir, FlushReport, LsmEngine, TableEngine};
 use crate::error::{Result, StorageError};
 use crate::filter::{KeyRange, ReadFilter};
+use crate::health::Health;
 use crate::log_entry::{encode, LogEntry};
 use crate::params::TableParams;
 use mutation::{Mutation, Partition, PartitionKey, TableId};
@@ -68,18 +72,32 @@ impl Storage {
         for dir in config.data_dirs.iter().chain([&config.commitlog_dir]) {
             fs::create_dir_all(dir).map_err(|e| StorageError::io(dir, e))?;
         }
-        let (log, segments) =
-            CommitLog::open(&config.commitlog_dir, config.sync, config.segment_size)?;
+        let health = Arc::new(Health::new(
+            config.disk_failure_policy,
+            config.commit_failure_policy,
+            &config.data_dirs,
+        ));
+        let (log, segments) = CommitLog::open_with_health(
+            &config.commitlog_dir,
+            config.sync,
+            config.segment_size,
+            health.clone(),
+        )?;
         let replay = ReplayState {
             segments,
             replayed: HashSet::new(),
         };
-        let core = Arc::new(Core::new(config, log, replay));
+        let core = Arc::new(Core::new(config, log, replay, health));
         let threads = background::start(&core)?;
         Ok(Storage {
             core,
             threads: Mutex::new(threads),
         })
+    }
+
+    /// Reports the partitions flushes and compactions write past `watch`'s thresholds.
+    pub fn watch_partitions(&self, watch: Arc<dyn crate::PartitionWatch>) {
+        self.core.partition_watch.install(watch);
     }
 
     /// Registers a table and opens its SSTables; registering it again is a no-op.
@@ -96,7 +114,9 @@ impl Storage {
             .collect();
         let quarantine = self.core.config.ignore_corruption;
         let engine = LsmEngine::open_in(&dirs, params.settings()?, quarantine)?
-            .with_caches(self.core.caches());
+            .with_caches(self.core.caches())
+            .with_health(self.core.health.clone())
+            .with_watch(self.core.partition_watch.clone());
         tracing::debug!(
             "registering table {}.{} ({id})",
             params.keyspace,
@@ -189,8 +209,11 @@ impl Storage {
     ) -> Result<()> {
         let engine = self.engine(table)?;
         let _guard = self.core.counter_locks.lock(table, &key).await;
-        let current = engine.read(&key, &read_filter(&updates), now_seconds())?;
+        let current = engine.read_merged(&key, &read_filter(&updates))?;
         let update = new_totals(current.as_ref(), &updates, timestamp)?;
+        if update.rows.is_empty() && update.static_row.is_none() {
+            return Ok(()); // every counter written was deleted
+        }
         self.apply(Mutation { table, key, update }).await
     }
 
@@ -202,7 +225,8 @@ impl Storage {
         filter: &ReadFilter,
         now: i32,
     ) -> Result<Option<Partition>> {
-        self.engine(table)?.read(key, filter, now)
+        let engine = self.engine(table)?;
+        self.checked_read(&engine, engine.read(key, filter, now))
     }
 
     /// Up to `limit` live partitions of `range`, in token order.
@@ -214,7 +238,8 @@ impl Storage {
         now: i32,
         limit: usize,
     ) -> Result<Vec<Partition>> {
-        self.engine(table)?.scan(range, filter, now, limit)
+        let engine = self.engine(table)?;
+        self.checked_read(&engine, engine.scan(range, filter, now, limit))
     }
 
     /// Memory used by a table's memtables.
@@ -312,19 +337,22 @@ impl Storage {
     }
 
     /// Drains the node: stops compactions, flushes every table, deletes the commit-log segments
-    /// that leaves unneeded, syncs the log and stops its thread. Nothing is left to replay;
-    /// later writes fail with [`StorageError::Closed`].
+    /// that leaves unneeded, syncs the log and stops its thread. Nothing is left to replay
+    /// unless a flush failed (the log is synced and closed all the same); later writes fail
+    /// with [`StorageError::Closed`].
     pub async fn shutdown(&self) -> Result<()> {
         let core = self.core.clone();
         let threads = std::mem::take(&mut *self.threads.lock());
-        blocking(move || {
+        let flushed = blocking(move || {
             stop(&core, threads);
-            core.flush_all()?;
+            let flushed = core.flush_all();
             core.recycle();
-            Ok(())
+            flushed
         })
-        .await?;
-        self.core.log.shutdown().await
+        .await;
+        // Synced even when a flush failed: what was not flushed is replayed from it.
+        let synced = self.core.log.shutdown().await;
+        flushed.and(synced)
     }
 
     fn engine(&self, table: TableId) -> Result<Arc<LsmEngine>> {

@@ -133,7 +133,9 @@ impl Core {
             if !self.pools.is_full(usage) {
                 return Ok(());
             }
-            self.wake_all();
+            // Only the flush thread: waking the other writers would have them wake each other
+            // in a loop while no flush can free memory (a failed disk).
+            self.wake_background();
             freed.await;
         }
     }

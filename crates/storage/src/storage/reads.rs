@@ -25,7 +25,8 @@ impl Storage {
         filter: &ReadFilter,
         now: i32,
     ) -> Result<(Option<Partition>, ReadStats)> {
-        self.engine(table)?.read_counted(key, filter, now)
+        let engine = self.engine(table)?;
+        self.checked_read(&engine, engine.read_counted(key, filter, now))
     }
 
     /// Up to `limit` live partitions of `range` in token order, with what the scan did.
@@ -37,7 +38,8 @@ impl Storage {
         now: i32,
         limit: usize,
     ) -> Result<(Vec<Partition>, ReadStats)> {
-        self.engine(table)?.scan_counted(range, filter, now, limit)
+        let engine = self.engine(table)?;
+        self.checked_read(&engine, engine.scan_counted(range, filter, now, limit))
     }
 
     /// A table's read and write counts and its SSTables-, tombstones- and live-rows-per-read

@@ -52,6 +52,18 @@ pub fn format_date(days: i64) -> String {
 
 /// `2024-01-02 03:04:05.000000+0000` (cqlsh's form; microseconds are always zero).
 pub fn format_timestamp(millis: i64) -> String {
+    let (date, time) = timestamp_parts(millis);
+    format!("{date} {time}000+0000")
+}
+
+/// `2024-01-02T03:04:05.678Z`, as Cassandra's `TimestampType.getString` prints a timestamp.
+pub fn format_timestamp_iso(millis: i64) -> String {
+    let (date, time) = timestamp_parts(millis);
+    format!("{date}T{time}Z")
+}
+
+/// A timestamp's date and its time of day to the millisecond (`03:04:05.678`).
+fn timestamp_parts(millis: i64) -> (String, String) {
     let days = millis.div_euclid(MILLIS_PER_DAY);
     let in_day = millis.rem_euclid(MILLIS_PER_DAY);
     let (h, m, s, ms) = (
@@ -60,7 +72,7 @@ pub fn format_timestamp(millis: i64) -> String {
         in_day / 1000 % 60,
         in_day % 1000,
     );
-    format!("{} {h:02}:{m:02}:{s:02}.{ms:03}000+0000", format_date(days))
+    (format_date(days), format!("{h:02}:{m:02}:{s:02}.{ms:03}"))
 }
 
 /// `08:12:54.123456789` from nanoseconds since midnight.
@@ -99,6 +111,11 @@ mod tests {
         assert_eq!(
             format_timestamp(1_704_164_645_123),
             "2024-01-02 03:04:05.123000+0000"
+        );
+        // As Cassandra 5.0.4 named a partition keyed by '2024-01-02 03:04:05.678+0000'.
+        assert_eq!(
+            format_timestamp_iso(1_704_164_645_678),
+            "2024-01-02T03:04:05.678Z"
         );
         assert_eq!(format_time(29_574_123_456_789), "08:12:54.123456789");
     }

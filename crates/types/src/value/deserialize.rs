@@ -142,7 +142,7 @@ fn take_i32(buf: &mut &[u8]) -> Option<i32> {
 }
 
 /// v3+ collection layout: i32 count, then `count * per_entry` i32-length-prefixed values.
-fn split_collection<'a>(
+pub(super) fn split_collection<'a>(
     bytes: &'a [u8],
     kind: &str,
     per_entry: usize,

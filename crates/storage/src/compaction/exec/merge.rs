@@ -3,14 +3,14 @@
 
 use crate::error::Result;
 use crate::partition::PartitionData;
-use crate::sstable::PartitionIter;
+use crate::sstable::PartitionStream;
 use mutation::PartitionKey;
 
 type Item = Result<(PartitionKey, PartitionData)>;
 
 /// One input stream and its next, already decoded, partition.
 struct Input<'a> {
-    iter: PartitionIter<'a>,
+    iter: Box<dyn PartitionStream + 'a>,
     head: Option<Item>,
 }
 
@@ -20,7 +20,7 @@ pub struct MergedPartitions<'a> {
 }
 
 impl<'a> MergedPartitions<'a> {
-    pub fn new(inputs: Vec<PartitionIter<'a>>) -> Self {
+    pub fn new(inputs: Vec<Box<dyn PartitionStream + 'a>>) -> Self {
         let inputs = inputs
             .into_iter()
             .map(|mut iter| Input {

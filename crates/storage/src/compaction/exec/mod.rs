@@ -22,13 +22,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
+use parking_lot::Mutex;
+
 use crate::compaction::garbage::{remove_shadowed, Granularity};
 use crate::compaction::{CompactionTask, TaskKind};
 use crate::engine::{LiveSstable, LsmEngine, PartitionSource};
 use crate::error::{Result, StorageError};
 use crate::filter::ReadFilter;
 use crate::partition::PartitionData;
-use crate::sstable::{SstableWriter, WriteOptions};
+use crate::sstable::{Loss, PartitionStream, SstableWriter, WriteOptions};
 use merge::MergedPartitions;
 use mutation::PartitionKey;
 use purge::Purger;
@@ -44,6 +46,17 @@ pub struct Context<'a> {
     pub now: i32,
 }
 
+/// What a job does beyond merging and purging its inputs.
+#[derive(Clone, Copy)]
+enum Rewrite<'a> {
+    Merge,
+    /// Also drop what the table's other sources shadow (`nodetool garbagecollect`).
+    GarbageCollect(Granularity),
+    /// Read the inputs through [`Salvage`](crate::sstable::Salvage), which drops what cannot
+    /// be read and records it here (`nodetool scrub`).
+    Scrub(&'a Mutex<Loss>),
+}
+
 /// Runs `task` on `engine`, whose inputs the caller has claimed. `Ok(None)` when the inputs
 /// changed meanwhile and nothing was done.
 pub fn run(
@@ -51,7 +64,7 @@ pub fn run(
     task: &CompactionTask,
     ctx: &Context<'_>,
 ) -> Result<Option<CompactionRecord>> {
-    run_job(engine, task, ctx, None)
+    run_job(engine, task, ctx, Rewrite::Merge)
 }
 
 /// Runs `task` (one SSTable) as [`run`] does, also dropping what the table's other sources
@@ -62,14 +75,26 @@ pub fn garbage_collect(
     ctx: &Context<'_>,
     granularity: Granularity,
 ) -> Result<Option<CompactionRecord>> {
-    run_job(engine, task, ctx, Some(granularity))
+    run_job(engine, task, ctx, Rewrite::GarbageCollect(granularity))
+}
+
+/// Runs `task` (one SSTable) as [`run`] does, keeping every partition that can still be read;
+/// answers what could not be.
+pub fn scrub(
+    engine: &LsmEngine,
+    task: &CompactionTask,
+    ctx: &Context<'_>,
+) -> Result<(Option<CompactionRecord>, Loss)> {
+    let loss = Mutex::new(Loss::default());
+    let record = run_job(engine, task, ctx, Rewrite::Scrub(&loss))?;
+    Ok((record, loss.into_inner()))
 }
 
 fn run_job(
     engine: &LsmEngine,
     task: &CompactionTask,
     ctx: &Context<'_>,
-    garbage: Option<Granularity>,
+    rewrite: Rewrite<'_>,
 ) -> Result<Option<CompactionRecord>> {
     // The view is dropped at once: held for the whole compaction, it would keep every memtable
     // flushed meanwhile in memory until the compaction ends.
@@ -109,7 +134,7 @@ fn run_job(
                 ..settings.write.clone()
             },
             gc_before: settings.gc_before(ctx.now),
-            garbage,
+            rewrite,
         };
         job.run(&inputs, memtable_min)
     };
@@ -138,11 +163,10 @@ struct Job<'a> {
     tracker: &'a Tracker,
     options: WriteOptions,
     gc_before: i32,
-    /// Set for garbage collection: also drop what other sources shadow.
-    garbage: Option<Granularity>,
+    rewrite: Rewrite<'a>,
 }
 
-impl Job<'_> {
+impl<'a> Job<'a> {
     /// Writes the outputs and installs them; `None` when a truncation removed the inputs. A
     /// fully expired input is dropped unmerged when the memtables (oldest write
     /// `memtable_min`) cannot hold data its tombstones shadow.
@@ -195,7 +219,7 @@ impl Job<'_> {
         txn: &mut Txn,
         outputs: &mut Vec<Arc<LiveSstable>>,
     ) -> Result<()> {
-        let mut merged = MergedPartitions::new(inputs.iter().map(|s| s.sstable.iter()).collect());
+        let mut merged = MergedPartitions::new(self.streams(inputs));
         let mut writer: Option<SstableWriter> = None;
         let mut read = 0;
         while let Some(item) = merged.next() {
@@ -228,6 +252,22 @@ impl Job<'_> {
         Ok(())
     }
 
+    /// The inputs' partition streams: salvaged for a scrub, as written otherwise.
+    fn streams<'s>(&self, inputs: &[&'s Arc<LiveSstable>]) -> Vec<Box<dyn PartitionStream + 's>>
+    where
+        'a: 's,
+    {
+        inputs
+            .iter()
+            .map(|s| -> Box<dyn PartitionStream + 's> {
+                match self.rewrite {
+                    Rewrite::Scrub(loss) => Box::new(s.sstable.salvage(loss)),
+                    Rewrite::Merge | Rewrite::GarbageCollect(_) => Box::new(s.sstable.iter()),
+                }
+            })
+            .collect()
+    }
+
     fn new_output(&self, txn: &mut Txn) -> Result<SstableWriter> {
         let generation = self.engine.next_generation();
         txn.add_output(generation)?;
@@ -245,7 +285,7 @@ impl Job<'_> {
         key: &PartitionKey,
         data: PartitionData,
     ) -> Result<Option<PartitionData>> {
-        let Some(granularity) = self.garbage else {
+        let Rewrite::GarbageCollect(granularity) = self.rewrite else {
             return Ok(Some(data));
         };
         let view = self.engine.view();

@@ -27,12 +27,12 @@ fn a_repeated_point_read_reads_no_chunk_from_disk() {
     let caches = caches();
     let (k, filter) = (key(7, "k3"), ReadFilter::all());
     let first = sstable
-        .read_cached(&k, &filter, caches.point_read())
+        .read_cached(&k, &filter, usize::MAX, caches.point_read())
         .expect("read");
     let after_first = sstable.chunks_read();
     assert!(after_first > 0);
     let second = sstable
-        .read_cached(&k, &filter, caches.point_read())
+        .read_cached(&k, &filter, usize::MAX, caches.point_read())
         .expect("read");
     assert_eq!(first, second);
     assert_eq!(sstable.chunks_read(), after_first, "served from the cache");
@@ -53,11 +53,11 @@ fn a_key_cache_miss_takes_its_index_block_from_the_chunk_cache() {
     let caches = caches();
     let chunks = caches.chunks.as_ref().expect("chunk cache");
     let filter = ReadFilter::all();
-    let first = sstable.read_cached(&key(7, "k3"), &filter, caches.point_read());
+    let first = sstable.read_cached(&key(7, "k3"), &filter, usize::MAX, caches.point_read());
     assert!(first.expect("read").is_some());
     let before = chunks.stats();
     // Another key of the same (one-block) Index: not in the key cache.
-    let other = sstable.read_cached(&key(-50, "k0"), &filter, caches.point_read());
+    let other = sstable.read_cached(&key(-50, "k0"), &filter, usize::MAX, caches.point_read());
     assert!(other.expect("read").is_some());
     let after = chunks.stats();
     assert_eq!(
@@ -75,7 +75,7 @@ fn scans_and_iteration_do_not_fill_the_chunk_cache() {
     let sstable = sample_sstable(dir.path());
     let caches = caches();
     let found = sstable
-        .read_cached(&key(7, "k3"), &ReadFilter::all(), caches.scan())
+        .read_cached(&key(7, "k3"), &ReadFilter::all(), usize::MAX, caches.scan())
         .expect("read");
     assert!(found.is_some());
     assert_eq!(sstable.iter().count(), 6, "every partition");

@@ -224,7 +224,31 @@ fn large_partition_slice_reads_touch_few_chunks() {
         .expect("present");
     assert_eq!(got.rows.len(), 100);
     assert!(sstable.chunks_read() - before <= 8);
-    assert_eq!(got.rows, data.select(&slice).rows);
+    assert_eq!(got.rows, data.select(&slice, usize::MAX).data.rows);
+
+    // A capped read from the middle, either way, decodes about the blocks it returns.
+    for reversed in [false, true] {
+        let before = sstable.chunks_read();
+        let from = Bytes::from(60_000u32.to_be_bytes().to_vec());
+        let filter = ReadFilter {
+            reversed,
+            ..ReadFilter::all()
+        }
+        .after(&from);
+        let got = sstable
+            .read_capped(&key(0, "big"), &filter, 1000)
+            .expect("read")
+            .expect("present");
+        let expected = data.select(&filter, 1000);
+        assert_eq!(got.data.rows, expected.data.rows);
+        assert_eq!(got.stopped_at, expected.stopped_at);
+        let next = if reversed { 59_000u32 } else { 61_000 };
+        assert_eq!(
+            got.stopped_at,
+            Some(Bytes::from(next.to_be_bytes().to_vec()))
+        );
+        assert!(sstable.chunks_read() - before <= 12, "reversed: {reversed}");
+    }
 }
 
 #[test]

@@ -155,6 +155,7 @@ fn filter() -> impl Strategy<Value = ReadFilter> {
             slices: sorted_slices(slices),
             reversed,
             row_limit,
+            total_row_limit: None,
             include_static,
             columns: None,
         })
@@ -228,6 +229,12 @@ proptest! {
                 let raw = sstable.read(key, filter).expect("read").expect("present");
                 let reference = memtable.partition(key, filter).expect("memtable").expect("present");
                 prop_assert_eq!(raw.rows, reference.rows);
+                for cap in [1usize, 2, 5] {
+                    let capped = sstable.read_capped(key, filter, cap).expect("read").expect("present");
+                    let reference = memtable.read_capped(key, filter, cap).expect("memtable").expect("present");
+                    prop_assert_eq!(capped.data.rows, reference.data.rows, "cap {} filter {:?}", cap, filter);
+                    prop_assert_eq!(capped.stopped_at, reference.stopped_at);
+                }
             }
         }
         let absent = PartitionKey { token: 1, key: Bytes::from_static(b"absent") };

@@ -1,0 +1,163 @@
+//! `GET /v1/ring[/<keyspace>]`, `/v1/gossip` and `/v1/cms`: the cluster as this node sees it —
+//! the nodes that own tokens with their liveness, load and ownership, each endpoint's gossip
+//! state, and the cluster metadata group.
+
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+
+use gossip::{keys, EndpointView};
+use metadata::{RaftRole, RaftStatus};
+use ring::{effective_ownership, primary_ownership, Endpoint, TokenMetadata};
+
+use super::cluster::reference_keyspace;
+use super::types::{CmsInfo, GossipEndpoint, RingInfo, RingNode};
+use crate::error::{ApiError, ApiResult};
+use crate::node::AdminNode;
+
+pub fn ring(node: &AdminNode, keyspace: Option<&str>) -> ApiResult<RingInfo> {
+    let ring = node.coordinator.topology().ring();
+    let (owns, effective, ownership_note) = ownership(node, &ring, keyspace)?;
+    let views = gossip_views(node);
+    let nodes = ring
+        .endpoints()
+        .into_iter()
+        .map(|endpoint| {
+            let owned = owns.get(&endpoint.addr).copied().unwrap_or(0.0);
+            ring_node(node, &ring, endpoint, views.get(&endpoint.addr), owned)
+        })
+        .collect();
+    Ok(RingInfo {
+        nodes,
+        effective,
+        ownership_note,
+    })
+}
+
+/// Ownership under `keyspace`'s replication, else under the one replication all user keyspaces
+/// share; primary ownership, with Cassandra's note, when they differ.
+fn ownership(
+    node: &AdminNode,
+    ring: &TokenMetadata,
+    keyspace: Option<&str>,
+) -> ApiResult<(BTreeMap<IpAddr, f64>, bool, Option<String>)> {
+    let name = match keyspace {
+        Some(name) if node.processor.schema().schema.keyspace(name).is_none() => {
+            return Err(ApiError::not_found(format!(
+                "The keyspace {name}, does not exist"
+            )))
+        }
+        Some(name) => name.to_string(),
+        None => match reference_keyspace(node) {
+            Ok(name) => name,
+            Err(note) => return Ok((primary_ownership(ring), false, Some(note))),
+        },
+    };
+    let strategy = node.processor.schema().strategy(&name);
+    Ok((effective_ownership(&strategy, ring), true, None))
+}
+
+fn gossip_views(node: &AdminNode) -> BTreeMap<IpAddr, EndpointView> {
+    node.gossip
+        .as_ref()
+        .map(|g| {
+            g.endpoints()
+                .into_iter()
+                .map(|v| (v.addr.ip(), v))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn ring_node(
+    node: &AdminNode,
+    ring: &TokenMetadata,
+    endpoint: &Endpoint,
+    view: Option<&EndpointView>,
+    owns: f64,
+) -> RingNode {
+    let info = node.processor.node();
+    let local = endpoint.addr == info.listen_address;
+    let gossiped = |key: &str| view.and_then(|v| v.get(key)).map(str::to_string);
+    let (load_bytes, schema_version) = if local {
+        let schema = node.processor.schema().schema.version().to_string();
+        (Some(node.processor.load_bytes().0), Some(schema))
+    } else {
+        let load = gossiped(keys::LOAD).and_then(|l| l.parse().ok());
+        (load, gossiped(keys::SCHEMA_VERSION))
+    };
+    let leaving = view.and_then(EndpointView::status) == Some(keys::Status::Leaving);
+    RingNode {
+        address: endpoint.addr.to_string(),
+        storage_port: info.storage_port,
+        host_id: uuid::Uuid::from_bytes(endpoint.host_id).to_string(),
+        data_center: endpoint.datacenter.clone(),
+        rack: endpoint.rack.clone(),
+        up: local || node.coordinator.topology().is_alive(endpoint.addr),
+        state: if leaving { "Leaving" } else { "Normal" }.to_string(),
+        load_bytes,
+        tokens: ring
+            .tokens_of(endpoint.addr)
+            .iter()
+            .map(|t| t.0.to_string())
+            .collect(),
+        owns,
+        schema_version,
+        release_version: if local {
+            Some(info.release_version.clone())
+        } else {
+            gossiped(keys::RELEASE_VERSION)
+        },
+    }
+}
+
+/// Each endpoint's gossip state; unavailable on a node that runs alone (no gossip).
+pub fn gossip(node: &AdminNode) -> ApiResult<Vec<GossipEndpoint>> {
+    let Some(gossip) = &node.gossip else {
+        return Err(ApiError::unavailable(
+            "this node runs alone (no seed_provider): it does not gossip",
+        ));
+    };
+    Ok(gossip
+        .endpoints()
+        .into_iter()
+        .map(|v| GossipEndpoint {
+            address: v.addr.to_string(),
+            alive: v.alive,
+            generation: v.generation,
+            heartbeat: v.heartbeat,
+            state: v.state.into_iter().collect(),
+        })
+        .collect())
+}
+
+pub fn cms(node: &AdminNode) -> CmsInfo {
+    let status = node.metadata.status();
+    let addr = |id: &uuid::Uuid| {
+        status
+            .members
+            .get(id)
+            .map_or_else(|| id.to_string(), |a| a.to_string())
+    };
+    CmsInfo {
+        host_id: status.host_id.to_string(),
+        role: role_name(&status).to_string(),
+        leader: status.leader.as_ref().map(addr),
+        term: status.term,
+        epoch: status.epoch,
+        voters: status.voters.iter().map(addr).collect(),
+        learners: status.learners.iter().map(addr).collect(),
+        last_log_index: status.last_log_index,
+        applied_index: status.applied_index,
+        snapshot_index: status.snapshot_index,
+    }
+}
+
+fn role_name(status: &RaftStatus) -> &'static str {
+    match status.role {
+        RaftRole::Leader => "Leader",
+        RaftRole::Follower => "Follower",
+        RaftRole::Candidate => "Candidate",
+        RaftRole::Learner => "Learner",
+        RaftRole::Shutdown => "Shutdown",
+    }
+}

@@ -1,0 +1,147 @@
+//! The node's cluster services, started from cassandra.yaml: internode messaging (`net`),
+//! gossip and the cluster metadata log. With no `seed_provider` the node runs alone: no
+//! internode port, no gossip, a one-member metadata group on the same code path.
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use config::{Config, InternodeCompression};
+use gossip::{keys, GossipConfig, Gossiper, Membership};
+use metadata::{ClusterMetadata, KeyspaceEntry, MetadataConfig, MetadataService, NetTransport};
+use net::{Messaging, NetConfig, TokioNetwork};
+use query::NodeInfo;
+use schema::{encode_keyspace, is_system_keyspace, Schema};
+
+/// Messaging, gossip and the metadata log of one node.
+pub struct ClusterServices {
+    pub messaging: Option<Arc<Messaging>>,
+    pub gossip: Option<Arc<Gossiper>>,
+    pub metadata: Arc<MetadataService>,
+}
+
+impl ClusterServices {
+    /// Starts the services. `schema` (this node's local schema) founds the metadata log if this
+    /// node is the one to found it: a single node upgraded from before clusters keeps its schema.
+    pub async fn start(
+        config: &Config,
+        node: &NodeInfo,
+        schema: &Schema,
+    ) -> Result<ClusterServices, String> {
+        let listen = SocketAddr::new(config.listen_address, config.storage_port);
+        let seeds = config.seed_addresses();
+        let mut meta = MetadataConfig::new(
+            config.metadata_directory.clone(),
+            node.host_id,
+            listen,
+            &config.cluster_name,
+        );
+        meta.seeds = seeds.clone();
+        let initial = Some(founding_state(&config.cluster_name, schema));
+        if seeds.is_empty() {
+            let metadata = MetadataService::start(meta, None, initial)
+                .await
+                .map_err(|e| format!("cannot start the cluster metadata log: {e}"))?;
+            return Ok(ClusterServices {
+                messaging: None,
+                gossip: None,
+                metadata,
+            });
+        }
+        let messaging = start_messaging(config, node, listen).await?;
+        let gossip = gossip::net_wire::start_over_net(
+            gossip_config(config, node, listen, seeds),
+            messaging.clone(),
+        )
+        .await
+        .map_err(|e| format!("cannot start gossip: {e}"))?;
+        let transport = NetTransport::new(messaging.clone());
+        let metadata = MetadataService::start(meta, Some(transport), initial)
+            .await
+            .map_err(|e| format!("cannot start the cluster metadata log: {e}"))?;
+        Ok(ClusterServices {
+            messaging: Some(messaging),
+            gossip: Some(gossip),
+            metadata,
+        })
+    }
+
+    /// The gossip service as the rest of the node sees it.
+    pub fn membership(&self) -> Option<Arc<dyn Membership>> {
+        self.gossip.clone().map(|g| g as Arc<dyn Membership>)
+    }
+
+    /// Tells the cluster this node is in the ring and serves CQL (drivers are told of it then).
+    pub fn announce_serving(&self) {
+        if let Some(gossip) = &self.gossip {
+            gossip.set_local(keys::STATUS, keys::Status::Normal.as_str().to_string());
+            gossip.set_local(keys::RPC_READY, "true".to_string());
+        }
+    }
+
+    /// Announces the shutdown through gossip, then stops the metadata group and messaging.
+    pub async fn shutdown(&self) {
+        if let Some(gossip) = &self.gossip {
+            gossip.shutdown().await;
+        }
+        self.metadata.shutdown().await;
+        if let Some(messaging) = &self.messaging {
+            messaging.shutdown().await;
+        }
+    }
+}
+
+async fn start_messaging(
+    config: &Config,
+    node: &NodeInfo,
+    listen: SocketAddr,
+) -> Result<Arc<Messaging>, String> {
+    let mut net = NetConfig::new(&config.cluster_name, node.host_id, listen);
+    net.compression = config.internode_compression == InternodeCompression::All;
+    Messaging::start(net, Arc::new(TokioNetwork))
+        .await
+        .map_err(|e| format!("cannot listen for other nodes on {listen}: {e}"))
+}
+
+fn gossip_config(
+    config: &Config,
+    node: &NodeInfo,
+    listen: SocketAddr,
+    seeds: Vec<SocketAddr>,
+) -> GossipConfig {
+    let mut gossip = GossipConfig::new(&config.cluster_name, node.host_id, listen);
+    gossip.seeds = seeds;
+    gossip.phi_convict_threshold = config.phi_convict_threshold;
+    gossip.initial_state = BTreeMap::from([
+        (keys::DC.to_string(), node.data_center.clone()),
+        (keys::RACK.to_string(), node.rack.clone()),
+        (
+            keys::NATIVE_ADDRESS.to_string(),
+            node.rpc_address.to_string(),
+        ),
+        (keys::NATIVE_PORT.to_string(), node.native_port.to_string()),
+        (
+            keys::RELEASE_VERSION.to_string(),
+            node.release_version.clone(),
+        ),
+        (
+            keys::STATUS.to_string(),
+            keys::Status::Starting.as_str().to_string(),
+        ),
+    ]);
+    gossip
+}
+
+/// The metadata a group founded by this node starts from: its user keyspaces.
+fn founding_state(cluster_name: &str, schema: &Schema) -> ClusterMetadata {
+    let mut state = ClusterMetadata::empty(cluster_name);
+    for (name, ks) in schema.keyspaces() {
+        if !is_system_keyspace(name) {
+            let entry = KeyspaceEntry {
+                version: 0,
+                definition: encode_keyspace(ks),
+            };
+            state.schema.insert(name.clone(), entry);
+        }
+    }
+    state
+}

@@ -1,0 +1,284 @@
+//! Keeps the node in step with the cluster: the coordinator's ring follows the metadata log and
+//! its liveness follows gossip; the peers tables and this node's gossip state follow both; and
+//! clients registered for events hear of nodes joining (NEW_NODE), leaving (REMOVED_NODE), going
+//! down and coming up — NEW_NODE and UP only once the node serves CQL, as drivers expect.
+use std::collections::BTreeMap;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use coordinator::Coordinator;
+use gossip::{keys, EndpointView, Membership, MembershipEvent};
+use metadata::{ClusterMetadata, HostId, NodeRecord, NodeState};
+use query::{PeerInfo, QueryProcessor};
+use ring::{Endpoint, Token, TokenMetadata};
+use tokio::sync::{broadcast, watch};
+use transport::{Event, TopologyChangeKind};
+
+use crate::internode::ClusterServices;
+
+/// How often this node's load is gossiped (Cassandra's LoadBroadcaster: every minute).
+const LOAD_INTERVAL: Duration = Duration::from_secs(60);
+
+/// The token map of the nodes that own tokens (normal and leaving ones).
+pub fn ring_of(meta: &ClusterMetadata) -> TokenMetadata {
+    let mut ring = TokenMetadata::new();
+    for node in meta.nodes.values().filter(|n| owns_tokens(n)) {
+        let endpoint = endpoint_of(node.host_id, node.addr.ip(), &node.dc, &node.rack);
+        ring.add_endpoint(endpoint, node.tokens.iter().copied().map(Token).collect());
+    }
+    ring
+}
+
+fn owns_tokens(node: &NodeRecord) -> bool {
+    matches!(node.state, NodeState::Normal | NodeState::Leaving)
+}
+
+pub fn endpoint_of(host_id: HostId, addr: IpAddr, dc: &str, rack: &str) -> Endpoint {
+    Endpoint {
+        addr,
+        datacenter: dc.to_string(),
+        rack: rack.to_string(),
+        host_id: *host_id.as_bytes(),
+    }
+}
+
+/// Starts the tasks that keep the coordinator, the peers tables, gossip and client events in
+/// step with the metadata log and gossip.
+pub fn start(
+    services: &ClusterServices,
+    processor: Arc<QueryProcessor>,
+    coordinator: Arc<Coordinator>,
+    events: broadcast::Sender<Event>,
+) {
+    let gossip = services.membership();
+    if let Some(gossip) = &gossip {
+        let alive = gossip.clone();
+        coordinator
+            .topology()
+            .set_liveness(Arc::new(move |addr| alive.is_alive(addr)));
+        tokio::spawn(advertise_schema(gossip.clone(), processor.clone()));
+        tokio::spawn(advertise_load(gossip.clone(), processor.clone()));
+    }
+    let mirror = Mirror {
+        processor,
+        coordinator,
+        events,
+        gossip,
+        known: BTreeMap::new(),
+        peers: None,
+    };
+    tokio::spawn(mirror.run(services.metadata.watch()));
+}
+
+/// What the node has told its clients and written about the other nodes.
+struct Mirror {
+    processor: Arc<QueryProcessor>,
+    coordinator: Arc<Coordinator>,
+    events: broadcast::Sender<Event>,
+    gossip: Option<Arc<dyn Membership>>,
+    /// Each other node announced to clients: its CQL address and whether it was last said up.
+    known: BTreeMap<HostId, (SocketAddr, bool)>,
+    peers: Option<Vec<PeerInfo>>,
+}
+
+impl Mirror {
+    async fn run(mut self, mut states: watch::Receiver<Arc<ClusterMetadata>>) {
+        let mut gossip_events = self.gossip.as_ref().map(|g| g.subscribe());
+        loop {
+            let meta = states.borrow_and_update().clone();
+            self.coordinator.topology().set_ring(ring_of(&meta));
+            self.refresh(&meta).await;
+            let gossiped = async {
+                match gossip_events.as_mut() {
+                    Some(events) => next_event(events).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                changed = states.changed() => if changed.is_err() { return },
+                alive = gossiped => if !alive { return },
+            }
+        }
+    }
+
+    /// Rewrites the peers tables if they changed and sends the events the change calls for.
+    async fn refresh(&mut self, meta: &ClusterMetadata) {
+        let local = self.processor.node().host_id;
+        let views: BTreeMap<IpAddr, EndpointView> = self
+            .gossip
+            .as_ref()
+            .map(|g| {
+                g.endpoints()
+                    .into_iter()
+                    .map(|v| (v.addr.ip(), v))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let others: Vec<&NodeRecord> = meta
+            .nodes
+            .values()
+            .filter(|n| n.host_id != local && n.state != NodeState::Left)
+            .collect();
+        let peers: Vec<PeerInfo> = others
+            .iter()
+            .map(|n| peer_info(n, views.get(&n.addr.ip())))
+            .collect();
+        if self.peers.as_ref() != Some(&peers) {
+            match self.processor.record_peers(&peers).await {
+                Ok(()) => self.peers = Some(peers),
+                Err(e) => tracing::error!("cannot record the peers tables: {e}"),
+            }
+        }
+        self.announce(&others, &views);
+    }
+
+    /// NEW_NODE / UP for nodes that serve CQL, DOWN for nodes gone down, REMOVED_NODE for
+    /// nodes no longer in the ring.
+    fn announce(&mut self, others: &[&NodeRecord], views: &BTreeMap<IpAddr, EndpointView>) {
+        let mut seen = Vec::new();
+        for node in others {
+            seen.push(node.host_id);
+            let view = views.get(&node.addr.ip());
+            let up = view.is_some_and(|v| v.alive && v.get(keys::RPC_READY) == Some("true"));
+            match self.known.get(&node.host_id).copied() {
+                None if up => {
+                    self.send(Event::TopologyChange {
+                        change: TopologyChangeKind::NewNode,
+                        addr: node.native,
+                    });
+                    self.known.insert(node.host_id, (node.native, true));
+                }
+                Some((addr, was_up)) if was_up != up => {
+                    self.send(Event::StatusChange { up, addr });
+                    self.known.insert(node.host_id, (addr, up));
+                }
+                _ => {}
+            }
+        }
+        let removed: Vec<(HostId, SocketAddr)> = self
+            .known
+            .iter()
+            .filter(|(id, _)| !seen.contains(id))
+            .map(|(id, (addr, _))| (*id, *addr))
+            .collect();
+        for (id, addr) in removed {
+            self.known.remove(&id);
+            self.send(Event::TopologyChange {
+                change: TopologyChangeKind::RemovedNode,
+                addr,
+            });
+        }
+    }
+
+    fn send(&self, event: Event) {
+        tracing::info!("cluster event for clients: {event:?}");
+        let _ = self.events.send(event);
+    }
+}
+
+/// Waits for the next gossip event; `false` once gossip has stopped for good.
+async fn next_event(events: &mut broadcast::Receiver<MembershipEvent>) -> bool {
+    loop {
+        match events.recv().await {
+            Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => return true,
+            Err(broadcast::error::RecvError::Closed) => return false,
+        }
+    }
+}
+
+fn peer_info(node: &NodeRecord, view: Option<&EndpointView>) -> PeerInfo {
+    PeerInfo {
+        peer: node.addr,
+        host_id: node.host_id,
+        data_center: node.dc.clone(),
+        rack: node.rack.clone(),
+        native: node.native,
+        tokens: node.tokens.clone(),
+        release_version: view
+            .and_then(|v| v.get(keys::RELEASE_VERSION))
+            .map(str::to_string)
+            .or_else(|| Some(node.release_version.clone())),
+        schema_version: view
+            .and_then(|v| v.get(keys::SCHEMA_VERSION))
+            .and_then(|s| s.parse().ok()),
+    }
+}
+
+/// Gossips this node's schema version whenever its schema changes.
+async fn advertise_schema(gossip: Arc<dyn Membership>, processor: Arc<QueryProcessor>) {
+    let mut epochs = processor.schema_epochs();
+    loop {
+        let version = processor.schema().schema.version();
+        gossip.set_local(keys::SCHEMA_VERSION, version.to_string());
+        if epochs.changed().await.is_err() {
+            return;
+        }
+    }
+}
+
+/// Gossips this node's load (bytes of live data on disk) every minute.
+async fn advertise_load(gossip: Arc<dyn Membership>, processor: Arc<QueryProcessor>) {
+    let mut ticks = tokio::time::interval(LOAD_INTERVAL);
+    loop {
+        ticks.tick().await;
+        let (load, _) = processor.load_bytes();
+        gossip.set_local(keys::LOAD, load.to_string());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use metadata::NodeRecord;
+    use uuid::Uuid;
+
+    fn record(last: u8, tokens: Vec<i64>, state: NodeState) -> NodeRecord {
+        let ip = IpAddr::from([127, 0, 0, last]);
+        NodeRecord {
+            host_id: Uuid::from_u128(last as u128),
+            addr: SocketAddr::new(ip, 7000),
+            native: SocketAddr::new(ip, 9042),
+            dc: "dc1".into(),
+            rack: format!("r{last}"),
+            tokens,
+            state,
+            release_version: "5.0.4".into(),
+        }
+    }
+
+    #[test]
+    fn the_ring_holds_the_tokens_of_normal_and_leaving_nodes() {
+        let mut meta = ClusterMetadata::empty("c");
+        for r in [
+            record(1, vec![10, 20], NodeState::Normal),
+            record(2, vec![30], NodeState::Leaving),
+            record(3, vec![40], NodeState::Joining),
+            record(4, vec![], NodeState::Left),
+        ] {
+            meta.nodes.insert(r.host_id, r);
+        }
+        let ring = ring_of(&meta);
+        assert_eq!(ring.tokens(), vec![Token(10), Token(20), Token(30)]);
+        let owner = ring.primary_range_owner(Token(25)).map(|e| e.rack.clone());
+        assert_eq!(owner.as_deref(), Some("r2"));
+    }
+
+    #[test]
+    fn peers_take_versions_from_gossip_when_heard() {
+        let node = record(2, vec![5], NodeState::Normal);
+        let unheard = peer_info(&node, None);
+        assert_eq!(unheard.schema_version, None);
+        assert_eq!(unheard.release_version.as_deref(), Some("5.0.4"));
+        let version = Uuid::from_u128(99);
+        let view = EndpointView {
+            addr: node.addr,
+            host_id: Some(node.host_id),
+            alive: true,
+            generation: 1,
+            heartbeat: 1,
+            state: BTreeMap::from([(keys::SCHEMA_VERSION.to_string(), version.to_string())]),
+        };
+        assert_eq!(peer_info(&node, Some(&view)).schema_version, Some(version));
+    }
+}
