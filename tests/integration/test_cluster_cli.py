@@ -1,5 +1,5 @@
 """`helenus cluster`: a local cluster of 3 real nodes on their own loopback addresses, managed
-node by node. Until the internode layer lands, the nodes are independent single nodes."""
+node by node (membership itself is tested in test_cluster.py)."""
 import json
 import os
 import socket

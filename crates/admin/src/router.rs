@@ -63,6 +63,7 @@ impl Api {
             "/v1/version" if get => ok(&cluster::version()),
             "/v1/ring" if get => ok(&ring::ring(node, None)?),
             "/v1/gossip" if get => ok(&ring::gossip(node)?),
+            "/v1/gossip/status" if get => ok(&ring::gossip_status(node)),
             "/v1/cms" if get => ok(&ring::cms(node)),
             "/v1/tables" if get => ok(&tables::stats(node)?),
             "/v1/compactions" if get => ok(&compaction::stats(node)?),
@@ -144,6 +145,8 @@ impl Api {
             }
             "/v1/scrub" => ok(&scrub::scrub(node, &selection_or_default(body)?).await?),
             "/v1/verify" => ok(&scrub::verify(node, &selection_or_default(body)?).await?),
+            "/v1/gossip/enable" => ok(&ring::set_gossip(node, true)?),
+            "/v1/gossip/disable" => ok(&ring::set_gossip(node, false)?),
             "/v1/binary/enable" => ok(&binary::enable(node).await?),
             "/v1/binary/disable" => ok(&binary::disable(node).await?),
             _ => Err(unknown(method, path)),
@@ -153,7 +156,7 @@ impl Api {
 
 /// 404 for an unknown path, 405 for a known path with the wrong method.
 fn unknown(method: &Method, path: &str) -> ApiError {
-    const PATHS: [&str; 28] = [
+    const PATHS: [&str; 35] = [
         "/metrics",
         "/v1/garbagecollect",
         "/v1/logging",
@@ -177,6 +180,13 @@ fn unknown(method: &Method, path: &str) -> ApiError {
         "/v1/settings/timeouts/",
         "/v1/snapshots",
         "/v1/snapshots/clear",
+        "/v1/ring",
+        "/v1/ring/",
+        "/v1/gossip",
+        "/v1/gossip/status",
+        "/v1/gossip/enable",
+        "/v1/gossip/disable",
+        "/v1/cms",
         "/v1/binary",
         "/v1/binary/enable",
         "/v1/binary/disable",

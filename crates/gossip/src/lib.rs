@@ -75,6 +75,13 @@ pub trait Membership: Send + Sync + 'static {
     fn set_local(&self, key: &str, value: String);
     /// Every known endpoint, this node included.
     fn endpoints(&self) -> Vec<EndpointView>;
+    /// Every known endpoint by its IP address.
+    fn endpoints_by_ip(&self) -> BTreeMap<IpAddr, EndpointView> {
+        self.endpoints()
+            .into_iter()
+            .map(|v| (v.addr.ip(), v))
+            .collect()
+    }
     /// Whether the endpoint at this address is up; this node is up while gossip runs.
     fn is_alive(&self, addr: IpAddr) -> bool;
     fn subscribe(&self) -> broadcast::Receiver<MembershipEvent>;

@@ -105,15 +105,10 @@ impl Mirror {
     /// Rewrites the peers tables if they changed and sends the events the change calls for.
     async fn refresh(&mut self, meta: &ClusterMetadata) {
         let local = self.processor.node().host_id;
-        let views: BTreeMap<IpAddr, EndpointView> = self
+        let views = self
             .gossip
             .as_ref()
-            .map(|g| {
-                g.endpoints()
-                    .into_iter()
-                    .map(|v| (v.addr.ip(), v))
-                    .collect()
-            })
+            .map(|g| g.endpoints_by_ip())
             .unwrap_or_default();
         let others: Vec<&NodeRecord> = meta
             .nodes

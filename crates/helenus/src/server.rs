@@ -237,7 +237,7 @@ async fn serve(
     });
     let server = Server::new(handler, events, server_config);
     let lifecycle = Arc::new(Lifecycle::default());
-    storage.on_failure(failures::listener(lifecycle.clone()));
+    storage.on_failure(failures::listener(lifecycle.clone(), cluster.membership()));
     let admin_node = Arc::new(AdminNode {
         storage: storage.clone(),
         coordinator,

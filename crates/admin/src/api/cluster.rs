@@ -44,7 +44,7 @@ pub fn node(node: &AdminNode) -> NodeInfo {
         data_center: info.data_center.clone(),
         rack: info.rack.clone(),
         mode: node.lifecycle.mode().name().to_string(),
-        gossip_active: false,
+        gossip_active: node.gossip.as_ref().is_some_and(|g| g.is_running()),
         native_transport_active: node.lifecycle.transport().running,
         load_bytes: load,
         uncompressed_load_bytes: uncompressed,

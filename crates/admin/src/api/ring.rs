@@ -10,7 +10,7 @@ use metadata::{RaftRole, RaftStatus};
 use ring::{effective_ownership, primary_ownership, Endpoint, TokenMetadata};
 
 use super::cluster::reference_keyspace;
-use super::types::{CmsInfo, GossipEndpoint, RingInfo, RingNode};
+use super::types::{CmsInfo, GossipEndpoint, GossipStatus, RingInfo, RingNode};
 use crate::error::{ApiError, ApiResult};
 use crate::node::AdminNode;
 
@@ -128,6 +128,28 @@ pub fn gossip(node: &AdminNode) -> ApiResult<Vec<GossipEndpoint>> {
             state: v.state.into_iter().collect(),
         })
         .collect())
+}
+
+pub fn gossip_status(node: &AdminNode) -> GossipStatus {
+    GossipStatus {
+        running: node.gossip.as_ref().is_some_and(|g| g.is_running()),
+    }
+}
+
+/// Starts or stops gossip (`nodetool enablegossip` / `disablegossip`): a stopped node
+/// announces its shutdown and the others mark it down.
+pub fn set_gossip(node: &AdminNode, run: bool) -> ApiResult<GossipStatus> {
+    let Some(gossip) = &node.gossip else {
+        return Err(ApiError::unavailable(
+            "this node runs alone (no seed_provider): it does not gossip",
+        ));
+    };
+    match (run, gossip.is_running()) {
+        (true, false) => gossip.start(),
+        (false, true) => gossip.stop(),
+        _ => {}
+    }
+    Ok(gossip_status(node))
 }
 
 pub fn cms(node: &AdminNode) -> CmsInfo {

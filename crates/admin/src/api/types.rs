@@ -508,3 +508,10 @@ pub struct GossipEndpoint {
     pub heartbeat: u64,
     pub state: Vec<(String, String)>,
 }
+
+/// `GET /v1/gossip/status`, `POST /v1/gossip/enable` and `/disable` (`nodetool statusgossip`,
+/// `enablegossip`, `disablegossip`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct GossipStatus {
+    pub running: bool,
+}

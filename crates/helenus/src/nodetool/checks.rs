@@ -100,16 +100,30 @@ fn verify(client: &Client, args: &[String]) -> Output {
 }
 
 fn binary(client: &Client, command: &str, args: &[String]) -> Output {
+    switch(client, command, args, "/v1/binary", "/v1/binary")
+}
+
+/// A service `enable…`, `disable…` or `status…` drives (native transport, gossip): POST
+/// `<base>/enable` or `<base>/disable`, or GET `status`; `status…` prints whether it runs.
+pub(crate) fn switch(
+    client: &Client,
+    command: &str,
+    args: &[String],
+    base: &str,
+    status: &str,
+) -> Output {
     no_args(args)?;
-    let status: BinaryStatus = match command {
-        "enablebinary" => client.post("/v1/binary/enable", &serde_json::json!({})),
-        "disablebinary" => client.post("/v1/binary/disable", &serde_json::json!({})),
-        _ => client.get("/v1/binary"),
+    let state: BinaryStatus = if command.starts_with("enable") {
+        client.post(&format!("{base}/enable"), &serde_json::json!({}))
+    } else if command.starts_with("disable") {
+        client.post(&format!("{base}/disable"), &serde_json::json!({}))
+    } else {
+        client.get(status)
     }
     .map_err(node_error)?;
-    Ok(match (command, status.running) {
-        ("statusbinary", true) => "running\n".to_string(),
-        ("statusbinary", false) => "not running\n".to_string(),
+    Ok(match (command.starts_with("status"), state.running) {
+        (true, true) => "running\n".to_string(),
+        (true, false) => "not running\n".to_string(),
         _ => String::new(),
     })
 }

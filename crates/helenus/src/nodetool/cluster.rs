@@ -3,6 +3,7 @@
 
 use admin::types::{CacheFigures, GossipEndpoint, NodeInfo, RingInfo, Version};
 
+use super::checks::switch;
 use super::client::Client;
 use super::format::file_size;
 use super::ring;
@@ -27,6 +28,9 @@ pub fn run(client: &Client, command: &str, args: &[String]) -> Output {
             no_args(&words)?;
             let endpoints: Vec<GossipEndpoint> = client.get("/v1/gossip").map_err(node_error)?;
             Ok(ring::gossipinfo(&endpoints))
+        }
+        "statusgossip" | "enablegossip" | "disablegossip" => {
+            switch(client, command, args, "/v1/gossip", "/v1/gossip/status")
         }
         "cms" => {
             if words.iter().any(|w| w != "describe") || !flags.is_empty() {

@@ -3,7 +3,7 @@
 use super::{unexpected, Output};
 
 /// Commands, their arguments and descriptions (Cassandra 5.0.4's wording).
-const COMMANDS: [(&str, &str, &str); 46] = [
+const COMMANDS: [(&str, &str, &str); 49] = [
     ("cfstats", "[-i] [-H] [<keyspace.table>...]", "Print statistics on tables (alias of tablestats)"),
     ("clearsnapshot", "[(-t <snapshot_name> | --all)] [<keyspaces>...]", "Remove the snapshot with the given name from the given keyspaces"),
     ("cms", "[describe]", "Describe the cluster metadata group: members, leader, epoch (Cassandra 5.1's cms describe)"),
@@ -13,9 +13,11 @@ const COMMANDS: [(&str, &str, &str); 46] = [
     ("describecluster", "", "Print the name, snitch, partitioner and schema version of a cluster"),
     ("disableautocompaction", "[<keyspace> <tables>...]", "Disable autocompaction for the given keyspace and table"),
     ("disablebinary", "", "Disable native transport (binary protocol)"),
+    ("disablegossip", "", "Disable gossip (effectively marking the node down)"),
     ("drain", "", "Drain the node (stop accepting writes and flush all tables)"),
     ("enableautocompaction", "[<keyspace> <tables>...]", "Enable autocompaction for the given keyspace and table"),
     ("enablebinary", "", "Reenable native transport (binary protocol)"),
+    ("enablegossip", "", "Reenable gossip"),
     ("flush", "[<keyspace> <tables>...]", "Flush one or more tables"),
     ("garbagecollect", "[(-g <granularity> | --granularity <granularity>)] [(-j <jobs> | --jobs <jobs>)] [<keyspace> <tables>...]", "Remove deleted data from one or more tables"),
     ("gcstats", "", "Print GC Statistics"),
@@ -45,6 +47,7 @@ const COMMANDS: [(&str, &str, &str); 46] = [
     ("snapshot", "[(-t <tag> | --tag <tag>)] [<keyspaces...>]", "Take a snapshot of specified keyspaces or a snapshot of the specified table"),
     ("status", "[<keyspace>]", "Print cluster information (state, load, IDs, ...)"),
     ("statusbinary", "", "Status of native transport (binary protocol)"),
+    ("statusgossip", "", "Status of gossip"),
     ("stopdaemon", "", "Stop cassandra daemon"),
     ("tablehistograms", "[<keyspace> <table> | <keyspace.table>]", "Print statistic histograms for a given table"),
     ("tablestats", "[-i] [-H] [<keyspace.table>...]", "Print statistics on tables"),

@@ -93,7 +93,8 @@ fn execute(client: &Client, inv: &Invocation) -> Output {
     let args = &inv.args;
     match inv.command.as_str() {
         "help" => help::help(args),
-        "status" | "info" | "ring" | "describecluster" | "gossipinfo" | "cms" | "version" => {
+        "status" | "info" | "ring" | "describecluster" | "gossipinfo" | "cms" | "version"
+        | "statusgossip" | "enablegossip" | "disablegossip" => {
             cluster::run(client, &inv.command, args)
         }
         "flush"
