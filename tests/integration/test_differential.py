@@ -1,6 +1,7 @@
 """Differential test: the same statements against Helenus and a reference Apache Cassandra 5.0.4
 (refcass), comparing result columns, their types, rows (in order) and error classes, codes and
-messages. Skipped when Java or the refcass script is missing."""
+messages. Skipped when Java or the refcass script is missing. $HELENUS_REFCASS names the script
+(default ../shared/tools/refcass beside the repository), $HELENUS_REFCASS_ADDR its address."""
 import os
 import re
 import shutil
@@ -15,8 +16,8 @@ from cassandra.protocol import ErrorMessage, SyntaxException
 from cassandra.query import FETCH_SIZE_UNSET, SimpleStatement, tuple_factory
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-REFCASS = os.path.join(REPO, "..", "shared", "tools", "refcass")
-REF_ADDR = "127.0.0.2"
+REFCASS = os.environ.get("HELENUS_REFCASS", os.path.join(REPO, "..", "shared", "tools", "refcass"))
+REF_ADDR = os.environ.get("HELENUS_REFCASS_ADDR", "127.0.0.2")
 REF_PORT = 9042
 TTL_SLACK = 5  # seconds two servers may disagree on a remaining TTL
 

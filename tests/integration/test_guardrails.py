@@ -158,8 +158,10 @@ def test_reads(session):
     assert run(s, "SELECT * FROM gd.c LIMIT 5000", fetch_size=5000)[0] == []
     assert run(s, "SELECT * FROM gd.c LIMIT 102", fetch_size=101)[0] == \
         ["Guardrail page_size violated: Query for table c with page size 101 exceeds warning threshold of 100."]
+    # Cassandra checks the page size, then warns about an aggregate over a table scan.
     assert run(s, "SELECT count(*) FROM gd.c LIMIT 5", fetch_size=101)[0] == \
-        ["Guardrail page_size violated: Query for table c with page size 101 exceeds warning threshold of 100."]
+        ["Guardrail page_size violated: Query for table c with page size 101 exceeds warning threshold of 100.",
+         "Aggregation query used without partition key"]
     assert run(s, "SELECT * FROM gd.c WHERE k IN (1, 2, 3)")[0] == \
         ["Guardrail partition_keys_in_select violated: Query with partition keys in IN clause on table c, with number of partition keys 3 exceeds warning threshold of 2."]
     assert refused(s, "SELECT * FROM gd.c WHERE k IN (1, 2, 3, 4, 5)") == \

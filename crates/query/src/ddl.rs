@@ -320,17 +320,37 @@ fn drop_keyspace(name: &str, if_exists: bool, schema: &Schema) -> CqlResult<DdlO
 /// A CQL type from its syntax, resolving UDTs in `ks`; refused past the type limits (user
 /// types can nest deeper than any one statement, see `CqlType::check_bounds`).
 pub fn resolve_type(ty: &TypeExpr, ks: &KeyspaceMetadata) -> CqlResult<CqlType> {
-    let resolved = resolve(ty, ks)?;
+    let user_type = |name: &ast::QualifiedName| {
+        ks.user_type(&name.name)
+            .map(|udt| CqlType::Udt(udt.clone()))
+            .ok_or_else(|| CqlError::invalid(format!("Unknown type {}.{}", ks.name, name.name)))
+    };
+    let resolved = resolve(ty, &user_type)?;
     check_bounds(&resolved)?;
     Ok(resolved)
 }
+
+/// A type hint's or cast's type in a statement on a table of keyspace `keyspace`, where user
+/// types are not looked up (statements name them only in schema changes here).
+pub fn hint_type(ty: &TypeExpr, keyspace: &str) -> CqlResult<CqlType> {
+    let user_type = |name: &ast::QualifiedName| {
+        Err(CqlError::invalid(format!(
+            "Unknown type {}.{}",
+            name.keyspace.as_deref().unwrap_or(keyspace),
+            name.name
+        )))
+    };
+    resolve(ty, &user_type)
+}
+
+type UserTypes<'a> = dyn Fn(&ast::QualifiedName) -> CqlResult<CqlType> + 'a;
 
 fn check_bounds(ty: &CqlType) -> CqlResult<()> {
     ty.check_bounds()
         .map_err(|types::TypeError(message)| CqlError::invalid(message))
 }
 
-fn resolve(ty: &TypeExpr, ks: &KeyspaceMetadata) -> CqlResult<CqlType> {
+fn resolve(ty: &TypeExpr, ks: &UserTypes<'_>) -> CqlResult<CqlType> {
     Ok(match ty {
         TypeExpr::Native(n) => CqlType::Native(*n),
         TypeExpr::List(e) => CqlType::List(Box::new(resolve(e, ks)?)),
@@ -344,12 +364,7 @@ fn resolve(ty: &TypeExpr, ks: &KeyspaceMetadata) -> CqlResult<CqlType> {
         ),
         TypeExpr::Frozen(inner) => resolve(inner, ks)?.freeze(),
         TypeExpr::Vector(e, n) => CqlType::Vector(Box::new(resolve(e, ks)?), *n),
-        TypeExpr::UserType(name) => {
-            let udt = ks.user_type(&name.name).ok_or_else(|| {
-                CqlError::invalid(format!("Unknown type {}.{}", ks.name, name.name))
-            })?;
-            CqlType::Udt(udt.clone())
-        }
+        TypeExpr::UserType(name) => ks(name)?,
         TypeExpr::Custom(class) => CqlType::Custom(class.clone()),
     })
     .and_then(check_nesting)

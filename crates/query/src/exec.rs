@@ -9,9 +9,12 @@ use coordinator::Trace;
 use types::request::{BoundValue, QueryOptions};
 use types::{Consistency, CqlError, CqlResult};
 
+use parking_lot::Mutex;
+
 use crate::guardrails::check::Notice;
 use crate::guardrails::Warnings;
-use crate::operand::{Resolved, TimeFn};
+use crate::json::JsonDocument;
+use crate::operand::Resolved;
 
 /// Per-execution context.
 pub struct ExecContext {
@@ -28,7 +31,15 @@ pub struct ExecContext {
     pub trace: Option<Arc<Trace>>,
     /// The request's client warnings (shared by the statements of a batch).
     pub warnings: Warnings,
+    /// `INSERT JSON` documents bound to this execution, decoded once for all their columns.
+    json_documents: JsonDocuments,
 }
+
+/// Decoded `INSERT JSON` documents by statement document and text.
+type JsonDocuments = Mutex<Vec<(usize, Bytes, Arc<DecodedDocument>)>>;
+
+/// Each column's value of a decoded document (see `json::decode_document`).
+pub type DecodedDocument = Vec<Option<Option<Bytes>>>;
 
 impl ExecContext {
     pub fn new(options: &QueryOptions, values: Vec<BoundValue>) -> ExecContext {
@@ -47,6 +58,7 @@ impl ExecContext {
                 .unwrap_or((now_micros / 1_000_000) as i32),
             trace: None,
             warnings: Warnings::default(),
+            json_documents: Mutex::default(),
         }
     }
 
@@ -97,29 +109,32 @@ impl ExecContext {
             now_seconds: self.now_seconds,
             trace: self.trace.clone(),
             warnings: self.warnings.clone(),
+            json_documents: Mutex::default(),
         }
+    }
+
+    /// The column values of an `INSERT JSON` document whose text is `text`, decoded on first
+    /// use in this execution.
+    pub fn json_values(
+        &self,
+        document: &Arc<JsonDocument>,
+        text: Bytes,
+    ) -> CqlResult<Arc<DecodedDocument>> {
+        let id = Arc::as_ptr(document) as usize;
+        let mut cache = self.json_documents.lock();
+        if let Some((_, _, values)) = cache.iter().find(|(i, t, _)| *i == id && *t == text) {
+            return Ok(values.clone());
+        }
+        let utf8 = std::str::from_utf8(&text)
+            .map_err(|_| CqlError::invalid("Invalid UTF-8 in the INSERT JSON document"))?;
+        let values = Arc::new(crate::json::decode_document(utf8, &document.columns)?);
+        cache.push((id, text, values.clone()));
+        Ok(values)
     }
 
     /// The write timestamp when the statement gives none: the client's, else the server's.
     pub fn default_timestamp(&self) -> i64 {
         self.client_timestamp.unwrap_or(self.now_micros)
-    }
-
-    pub fn time_value(&self, f: TimeFn) -> Bytes {
-        let millis = self.now_micros / 1000;
-        match f {
-            TimeFn::TimeUuid => Bytes::copy_from_slice(&timeuuid(self.now_micros)),
-            TimeFn::RandomUuid => Bytes::copy_from_slice(uuid::Uuid::new_v4().as_bytes()),
-            TimeFn::Timestamp => Bytes::copy_from_slice(&millis.to_be_bytes()),
-            TimeFn::Date => {
-                let days = millis.div_euclid(86_400_000) + (1i64 << 31);
-                Bytes::copy_from_slice(&(days as u32).to_be_bytes())
-            }
-            TimeFn::Time => {
-                let nanos = millis.rem_euclid(86_400_000) * 1_000_000;
-                Bytes::copy_from_slice(&nanos.to_be_bytes())
-            }
-        }
     }
 }
 

@@ -2,13 +2,17 @@
 //! through the coordinator (Cassandra's `cql3` package: QueryProcessor, SelectStatement,
 //! ModificationStatement, BatchStatement and the schema statements).
 mod batch;
+mod calls;
 mod collections;
 mod columns;
 mod ddl;
 mod describe;
 mod exec;
+pub mod functions;
+mod grouping;
 pub mod guardrails;
 mod internal;
+mod json;
 mod keys;
 mod local;
 mod modify;

@@ -127,18 +127,37 @@ impl ModifyPlan {
                 "Conditional updates (IF NOT EXISTS) are not supported yet",
             ));
         }
-        let InsertValues::Columns { columns, values } = &s.values else {
-            return Err(CqlError::invalid("INSERT JSON is not supported yet"));
+        let assigned = match &s.values {
+            InsertValues::Columns { columns, values } => {
+                if columns.len() != values.len() {
+                    return Err(CqlError::invalid("Unmatched column names/values"));
+                }
+                if columns
+                    .iter()
+                    .enumerate()
+                    .any(|(i, c)| columns[..i].contains(c))
+                {
+                    return Err(CqlError::invalid("The column names contains duplicates"));
+                }
+                let mut assigned = Vec::with_capacity(columns.len());
+                for (name, term) in columns.iter().zip(values) {
+                    let col = column(&table, name)?.clone();
+                    let operand =
+                        terms::analyze(term, &spec(&table, &col.name, col.ty.clone()), binder)?;
+                    assigned.push((col, operand));
+                }
+                assigned
+            }
+            InsertValues::Json {
+                value,
+                default_unset,
+            } => json_values(&table, value, *default_unset, binder)?,
         };
-        if columns.len() != values.len() {
-            return Err(CqlError::invalid("Unmatched column names/values"));
-        }
         let (ttl, timestamp) = using(&table, &s.using, binder)?;
         let mut pk: Vec<Option<Values>> = vec![None; table.partition_key.len()];
         let mut ck: Vec<Option<Values>> = vec![None; table.clustering.len()];
         let mut ops = Vec::new();
-        for (name, term) in columns.iter().zip(values) {
-            let col = column(&table, name)?.clone();
+        for (col, operand) in assigned {
             if ops.iter().any(|o: &Op| o.column().name == col.name)
                 || pk.iter().chain(&ck).flatten().count() > 0 && is_key_set(&table, &col, &pk, &ck)
             {
@@ -147,7 +166,6 @@ impl ModifyPlan {
                     col.name
                 )));
             }
-            let operand = terms::analyze(term, &spec(&table, &col.name, col.ty.clone()), binder)?;
             let pos = col.position.max(0) as usize;
             match col.kind {
                 ColumnKind::PartitionKey => pk[pos] = Some(Values::Eq(operand)),
@@ -494,6 +512,55 @@ impl ModifyPlan {
     }
 }
 
+/// `INSERT JSON`: every column's value read from the document (a constant document is read
+/// now; a bind marker's when the statement runs).
+fn json_values(
+    table: &TableMetadata,
+    value: &cql::ast::Term,
+    default_unset: bool,
+    binder: &mut Binder,
+) -> CqlResult<Vec<(ColumnMetadata, Operand)>> {
+    let text = terms::analyze(
+        value,
+        &spec(table, "[json]", CqlType::Native(NativeType::Text)),
+        binder,
+    )?;
+    let columns: Vec<ColumnMetadata> = crate::selection::select_order(table);
+    let document = Arc::new(crate::json::JsonDocument {
+        text,
+        columns: columns
+            .iter()
+            .map(|c| (c.name.clone(), c.ty.clone()))
+            .collect(),
+        default_unset,
+    });
+    let constant = match &document.text {
+        Operand::Const(Some(bytes)) => Some(crate::json::decode_document(
+            &String::from_utf8_lossy(bytes),
+            &document.columns,
+        )?),
+        _ => None,
+    };
+    let mut assigned = Vec::with_capacity(columns.len());
+    for (column, col) in columns.into_iter().enumerate() {
+        let operand = match constant.as_ref().map(|values| values[column].clone()) {
+            Some(Some(v)) => Operand::Const(v),
+            Some(None) if default_unset && !is_primary_key(&col) => continue,
+            Some(None) => Operand::null(),
+            None => Operand::Json(Box::new(crate::json::JsonField {
+                document: document.clone(),
+                column,
+            })),
+        };
+        assigned.push((col, operand));
+    }
+    Ok(assigned)
+}
+
+fn is_primary_key(col: &ColumnMetadata) -> bool {
+    matches!(col.kind, ColumnKind::PartitionKey | ColumnKind::Clustering)
+}
+
 fn is_key_set(
     table: &TableMetadata,
     col: &ColumnMetadata,
@@ -565,8 +632,11 @@ fn assignment(table: &TableMetadata, a: &Assignment, binder: &mut Binder) -> Cql
                     "-"
                 };
                 return Err(CqlError::invalid(format!(
-                    "Invalid operation ({} = {} {} ?) for non counter column {}",
-                    col.name, col.name, sign, col.name
+                    "Invalid operation ({} = {} {sign} {}) for non counter column {}",
+                    col.name,
+                    col.name,
+                    crate::calls::arg_text(term),
+                    col.name
                 )));
             }
             let operand_spec = match (&col.ty, a) {

@@ -1,6 +1,8 @@
 //! Values in a plan: constants folded at prepare time, bind markers filled at execution,
-//! collection literals with markers inside, and the time functions (`now()`, …) evaluated
-//! once per execution.
+//! collection literals with markers inside, and function calls (`now()`, `abs(?)`, `? + 1`)
+//! evaluated at execution.
+use std::sync::Arc;
+
 use bytes::Bytes;
 use types::error::TypeError;
 use types::request::BoundValue;
@@ -9,16 +11,7 @@ use types::{CqlError, CqlResult, CqlType, NativeType};
 
 use crate::collections;
 use crate::exec::ExecContext;
-
-/// A time function whose value depends on the moment of execution.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum TimeFn {
-    TimeUuid,
-    RandomUuid,
-    Timestamp,
-    Date,
-    Time,
-}
+use crate::functions::{Env, Function};
 
 /// A value-producing node of a plan.
 #[derive(Clone, Debug, PartialEq)]
@@ -26,7 +19,9 @@ pub enum Operand {
     /// A constant; `None` is null.
     Const(Option<Bytes>),
     Bind(usize),
-    Time(TimeFn),
+    /// A native function applied to operands (not folded: a marker is among them, or the
+    /// function is not pure, as `now()`).
+    Call(Arc<Function>, Vec<Operand>),
     /// A list, set, map (flattened key, value pairs), tuple or UDT literal with non-constant
     /// parts. `ty` is the literal's type (sets and maps are sorted by it).
     Composite {
@@ -35,6 +30,8 @@ pub enum Operand {
     },
     /// `token(a, b)` of partition key values: the Murmur3 token as a bigint.
     TokenOf(Vec<Operand>),
+    /// One column's value of an `INSERT JSON` document.
+    Json(Box<crate::json::JsonField>),
 }
 
 /// An operand's value at execution.
@@ -64,7 +61,19 @@ impl Operand {
             Operand::Const(Some(b)) => Ok(Resolved::Value(b.clone())),
             Operand::Const(None) => Ok(Resolved::Null),
             Operand::Bind(i) => ctx.bound(*i),
-            Operand::Time(f) => Ok(Resolved::Value(ctx.time_value(*f))),
+            Operand::Call(function, args) => {
+                let mut values = Vec::with_capacity(args.len());
+                for a in args {
+                    values.push(a.resolve(ctx)?.into_option());
+                }
+                let env = Env {
+                    now_micros: ctx.now_micros,
+                };
+                Ok(match function.call(&values, &env)? {
+                    Some(b) => Resolved::Value(b),
+                    None => Resolved::Null,
+                })
+            }
             Operand::Composite { ty, parts } => {
                 let mut values = Vec::with_capacity(parts.len());
                 for p in parts {
@@ -72,6 +81,7 @@ impl Operand {
                 }
                 collections::build(ty, values).map(Resolved::Value)
             }
+            Operand::Json(field) => Operand::json_field(field, ctx),
             Operand::TokenOf(parts) => {
                 let mut values = Vec::with_capacity(parts.len());
                 for p in parts {
@@ -83,6 +93,22 @@ impl Operand {
                 )))
             }
         }
+    }
+
+    fn json_field(field: &crate::json::JsonField, ctx: &ExecContext) -> CqlResult<Resolved> {
+        let document = &field.document;
+        let text = match document.text.resolve(ctx)? {
+            Resolved::Value(b) => b,
+            Resolved::Null => return Err(CqlError::invalid("Got null for INSERT JSON values")),
+            Resolved::Unset => return Err(CqlError::invalid("Got unset for INSERT JSON values")),
+        };
+        let values = ctx.json_values(document, text)?;
+        Ok(match values.get(field.column).cloned().flatten() {
+            Some(Some(b)) => Resolved::Value(b),
+            Some(None) => Resolved::Null,
+            None if document.default_unset => Resolved::Unset,
+            None => Resolved::Null,
+        })
     }
 
     /// The value, refusing null and unset (for keys and other required places).

@@ -14,12 +14,13 @@ use types::result::{ColumnSpec, Rows};
 use types::{CqlError, CqlResult, CqlType, NativeType};
 
 use crate::exec::ExecContext;
+use crate::grouping::{self, Grouping};
 use crate::keys::KeyLayout;
 use crate::operand::{Binder, Operand, Resolved};
 use crate::paging::PagingState;
 use crate::restrictions::{self, Filter, PartitionSelection, Restrictions, StatementKind};
-use crate::rows::{Accumulator, RowView};
-use crate::selection::{Selected, Selection};
+use crate::rows::RowView;
+use crate::selection::{Evaluator, GroupState, Selection};
 use crate::slices;
 use crate::tombstones::{command_text, TombstoneGuard, TombstoneLimits};
 use crate::virtual_tables::{PartitionReader, ReadScope};
@@ -39,6 +40,10 @@ pub struct SelectPlan {
     distinct: bool,
     limit: Option<Operand>,
     per_partition_limit: Option<Operand>,
+    grouping: Option<Grouping>,
+    /// SELECT JSON: each row is one JSON object in a `[json]` column.
+    json: bool,
+    result_specs: Vec<ColumnSpec>,
 }
 
 impl SelectPlan {
@@ -47,23 +52,27 @@ impl SelectPlan {
         s: &Select,
         binder: &mut Binder,
     ) -> CqlResult<SelectPlan> {
-        if s.json {
-            return Err(CqlError::invalid("SELECT JSON is not supported yet"));
-        }
-        if !s.group_by.is_empty() {
-            return Err(CqlError::invalid("GROUP BY is not supported yet"));
-        }
         let selection = match &s.selectors {
             None => Selection::wildcard(&table),
-            Some(sel) => Selection::analyze(&table, sel)?,
+            Some(sel) => Selection::analyze(&table, sel, binder)?,
         };
         let kind = StatementKind::Select {
             allow_filtering: s.allow_filtering,
         };
         let restrictions = restrictions::analyze(&table, &s.where_clause, kind, binder)?;
+        let grouping = grouping::analyze(&table, &s.group_by, &restrictions, s.distinct)?;
         if s.distinct {
             check_distinct(&table, &selection, &restrictions)?;
         }
+        let result_specs = if s.json {
+            vec![crate::columns::spec(
+                &table,
+                "[json]",
+                CqlType::Native(NativeType::Text),
+            )]
+        } else {
+            selection.specs.clone()
+        };
         let reversed = ordering(&table, s, &restrictions)?;
         let limit = limit_operand(&table, &s.limit, "[limit]", binder)?;
         let per_partition_limit = limit_operand(
@@ -81,11 +90,30 @@ impl SelectPlan {
             distinct: s.distinct,
             limit,
             per_partition_limit,
+            grouping,
+            json: s.json,
+            result_specs,
         })
     }
 
     pub fn result_specs(&self) -> &[ColumnSpec] {
-        &self.selection.specs
+        &self.result_specs
+    }
+
+    /// The GROUP BY of the statement (`None` without one); the hook of the `group_by_enabled`
+    /// guardrail.
+    pub fn grouping(&self) -> Option<&Grouping> {
+        self.grouping.as_ref()
+    }
+
+    /// Whether rows are aggregated into groups (aggregates or GROUP BY).
+    fn aggregating(&self) -> bool {
+        self.selection.is_aggregate || self.grouping().is_some()
+    }
+
+    /// Whether the whole result is one group (aggregates without GROUP BY).
+    fn single_group(&self) -> bool {
+        self.selection.is_aggregate && self.grouping.is_none()
     }
 
     /// Runs the query; returns the rows and the client warnings (tombstone_warn_threshold).
@@ -99,7 +127,7 @@ impl SelectPlan {
         let limit = resolve_limit(&self.limit, ctx)?;
         let ppl = resolve_limit(&self.per_partition_limit, ctx)?;
         let filters = self.resolve_filters(ctx)?;
-        let paged = ctx.page_size.is_some() && !self.selection.is_aggregate;
+        let paged = ctx.page_size.is_some() && !self.single_group();
         let state = match (&ctx.paging_state, paged) {
             (Some(b), true) => Some(PagingState::decode(b)?),
             _ => None,
@@ -109,7 +137,7 @@ impl SelectPlan {
         run.remaining = state
             .as_ref()
             .map(|s| s.remaining)
-            .or(limit)
+            .or(limit.filter(|_| !self.single_group()))
             .unwrap_or(i64::MAX);
         run.budget = if paged {
             run.remaining.min(ctx.page_size.unwrap_or(i32::MAX) as i64)
@@ -132,7 +160,11 @@ impl SelectPlan {
                 run.scan(range, state.as_ref())?;
             }
         }
-        let warnings = run.tombstone_warning().into_iter().collect();
+        let mut warnings: Vec<String> = Vec::new();
+        if self.aggregating() {
+            warnings.extend(grouping::warning(&self.restrictions).map(str::to_string));
+        }
+        warnings.extend(run.tombstone_warning());
         Ok((run.finish(limit)?, warnings))
     }
 
@@ -203,23 +235,17 @@ impl SelectPlan {
 }
 
 fn check_distinct(table: &TableMetadata, sel: &Selection, r: &Restrictions) -> CqlResult<()> {
-    for item in &sel.items {
-        if let Selected::Column(c) = item {
-            if !matches!(c.kind, ColumnKind::PartitionKey | ColumnKind::Static) {
-                return Err(CqlError::invalid(format!(
-                    "SELECT DISTINCT queries must only request partition key columns and/or static columns (not {})",
-                    c.name
-                )));
-            }
+    for c in sel.plain_columns().flatten() {
+        if !matches!(c.kind, ColumnKind::PartitionKey | ColumnKind::Static) {
+            return Err(CqlError::invalid(format!(
+                "SELECT DISTINCT queries must only request partition key columns and/or static columns (not {})",
+                c.name
+            )));
         }
     }
     let missing: Vec<&str> = table
         .partition_key_columns()
-        .filter(|pk| {
-            !sel.items
-                .iter()
-                .any(|i| matches!(i, Selected::Column(c) if c.name == pk.name))
-        })
+        .filter(|pk| !sel.plain_columns().flatten().any(|c| c.name == pk.name))
         .map(|c| c.name.as_str())
         .collect();
     if !sel.is_aggregate && !missing.is_empty() {
@@ -384,6 +410,21 @@ impl Progress {
     }
 }
 
+/// Keeps the partition's static row from its first read that has one.
+fn keep_static_row(p: &Partition, progress: &mut Progress) {
+    if progress.static_row.is_none() {
+        progress.static_row = p.static_row.clone();
+    }
+}
+
+/// A group being aggregated: its state, its key (partition key and clustering prefix) and
+/// its first row's clustering (for post-query ordering).
+struct OpenGroup {
+    state: GroupState,
+    key: Vec<Option<Bytes>>,
+    clustering: Vec<Option<Bytes>>,
+}
+
 /// The state of one execution.
 struct Run<'a> {
     plan: &'a SelectPlan,
@@ -395,8 +436,9 @@ struct Run<'a> {
     rows: Rows,
     /// Rows (with their clustering) kept for post-query ordering.
     held: Vec<(Vec<Option<Bytes>>, Vec<Option<Bytes>>)>,
-    accumulators: Vec<Accumulator>,
-    aggregate_first: Option<Vec<Option<Bytes>>>,
+    eval: Evaluator<'a>,
+    /// The group being aggregated.
+    group: Option<OpenGroup>,
     count: i64,
     budget: i64,
     remaining: i64,
@@ -418,7 +460,7 @@ impl<'a> Run<'a> {
         per_partition: Option<i64>,
         tombstones: TombstoneGuard<'a>,
     ) -> Run<'a> {
-        let mut rows = Rows::new(plan.selection.specs.clone());
+        let mut rows = Rows::new(plan.result_specs.clone());
         rows.skip_metadata = ctx.skip_metadata;
         Run {
             plan,
@@ -429,8 +471,11 @@ impl<'a> Run<'a> {
             per_partition,
             rows,
             held: Vec::new(),
-            accumulators: vec![Accumulator::new(); plan.selection.items.len()],
-            aggregate_first: None,
+            eval: Evaluator {
+                selection: &plan.selection,
+                ctx,
+            },
+            group: None,
             count: 0,
             budget: i64::MAX,
             remaining: i64::MAX,
@@ -522,9 +567,8 @@ impl<'a> Run<'a> {
 
     /// The live rows the page (or LIMIT) still wants; `None` for no limit.
     fn page_left(&self) -> Option<usize> {
-        let unlimited = self.budget == i64::MAX
-            || self.plan.selection.is_aggregate
-            || self.plan.post_query_ordering();
+        let unlimited =
+            self.budget == i64::MAX || self.plan.aggregating() || self.plan.post_query_ordering();
         let left = (self.budget - self.count).max(0);
         (!unlimited).then(|| usize::try_from(left).unwrap_or(usize::MAX))
     }
@@ -564,6 +608,9 @@ impl<'a> Run<'a> {
     fn chunk_limit(&self, emitted: i64) -> Option<usize> {
         if self.plan.distinct {
             Some(1)
+        } else if self.plan.aggregating() {
+            // Groups are formed over whole partitions, and PER PARTITION LIMIT counts groups.
+            None
         } else {
             self.rows_wanted(emitted)
         }
@@ -594,6 +641,9 @@ impl<'a> Run<'a> {
         mut filter: ReadFilter,
         mut progress: Progress,
     ) -> CqlResult<()> {
+        if self.plan.aggregating() {
+            return self.grouped_partition(&chunk, &mut progress);
+        }
         loop {
             self.partition(&chunk, &mut progress)?;
             let cut = filter.row_limit.is_some_and(|l| chunk.rows.len() >= l);
@@ -673,26 +723,12 @@ impl<'a> Run<'a> {
     fn partition(&mut self, p: &Partition, progress: &mut Progress) -> CqlResult<()> {
         let layout = &self.plan.layout;
         let pk = layout.split_partition_key(&p.key.key)?;
-        if progress.static_row.is_none() {
-            progress.static_row = p.static_row.clone();
-        }
+        keep_static_row(p, progress);
         let cap = self.per_partition.unwrap_or(i64::MAX);
         if p.rows.is_empty() || self.plan.distinct {
-            let static_live = progress
-                .static_row
-                .as_ref()
-                .is_some_and(|r| !r.columns.is_empty());
-            let counts = self.plan.distinct || (static_live && self.plan.static_rows_count());
-            if counts && progress.fresh && progress.emitted < cap {
-                let view = RowView {
-                    key: &p.key,
-                    pk: &pk,
-                    clustering: &[],
-                    row: None,
-                    static_row: progress.static_row.as_ref(),
-                    now: self.ctx.now_seconds,
-                };
-                if self.emit(&view) {
+            if self.static_row_counts(progress) && progress.emitted < cap {
+                let view = self.row_view(p, &pk, &[], None, progress.static_row.as_ref());
+                if self.emit(&view)? {
                     progress.emitted += 1;
                 }
             }
@@ -705,15 +741,8 @@ impl<'a> Run<'a> {
                 break;
             }
             let clustering = layout.decode_clustering(&row.clustering)?;
-            let view = RowView {
-                key: &p.key,
-                pk: &pk,
-                clustering: &clustering,
-                row: Some(row),
-                static_row: progress.static_row.as_ref(),
-                now: self.ctx.now_seconds,
-            };
-            if self.emit(&view) {
+            let view = self.row_view(p, &pk, &clustering, Some(row), progress.static_row.as_ref());
+            if self.emit(&view)? {
                 progress.emitted += 1;
                 let at = Some(row.clustering.clone());
                 self.last = Some((p.key.clone(), at, progress.emitted));
@@ -722,60 +751,186 @@ impl<'a> Run<'a> {
         Ok(())
     }
 
-    /// Emits a row if it passes the filters; returns whether it did.
-    fn emit(&mut self, view: &RowView) -> bool {
-        if !self.filters.iter().all(|f| f.matches(view)) {
-            return false;
+    /// Whether a partition without rows (or any partition of a DISTINCT query) yields its
+    /// static row: only when none of the partition was returned or read before.
+    fn static_row_counts(&self, progress: &Progress) -> bool {
+        let static_live = progress
+            .static_row
+            .as_ref()
+            .is_some_and(|r| !r.columns.is_empty());
+        let counts = self.plan.distinct || (static_live && self.plan.static_rows_count());
+        counts && progress.fresh
+    }
+
+    fn row_view<'p>(
+        &self,
+        p: &'p Partition,
+        pk: &'p [Bytes],
+        clustering: &'p [Option<Bytes>],
+        row: Option<&'p Row>,
+        static_row: Option<&'p Row>,
+    ) -> RowView<'p> {
+        RowView {
+            key: &p.key,
+            pk,
+            clustering,
+            row,
+            static_row,
+            now: self.ctx.now_seconds,
         }
-        self.count += 1;
-        let items = &self.plan.selection.items;
-        if self.plan.selection.is_aggregate {
-            for (item, acc) in items.iter().zip(self.accumulators.iter_mut()) {
-                if let Selected::Aggregate(a) = item {
-                    acc.add(a, view);
-                }
+    }
+
+    /// Aggregates a partition's rows into groups. A group ends when a row of another group
+    /// comes or the partition ends (groups always hold one partition key); an ended group is
+    /// an output row, counted against the limits, so pages end between groups and the
+    /// paging state points at the last row of the last group returned. Aggregating reads
+    /// take whole partitions (see `chunk_limit`), so this sets `last` itself.
+    fn grouped_partition(&mut self, p: &Partition, progress: &mut Progress) -> CqlResult<()> {
+        let layout = &self.plan.layout;
+        let pk = layout.split_partition_key(&p.key.key)?;
+        keep_static_row(p, progress);
+        let cap = self.per_partition.unwrap_or(i64::MAX);
+        let mut last_row: Option<Bytes> = None;
+        if p.rows.is_empty() || self.plan.distinct {
+            let view = self.row_view(p, &pk, &[], None, progress.static_row.as_ref());
+            let counts = self.static_row_counts(progress) && progress.emitted < cap;
+            if counts && self.passes(&view) {
+                self.feed(&view)?;
             }
-            if self.aggregate_first.is_none() {
-                self.aggregate_first = Some(items.iter().map(|i| view.evaluate(i)).collect());
-            }
-            return true;
-        }
-        let values: Vec<Option<Bytes>> = items.iter().map(|i| view.evaluate(i)).collect();
-        if self.plan.post_query_ordering() {
-            self.held.push((view.clustering.to_vec(), values));
         } else {
-            for v in &values {
+            for row in &p.rows {
+                let clustering = layout.decode_clustering(&row.clustering)?;
+                let view =
+                    self.row_view(p, &pk, &clustering, Some(row), progress.static_row.as_ref());
+                if !self.passes(&view) {
+                    continue;
+                }
+                if self.starts_new_group(&view) {
+                    progress.emitted += self.close_group()?;
+                    if self.full() {
+                        self.last = Some((p.key.clone(), last_row.take(), progress.emitted));
+                        return Ok(());
+                    }
+                }
+                if progress.emitted >= cap {
+                    break;
+                }
+                self.feed(&view)?;
+                last_row = Some(row.clustering.clone());
+            }
+        }
+        progress.fresh = false;
+        if self.plan.grouping.is_some() {
+            progress.emitted += self.close_group()?;
+        }
+        self.last = Some((p.key.clone(), None, progress.emitted));
+        Ok(())
+    }
+
+    /// The group key of a row: its partition key and the grouped clustering prefix.
+    fn group_key(&self, view: &RowView) -> Vec<Option<Bytes>> {
+        let prefix = self
+            .plan
+            .grouping
+            .as_ref()
+            .map_or(0, |g| g.clustering_prefix);
+        let mut key = vec![Some(view.key.key.clone())];
+        key.extend((0..prefix).map(|i| view.clustering.get(i).cloned().flatten()));
+        key
+    }
+
+    /// Whether the row belongs to another group than the current one (never without GROUP BY).
+    fn starts_new_group(&self, view: &RowView) -> bool {
+        self.plan.grouping.is_some()
+            && self
+                .group
+                .as_ref()
+                .is_some_and(|group| group.key != self.group_key(view))
+    }
+
+    fn passes(&self, view: &RowView) -> bool {
+        self.filters.iter().all(|f| f.matches(view))
+    }
+
+    /// Adds a row to the current group (starting one if needed).
+    fn feed(&mut self, view: &RowView) -> CqlResult<()> {
+        if self.group.is_none() {
+            let state = GroupState::new(&self.eval);
+            self.group = Some(OpenGroup {
+                state,
+                key: self.group_key(view),
+                clustering: view.clustering.to_vec(),
+            });
+        }
+        if let Some(group) = self.group.as_mut() {
+            group.state.add(&self.eval, view)?;
+        }
+        Ok(())
+    }
+
+    /// Outputs the current group, if any; returns how many groups were output (0 or 1).
+    fn close_group(&mut self) -> CqlResult<i64> {
+        let Some(OpenGroup {
+            state, clustering, ..
+        }) = self.group.take()
+        else {
+            return Ok(0);
+        };
+        if state.is_empty() && self.plan.grouping.is_some() {
+            return Ok(0);
+        }
+        let values = state.finish(&self.eval)?;
+        self.count += 1;
+        self.output(clustering, values);
+        Ok(1)
+    }
+
+    /// Emits a row if it passes the filters; returns whether it did.
+    fn emit(&mut self, view: &RowView) -> CqlResult<bool> {
+        if !self.passes(view) {
+            return Ok(false);
+        }
+        let values = self.eval.row(view)?;
+        self.count += 1;
+        self.output(view.clustering.to_vec(), values);
+        Ok(true)
+    }
+
+    /// Adds an output row to the result (held back for post-query ordering).
+    fn output(&mut self, clustering: Vec<Option<Bytes>>, values: Vec<Option<Bytes>>) {
+        if self.plan.post_query_ordering() {
+            self.held.push((clustering, values));
+        } else {
+            self.push_row(&values);
+        }
+    }
+
+    fn push_row(&mut self, values: &[Option<Bytes>]) {
+        if self.plan.json {
+            let json = crate::json::row_json(&self.plan.selection, values);
+            self.rows.push_value(Some(json.as_bytes()));
+        } else {
+            for v in values {
                 self.rows.push_value(v.as_deref());
             }
-            self.rows.end_row();
         }
-        true
+        self.rows.end_row();
     }
 
     fn finish(mut self, limit: Option<i64>) -> CqlResult<Rows> {
-        if self.plan.selection.is_aggregate {
-            let first = self
-                .aggregate_first
-                .take()
-                .unwrap_or_else(|| vec![None; self.accumulators.len()]);
-            for (i, item) in self.plan.selection.items.iter().enumerate() {
-                let v = match item {
-                    Selected::Aggregate(a) => self.accumulators[i].result(a),
-                    _ => first[i].clone(),
-                };
-                self.rows.push_value(v.as_deref());
-            }
-            self.rows.end_row();
+        if self.plan.single_group() {
+            let values = match self.group.take() {
+                Some(group) => group.state.finish(&self.eval)?,
+                None => GroupState::new(&self.eval).finish(&self.eval)?,
+            };
+            self.push_row(&values);
             return Ok(self.rows);
         }
         if self.plan.post_query_ordering() {
             let mut held = std::mem::take(&mut self.held);
             held.sort_by(|a, b| self.plan.order_rows(&a.0, &b.0));
             for (_, values) in held.into_iter().take(limit.unwrap_or(i64::MAX) as usize) {
-                for v in &values {
-                    self.rows.push_value(v.as_deref());
-                }
-                self.rows.end_row();
+                self.push_row(&values);
             }
             return Ok(self.rows);
         }

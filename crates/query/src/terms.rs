@@ -1,13 +1,18 @@
-//! Statement terms (literals, markers, collection literals, functions) analysed against the
-//! column that receives them, giving plan operands and bind-variable specs.
+//! Statement terms (literals, markers, collection literals, function calls, operations,
+//! casts and type hints) analysed against the column that receives them, as Cassandra's
+//! `Term.Raw.prepare`: the receiver's type chooses among overloads, and arguments are then
+//! analysed against the chosen function's parameter types. Calls of pure functions on
+//! constants are computed once, here.
 use bytes::Bytes;
 use cql::ast::{Literal, LiteralKind as AstKind, Term};
 use types::limits::MAX_NESTING;
-use types::literal::{parse_literal, LiteralKind};
+use types::literal::parse_literal;
 use types::result::ColumnSpec;
-use types::{CqlError, CqlResult, CqlType, NativeType};
+use types::{CqlError, CqlResult, CqlType};
 
-use crate::operand::{Binder, Operand, TimeFn};
+use crate::calls::{self, literal_kind, term_arg};
+use crate::functions::{self, CallName, Env};
+use crate::operand::{Binder, Operand};
 
 /// Analyses `term` as a value for `receiver`.
 pub fn analyze(term: &Term, receiver: &ColumnSpec, binder: &mut Binder) -> CqlResult<Operand> {
@@ -42,15 +47,123 @@ fn analyze_at(
                 };
                 literal(&negated, receiver).map(|b| Operand::Const(Some(b)))
             }
-            _ => Err(unsupported(term, receiver)),
+            other => call(
+                &calls::native_call("_negate"),
+                &[other],
+                receiver,
+                binder,
+                depth,
+            ),
         },
-        Term::TypeCast { term, .. } => analyze_at(term, receiver, binder, depth),
+        Term::TypeCast { ty, term: inner } => type_hint(ty, inner, term, receiver, binder, depth),
         Term::List(items) | Term::Set(items) => sequence(term, items, receiver, binder, depth),
         Term::Map(pairs) => map(pairs, receiver, binder, depth),
         Term::Tuple(items) => tuple(items, receiver, binder, depth),
         Term::UserTypeLiteral(fields) => udt(fields, receiver, binder, depth),
-        Term::FunctionCall { name, args } if args.is_empty() => time_function(&name.name, receiver),
-        _ => Err(unsupported(term, receiver)),
+        Term::FunctionCall { name, args } => {
+            if !functions::exists(&calls::call_name(name)) {
+                return Err(CqlError::invalid(format!(
+                    "Unknown function {} called",
+                    calls::written_name(name)
+                )));
+            }
+            let args: Vec<&Term> = args.iter().collect();
+            call(&calls::call_name(name), &args, receiver, binder, depth)
+        }
+        Term::Arithmetic { op, left, right } => {
+            let name = functions::operation_name(calls::operator(*op));
+            call(
+                &calls::native_call(name),
+                &[left, right],
+                receiver,
+                binder,
+                depth,
+            )
+        }
+        Term::Cast { term, ty } => {
+            let name = format!("cast_as_{}", ty.name());
+            let cast = CallName {
+                keyspace: Some("system"),
+                name: &name,
+            };
+            call(&cast, &[term], receiver, binder, depth)
+        }
+    }
+}
+
+/// `(type) term`: the term analysed as a value of the hinted type, which must fit the
+/// receiver.
+fn type_hint(
+    ty: &cql::ast::TypeExpr,
+    inner: &Term,
+    whole: &Term,
+    receiver: &ColumnSpec,
+    binder: &mut Binder,
+    depth: usize,
+) -> CqlResult<Operand> {
+    let hinted = crate::ddl::hint_type(ty, &receiver.keyspace)?;
+    let fits = functions::Arg::typed("", hinted.clone()).fit(&receiver.ty);
+    if fits == functions::Fit::No {
+        return Err(CqlError::invalid(format!(
+            "Cannot assign value {} to {} of type {}",
+            calls::arg_text(whole),
+            receiver.name,
+            receiver.ty.cql_name()
+        )));
+    }
+    let spec = ColumnSpec {
+        ty: hinted,
+        ..receiver.clone()
+    };
+    analyze_at(inner, &spec, binder, depth)
+}
+
+/// A function call (also an operator or a cast) whose result goes to `receiver`.
+fn call(
+    name: &CallName<'_>,
+    args: &[&Term],
+    receiver: &ColumnSpec,
+    binder: &mut Binder,
+    depth: usize,
+) -> CqlResult<Operand> {
+    let described = args
+        .iter()
+        .map(|t| term_arg(t, &receiver.keyspace))
+        .collect::<CqlResult<Vec<_>>>()?;
+    let function = functions::resolve(name, &described, Some(&receiver.ty))?;
+    if !functions::value_compatible(&receiver.ty, &function.ret) {
+        return Err(CqlError::invalid(format!(
+            "Type error: cannot assign result of function {} (type {}) to {} (type {})",
+            function.qualified(),
+            function.ret.cql_name(),
+            receiver.name,
+            receiver.ty.cql_name()
+        )));
+    }
+    let mut operands = Vec::with_capacity(args.len());
+    for (i, (arg, ty)) in args.iter().zip(&function.args).enumerate() {
+        let spec = ColumnSpec {
+            name: format!("arg{i}({})", function.qualified()),
+            ty: ty.clone(),
+            ..receiver.clone()
+        };
+        operands.push(analyze_at(arg, &spec, binder, depth)?);
+    }
+    let constants: Option<Vec<Option<Bytes>>> = operands
+        .iter()
+        .map(|o| match o {
+            Operand::Const(v) => Some(v.clone()),
+            _ => None,
+        })
+        .collect();
+    match constants {
+        Some(values) if function.pure => {
+            let env = Env {
+                now_micros: crate::exec::unique_micros(),
+            };
+            function.call(&values, &env).map(Operand::Const)
+        }
+        _ => Ok(Operand::Call(function, operands)),
     }
 }
 
@@ -72,18 +185,6 @@ fn literal(lit: &Literal, receiver: &ColumnSpec) -> CqlResult<Bytes> {
     parse_literal(target, kind, &lit.text)
         .map(|v| v.to_bytes())
         .map_err(|_| invalid())
-}
-
-fn literal_kind(kind: AstKind) -> LiteralKind {
-    match kind {
-        AstKind::String => LiteralKind::String,
-        AstKind::Integer => LiteralKind::Integer,
-        AstKind::Float => LiteralKind::Float,
-        AstKind::Boolean => LiteralKind::Boolean,
-        AstKind::Uuid => LiteralKind::Uuid,
-        AstKind::Hex => LiteralKind::Hex,
-        AstKind::Duration => LiteralKind::Duration,
-    }
 }
 
 fn kind_name(kind: AstKind) -> &'static str {
@@ -169,8 +270,10 @@ fn tuple(
     binder: &mut Binder,
     depth: usize,
 ) -> CqlResult<Operand> {
-    let types = match receiver.ty.unfrozen() {
-        CqlType::Tuple(t) => t.clone(),
+    let types = match (receiver.ty.unfrozen(), items) {
+        (CqlType::Tuple(t), _) => t.clone(),
+        // `(x)` is a tuple of one or `x` in parentheses: the receiver tells which.
+        (_, [only]) => return analyze_at(only, receiver, binder, depth),
         _ => return Err(unsupported(&Term::Tuple(items.to_vec()), receiver)),
     };
     if items.len() > types.len() {
@@ -245,34 +348,6 @@ fn composite(receiver: &ColumnSpec, parts: Vec<Operand>) -> CqlResult<Operand> {
     })
 }
 
-fn time_function(name: &str, receiver: &ColumnSpec) -> CqlResult<Operand> {
-    let (f, ty) = match name.to_ascii_lowercase().as_str() {
-        "now" | "currenttimeuuid" => (TimeFn::TimeUuid, NativeType::Timeuuid),
-        "uuid" => (TimeFn::RandomUuid, NativeType::Uuid),
-        "currenttimestamp" => (TimeFn::Timestamp, NativeType::Timestamp),
-        "currentdate" => (TimeFn::Date, NativeType::Date),
-        "currenttime" => (TimeFn::Time, NativeType::Time),
-        _ => return Err(CqlError::invalid(format!("Unknown function '{name}'"))),
-    };
-    let accepts = match (&receiver.ty, ty) {
-        (CqlType::Native(t), NativeType::Timeuuid) => {
-            matches!(t, NativeType::Timeuuid | NativeType::Uuid)
-        }
-        (CqlType::Native(t), want) => *t == want,
-        _ => false,
-    };
-    if !accepts {
-        return Err(CqlError::invalid(format!(
-            "Type error: cannot assign result of function system.{} (type {}) to {} (type {})",
-            name.to_ascii_lowercase(),
-            CqlType::Native(ty).cql_name(),
-            receiver.name,
-            receiver.ty.cql_name()
-        )));
-    }
-    Ok(Operand::Time(f))
-}
-
 fn unsupported(term: &Term, receiver: &ColumnSpec) -> CqlError {
     CqlError::invalid(format!(
         "Invalid value {} for \"{}\" of type {}",
@@ -312,6 +387,7 @@ mod tests {
     use super::*;
     use cql::ast::LiteralKind;
     use types::limits::on_worker_stack;
+    use types::NativeType;
 
     /// A `frozen<list<...>>` column `depth` levels deep around an int.
     fn receiver(depth: usize) -> ColumnSpec {

@@ -11,7 +11,7 @@ use types::value::Value;
 use types::{Consistency, CqlError, CqlResult};
 
 use crate::keys::KeyLayout;
-use crate::selection::{Selected, Selection};
+use crate::selection::Selection;
 
 /// The v5 failure-reason code of READ_TOO_MANY_TOMBSTONES.
 const READ_TOO_MANY_TOMBSTONES: u16 = 0x0001;
@@ -131,16 +131,11 @@ pub(crate) fn command_text(
 /// `*` when every regular and static column is read, else the ones selected.
 fn selected_columns(layout: &KeyLayout, selection: &Selection) -> String {
     let mut names: Vec<&str> = selection
-        .items
+        .leaves
         .iter()
-        .filter_map(|item| match item {
-            Selected::Column(c) | Selected::WriteTime(c) | Selected::Ttl(c)
-                if matches!(c.kind, ColumnKind::Regular | ColumnKind::Static) =>
-            {
-                Some(c.name.as_str())
-            }
-            _ => None,
-        })
+        .filter_map(|leaf| leaf.column())
+        .filter(|c| matches!(c.kind, ColumnKind::Regular | ColumnKind::Static))
+        .map(|c| c.name.as_str())
         .collect();
     names.sort_unstable();
     names.dedup();

@@ -3,6 +3,7 @@
 pub mod comparable;
 pub mod cql_type;
 pub mod error;
+pub mod json;
 pub mod limits;
 pub mod literal;
 pub mod request;

@@ -116,8 +116,8 @@ fn hex(text: &str) -> Result<Bytes, TypeError> {
     Ok(Bytes::from(bytes?))
 }
 
-/// The type's `fromString` on literal text.
-fn from_string(n: NativeType, text: &str) -> Result<Value, TypeError> {
+/// The type's `fromString` on text (a literal's, or a string given for it in JSON).
+pub fn from_string(n: NativeType, text: &str) -> Result<Value, TypeError> {
     use NativeType as N;
     if text.is_empty() && matches!(n, N::Timestamp | N::Inet | N::Boolean) {
         return Ok(Value::Empty);

@@ -7,6 +7,10 @@ use uuid::Uuid;
 
 pub mod calendar;
 mod cql_literal;
+pub(crate) use cql_literal::to_hex;
+pub use cql_literal::{
+    format_duration, java_decimal_string, java_double_string, java_float_string,
+};
 mod deserialize;
 mod normalize;
 mod serialize;

@@ -27,7 +27,7 @@ pub fn parse_timestamp(s: &str) -> Result<i64, TypeError> {
             .map_err(|_| TypeError(format!("Unable to make long (for date) from: '{s}'")));
     }
     formatted_timestamp(s)
-        .ok_or_else(|| TypeError(format!("Unable to coerce '{s}' to a formatted date (long)")))
+        .ok_or_else(|| TypeError(format!("Unable to parse a date/time from '{s}'")))
 }
 
 fn formatted_timestamp(s: &str) -> Option<i64> {
@@ -52,8 +52,9 @@ fn formatted_timestamp(s: &str) -> Option<i64> {
     Some(millis - offset * 60_000)
 }
 
-/// `HH:MM[:SS[.fff]]` as milliseconds; fractions are read as a number of milliseconds,
-/// like Java's `SimpleDateFormat` (`.5` is 5 ms).
+/// `HH:MM[:SS[.fffffffff]]` as milliseconds: up to nine fraction digits, a decimal fraction
+/// of the second cut to milliseconds (`.5` is 500 ms), as Cassandra 5.0's
+/// `DateTimeFormatter` reads them.
 fn clock_millis(cursor: &mut Cursor<'_>) -> Option<i64> {
     let hour = cursor.number(1, 2).filter(|&h| h < 24)?;
     cursor.literal(":")?;
@@ -62,10 +63,22 @@ fn clock_millis(cursor: &mut Cursor<'_>) -> Option<i64> {
     if cursor.literal(":").is_some() {
         millis += cursor.number(1, 2).filter(|&s| s < 60)? * 1000;
         if cursor.literal(".").is_some() {
-            millis += cursor.number(1, 3)?;
+            millis += fraction_millis(cursor)?;
         }
     }
     Some(millis)
+}
+
+/// Zero to nine digits of a fraction of a second, as whole milliseconds.
+fn fraction_millis(cursor: &mut Cursor<'_>) -> Option<i64> {
+    let len = cursor.0.bytes().take_while(u8::is_ascii_digit).count();
+    if len > 9 {
+        return None;
+    }
+    let (digits, rest) = cursor.0.split_at(len);
+    cursor.0 = rest;
+    let millis = format!("{digits:0<3}");
+    millis[..3].parse().ok()
 }
 
 /// The zone suffix as minutes east of UTC.
@@ -266,7 +279,19 @@ mod tests {
             parse_timestamp("2024-01-02 00:00:00.123"),
             Ok(JAN2_2024 + 123)
         );
-        assert_eq!(parse_timestamp("2024-01-02 00:00:00.5"), Ok(JAN2_2024 + 5));
+        assert_eq!(
+            parse_timestamp("2024-01-02 00:00:00.5"),
+            Ok(JAN2_2024 + 500)
+        );
+        assert_eq!(
+            parse_timestamp("2024-01-02 00:00:00.05"),
+            Ok(JAN2_2024 + 50)
+        );
+        assert_eq!(parse_timestamp("2024-01-02 00:00:00."), Ok(JAN2_2024));
+        assert_eq!(
+            parse_timestamp("2024-01-02T00:00:00.123456789Z"),
+            Ok(JAN2_2024 + 123)
+        );
         assert_eq!(
             parse_timestamp("2024-01-02+0100"),
             Ok(JAN2_2024 - 3_600_000)
@@ -283,13 +308,12 @@ mod tests {
             "2024-01-02 24:00",
             "abc",
             "2024-01-02 03",
-            "2024-01-02 03:04 PST",
+            "2024-01-02 00:00:00.1234567891",
+            "2024-01-02 00:00:00.12x",
         ] {
             assert_eq!(
                 parse_timestamp(s),
-                Err(TypeError(format!(
-                    "Unable to coerce '{s}' to a formatted date (long)"
-                ))),
+                Err(TypeError(format!("Unable to parse a date/time from '{s}'"))),
                 "{s}"
             );
         }

@@ -126,7 +126,7 @@ fn strings() {
     assert_eq!(parse(N::Timestamp, K::String, ""), Ok(Value::Empty));
     assert_eq!(
         err(N::Timestamp, K::String, "xyz"),
-        "Unable to coerce 'xyz' to a formatted date (long)"
+        "Unable to parse a date/time from 'xyz'"
     );
     assert_eq!(
         parse(N::Date, K::String, "1970-01-02"),

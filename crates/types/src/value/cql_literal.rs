@@ -18,8 +18,8 @@ impl Value {
             Value::Tinyint(v) => v.to_string(),
             Value::Varint(v) => v.to_string(),
             Value::Decimal { unscaled, scale } => plain_decimal(unscaled, *scale),
-            Value::Double(v) => java_float(*v, v.to_string(), format!("{v:e}")),
-            Value::Float(v) => java_float(f64::from(*v), v.to_string(), format!("{v:e}")),
+            Value::Double(v) => java_double_string(*v),
+            Value::Float(v) => java_float_string(*v),
             Value::Timestamp(ms) => quote(&calendar::format_timestamp(*ms)),
             Value::Date(d) => quote(&calendar::format_date(i64::from(*d) - calendar::DATE_EPOCH)),
             Value::Time(ns) => quote(&calendar::format_time(*ns)),
@@ -90,6 +90,39 @@ fn plain_decimal(unscaled: &BigInt, scale: i32) -> String {
     );
     let (int_part, frac_part) = padded.split_at(padded.len() - scale);
     format!("{sign}{int_part}.{frac_part}")
+}
+
+/// Java's `Double.toString`: `1.0`, `0.001`, `1.0E7`, `1.5E-5`, `NaN`, `Infinity`.
+pub fn java_double_string(v: f64) -> String {
+    java_float(v, v.to_string(), format!("{v:e}"))
+}
+
+/// Java's `Float.toString` (shortest digits of the `float`).
+pub fn java_float_string(v: f32) -> String {
+    java_float(f64::from(v), v.to_string(), format!("{v:e}"))
+}
+
+/// Java's `BigDecimal.toString`: plain digits while the scale is not negative and the
+/// adjusted exponent is at least -6, else scientific (`1E+3`, `1.23E-7`).
+pub fn java_decimal_string(unscaled: &BigInt, scale: i32) -> String {
+    let digits = unscaled.magnitude().to_string();
+    let sign = if unscaled.sign() == num_bigint::Sign::Minus {
+        "-"
+    } else {
+        ""
+    };
+    let adjusted = digits.len() as i64 - 1 - i64::from(scale);
+    if scale >= 0 && adjusted >= -6 {
+        return plain_decimal(unscaled, scale);
+    }
+    let (first, rest) = digits.split_at(1);
+    let mantissa = if rest.is_empty() {
+        first.to_string()
+    } else {
+        format!("{first}.{rest}")
+    };
+    let exp_sign = if adjusted >= 0 { "+" } else { "" };
+    format!("{sign}{mantissa}E{exp_sign}{adjusted}")
 }
 
 /// Java's `Double.toString` shape from Rust's shortest digits: `1.0`, `0.001`, `1.0E7`,
