@@ -143,3 +143,19 @@ def test_schema_changes_need_a_majority_of_the_metadata_group(trio):
     finally:
         node2.start()
         node3.start()
+
+
+def test_server_and_driver_agree_on_the_replicas_of_every_key(trio):
+    import struct
+    d, session = driver(trio)
+    session.execute("CREATE KEYSPACE IF NOT EXISTS rf2 WITH replication = "
+                    "{'class': 'SimpleStrategy', 'replication_factor': 2}")
+    session.execute("CREATE TABLE IF NOT EXISTS rf2.t (k int PRIMARY KEY)")
+    d.refresh_schema_metadata()
+    node = trio.nodes[0]
+    for k in range(0, 400, 37):
+        server = node.nodetool("getendpoints", "rf2", "t", k).split()
+        client = [h.address for h in d.metadata.get_replicas("rf2", struct.pack(">i", k))]
+        assert server == client, k
+    ring = node.nodetool("describering", "rf2")
+    assert ring.startswith("Schema Version:") and ring.count("TokenRange(start_token:") == 48

@@ -77,6 +77,10 @@ impl Api {
                 Some((keyspace, table)) if get => {
                     ok(&snapshots::histograms(node, keyspace, table)?)
                 }
+                _ if get && path.starts_with("/v1/describering/") => ok(&ring::describe_ring(
+                    node,
+                    &path["/v1/describering/".len()..],
+                )?),
                 _ if get && path.starts_with("/v1/ring/") => {
                     ok(&ring::ring(node, path.strip_prefix("/v1/ring/"))?)
                 }
@@ -145,6 +149,7 @@ impl Api {
             }
             "/v1/scrub" => ok(&scrub::scrub(node, &selection_or_default(body)?).await?),
             "/v1/verify" => ok(&scrub::verify(node, &selection_or_default(body)?).await?),
+            "/v1/endpoints" => ok(&ring::endpoints(node, &parse(body)?)?),
             "/v1/gossip/enable" => ok(&ring::set_gossip(node, true)?),
             "/v1/gossip/disable" => ok(&ring::set_gossip(node, false)?),
             "/v1/binary/enable" => ok(&binary::enable(node).await?),
@@ -156,7 +161,7 @@ impl Api {
 
 /// 404 for an unknown path, 405 for a known path with the wrong method.
 fn unknown(method: &Method, path: &str) -> ApiError {
-    const PATHS: [&str; 35] = [
+    const PATHS: [&str; 37] = [
         "/metrics",
         "/v1/garbagecollect",
         "/v1/logging",
@@ -187,6 +192,8 @@ fn unknown(method: &Method, path: &str) -> ApiError {
         "/v1/gossip/enable",
         "/v1/gossip/disable",
         "/v1/cms",
+        "/v1/endpoints",
+        "/v1/describering/",
         "/v1/binary",
         "/v1/binary/enable",
         "/v1/binary/disable",

@@ -7,6 +7,7 @@ mod collections;
 mod columns;
 mod ddl;
 mod describe;
+mod endpoints;
 mod exec;
 pub mod functions;
 mod grouping;
@@ -32,6 +33,7 @@ mod tombstones;
 pub mod trace;
 pub mod virtual_tables;
 
+pub use endpoints::RangeReplicas;
 pub use guardrails::Limits;
 pub use local::{NodeInfo, RELEASE_VERSION};
 pub use peers::PeerInfo;

@@ -10,7 +10,10 @@ use metadata::{RaftRole, RaftStatus};
 use ring::{effective_ownership, primary_ownership, Endpoint, TokenMetadata};
 
 use super::cluster::reference_keyspace;
-use super::types::{CmsInfo, GossipEndpoint, GossipStatus, RingInfo, RingNode};
+use super::types::{
+    CmsInfo, EndpointsRequest, GossipEndpoint, GossipStatus, RangeInfo, RingInfo, RingNode,
+    RingRanges,
+};
 use crate::error::{ApiError, ApiResult};
 use crate::node::AdminNode;
 
@@ -128,6 +131,39 @@ pub fn gossip(node: &AdminNode) -> ApiResult<Vec<GossipEndpoint>> {
             state: v.state.into_iter().collect(),
         })
         .collect())
+}
+
+/// The replicas of a partition key, by address.
+pub fn endpoints(node: &AdminNode, request: &EndpointsRequest) -> ApiResult<Vec<String>> {
+    let found = node
+        .processor
+        .endpoints(&request.keyspace, &request.table, &request.key)
+        .map_err(|e| ApiError::bad_request(e.to_string()))?;
+    Ok(found.iter().map(|addr| addr.to_string()).collect())
+}
+
+/// Every token range of the ring with its replicas under `keyspace`'s replication.
+pub fn describe_ring(node: &AdminNode, keyspace: &str) -> ApiResult<RingRanges> {
+    let mut ranges = node
+        .processor
+        .ranges(keyspace)
+        .map_err(|e| ApiError::not_found(e.to_string()))?;
+    ranges.sort_by_key(|r| r.start);
+    Ok(RingRanges {
+        schema_version: node.processor.schema().schema.version().to_string(),
+        ranges: ranges
+            .into_iter()
+            .map(|r| RangeInfo {
+                start_token: r.start.to_string(),
+                end_token: r.end.to_string(),
+                endpoints: r
+                    .replicas
+                    .iter()
+                    .map(|e| (e.addr.to_string(), e.datacenter.clone(), e.rack.clone()))
+                    .collect(),
+            })
+            .collect(),
+    })
 }
 
 pub fn gossip_status(node: &AdminNode) -> GossipStatus {

@@ -515,3 +515,27 @@ pub struct GossipEndpoint {
 pub struct GossipStatus {
     pub running: bool,
 }
+
+/// `POST /v1/endpoints`: which nodes hold a partition key (`nodetool getendpoints`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct EndpointsRequest {
+    pub keyspace: String,
+    pub table: String,
+    /// The key as text; the components of a composite key separated by `:`.
+    pub key: String,
+}
+
+/// `GET /v1/describering/<keyspace>`: every token range and its replicas.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RingRanges {
+    pub schema_version: String,
+    pub ranges: Vec<RangeInfo>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RangeInfo {
+    pub start_token: String,
+    pub end_token: String,
+    /// Replicas, primary first: address, data center, rack.
+    pub endpoints: Vec<(String, String, String)>,
+}

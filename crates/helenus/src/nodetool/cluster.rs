@@ -1,7 +1,7 @@
 //! `status`, `info`, `ring`, `describecluster`, `gossipinfo`, `cms` and `version`, printed as
 //! Cassandra does (the cluster-wide views are in [`ring`]).
 
-use admin::types::{CacheFigures, GossipEndpoint, NodeInfo, RingInfo, Version};
+use admin::types::{CacheFigures, EndpointsRequest, GossipEndpoint, NodeInfo, RingInfo, Version};
 
 use super::checks::switch;
 use super::client::Client;
@@ -31,6 +31,31 @@ pub fn run(client: &Client, command: &str, args: &[String]) -> Output {
         }
         "statusgossip" | "enablegossip" | "disablegossip" => {
             switch(client, command, args, "/v1/gossip", "/v1/gossip/status")
+        }
+        "getendpoints" => {
+            let [keyspace, table, key] = words.as_slice() else {
+                return Err(Failure::Usage(
+                    "getendpoints requires keyspace, table and partition key arguments".into(),
+                ));
+            };
+            let request = EndpointsRequest {
+                keyspace: keyspace.clone(),
+                table: table.clone(),
+                key: key.clone(),
+            };
+            let found: Vec<String> = client.post("/v1/endpoints", &request).map_err(node_error)?;
+            Ok(found.iter().map(|a| format!("{a}\n")).collect())
+        }
+        "describering" => {
+            let [keyspace] = words.as_slice() else {
+                return Err(Failure::Usage(
+                    "describering requires a keyspace argument".into(),
+                ));
+            };
+            let ranges = client
+                .get(&format!("/v1/describering/{keyspace}"))
+                .map_err(node_error)?;
+            Ok(ring::describering(&ranges))
         }
         "cms" => {
             if words.iter().any(|w| w != "describe") || !flags.is_empty() {

@@ -3,7 +3,7 @@
 use super::{unexpected, Output};
 
 /// Commands, their arguments and descriptions (Cassandra 5.0.4's wording).
-const COMMANDS: [(&str, &str, &str); 49] = [
+const COMMANDS: [(&str, &str, &str); 51] = [
     ("cfstats", "[-i] [-H] [<keyspace.table>...]", "Print statistics on tables (alias of tablestats)"),
     ("clearsnapshot", "[(-t <snapshot_name> | --all)] [<keyspaces>...]", "Remove the snapshot with the given name from the given keyspaces"),
     ("cms", "[describe]", "Describe the cluster metadata group: members, leader, epoch (Cassandra 5.1's cms describe)"),
@@ -11,6 +11,7 @@ const COMMANDS: [(&str, &str, &str); 49] = [
     ("compactionhistory", "", "Print history of compaction"),
     ("compactionstats", "[(-H | --human-readable)]", "Print statistics on compactions"),
     ("describecluster", "", "Print the name, snitch, partitioner and schema version of a cluster"),
+    ("describering", "<keyspace>", "Shows the token ranges info of a given keyspace"),
     ("disableautocompaction", "[<keyspace> <tables>...]", "Disable autocompaction for the given keyspace and table"),
     ("disablebinary", "", "Disable native transport (binary protocol)"),
     ("disablegossip", "", "Disable gossip (effectively marking the node down)"),
@@ -23,6 +24,7 @@ const COMMANDS: [(&str, &str, &str); 49] = [
     ("gcstats", "", "Print GC Statistics"),
     ("getcompactionthroughput", "", "Print the MiB/s throughput cap for compaction in the system as a rounded number"),
     ("getconcurrentcompactors", "", "Get the number of concurrent compactors in the system."),
+    ("getendpoints", "<keyspace> <table> <key>", "Print the end points that owns the key"),
     ("getlogginglevels", "", "Get the runtime logging levels"),
     ("getrangerequesttimeout", "", "Print the range request timeout in ms (gettimeout range)"),
     ("getreadrequesttimeout", "", "Print the read request timeout in ms (gettimeout read)"),

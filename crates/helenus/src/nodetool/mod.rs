@@ -94,7 +94,7 @@ fn execute(client: &Client, inv: &Invocation) -> Output {
     match inv.command.as_str() {
         "help" => help::help(args),
         "status" | "info" | "ring" | "describecluster" | "gossipinfo" | "cms" | "version"
-        | "statusgossip" | "enablegossip" | "disablegossip" => {
+        | "statusgossip" | "enablegossip" | "disablegossip" | "getendpoints" | "describering" => {
             cluster::run(client, &inv.command, args)
         }
         "flush"

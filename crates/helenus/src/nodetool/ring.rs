@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use admin::types::{ClusterInfo, CmsInfo, GossipEndpoint, RingInfo, RingNode};
+use admin::types::{ClusterInfo, CmsInfo, GossipEndpoint, RingInfo, RingNode, RingRanges};
 
 use super::format::{file_size, percent, TableBuilder};
 
@@ -254,6 +254,28 @@ pub fn gossipinfo(endpoints: &[GossipEndpoint]) -> String {
         for (key, value) in &e.state {
             out.push_str(&format!("  {}:{value}\n", key.to_uppercase()));
         }
+    }
+    out
+}
+
+/// Cassandra's describering: the schema version, then each range and its replicas.
+pub fn describering(r: &RingRanges) -> String {
+    let mut out = format!("Schema Version:{}\nTokenRange: \n", r.schema_version);
+    for range in &r.ranges {
+        let hosts: Vec<&str> = range.endpoints.iter().map(|(a, _, _)| a.as_str()).collect();
+        let details: Vec<String> = range
+            .endpoints
+            .iter()
+            .map(|(a, dc, rack)| format!("EndpointDetails(host:{a}, datacenter:{dc}, rack:{rack})"))
+            .collect();
+        out.push_str(&format!(
+            "\tTokenRange(start_token:{}, end_token:{}, endpoints:[{}], rpc_endpoints:[{}], endpoint_details:[{}])\n",
+            range.start_token,
+            range.end_token,
+            hosts.join(", "),
+            hosts.join(", "),
+            details.join(", ")
+        ));
     }
     out
 }

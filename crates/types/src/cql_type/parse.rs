@@ -341,9 +341,8 @@ mod tests {
         let parsed = crate::limits::on_worker_stack(|| parse(&at_limit).map(|t| t.nesting_depth()));
         assert_eq!(parsed, Ok(MAX_NESTING / 2));
         // a type at the limit reads back from its schema text, where each level is frozen
-        let frozen_tuples = |d: usize| {
-            format!("{}int{}", "frozen<tuple<".repeat(d), ">>".repeat(d))
-        };
+        let frozen_tuples =
+            |d: usize| format!("{}int{}", "frozen<tuple<".repeat(d), ">>".repeat(d));
         let schema_text = crate::limits::on_worker_stack(|| parse(&frozen_tuples(MAX_NESTING)));
         assert!(schema_text.is_ok(), "{schema_text:?}");
         let tuples = |d: usize| format!("{}int{}", "tuple<".repeat(d), ">".repeat(d));
