@@ -104,6 +104,22 @@ pub struct Config {
     /// cluster metadata service, CEP-21; crate `metadata`). Unset: `metadata` beside the
     /// first data directory.
     pub metadata_directory: PathBuf,
+    pub hinted_handoff_enabled: bool,
+    /// Data centers whose nodes get no hints.
+    pub hinted_handoff_disabled_datacenters: Vec<String>,
+    /// No hints for a node down longer than this.
+    pub max_hint_window: Duration,
+    /// Also no hints for a node whose oldest pending hint is older than `max_hint_window`.
+    pub hint_window_persistent_enabled: bool,
+    pub max_hints_delivery_threads: u32,
+    /// Hint delivery rate per second, divided among the other nodes; zero means unthrottled.
+    pub hinted_handoff_throttle: DataSize,
+    pub max_hints_file_size: DataSize,
+    /// Zero means unlimited.
+    pub max_hints_size_per_host: DataSize,
+    pub hints_flush_period: Duration,
+    /// Short class name of the hint files' compressor (only `LZ4Compressor`); `None`: none.
+    pub hints_compression: Option<String>,
     pub commitlog_sync: CommitLogSync,
     /// Zero when not set (only periodic sync uses it).
     pub commitlog_sync_period: Duration,
@@ -203,6 +219,16 @@ impl Default for Config {
             saved_caches_directory: PathBuf::from("./data/saved_caches"),
             hints_directory: PathBuf::from("./data/hints"),
             metadata_directory: PathBuf::from("./data/metadata"),
+            hinted_handoff_enabled: true,
+            hinted_handoff_disabled_datacenters: Vec::new(),
+            max_hint_window: Duration::from_secs(3 * 3600),
+            hint_window_persistent_enabled: true,
+            max_hints_delivery_threads: 2,
+            hinted_handoff_throttle: DataSize::kibibytes(1024),
+            max_hints_file_size: DataSize::mebibytes(128),
+            max_hints_size_per_host: DataSize::bytes(0),
+            hints_flush_period: Duration::from_millis(10_000),
+            hints_compression: None,
             commitlog_sync: CommitLogSync::Periodic,
             commitlog_sync_period: Duration::from_millis(10_000),
             commitlog_sync_group_window: Duration::ZERO,
@@ -277,6 +303,7 @@ impl Config {
         self.validate_concurrency()?;
         self.validate_native_limits()?;
         self.guardrails.validate()?;
+        self.validate_hints()?;
         self.validate_directories()
     }
 
@@ -456,6 +483,24 @@ impl Config {
             )),
             _ => Ok(()),
         }
+    }
+
+    fn validate_hints(&self) -> Result<(), ConfigError> {
+        if self.max_hints_delivery_threads == 0 {
+            return Err(ConfigError::invalid(
+                "max_hints_delivery_threads",
+                0,
+                "must be at least 1",
+            ));
+        }
+        if self.hints_flush_period.is_zero() {
+            return Err(ConfigError::invalid(
+                "hints_flush_period",
+                format_duration(self.hints_flush_period),
+                "must be greater than 0",
+            ));
+        }
+        Ok(())
     }
 
     fn validate_directories(&self) -> Result<(), ConfigError> {

@@ -30,6 +30,7 @@ impl Config {
         all.extend(self.storage_settings());
         all.extend(self.request_settings());
         all.extend(self.guardrails.settings());
+        all.extend(self.hints_settings());
         all
     }
 
@@ -238,6 +239,37 @@ impl Config {
                 "unlogged_batch_across_partitions_warn_threshold",
                 set(self.unlogged_batch_across_partitions_warn_threshold),
             ),
+        ]
+    }
+
+    fn hints_settings(&self) -> Vec<Setting> {
+        let dcs = &self.hinted_handoff_disabled_datacenters;
+        vec![
+            ("hinted_handoff_enabled", set(self.hinted_handoff_enabled)),
+            (
+                "hinted_handoff_disabled_datacenters",
+                set(format!("[{}]", dcs.join(", "))),
+            ),
+            (
+                "max_hint_window",
+                set(format_duration(self.max_hint_window)),
+            ),
+            (
+                "hint_window_persistent_enabled",
+                set(self.hint_window_persistent_enabled),
+            ),
+            (
+                "max_hints_delivery_threads",
+                set(self.max_hints_delivery_threads),
+            ),
+            ("hinted_handoff_throttle", set(self.hinted_handoff_throttle)),
+            ("max_hints_file_size", set(self.max_hints_file_size)),
+            ("max_hints_size_per_host", set(self.max_hints_size_per_host)),
+            (
+                "hints_flush_period",
+                set(format_duration(self.hints_flush_period)),
+            ),
+            ("hints_compression", self.hints_compression.clone()),
         ]
     }
 }

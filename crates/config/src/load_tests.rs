@@ -133,14 +133,14 @@ fn unknown_keys_are_refused_like_cassandra() {
 #[test]
 fn unused_cassandra_keys_are_listed_as_ignored() {
     let loaded = load_text(
-        "cluster_name: x\nhinted_handoff_enabled: true\nrow_cache_size: 0MiB\n\
+        "cluster_name: x\ntrickle_fsync: false\nrow_cache_size: 0MiB\n\
          enable_user_defined_functions: false\nmax_hint_window:\nadmin_port: 7300\n",
     )
     .unwrap();
     assert_eq!(
         loaded.ignored,
         vec![
-            "hinted_handoff_enabled",
+            "trickle_fsync",
             "row_cache_size",
             "enable_user_defined_functions"
         ]
@@ -313,7 +313,7 @@ fn stock_file_shapes() {
                 listen_address: localhost\nrpc_address: localhost\n\
                 memtable:\n  configurations:\n    skiplist:\n      class_name: SkipListMemtable\n\
                 startup_checks:\nsstable:\n  selected_format: big\n\
-                storage_compatibility_mode: CASSANDRA_4\nmax_hint_window: 3h\n";
+                storage_compatibility_mode: CASSANDRA_4\ntransfer_hints_on_decommission: true\n";
     let loaded = load_text(text).unwrap();
     assert_eq!(
         loaded.ignored,
@@ -321,7 +321,7 @@ fn stock_file_shapes() {
             "memtable",
             "sstable",
             "storage_compatibility_mode",
-            "max_hint_window"
+            "transfer_hints_on_decommission"
         ]
     );
     assert!(loaded.config.rpc_address.is_loopback());
@@ -416,4 +416,37 @@ fn failure_policies_default_to_stop_and_take_cassandras_values() {
     let listed = set.settings();
     assert!(listed.contains(&("disk_failure_policy", Some("best_effort".into()))));
     assert!(listed.contains(&("commit_failure_policy", Some("stop_commit".into()))));
+}
+
+#[test]
+fn hints_settings_in_new_and_old_syntax() {
+    let c = config(
+        "hinted_handoff_enabled: false\nhinted_handoff_disabled_datacenters:\n  - DC1\n  - DC2\n\
+         max_hint_window: 1h\nhint_window_persistent_enabled: false\n\
+         max_hints_delivery_threads: 4\nhinted_handoff_throttle: 2048KiB\n\
+         max_hints_file_size: 64MiB\nmax_hints_size_per_host: 1GiB\nhints_flush_period: 5s\n\
+         hints_compression:\n  - class_name: LZ4Compressor\n    parameters:\n      -\n",
+    );
+    assert!(!c.hinted_handoff_enabled);
+    assert_eq!(c.hinted_handoff_disabled_datacenters, vec!["DC1", "DC2"]);
+    assert_eq!(c.max_hint_window, Duration::from_secs(3600));
+    assert!(!c.hint_window_persistent_enabled);
+    assert_eq!(c.max_hints_delivery_threads, 4);
+    assert_eq!(c.hinted_handoff_throttle, DataSize::kibibytes(2048));
+    assert_eq!(c.max_hints_file_size, DataSize::mebibytes(64));
+    assert_eq!(c.max_hints_size_per_host, DataSize::mebibytes(1024));
+    assert_eq!(c.hints_flush_period, Duration::from_secs(5));
+    assert_eq!(c.hints_compression.as_deref(), Some("LZ4Compressor"));
+    let old = config(
+        "max_hint_window_in_ms: 10800000\nhinted_handoff_throttle_in_kb: 512\n\
+         max_hints_file_size_in_mb: 32\nhints_flush_period_in_ms: 2000\n",
+    );
+    assert_eq!(old.max_hint_window, Duration::from_secs(3 * 3600));
+    assert_eq!(old.hinted_handoff_throttle, DataSize::kibibytes(512));
+    assert_eq!(old.max_hints_file_size, DataSize::mebibytes(32));
+    assert_eq!(old.hints_flush_period, Duration::from_secs(2));
+    let err = error("hints_compression:\n  - class_name: SnappyCompressor\n");
+    assert!(err.contains("only with LZ4Compressor"), "{err}");
+    let err = error("max_hints_delivery_threads: 0\n");
+    assert!(err.contains("max_hints_delivery_threads"), "{err}");
 }

@@ -28,6 +28,7 @@ pub fn apply(config: &mut Config, value: Value) -> Result<bool, ConfigError> {
         || apply_storage(config, value)?
         || apply_requests(config, value)?
         || config.guardrails.apply(value)?
+        || apply_hints(config, value)?
         || refused::check(value)?)
 }
 
@@ -158,6 +159,44 @@ fn apply_requests(c: &mut Config, v: Value) -> Result<bool, ConfigError> {
         _ => return Ok(false),
     }
     Ok(true)
+}
+
+fn apply_hints(c: &mut Config, v: Value) -> Result<bool, ConfigError> {
+    match v.key {
+        "hinted_handoff_enabled" => c.hinted_handoff_enabled = v.boolean()?,
+        "hinted_handoff_disabled_datacenters" => c.hinted_handoff_disabled_datacenters = names(v)?,
+        "max_hint_window" => c.max_hint_window = v.millis()?,
+        "hint_window_persistent_enabled" => c.hint_window_persistent_enabled = v.boolean()?,
+        "max_hints_delivery_threads" => c.max_hints_delivery_threads = v.integer()?,
+        "hinted_handoff_throttle" => c.hinted_handoff_throttle = v.size(Kibibytes)?,
+        "max_hints_file_size" => c.max_hints_file_size = v.size(Mebibytes)?,
+        "max_hints_size_per_host" => c.max_hints_size_per_host = v.size(Bytes)?,
+        "hints_flush_period" => c.hints_flush_period = v.millis()?,
+        "hints_compression" => c.hints_compression = hints_compression(v)?,
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// A list of names (YAML sequence, or one name).
+fn names(v: Value) -> Result<Vec<String>, ConfigError> {
+    match v.node {
+        Node::Seq(items) => items
+            .iter()
+            .map(|node| Value { key: v.key, node }.text())
+            .collect(),
+        _ => Ok(vec![v.text()?]),
+    }
+}
+
+/// `hints_compression: [{class_name: LZ4Compressor, parameters: ...}]`; only LZ4 is supported.
+fn hints_compression(v: Value) -> Result<Option<String>, ConfigError> {
+    let name = v.class_name()?;
+    if name == "LZ4Compressor" {
+        Ok(Some(name))
+    } else {
+        Err(v.invalid("Helenus compresses hints only with LZ4Compressor"))
+    }
 }
 
 fn snitch(v: Value) -> Result<Snitch, ConfigError> {
