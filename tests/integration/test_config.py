@@ -37,12 +37,12 @@ def test_other_partitioners_are_refused():
 
 
 def test_settings_helenus_does_not_use_are_logged_once():
-    node = Node(extra_yaml="disk_access_mode: mmap_index_only\nhinted_handoff_enabled: true\n").start()
+    node = Node(extra_yaml="disk_access_mode: mmap_index_only\ntrickle_fsync: false\n").start()
     try:
         time.sleep(0.2)
         lines = [l for l in node.log().splitlines() if "ignored" in l]
         assert len(lines) == 1
-        assert "disk_access_mode" in lines[0] and "hinted_handoff_enabled" in lines[0]
+        assert "disk_access_mode" in lines[0] and "trickle_fsync" in lines[0]
     finally:
         node.cleanup()
 
