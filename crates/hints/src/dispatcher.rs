@@ -55,6 +55,10 @@ impl HintsDispatcher<'_> {
                 Counters::add(&self.counters.corrupt, 1);
                 return Delivered::All;
             }
+            Err(OpenError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+                warn!("hints file {name} has disappeared");
+                return Delivered::All;
+            }
             Err(OpenError::Io(e)) => {
                 error!("cannot read hints file {name}: {e}");
                 return Delivered::UpTo(lease.offset);

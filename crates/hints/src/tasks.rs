@@ -54,13 +54,9 @@ impl HintsService {
         }
         let service = self.clone();
         tokio::spawn(async move {
+            let _scheduled = Scheduled(&service, host_id);
             if let Ok(_slot) = service.slots.clone().acquire_owned().await {
                 service.deliver_to(&store, addr).await;
-            }
-            let mut scheduled = service.scheduled.lock();
-            scheduled.remove(&host_id);
-            if scheduled.is_empty() {
-                service.idle.notify_one();
             }
         });
     }
@@ -142,6 +138,19 @@ impl HintsService {
             }
         }
         first_error.map_or(Ok(()), Err)
+    }
+}
+
+/// Takes a host off the scheduled set when its delivery task ends, however it ends.
+struct Scheduled<'a>(&'a HintsService, HostId);
+
+impl Drop for Scheduled<'_> {
+    fn drop(&mut self) {
+        let mut scheduled = self.0.scheduled.lock();
+        scheduled.remove(&self.1);
+        if scheduled.is_empty() {
+            self.0.idle.notify_one();
+        }
     }
 }
 

@@ -114,3 +114,16 @@ async fn unreadable_and_foreign_files_are_left_alone_and_empty_ones_removed() {
     until(LIMIT, || files(dir.path()).len() == 2).await;
     h.service.shutdown().await.unwrap();
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_file_removed_by_hand_is_forgotten() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = open(config(dir.path())).await;
+    h.store(host(1), "k", 1, 10);
+    h.service.flush().await.unwrap();
+    std::fs::remove_file(dir.path().join(files(dir.path()).remove(0))).unwrap();
+    h.service.host_alive(host(1), addr(1));
+    until(LIMIT, || h.service.pending().is_empty()).await;
+    assert_eq!(h.recorder.calls(), 0);
+    h.service.shutdown().await.unwrap();
+}
