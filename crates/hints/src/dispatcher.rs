@@ -1,5 +1,6 @@
 //! `HintsDispatcher`: delivers one file of a host's hints, in file order, through the
-//! throttle, with up to `WINDOW` hints awaiting their acknowledgement. Hints past their gc
+//! throttle, with up to `WINDOW` hints (`WINDOW_BYTES`) awaiting their acknowledgement.
+//! Hints past their gc
 //! grace, or of a table that is gone, are dropped unsent. Delivery stops at the first failure
 //! (or when told to abort) and reports the start of the first hint not acknowledged, from
 //! which the next delivery of the file resumes; hints after it that did arrive are sent again
@@ -28,6 +29,9 @@ const PAGE_BYTES: u64 = 512 * 1024;
 
 /// Hints sent and not yet acknowledged, at most.
 pub const WINDOW: usize = 128;
+
+/// Bytes of hints sent and not yet acknowledged, at most (one hint may exceed it alone).
+pub const WINDOW_BYTES: u64 = 4 * 1024 * 1024;
 
 /// The table's gc grace in seconds; `None` when the table no longer exists.
 pub type GcGrace = Arc<dyn Fn(TableId) -> Option<u32> + Send + Sync>;
@@ -99,14 +103,18 @@ impl HintsDispatcher<'_> {
         if !self.is_live(&hint.payload) {
             return;
         }
-        self.throttle.acquire(hint.payload.len() as u64).await;
-        while pipeline.in_flight.len() >= WINDOW {
+        let len = hint.payload.len() as u64;
+        self.throttle.acquire(len).await;
+        while pipeline.is_full(len) {
             pipeline.settle_front().await;
         }
-        let sent = self.deliver.deliver(self.addr, hint.payload);
-        pipeline
-            .in_flight
-            .push_back((hint.start, tokio::spawn(sent)));
+        let sent = tokio::spawn(self.deliver.deliver(self.addr, hint.payload));
+        pipeline.bytes += len;
+        pipeline.in_flight.push_back(InFlight {
+            start: hint.start,
+            len,
+            sent,
+        });
     }
 
     /// Whether the hint may still be delivered; counts it when not.
@@ -166,9 +174,17 @@ async fn read_page(mut reader: HintsReader) -> std::io::Result<(HintsReader, Pag
     read.await.unwrap_or_else(|e| Err(std::io::Error::other(e)))
 }
 
+struct InFlight {
+    /// Where the hint's record starts in the file.
+    start: u64,
+    len: u64,
+    sent: JoinHandle<Result<(), DeliveryError>>,
+}
+
 /// Hints sent and awaiting their answer, oldest first.
 struct Pipeline<'a> {
-    in_flight: VecDeque<(u64, JoinHandle<Result<(), DeliveryError>>)>,
+    in_flight: VecDeque<InFlight>,
+    bytes: u64,
     /// Start of the first hint whose delivery failed.
     failed_at: Option<u64>,
     counters: &'a Counters,
@@ -178,6 +194,7 @@ impl<'a> Pipeline<'a> {
     fn new(counters: &'a Counters) -> Pipeline<'a> {
         Pipeline {
             in_flight: VecDeque::new(),
+            bytes: 0,
             failed_at: None,
             counters,
         }
@@ -187,11 +204,18 @@ impl<'a> Pipeline<'a> {
         self.failed_at.is_some()
     }
 
+    /// Whether a hint of `len` bytes must wait for an answer before it is sent.
+    fn is_full(&self, len: u64) -> bool {
+        !self.in_flight.is_empty()
+            && (self.in_flight.len() >= WINDOW || self.bytes + len > WINDOW_BYTES)
+    }
+
     async fn settle_front(&mut self) {
-        let Some((start, answer)) = self.in_flight.pop_front() else {
+        let Some(InFlight { start, len, sent }) = self.in_flight.pop_front() else {
             return;
         };
-        let outcome = answer
+        self.bytes -= len;
+        let outcome = sent
             .await
             .unwrap_or_else(|e| Err(DeliveryError::Failed(e.to_string())));
         let counter: &AtomicU64 = match &outcome {

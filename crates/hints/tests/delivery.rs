@@ -359,3 +359,20 @@ async fn shutdown_writes_everything_and_refuses_more() {
         Err(hints::StoreError::ShutDown)
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn at_most_128_hints_or_4_mib_await_their_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let (recorder, gate) = Recorder::gated();
+    let h = open_with(config(dir.path()), recorder, Tables::new()).await;
+    h.store(host(1), "small", 200, 10);
+    h.store(host(2), "large", 6, 1024 * 1024);
+    h.service.host_alive(host(1), addr(1));
+    h.service.host_alive(host(2), addr(2));
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(h.recorder.calls(), 128 + 3, "128 small hints, 3 of 1 MiB");
+    gate.add_permits(1000);
+    until(LIMIT, || files(dir.path()).is_empty()).await;
+    assert_eq!(h.recorder.keys().len(), 206);
+    h.service.shutdown().await.unwrap();
+}

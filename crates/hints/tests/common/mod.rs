@@ -10,6 +10,7 @@ use bytes::Bytes;
 use hints::{decode_hint, BoxFuture, Deliver, DeliveryError, HintsConfig, HintsEnv, HintsService};
 use mutation::{Cell, ColumnData, Mutation, PartitionKey, PartitionUpdate, Row, TableId};
 use parking_lot::Mutex;
+use tokio::sync::Semaphore;
 use tokio::time::Instant;
 use uuid::Uuid;
 
@@ -62,13 +63,24 @@ struct RecorderState {
     calls: usize,
 }
 
-/// Records the hints it is given; refuses those whose key is in `refuse`.
+/// Records the hints it is given; refuses those whose key is in `refuse`; when gated, each
+/// answer waits for a permit of the gate.
 #[derive(Clone, Default)]
 pub struct Recorder {
     state: Arc<Mutex<RecorderState>>,
+    gate: Option<Arc<Semaphore>>,
 }
 
 impl Recorder {
+    pub fn gated() -> (Recorder, Arc<Semaphore>) {
+        let gate = Arc::new(Semaphore::new(0));
+        let recorder = Recorder {
+            gate: Some(gate.clone()),
+            ..Recorder::default()
+        };
+        (recorder, gate)
+    }
+
     pub fn received(&self) -> Vec<Received> {
         self.state.lock().received.clone()
     }
@@ -96,12 +108,15 @@ impl Deliver for Recorder {
         addr: SocketAddr,
         hint: Bytes,
     ) -> BoxFuture<'static, Result<(), DeliveryError>> {
-        let state = self.state.clone();
+        let (state, gate) = (self.state.clone(), self.gate.clone());
         Box::pin(async move {
             let mutation = decode_hint(&hint).map_err(|e| DeliveryError::Failed(e.to_string()))?;
             let key = key_of(&mutation);
+            state.lock().calls += 1;
+            if let Some(gate) = gate {
+                gate.acquire().await.map(|permit| permit.forget()).ok();
+            }
             let mut state = state.lock();
-            state.calls += 1;
             if state.refused.contains(&key) {
                 return Err(DeliveryError::Failed(format!("refused {key}")));
             }
