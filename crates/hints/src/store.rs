@@ -178,6 +178,9 @@ impl HintsStore {
         let mut writer = self.writer.lock();
         let records = self.take_buffer();
         let mut flushed = Flushed::default();
+        if records.is_empty() && !close {
+            return flushed;
+        }
         for (i, record) in records.iter().enumerate() {
             if let Err(e) = self.write(&mut writer, record, now_ms, max_file_size) {
                 let rest = &records[i..];

@@ -376,3 +376,24 @@ async fn at_most_128_hints_or_4_mib_await_their_answer() {
     assert_eq!(h.recorder.keys().len(), 206);
     h.service.shutdown().await.unwrap();
 }
+
+#[tokio::test(start_paused = true)]
+async fn store_refuses_hints_while_128_mib_wait_to_be_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = open(config(dir.path())).await;
+    let large = mutation("large", 4 * 1024 * 1024);
+    let mut stored = 0;
+    while h.service.store(host(1), &large).is_ok() {
+        stored += 1;
+    }
+    assert_eq!(stored, 32, "32 hints of 4 MiB fill the buffers");
+    assert_eq!(
+        h.service.store(host(1), &large),
+        Err(hints::StoreError::Overloaded)
+    );
+    assert_eq!(h.service.metrics().not_stored, 2);
+    h.service.truncate(None).await.unwrap();
+    h.service.store(host(1), &large).unwrap();
+    h.service.truncate(None).await.unwrap();
+    h.service.shutdown().await.unwrap();
+}
