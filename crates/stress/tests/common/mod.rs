@@ -90,6 +90,11 @@ impl Node {
 
 impl Drop for Node {
     fn drop(&mut self) {
+        if let Ok(Some(status)) = self.child.try_wait() {
+            let log =
+                std::fs::read_to_string(self._dir.path().join("node.log")).unwrap_or_default();
+            eprintln!("helenus exited before the test ended ({status}); its output:\n{log}");
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
