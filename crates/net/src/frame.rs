@@ -28,7 +28,7 @@ const COMPRESS_MIN: usize = 128;
 
 #[repr(u8)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Kind {
+pub enum Kind {
     Request = 0,
     Response = 1,
     Failure = 2,
@@ -53,7 +53,7 @@ impl Kind {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Frame {
+pub struct Frame {
     pub kind: Kind,
     pub verb: u8,
     pub id: u64,
@@ -79,7 +79,7 @@ impl Frame {
 }
 
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum FrameError {
+pub enum FrameError {
     #[error("connection closed")]
     Closed,
     #[error("connection closed inside a frame")]
@@ -111,7 +111,7 @@ impl FrameError {
 }
 
 /// A frame ready to write: header, payload (shared, not copied unless compressed), trailer.
-pub(crate) struct Encoded {
+pub struct Encoded {
     head: [u8; HEADER_LEN],
     payload: Bytes,
     tail: [u8; TRAILER_LEN],
@@ -130,7 +130,7 @@ impl Encoded {
     }
 }
 
-pub(crate) fn encode(frame: &Frame, version: u8, compress: bool) -> Encoded {
+pub fn encode(frame: &Frame, version: u8, compress: bool) -> Encoded {
     let raw_len = frame.payload.len();
     let (flags, payload) = match compress.then(|| compressed(&frame.payload)).flatten() {
         Some(smaller) => (FLAG_LZ4, smaller),
@@ -165,7 +165,7 @@ fn compressed(payload: &[u8]) -> Option<Bytes> {
 
 /// What a reader accepts: the connection's negotiated version and the size limit.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Limits {
+pub struct Limits {
     pub version: u8,
     pub max_message: usize,
 }
@@ -242,7 +242,7 @@ async fn read_full<R: AsyncRead + Unpin>(input: &mut R, buf: &mut [u8]) -> io::R
 
 /// Reads one frame. A clean end of stream between frames is `Closed`; anything malformed is
 /// an error (the caller closes the connection).
-pub(crate) async fn read_frame<R: AsyncRead + Unpin>(
+pub async fn read_frame<R: AsyncRead + Unpin>(
     input: &mut R,
     limits: Limits,
 ) -> Result<Frame, FrameError> {

@@ -22,7 +22,7 @@ pub const MAX_CLUSTER_NAME: usize = 4096;
 const MAGIC: [u8; 4] = *b"HLNS";
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Hello {
+pub struct Hello {
     pub version: u8,
     pub host_id: HostId,
     pub listen: SocketAddr,
@@ -38,7 +38,7 @@ enum Verdict {
 }
 
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum HandshakeError {
+pub enum HandshakeError {
     #[error("{0}")]
     Io(#[from] io::Error),
     #[error("malformed handshake: {0}")]
@@ -54,7 +54,7 @@ fn malformed(what: &str) -> HandshakeError {
 
 /// The connecting side: sends our hello for `class`, returns the peer's hello and the
 /// version the connection will use.
-pub(crate) async fn initiate<S: AsyncRead + AsyncWrite + Unpin>(
+pub async fn initiate<S: AsyncRead + AsyncWrite + Unpin>(
     stream: &mut S,
     ours: &Hello,
     class: Class,
@@ -86,7 +86,7 @@ pub(crate) async fn initiate<S: AsyncRead + AsyncWrite + Unpin>(
 
 /// The accepting side: reads the peer's hello, answers with ours and a verdict. Returns the
 /// class of the connection, the peer's hello and the version the connection will use.
-pub(crate) async fn accept<S: AsyncRead + AsyncWrite + Unpin>(
+pub async fn accept<S: AsyncRead + AsyncWrite + Unpin>(
     stream: &mut S,
     ours: &Hello,
 ) -> Result<(Class, Hello, u8), HandshakeError> {

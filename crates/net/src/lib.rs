@@ -30,3 +30,10 @@ pub use network::{AsyncStream, BoxFuture, BoxStream, Listener, Network, TokioNet
 pub use sim::TurmoilNetwork;
 pub use stats::{LinkStats, NetStats, VerbStats};
 pub use verb::{Class, Verb, LARGE_MESSAGE_BYTES};
+
+/// The frame and handshake decoders, exposed for the `fuzz` crate's targets only: not an API.
+#[doc(hidden)]
+pub mod fuzzing {
+    pub use crate::frame::{encode, read_frame, Frame, FrameError, Kind, Limits};
+    pub use crate::handshake::{accept, initiate, HandshakeError, Hello};
+}

@@ -38,3 +38,13 @@ pub use limits::{LimitStats, Limits};
 pub use panics::install_hook as install_panic_hook;
 pub use request::EventKind;
 pub use server::{serve, Server, ServerConfig};
+
+/// The inbound decoders, exposed for the `fuzz` crate's targets only: not an API.
+#[doc(hidden)]
+pub mod fuzzing {
+    pub use crate::compression::{append_compressed, decompress_body};
+    pub use crate::framer::{Fatal, Framer, Inbound, LegacyDecoder, V5Decoder};
+    pub use crate::header::{Opcode, FLAG_COMPRESSED, HEADER_LEN};
+    pub use crate::request::decode_request;
+    pub use crate::segment::SegmentPacker;
+}
