@@ -36,8 +36,26 @@ fn internode() {
 }
 
 #[test]
+fn schema_definition() {
+    short(&targets::schema_definition::TARGET);
+}
+
+#[test]
+fn sstable_readers() {
+    short(&targets::sstable::TARGET);
+}
+
+#[test]
+fn commitlog_replay() {
+    short(&targets::commitlog::TARGET);
+}
+
+#[test]
 fn every_target_has_a_short_test() {
     let listed = [
+        targets::commitlog::TARGET.name,
+        targets::sstable::TARGET.name,
+        targets::schema_definition::TARGET.name,
         targets::internode::TARGET.name,
         targets::yaml::TARGET.name,
         targets::cql::TARGET.name,
