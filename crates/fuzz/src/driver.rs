@@ -9,6 +9,9 @@ use std::sync::Once;
 use crate::mutate::mutate;
 use crate::rng::Rng;
 
+/// A mutation that knows a target's format: the base input and others to splice from.
+pub type Mutator = fn(&mut Rng, &[u8], &[Vec<u8>]) -> Vec<u8>;
+
 /// One fuzz target: a decoder fed untrusted bytes, with what it takes to reach deep into it.
 pub struct Target {
     pub name: &'static str,
@@ -17,7 +20,7 @@ pub struct Target {
     /// A fresh input built with knowledge of the format.
     pub generate: fn(&mut Rng) -> Vec<u8>,
     /// A mutation that knows the format (tokens, records); byte mutations are added to it.
-    pub mutate: Option<fn(&mut Rng, &[u8], &[Vec<u8>]) -> Vec<u8>>,
+    pub mutate: Option<Mutator>,
     /// Runs one input. `Err` is a violated property (a wrong answer, a lost record); bad
     /// input answered with a clean error is `Ok`. A panic is caught by the driver.
     pub run: fn(&[u8]) -> Result<(), String>,

@@ -38,7 +38,7 @@ pub enum Kind {
 }
 
 impl Kind {
-    const ALL: [Kind; 6] = [
+    pub const ALL: [Kind; 6] = [
         Kind::Request,
         Kind::Response,
         Kind::Failure,

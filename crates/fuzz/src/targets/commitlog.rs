@@ -12,6 +12,7 @@ use std::sync::OnceLock;
 use storage::commitlog::{list_segments, read_segment};
 use storage::{ColumnValue, ReadFilter};
 
+use super::reseal::{reseal, Framing};
 use super::{corrupt, dataset};
 use crate::driver::Target;
 use crate::rng::Rng;
@@ -27,8 +28,12 @@ pub const TARGET: Target = Target {
 
 const SEGMENT_SIZE: u64 = 16 * 1024;
 const WRITES: usize = 60;
-/// A record frame: `length u32 | CRC32(length) | payload | CRC32(payload)`.
-const RECORD_HEADER: usize = 8;
+/// A record frame: `length u32 | CRC32(length) | payload | CRC32(payload)`, then zeros.
+const RECORDS: Framing = Framing {
+    header_len: 8,
+    crc_at: 4,
+    zero_ends: true,
+};
 
 /// The segments as written and where each acknowledged write's record lies.
 struct Written {
@@ -105,7 +110,7 @@ fn run(input: &[u8]) -> Result<(), String> {
         .collect();
     let damage = corrupt::apply(program, &mut files, &donors);
     if flags & 2 != 0 {
-        files.iter_mut().for_each(|f| resign(f));
+        files.iter_mut().for_each(|f| reseal(f, &RECORDS));
     }
     let dir = tempfile::tempdir().map_err(|e| format!("no temporary directory: {e}"))?;
     let log = dir.path().join("commitlog");
@@ -151,37 +156,6 @@ fn readable(storage: &storage::Storage, n: usize) -> Result<bool, String> {
     }))
 }
 
-/// Recomputes the checksums of the record frames along the segment, as far as lengths lead.
-fn resign(segment: &mut [u8]) {
-    let mut at = 0;
-    while at + RECORD_HEADER <= segment.len() {
-        let length = [
-            segment[at],
-            segment[at + 1],
-            segment[at + 2],
-            segment[at + 3],
-        ];
-        if length == [0; 4] {
-            return;
-        }
-        segment[at + 4..at + 8].copy_from_slice(&crc32(&length).to_be_bytes());
-        let payload = at + RECORD_HEADER;
-        let Some(end) = payload
-            .checked_add(u32::from_be_bytes(length) as usize)
-            .filter(|e| e + 4 <= segment.len())
-        else {
-            return;
-        };
-        let crc = crc32(&segment[payload..end]);
-        segment[end..end + 4].copy_from_slice(&crc.to_be_bytes());
-        at = end + 4;
-    }
-}
-
-fn crc32(bytes: &[u8]) -> u32 {
-    crc32fast::hash(bytes)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -193,7 +167,7 @@ mod tests {
         assert!(used.len() >= 2, "records in {} segment(s)", used.len());
         assert_eq!(run(&[0]), Ok(()));
         let mut resigned = w.segments[0].1.clone();
-        resign(&mut resigned);
+        reseal(&mut resigned, &RECORDS);
         assert_eq!(
             resigned, w.segments[0].1,
             "re-signing an intact segment changes nothing"

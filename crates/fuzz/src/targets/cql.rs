@@ -205,13 +205,16 @@ fn join(rng: &mut Rng, toks: &[String]) -> String {
 fn generate(rng: &mut Rng) -> Vec<u8> {
     let depth = rng.size(120);
     let text = match rng.below(5) {
-        0 => format!("SELECT {} FROM ks.t", term(rng, depth)),
-        1 => format!("INSERT INTO t (k, v) VALUES (0, {})", term(rng, depth)),
+        0 => format!("SELECT {} FROM ks.t", nested(rng, depth, TERMS)),
+        1 => format!(
+            "INSERT INTO t (k, v) VALUES (0, {})",
+            nested(rng, depth, TERMS)
+        ),
         2 => format!(
             "CREATE TABLE t (k int PRIMARY KEY, v {})",
-            cql_type(rng, depth)
+            nested(rng, depth, TYPES)
         ),
-        3 => format!("SELECT * FROM t WHERE {}", relation(rng, depth)),
+        3 => format!("SELECT * FROM t WHERE {}", nested(rng, depth, RELATIONS)),
         _ => {
             let soup: Vec<String> = (0..rng.size(40))
                 .map(|_| match rng.below(3) {
@@ -226,50 +229,55 @@ fn generate(rng: &mut Rng) -> Vec<u8> {
     text.into_bytes()
 }
 
-fn term(rng: &mut Rng, depth: usize) -> String {
-    if depth == 0 {
-        return match rng.below(3) {
-            0 => rng.below(100).to_string(),
-            1 => "?".into(),
-            _ => extreme_literal(rng),
-        };
-    }
-    let inner = term(rng, depth - 1);
-    match rng.below(7) {
-        0 => format!("({inner})"),
-        1 => format!("[{inner}, 1]"),
-        2 => format!("{{{inner}: 1}}"),
-        3 => format!("f({inner})"),
-        4 => format!("{inner} + 1"),
-        5 => format!("(int) {inner}"),
-        _ => format!("({inner}, 2)"),
-    }
+/// A grammar fragment: leaves, and templates that wrap what they nest at `$`.
+struct Fragment {
+    leaves: &'static [&'static str],
+    wrappers: &'static [&'static str],
 }
 
-fn cql_type(rng: &mut Rng, depth: usize) -> String {
-    if depth == 0 {
-        return rng
-            .pick(&["int", "text", "blob", "vector<float, 3>", "duration"])
-            .to_string();
-    }
-    let inner = cql_type(rng, depth - 1);
-    match rng.below(5) {
-        0 => format!("frozen<list<{inner}>>"),
-        1 => format!("frozen<map<int, {inner}>>"),
-        2 => format!("tuple<{inner}, int>"),
-        3 => format!("vector<{inner}, 2>"),
-        _ => format!("frozen<set<{inner}>>"),
-    }
-}
+const TERMS: Fragment = Fragment {
+    leaves: &["0", "?", ":name", "'text'", "-1.5e3", "0xcafe", "now()"],
+    wrappers: &[
+        "($)", "[$, 1]", "{$: 1}", "f($)", "$ + 1", "(int) $", "($, 2)", "{$}",
+    ],
+};
 
-fn relation(rng: &mut Rng, depth: usize) -> String {
-    if depth == 0 {
-        return "k = 1".into();
+const TYPES: Fragment = Fragment {
+    leaves: &[
+        "int",
+        "text",
+        "blob",
+        "vector<float, 3>",
+        "duration",
+        "counter",
+    ],
+    wrappers: &[
+        "frozen<list<$>>",
+        "frozen<map<int, $>>",
+        "tuple<$, int>",
+        "vector<$, 2>",
+        "frozen<set<$>>",
+    ],
+};
+
+const RELATIONS: Fragment = Fragment {
+    leaves: &[
+        "k = 1",
+        "(k, c) IN ((1, 1))",
+        "token(k) > 0",
+        "c CONTAINS KEY 1",
+    ],
+    wrappers: &["($)", "$ AND c > 1", "$ AND v = [1, (2)]"],
+};
+
+/// `depth` wrappers of `fragment` around one of its leaves (or an extreme literal).
+fn nested(rng: &mut Rng, depth: usize, fragment: Fragment) -> String {
+    let mut text = match rng.one_in(4) {
+        true => extreme_literal(rng),
+        false => rng.pick(fragment.leaves).to_string(),
+    };
+    for _ in 0..depth {
+        text = rng.pick(fragment.wrappers).replace('$', &text);
     }
-    let inner = relation(rng, depth - 1);
-    match rng.below(3) {
-        0 => format!("({inner})"),
-        1 => format!("{inner} AND c > {}", term(rng, 2)),
-        _ => format!("(k, c) IN (({}, 1))", term(rng, depth.min(3))),
-    }
+    text
 }

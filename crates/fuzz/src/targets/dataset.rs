@@ -45,7 +45,7 @@ pub fn mutation(n: usize, rows: usize) -> Mutation {
             .push(ColumnData::simple("v", Cell::live(1_000 + i as i64, v)));
         update.rows.push(row);
     }
-    if n % 5 == 0 {
+    if n.is_multiple_of(5) {
         let mut fixed = Row::new(Bytes::new());
         fixed.columns.push(ColumnData::simple(
             "s",

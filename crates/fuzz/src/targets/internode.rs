@@ -16,6 +16,7 @@ use net::{Class, HostId, MESSAGING_VERSION, MIN_MESSAGING_VERSION};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use uuid::Uuid;
 
+use super::reseal::{reseal, Framing};
 use crate::driver::Target;
 use crate::mutate::mutate;
 use crate::rng::Rng;
@@ -30,6 +31,12 @@ pub const TARGET: Target = Target {
 };
 
 const FRAME_HEADER: usize = 28;
+/// A frame: a 28-byte header with the CRC32 of its first 24 bytes last, payload, CRC32.
+const FRAMES: Framing = Framing {
+    header_len: FRAME_HEADER,
+    crc_at: 24,
+    zero_ends: false,
+};
 const MAGIC: &[u8] = b"HLNS";
 const CLUSTER: &str = "Test Cluster";
 
@@ -182,20 +189,12 @@ fn generate(rng: &mut Rng) -> Vec<u8> {
 }
 
 fn frame_bytes(rng: &mut Rng) -> Vec<u8> {
-    const KINDS: [Kind; 6] = [
-        Kind::Request,
-        Kind::Response,
-        Kind::Failure,
-        Kind::OneWay,
-        Kind::Ping,
-        Kind::Pong,
-    ];
     let payload = match rng.one_in(2) {
         true => vec![rng.byte(); rng.size(2000)],
         false => rng.blob(600),
     };
     let mut frame = Frame::new(
-        *rng.pick(&KINDS),
+        *rng.pick(&Kind::ALL),
         rng.byte(),
         rng.next_u64(),
         Bytes::from(payload),
@@ -234,14 +233,8 @@ fn hello_bytes(rng: &mut Rng) -> Vec<u8> {
     let mut out = MAGIC.to_vec();
     out.extend_from_slice(&(body.len() as u16).to_be_bytes());
     out.extend_from_slice(&body);
-    out.extend_from_slice(&crc32(&body).to_be_bytes());
+    out.extend_from_slice(&crc32fast::hash(&body).to_be_bytes());
     out
-}
-
-fn crc32(bytes: &[u8]) -> u32 {
-    let mut hasher = crc32fast::Hasher::new();
-    hasher.update(bytes);
-    hasher.finalize()
 }
 
 fn mutate_and_fix(rng: &mut Rng, base: &[u8], others: &[Vec<u8>]) -> Vec<u8> {
@@ -249,33 +242,11 @@ fn mutate_and_fix(rng: &mut Rng, base: &[u8], others: &[Vec<u8>]) -> Vec<u8> {
     mutate(rng, &mut input, others, 4);
     if let Some((mode, stream)) = input.split_first_mut() {
         match *mode % 4 {
-            0 | 1 => fix_frames(stream),
+            0 | 1 => reseal(stream, &FRAMES),
             _ => fix_hello(stream),
         }
     }
     input
-}
-
-/// Recomputes the header and payload checksums of every frame the stream holds.
-fn fix_frames(stream: &mut [u8]) {
-    let mut at = 0;
-    while at + FRAME_HEADER <= stream.len() {
-        let header = &stream[at..at + FRAME_HEADER];
-        let crc = crc32(&header[..24]);
-        stream[at + 24..at + 28].copy_from_slice(&crc.to_be_bytes());
-        let wire_len =
-            u32::from_be_bytes([stream[at], stream[at + 1], stream[at + 2], stream[at + 3]]);
-        let payload = at + FRAME_HEADER;
-        let Some(end) = payload
-            .checked_add(wire_len as usize)
-            .filter(|e| e + 4 <= stream.len())
-        else {
-            return;
-        };
-        let crc = crc32(&stream[payload..end]);
-        stream[end..end + 4].copy_from_slice(&crc.to_be_bytes());
-        at = end + 4;
-    }
 }
 
 /// Recomputes a hello's body checksum.
@@ -285,7 +256,7 @@ fn fix_hello(stream: &mut [u8]) {
     }
     let len = usize::from(u16::from_be_bytes([stream[4], stream[5]]));
     if stream.len() >= 6 + len + 4 {
-        let crc = crc32(&stream[6..6 + len]);
+        let crc = crc32fast::hash(&stream[6..6 + len]);
         stream[6 + len..10 + len].copy_from_slice(&crc.to_be_bytes());
     }
 }

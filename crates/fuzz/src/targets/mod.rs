@@ -10,6 +10,7 @@ pub mod frames;
 pub mod internode;
 mod model;
 pub mod mutation_codec;
+mod reseal;
 pub mod schema_definition;
 pub mod self_test;
 pub mod sstable;
