@@ -94,11 +94,13 @@ impl<'a> Fuzzer<'a> {
         }
     }
 
-    /// The next input: a seed as it is (once each, first), a fresh structured input, or a
-    /// seed or recent input mutated.
+    /// The next input: a seed as it is (always the first time, then one time in eight), a
+    /// fresh structured input, or a seed or recent input mutated.
     pub fn next_input(&mut self, iteration: usize) -> Vec<u8> {
-        if let Some(seed) = self.seeds.get(iteration) {
-            return seed.clone();
+        if iteration == 0 || self.rng.one_in(8) {
+            if let Some(seed) = self.seeds.get(self.rng.below(self.seeds.len())) {
+                return seed.clone();
+            }
         }
         if self.rng.one_in(3) || (self.seeds.is_empty() && self.recent.is_empty()) {
             let fresh = (self.target.generate)(&mut self.rng);
