@@ -2,9 +2,10 @@
 //! mutated), runs the target under `catch_unwind`, and reports panics and violated
 //! properties as failures.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::Once;
+use std::sync::{Mutex, MutexGuard, Once};
+use std::thread::ThreadId;
 
 use crate::mutate::mutate;
 use crate::rng::Rng;
@@ -38,10 +39,28 @@ pub struct Failure {
 thread_local! {
     /// Set while a target runs: the panic hook records the message here instead of printing.
     static CAUGHT: RefCell<Option<Option<String>>> = const { RefCell::new(None) };
+    /// Set on the threads a target starts for its own work (a runtime's workers): the thread
+    /// running the inputs, whose current input their panics fail.
+    static OWNER: Cell<Option<ThreadId>> = const { Cell::new(None) };
 }
 
-/// Installs (once) a panic hook that stays quiet for panics inside [`run_one`] and records
-/// their message and place; other panics go to the previous hook.
+/// The first panic of each owner's helper threads since its last input ended.
+static HELPER_PANICS: Mutex<Vec<(ThreadId, String)>> = Mutex::new(Vec::new());
+
+/// Makes a panic on the calling thread a failure of the input `owner` is running, even
+/// when something on the way (a runtime running a task) catches it. For the threads a target
+/// starts, such as its runtime's workers (`on_thread_start`); `owner` is the thread that
+/// called the target, `std::thread::current().id()` there.
+pub fn report_panics_to(owner: ThreadId) {
+    OWNER.with(|o| o.set(Some(owner)));
+}
+
+fn helper_panics() -> MutexGuard<'static, Vec<(ThreadId, String)>> {
+    HELPER_PANICS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Installs (once) a panic hook that stays quiet for panics inside [`run_one`] and on helper
+/// threads and records their message and place; other panics go to the previous hook.
 fn install_hook() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
@@ -54,22 +73,40 @@ fn install_hook() {
                 }
                 None => false,
             });
-            if !recorded {
-                previous(info);
+            if recorded {
+                return;
             }
+            if let Some(owner) = OWNER.with(Cell::get) {
+                let mut panics = helper_panics();
+                if !panics.iter().any(|(o, _)| *o == owner) {
+                    panics.push((owner, info.to_string()));
+                }
+                return;
+            }
+            previous(info);
         }));
     });
 }
 
-/// Runs `target` on `input`; a panic becomes `Err("panicked at ...")`.
+/// The panic of the calling thread's helpers, if one panicked.
+fn take_helper_panic() -> Option<String> {
+    let me = std::thread::current().id();
+    let mut panics = helper_panics();
+    let at = panics.iter().position(|(owner, _)| *owner == me)?;
+    Some(panics.swap_remove(at).1)
+}
+
+/// Runs `target` on `input`; a panic becomes `Err("panicked at ...")`, also one that the
+/// target caught itself (in a task of its runtime) or that happened on its helper threads.
 pub fn run_one(target: &Target, input: &[u8]) -> Result<(), String> {
     install_hook();
     CAUGHT.with(|c| *c.borrow_mut() = Some(None));
     let outcome = panic::catch_unwind(AssertUnwindSafe(|| (target.run)(input)));
     let message = CAUGHT.with(|c| c.borrow_mut().take()).flatten();
-    match outcome {
-        Ok(result) => result,
-        Err(_) => Err(message.unwrap_or_else(|| "panicked".to_string())),
+    match (outcome, message.or_else(take_helper_panic)) {
+        (Err(_), message) => Err(message.unwrap_or_else(|| "panicked".to_string())),
+        (Ok(_), Some(message)) => Err(message),
+        (Ok(result), None) => result,
     }
 }
 
@@ -222,5 +259,34 @@ mod tests {
         assert!(failures.iter().any(|f| f.message == "property"));
         let again = check(&TOY, 3, 2000);
         assert_eq!(failures.len(), again.len());
+    }
+
+    /// Panics on zero like the toy, but catches it itself, as a runtime does with a task's.
+    fn swallows_its_panic(input: &[u8]) -> Result<(), String> {
+        let _ = panic::catch_unwind(|| panics_on_zero(input));
+        Ok(())
+    }
+
+    /// Panics on zero on a helper thread that reports its panics, and waits for it.
+    fn panics_on_a_helper(input: &[u8]) -> Result<(), String> {
+        let input = input.to_vec();
+        let owner = std::thread::current().id();
+        let helper = std::thread::spawn(move || {
+            report_panics_to(owner);
+            panics_on_zero(&input)
+        });
+        let _ = helper.join();
+        Ok(())
+    }
+
+    #[test]
+    fn panics_caught_by_the_target_or_on_its_helper_threads_are_failures() {
+        for run in [swallows_its_panic, panics_on_a_helper] {
+            let target = Target { run, ..TOY };
+            assert_eq!(run_one(&target, &[2]), Ok(()));
+            let panic = run_one(&target, &[0]).expect_err("the panic is seen");
+            assert!(panic.contains("zero byte"), "{panic}");
+            assert_eq!(run_one(&target, &[2]), Ok(()), "and blamed on that input only");
+        }
     }
 }
