@@ -255,7 +255,7 @@ async fn apply_counters(
             }
             CounterChange::Add(updates) => updates,
         };
-        let ts = ctx.default_timestamp();
+        let ts = plan.timestamp(ctx)?;
         for (key, updates) in updates {
             let table = storage::TableId(plan.table().id);
             qp.coordinator

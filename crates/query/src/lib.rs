@@ -29,6 +29,8 @@ mod select;
 mod selection;
 mod slices;
 mod terms;
+#[doc(hidden)]
+pub mod testing;
 mod tombstones;
 pub mod trace;
 pub mod virtual_tables;

@@ -385,20 +385,30 @@ impl ModifyPlan {
         Ok(keys.into_iter().map(|k| (k, updates.clone())).collect())
     }
 
-    /// The write timestamp: `USING TIMESTAMP`, else the context's.
+    /// The write timestamp: `USING TIMESTAMP`, else the batch's or the client's, else now.
     pub(crate) fn timestamp(&self, ctx: &ExecContext) -> CqlResult<i64> {
-        match &self.timestamp {
+        let timestamp = match &self.timestamp {
             Some(op) => match op.resolve(ctx)? {
-                Resolved::Value(b) => Ok(i64::from_be_bytes(
+                Resolved::Value(b) => i64::from_be_bytes(
                     b.as_ref()
                         .try_into()
                         .map_err(|_| CqlError::invalid("Invalid timestamp"))?,
-                )),
-                Resolved::Null => Err(CqlError::invalid("Invalid null value of timestamp")),
-                Resolved::Unset => Ok(ctx.default_timestamp()),
+                ),
+                Resolved::Null => return Err(CqlError::invalid("Invalid null value of timestamp")),
+                Resolved::Unset => ctx.default_timestamp(),
             },
-            None => Ok(ctx.default_timestamp()),
+            None => ctx.default_timestamp(),
+        };
+        // Cassandra keeps i64::MIN to mean "no timestamp" (UpdateParameters refuses it); here a
+        // collection overwrite's tombstone at `timestamp - 1` would overflow too.
+        if timestamp == i64::MIN {
+            return Err(CqlError::invalid(format!(
+                "Out of bound timestamp, must be in [{}, {}]",
+                i64::MIN + 1,
+                i64::MAX
+            )));
         }
+        Ok(timestamp)
     }
 
     fn ttl(&self, ctx: &ExecContext) -> CqlResult<i32> {
@@ -893,3 +903,7 @@ impl ModifyPlan {
         })
     }
 }
+
+#[cfg(test)]
+#[path = "modify_tests.rs"]
+mod tests;

@@ -1,0 +1,42 @@
+//! A query processor of one node that runs alone, on storage in a directory and with nothing
+//! else: for the tests of this crate and the fuzz targets that execute statements.
+
+use std::net::{IpAddr, Ipv4Addr};
+use std::path::Path;
+use std::sync::Arc;
+
+use coordinator::{Coordinator, Timeouts};
+use storage::{Storage, StorageConfig};
+use types::{CqlError, CqlResult};
+
+use crate::{NodeInfo, QueryProcessor, RELEASE_VERSION};
+
+/// Opens storage under `dir` (`data/`, `commitlog/`, `metadata/`) and starts a processor on
+/// it ([`QueryProcessor::start_alone`]), for a node at 127.0.0.1 owning token 0.
+pub async fn local_processor(dir: &Path) -> CqlResult<Arc<QueryProcessor>> {
+    let config = StorageConfig::new(dir.join("data"), dir.join("commitlog"));
+    let storage = Storage::open(config)
+        .map_err(|e| CqlError::Server(format!("storage does not open: {e}")))?;
+    let host_id = uuid::Uuid::from_u128(1);
+    let local = IpAddr::V4(Ipv4Addr::LOCALHOST);
+    let endpoint = ring::Endpoint {
+        addr: local,
+        datacenter: "datacenter1".into(),
+        rack: "rack1".into(),
+        host_id: *host_id.as_bytes(),
+    };
+    let coordinator = Coordinator::new(Arc::new(storage), endpoint, Timeouts::default());
+    let info = NodeInfo {
+        cluster_name: "Test Cluster".into(),
+        listen_address: local,
+        rpc_address: local,
+        native_port: 9042,
+        storage_port: 7000,
+        data_center: "datacenter1".into(),
+        rack: "rack1".into(),
+        release_version: RELEASE_VERSION.into(),
+        tokens: vec![0],
+        host_id,
+    };
+    QueryProcessor::start_alone(Arc::new(coordinator), info, dir.join("metadata")).await
+}
