@@ -286,7 +286,11 @@ mod tests {
             assert_eq!(run_one(&target, &[2]), Ok(()));
             let panic = run_one(&target, &[0]).expect_err("the panic is seen");
             assert!(panic.contains("zero byte"), "{panic}");
-            assert_eq!(run_one(&target, &[2]), Ok(()), "and blamed on that input only");
+            assert_eq!(
+                run_one(&target, &[2]),
+                Ok(()),
+                "and blamed on that input only"
+            );
         }
     }
 }

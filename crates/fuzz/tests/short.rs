@@ -27,6 +27,7 @@ macro_rules! short_tests {
 
 short_tests! {
     cql_parser => cql,
+    statement_analysis_and_execution => statements,
     protocol_frames => frames,
     internode_frames_and_handshakes => internode,
     mutation_codec => mutation_codec,

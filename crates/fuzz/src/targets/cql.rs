@@ -17,7 +17,7 @@ pub const TARGET: Target = Target {
 
 const CORPUS: &str = include_str!("../../corpus/cql.txt");
 
-fn seeds() -> Vec<Vec<u8>> {
+pub fn seeds() -> Vec<Vec<u8>> {
     CORPUS.lines().map(|l| l.as_bytes().to_vec()).collect()
 }
 
@@ -124,7 +124,7 @@ fn tokens(text: &str) -> Vec<String> {
     out
 }
 
-fn mutate_tokens(rng: &mut Rng, base: &[u8], others: &[Vec<u8>]) -> Vec<u8> {
+pub fn mutate_tokens(rng: &mut Rng, base: &[u8], others: &[Vec<u8>]) -> Vec<u8> {
     let mut toks = tokens(&String::from_utf8_lossy(base));
     for _ in 0..1 + rng.below(3) {
         mutate_once(rng, &mut toks, others);
@@ -179,7 +179,7 @@ fn nest(rng: &mut Rng, toks: &mut Vec<String>, at: usize) {
     toks.insert(at, open.repeat(depth));
 }
 
-fn extreme_literal(rng: &mut Rng) -> String {
+pub fn extreme_literal(rng: &mut Rng) -> String {
     match rng.below(4) {
         0 => format!("'{}'", "x".repeat(rng.size(100_000))),
         1 => format!("\"{}\"", "y".repeat(rng.size(70_000))),
@@ -202,7 +202,7 @@ fn join(rng: &mut Rng, toks: &[String]) -> String {
     out
 }
 
-fn generate(rng: &mut Rng) -> Vec<u8> {
+pub fn generate(rng: &mut Rng) -> Vec<u8> {
     let depth = rng.size(120);
     let text = match rng.below(5) {
         0 => format!("SELECT {} FROM ks.t", nested(rng, depth, TERMS)),

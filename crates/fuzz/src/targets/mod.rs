@@ -14,11 +14,13 @@ mod reseal;
 pub mod schema_definition;
 pub mod self_test;
 pub mod sstable;
+pub mod statements;
 pub mod values;
 pub mod yaml;
 
-pub static ALL: [Target; 9] = [
+pub static ALL: [Target; 10] = [
     cql::TARGET,
+    statements::TARGET,
     frames::TARGET,
     internode::TARGET,
     mutation_codec::TARGET,
