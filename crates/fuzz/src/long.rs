@@ -71,7 +71,7 @@ pub fn run(options: &Options) -> Vec<Tally> {
         for mut r in running.drain(..) {
             match watch(options, &mut r) {
                 true => still.push(r),
-                false => tallies.push(finish(r)),
+                false => tallies.push(finish(options, r)),
             }
         }
         running = still;
@@ -112,8 +112,14 @@ fn spawn(options: &Options, target: &Target, seed: u64, seconds: f64, progress: 
         Ok(file) => Stdio::from(file),
         Err(_) => Stdio::inherit(),
     };
+    let scratch = scratch(options, target);
+    if let Err(e) = fs::create_dir_all(&scratch) {
+        eprintln!("cannot create {}: {e}", scratch.display());
+        std::process::exit(2);
+    }
     let spawned = Command::new(exe)
         .stderr(stderr)
+        .env("TMPDIR", &scratch)
         .args(["worker", target.name, "--seed", &seed.to_string()])
         .args(["--seconds", &format!("{seconds:.3}")])
         .arg("--progress")
@@ -125,6 +131,12 @@ fn spawn(options: &Options, target: &Target, seed: u64, seconds: f64, progress: 
         eprintln!("cannot start a worker: {e}");
         std::process::exit(2)
     })
+}
+
+/// The worker's temporary directory (its `TMPDIR`): what a worker killed for a hang or dead
+/// of an abort left there (a node's data, files to corrupt) is removed with it.
+fn scratch(options: &Options, target: &Target) -> PathBuf {
+    options.out.join(format!(".{}.tmp", target.name))
 }
 
 /// Checks one child: `false` once its target is finished.
@@ -197,14 +209,16 @@ fn restart(options: &Options, r: &mut Running) -> bool {
     r.restarts += 1;
     let seed = options.seed.wrapping_add(r.restarts);
     let _ = fs::remove_file(&r.progress);
+    let _ = fs::remove_dir_all(scratch(options, r.target));
     r.child = spawn(options, r.target, seed, left.as_secs_f64(), &r.progress);
     r.last_count = 0;
     r.last_change = Instant::now();
     true
 }
 
-fn finish(mut r: Running) -> Tally {
+fn finish(options: &Options, mut r: Running) -> Tally {
     let _ = fs::remove_file(&r.progress);
+    let _ = fs::remove_dir_all(scratch(options, r.target));
     r.tally.seconds = r.started.elapsed().as_secs_f64();
     r.tally.iterations = r.done_iterations;
     r.tally.failures = r.done_failures;

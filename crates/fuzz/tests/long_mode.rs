@@ -2,13 +2,18 @@
 //! the worker and an endless loop stops its progress; either way the supervisor saves the
 //! input, restarts the worker and reports it in the summary.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use fuzz::targets::self_test::{ABORT_TRIGGER, HANG_TRIGGER};
+use fuzz::targets::self_test::{ABORT_TRIGGER, HANG_LEFTOVER, HANG_TRIGGER};
 
+/// Runs the long mode with `out` as its output and `out/tmp` as the temporary directory it
+/// is given.
 fn long_run(target: &str, out: &Path, extra: &[&str]) -> String {
+    let tmp = out.join("tmp");
+    std::fs::create_dir_all(&tmp).expect("a temporary directory");
     let output = Command::new(env!("CARGO_BIN_EXE_helenus-fuzz"))
+        .env("TMPDIR", &tmp)
         .args(["long", "--duration", "4s", "--out"])
         .arg(out)
         .args(extra)
@@ -73,4 +78,24 @@ fn a_hang_is_saved_and_the_worker_replaced() {
     let inputs = saved(out.path());
     assert!(!inputs.is_empty());
     assert!(inputs.iter().all(|i| i.first() == Some(&HANG_TRIGGER)));
+    let leftovers: Vec<_> = walk(out.path())
+        .into_iter()
+        .filter(|p| p.ends_with(HANG_LEFTOVER))
+        .collect();
+    assert_eq!(
+        leftovers,
+        Vec::<PathBuf>::new(),
+        "the killed workers' files are removed"
+    );
+}
+
+/// Every file under `dir`, recursively.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let entries = std::fs::read_dir(dir).expect("a directory").flatten();
+    entries
+        .flat_map(|e| match e.path().is_dir() {
+            true => walk(&e.path()),
+            false => vec![e.path()],
+        })
+        .collect()
 }

@@ -7,6 +7,8 @@ use crate::rng::Rng;
 
 pub const ABORT_TRIGGER: u8 = 0xAB;
 pub const HANG_TRIGGER: u8 = 0xCD;
+/// The file the hanging target leaves in its temporary directory.
+pub const HANG_LEFTOVER: &str = "self-test-hang.leftover";
 
 pub const ABORTS: Target = Target {
     name: "self-test-abort",
@@ -50,7 +52,11 @@ fn deep(n: u64) -> u64 {
     }
 }
 
+/// Hangs holding a file in the temporary directory, as a statements node holds its data.
 fn hang_on_trigger(input: &[u8]) -> Result<(), String> {
+    if input.first() == Some(&HANG_TRIGGER) {
+        let _ = std::fs::write(std::env::temp_dir().join(HANG_LEFTOVER), b"left");
+    }
     while input.first() == Some(&HANG_TRIGGER) {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
