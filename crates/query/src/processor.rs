@@ -777,3 +777,7 @@ fn statement_name(stmt: &Statement) -> &'static str {
         _ => "Authentication and authorization",
     }
 }
+
+#[cfg(test)]
+#[path = "processor_tests.rs"]
+mod tests;

@@ -121,6 +121,7 @@ impl QueryProcessor {
                 return Err(CqlError::invalid("not a schema statement"));
             };
             guardrails::schema::after(&limits, stmt, &outcome, &notice)?;
+            check_table_options(&state.schema, &outcome.effect)?;
             let result = match &outcome.change {
                 Some(c) => QueryResult::SchemaChange(c.clone()),
                 None => QueryResult::Void,
@@ -242,19 +243,13 @@ impl QueryProcessor {
     async fn save_keyspace(&self, schema: &Schema, ks: &KeyspaceMetadata) -> CqlResult<()> {
         let storage = self.coordinator.storage();
         let before = schema.keyspace(&ks.name);
-        for t in ks.tables.values() {
-            let existing = before
-                .and_then(|b| b.tables.get(&t.name))
-                .filter(|b| b.id == t.id);
-            match existing {
-                None => storage
-                    .create_table(storage::TableId(t.id), local::table_params(t))
-                    .map_err(storage_error)?,
-                Some(b) if b.options != t.options => storage
-                    .alter_table(storage::TableId(t.id), local::table_params(t))
-                    .map_err(storage_error)?,
-                Some(_) => {}
+        for (t, new) in tables_to_apply(schema, ks) {
+            let (id, params) = (storage::TableId(t.id), local::table_params(t));
+            match new {
+                true => storage.create_table(id, params),
+                false => storage.alter_table(id, params),
             }
+            .map_err(storage_error)?;
         }
         let ts = unique_micros();
         let rows = schema_store::save_keyspace(system_schema(schema)?.as_ref(), ks, ts, now(ts))?;
@@ -310,6 +305,38 @@ impl QueryProcessor {
         }
         Ok(())
     }
+}
+
+/// The tables of `ks` storage has to register (`true`: new) or alter (changed options) to go
+/// from `schema` to `ks`.
+fn tables_to_apply<'a>(
+    schema: &'a Schema,
+    ks: &'a KeyspaceMetadata,
+) -> impl Iterator<Item = (&'a Arc<TableMetadata>, bool)> + 'a {
+    let before = schema.keyspace(&ks.name);
+    ks.tables.values().filter_map(move |t| {
+        let existing = before
+            .and_then(|b| b.tables.get(&t.name))
+            .filter(|b| b.id == t.id);
+        match existing {
+            None => Some((t, true)),
+            Some(b) if b.options != t.options => Some((t, false)),
+            Some(_) => None,
+        }
+    })
+}
+
+/// Table options storage cannot use (a compaction sub-option's value, a compression setting)
+/// are the statement's configuration error, as in Cassandra, found before the change is
+/// committed: every node has to be able to apply what the log holds.
+fn check_table_options(schema: &Schema, effect: &Effect) -> CqlResult<()> {
+    let Effect::Save(ks) = effect else {
+        return Ok(());
+    };
+    for (t, _) in tables_to_apply(schema, ks) {
+        local::table_params(t).check().map_err(CqlError::Config)?;
+    }
+    Ok(())
 }
 
 fn now(ts: i64) -> i32 {

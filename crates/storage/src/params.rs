@@ -52,13 +52,25 @@ impl TableParams {
         self
     }
 
+    /// Why the engine cannot use these parameters (a compaction sub-option's value, a
+    /// compression setting), in Cassandra's words: [`settings`](Self::settings) fails for the
+    /// same reason.
+    pub fn check(&self) -> std::result::Result<(), String> {
+        self.strategy()?;
+        compression(&self.compression)?;
+        Ok(())
+    }
+
+    fn strategy(&self) -> std::result::Result<Box<dyn CompactionStrategy>, String> {
+        match self.compaction.is_empty() {
+            true => Ok(Box::new(SizeTiered::from_options(&self.compaction)?)),
+            false => from_options(&self.compaction),
+        }
+    }
+
     /// Validates the parameters and derives the engine's settings.
     pub fn settings(&self) -> Result<TableSettings> {
-        let strategy: Box<dyn CompactionStrategy> = if self.compaction.is_empty() {
-            Box::new(SizeTiered::from_options(&self.compaction).map_err(|e| self.invalid(&e))?)
-        } else {
-            from_options(&self.compaction).map_err(|e| self.invalid(&e))?
-        };
+        let strategy = self.strategy().map_err(|e| self.invalid(&e))?;
         let (compression, chunk_length) =
             compression(&self.compression).map_err(|e| self.invalid(&e))?;
         Ok(TableSettings {
