@@ -6,7 +6,8 @@
 //! state it sends back for the next pages is damaged.
 //!
 //! The node keeps what earlier inputs wrote, so a failure may need the inputs before it:
-//! `replay` of the saved input alone runs it on a fresh node.
+//! `replay` of the saved input alone runs it on a fresh node, and a server error's message
+//! lists the schema changes the node had seen (a keyspace an earlier input created).
 
 mod generate;
 mod literals;
@@ -47,7 +48,7 @@ fn run(input: &[u8]) -> Result<(), String> {
     node::with(|node| {
         for _ in 0..=MORE_PAGES {
             let answer = node.query(&text, options.clone());
-            let Some(state) = next_page(node, answer)? else {
+            let Some(state) = next_page(node, &text, answer)? else {
                 break;
             };
             options.paging_state = Some(maybe_damaged(&mut rng, state));
@@ -58,18 +59,25 @@ fn run(input: &[u8]) -> Result<(), String> {
 
 /// The paging state for the next page, if there is one. A server error is a finding: bad
 /// statements deserve an error that says what is wrong with them.
-fn next_page(node: &mut Node, answer: CqlResult<Outcome>) -> Result<Option<Bytes>, String> {
+fn next_page(
+    node: &mut Node,
+    text: &str,
+    answer: CqlResult<Outcome>,
+) -> Result<Option<Bytes>, String> {
     let outcome = match answer {
-        Err(CqlError::Server(message)) => return Err(format!("a server error: {message}")),
+        Err(CqlError::Server(message)) => {
+            let changes = node.changes();
+            return Err(format!(
+                "a server error: {message}\nafter these schema changes on a fresh node:\n{changes}"
+            ));
+        }
         Err(_) => return Ok(None),
         Ok(outcome) => outcome,
     };
     match outcome.result {
         QueryResult::Rows(rows) => Ok(rows.paging_state),
         QueryResult::SchemaChange(change) => {
-            if change.kind != SchemaChangeKind::Created {
-                node.schema_changed();
-            }
+            node.schema_changed(text, change.kind != SchemaChangeKind::Created);
             Ok(None)
         }
         _ => Ok(None),

@@ -25,6 +25,8 @@ pub struct Node {
     processor: Arc<QueryProcessor>,
     runtime: Runtime,
     inputs: usize,
+    /// The schema changes the inputs made, in order: what a failure may need to happen again.
+    changes: Vec<String>,
     /// Dropped last, once the storage has stopped.
     _dir: tempfile::TempDir,
 }
@@ -54,10 +56,18 @@ impl Node {
         self.runtime.block_on(query)
     }
 
-    /// Something of the schema the generator writes for is altered or gone: a fresh node
-    /// takes over soon.
-    pub fn schema_changed(&mut self) {
-        self.inputs = self.inputs.max(INPUTS_PER_NODE - INPUTS_AFTER_CHANGE);
+    /// The input `statement` changed the schema; if it `took` something away the generator
+    /// writes for, a fresh node takes over soon.
+    pub fn schema_changed(&mut self, statement: &str, took: bool) {
+        self.changes.push(statement.to_string());
+        if took {
+            self.inputs = self.inputs.max(INPUTS_PER_NODE - INPUTS_AFTER_CHANGE);
+        }
+    }
+
+    /// The schema changes inputs made on this node, one a line.
+    pub fn changes(&self) -> String {
+        self.changes.join("\n")
     }
 }
 
@@ -78,6 +88,7 @@ fn start() -> Node {
         processor,
         runtime,
         inputs: 0,
+        changes: Vec::new(),
         _dir: dir,
     };
     for statement in schema::definitions() {
