@@ -1,18 +1,17 @@
-//! A small seeded generator (SplitMix64): every run is reproducible from its seed.
+//! A small seeded generator: every run is reproducible from its seed. The numbers come from
+//! the workspace's SplitMix64 (`metadata::memnet`); the shapes fuzzing needs are built here.
 
-pub struct Rng(u64);
+use metadata::memnet::SplitMix64;
+
+pub struct Rng(SplitMix64);
 
 impl Rng {
     pub fn new(seed: u64) -> Rng {
-        Rng(seed)
+        Rng(SplitMix64(seed))
     }
 
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     /// A number in `0..n` (0 when `n` is 0).
