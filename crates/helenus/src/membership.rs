@@ -174,12 +174,10 @@ impl Mirror {
 
 /// Waits for the next gossip event; `false` once gossip has stopped for good.
 async fn next_event(events: &mut broadcast::Receiver<MembershipEvent>) -> bool {
-    loop {
-        match events.recv().await {
-            Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => return true,
-            Err(broadcast::error::RecvError::Closed) => return false,
-        }
-    }
+    !matches!(
+        events.recv().await,
+        Err(broadcast::error::RecvError::Closed)
+    )
 }
 
 fn peer_info(node: &NodeRecord, view: Option<&EndpointView>) -> PeerInfo {

@@ -13,7 +13,7 @@ pub const MAX_VOTERS: usize = 7;
 /// that would be even — two voters stop at the loss of either, three survive the loss of one.
 pub fn settled_voters(members: usize) -> usize {
     let voters = members.min(MAX_VOTERS);
-    if voters % 2 == 0 {
+    if voters.is_multiple_of(2) {
         voters.saturating_sub(1)
     } else {
         voters
