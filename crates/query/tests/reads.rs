@@ -2,18 +2,13 @@
 //! resume after their last row, counter deletions are written, bound frozen sets are stored in
 //! their canonical order, and prepared statements naming a dropped table are unprepared.
 
-use std::net::{IpAddr, Ipv4Addr};
 use std::sync::Arc;
 
 use bytes::Bytes;
-use coordinator::{Coordinator, Timeouts};
-use query::{NodeInfo, QueryProcessor};
-use storage::{Storage, StorageConfig};
+use query::QueryProcessor;
 use types::request::{BoundValue, QueryOptions, Values};
 use types::result::QueryResult;
 use types::CqlError;
-
-const LOCAL: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
 
 struct Node {
     qp: Arc<QueryProcessor>,
@@ -25,28 +20,7 @@ type Row = Vec<Option<Bytes>>;
 impl Node {
     async fn start() -> Node {
         let dir = tempfile::tempdir().expect("tempdir");
-        let config = StorageConfig::new(dir.path().join("data"), dir.path().join("commitlog"));
-        let storage = Arc::new(Storage::open(config).expect("storage"));
-        let endpoint = ring::Endpoint {
-            addr: LOCAL,
-            datacenter: "datacenter1".into(),
-            rack: "rack1".into(),
-            host_id: [0; 16],
-        };
-        let coordinator = Arc::new(Coordinator::new(storage, endpoint, Timeouts::default()));
-        let info = NodeInfo {
-            cluster_name: "Test Cluster".into(),
-            listen_address: LOCAL,
-            rpc_address: LOCAL,
-            native_port: 9042,
-            storage_port: 7000,
-            data_center: "datacenter1".into(),
-            rack: "rack1".into(),
-            release_version: query::RELEASE_VERSION.into(),
-            tokens: vec![0],
-            host_id: uuid::Uuid::nil(),
-        };
-        let qp = QueryProcessor::start_alone(coordinator, info, dir.path().join("metadata"))
+        let qp = query::testing::local_processor(dir.path())
             .await
             .expect("start");
         let node = Node { qp, _dir: dir };
