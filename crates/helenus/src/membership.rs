@@ -85,9 +85,14 @@ struct Mirror {
 impl Mirror {
     async fn run(mut self, mut states: watch::Receiver<Arc<ClusterMetadata>>) {
         let mut gossip_events = self.gossip.as_ref().map(|g| g.subscribe());
+        let mut ring_version = None;
         loop {
             let meta = states.borrow_and_update().clone();
-            self.coordinator.topology().set_ring(ring_of(&meta));
+            // the ring changes with the topology only, not with schema changes or gossip
+            if ring_version != Some(meta.topology_version) {
+                self.coordinator.topology().set_ring(ring_of(&meta));
+                ring_version = Some(meta.topology_version);
+            }
             self.refresh(&meta).await;
             let gossiped = async {
                 match gossip_events.as_mut() {
