@@ -5,6 +5,7 @@
 mod consistency;
 mod failures;
 pub mod metrics;
+mod remote;
 mod slow;
 mod timeouts;
 mod topology;
@@ -26,6 +27,7 @@ pub use consistency::{block_for, validate_for_read, validate_for_write};
 use failures::Needed;
 pub use failures::Replica;
 pub use metrics::{Metrics, RequestKind};
+pub use remote::{EpochSource, Remote};
 pub use slow::SlowQueries;
 pub use timeouts::{LiveTimeouts, TimeoutKind, Timeouts};
 pub use topology::{Liveness, Topology};
@@ -44,6 +46,7 @@ pub struct Coordinator {
     timeouts: LiveTimeouts,
     metrics: Metrics,
     slow: Arc<SlowQueries>,
+    attached: remote::Attachments,
 }
 
 impl Coordinator {
@@ -60,6 +63,7 @@ impl Coordinator {
             timeouts: LiveTimeouts::new(timeouts),
             metrics: Metrics::default(),
             slow: Arc::new(SlowQueries::default()),
+            attached: remote::Attachments::default(),
         }
     }
 
@@ -67,6 +71,25 @@ impl Coordinator {
     pub fn with_storage_port(mut self, storage_port: u16) -> Coordinator {
         self.replica.storage_port = storage_port;
         self
+    }
+
+    /// Lets requests reach other nodes; a node attaches it once, when its cluster services run.
+    pub fn attach_remote(&self, remote: Remote) {
+        if self.attached.remote.set(remote).is_err() {
+            tracing::warn!("internode messaging was attached to the coordinator twice");
+        }
+    }
+
+    /// Stores hints for replicas a write misses; attached once, when the hints service runs.
+    pub fn attach_hints(&self, hints: Arc<hints::HintsService>) {
+        if self.attached.hints.set(hints).is_err() {
+            tracing::warn!("the hints service was attached to the coordinator twice");
+        }
+    }
+
+    /// The hints service, once attached.
+    pub fn hints(&self) -> Option<&Arc<hints::HintsService>> {
+        self.attached.hints.get()
     }
 
     pub fn storage(&self) -> &Arc<Storage> {

@@ -1,0 +1,33 @@
+//! What the coordinator needs to reach other nodes, attached once the node's cluster services
+//! have started: internode messaging, the hints service, and the metadata epoch messages carry.
+//! A node running alone has none of it and keeps every request local.
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+
+use hints::HintsService;
+use net::Messaging;
+
+/// The metadata epoch this node has applied.
+pub type EpochSource = Arc<dyn Fn() -> u64 + Send + Sync>;
+
+/// The cluster as the coordinator reaches it.
+pub struct Remote {
+    pub messaging: Arc<Messaging>,
+    /// Every node's internode port (Cassandra's storage_port, the same on every node).
+    pub storage_port: u16,
+    pub epoch: EpochSource,
+}
+
+impl Remote {
+    /// The internode address of the node at `addr`.
+    pub fn peer(&self, addr: IpAddr) -> SocketAddr {
+        SocketAddr::new(addr, self.storage_port)
+    }
+}
+
+/// The optional services, each set at most once.
+#[derive(Default)]
+pub(crate) struct Attachments {
+    pub remote: std::sync::OnceLock<Remote>,
+    pub hints: std::sync::OnceLock<Arc<HintsService>>,
+}
