@@ -18,11 +18,15 @@ mod metrics;
 mod params;
 mod partition;
 mod reconcile;
+mod repair;
 mod resolve;
 mod row_map;
 mod snapshot;
 mod storage;
+#[cfg(test)]
+mod testing;
 mod token_filter;
+pub mod wire;
 
 pub use commitlog::CommitlogSync;
 pub use compaction::exec::{CompactionProgress, CompactionRecord, CompactionTotals};
@@ -30,13 +34,17 @@ pub use compaction::garbage::Granularity;
 pub use compaction::TaskKind;
 pub use counter::CounterUpdate;
 pub use engine::FlushReport;
-pub use engine::{LsmEngine, MemtableEngine, TableEngine};
+pub use engine::{
+    resolve_partition, LsmEngine, MemtableEngine, Round, Rounds, ScanRound, ScanSource, TableEngine,
+};
 pub use error::{Result, StorageError};
 pub use filter::{KeyRange, PartitionPosition, ReadFilter};
 pub use health::{CommitFailurePolicy, DiskFailurePolicy, FailureListener, NodeAction};
 pub use metrics::{Percentiles, ReadStats, TableMetrics};
 pub use mutation::*;
+pub use partition::{PartitionData, SourceRows};
 pub use params::{TableParams, TableSettings, DEFAULT_GC_GRACE_SECONDS};
+pub use row_map::RowMap;
 pub use snapshot::SnapshotInfo;
 pub use sstable::{
     CacheStats, ChunkCacheStats, KeyCacheStats, PartitionWatch, WatchThresholds, WrittenCollection,

@@ -160,6 +160,13 @@ impl MetricsRecorder {
         });
     }
 
+    /// Records a replica's answer to a round of a read (see `LsmEngine::read_source`): only
+    /// the SSTables it read, the coordinator resolving the answers counts the rest.
+    pub fn source_read(&self, sstables: usize) {
+        let sstables = u64::try_from(sstables).unwrap_or(u64::MAX);
+        self.record(|h| h.sstables.saturating_record(sstables));
+    }
+
     /// Records a range read.
     pub fn range_read(&self, stats: &ReadStats) {
         self.record(|h| {

@@ -6,6 +6,7 @@ use bytes::Bytes;
 use crate::filter::ReadFilter;
 use crate::reconcile::{merge_row, normalize_row};
 use crate::row_map::RowMap;
+use crate::sstable::ranges_overlap;
 use mutation::{DeletionTime, PartitionUpdate, RangeTombstone, Row};
 
 /// One source's answer to a read capped at a number of rows: its data and, when it stopped at
@@ -106,6 +107,36 @@ impl PartitionData {
             },
             stopped_at,
         }
+    }
+
+    /// Only what `filter` selects: its rows, the static row if asked, and the range tombstones
+    /// meeting its slices (the partition deletion stays). Sources disagree on the rest — a
+    /// memtable returns every range tombstone, an SSTable those it met — so answers compared
+    /// across replicas are restricted first.
+    pub fn restricted(self, filter: &ReadFilter) -> PartitionData {
+        let overlaps = |t: &RangeTombstone| {
+            filter
+                .non_empty_slices()
+                .any(|(s, e)| ranges_overlap((&t.start, &t.end), (s, e)))
+        };
+        PartitionData {
+            partition_deletion: self.partition_deletion,
+            static_row: self.static_row.filter(|_| filter.include_static),
+            rows: self
+                .rows
+                .into_iter()
+                .filter(|(clustering, _)| filter.selects(clustering))
+                .collect(),
+            range_tombstones: self.range_tombstones.into_iter().filter(overlaps).collect(),
+        }
+    }
+
+    /// Whether there is nothing at all: no deletion, row or tombstone.
+    pub fn is_empty(&self) -> bool {
+        self.partition_deletion.is_live()
+            && self.static_row.is_none()
+            && self.rows.is_empty()
+            && self.range_tombstones.is_empty()
     }
 
     /// The strongest deletion applying to the row with this clustering (excluding its own).

@@ -57,11 +57,7 @@ pub fn remove_shadowed(
             row_without(row, covering, newer, granularity).map(|row| (clustering, row))
         })
         .collect();
-    let empty = data.partition_deletion.is_live()
-        && data.static_row.is_none()
-        && data.rows.is_empty()
-        && data.range_tombstones.is_empty();
-    (!empty).then_some(data)
+    (!data.is_empty()).then_some(data)
 }
 
 /// `row` without what `covering` (the deletions over it elsewhere), the deletion of `newer`

@@ -19,7 +19,9 @@ use super::placement;
 use super::point_read::{self, CachedSstable};
 use super::pool::{MemtableUsage, PooledMemtable};
 use super::table_dir::{open_table_dirs, read_floor, write_floor, LiveSstable};
-use super::{scan_sources, PartitionSource, TableEngine};
+use super::replica_scan::{scan_source, ScanSource};
+use super::rounds::Round;
+use super::{read_round, scan_sources, PartitionSource, TableEngine};
 use crate::commitlog::Position;
 use crate::compaction::{CompactionTask, SstableInfo};
 use crate::error::Result;
@@ -28,8 +30,10 @@ use crate::health::Health;
 use crate::memtable::Memtable;
 use crate::metrics::{MetricsRecorder, ReadStats};
 use crate::params::TableSettings;
-use crate::partition::PartitionData;
-use crate::sstable::{Caches, Descriptor, SstableWriter, WatchSlot, Watcher, WriteOptions};
+use crate::partition::{PartitionData, SourceRows};
+use crate::sstable::{
+    Caches, Descriptor, ReadCaches, Sstable, SstableWriter, WatchSlot, Watcher, WriteOptions,
+};
 use crate::storage::now_seconds;
 use mutation::{Partition, PartitionKey, PartitionUpdate};
 
@@ -182,7 +186,49 @@ impl LsmEngine {
         key: &PartitionKey,
         filter: &ReadFilter,
     ) -> Result<Option<PartitionData>> {
-        point_read::merged(&self.view(), key, filter, self.caches.point_read())
+        let (round, _) = self.source_round(key, filter, usize::MAX)?;
+        Ok(round.data().cloned())
+    }
+
+    /// This node's answer, as one replica, to a round of a read of `key`: every source read up
+    /// to `cap` rows and merged, unresolved, restricted to what is complete (see
+    /// [`Round::into_source_rows`]). Every SSTable that may hold the key is read: no timestamp
+    /// early exit, so replicas holding the same data answer the same. Records the SSTables
+    /// read in the table's metrics.
+    pub fn read_source(
+        &self,
+        key: &PartitionKey,
+        filter: &ReadFilter,
+        cap: usize,
+    ) -> Result<Option<SourceRows>> {
+        let (round, sstables) = self.source_round(key, filter, cap)?;
+        self.metrics.source_read(sstables);
+        Ok(round.into_source_rows(filter))
+    }
+
+    /// Every source's answer to one round of `key`, merged, with the number of SSTables read.
+    fn source_round(
+        &self,
+        key: &PartitionKey,
+        filter: &ReadFilter,
+        cap: usize,
+    ) -> Result<(Round, usize)> {
+        let view = self.view();
+        let sstables = cached(&view, self.caches.point_read(), |s| s.may_contain(key));
+        let round = read_round(&sources(&view, &sstables), key, filter, cap)?;
+        Ok((round, sstables.len()))
+    }
+
+    /// This node's answer, as one replica, to a range scan: see [`ScanSource`].
+    pub fn scan_source(
+        &self,
+        range: &KeyRange,
+        filter: &ReadFilter,
+        partition_limit: usize,
+    ) -> Result<ScanSource> {
+        let view = self.view();
+        let sstables = cached(&view, self.caches.scan(), |s| overlaps(s, range));
+        scan_source(&sources(&view, &sstables), range, filter, partition_limit)
     }
 
     /// Up to `limit` live partitions of `range` at `now`, with what the scan did (every SSTable
@@ -195,20 +241,8 @@ impl LsmEngine {
         limit: usize,
     ) -> Result<(Vec<Partition>, ReadStats)> {
         let view = self.view();
-        let caches = self.caches.scan();
-        let sstables: Vec<CachedSstable<'_>> = view
-            .sstables
-            .iter()
-            .filter(|s| overlaps(&s.sstable, range))
-            .map(|s| CachedSstable {
-                sstable: &s.sstable,
-                caches,
-            })
-            .collect();
-        let memtables = view.memtables().map(|m| m as &dyn PartitionSource);
-        let sources: Vec<&dyn PartitionSource> = memtables
-            .chain(sstables.iter().map(|s| s as &dyn PartitionSource))
-            .collect();
+        let sstables = cached(&view, self.caches.scan(), |s| overlaps(s, range));
+        let sources = sources(&view, &sstables);
         let mut stats = ReadStats {
             sstables: u32::try_from(sstables.len()).unwrap_or(u32::MAX),
             ..ReadStats::default()
@@ -571,8 +605,30 @@ impl LsmEngine {
     }
 }
 
+/// The SSTables of `view` that `keep` accepts, read through `caches`.
+fn cached<'a>(
+    view: &'a View,
+    caches: ReadCaches<'a>,
+    keep: impl Fn(&Sstable) -> bool,
+) -> Vec<CachedSstable<'a>> {
+    view.sstables
+        .iter()
+        .map(|s| &s.sstable)
+        .filter(|s| keep(s))
+        .map(|sstable| CachedSstable { sstable, caches })
+        .collect()
+}
+
+/// The memtables of `view`, newest first, then `sstables`.
+fn sources<'a>(view: &'a View, sstables: &'a [CachedSstable<'a>]) -> Vec<&'a dyn PartitionSource> {
+    let memtables = view.memtables().map(|m| m as &dyn PartitionSource);
+    memtables
+        .chain(sstables.iter().map(|s| s as &dyn PartitionSource))
+        .collect()
+}
+
 /// Whether the SSTable's key span meets `range`.
-fn overlaps(sstable: &crate::sstable::Sstable, range: &KeyRange) -> bool {
+fn overlaps(sstable: &Sstable, range: &KeyRange) -> bool {
     let stats = sstable.stats();
     match (&stats.first_key, &stats.last_key) {
         (Some(first), Some(last)) => range.before_end(first) && range.after_start(last),

@@ -9,6 +9,7 @@ mod memtable_engine;
 mod placement;
 mod point_read;
 mod pool;
+mod replica_scan;
 mod rounds;
 mod table_dir;
 
@@ -16,6 +17,8 @@ pub use lsm::{FlushReport, LsmEngine, View};
 pub use memtable_engine::MemtableEngine;
 pub(crate) use placement::disk_space;
 pub use pool::MemtableUsage;
+pub use replica_scan::{ScanRound, ScanSource};
+pub use rounds::{resolve_partition, Round, Rounds};
 pub use table_dir::{table_dir, LiveSstable};
 
 use std::iter::Peekable;
@@ -82,12 +85,22 @@ pub fn read_sources(
     stats: &mut ReadStats,
 ) -> Result<Option<Partition>> {
     rounds::read(key, filter, now, stats, |round_filter, cap| {
-        let mut round = rounds::Round::new(round_filter);
-        for source in sources {
-            round.add(source.read_capped(key, round_filter, cap)?);
-        }
-        Ok(round)
+        read_round(sources, key, round_filter, cap)
     })
+}
+
+/// Every source's answer to one round of `key` (at most `cap` rows each), merged.
+fn read_round(
+    sources: &[&dyn PartitionSource],
+    key: &PartitionKey,
+    filter: &ReadFilter,
+    cap: usize,
+) -> Result<Round> {
+    let mut round = Round::new(filter);
+    for source in sources {
+        round.add(source.read_capped(key, filter, cap)?);
+    }
+    Ok(round)
 }
 
 /// Scans `range` across all sources, returning up to `limit` live partitions in key order
@@ -101,11 +114,10 @@ pub fn scan_sources(
     limit: usize,
     stats: &mut ReadStats,
 ) -> Result<Vec<Partition>> {
-    let iters = sources.iter().map(|s| s.keys(range).peekable()).collect();
     let mut found = Vec::new();
     let mut rows_left = filter.total_row_limit.unwrap_or(usize::MAX);
     let mut partition_filter = filter.clone();
-    for key in (MergedKeys { iters }) {
+    for key in merged_keys(sources, range) {
         if found.len() >= limit || rows_left == 0 {
             break;
         }
@@ -116,6 +128,12 @@ pub fn scan_sources(
         }
     }
     Ok(found)
+}
+
+/// The keys every source holds in `range`, ascending, each once.
+fn merged_keys<'a>(sources: &[&'a dyn PartitionSource], range: &KeyRange) -> MergedKeys<'a> {
+    let iters = sources.iter().map(|s| s.keys(range).peekable()).collect();
+    MergedKeys { iters }
 }
 
 /// The ascending union of several ascending key streams; the first error met is passed on.

@@ -10,7 +10,7 @@ use super::{early_exit, PartitionSource, View};
 use crate::error::Result;
 use crate::filter::{KeyRange, ReadFilter};
 use crate::metrics::ReadStats;
-use crate::partition::{PartitionData, SourceRows};
+use crate::partition::SourceRows;
 use crate::sstable::{ReadCaches, Sstable};
 use mutation::{Partition, PartitionKey};
 
@@ -40,8 +40,7 @@ pub(super) fn read(
         for (i, sstable) in candidates.iter().enumerate() {
             let max_timestamp = sstable.stats().max_timestamp;
             if round
-                .data
-                .as_ref()
+                .data()
                 .is_some_and(|m| early_exit::complete(m, round_filter, max_timestamp))
             {
                 break;
@@ -53,25 +52,6 @@ pub(super) fn read(
     })?;
     stats.sstables += u32::try_from(touched).unwrap_or(u32::MAX);
     Ok(found)
-}
-
-/// Every version of partition `key` in `view` restricted to `filter`, merged but not resolved:
-/// tombstones and shadowed cells are kept.
-pub(super) fn merged(
-    view: &View,
-    key: &PartitionKey,
-    filter: &ReadFilter,
-    caches: ReadCaches<'_>,
-) -> Result<Option<PartitionData>> {
-    let mut round = Round::new(filter);
-    for memtable in view.memtables() {
-        round.add(memtable.read_capped(key, filter, usize::MAX)?);
-    }
-    let sstables = view.sstables.iter().map(|s| &s.sstable);
-    for sstable in sstables.filter(|s| s.may_contain(key)) {
-        round.add(sstable.read_cached(key, filter, usize::MAX, caches)?);
-    }
-    Ok(round.data)
 }
 
 /// An SSTable read through the node's caches, as a source of the generic scan.

@@ -4,6 +4,9 @@
 //! stop (the horizon) are complete — every source has given all it holds up to there — and are
 //! resolved; when they hold too few live rows (tombstones, expired data), the next round resumes
 //! after the horizon with twice the cap. An unlimited read is one round with no cap.
+//!
+//! [`Rounds`] is that algorithm as a state machine: the local read drives it over memtables and
+//! SSTables, a coordinator drives it over replicas (each answering with [`SourceRows`]).
 
 use bytes::Bytes;
 
@@ -18,9 +21,10 @@ use mutation::{Partition, PartitionKey, RangeTombstone, Row};
 const FIRST_ROUND_SLACK: usize = 16;
 
 /// The merged answer of every source to one round.
-pub(super) struct Round {
+#[derive(Clone, Debug)]
+pub struct Round {
     reversed: bool,
-    pub data: Option<PartitionData>,
+    data: Option<PartitionData>,
     /// The earliest clustering, in read order, where a source stopped at the cap.
     horizon: Option<Bytes>,
 }
@@ -34,7 +38,7 @@ impl Round {
         }
     }
 
-    /// Merges one source's answer.
+    /// Merges one source's answer (`None`: the source does not hold the partition).
     pub fn add(&mut self, answer: Option<SourceRows>) {
         let Some(SourceRows { data, stopped_at }) = answer else {
             return;
@@ -54,6 +58,139 @@ impl Round {
             None => self.data = Some(data),
         }
     }
+
+    /// The earliest stop among the sources, in read order: rows up to it are complete.
+    pub fn horizon(&self) -> Option<&Bytes> {
+        self.horizon.as_ref()
+    }
+
+    /// The merged data, `None` when no source holds the partition.
+    pub fn data(&self) -> Option<&PartitionData> {
+        self.data.as_ref()
+    }
+
+    /// The filter restricted to what is complete in this round (up to the horizon).
+    pub fn complete_filter(&self, round_filter: &ReadFilter) -> ReadFilter {
+        match &self.horizon {
+            Some(h) => round_filter.up_to(h),
+            None => round_filter.clone(),
+        }
+    }
+
+    /// The complete part of the merged data (see [`PartitionData::restricted`]) and where it
+    /// stops: the answer of all these sources taken as one.
+    pub fn into_source_rows(self, round_filter: &ReadFilter) -> Option<SourceRows> {
+        let complete = self.complete_filter(round_filter);
+        Some(SourceRows {
+            data: self.data?.restricted(&complete),
+            stopped_at: self.horizon,
+        })
+    }
+}
+
+/// A read of one partition in rounds: [`next`](Rounds::next) says what to ask every source,
+/// [`add`](Rounds::add) takes their merged answer, [`finish`](Rounds::finish) gives the result.
+#[derive(Clone, Debug)]
+pub struct Rounds {
+    key: PartitionKey,
+    limit: usize,
+    cap: usize,
+    /// The next round's filter; `None` once the read is done.
+    next: Option<ReadFilter>,
+    static_row: Option<Row>,
+    rows: Vec<Row>,
+    /// Range tombstones already counted into the stats (a later round meets them again).
+    counted: Vec<RangeTombstone>,
+}
+
+impl Rounds {
+    pub fn new(key: &PartitionKey, filter: &ReadFilter) -> Rounds {
+        let limit = filter.row_limit.unwrap_or(usize::MAX);
+        Rounds {
+            key: key.clone(),
+            limit,
+            cap: limit
+                .saturating_add(limit / 2)
+                .saturating_add(FIRST_ROUND_SLACK),
+            next: Some(filter.clone()),
+            static_row: None,
+            rows: Vec::new(),
+            counted: Vec::new(),
+        }
+    }
+
+    /// The next round to ask every source for: its filter and cap; `None` when the read is done.
+    pub fn next(&self) -> Option<(ReadFilter, usize)> {
+        self.next.as_ref().map(|filter| (filter.clone(), self.cap))
+    }
+
+    /// Takes the merged answer to the round [`next`](Rounds::next) gave, resolving its complete
+    /// part at `now` (tombstones and live rows met are counted into `stats`).
+    pub fn add(&mut self, round: Round, now: i32, stats: &mut ReadStats) {
+        let Some(round_filter) = self.next.take() else {
+            return;
+        };
+        let Some(data) = &round.data else { return };
+        let complete = round.complete_filter(&round_filter);
+        self.resolve(data, &complete, now, stats);
+        let Some(horizon) = round.horizon.filter(|_| self.rows.len() < self.limit) else {
+            return;
+        };
+        let mut next = round_filter.after(&horizon);
+        next.include_static = false;
+        if !next.slices.is_empty() {
+            self.next = Some(next);
+            self.cap = self.cap.saturating_mul(2);
+        }
+    }
+
+    /// The live partition read, `None` when nothing is live.
+    pub fn finish(self) -> Option<Partition> {
+        if self.rows.is_empty() && self.static_row.is_none() {
+            return None;
+        }
+        Some(Partition {
+            key: self.key,
+            static_row: self.static_row,
+            rows: self.rows,
+        })
+    }
+
+    /// Adds the live part of `data` that `complete` selects, up to the row limit.
+    fn resolve(
+        &mut self,
+        data: &PartitionData,
+        complete: &ReadFilter,
+        now: i32,
+        stats: &mut ReadStats,
+    ) {
+        for tombstone in counted_range_tombstones(data, complete) {
+            if !self.counted.contains(tombstone) {
+                stats.tombstones += 2;
+                self.counted.push(tombstone.clone());
+            }
+        }
+        if complete.include_static {
+            self.static_row = live_static_row(data, now, stats);
+        }
+        let wanted = self.limit - self.rows.len();
+        self.rows
+            .extend(live_rows(data, complete, wanted, now, stats));
+    }
+}
+
+/// The live view of `data` (already reconciled, complete for `filter`) at `now`: rows up to
+/// `filter.row_limit`, the static row if asked; counted into `stats` as a local read is.
+pub fn resolve_partition(
+    key: &PartitionKey,
+    data: &PartitionData,
+    filter: &ReadFilter,
+    now: i32,
+    stats: &mut ReadStats,
+) -> Option<Partition> {
+    let mut rounds = Rounds::new(key, filter);
+    rounds.resolve(data, filter, now, stats);
+    rounds.finish()
 }
 
 /// Reads `key` in rounds; `fetch(filter, cap)` asks every source for at most `cap` rows
@@ -65,50 +202,12 @@ pub(super) fn read(
     stats: &mut ReadStats,
     mut fetch: impl FnMut(&ReadFilter, usize) -> Result<Round>,
 ) -> Result<Option<Partition>> {
-    let limit = filter.row_limit.unwrap_or(usize::MAX);
-    let mut cap = limit
-        .saturating_add(limit / 2)
-        .saturating_add(FIRST_ROUND_SLACK);
-    let mut round_filter = filter.clone();
-    let mut static_row: Option<Row> = None;
-    let mut rows: Vec<Row> = Vec::new();
-    let mut counted: Vec<RangeTombstone> = Vec::new();
-    loop {
+    let mut rounds = Rounds::new(key, filter);
+    while let Some((round_filter, cap)) = rounds.next() {
         let round = fetch(&round_filter, cap)?;
-        let Some(data) = round.data else { break };
-        let complete = match &round.horizon {
-            Some(h) => round_filter.up_to(h),
-            None => round_filter.clone(),
-        };
-        for tombstone in counted_range_tombstones(&data, &complete) {
-            if !counted.contains(tombstone) {
-                stats.tombstones += 2;
-                counted.push(tombstone.clone());
-            }
-        }
-        if round_filter.include_static {
-            static_row = live_static_row(&data, now, stats);
-        }
-        let wanted = limit - rows.len();
-        rows.extend(live_rows(&data, &complete, wanted, now, stats));
-        let Some(horizon) = round.horizon.filter(|_| rows.len() < limit) else {
-            break;
-        };
-        round_filter = round_filter.after(&horizon);
-        round_filter.include_static = false;
-        if round_filter.slices.is_empty() {
-            break;
-        }
-        cap = cap.saturating_mul(2);
+        rounds.add(round, now, stats);
     }
-    if rows.is_empty() && static_row.is_none() {
-        return Ok(None);
-    }
-    Ok(Some(Partition {
-        key: key.clone(),
-        static_row,
-        rows,
-    }))
+    Ok(rounds.finish())
 }
 
 #[cfg(test)]

@@ -4,7 +4,9 @@
 use super::Storage;
 use crate::error::Result;
 use crate::filter::{KeyRange, ReadFilter};
+use crate::engine::ScanSource;
 use crate::metrics::{ReadStats, TableMetrics};
+use crate::partition::SourceRows;
 use crate::sstable::{ChunkCacheStats, KeyCacheStats};
 use mutation::{Partition, PartitionKey, TableId};
 
@@ -40,6 +42,34 @@ impl Storage {
     ) -> Result<(Vec<Partition>, ReadStats)> {
         let engine = self.engine(table)?;
         self.checked_read(&engine, engine.scan_counted(range, filter, now, limit))
+    }
+
+    /// This node's answer, as one replica, to a round of a read of `key`: unresolved data
+    /// (tombstones kept) of every local source read up to `cap` rows, restricted to what is
+    /// complete, and where it stopped (see [`LsmEngine::read_source`](crate::LsmEngine)).
+    /// With `cap = usize::MAX`, the partition's whole unresolved data for `filter`.
+    pub fn read_source(
+        &self,
+        table: TableId,
+        key: &PartitionKey,
+        filter: &ReadFilter,
+        cap: usize,
+    ) -> Result<Option<SourceRows>> {
+        let engine = self.engine(table)?;
+        self.checked_read(&engine, engine.read_source(key, filter, cap))
+    }
+
+    /// This node's answer, as one replica, to a range scan: at most `partition_limit`
+    /// unresolved partitions of `range` (see [`ScanSource`]).
+    pub fn scan_source(
+        &self,
+        table: TableId,
+        range: &KeyRange,
+        filter: &ReadFilter,
+        partition_limit: usize,
+    ) -> Result<ScanSource> {
+        let engine = self.engine(table)?;
+        self.checked_read(&engine, engine.scan_source(range, filter, partition_limit))
     }
 
     /// A table's read and write counts and its SSTables-, tombstones- and live-rows-per-read
