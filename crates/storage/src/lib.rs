@@ -42,8 +42,8 @@ pub use filter::{KeyRange, PartitionPosition, ReadFilter};
 pub use health::{CommitFailurePolicy, DiskFailurePolicy, FailureListener, NodeAction};
 pub use metrics::{Percentiles, ReadStats, TableMetrics};
 pub use mutation::*;
-pub use partition::{PartitionData, SourceRows};
 pub use params::{TableParams, TableSettings, DEFAULT_GC_GRACE_SECONDS};
+pub use partition::{PartitionData, SourceRows};
 pub use row_map::RowMap;
 pub use snapshot::SnapshotInfo;
 pub use sstable::{

@@ -70,7 +70,9 @@ pub fn key_range(r: &mut Reader<'_>) -> Decoded<KeyRange> {
 
 pub fn put_source_rows(out: &mut Vec<u8>, rows: &SourceRows) {
     put_partition_data(out, &rows.data);
-    put_option(out, rows.stopped_at.as_ref(), |out, stop| put_bytes(out, stop));
+    put_option(out, rows.stopped_at.as_ref(), |out, stop| {
+        put_bytes(out, stop)
+    });
 }
 
 pub fn source_rows(r: &mut Reader<'_>) -> Decoded<SourceRows> {

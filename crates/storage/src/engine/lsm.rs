@@ -18,9 +18,9 @@ use parking_lot::{Mutex, MutexGuard, RwLock};
 use super::placement;
 use super::point_read::{self, CachedSstable};
 use super::pool::{MemtableUsage, PooledMemtable};
-use super::table_dir::{open_table_dirs, read_floor, write_floor, LiveSstable};
 use super::replica_scan::{scan_source, ScanSource};
 use super::rounds::Round;
+use super::table_dir::{open_table_dirs, read_floor, write_floor, LiveSstable};
 use super::{read_round, scan_sources, PartitionSource, TableEngine};
 use crate::commitlog::Position;
 use crate::compaction::{CompactionTask, SstableInfo};
@@ -203,7 +203,7 @@ impl LsmEngine {
     ) -> Result<Option<SourceRows>> {
         let (round, sstables) = self.source_round(key, filter, cap)?;
         self.metrics.source_read(sstables);
-        Ok(round.into_source_rows(filter))
+        Ok(round.into_source_rows(filter, cap))
     }
 
     /// Every source's answer to one round of `key`, merged, with the number of SSTables read.
@@ -755,6 +755,94 @@ mod tests {
         assert_eq!(
             reopened.next_generation(),
             flushing.engine.next_generation()
+        );
+    }
+
+    fn update(clustering: &str, ts: i64, deleted: bool) -> PartitionUpdate {
+        let mut row = mutation::Row::new(bytes::Bytes::copy_from_slice(clustering.as_bytes()));
+        row.columns = vec![mutation::ColumnData::simple(
+            "v",
+            mutation::Cell::live(ts, bytes::Bytes::from_static(b"x")),
+        )];
+        if deleted {
+            row.deletion = mutation::DeletionTime::new(ts + 1, 0);
+        }
+        PartitionUpdate {
+            rows: vec![row],
+            ..Default::default()
+        }
+    }
+
+    fn source_key() -> PartitionKey {
+        PartitionKey {
+            token: 7,
+            key: bytes::Bytes::from_static(b"k"),
+        }
+    }
+
+    /// `updates` in one memtable, and in a memtable plus one SSTable per update.
+    fn layouts(updates: &[PartitionUpdate]) -> (Flushing, Flushing) {
+        let (whole, split) = (Flushing::new(), Flushing::new());
+        for update in updates {
+            whole.engine.apply(&source_key(), update).expect("apply");
+            split.apply(&source_key(), update).expect("apply");
+        }
+        (whole, split)
+    }
+
+    #[test]
+    fn replicas_holding_the_same_data_answer_and_digest_the_same() {
+        let updates: Vec<PartitionUpdate> = (0..6)
+            .map(|i| update(&format!("r{}", i % 4), i, i == 5))
+            .collect();
+        let (whole, split) = layouts(&updates);
+        let answer = |f: &Flushing, cap| {
+            f.engine
+                .read_source(&source_key(), &ReadFilter::all(), cap)
+                .expect("read")
+                .expect("present")
+        };
+        for cap in [usize::MAX, 2] {
+            let (a, b) = (answer(&whole, cap), answer(&split, cap));
+            assert_eq!(a, b);
+            assert_eq!(a.digest(), b.digest());
+        }
+        let capped = answer(&split, 2);
+        assert_eq!(capped.stopped_at, Some(bytes::Bytes::from_static(b"r1")));
+        assert_eq!(capped.data.rows.len(), 2, "only the complete rows");
+        let mut newer = updates.clone();
+        newer.push(update("r2", 10, false));
+        let (_, changed) = layouts(&newer);
+        assert_ne!(
+            answer(&changed, usize::MAX).digest(),
+            answer(&split, usize::MAX).digest()
+        );
+    }
+
+    #[test]
+    fn a_full_replica_answer_is_the_merged_data() {
+        let updates: Vec<PartitionUpdate> = (0..4).map(|i| update("r", i, i == 3)).collect();
+        let (_, split) = layouts(&updates);
+        let filter = ReadFilter::all();
+        let answer = split
+            .engine
+            .read_source(&source_key(), &filter, usize::MAX)
+            .expect("read")
+            .expect("present");
+        assert_eq!(answer.stopped_at, None);
+        let merged = split
+            .engine
+            .read_merged(&source_key(), &filter)
+            .expect("read");
+        assert_eq!(Some(answer.data), merged);
+        let scan = split
+            .engine
+            .scan_source(&KeyRange::all(), &filter, 10)
+            .expect("scan");
+        assert_eq!(
+            scan.partitions.len(),
+            1,
+            "the row is deleted, the partition is there"
         );
     }
 }

@@ -38,7 +38,8 @@ pub(crate) fn scan_source(
             scan.stopped_at = scan.partitions.last().map(|(k, _)| k.clone());
             break;
         }
-        let answer = read_round(sources, &key, filter, usize::MAX)?.into_source_rows(filter);
+        let round = read_round(sources, &key, filter, usize::MAX)?;
+        let answer = round.into_source_rows(filter, usize::MAX);
         if let Some(rows) = answer.filter(|rows| !rows.data.is_empty()) {
             scan.partitions.push((key, rows.data));
         }

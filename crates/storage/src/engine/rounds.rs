@@ -77,14 +77,28 @@ impl Round {
         }
     }
 
-    /// The complete part of the merged data (see [`PartitionData::restricted`]) and where it
-    /// stops: the answer of all these sources taken as one.
-    pub fn into_source_rows(self, round_filter: &ReadFilter) -> Option<SourceRows> {
+    /// The answer of all these sources taken as one, read with `cap`: the first `cap` rows of
+    /// their merged data in read order, restricted to what is complete (see
+    /// [`PartitionData::restricted`]), stopped at the last of them when more rows follow. As
+    /// any source that stopped holds `cap` rows up to the horizon, this does not depend on how
+    /// the data is spread over the sources.
+    pub fn into_source_rows(self, round_filter: &ReadFilter, cap: usize) -> Option<SourceRows> {
         let complete = self.complete_filter(round_filter);
-        Some(SourceRows {
-            data: self.data?.restricted(&complete),
-            stopped_at: self.horizon,
-        })
+        let mut data = self.data?.restricted(&complete);
+        let mut stopped_at = self.horizon;
+        if data.rows.len() > cap {
+            let last = cap.max(1) - 1;
+            let stop = if round_filter.reversed {
+                data.rows.keys().rev().nth(last)
+            } else {
+                data.rows.keys().nth(last)
+            };
+            stopped_at = stop.cloned();
+            if let Some(stop) = &stopped_at {
+                data = data.restricted(&complete.up_to(stop));
+            }
+        }
+        Some(SourceRows { data, stopped_at })
     }
 }
 
@@ -303,5 +317,64 @@ mod tests {
         let live: Vec<(&str, bool)> = live.iter().map(|(c, l)| (c.as_str(), *l)).collect();
         let (rows, rounds) = run(&[source(&live)], &ReadFilter::all());
         assert_eq!((rows.len(), rounds), (50, 1));
+    }
+
+    /// A replica's answer to a round: its data read in rounds of `cap` and trimmed to what is
+    /// complete, as `LsmEngine::read_source` answers.
+    fn replica_answer(data: &PartitionData, filter: &ReadFilter, cap: usize) -> Option<SourceRows> {
+        let mut round = Round::new(filter);
+        round.add(Some(data.select(filter, cap)));
+        round.into_source_rows(filter, cap)
+    }
+
+    #[test]
+    fn rounds_over_replicas_read_what_their_merge_holds() {
+        let names: Vec<String> = (0..40).map(|i| format!("{i:03}")).collect();
+        let live: Vec<(&str, bool)> = names.iter().map(|n| (n.as_str(), true)).collect();
+        let mut deleting = source(&live[30..]);
+        // The third replica alone holds a newer deletion of the first 25 rows.
+        deleting.apply(&PartitionUpdate {
+            range_tombstones: vec![RangeTombstone {
+                start: Bound::Unbounded,
+                end: Bound::Excluded(b("025")),
+                deletion: DeletionTime::new(5, 0),
+            }],
+            ..Default::default()
+        });
+        let replicas = [source(&live[..20]), source(&live), deleting];
+        let mut merged = PartitionData::default();
+        for replica in &replicas {
+            merged.merge(replica.clone());
+        }
+        for (reversed, limit) in [(false, Some(10)), (true, Some(30)), (false, None)] {
+            let filter = ReadFilter {
+                reversed,
+                row_limit: limit,
+                ..ReadFilter::all()
+            };
+            let mut rounds = Rounds::new(&key(), &filter);
+            let mut stats = ReadStats::default();
+            while let Some((round_filter, cap)) = rounds.next() {
+                let mut round = Round::new(&round_filter);
+                for replica in &replicas {
+                    round.add(replica_answer(replica, &round_filter, cap));
+                }
+                rounds.add(round, 0, &mut stats);
+            }
+            let mut expected_stats = ReadStats::default();
+            let expected = resolve_partition(&key(), &merged, &filter, 0, &mut expected_stats);
+            let live = expected.as_ref().map(|p| p.rows.len());
+            assert_eq!(
+                live,
+                Some(limit.unwrap_or(15).min(15)),
+                "rows 025 to 039 live"
+            );
+            assert_eq!(
+                rounds.finish(),
+                expected,
+                "reversed {reversed}, limit {limit:?}"
+            );
+            assert_eq!(stats.live_rows, expected_stats.live_rows);
+        }
     }
 }

@@ -2,9 +2,9 @@
 //! chunk caches' figures and the tombstone thresholds the query layer applies to reads.
 
 use super::Storage;
+use crate::engine::ScanSource;
 use crate::error::Result;
 use crate::filter::{KeyRange, ReadFilter};
-use crate::engine::ScanSource;
 use crate::metrics::{ReadStats, TableMetrics};
 use crate::partition::SourceRows;
 use crate::sstable::{ChunkCacheStats, KeyCacheStats};

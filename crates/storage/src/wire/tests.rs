@@ -129,7 +129,10 @@ fn bad_tags_and_trailing_bytes_are_errors() {
 fn with_row(deletion: DeletionTime, cell_ts: i64) -> SourceRows {
     let mut row = Row::new("c");
     row.deletion = deletion;
-    row.columns = vec![ColumnData::simple("v", Cell::live(cell_ts, Bytes::from_static(b"x")))];
+    row.columns = vec![ColumnData::simple(
+        "v",
+        Cell::live(cell_ts, Bytes::from_static(b"x")),
+    )];
     let mut data = PartitionData::default();
     data.apply(&PartitionUpdate {
         rows: vec![row],
@@ -148,8 +151,15 @@ fn digests_ignore_shadowed_data_and_see_timestamps_and_tombstones() {
     let mut compacted = shadowed.clone();
     let row = compacted.data.rows.get_mut(b"c").expect("the row");
     row.columns.clear();
-    assert_eq!(shadowed.digest(), compacted.digest(), "the cell is shadowed");
-    assert_ne!(with_row(DeletionTime::LIVE, 3).digest(), with_row(DeletionTime::LIVE, 4).digest());
+    assert_eq!(
+        shadowed.digest(),
+        compacted.digest(),
+        "the cell is shadowed"
+    );
+    assert_ne!(
+        with_row(DeletionTime::LIVE, 3).digest(),
+        with_row(DeletionTime::LIVE, 4).digest()
+    );
     assert_ne!(with_row(DeletionTime::LIVE, 3).digest(), shadowed.digest());
     let stopped = SourceRows {
         stopped_at: Some(Bytes::from_static(b"c")),

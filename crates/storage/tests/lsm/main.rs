@@ -9,5 +9,6 @@ mod disk_failures;
 mod flush;
 mod paging;
 mod read_path;
+mod replica_reads;
 mod scrub;
 mod snapshots;
