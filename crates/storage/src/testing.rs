@@ -127,3 +127,11 @@ pub(crate) fn arb_partition_data() -> impl Strategy<Value = PartitionData> {
         data
     })
 }
+
+/// Partition `k` with this token.
+pub(crate) fn token_key(token: i64) -> PartitionKey {
+    PartitionKey {
+        token,
+        key: Bytes::from_static(b"k"),
+    }
+}

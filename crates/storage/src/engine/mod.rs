@@ -167,15 +167,9 @@ impl Iterator for MergedKeys<'_> {
 mod tests {
     use super::*;
     use crate::memtable::Memtable;
+    use crate::testing::token_key as key;
     use bytes::Bytes;
     use mutation::{Cell, ColumnData, Row};
-
-    fn key(token: i64) -> PartitionKey {
-        PartitionKey {
-            token,
-            key: Bytes::from_static(b"k"),
-        }
-    }
 
     fn write(m: &Memtable, token: i64, ts: i64, value: &'static str) {
         let mut row = Row::new(Bytes::from_static(b"c"));

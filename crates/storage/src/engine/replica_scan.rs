@@ -94,15 +94,9 @@ impl ScanRound {
 mod tests {
     use super::*;
     use crate::memtable::Memtable;
+    use crate::testing::token_key as key;
     use bytes::Bytes;
     use mutation::{Cell, ColumnData, DeletionTime, PartitionUpdate, Row};
-
-    fn key(token: i64) -> PartitionKey {
-        PartitionKey {
-            token,
-            key: Bytes::from_static(b"k"),
-        }
-    }
 
     fn live(ts: i64) -> PartitionUpdate {
         let mut row = Row::new(Bytes::from_static(b"c"));
