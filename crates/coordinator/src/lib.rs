@@ -4,12 +4,18 @@
 //! ring whose only replica is local storage; remote replicas plug in here.
 mod consistency;
 mod failures;
+mod messages;
 pub mod metrics;
+mod read;
 mod remote;
+mod replicas;
+mod responses;
 mod slow;
 mod timeouts;
 mod topology;
 pub mod trace;
+mod verbs;
+mod write;
 
 use std::future::Future;
 use std::net::IpAddr;
@@ -27,7 +33,9 @@ pub use consistency::{block_for, validate_for_read, validate_for_write};
 use failures::Needed;
 pub use failures::Replica;
 pub use metrics::{Metrics, RequestKind};
-pub use remote::{EpochSource, Remote};
+pub use remote::{EpochSource, EpochWaiter, Remote};
+pub use replicas::ReplicaPlan;
+pub use responses::Requirement;
 pub use slow::SlowQueries;
 pub use timeouts::{LiveTimeouts, TimeoutKind, Timeouts};
 pub use topology::{Liveness, Topology};
@@ -75,6 +83,11 @@ impl Coordinator {
 
     /// Lets requests reach other nodes; a node attaches it once, when its cluster services run.
     pub fn attach_remote(&self, remote: Remote) {
+        let replica = verbs::Replica {
+            storage: self.storage.clone(),
+            await_epoch: remote.await_epoch.clone(),
+        };
+        verbs::register(&remote.messaging, replica);
         if self.attached.remote.set(remote).is_err() {
             tracing::warn!("internode messaging was attached to the coordinator twice");
         }
@@ -242,31 +255,87 @@ impl Coordinator {
         self.write_as(strategy, mutations, cl, "BATCH", trace).await
     }
 
-    /// Checks the consistency level, applies the mutations as one commit-log record within
-    /// the write timeout, and records the request.
+    /// Checks the consistency level against the live replicas, then applies the mutations:
+    /// as one local commit-log record when this node is their only replica, else through the
+    /// replicas (see `write`). Records the request.
     async fn write_as(
         &self,
         strategy: &ReplicationStrategy,
         mutations: Vec<Mutation>,
         cl: Consistency,
-        write_type: &str,
+        write_type: &'static str,
         trace: Option<&Trace>,
     ) -> CqlResult<()> {
         validate_for_write(cl)?;
         trace::trace(trace, || "Determining replicas for mutation".into());
-        for m in &mutations {
-            self.check_live(strategy, m.key.token, cl)?;
-        }
-        let started = Instant::now();
         let tables: Vec<TableId> = mutations.iter().map(|m| m.table).collect();
-        let block_for = block_for(strategy, cl, &self.local.datacenter);
-        let timeout = self.timeouts.get(TimeoutKind::Write);
-        trace::trace(trace, || "Appending to commitlog".into());
-        let write = self.storage.apply_batch(mutations);
-        let needed = Needed::new(cl, block_for);
-        bounded(write, timeout, &self.replica, needed, write_type).await?;
+        let fanout = self.fanout(strategy, mutations, cl, write_type);
+        fanout.check_available()?;
+        let started = Instant::now();
+        if fanout.plans.iter().all(|p| p.only_local(&self.local)) {
+            let block_for = fanout.requirement.block_for();
+            let mutations = Arc::try_unwrap(fanout.mutations).unwrap_or_else(|m| (*m).clone());
+            let timeout = self.timeouts.get(TimeoutKind::Write);
+            trace::trace(trace, || "Appending to commitlog".into());
+            let write = self.storage.apply_batch(mutations);
+            let needed = Needed::new(cl, block_for);
+            bounded(write, timeout, &self.replica, needed, write_type).await?;
+        } else {
+            trace::sending(trace, "MUTATION", self.local.addr, &fanout.plans);
+            write::send(fanout, self.senders(TimeoutKind::Write)).await?;
+        }
         self.record(RequestKind::Write, cl, &tables, started);
         Ok(())
+    }
+
+    /// The replicas of each mutation, ready to send.
+    fn fanout(
+        &self,
+        strategy: &ReplicationStrategy,
+        mutations: Vec<Mutation>,
+        cl: Consistency,
+        write_type: &'static str,
+    ) -> write::Fanout {
+        let reachable = self.attached.remote.get().is_some();
+        let plans = mutations
+            .iter()
+            .map(|m| ReplicaPlan::new(&self.topology, strategy, m.key.token, reachable))
+            .collect();
+        write::Fanout {
+            mutations: Arc::new(mutations),
+            plans,
+            requirement: Requirement::new(strategy, cl, &self.local.datacenter),
+            cl,
+            write_type,
+            local: self.local.addr,
+        }
+    }
+
+    /// What asks replicas for a read.
+    fn readers(&self) -> read::Readers {
+        let remote = self.attached.remote.get();
+        read::Readers {
+            storage: self.storage.clone(),
+            messaging: remote.map(|r| r.messaging.clone()),
+            storage_port: self.replica.storage_port,
+            epoch: remote.map_or(0, |r| (r.epoch)()),
+            local: self.local.addr,
+            timeout: self.timeouts.get(TimeoutKind::Read),
+            write_timeout: self.timeouts.get(TimeoutKind::Write),
+        }
+    }
+
+    /// What sends a request's messages, waiting at most the `kind` timeout.
+    fn senders(&self, kind: TimeoutKind) -> write::Senders {
+        let remote = self.attached.remote.get();
+        write::Senders {
+            storage: self.storage.clone(),
+            messaging: remote.map(|r| r.messaging.clone()),
+            storage_port: self.replica.storage_port,
+            epoch: remote.map_or(0, |r| (r.epoch)()),
+            hints: self.attached.hints.get().cloned(),
+            timeout: self.timeouts.get(kind),
+        }
     }
 
     /// Adds counter deltas in one partition.
@@ -302,7 +371,7 @@ impl Coordinator {
 
     /// Reads one partition, adding what the read did to `stats`.
     #[allow(clippy::too_many_arguments)]
-    pub fn read(
+    pub async fn read(
         &self,
         strategy: &ReplicationStrategy,
         table: TableId,
@@ -314,8 +383,29 @@ impl Coordinator {
         trace: Option<&Trace>,
     ) -> CqlResult<Option<Partition>> {
         validate_for_read(cl)?;
-        self.check_live(strategy, key.token, cl)?;
+        let reachable = self.attached.remote.get().is_some();
+        let replicas = ReplicaPlan::new(&self.topology, strategy, key.token, reachable);
+        let requirement = Requirement::new(strategy, cl, &self.local.datacenter);
+        unavailable(&requirement, &replicas, cl)?;
+        let (contacts, spares) = read::contacts(&requirement, &replicas.live);
         let started = Instant::now();
+        if contacts.len() != 1 || contacts[0].addr != self.local.addr {
+            trace::sending(trace, "READ", self.local.addr, &[replicas]);
+            let plan = read::ReadPlan {
+                table,
+                key,
+                cl,
+                block_for: requirement.block_for(),
+                contacts,
+                spares,
+            };
+            let partition = read::read(&self.readers(), plan, filter, now, stats).await?;
+            self.slow.check(started.elapsed(), || {
+                self.describe_read(table, Some(key), usize::MAX)
+            });
+            self.record(RequestKind::Read, cl, &[table], started);
+            return Ok(partition);
+        }
         trace::trace(trace, || "Acquiring sstable references".into());
         let (partition, read) = self
             .storage
@@ -336,7 +426,7 @@ impl Coordinator {
     /// Reads up to `limit` partitions of a key range, in token order, adding what the scan
     /// did to `stats`.
     #[allow(clippy::too_many_arguments)]
-    pub fn scan(
+    pub async fn scan(
         &self,
         strategy: &ReplicationStrategy,
         table: TableId,
@@ -385,6 +475,23 @@ impl Coordinator {
     ) -> CqlError {
         let block_for = block_for(strategy, cl, &self.local.datacenter);
         self.replica.read_error(error, Needed::new(cl, block_for))
+    }
+}
+
+/// Unavailable when the live replicas cannot meet `requirement`.
+fn unavailable(
+    requirement: &Requirement,
+    replicas: &ReplicaPlan,
+    cl: Consistency,
+) -> CqlResult<()> {
+    match requirement.unavailable(&replicas.live) {
+        None => Ok(()),
+        Some((required, alive)) => Err(CqlError::Unavailable {
+            message: format!("Cannot achieve consistency level {}", cl.name()),
+            consistency: cl,
+            required,
+            alive,
+        }),
     }
 }
 

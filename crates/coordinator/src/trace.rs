@@ -180,3 +180,19 @@ mod tests {
         );
     }
 }
+
+/// "Sending VERB message to /address" for each other replica a request goes to, once each.
+pub(crate) fn sending(
+    trace: Option<&Trace>,
+    verb: &str,
+    local: std::net::IpAddr,
+    plans: &[crate::ReplicaPlan],
+) {
+    let Some(t) = trace else { return };
+    let mut sent = std::collections::BTreeSet::new();
+    for endpoint in plans.iter().flat_map(|p| &p.live) {
+        if endpoint.addr != local && sent.insert(endpoint.addr) {
+            t.event(format!("Sending {verb} message to /{}", endpoint.addr));
+        }
+    }
+}

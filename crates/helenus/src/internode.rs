@@ -65,6 +65,25 @@ impl ClusterServices {
         })
     }
 
+    /// How the coordinator reaches the other nodes; `None` for a node running alone.
+    pub fn remote(&self, storage_port: u16) -> Option<coordinator::Remote> {
+        let messaging = self.messaging.clone()?;
+        let (current, waiting) = (self.metadata.clone(), self.metadata.clone());
+        Some(coordinator::Remote {
+            messaging,
+            storage_port,
+            epoch: Arc::new(move || current.current().epoch),
+            await_epoch: Arc::new(move |epoch, timeout| {
+                let metadata = waiting.clone();
+                Box::pin(async move {
+                    if let Err(e) = metadata.await_epoch(epoch, timeout).await {
+                        tracing::debug!("metadata epoch {epoch} not reached: {e}");
+                    }
+                })
+            }),
+        })
+    }
+
     /// The gossip service as the rest of the node sees it.
     pub fn membership(&self) -> Option<Arc<dyn Membership>> {
         self.gossip.clone().map(|g| g as Arc<dyn Membership>)

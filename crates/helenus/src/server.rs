@@ -219,6 +219,9 @@ async fn serve(
     let cluster =
         ClusterServices::start(&config, processor.node(), &processor.schema().schema).await?;
     processor.attach_metadata(cluster.metadata.clone());
+    if let Some(remote) = cluster.remote(config.storage_port) {
+        coordinator.attach_remote(remote);
+    }
     let tokens = join::join(&cluster.metadata, &processor, &config).await?;
     tracing::info!("joined the ring with {} tokens", tokens.len());
     let (events, _) = broadcast::channel(1024);

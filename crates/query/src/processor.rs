@@ -529,7 +529,8 @@ impl QueryProcessor {
                     self.virtual_tables
                         .source(table, &self.schema().schema, &self.coordinator)?;
                 guardrails::reads::execution(&self.limits(), s, ctx)?;
-                let (rows, tombstones) = s.execute(ctx, source.reader(), &strategy, &limits)?;
+                let (rows, tombstones) =
+                    s.execute(ctx, source.reader(), &strategy, &limits).await?;
                 let mut warnings = ctx.warnings.take();
                 warnings.extend(tombstones);
                 return Ok(Outcome {

@@ -117,7 +117,7 @@ impl SelectPlan {
     }
 
     /// Runs the query; returns the rows and the client warnings (tombstone_warn_threshold).
-    pub fn execute(
+    pub async fn execute(
         &self,
         ctx: &ExecContext,
         coord: &dyn PartitionReader,
@@ -153,11 +153,11 @@ impl SelectPlan {
         match &self.restrictions.partition {
             PartitionSelection::Keys(cols) => {
                 let keys = slices::partition_keys(&self.layout, cols, ctx)?;
-                run.read_keys(keys, state.as_ref())?;
+                run.read_keys(keys, state.as_ref()).await?;
             }
             PartitionSelection::Range(slice) => {
                 let range = slices::token_range(slice, ctx)?;
-                run.scan(range, state.as_ref())?;
+                run.scan(range, state.as_ref()).await?;
             }
         }
         let mut warnings: Vec<String> = Vec::new();
@@ -515,7 +515,11 @@ impl<'a> Run<'a> {
         self.count >= self.budget
     }
 
-    fn read_keys(&mut self, keys: Vec<PartitionKey>, state: Option<&PagingState>) -> CqlResult<()> {
+    async fn read_keys(
+        &mut self,
+        keys: Vec<PartitionKey>,
+        state: Option<&PagingState>,
+    ) -> CqlResult<()> {
         let base = self.plan.read_filter(self.ctx)?;
         let scope = self.scope();
         let first = state
@@ -523,7 +527,7 @@ impl<'a> Run<'a> {
             .unwrap_or(0);
         for key in keys.into_iter().skip(first) {
             if let Some((filter, progress)) = self.resume_filter(&base, &key, state) {
-                self.read_partition(&scope, &key, filter, progress)?;
+                self.read_partition(&scope, &key, filter, progress).await?;
             }
             if self.full() {
                 break;
@@ -586,9 +590,9 @@ impl<'a> Run<'a> {
     }
 
     /// Reads partition `key` from `filter` on and emits its rows.
-    fn read_partition(
+    async fn read_partition(
         &mut self,
-        scope: &ReadScope,
+        scope: &ReadScope<'_>,
         key: &PartitionKey,
         mut filter: ReadFilter,
         progress: Progress,
@@ -598,8 +602,8 @@ impl<'a> Run<'a> {
             return Ok(());
         }
         filter.row_limit = limit;
-        if let Some(p) = self.read_chunk(scope, key, &filter)? {
-            self.emit_partition(scope, p, filter, progress)?;
+        if let Some(p) = self.read_chunk(scope, key, &filter).await? {
+            self.emit_partition(scope, p, filter, progress).await?;
         }
         Ok(())
     }
@@ -617,15 +621,15 @@ impl<'a> Run<'a> {
     }
 
     /// One read of partition `key`, its statistics counted.
-    fn read_chunk(
+    async fn read_chunk(
         &mut self,
-        scope: &ReadScope,
+        scope: &ReadScope<'_>,
         key: &PartitionKey,
         filter: &ReadFilter,
     ) -> CqlResult<Option<Partition>> {
         let mut stats = ReadStats::default();
         self.trace_partition_read();
-        let found = self.coord.read(scope, key, filter, &mut stats)?;
+        let found = self.coord.read(scope, key, filter, &mut stats).await?;
         let named = (!self.scanning).then_some(key);
         self.count(stats, named, key.token)?;
         Ok(found)
@@ -634,9 +638,9 @@ impl<'a> Run<'a> {
     /// Emits `chunk`, the first rows of a partition read with `filter`, then reads on after the
     /// last row read while the read was cut at its row limit and the page and PER PARTITION
     /// LIMIT still want rows (filters may have rejected some).
-    fn emit_partition(
+    async fn emit_partition(
         &mut self,
-        scope: &ReadScope,
+        scope: &ReadScope<'_>,
         mut chunk: Partition,
         mut filter: ReadFilter,
         mut progress: Progress,
@@ -660,7 +664,7 @@ impl<'a> Run<'a> {
             filter = filter.after(&last_read);
             filter.include_static = false;
             filter.row_limit = self.chunk_limit(progress.emitted);
-            match self.read_chunk(scope, &chunk.key, &filter)? {
+            match self.read_chunk(scope, &chunk.key, &filter).await? {
                 Some(p) => chunk = p,
                 None => {
                     self.last = Some((chunk.key.clone(), None, progress.emitted));
@@ -670,7 +674,7 @@ impl<'a> Run<'a> {
         }
     }
 
-    fn scan(&mut self, mut range: KeyRange, state: Option<&PagingState>) -> CqlResult<()> {
+    async fn scan(&mut self, mut range: KeyRange, state: Option<&PagingState>) -> CqlResult<()> {
         self.scanning = true;
         let base = self.plan.read_filter(self.ctx)?;
         let scope = self.scope();
@@ -680,7 +684,7 @@ impl<'a> Run<'a> {
                 key: s.partition_key.clone(),
             };
             if let Some((filter, progress)) = self.resume_filter(&base, &key, state) {
-                self.read_partition(&scope, &key, filter, progress)?;
+                self.read_partition(&scope, &key, filter, progress).await?;
             }
             range.start = Bound::Excluded(PartitionPosition::Key(key));
         }
@@ -691,7 +695,8 @@ impl<'a> Run<'a> {
             let mut stats = ReadStats::default();
             let batch = self
                 .coord
-                .scan(&scope, &range, &filter, SCAN_BATCH, &mut stats)?;
+                .scan(&scope, &range, &filter, SCAN_BATCH, &mut stats)
+                .await?;
             let token = batch.last().map_or(0, |p| p.key.token);
             self.count(stats, None, token)?;
             let n = batch.len();
@@ -705,7 +710,8 @@ impl<'a> Run<'a> {
                 };
                 rows_left = rows_left.saturating_sub(p.rows.len());
                 let key = p.key.clone();
-                self.emit_partition(&scope, p, partition_filter, Progress::fresh())?;
+                self.emit_partition(&scope, p, partition_filter, Progress::fresh())
+                    .await?;
                 if self.full() {
                     return Ok(());
                 }

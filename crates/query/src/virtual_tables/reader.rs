@@ -27,9 +27,10 @@ pub struct ReadScope<'a> {
 }
 
 /// The two reads a SELECT makes.
+#[async_trait::async_trait]
 pub trait PartitionReader: Sync {
     /// The live content of partition `key`.
-    fn read(
+    async fn read(
         &self,
         scope: &ReadScope,
         key: &PartitionKey,
@@ -38,7 +39,7 @@ pub trait PartitionReader: Sync {
     ) -> CqlResult<Option<Partition>>;
 
     /// Up to `limit` live partitions of `range`, in token order.
-    fn scan(
+    async fn scan(
         &self,
         scope: &ReadScope,
         range: &KeyRange,
@@ -48,8 +49,9 @@ pub trait PartitionReader: Sync {
     ) -> CqlResult<Vec<Partition>>;
 }
 
+#[async_trait::async_trait]
 impl PartitionReader for Coordinator {
-    fn read(
+    async fn read(
         &self,
         s: &ReadScope,
         key: &PartitionKey,
@@ -59,9 +61,10 @@ impl PartitionReader for Coordinator {
         Coordinator::read(
             self, s.strategy, s.table, key, filter, s.cl, s.now, stats, s.trace,
         )
+        .await
     }
 
-    fn scan(
+    async fn scan(
         &self,
         s: &ReadScope,
         range: &KeyRange,
@@ -73,6 +76,7 @@ impl PartitionReader for Coordinator {
         Coordinator::scan(
             self, strategy, table, range, filter, cl, now, limit, stats, trace,
         )
+        .await
     }
 }
 
@@ -149,8 +153,9 @@ fn snapshot_error(e: storage::StorageError) -> CqlError {
     CqlError::Server(format!("virtual table: {e}"))
 }
 
+#[async_trait::async_trait]
 impl PartitionReader for Snapshot {
-    fn read(
+    async fn read(
         &self,
         scope: &ReadScope,
         key: &PartitionKey,
@@ -162,7 +167,7 @@ impl PartitionReader for Snapshot {
             .map_err(snapshot_error)
     }
 
-    fn scan(
+    async fn scan(
         &self,
         scope: &ReadScope,
         range: &KeyRange,

@@ -68,8 +68,8 @@ fn names(partitions: &[storage::Partition]) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn snapshots_scan_in_key_order_and_resume_after_a_key() -> CqlResult<()> {
+#[tokio::test]
+async fn snapshots_scan_in_key_order_and_resume_after_a_key() -> CqlResult<()> {
     use ring::ReplicationStrategy;
     use storage::{KeyRange, PartitionPosition, ReadFilter, ReadStats, TableId};
     use types::Consistency;
@@ -87,16 +87,15 @@ fn snapshots_scan_in_key_order_and_resume_after_a_key() -> CqlResult<()> {
         now: 0,
         trace: None,
     };
-    let scan = |range: &KeyRange, limit: usize| {
-        snapshot.scan(
-            &scope,
-            range,
-            &ReadFilter::all(),
-            limit,
-            &mut ReadStats::default(),
-        )
+    let (snapshot, scope) = (&snapshot, &scope);
+    let scan = |range: KeyRange, limit: usize| async move {
+        let mut stats = ReadStats::default();
+        let filter = ReadFilter::all();
+        snapshot
+            .scan(scope, &range, &filter, limit, &mut stats)
+            .await
     };
-    let all = scan(&KeyRange::all(), 10)?;
+    let all = scan(KeyRange::all(), 10).await?;
     assert_eq!(
         names(&all),
         ["auto_snapshot", "cluster_name", "num_tokens", "rpc_address"]
@@ -105,7 +104,10 @@ fn snapshots_scan_in_key_order_and_resume_after_a_key() -> CqlResult<()> {
         start: std::ops::Bound::Excluded(PartitionPosition::Key(all[1].key.clone())),
         end: std::ops::Bound::Unbounded,
     };
-    assert_eq!(names(&scan(&resumed, 1)?), ["num_tokens"]);
-    assert_eq!(names(&scan(&resumed, 10)?), ["num_tokens", "rpc_address"]);
+    assert_eq!(names(&scan(resumed.clone(), 1).await?), ["num_tokens"]);
+    assert_eq!(
+        names(&scan(resumed, 10).await?),
+        ["num_tokens", "rpc_address"]
+    );
     Ok(())
 }

@@ -1,0 +1,348 @@
+//! Single-partition reads from replicas, as Cassandra's coordinator reads: the closest replica
+//! is asked for data and the others the level needs for digests of the same answer; when the
+//! digests match the data is the answer, else every contacted replica is asked for its data,
+//! the answers are reconciled by timestamp and tombstones, and the replicas that missed
+//! something are repaired before the client is answered (blocking read repair). The read runs
+//! in storage's rounds (a row limit asks for a bounded number of rows, then more after the
+//! last complete row when tombstones hid too many), each round asked of the replicas.
+//! A replica that fails or cannot be reached is replaced by a spare live replica, if any.
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use futures::stream::{FuturesUnordered, StreamExt};
+use net::{Messaging, NetError, Verb};
+use ring::Endpoint;
+use storage::{
+    Mutation, Partition, PartitionKey, ReadFilter, ReadStats, Round, Rounds, Storage, TableId,
+};
+use tokio::time::Instant;
+use types::{Consistency, CqlError, CqlResult};
+
+use crate::messages::{MutationRequest, ReadReply, ReadRequest};
+use crate::responses::Requirement;
+
+/// One single-partition read as sent to replicas.
+pub(crate) struct ReadPlan<'a> {
+    pub table: TableId,
+    pub key: &'a PartitionKey,
+    pub cl: Consistency,
+    pub block_for: i32,
+    /// The replicas asked first, closest first (the first gives data).
+    pub contacts: Vec<Endpoint>,
+    /// Live replicas that replace a contact that fails.
+    pub spares: Vec<Endpoint>,
+}
+
+/// How a read reaches replicas.
+pub(crate) struct Readers {
+    pub storage: Arc<Storage>,
+    pub messaging: Option<Arc<Messaging>>,
+    pub storage_port: u16,
+    pub epoch: u64,
+    pub local: IpAddr,
+    pub timeout: Duration,
+    pub write_timeout: Duration,
+}
+
+/// Splits live replicas (closest first) into the contacts `requirement` needs and spares.
+pub(crate) fn contacts(
+    requirement: &Requirement,
+    live: &[Endpoint],
+) -> (Vec<Endpoint>, Vec<Endpoint>) {
+    let mut taken: std::collections::BTreeMap<&str, i32> = Default::default();
+    let mut total = 0;
+    let (mut contacts, mut spares) = (Vec::new(), Vec::new());
+    for endpoint in live {
+        let dc = endpoint.datacenter.as_str();
+        let wanted = match requirement {
+            Requirement::Total(n) => total < *n,
+            Requirement::InDatacenter { dc: local, n } => dc == local && total < *n,
+            Requirement::EachDatacenter(each) => each
+                .get(dc)
+                .is_some_and(|n| taken.get(dc).copied().unwrap_or(0) < *n),
+        };
+        let usable = match requirement {
+            Requirement::InDatacenter { dc: local, .. } => dc == local,
+            Requirement::EachDatacenter(each) => each.contains_key(dc),
+            Requirement::Total(_) => true,
+        };
+        if wanted {
+            total += 1;
+            *taken.entry(dc).or_insert(0) += 1;
+            contacts.push(endpoint.clone());
+        } else if usable {
+            spares.push(endpoint.clone());
+        }
+    }
+    (contacts, spares)
+}
+
+/// Reads the partition from the replicas of `plan`, round after round.
+pub(crate) async fn read(
+    readers: &Readers,
+    plan: ReadPlan<'_>,
+    filter: &ReadFilter,
+    now: i32,
+    stats: &mut ReadStats,
+) -> CqlResult<Option<Partition>> {
+    let deadline = Instant::now() + readers.timeout;
+    let mut plan = plan;
+    let mut rounds = Rounds::new(plan.key, filter);
+    while let Some((round_filter, cap)) = rounds.next() {
+        let round = read_round(readers, &mut plan, &round_filter, cap, deadline).await?;
+        rounds.add(round, now, stats);
+    }
+    Ok(rounds.finish())
+}
+
+/// One round: data and digests, then, when they disagree, data from all and repair.
+async fn read_round(
+    readers: &Readers,
+    plan: &mut ReadPlan<'_>,
+    filter: &ReadFilter,
+    cap: usize,
+    deadline: Instant,
+) -> CqlResult<Round> {
+    let replies = ask(readers, plan, filter, cap, true, deadline).await?;
+    let digest = replies[0].1.digest();
+    if replies.iter().all(|(_, reply)| reply.digest() == digest) {
+        return Ok(merge(filter, &replies));
+    }
+    tracing::debug!("digest mismatch reading {:?}", plan.key);
+    let replies = ask(readers, plan, filter, cap, false, deadline).await?;
+    let round = merge(filter, &replies);
+    repair(readers, plan, &round, &replies).await;
+    Ok(round)
+}
+
+/// The round made of every data reply.
+fn merge(filter: &ReadFilter, replies: &[(Endpoint, ReadReply)]) -> Round {
+    let mut round = Round::new(filter);
+    for (_, reply) in replies {
+        if let ReadReply::Data(data) = reply {
+            round.add(data.clone());
+        }
+    }
+    round
+}
+
+/// What asking one replica gave.
+type Answer = (usize, Endpoint, bool, Result<ReadReply, Failure>);
+
+/// Why a replica gave no answer.
+#[derive(Debug)]
+enum Failure {
+    /// It answered with an error (a failure counted by ReadFailure).
+    Failed(u16),
+    /// No answer in time, or not reachable.
+    Silent,
+}
+
+/// Asks every contact (the first for data; the others for digests when `digests`, else for
+/// data), replacing failed contacts by spares; the replies in contact order, the data one first.
+async fn ask(
+    readers: &Readers,
+    plan: &mut ReadPlan<'_>,
+    filter: &ReadFilter,
+    cap: usize,
+    digests: bool,
+    deadline: Instant,
+) -> CqlResult<Vec<(Endpoint, ReadReply)>> {
+    let mut pending: FuturesUnordered<BoxFuture<'static, Answer>> = FuturesUnordered::new();
+    for (slot, endpoint) in plan.contacts.iter().enumerate() {
+        let digest = digests && slot > 0;
+        pending.push(ask_one(
+            readers,
+            plan,
+            endpoint.clone(),
+            slot,
+            filter,
+            cap,
+            digest,
+        ));
+    }
+    let mut replies: Vec<Option<(Endpoint, ReadReply)>> = vec![None; plan.contacts.len()];
+    let mut failures: Vec<(IpAddr, u16)> = Vec::new();
+    while replies.iter().any(Option::is_none) {
+        let next = tokio::select! {
+            next = pending.next() => next,
+            _ = tokio::time::sleep_until(deadline) => None,
+        };
+        let Some((slot, endpoint, digest, answer)) = next else {
+            return Err(timed_out(plan, &replies));
+        };
+        match answer {
+            Ok(reply) => replies[slot] = Some((endpoint, reply)),
+            Err(failure) => {
+                if let Failure::Failed(code) = failure {
+                    failures.push((endpoint.addr, code));
+                }
+                let Some(spare) = (!plan.spares.is_empty()).then(|| plan.spares.remove(0)) else {
+                    return Err(failed(plan, &replies, failures));
+                };
+                plan.contacts[slot] = spare.clone();
+                pending.push(ask_one(readers, plan, spare, slot, filter, cap, digest));
+            }
+        }
+    }
+    Ok(replies.into_iter().flatten().collect())
+}
+
+/// Asks one replica: this node without a hop, another through messaging.
+fn ask_one(
+    readers: &Readers,
+    plan: &ReadPlan<'_>,
+    endpoint: Endpoint,
+    slot: usize,
+    filter: &ReadFilter,
+    cap: usize,
+    digest: bool,
+) -> BoxFuture<'static, Answer> {
+    if endpoint.addr == readers.local {
+        let answer = readers
+            .storage
+            .read_source(plan.table, plan.key, filter, cap)
+            .map(|data| ReadReply::new(data, digest))
+            .map_err(|e| {
+                tracing::error!("local read failed: {e}");
+                Failure::Failed(crate::verbs::reason::UNKNOWN)
+            });
+        return Box::pin(async move { (slot, endpoint, digest, answer) });
+    }
+    let request = ReadRequest {
+        epoch: readers.epoch,
+        table: plan.table,
+        key: plan.key.clone(),
+        filter: filter.clone(),
+        cap,
+        digest,
+    };
+    let messaging = readers.messaging.clone();
+    let to = SocketAddr::new(endpoint.addr, readers.storage_port);
+    let timeout = readers.timeout;
+    Box::pin(async move {
+        let Some(messaging) = messaging else {
+            return (slot, endpoint, digest, Err(Failure::Silent));
+        };
+        let answer = messaging
+            .request(to, Verb::Read, request.encode(), timeout)
+            .await;
+        (slot, endpoint, digest, remote_answer(answer))
+    })
+}
+
+fn remote_answer(answer: Result<bytes::Bytes, NetError>) -> Result<ReadReply, Failure> {
+    match answer {
+        Ok(bytes) => ReadReply::decode(&bytes).map_err(|e| {
+            tracing::warn!("malformed read reply: {}", e.0);
+            Failure::Failed(crate::verbs::reason::UNKNOWN)
+        }),
+        Err(NetError::Remote(e)) if e.code == crate::verbs::reason::TIMEOUT => Err(Failure::Silent),
+        Err(NetError::Remote(e)) => {
+            tracing::debug!("a replica failed a read: {}", e.message);
+            Err(Failure::Failed(e.code))
+        }
+        Err(_) => Err(Failure::Silent),
+    }
+}
+
+/// Whether the data reply is among the answers so far.
+fn data_present(replies: &[Option<(Endpoint, ReadReply)>]) -> bool {
+    replies
+        .iter()
+        .flatten()
+        .any(|(_, r)| matches!(r, ReadReply::Data(_)))
+}
+
+fn timed_out(plan: &ReadPlan<'_>, replies: &[Option<(Endpoint, ReadReply)>]) -> CqlError {
+    let received = replies.iter().flatten().count() as i32;
+    CqlError::ReadTimeout {
+        message: format!("Operation timed out - received only {received} responses."),
+        consistency: plan.cl,
+        received,
+        block_for: plan.block_for,
+        data_present: data_present(replies),
+    }
+}
+
+fn failed(
+    plan: &ReadPlan<'_>,
+    replies: &[Option<(Endpoint, ReadReply)>],
+    reasons: Vec<(IpAddr, u16)>,
+) -> CqlError {
+    let received = replies.iter().flatten().count() as i32;
+    if reasons.is_empty() {
+        return timed_out(plan, replies);
+    }
+    let failures = reasons.len() as i32;
+    CqlError::ReadFailure {
+        message: format!(
+            "Operation failed - received {received} responses and {failures} failures"
+        ),
+        consistency: plan.cl,
+        received,
+        block_for: plan.block_for,
+        failures,
+        data_present: data_present(replies),
+        reasons,
+    }
+}
+
+/// Sends each replica what it lacks of the reconciled round and waits (at most the write
+/// timeout) for them to apply it.
+async fn repair(
+    readers: &Readers,
+    plan: &ReadPlan<'_>,
+    round: &Round,
+    replies: &[(Endpoint, ReadReply)],
+) {
+    let Some(merged) = round.data() else { return };
+    let empty = storage::PartitionData::default();
+    let mut writes: FuturesUnordered<BoxFuture<'static, bool>> = FuturesUnordered::new();
+    for (endpoint, reply) in replies {
+        let ReadReply::Data(data) = reply else {
+            continue;
+        };
+        let theirs = data.as_ref().map_or(&empty, |d| &d.data);
+        let Some(update) = merged.missing_in(theirs) else {
+            continue;
+        };
+        let mutation = Mutation {
+            table: plan.table,
+            key: plan.key.clone(),
+            update,
+        };
+        writes.push(repair_one(readers, endpoint, mutation));
+    }
+    let deadline = Instant::now() + readers.write_timeout;
+    while let Ok(Some(applied)) = tokio::time::timeout_at(deadline, writes.next()).await {
+        if !applied {
+            tracing::debug!("a read repair was not applied");
+        }
+    }
+}
+
+fn repair_one(
+    readers: &Readers,
+    endpoint: &Endpoint,
+    mutation: Mutation,
+) -> BoxFuture<'static, bool> {
+    if endpoint.addr == readers.local {
+        let storage = readers.storage.clone();
+        return Box::pin(async move { storage.apply(mutation).await.is_ok() });
+    }
+    let Some(messaging) = readers.messaging.clone() else {
+        return Box::pin(async { false });
+    };
+    let payload = MutationRequest::encode(readers.epoch, std::iter::once(&mutation));
+    let to = SocketAddr::new(endpoint.addr, readers.storage_port);
+    let timeout = readers.write_timeout;
+    Box::pin(async move {
+        messaging
+            .request(to, Verb::Mutation, payload, timeout)
+            .await
+            .is_ok()
+    })
+}

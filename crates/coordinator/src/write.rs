@@ -1,0 +1,291 @@
+//! Writes to replicas: Cassandra's StorageProxy.mutate with its write response handlers. Each
+//! mutation goes to every live replica of its token (this node's share applied locally, with
+//! no network hop; each other replica gets its share in one message), and the client is
+//! answered once every mutation has the answers its consistency level needs. Replicas that are
+//! down get a hint at once; replicas that have not answered when the write timeout expires get
+//! one then (the sends go on after the client has its answer).
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures::future::BoxFuture;
+use futures::stream::{FuturesUnordered, StreamExt};
+use hints::HintsService;
+use net::{Messaging, NetError, Verb};
+use ring::Endpoint;
+use storage::{Mutation, Storage, StorageError};
+use tokio::sync::oneshot;
+use types::{Consistency, CqlError, CqlResult};
+
+use crate::messages::MutationRequest;
+use crate::replicas::ReplicaPlan;
+use crate::responses::{Requirement, Tally};
+use crate::verbs::reason;
+
+/// What one replica did with its share of a write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Outcome {
+    Applied,
+    Failed,
+    /// No answer in time (timed out, unreachable, overloaded, or its commit log refused).
+    Silent,
+}
+
+/// A replica and the mutations (indexes into the write's) it is sent.
+pub(crate) struct Target {
+    pub endpoint: Endpoint,
+    pub mutations: Vec<usize>,
+}
+
+/// A write about to be sent.
+pub(crate) struct Fanout {
+    pub mutations: Arc<Vec<Mutation>>,
+    pub plans: Vec<ReplicaPlan>,
+    pub requirement: Requirement,
+    pub cl: Consistency,
+    pub write_type: &'static str,
+    pub local: IpAddr,
+}
+
+/// Where the sends go and how they are answered for.
+pub(crate) struct Senders {
+    pub storage: Arc<Storage>,
+    pub messaging: Option<Arc<Messaging>>,
+    pub storage_port: u16,
+    pub epoch: u64,
+    pub hints: Option<Arc<HintsService>>,
+    pub timeout: Duration,
+}
+
+impl Fanout {
+    /// Unavailable when a mutation's live replicas cannot meet the level (ANY is met by a hint).
+    pub fn check_available(&self) -> CqlResult<()> {
+        if self.cl == Consistency::Any {
+            return Ok(());
+        }
+        for plan in &self.plans {
+            crate::unavailable(&self.requirement, plan, self.cl)?;
+        }
+        Ok(())
+    }
+
+    /// The live replicas and the mutations each is sent, this node first.
+    fn targets(&self) -> Vec<Target> {
+        let mut by_addr: BTreeMap<IpAddr, Target> = BTreeMap::new();
+        for (i, plan) in self.plans.iter().enumerate() {
+            for endpoint in &plan.live {
+                let target = by_addr.entry(endpoint.addr).or_insert_with(|| Target {
+                    endpoint: endpoint.clone(),
+                    mutations: Vec::new(),
+                });
+                target.mutations.push(i);
+            }
+        }
+        let mut targets: Vec<Target> = by_addr.into_values().collect();
+        targets.sort_by_key(|t| t.endpoint.addr != self.local);
+        targets
+    }
+}
+
+/// Sends the write and answers once the level is met, a failure makes it unreachable, or the
+/// timeout expires.
+pub(crate) async fn send(fanout: Fanout, senders: Senders) -> CqlResult<()> {
+    let (answer, answered) = oneshot::channel();
+    tokio::spawn(drive(fanout, senders, answer));
+    answered
+        .await
+        .unwrap_or_else(|_| Err(CqlError::Server("the write was abandoned".into())))
+}
+
+async fn drive(fanout: Fanout, senders: Senders, answer: oneshot::Sender<CqlResult<()>>) {
+    let deadline = tokio::time::Instant::now() + senders.timeout;
+    let targets = fanout.targets();
+    let mut tallies: Vec<Tally> = fanout
+        .plans
+        .iter()
+        .map(|p| {
+            Tally::new(
+                &fanout.requirement,
+                p.live.iter().map(|e| e.datacenter.as_str()),
+            )
+        })
+        .collect();
+    hint_dead(&fanout, &senders, &mut tallies);
+    let mut sends: FuturesUnordered<BoxFuture<'static, (usize, Outcome)>> = targets
+        .iter()
+        .enumerate()
+        .map(|(t, target)| send_one(t, target, &fanout, &senders))
+        .collect();
+    let mut outcomes = vec![None; targets.len()];
+    let mut answer = Some(answer);
+    loop {
+        if let Some(verdict) = verdict(&fanout, &tallies) {
+            if let Some(answer) = answer.take() {
+                let _ = answer.send(verdict);
+            }
+        }
+        let next = tokio::select! {
+            next = sends.next() => next,
+            _ = tokio::time::sleep_until(deadline) => None,
+        };
+        let Some((t, outcome)) = next else { break };
+        outcomes[t] = Some(outcome);
+        let dc = targets[t].endpoint.datacenter.as_str();
+        for &m in &targets[t].mutations {
+            match outcome {
+                Outcome::Applied => tallies[m].ack(dc),
+                Outcome::Failed => tallies[m].fail(dc),
+                Outcome::Silent => {}
+            }
+        }
+    }
+    if let Some(answer) = answer.take() {
+        let _ = answer.send(Err(timed_out(&fanout, &tallies)));
+    }
+    hint_silent(&fanout, &senders, &targets, &outcomes);
+}
+
+/// The client's answer once it is known: met, or lost to failures.
+fn verdict(fanout: &Fanout, tallies: &[Tally]) -> Option<CqlResult<()>> {
+    if tallies.iter().all(Tally::is_met) {
+        return Some(Ok(()));
+    }
+    let lost = tallies.iter().find(|t| t.is_lost() && t.failures() > 0)?;
+    Some(Err(CqlError::WriteFailure {
+        message: format!(
+            "Operation failed - received {} responses and {} failures",
+            lost.received(),
+            lost.failures()
+        ),
+        consistency: fanout.cl,
+        received: lost.received(),
+        block_for: lost.block_for(),
+        failures: lost.failures(),
+        write_type: fanout.write_type.to_string(),
+    }))
+}
+
+/// WriteTimeout naming the mutation furthest from its level.
+fn timed_out(fanout: &Fanout, tallies: &[Tally]) -> CqlError {
+    let weakest = tallies
+        .iter()
+        .filter(|t| !t.is_met())
+        .min_by_key(|t| t.received());
+    let (received, block_for) = weakest.map_or((0, fanout.requirement.block_for()), |t| {
+        (t.received(), t.block_for())
+    });
+    CqlError::WriteTimeout {
+        message: format!("Operation timed out - received only {received} responses."),
+        consistency: fanout.cl,
+        received,
+        block_for,
+        write_type: fanout.write_type.to_string(),
+    }
+}
+
+/// Applies or sends one replica's share.
+fn send_one(
+    t: usize,
+    target: &Target,
+    fanout: &Fanout,
+    senders: &Senders,
+) -> BoxFuture<'static, (usize, Outcome)> {
+    let mutations = &fanout.mutations;
+    if target.endpoint.addr == fanout.local {
+        let mine: Vec<Mutation> = target
+            .mutations
+            .iter()
+            .map(|&i| mutations[i].clone())
+            .collect();
+        let storage = senders.storage.clone();
+        return Box::pin(async move { (t, local_outcome(storage.apply_batch(mine).await)) });
+    }
+    let Some(messaging) = senders.messaging.clone() else {
+        return Box::pin(async move { (t, Outcome::Silent) });
+    };
+    let payload: Bytes = MutationRequest::encode(
+        senders.epoch,
+        target.mutations.iter().map(|&i| &mutations[i]),
+    );
+    let to = std::net::SocketAddr::new(target.endpoint.addr, senders.storage_port);
+    let timeout = senders.timeout;
+    Box::pin(async move {
+        let answer = messaging
+            .request(to, Verb::Mutation, payload, timeout)
+            .await;
+        (t, remote_outcome(answer))
+    })
+}
+
+fn local_outcome(result: storage::Result<()>) -> Outcome {
+    match result {
+        Ok(()) => Outcome::Applied,
+        Err(StorageError::CommitLogUnavailable(_)) => Outcome::Silent,
+        Err(e) => {
+            tracing::error!("local write failed: {e}");
+            Outcome::Failed
+        }
+    }
+}
+
+fn remote_outcome(result: Result<Bytes, NetError>) -> Outcome {
+    match result {
+        Ok(_) => Outcome::Applied,
+        Err(NetError::Remote(e)) if e.code == reason::TIMEOUT => Outcome::Silent,
+        Err(NetError::Remote(e)) => {
+            tracing::debug!("a replica failed a write: {}", e.message);
+            Outcome::Failed
+        }
+        Err(_) => Outcome::Silent,
+    }
+}
+
+/// Hints every mutation for replicas already known to be down; with ANY a stored hint counts
+/// as an answer.
+fn hint_dead<'a>(fanout: &'a Fanout, senders: &Senders, tallies: &mut [Tally<'a>]) {
+    for (i, plan) in fanout.plans.iter().enumerate() {
+        for endpoint in &plan.dead {
+            let stored = hint(senders, endpoint, &fanout.mutations[i]);
+            if stored && fanout.cl == Consistency::Any {
+                tallies[i].ack_extra(endpoint.datacenter.as_str());
+            }
+        }
+    }
+}
+
+/// Hints the mutations of replicas that did not answer in time.
+fn hint_silent(
+    fanout: &Fanout,
+    senders: &Senders,
+    targets: &[Target],
+    outcomes: &[Option<Outcome>],
+) {
+    for (target, outcome) in targets.iter().zip(outcomes) {
+        if matches!(outcome, Some(Outcome::Applied | Outcome::Failed)) {
+            continue;
+        }
+        for &i in &target.mutations {
+            hint(senders, &target.endpoint, &fanout.mutations[i]);
+        }
+    }
+}
+
+/// Stores a hint of `mutation` for `endpoint` when hinted handoff wants one.
+fn hint(senders: &Senders, endpoint: &Endpoint, mutation: &Mutation) -> bool {
+    let Some(hints) = &senders.hints else {
+        return false;
+    };
+    let host_id = uuid::Uuid::from_bytes(endpoint.host_id);
+    if !hints.should_hint(host_id, &endpoint.datacenter, None) {
+        return false;
+    }
+    match hints.store(host_id, mutation) {
+        Ok(()) => true,
+        Err(e) => {
+            tracing::warn!("no hint stored for {}: {e}", endpoint.addr);
+            false
+        }
+    }
+}

@@ -1,0 +1,152 @@
+"""Replication on a three-node cluster (RF=3), as drivers see it: writes reach every replica,
+reads are answered at the consistency level asked, a lost node leaves QUORUM working and ALL
+Unavailable with Cassandra's fields, a paused node makes ALL time out with them, and a stale
+replica is repaired by a read."""
+import time
+
+import pytest
+from cassandra import ConsistencyLevel, ReadTimeout, Unavailable, WriteTimeout
+from cassandra.policies import FallthroughRetryPolicy
+from cassandra.query import SimpleStatement
+
+from cluster import LocalCluster
+
+
+@pytest.fixture(scope="module")
+def trio():
+    cluster = LocalCluster(nodes=3).start()
+    try:
+        session = cluster.session()
+        session.execute("CREATE KEYSPACE rep WITH replication = "
+                        "{'class': 'SimpleStrategy', 'replication_factor': 3}")
+        session.execute("CREATE TABLE rep.t (k int, c int, v text, PRIMARY KEY (k, c))")
+        yield cluster
+    finally:
+        cluster.clear()
+
+
+def at(cl, query):
+    """The statement at `cl`, its errors given to the test as the server sent them (the
+    driver's default policy retries some on another host)."""
+    return SimpleStatement(query, consistency_level=cl, retry_policy=FallthroughRetryPolicy())
+
+
+def rows_at_one(node, k):
+    """What `node` alone holds of partition k (a read at ONE coordinated by a replica is
+    answered from its own data)."""
+    rows = node.session().execute(at(ConsistencyLevel.ONE, f"SELECT c, v FROM rep.t WHERE k = {k}"))
+    return [(r.c, r.v) for r in rows]
+
+
+def test_a_quorum_write_reaches_every_replica(trio):
+    session = trio.node(1).session()
+    for c in range(5):
+        session.execute(at(ConsistencyLevel.QUORUM,
+                           f"INSERT INTO rep.t (k, c, v) VALUES (1, {c}, 'v{c}')"))
+    expected = [(c, f"v{c}") for c in range(5)]
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and any(rows_at_one(n, 1) != expected for n in trio.nodes):
+        time.sleep(0.1)  # the third replica's acknowledgement may come after the client's
+    for node in trio.nodes:
+        assert rows_at_one(node, 1) == expected, node
+    for cl in (ConsistencyLevel.QUORUM, ConsistencyLevel.ALL, ConsistencyLevel.TWO):
+        rows = session.execute(at(cl, "SELECT c, v FROM rep.t WHERE k = 1 LIMIT 3"))
+        assert [(r.c, r.v) for r in rows] == expected[:3]
+
+
+def test_a_killed_node_leaves_quorum_working_and_all_unavailable(trio):
+    node1, _, node3 = trio.nodes
+    node3.kill()
+    try:
+        node1.await_status(node3.address, "DN", timeout=15)
+        session = node1.session()
+        session.execute(at(ConsistencyLevel.QUORUM, "INSERT INTO rep.t (k, c, v) VALUES (2, 0, 'q')"))
+        rows = session.execute(at(ConsistencyLevel.QUORUM, "SELECT v FROM rep.t WHERE k = 2"))
+        assert [r.v for r in rows] == ["q"]
+        with pytest.raises(Unavailable) as write:
+            session.execute(at(ConsistencyLevel.ALL, "INSERT INTO rep.t (k, c, v) VALUES (2, 1, 'a')"))
+        assert (write.value.required_replicas, write.value.alive_replicas) == (3, 2)
+        with pytest.raises(Unavailable) as read:
+            session.execute(at(ConsistencyLevel.ALL, "SELECT v FROM rep.t WHERE k = 2"))
+        assert (read.value.required_replicas, read.value.alive_replicas) == (3, 2)
+        assert read.value.consistency == ConsistencyLevel.ALL
+    finally:
+        node3.start()
+    all_up(trio)
+
+
+def test_a_stale_replica_is_repaired_by_a_read_at_all(trio):
+    node1, _, node3 = trio.nodes
+    node3.kill()
+    try:
+        node1.await_status(node3.address, "DN", timeout=15)
+        for handle in trio.nodes[:2]:
+            handle.nodetool("disablehandoff") if _has_handoff(handle) else None
+        node1.session().execute(at(ConsistencyLevel.ONE,
+                                   "INSERT INTO rep.t (k, c, v) VALUES (3, 0, 'missed')"))
+    finally:
+        node3.start()
+    all_up(trio)
+    assert rows_at_one(node3, 3) == []
+    rows = node3.session().execute(at(ConsistencyLevel.ALL, "SELECT c, v FROM rep.t WHERE k = 3"))
+    assert [(r.c, r.v) for r in rows] == [(0, "missed")]
+    assert rows_at_one(node3, 3) == [(0, "missed")]
+    for handle in trio.nodes[:2]:
+        handle.nodetool("enablehandoff") if _has_handoff(handle) else None
+
+
+def test_a_deletion_on_a_quorum_hides_older_data_on_the_other_replica(trio):
+    node1, node2, node3 = trio.nodes
+    session = node1.session()
+    session.execute(at(ConsistencyLevel.ALL, "INSERT INTO rep.t (k, c, v) VALUES (4, 0, 'old')"))
+    node3.kill()
+    try:
+        node1.await_status(node3.address, "DN", timeout=15)
+        for handle in (node1, node2):
+            handle.nodetool("disablehandoff") if _has_handoff(handle) else None
+        session.execute(at(ConsistencyLevel.QUORUM, "DELETE FROM rep.t WHERE k = 4 AND c = 0"))
+    finally:
+        node3.start()
+    all_up(trio)
+    assert rows_at_one(node3, 4) == [(0, "old")]
+    rows = node3.session().execute(at(ConsistencyLevel.ALL, "SELECT c, v FROM rep.t WHERE k = 4"))
+    assert list(rows) == []
+    assert rows_at_one(node3, 4) == []
+    for handle in (node1, node2):
+        handle.nodetool("enablehandoff") if _has_handoff(handle) else None
+
+
+def test_a_paused_replica_times_out_all_with_cassandras_fields(trio):
+    node1, node2, _ = trio.nodes
+    session = node1.session()
+    node2.pause()
+    try:
+        with pytest.raises(WriteTimeout) as write:
+            session.execute(at(ConsistencyLevel.ALL,
+                               "INSERT INTO rep.t (k, c, v) VALUES (5, 0, 'slow')"), timeout=30)
+        assert (write.value.required_responses, write.value.received_responses) == (3, 2)
+        assert write.value.write_type == 0  # SIMPLE
+        with pytest.raises(ReadTimeout) as read:
+            session.execute(at(ConsistencyLevel.ALL, "SELECT v FROM rep.t WHERE k = 5"), timeout=30)
+        assert read.value.required_responses == 3
+        assert read.value.received_responses == 2
+    finally:
+        node2.resume()
+    all_up(trio)
+
+
+def all_up(cluster):
+    """Waits until every node sees every node up (a restarted node must hear the others)."""
+    for node in cluster.nodes:
+        for other in cluster.nodes:
+            node.await_status(other.address, "UN", timeout=20)
+
+
+def _has_handoff(node):
+    """Whether the node has the hinted handoff commands (they stop hints from repairing the
+    replica before the read under test does)."""
+    try:
+        node.nodetool("statushandoff")
+        return True
+    except Exception:
+        return False
