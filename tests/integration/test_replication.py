@@ -135,6 +135,64 @@ def test_a_paused_replica_times_out_all_with_cassandras_fields(trio):
     all_up(trio)
 
 
+@pytest.mark.parametrize("rf", [1, 3])
+def test_a_3000_row_scan_pages_across_nodes_with_every_row_once(trio, rf):
+    session = trio.node(1).session()
+    session.execute(f"CREATE KEYSPACE IF NOT EXISTS scan{rf} WITH replication = "
+                    f"{{'class': 'SimpleStrategy', 'replication_factor': {rf}}}")
+    session.execute(f"CREATE TABLE IF NOT EXISTS scan{rf}.t (k int, c int, v int, "
+                    "PRIMARY KEY (k, c))")
+    insert = session.prepare(f"INSERT INTO scan{rf}.t (k, c, v) VALUES (?, ?, ?)")
+    insert.consistency_level = ConsistencyLevel.ALL if rf == 3 else ConsistencyLevel.ONE
+    for k in range(1000):
+        for c in range(3):
+            session.execute(insert, (k, c, k * 10 + c))
+    cl = ConsistencyLevel.QUORUM if rf == 3 else ConsistencyLevel.ONE
+    for node in trio.nodes:
+        statement = SimpleStatement(f"SELECT k, c, v FROM scan{rf}.t", fetch_size=250,
+                                    consistency_level=cl)
+        rows = [(r.k, r.c, r.v) for r in node.session().execute(statement)]
+        assert len(rows) == 3000, node
+        assert sorted(rows) == [(k, c, k * 10 + c) for k in range(1000) for c in range(3)]
+        count = node.session().execute(at(cl, f"SELECT COUNT(*) FROM scan{rf}.t")).one()
+        assert count.count == 3000
+        distinct = node.session().execute(SimpleStatement(
+            f"SELECT DISTINCT k FROM scan{rf}.t", fetch_size=100, consistency_level=cl))
+        assert sorted(r.k for r in distinct) == list(range(1000))
+    # A token range, and a LIMIT across nodes.
+    tokens = session.execute(SimpleStatement(
+        f"SELECT k FROM scan{rf}.t WHERE token(k) > 0 AND token(k) <= 4611686018427387904",
+        consistency_level=cl))
+    direct = {r.k for r in session.execute(
+        f"SELECT k, token(k) AS t FROM scan{rf}.t") if 0 < r.t <= 4611686018427387904}
+    assert {r.k for r in tokens} == direct
+    limited = trio.node(2).session().execute(at(cl, f"SELECT k FROM scan{rf}.t LIMIT 7"))
+    assert len(list(limited)) == 7
+
+
+def test_a_scan_at_quorum_does_not_return_rows_deleted_on_a_quorum(trio):
+    node1, node2, node3 = trio.nodes
+    session = node1.session()
+    for k in (100, 101):
+        session.execute(at(ConsistencyLevel.ALL,
+                           f"INSERT INTO rep.t (k, c, v) VALUES ({k}, 0, 'x')"))
+    node3.kill()
+    try:
+        node1.await_status(node3.address, "DN", timeout=15)
+        for handle in (node1, node2):
+            handle.nodetool("disablehandoff") if _has_handoff(handle) else None
+        session.execute(at(ConsistencyLevel.QUORUM, "DELETE FROM rep.t WHERE k = 100"))
+    finally:
+        node3.start()
+    all_up(trio)
+    rows = node3.session().execute(at(ConsistencyLevel.ALL, "SELECT k FROM rep.t"))
+    keys = {r.k for r in rows}
+    assert 101 in keys and 100 not in keys
+    assert rows_at_one(node3, 100) == []  # repaired by the scan
+    for handle in (node1, node2):
+        handle.nodetool("enablehandoff") if _has_handoff(handle) else None
+
+
 def all_up(cluster):
     """Waits until every node sees every node up (a restarted node must hear the others)."""
     for node in cluster.nodes:

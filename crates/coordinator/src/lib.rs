@@ -4,8 +4,10 @@
 //! ring whose only replica is local storage; remote replicas plug in here.
 mod consistency;
 mod failures;
+mod gather;
 mod messages;
 pub mod metrics;
+mod range;
 mod read;
 mod remote;
 mod replicas;
@@ -311,8 +313,14 @@ impl Coordinator {
         }
     }
 
-    /// What asks replicas for a read.
-    fn readers(&self) -> read::Readers {
+    /// Whether this node alone answers at the level for replicas `live`.
+    fn is_only_contact(&self, requirement: &Requirement, live: &[ring::Endpoint]) -> bool {
+        let (contacts, _) = read::contacts(requirement, live);
+        contacts.len() == 1 && contacts[0].addr == self.local.addr
+    }
+
+    /// What asks replicas for a read, waiting at most the `kind` timeout.
+    fn readers(&self, kind: TimeoutKind) -> read::Readers {
         let remote = self.attached.remote.get();
         read::Readers {
             storage: self.storage.clone(),
@@ -320,7 +328,7 @@ impl Coordinator {
             storage_port: self.replica.storage_port,
             epoch: remote.map_or(0, |r| (r.epoch)()),
             local: self.local.addr,
-            timeout: self.timeouts.get(TimeoutKind::Read),
+            timeout: self.timeouts.get(kind),
             write_timeout: self.timeouts.get(TimeoutKind::Write),
         }
     }
@@ -387,9 +395,9 @@ impl Coordinator {
         let replicas = ReplicaPlan::new(&self.topology, strategy, key.token, reachable);
         let requirement = Requirement::new(strategy, cl, &self.local.datacenter);
         unavailable(&requirement, &replicas, cl)?;
-        let (contacts, spares) = read::contacts(&requirement, &replicas.live);
         let started = Instant::now();
-        if contacts.len() != 1 || contacts[0].addr != self.local.addr {
+        if !self.is_only_contact(&requirement, &replicas.live) {
+            let (contacts, spares) = read::contacts(&requirement, &replicas.live);
             trace::sending(trace, "READ", self.local.addr, &[replicas]);
             let plan = read::ReadPlan {
                 table,
@@ -399,7 +407,8 @@ impl Coordinator {
                 contacts,
                 spares,
             };
-            let partition = read::read(&self.readers(), plan, filter, now, stats).await?;
+            let partition =
+                read::read(&self.readers(TimeoutKind::Read), plan, filter, now, stats).await?;
             self.slow.check(started.elapsed(), || {
                 self.describe_read(table, Some(key), usize::MAX)
             });
@@ -439,12 +448,28 @@ impl Coordinator {
         trace: Option<&Trace>,
     ) -> CqlResult<Vec<Partition>> {
         validate_for_read(cl)?;
-        let required = block_for(strategy, cl, &self.local.datacenter);
-        if required > 1 {
-            // A range read needs `required` replicas of every range; one node has one.
-            self.check_live(strategy, i64::MIN, cl)?;
-        }
+        let reachable = self.attached.remote.get().is_some();
+        let requirement = Requirement::new(strategy, cl, &self.local.datacenter);
+        let stretches =
+            range::stretches(&self.topology, strategy, range, reachable, &requirement, cl)?;
         let started = Instant::now();
+        if !stretches
+            .iter()
+            .all(|s| self.is_only_contact(&requirement, &s.live))
+        {
+            let plan = range::ScanPlan {
+                table,
+                cl,
+                requirement: &requirement,
+                stretches,
+            };
+            let readers = self.readers(TimeoutKind::Range);
+            let found = range::scan(&readers, plan, filter, now, limit, stats).await?;
+            self.slow
+                .check(started.elapsed(), || self.describe_read(table, None, limit));
+            self.record(RequestKind::Range, cl, &[table], started);
+            return Ok(found);
+        }
         trace::trace(trace, || {
             let sstables = self.sstable_count(table);
             let range = trace::range_text(range);

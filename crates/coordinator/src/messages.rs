@@ -4,8 +4,11 @@
 use bytes::{BufMut, Bytes};
 use mutation::codec::{put_bytes, put_len, put_mutation, DecodeError, Reader};
 use mutation::{Mutation, PartitionKey, TableId};
-use storage::wire::{put_read_filter, put_source_rows, read_filter, source_rows};
-use storage::{ReadFilter, SourceRows};
+use storage::wire::{
+    key_range, put_key_range, put_read_filter, put_scan_source, put_source_rows, read_filter,
+    scan_source, source_rows,
+};
+use storage::{KeyRange, ReadFilter, ScanSource, SourceRows};
 
 /// The encoding version of every storage verb's payload.
 const VERSION: u8 = 1;
@@ -144,6 +147,51 @@ impl ReadReply {
     }
 }
 
+/// `Verb::RangeRead`: a replica's unresolved partitions of a key range, at most a number.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RangeRequest {
+    pub epoch: u64,
+    pub table: TableId,
+    pub range: KeyRange,
+    pub filter: ReadFilter,
+    pub partition_limit: usize,
+}
+
+impl RangeRequest {
+    pub fn encode(&self) -> Bytes {
+        let mut out = header(self.epoch);
+        out.put_slice(self.table.0.as_bytes());
+        put_key_range(&mut out, &self.range);
+        put_read_filter(&mut out, &self.filter);
+        out.put_u64(u64::try_from(self.partition_limit).unwrap_or(u64::MAX));
+        out.into()
+    }
+
+    pub fn decode(payload: &[u8]) -> Result<RangeRequest, DecodeError> {
+        let mut r = Reader { bytes: payload };
+        let request = RangeRequest {
+            epoch: read_header(&mut r)?,
+            table: r.table_id()?,
+            range: key_range(&mut r)?,
+            filter: read_filter(&mut r)?,
+            partition_limit: usize::try_from(r.i64()? as u64).unwrap_or(usize::MAX),
+        };
+        end(&r)?;
+        Ok(request)
+    }
+}
+
+/// The reply to a [`RangeRequest`].
+pub fn encode_scan(scan: &ScanSource) -> Bytes {
+    let mut out = Vec::new();
+    put_scan_source(&mut out, scan);
+    out.into()
+}
+
+pub fn decode_scan(payload: &[u8]) -> Result<ScanSource, DecodeError> {
+    storage::wire::decode_all(payload, scan_source)
+}
+
 /// The version byte and the epoch.
 pub(crate) fn header(epoch: u64) -> Vec<u8> {
     let mut out = Vec::with_capacity(256);
@@ -236,6 +284,34 @@ mod tests {
             ReadReply::Data(Some(rows)).digest()
         );
         assert!(ReadReply::decode(&[7]).is_err());
+    }
+
+    #[test]
+    fn range_requests_and_replies_round_trip() {
+        let request = RangeRequest {
+            epoch: 2,
+            table: TableId(uuid::Uuid::from_u128(4)),
+            range: KeyRange {
+                start: std::ops::Bound::Excluded(storage::PartitionPosition::Key(
+                    mutation("a").key,
+                )),
+                end: std::ops::Bound::Included(storage::PartitionPosition::Token(99)),
+            },
+            filter: ReadFilter::all(),
+            partition_limit: 128,
+        };
+        let bytes = request.encode();
+        assert_eq!(RangeRequest::decode(&bytes).unwrap(), request);
+        for cut in 0..bytes.len() {
+            assert!(RangeRequest::decode(&bytes[..cut]).is_err(), "cut at {cut}");
+        }
+        let mut data = storage::PartitionData::default();
+        data.apply(&mutation("k").update);
+        let scan = ScanSource {
+            partitions: vec![(mutation("k").key, data)],
+            stopped_at: Some(mutation("k").key),
+        };
+        assert_eq!(decode_scan(&encode_scan(&scan)).unwrap(), scan);
     }
 
     #[test]

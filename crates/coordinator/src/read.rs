@@ -5,14 +5,15 @@
 //! something are repaired before the client is answered (blocking read repair). The read runs
 //! in storage's rounds (a row limit asks for a bounded number of rows, then more after the
 //! last complete row when tombstones hid too many), each round asked of the replicas.
-//! A replica that fails or cannot be reached is replaced by a spare live replica, if any.
+//! A replica that fails or cannot be reached is replaced by a spare live replica, if any
+//! (see `gather`).
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
 use futures::stream::{FuturesUnordered, StreamExt};
-use net::{Messaging, NetError, Verb};
+use net::{Messaging, Verb};
 use ring::Endpoint;
 use storage::{
     Mutation, Partition, PartitionKey, ReadFilter, ReadStats, Round, Rounds, Storage, TableId,
@@ -20,6 +21,7 @@ use storage::{
 use tokio::time::Instant;
 use types::{Consistency, CqlError, CqlResult};
 
+use crate::gather::{self, gather, Answer, Failure, Shortfall};
 use crate::messages::{MutationRequest, ReadReply, ReadRequest};
 use crate::responses::Requirement;
 
@@ -128,18 +130,6 @@ fn merge(filter: &ReadFilter, replies: &[(Endpoint, ReadReply)]) -> Round {
     round
 }
 
-/// What asking one replica gave.
-type Answer = (usize, Endpoint, bool, Result<ReadReply, Failure>);
-
-/// Why a replica gave no answer.
-#[derive(Debug)]
-enum Failure {
-    /// It answered with an error (a failure counted by ReadFailure).
-    Failed(u16),
-    /// No answer in time, or not reachable.
-    Silent,
-}
-
 /// Asks every contact (the first for data; the others for digests when `digests`, else for
 /// data), replacing failed contacts by spares; the replies in contact order, the data one first.
 async fn ask(
@@ -150,133 +140,81 @@ async fn ask(
     digests: bool,
     deadline: Instant,
 ) -> CqlResult<Vec<(Endpoint, ReadReply)>> {
-    let mut pending: FuturesUnordered<BoxFuture<'static, Answer>> = FuturesUnordered::new();
-    for (slot, endpoint) in plan.contacts.iter().enumerate() {
-        let digest = digests && slot > 0;
-        pending.push(ask_one(
-            readers,
-            plan,
-            endpoint.clone(),
-            slot,
-            filter,
-            cap,
-            digest,
-        ));
-    }
-    let mut replies: Vec<Option<(Endpoint, ReadReply)>> = vec![None; plan.contacts.len()];
-    let mut failures: Vec<(IpAddr, u16)> = Vec::new();
-    while replies.iter().any(Option::is_none) {
-        let next = tokio::select! {
-            next = pending.next() => next,
-            _ = tokio::time::sleep_until(deadline) => None,
-        };
-        let Some((slot, endpoint, digest, answer)) = next else {
-            return Err(timed_out(plan, &replies));
-        };
-        match answer {
-            Ok(reply) => replies[slot] = Some((endpoint, reply)),
-            Err(failure) => {
-                if let Failure::Failed(code) = failure {
-                    failures.push((endpoint.addr, code));
-                }
-                let Some(spare) = (!plan.spares.is_empty()).then(|| plan.spares.remove(0)) else {
-                    return Err(failed(plan, &replies, failures));
-                };
-                plan.contacts[slot] = spare.clone();
-                pending.push(ask_one(readers, plan, spare, slot, filter, cap, digest));
-            }
-        }
-    }
-    Ok(replies.into_iter().flatten().collect())
-}
-
-/// Asks one replica: this node without a hop, another through messaging.
-fn ask_one(
-    readers: &Readers,
-    plan: &ReadPlan<'_>,
-    endpoint: Endpoint,
-    slot: usize,
-    filter: &ReadFilter,
-    cap: usize,
-    digest: bool,
-) -> BoxFuture<'static, Answer> {
-    if endpoint.addr == readers.local {
-        let answer = readers
-            .storage
-            .read_source(plan.table, plan.key, filter, cap)
-            .map(|data| ReadReply::new(data, digest))
-            .map_err(|e| {
-                tracing::error!("local read failed: {e}");
-                Failure::Failed(crate::verbs::reason::UNKNOWN)
-            });
-        return Box::pin(async move { (slot, endpoint, digest, answer) });
-    }
     let request = ReadRequest {
         epoch: readers.epoch,
         table: plan.table,
         key: plan.key.clone(),
         filter: filter.clone(),
         cap,
-        digest,
+        digest: false,
     };
+    let ask = |slot: usize, endpoint: Endpoint| {
+        let digest = digests && slot > 0;
+        ask_one(readers, &request, endpoint, slot, digest)
+    };
+    gather(&mut plan.contacts, &mut plan.spares, ask, deadline)
+        .await
+        .map_err(|shortfall| shortfall_error(plan, shortfall))
+}
+
+/// Asks one replica: this node without a hop, another through messaging.
+fn ask_one(
+    readers: &Readers,
+    request: &ReadRequest,
+    endpoint: Endpoint,
+    slot: usize,
+    digest: bool,
+) -> BoxFuture<'static, Answer<ReadReply>> {
+    if endpoint.addr == readers.local {
+        let r = request;
+        let answer = readers
+            .storage
+            .read_source(r.table, &r.key, &r.filter, r.cap)
+            .map(|data| ReadReply::new(data, digest))
+            .map_err(|e| {
+                tracing::error!("local read failed: {e}");
+                Failure::Failed(crate::verbs::reason::UNKNOWN)
+            });
+        return Box::pin(async move { (slot, endpoint, answer) });
+    }
+    let payload = ReadRequest {
+        digest,
+        ..request.clone()
+    }
+    .encode();
     let messaging = readers.messaging.clone();
     let to = SocketAddr::new(endpoint.addr, readers.storage_port);
     let timeout = readers.timeout;
     Box::pin(async move {
         let Some(messaging) = messaging else {
-            return (slot, endpoint, digest, Err(Failure::Silent));
+            return (slot, endpoint, Err(Failure::Silent));
         };
-        let answer = messaging
-            .request(to, Verb::Read, request.encode(), timeout)
-            .await;
-        (slot, endpoint, digest, remote_answer(answer))
+        let answer = messaging.request(to, Verb::Read, payload, timeout).await;
+        (slot, endpoint, gather::remote(answer, ReadReply::decode))
     })
 }
 
-fn remote_answer(answer: Result<bytes::Bytes, NetError>) -> Result<ReadReply, Failure> {
-    match answer {
-        Ok(bytes) => ReadReply::decode(&bytes).map_err(|e| {
-            tracing::warn!("malformed read reply: {}", e.0);
-            Failure::Failed(crate::verbs::reason::UNKNOWN)
-        }),
-        Err(NetError::Remote(e)) if e.code == crate::verbs::reason::TIMEOUT => Err(Failure::Silent),
-        Err(NetError::Remote(e)) => {
-            tracing::debug!("a replica failed a read: {}", e.message);
-            Err(Failure::Failed(e.code))
-        }
-        Err(_) => Err(Failure::Silent),
-    }
-}
-
-/// Whether the data reply is among the answers so far.
-fn data_present(replies: &[Option<(Endpoint, ReadReply)>]) -> bool {
-    replies
+/// ReadTimeout when replicas were silent, ReadFailure when some failed.
+pub(crate) fn shortfall_error<R>(plan: &ReadPlan<'_>, shortfall: Shortfall<R>) -> CqlError
+where
+    R: HasData,
+{
+    let received = shortfall.received();
+    let data_present = shortfall
+        .replies
         .iter()
         .flatten()
-        .any(|(_, r)| matches!(r, ReadReply::Data(_)))
-}
-
-fn timed_out(plan: &ReadPlan<'_>, replies: &[Option<(Endpoint, ReadReply)>]) -> CqlError {
-    let received = replies.iter().flatten().count() as i32;
-    CqlError::ReadTimeout {
-        message: format!("Operation timed out - received only {received} responses."),
-        consistency: plan.cl,
-        received,
-        block_for: plan.block_for,
-        data_present: data_present(replies),
+        .any(|(_, r)| r.has_data());
+    if shortfall.failures.is_empty() {
+        return CqlError::ReadTimeout {
+            message: format!("Operation timed out - received only {received} responses."),
+            consistency: plan.cl,
+            received,
+            block_for: plan.block_for,
+            data_present,
+        };
     }
-}
-
-fn failed(
-    plan: &ReadPlan<'_>,
-    replies: &[Option<(Endpoint, ReadReply)>],
-    reasons: Vec<(IpAddr, u16)>,
-) -> CqlError {
-    let received = replies.iter().flatten().count() as i32;
-    if reasons.is_empty() {
-        return timed_out(plan, replies);
-    }
-    let failures = reasons.len() as i32;
+    let failures = shortfall.failures.len() as i32;
     CqlError::ReadFailure {
         message: format!(
             "Operation failed - received {received} responses and {failures} failures"
@@ -285,8 +223,19 @@ fn failed(
         received,
         block_for: plan.block_for,
         failures,
-        data_present: data_present(replies),
-        reasons,
+        data_present,
+        reasons: shortfall.failures,
+    }
+}
+
+/// Whether a reply carries data (a ReadTimeout's `data_present`).
+pub(crate) trait HasData {
+    fn has_data(&self) -> bool;
+}
+
+impl HasData for ReadReply {
+    fn has_data(&self) -> bool {
+        matches!(self, ReadReply::Data(_))
     }
 }
 
@@ -300,7 +249,7 @@ async fn repair(
 ) {
     let Some(merged) = round.data() else { return };
     let empty = storage::PartitionData::default();
-    let mut writes: FuturesUnordered<BoxFuture<'static, bool>> = FuturesUnordered::new();
+    let mut repairs = Vec::new();
     for (endpoint, reply) in replies {
         let ReadReply::Data(data) = reply else {
             continue;
@@ -314,8 +263,17 @@ async fn repair(
             key: plan.key.clone(),
             update,
         };
-        writes.push(repair_one(readers, endpoint, mutation));
+        repairs.push((endpoint.clone(), mutation));
     }
+    apply_repairs(readers, repairs).await;
+}
+
+/// Applies each repair on its replica, waiting at most the write timeout for them all.
+pub(crate) async fn apply_repairs(readers: &Readers, repairs: Vec<(Endpoint, Mutation)>) {
+    let mut writes: FuturesUnordered<BoxFuture<'static, bool>> = repairs
+        .into_iter()
+        .map(|(endpoint, mutation)| repair_one(readers, &endpoint, mutation))
+        .collect();
     let deadline = Instant::now() + readers.write_timeout;
     while let Ok(Some(applied)) = tokio::time::timeout_at(deadline, writes.next()).await {
         if !applied {

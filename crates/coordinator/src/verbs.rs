@@ -9,7 +9,7 @@ use bytes::Bytes;
 use net::{handler_fn, Messaging, Peer, RemoteError, Verb};
 use storage::{Storage, StorageError};
 
-use crate::messages::{MutationRequest, ReadReply, ReadRequest};
+use crate::messages::{encode_scan, MutationRequest, RangeRequest, ReadReply, ReadRequest};
 use crate::remote::EpochWaiter;
 
 /// Cassandra's `RequestFailureReason` codes a replica answers with.
@@ -37,6 +37,7 @@ pub(crate) struct Replica {
 /// Registers the replica side of every storage verb this node answers.
 pub(crate) fn register(messaging: &Messaging, replica: Replica) {
     let reader = replica.clone();
+    let scanner = replica.clone();
     messaging.register(
         Verb::Mutation,
         handler_fn(move |from, payload| apply(replica.clone(), from, payload)),
@@ -45,6 +46,25 @@ pub(crate) fn register(messaging: &Messaging, replica: Replica) {
         Verb::Read,
         handler_fn(move |from, payload| read(reader.clone(), from, payload)),
     );
+    messaging.register(
+        Verb::RangeRead,
+        handler_fn(move |from, payload| scan(scanner.clone(), from, payload)),
+    );
+}
+
+/// `Verb::RangeRead`: this node's unresolved partitions of a key range.
+async fn scan(replica: Replica, from: Peer, payload: Bytes) -> Result<Bytes, RemoteError> {
+    let request = RangeRequest::decode(&payload).map_err(|e| {
+        tracing::warn!("malformed range read from {}: {}", from.addr, e.0);
+        RemoteError::new(reason::UNKNOWN, format!("malformed range read: {}", e.0))
+    })?;
+    let storage = replica.storage.clone();
+    let r = &request;
+    let scan = || async { storage.scan_source(r.table, &r.range, &r.filter, r.partition_limit) };
+    match with_schema(&replica, request.epoch, scan).await {
+        Ok(found) => Ok(encode_scan(&found)),
+        Err(e) => Err(read_failure(e)),
+    }
 }
 
 /// `Verb::Read`: this node's unresolved data for one round of a read, or its digest.
@@ -58,13 +78,19 @@ async fn read(replica: Replica, from: Peer, payload: Bytes) -> Result<Bytes, Rem
     let data = with_schema(&replica, request.epoch, || async { read(&request) }).await;
     match data {
         Ok(data) => Ok(ReadReply::new(data, request.digest).encode()),
-        Err(StorageError::UnknownTable(id)) => Err(RemoteError::new(
-            reason::INCOMPATIBLE_SCHEMA,
-            format!("unknown table {id:?}"),
-        )),
-        Err(e) => {
-            tracing::error!("read failed: {e}");
-            Err(RemoteError::new(reason::UNKNOWN, e.to_string()))
+        Err(e) => Err(read_failure(e)),
+    }
+}
+
+/// The failure a replica answers for a read storage refused.
+fn read_failure(error: StorageError) -> RemoteError {
+    match error {
+        StorageError::UnknownTable(id) => {
+            RemoteError::new(reason::INCOMPATIBLE_SCHEMA, format!("unknown table {id:?}"))
+        }
+        other => {
+            tracing::error!("read failed: {other}");
+            RemoteError::new(reason::UNKNOWN, other.to_string())
         }
     }
 }

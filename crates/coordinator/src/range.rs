@@ -1,0 +1,407 @@
+//! Range scans over replicas, as Cassandra's StorageProxy.getRangeSlice: the scanned range is
+//! cut where token ownership changes, consecutive pieces are merged while the replicas they
+//! share still meet the consistency level (so a ring whose nodes all hold everything is asked
+//! once), and each stretch is asked of the replicas the level needs, in token order, until
+//! enough partitions are found. Replicas answer with unresolved partitions (tombstones kept),
+//! merged here; only partitions up to the earliest key where a replica stopped are complete,
+//! and the stretch resumes after it. Replicas that missed something are repaired before the
+//! scan goes on. Paging stays with the query layer and is by key, valid on any coordinator.
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::ops::Bound;
+
+use futures::future::BoxFuture;
+use ring::{Endpoint, ReplicationStrategy, Token};
+use storage::{
+    resolve_partition, KeyRange, Partition, PartitionData, PartitionKey, PartitionPosition,
+    ReadFilter, ReadStats, ScanRound, ScanSource, TableId,
+};
+use tokio::time::Instant;
+use types::{Consistency, CqlResult};
+
+use crate::gather::{self, gather, Answer, Failure};
+use crate::messages::{decode_scan, RangeRequest};
+use crate::read::{self, contacts, HasData, ReadPlan, Readers};
+use crate::replicas::ReplicaPlan;
+use crate::responses::Requirement;
+use crate::topology::Topology;
+
+/// A stretch of the scanned range whose keys share live replicas (closest first).
+#[derive(Clone, Debug)]
+pub(crate) struct Stretch {
+    pub range: KeyRange,
+    pub live: Vec<Endpoint>,
+}
+
+/// One piece of the ring: keys with tokens in (`after`, `upto`] (unbounded when `None`) and
+/// the token whose replicas own them.
+struct Piece {
+    after: Option<i64>,
+    upto: Option<i64>,
+    owner: i64,
+}
+
+/// The ring's pieces in token order: up to the first token, between tokens, after the last
+/// (owned, wrapping around, by the first token's replicas).
+fn pieces(tokens: &[Token]) -> Vec<Piece> {
+    let Some(first) = tokens.first() else {
+        return vec![Piece {
+            after: None,
+            upto: None,
+            owner: 0,
+        }];
+    };
+    let mut pieces = vec![Piece {
+        after: None,
+        upto: Some(first.0),
+        owner: first.0,
+    }];
+    for pair in tokens.windows(2) {
+        pieces.push(Piece {
+            after: Some(pair[0].0),
+            upto: Some(pair[1].0),
+            owner: pair[1].0,
+        });
+    }
+    let last = tokens[tokens.len() - 1].0;
+    pieces.push(Piece {
+        after: Some(last),
+        upto: None,
+        owner: first.0,
+    });
+    pieces
+}
+
+/// The lowest token a start bound admits.
+fn start_token(bound: &Bound<PartitionPosition>) -> i64 {
+    match bound {
+        Bound::Unbounded => i64::MIN,
+        Bound::Included(p) | Bound::Excluded(p) => position_token(p),
+    }
+}
+
+/// The highest token an end bound admits.
+fn end_token(bound: &Bound<PartitionPosition>) -> i64 {
+    match bound {
+        Bound::Unbounded => i64::MAX,
+        Bound::Included(p) | Bound::Excluded(p) => position_token(p),
+    }
+}
+
+fn position_token(p: &PartitionPosition) -> i64 {
+    match p {
+        PartitionPosition::Token(t) => *t,
+        PartitionPosition::Key(k) => k.token,
+    }
+}
+
+/// `range` restricted to `piece`, or `None` when they do not meet.
+fn clip(range: &KeyRange, piece: &Piece) -> Option<KeyRange> {
+    let (from, to) = (start_token(&range.start), end_token(&range.end));
+    if piece.upto.is_some_and(|upto| upto < from) || piece.after.is_some_and(|after| after >= to) {
+        return None;
+    }
+    let start = match piece.after {
+        Some(after) if from <= after => Bound::Excluded(PartitionPosition::Token(after)),
+        _ => range.start.clone(),
+    };
+    let end = match piece.upto {
+        Some(upto) if to > upto => Bound::Included(PartitionPosition::Token(upto)),
+        _ => range.end.clone(),
+    };
+    Some(KeyRange { start, end })
+}
+
+/// The stretches of `range`, each with the live replicas its keys share; Unavailable when a
+/// piece's live replicas cannot meet the level.
+pub(crate) fn stretches(
+    topology: &Topology,
+    strategy: &ReplicationStrategy,
+    range: &KeyRange,
+    reachable: bool,
+    requirement: &Requirement,
+    cl: Consistency,
+) -> CqlResult<Vec<Stretch>> {
+    let mut stretches: Vec<Stretch> = Vec::new();
+    for piece in pieces(&topology.ring().tokens()) {
+        let Some(clipped) = clip(range, &piece) else {
+            continue;
+        };
+        let plan = ReplicaPlan::new(topology, strategy, piece.owner, reachable);
+        crate::unavailable(requirement, &plan, cl)?;
+        if let Some(last) = stretches.last_mut() {
+            let shared: Vec<Endpoint> = last
+                .live
+                .iter()
+                .filter(|e| plan.live.iter().any(|o| o.addr == e.addr))
+                .cloned()
+                .collect();
+            if requirement.unavailable(&shared).is_none() {
+                last.range.end = clipped.end;
+                last.live = shared;
+                continue;
+            }
+        }
+        stretches.push(Stretch {
+            range: clipped,
+            live: plan.live,
+        });
+    }
+    Ok(stretches)
+}
+
+/// What a scan asks and needs.
+pub(crate) struct ScanPlan<'a> {
+    pub table: TableId,
+    pub cl: Consistency,
+    pub requirement: &'a Requirement,
+    pub stretches: Vec<Stretch>,
+}
+
+/// Up to `limit` live partitions of the plan's stretches, in token order (and at most
+/// `filter.total_row_limit` live rows in all).
+pub(crate) async fn scan(
+    readers: &Readers,
+    plan: ScanPlan<'_>,
+    filter: &ReadFilter,
+    now: i32,
+    limit: usize,
+    stats: &mut ReadStats,
+) -> CqlResult<Vec<Partition>> {
+    let deadline = Instant::now() + readers.timeout;
+    let mut found = Found {
+        partitions: Vec::new(),
+        limit,
+        rows_left: filter.total_row_limit.unwrap_or(usize::MAX),
+    };
+    for stretch in &plan.stretches {
+        let (contacts, spares) = contacts(plan.requirement, &stretch.live);
+        let mut asked = ReadPlan {
+            table: plan.table,
+            key: &PartitionKey {
+                token: 0,
+                key: bytes::Bytes::new(),
+            },
+            cl: plan.cl,
+            block_for: plan.requirement.block_for(),
+            contacts,
+            spares,
+        };
+        let mut range = stretch.range.clone();
+        while !found.full() {
+            let wanted = found.limit - found.partitions.len();
+            let replies = ask(readers, &mut asked, &range, filter, wanted, deadline).await?;
+            let Some(horizon) = found
+                .take(readers, &asked, replies, filter, now, stats)
+                .await
+            else {
+                break;
+            };
+            range.start = Bound::Excluded(PartitionPosition::Key(horizon));
+        }
+    }
+    Ok(found.partitions)
+}
+
+/// The live partitions found so far and what the scan still wants.
+struct Found {
+    partitions: Vec<Partition>,
+    limit: usize,
+    rows_left: usize,
+}
+
+impl Found {
+    fn full(&self) -> bool {
+        self.partitions.len() >= self.limit || self.rows_left == 0
+    }
+
+    /// Merges the replicas' answers, repairs those that missed something, and keeps the live
+    /// partitions; the key to resume after when a replica stopped.
+    async fn take(
+        &mut self,
+        readers: &Readers,
+        asked: &ReadPlan<'_>,
+        replies: Vec<(Endpoint, ScanSource)>,
+        filter: &ReadFilter,
+        now: i32,
+        stats: &mut ReadStats,
+    ) -> Option<PartitionKey> {
+        let mut round = ScanRound::new();
+        for (_, reply) in &replies {
+            round.add(reply.clone());
+        }
+        let (complete, horizon) = round.complete();
+        if replies.len() > 1 {
+            repair(readers, asked.table, &complete, &replies).await;
+        }
+        let mut partition_filter = filter.clone();
+        for (key, data) in &complete {
+            if self.full() {
+                return None;
+            }
+            let cap = filter.row_limit.unwrap_or(usize::MAX).min(self.rows_left);
+            partition_filter.row_limit = Some(cap).filter(|&c| c < usize::MAX);
+            if let Some(p) = resolve_partition(key, data, &partition_filter, now, stats) {
+                self.rows_left = self.rows_left.saturating_sub(p.rows.len());
+                self.partitions.push(p);
+            }
+        }
+        horizon.filter(|_| !self.full())
+    }
+}
+
+/// Asks every contact for its partitions of `range`.
+async fn ask(
+    readers: &Readers,
+    asked: &mut ReadPlan<'_>,
+    range: &KeyRange,
+    filter: &ReadFilter,
+    partition_limit: usize,
+    deadline: Instant,
+) -> CqlResult<Vec<(Endpoint, ScanSource)>> {
+    let request = RangeRequest {
+        epoch: readers.epoch,
+        table: asked.table,
+        range: range.clone(),
+        filter: filter.clone(),
+        partition_limit,
+    };
+    let ask = |slot: usize, endpoint: Endpoint| ask_one(readers, &request, endpoint, slot);
+    gather(&mut asked.contacts, &mut asked.spares, ask, deadline)
+        .await
+        .map_err(|shortfall| read::shortfall_error(asked, shortfall))
+}
+
+fn ask_one(
+    readers: &Readers,
+    request: &RangeRequest,
+    endpoint: Endpoint,
+    slot: usize,
+) -> BoxFuture<'static, Answer<ScanSource>> {
+    if endpoint.addr == readers.local {
+        let r = request;
+        let answer = readers
+            .storage
+            .scan_source(r.table, &r.range, &r.filter, r.partition_limit)
+            .map_err(|e| {
+                tracing::error!("local range read failed: {e}");
+                Failure::Failed(crate::verbs::reason::UNKNOWN)
+            });
+        return Box::pin(async move { (slot, endpoint, answer) });
+    }
+    let payload = request.encode();
+    let messaging = readers.messaging.clone();
+    let to = SocketAddr::new(endpoint.addr, readers.storage_port);
+    let timeout = readers.timeout;
+    Box::pin(async move {
+        let Some(messaging) = messaging else {
+            return (slot, endpoint, Err(Failure::Silent));
+        };
+        let answer = messaging
+            .request(to, net::Verb::RangeRead, payload, timeout)
+            .await;
+        (slot, endpoint, gather::remote(answer, decode_scan))
+    })
+}
+
+impl HasData for ScanSource {
+    fn has_data(&self) -> bool {
+        true
+    }
+}
+
+/// Sends each replica what it lacks of the complete merged partitions.
+async fn repair(
+    readers: &Readers,
+    table: TableId,
+    complete: &[(PartitionKey, PartitionData)],
+    replies: &[(Endpoint, ScanSource)],
+) {
+    let mut repairs = Vec::new();
+    for (endpoint, reply) in replies {
+        let theirs: BTreeMap<&PartitionKey, &PartitionData> =
+            reply.partitions.iter().map(|(k, d)| (k, d)).collect();
+        for (key, merged) in complete {
+            let empty = PartitionData::default();
+            let mine = theirs.get(key).copied().unwrap_or(&empty);
+            if let Some(update) = merged.missing_in(mine) {
+                let mutation = storage::Mutation {
+                    table,
+                    key: key.clone(),
+                    update,
+                };
+                repairs.push((endpoint.clone(), mutation));
+            }
+        }
+    }
+    read::apply_repairs(readers, repairs).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tokens(ts: &[i64]) -> Vec<Token> {
+        ts.iter().copied().map(Token).collect()
+    }
+
+    fn bounds(r: &KeyRange) -> (Bound<i64>, Bound<i64>) {
+        let token = |b: &Bound<PartitionPosition>| match b {
+            Bound::Unbounded => Bound::Unbounded,
+            Bound::Included(p) => Bound::Included(position_token(p)),
+            Bound::Excluded(p) => Bound::Excluded(position_token(p)),
+        };
+        (token(&r.start), token(&r.end))
+    }
+
+    #[test]
+    fn the_whole_ring_is_cut_at_every_token_and_wraps_to_the_first_owner() {
+        let ps = pieces(&tokens(&[-10, 0, 10]));
+        let owners: Vec<i64> = ps.iter().map(|p| p.owner).collect();
+        assert_eq!(owners, vec![-10, 0, 10, -10]);
+        let clipped: Vec<_> = ps
+            .iter()
+            .filter_map(|p| clip(&KeyRange::all(), p))
+            .collect();
+        assert_eq!(clipped.len(), 4);
+        assert_eq!(
+            bounds(&clipped[0]),
+            (Bound::Unbounded, Bound::Included(-10))
+        );
+        assert_eq!(
+            bounds(&clipped[1]),
+            (Bound::Excluded(-10), Bound::Included(0))
+        );
+        assert_eq!(bounds(&clipped[3]), (Bound::Excluded(10), Bound::Unbounded));
+    }
+
+    #[test]
+    fn a_token_range_meets_only_the_pieces_it_overlaps() {
+        let range = KeyRange {
+            start: Bound::Excluded(PartitionPosition::Token(-5)),
+            end: Bound::Included(PartitionPosition::Token(5)),
+        };
+        let ps = pieces(&tokens(&[-10, 0, 10]));
+        let clipped: Vec<_> = ps.iter().filter_map(|p| clip(&range, p)).collect();
+        assert_eq!(clipped.len(), 2);
+        assert_eq!(
+            bounds(&clipped[0]),
+            (Bound::Excluded(-5), Bound::Included(0))
+        );
+        assert_eq!(
+            bounds(&clipped[1]),
+            (Bound::Excluded(0), Bound::Included(5))
+        );
+        let key_start = KeyRange {
+            start: Bound::Excluded(PartitionPosition::Key(PartitionKey {
+                token: 0,
+                key: bytes::Bytes::from_static(b"k"),
+            })),
+            end: Bound::Unbounded,
+        };
+        let clipped: Vec<_> = ps.iter().filter_map(|p| clip(&key_start, p)).collect();
+        // The piece ending at token 0 keeps the key bound; the next ones start after a token.
+        assert_eq!(clipped.len(), 3);
+        assert_eq!(clipped[0].start, key_start.start);
+    }
+}
