@@ -2,14 +2,18 @@
 reads are answered at the consistency level asked, a lost node leaves QUORUM working and ALL
 Unavailable with Cassandra's fields, a paused node makes ALL time out with them, and a stale
 replica is repaired by a read."""
+import re
 import time
+import urllib.request
 
 import pytest
 from cassandra import ConsistencyLevel, ReadTimeout, Unavailable, WriteTimeout
 from cassandra.policies import FallthroughRetryPolicy
 from cassandra.query import SimpleStatement
 
-from cluster import LocalCluster
+from cassandra.cluster import Cluster
+
+from cluster import ADMIN_PORT, NATIVE_PORT, LocalCluster
 
 
 @pytest.fixture(scope="module")
@@ -191,6 +195,78 @@ def test_a_scan_at_quorum_does_not_return_rows_deleted_on_a_quorum(trio):
     assert rows_at_one(node3, 100) == []  # repaired by the scan
     for handle in (node1, node2):
         handle.nodetool("enablehandoff") if _has_handoff(handle) else None
+
+
+def routed(cluster):
+    """Single-partition requests the nodes coordinated as a replica of the key, and not."""
+    totals = {"replica": 0, "elsewhere": 0}
+    for node in cluster.nodes:
+        url = f"http://{node.address}:{ADMIN_PORT}/metrics"
+        text = urllib.request.urlopen(url, timeout=10).read().decode()
+        for to, n in re.findall(
+                r'^helenus_single_partition_requests(?:_total)?\{to="(\w+)"\} (\d+)', text, re.M):
+            totals[to] += int(n)
+    return totals
+
+
+def test_token_aware_drivers_send_prepared_requests_to_a_replica(trio):
+    driver = Cluster([n.address for n in trio.nodes], port=NATIVE_PORT, protocol_version=5)
+    try:
+        session = driver.connect()
+        session.execute("CREATE TABLE IF NOT EXISTS rep.routed (k int PRIMARY KEY, v int)")
+        insert = session.prepare("INSERT INTO rep.routed (k, v) VALUES (?, ?)")
+        select = session.prepare("SELECT v FROM rep.routed WHERE k = ?")
+        before = routed(trio)
+        for k in range(500):
+            session.execute(insert, (k, k))
+            assert session.execute(select, (k,)).one().v == k
+        after = routed(trio)
+    finally:
+        driver.shutdown()
+    to_replica = after["replica"] - before["replica"]
+    elsewhere = after["elsewhere"] - before["elsewhere"]
+    assert to_replica + elsewhere >= 1000
+    assert to_replica / (to_replica + elsewhere) >= 0.99, (to_replica, elsewhere)
+
+
+def counter(cluster, name):
+    total = 0
+    for node in cluster.nodes:
+        url = f"http://{node.address}:{ADMIN_PORT}/metrics"
+        text = urllib.request.urlopen(url, timeout=10).read().decode()
+        total += sum(int(n) for n in re.findall(rf"^{name}(?:_total)? (\d+)", text, re.M))
+    return total
+
+
+def test_speculative_retry_asks_another_replica_when_one_is_slow(trio):
+    node1, node2, _ = trio.nodes
+    driver = Cluster([node1.address], port=NATIVE_PORT, protocol_version=5)
+    try:
+        driver.connect()
+        def second_contact(k):
+            key = k.to_bytes(4, "big", signed=True)
+            replicas = [h.address for h in driver.metadata.get_replicas("rep", key)]
+            return next(a for a in replicas if a != node1.address)
+        k = next(k for k in range(1000) if second_contact(k) == node2.address)
+    finally:
+        driver.shutdown()
+    session = node1.session()
+    session.execute("CREATE TABLE IF NOT EXISTS rep.spec (k int PRIMARY KEY, v int) "
+                    "WITH speculative_retry = '20ms'")
+    session.execute(at(ConsistencyLevel.ALL, f"INSERT INTO rep.spec (k, v) VALUES ({k}, 1)"))
+    before = counter(trio, "helenus_speculative_retries")
+    node2.pause()
+    try:
+        started = time.monotonic()
+        rows = session.execute(at(ConsistencyLevel.QUORUM, f"SELECT v FROM rep.spec WHERE k = {k}"))
+        took = time.monotonic() - started
+    finally:
+        node2.resume()
+    assert rows.one().v == 1
+    # Without speculation the read would wait for the paused replica until the read timeout.
+    assert took < 2, f"the read took {took:.1f} s"
+    assert counter(trio, "helenus_speculative_retries") > before
+    all_up(trio)
 
 
 def all_up(cluster):

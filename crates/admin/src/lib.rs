@@ -9,6 +9,7 @@ mod http;
 mod lifecycle;
 mod metrics;
 mod node;
+mod proxy_metrics;
 mod router;
 
 pub use access::{read_token, Access};

@@ -14,7 +14,7 @@ use crate::api::types::TableSelection;
 use crate::error::{ApiError, ApiResult};
 use crate::node::AdminNode;
 
-type Labels = Vec<(&'static str, String)>;
+pub(crate) type Labels = Vec<(&'static str, String)>;
 
 /// One metric family: its name, help, type and samples.
 #[derive(Debug)]
@@ -25,7 +25,7 @@ struct Family {
 }
 
 #[derive(Debug)]
-enum Sample {
+pub(crate) enum Sample {
     Counter(u64),
     Gauge(i64),
     Latency(LatencySnapshot),
@@ -43,10 +43,15 @@ impl Sample {
 
 /// The figures of one scrape.
 #[derive(Debug, Default)]
-struct Snapshot(Vec<Family>);
+pub(crate) struct Snapshot(Vec<Family>);
 
 impl Snapshot {
-    fn add(&mut self, name: &'static str, help: &'static str, samples: Vec<(Labels, Sample)>) {
+    pub(crate) fn add(
+        &mut self,
+        name: &'static str,
+        help: &'static str,
+        samples: Vec<(Labels, Sample)>,
+    ) {
         if !samples.is_empty() {
             self.0.push(Family {
                 name,
@@ -56,7 +61,7 @@ impl Snapshot {
         }
     }
 
-    fn one(&mut self, name: &'static str, help: &'static str, sample: Sample) {
+    pub(crate) fn one(&mut self, name: &'static str, help: &'static str, sample: Sample) {
         self.add(name, help, vec![(Vec::new(), sample)]);
     }
 }
@@ -104,6 +109,7 @@ fn histogram_buckets(h: &LatencySnapshot) -> Vec<(f64, u64)> {
 pub fn render(node: &AdminNode) -> ApiResult<String> {
     let mut snapshot = Snapshot::default();
     client_requests(node, &mut snapshot);
+    crate::proxy_metrics::add(node, &mut snapshot);
     tables(node, &mut snapshot)?;
     node_figures(node, &mut snapshot);
     pools(node, &mut snapshot);

@@ -1,14 +1,20 @@
 //! Asking several replicas the same question and collecting every answer: a replica that
 //! fails or cannot be reached is replaced by a spare live replica when one is left (the reply
 //! keeps its slot, so a replacement is asked what the replica it replaces was asked).
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
 
+use bytes::Bytes;
 use futures::future::BoxFuture;
 use futures::stream::{FuturesUnordered, StreamExt};
-use net::NetError;
+use net::{Messaging, NetError, Verb};
 use ring::Endpoint;
 use tokio::time::Instant;
 
+use crate::metrics::LatencyHistogram;
+use crate::read::Readers;
 use crate::verbs::reason;
 
 /// Why a replica gave no answer.
@@ -36,12 +42,22 @@ impl<R> Shortfall<R> {
     }
 }
 
+/// When to ask one more replica than needed, and what counts it.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Speculation<'a> {
+    /// How long to wait for every answer before asking a spare (`None`: never).
+    pub after: Option<Duration>,
+    pub counter: Option<&'a AtomicU64>,
+}
+
 /// Asks every contact with `ask(slot, endpoint)` and waits for all their answers (until
-/// `deadline`), replacing one that fails by the first of `spares`.
+/// `deadline`), replacing one that fails by the first of `spares`, and asking a spare for a
+/// slot still unanswered when `speculation` says so (the first answer for a slot counts).
 pub(crate) async fn gather<R>(
     contacts: &mut [Endpoint],
     spares: &mut Vec<Endpoint>,
     ask: impl Fn(usize, Endpoint) -> BoxFuture<'static, Answer<R>>,
+    speculation: Speculation<'_>,
     deadline: Instant,
 ) -> Result<Vec<(Endpoint, R)>, Shortfall<R>> {
     let mut pending: FuturesUnordered<_> = contacts
@@ -49,49 +65,104 @@ pub(crate) async fn gather<R>(
         .enumerate()
         .map(|(slot, e)| ask(slot, e.clone()))
         .collect();
+    let mut in_flight = vec![1_u32; contacts.len()];
     let mut replies: Vec<Option<(Endpoint, R)>> = contacts.iter().map(|_| None).collect();
     let mut failures = Vec::new();
+    let mut speculate_at = speculation.after.map(|after| Instant::now() + after);
     while replies.iter().any(Option::is_none) {
         let next = tokio::select! {
             next = pending.next() => next,
+            _ = tokio::time::sleep_until(speculate_at.unwrap_or(deadline)), if speculate_at.is_some() => {
+                speculate_at = None;
+                let slot = replies.iter().position(Option::is_none);
+                if let Some(slot) = slot.filter(|_| !spares.is_empty()) {
+                    pending.push(ask(slot, spares.remove(0)));
+                    in_flight[slot] += 1;
+                    if let Some(counter) = speculation.counter {
+                        counter.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+                continue;
+            }
             _ = tokio::time::sleep_until(deadline) => None,
         };
         let Some((slot, endpoint, answer)) = next else {
             return Err(Shortfall { replies, failures });
         };
+        in_flight[slot] -= 1;
+        if replies[slot].is_some() {
+            continue;
+        }
         match answer {
             Ok(reply) => replies[slot] = Some((endpoint, reply)),
             Err(failure) => {
                 if let Failure::Failed(code) = failure {
                     failures.push((endpoint.addr, code));
                 }
-                if spares.is_empty() {
+                if !spares.is_empty() {
+                    let spare = spares.remove(0);
+                    contacts[slot] = spare.clone();
+                    pending.push(ask(slot, spare));
+                    in_flight[slot] += 1;
+                } else if in_flight[slot] == 0 {
                     return Err(Shortfall { replies, failures });
                 }
-                let spare = spares.remove(0);
-                contacts[slot] = spare.clone();
-                pending.push(ask(slot, spare));
             }
         }
     }
     Ok(replies.into_iter().flatten().collect())
 }
 
-/// What a remote replica's answer (or its absence) means, its payload decoded by `decode`.
-pub(crate) fn remote<R>(
-    answer: Result<bytes::Bytes, NetError>,
+/// One request to a remote replica, its latency recorded.
+pub(crate) struct Remote {
+    messaging: Option<Arc<Messaging>>,
+    to: SocketAddr,
+    timeout: Duration,
+}
+
+impl Remote {
+    pub fn new(readers: &Readers, addr: IpAddr) -> Remote {
+        Remote {
+            messaging: readers.messaging.clone(),
+            to: SocketAddr::new(addr, readers.storage_port),
+            timeout: readers.timeout,
+        }
+    }
+
+    /// Sends the request; what its answer (or its absence) means.
+    pub async fn request(
+        self,
+        verb: Verb,
+        payload: Bytes,
+        latency: &LatencyHistogram,
+    ) -> Result<Bytes, Failure> {
+        let Some(messaging) = self.messaging else {
+            return Err(Failure::Silent);
+        };
+        let started = Instant::now();
+        let answer = messaging
+            .request(self.to, verb, payload, self.timeout)
+            .await;
+        latency.record(started.elapsed());
+        match answer {
+            Ok(bytes) => Ok(bytes),
+            Err(NetError::Remote(e)) if e.code == reason::TIMEOUT => Err(Failure::Silent),
+            Err(NetError::Remote(e)) => {
+                tracing::debug!("a replica failed a read: {}", e.message);
+                Err(Failure::Failed(e.code))
+            }
+            Err(_) => Err(Failure::Silent),
+        }
+    }
+}
+
+/// A reply decoded; a malformed one counts as a failure.
+pub(crate) fn decoded<R>(
+    bytes: Bytes,
     decode: impl FnOnce(&[u8]) -> Result<R, mutation::codec::DecodeError>,
 ) -> Result<R, Failure> {
-    match answer {
-        Ok(bytes) => decode(&bytes).map_err(|e| {
-            tracing::warn!("malformed reply from a replica: {}", e.0);
-            Failure::Failed(reason::UNKNOWN)
-        }),
-        Err(NetError::Remote(e)) if e.code == reason::TIMEOUT => Err(Failure::Silent),
-        Err(NetError::Remote(e)) => {
-            tracing::debug!("a replica failed a read: {}", e.message);
-            Err(Failure::Failed(e.code))
-        }
-        Err(_) => Err(Failure::Silent),
-    }
+    decode(&bytes).map_err(|e| {
+        tracing::warn!("malformed reply from a replica: {}", e.0);
+        Failure::Failed(reason::UNKNOWN)
+    })
 }

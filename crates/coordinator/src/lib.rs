@@ -7,12 +7,14 @@ mod failures;
 mod gather;
 mod messages;
 pub mod metrics;
+pub mod proxy_metrics;
 mod range;
 mod read;
 mod remote;
 mod replicas;
 mod responses;
 mod slow;
+mod speculation;
 mod timeouts;
 mod topology;
 pub mod trace;
@@ -39,6 +41,7 @@ pub use remote::{EpochSource, EpochWaiter, Remote};
 pub use replicas::ReplicaPlan;
 pub use responses::Requirement;
 pub use slow::SlowQueries;
+pub use speculation::{ReadPolicy, SpeculativeRetry};
 pub use timeouts::{LiveTimeouts, TimeoutKind, Timeouts};
 pub use topology::{Liveness, Topology};
 pub use trace::{Trace, TraceEvent};
@@ -268,10 +271,38 @@ impl Coordinator {
         write_type: &'static str,
         trace: Option<&Trace>,
     ) -> CqlResult<()> {
+        let written = self
+            .deliver(strategy, mutations, cl, write_type, trace)
+            .await;
+        self.counted(RequestKind::Write, written)
+    }
+
+    /// Counts a failed request in the proxy's metrics.
+    fn counted<T>(&self, kind: RequestKind, result: CqlResult<T>) -> CqlResult<T> {
+        if let Err(e) = &result {
+            self.metrics.proxy().record_error(kind, e);
+        }
+        result
+    }
+
+    /// `write_as` without the counting.
+    async fn deliver(
+        &self,
+        strategy: &ReplicationStrategy,
+        mutations: Vec<Mutation>,
+        cl: Consistency,
+        write_type: &'static str,
+        trace: Option<&Trace>,
+    ) -> CqlResult<()> {
         validate_for_write(cl)?;
         trace::trace(trace, || "Determining replicas for mutation".into());
         let tables: Vec<TableId> = mutations.iter().map(|m| m.table).collect();
         let fanout = self.fanout(strategy, mutations, cl, write_type);
+        if let [plan] = fanout.plans.as_slice() {
+            self.metrics
+                .proxy()
+                .count_routing(plan.includes(self.local.addr));
+        }
         fanout.check_available()?;
         let started = Instant::now();
         if fanout.plans.iter().all(|p| p.only_local(&self.local)) {
@@ -330,6 +361,8 @@ impl Coordinator {
             local: self.local.addr,
             timeout: self.timeouts.get(kind),
             write_timeout: self.timeouts.get(TimeoutKind::Write),
+            metrics: self.metrics.proxy().clone(),
+            read_repair: true,
         }
     }
 
@@ -389,10 +422,33 @@ impl Coordinator {
         now: i32,
         stats: &mut ReadStats,
         trace: Option<&Trace>,
+        policy: &ReadPolicy,
+    ) -> CqlResult<Option<Partition>> {
+        let read = self.read_replicas(strategy, table, key, filter, cl, now, stats, trace, policy);
+        let read = read.await;
+        self.counted(RequestKind::Read, read)
+    }
+
+    /// `read` without the counting.
+    #[allow(clippy::too_many_arguments)]
+    async fn read_replicas(
+        &self,
+        strategy: &ReplicationStrategy,
+        table: TableId,
+        key: &PartitionKey,
+        filter: &ReadFilter,
+        cl: Consistency,
+        now: i32,
+        stats: &mut ReadStats,
+        trace: Option<&Trace>,
+        policy: &ReadPolicy,
     ) -> CqlResult<Option<Partition>> {
         validate_for_read(cl)?;
         let reachable = self.attached.remote.get().is_some();
         let replicas = ReplicaPlan::new(&self.topology, strategy, key.token, reachable);
+        self.metrics
+            .proxy()
+            .count_routing(replicas.includes(self.local.addr));
         let requirement = Requirement::new(strategy, cl, &self.local.datacenter);
         unavailable(&requirement, &replicas, cl)?;
         let started = Instant::now();
@@ -406,9 +462,15 @@ impl Coordinator {
                 block_for: requirement.block_for(),
                 contacts,
                 spares,
+                speculate_after: policy
+                    .speculative_retry
+                    .delay(&self.metrics.table(table).reads.snapshot()),
             };
-            let partition =
-                read::read(&self.readers(TimeoutKind::Read), plan, filter, now, stats).await?;
+            let readers = read::Readers {
+                read_repair: policy.read_repair,
+                ..self.readers(TimeoutKind::Read)
+            };
+            let partition = read::read(&readers, plan, filter, now, stats).await?;
             self.slow.check(started.elapsed(), || {
                 self.describe_read(table, Some(key), usize::MAX)
             });
@@ -436,6 +498,25 @@ impl Coordinator {
     /// did to `stats`.
     #[allow(clippy::too_many_arguments)]
     pub async fn scan(
+        &self,
+        strategy: &ReplicationStrategy,
+        table: TableId,
+        range: &KeyRange,
+        filter: &ReadFilter,
+        cl: Consistency,
+        now: i32,
+        limit: usize,
+        stats: &mut ReadStats,
+        trace: Option<&Trace>,
+    ) -> CqlResult<Vec<Partition>> {
+        let scan = self.scan_replicas(strategy, table, range, filter, cl, now, limit, stats, trace);
+        let scan = scan.await;
+        self.counted(RequestKind::Range, scan)
+    }
+
+    /// `scan` without the counting.
+    #[allow(clippy::too_many_arguments)]
+    async fn scan_replicas(
         &self,
         strategy: &ReplicationStrategy,
         table: TableId,

@@ -149,9 +149,15 @@ impl RequestKind {
 pub struct Metrics {
     requests: [[LatencyHistogram; CONSISTENCY_LEVELS.len()]; 3],
     tables: RwLock<HashMap<TableId, Arc<TableMetrics>>>,
+    proxy: Arc<crate::proxy_metrics::ProxyMetrics>,
 }
 
 impl Metrics {
+    /// The storage proxy's cluster-path counters.
+    pub fn proxy(&self) -> &Arc<crate::proxy_metrics::ProxyMetrics> {
+        &self.proxy
+    }
+
     pub fn record_request(&self, kind: RequestKind, cl: Consistency, elapsed: Duration) {
         let level = CONSISTENCY_LEVELS
             .iter()

@@ -7,7 +7,6 @@
 //! and the stretch resumes after it. Replicas that missed something are repaired before the
 //! scan goes on. Paging stays with the query layer and is by key, valid on any coordinator.
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::ops::Bound;
 
 use futures::future::BoxFuture;
@@ -19,7 +18,7 @@ use storage::{
 use tokio::time::Instant;
 use types::{Consistency, CqlResult};
 
-use crate::gather::{self, gather, Answer, Failure};
+use crate::gather::{self, gather, Answer, Failure, Speculation};
 use crate::messages::{decode_scan, RangeRequest};
 use crate::read::{self, contacts, HasData, ReadPlan, Readers};
 use crate::replicas::ReplicaPlan;
@@ -186,6 +185,7 @@ pub(crate) async fn scan(
             block_for: plan.requirement.block_for(),
             contacts,
             spares,
+            speculate_after: None,
         };
         let mut range = stretch.range.clone();
         while !found.full() {
@@ -231,7 +231,7 @@ impl Found {
             round.add(reply.clone());
         }
         let (complete, horizon) = round.complete();
-        if replies.len() > 1 {
+        if replies.len() > 1 && readers.read_repair {
             repair(readers, asked.table, &complete, &replies).await;
         }
         let mut partition_filter = filter.clone();
@@ -267,9 +267,16 @@ async fn ask(
         partition_limit,
     };
     let ask = |slot: usize, endpoint: Endpoint| ask_one(readers, &request, endpoint, slot);
-    gather(&mut asked.contacts, &mut asked.spares, ask, deadline)
-        .await
-        .map_err(|shortfall| read::shortfall_error(asked, shortfall))
+    let speculation = Speculation::default();
+    gather(
+        &mut asked.contacts,
+        &mut asked.spares,
+        ask,
+        speculation,
+        deadline,
+    )
+    .await
+    .map_err(|shortfall| read::shortfall_error(asked, shortfall))
 }
 
 fn ask_one(
@@ -290,17 +297,17 @@ fn ask_one(
         return Box::pin(async move { (slot, endpoint, answer) });
     }
     let payload = request.encode();
-    let messaging = readers.messaging.clone();
-    let to = SocketAddr::new(endpoint.addr, readers.storage_port);
-    let timeout = readers.timeout;
+    let latency = readers.metrics.replica(endpoint.addr);
+    let asking = gather::Remote::new(readers, endpoint.addr);
     Box::pin(async move {
-        let Some(messaging) = messaging else {
-            return (slot, endpoint, Err(Failure::Silent));
-        };
-        let answer = messaging
-            .request(to, net::Verb::RangeRead, payload, timeout)
+        let answer = asking
+            .request(net::Verb::RangeRead, payload, &latency)
             .await;
-        (slot, endpoint, gather::remote(answer, decode_scan))
+        (
+            slot,
+            endpoint,
+            answer.and_then(|b| gather::decoded(b, decode_scan)),
+        )
     })
 }
 

@@ -8,6 +8,7 @@
 //! A replica that fails or cannot be reached is replaced by a spare live replica, if any
 //! (see `gather`).
 use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -21,8 +22,9 @@ use storage::{
 use tokio::time::Instant;
 use types::{Consistency, CqlError, CqlResult};
 
-use crate::gather::{self, gather, Answer, Failure, Shortfall};
+use crate::gather::{self, gather, Answer, Failure, Shortfall, Speculation};
 use crate::messages::{MutationRequest, ReadReply, ReadRequest};
+use crate::proxy_metrics::ProxyMetrics;
 use crate::responses::Requirement;
 
 /// One single-partition read as sent to replicas.
@@ -33,8 +35,10 @@ pub(crate) struct ReadPlan<'a> {
     pub block_for: i32,
     /// The replicas asked first, closest first (the first gives data).
     pub contacts: Vec<Endpoint>,
-    /// Live replicas that replace a contact that fails.
+    /// Live replicas that replace a contact that fails, or one too slow.
     pub spares: Vec<Endpoint>,
+    /// How long to wait for the contacts before asking a spare (speculative_retry).
+    pub speculate_after: Option<Duration>,
 }
 
 /// How a read reaches replicas.
@@ -46,6 +50,9 @@ pub(crate) struct Readers {
     pub local: IpAddr,
     pub timeout: Duration,
     pub write_timeout: Duration,
+    pub metrics: Arc<ProxyMetrics>,
+    /// Whether replicas found stale are repaired (the table's `read_repair`).
+    pub read_repair: bool,
 }
 
 /// Splits live replicas (closest first) into the contacts `requirement` needs and spares.
@@ -113,9 +120,15 @@ async fn read_round(
         return Ok(merge(filter, &replies));
     }
     tracing::debug!("digest mismatch reading {:?}", plan.key);
+    readers
+        .metrics
+        .digest_mismatches
+        .fetch_add(1, Ordering::Relaxed);
     let replies = ask(readers, plan, filter, cap, false, deadline).await?;
     let round = merge(filter, &replies);
-    repair(readers, plan, &round, &replies).await;
+    if readers.read_repair {
+        repair(readers, plan, &round, &replies).await;
+    }
     Ok(round)
 }
 
@@ -152,9 +165,19 @@ async fn ask(
         let digest = digests && slot > 0;
         ask_one(readers, &request, endpoint, slot, digest)
     };
-    gather(&mut plan.contacts, &mut plan.spares, ask, deadline)
-        .await
-        .map_err(|shortfall| shortfall_error(plan, shortfall))
+    let speculation = Speculation {
+        after: plan.speculate_after,
+        counter: Some(&readers.metrics.speculative_retries),
+    };
+    gather(
+        &mut plan.contacts,
+        &mut plan.spares,
+        ask,
+        speculation,
+        deadline,
+    )
+    .await
+    .map_err(|shortfall| shortfall_error(plan, shortfall))
 }
 
 /// Asks one replica: this node without a hop, another through messaging.
@@ -182,15 +205,15 @@ fn ask_one(
         ..request.clone()
     }
     .encode();
-    let messaging = readers.messaging.clone();
-    let to = SocketAddr::new(endpoint.addr, readers.storage_port);
-    let timeout = readers.timeout;
+    let latency = readers.metrics.replica(endpoint.addr);
+    let asking = gather::Remote::new(readers, endpoint.addr);
     Box::pin(async move {
-        let Some(messaging) = messaging else {
-            return (slot, endpoint, Err(Failure::Silent));
-        };
-        let answer = messaging.request(to, Verb::Read, payload, timeout).await;
-        (slot, endpoint, gather::remote(answer, ReadReply::decode))
+        let answer = asking.request(Verb::Read, payload, &latency).await;
+        (
+            slot,
+            endpoint,
+            answer.and_then(|b| gather::decoded(b, ReadReply::decode)),
+        )
     })
 }
 
@@ -270,6 +293,11 @@ async fn repair(
 
 /// Applies each repair on its replica, waiting at most the write timeout for them all.
 pub(crate) async fn apply_repairs(readers: &Readers, repairs: Vec<(Endpoint, Mutation)>) {
+    let count = repairs.len() as u64;
+    readers
+        .metrics
+        .read_repairs
+        .fetch_add(count, Ordering::Relaxed);
     let mut writes: FuturesUnordered<BoxFuture<'static, bool>> = repairs
         .into_iter()
         .map(|(endpoint, mutation)| repair_one(readers, &endpoint, mutation))

@@ -33,6 +33,11 @@ impl ReplicaPlan {
         ReplicaPlan { live, dead }
     }
 
+    /// Whether the node at `addr` is a replica (live or not).
+    pub fn includes(&self, addr: std::net::IpAddr) -> bool {
+        self.live.iter().chain(&self.dead).any(|e| e.addr == addr)
+    }
+
     /// Whether the only replica is this node: the request takes the single-node path.
     pub fn only_local(&self, local: &Endpoint) -> bool {
         self.dead.is_empty() && self.live.len() == 1 && self.live[0].addr == local.addr

@@ -24,6 +24,7 @@ use crate::selection::{Evaluator, GroupState, Selection};
 use crate::slices;
 use crate::tombstones::{command_text, TombstoneGuard, TombstoneLimits};
 use crate::virtual_tables::{PartitionReader, ReadScope};
+use coordinator::ReadPolicy;
 
 /// Partitions fetched per storage call in range scans.
 const SCAN_BATCH: usize = 128;
@@ -544,6 +545,10 @@ impl<'a> Run<'a> {
             cl: self.ctx.consistency,
             now: self.ctx.now_seconds,
             trace: self.ctx.trace(),
+            policy: ReadPolicy::from_options(
+                &self.plan.layout.table.options.speculative_retry,
+                &self.plan.layout.table.options.read_repair,
+            ),
         }
     }
 

@@ -5,7 +5,7 @@ use std::cmp::Ordering;
 use std::ops::Bound;
 
 use bytes::Bytes;
-use coordinator::{Coordinator, Trace};
+use coordinator::{Coordinator, ReadPolicy, Trace};
 use ring::ReplicationStrategy;
 use schema::{Row as ValueRow, TableMetadata};
 use storage::{
@@ -24,6 +24,8 @@ pub struct ReadScope<'a> {
     pub cl: Consistency,
     pub now: i32,
     pub trace: Option<&'a Trace>,
+    /// The table's speculative retry and read repair.
+    pub policy: ReadPolicy,
 }
 
 /// The two reads a SELECT makes.
@@ -59,7 +61,7 @@ impl PartitionReader for Coordinator {
         stats: &mut ReadStats,
     ) -> CqlResult<Option<Partition>> {
         Coordinator::read(
-            self, s.strategy, s.table, key, filter, s.cl, s.now, stats, s.trace,
+            self, s.strategy, s.table, key, filter, s.cl, s.now, stats, s.trace, &s.policy,
         )
         .await
     }

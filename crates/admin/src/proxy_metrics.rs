@@ -1,0 +1,78 @@
+//! The storage proxy's cluster-path figures in `/metrics`: failed client requests by kind and
+//! outcome (Cassandra's ClientRequest Timeouts/Unavailables/Failures), speculative retries,
+//! digest mismatches, read repairs, where single-partition requests were routed, and each
+//! replica's latency as this coordinator sees it.
+use std::sync::atomic::Ordering::Relaxed;
+
+use coordinator::RequestKind;
+
+use crate::metrics::{Labels, Sample, Snapshot};
+use crate::AdminNode;
+
+pub(crate) fn add(node: &AdminNode, snapshot: &mut Snapshot) {
+    let proxy = node.coordinator.metrics().proxy();
+    let errors = RequestKind::ALL
+        .iter()
+        .flat_map(|&kind| {
+            proxy.errors(kind).into_iter().map(move |(outcome, n)| {
+                let labels: Labels = vec![
+                    ("request", kind.name().to_string()),
+                    ("outcome", outcome.name().to_string()),
+                ];
+                (labels, Sample::Counter(n))
+            })
+        })
+        .collect();
+    snapshot.add(
+        "helenus_client_request_errors",
+        "Client requests that failed, by kind and outcome (timeouts, unavailables, failures)",
+        errors,
+    );
+    let counters = [
+        (
+            "helenus_speculative_retries",
+            "Reads that asked one more replica (speculative_retry)",
+            &proxy.speculative_retries,
+        ),
+        (
+            "helenus_digest_mismatches",
+            "Reads whose replicas' digests disagreed",
+            &proxy.digest_mismatches,
+        ),
+        (
+            "helenus_read_repairs",
+            "Repair mutations sent to replicas found stale by a read",
+            &proxy.read_repairs,
+        ),
+    ];
+    for (name, help, counter) in counters {
+        snapshot.one(name, help, Sample::Counter(counter.load(Relaxed)));
+    }
+    let routed = [
+        ("replica", &proxy.routed_to_replica),
+        ("elsewhere", &proxy.routed_elsewhere),
+    ]
+    .into_iter()
+    .map(|(to, n)| {
+        (
+            vec![("to", to.to_string())],
+            Sample::Counter(n.load(Relaxed)),
+        )
+    })
+    .collect();
+    snapshot.add(
+        "helenus_single_partition_requests",
+        "Single-partition requests this node coordinated, by whether it is a replica of the key",
+        routed,
+    );
+    let replicas = proxy
+        .replicas()
+        .into_iter()
+        .map(|(addr, h)| (vec![("replica", addr.to_string())], Sample::Latency(h)))
+        .collect();
+    snapshot.add(
+        "helenus_replica_latency_seconds",
+        "Latency of requests this coordinator sent to each replica",
+        replicas,
+    );
+}

@@ -1,0 +1,136 @@
+//! What the storage proxy did on the cluster path, as Cassandra counts it: timeouts,
+//! unavailables and failures per request kind (ClientRequest metrics), speculative retries,
+//! digest mismatches and read repairs, each replica's latency as seen from here, and how many
+//! single-partition requests reached a replica of their key (drivers' token-aware routing).
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+
+use parking_lot::RwLock;
+use types::CqlError;
+
+use crate::metrics::{LatencyHistogram, LatencySnapshot, RequestKind};
+
+/// How a request failed, as ClientRequest metrics name it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Timeouts,
+    Unavailables,
+    Failures,
+}
+
+impl Outcome {
+    pub const ALL: [Outcome; 3] = [Outcome::Timeouts, Outcome::Unavailables, Outcome::Failures];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Timeouts => "timeouts",
+            Outcome::Unavailables => "unavailables",
+            Outcome::Failures => "failures",
+        }
+    }
+
+    fn of(error: &CqlError) -> Option<Outcome> {
+        match error {
+            CqlError::ReadTimeout { .. } | CqlError::WriteTimeout { .. } => Some(Outcome::Timeouts),
+            CqlError::Unavailable { .. } => Some(Outcome::Unavailables),
+            CqlError::ReadFailure { .. } | CqlError::WriteFailure { .. } => Some(Outcome::Failures),
+            _ => None,
+        }
+    }
+}
+
+/// The storage proxy's counters.
+#[derive(Debug, Default)]
+pub struct ProxyMetrics {
+    pub speculative_retries: AtomicU64,
+    pub digest_mismatches: AtomicU64,
+    /// Repair mutations sent to replicas that missed something.
+    pub read_repairs: AtomicU64,
+    /// Single-partition requests this node coordinated as a replica of the key / not.
+    pub routed_to_replica: AtomicU64,
+    pub routed_elsewhere: AtomicU64,
+    errors: [[AtomicU64; 3]; 3],
+    replicas: RwLock<BTreeMap<IpAddr, Arc<LatencyHistogram>>>,
+}
+
+impl ProxyMetrics {
+    /// Counts a failed client request of `kind`.
+    pub fn record_error(&self, kind: RequestKind, error: &CqlError) {
+        if let Some(outcome) = Outcome::of(error) {
+            self.errors[kind as usize][outcome as usize].fetch_add(1, Relaxed);
+        }
+    }
+
+    /// Failed requests of `kind`, per outcome.
+    pub fn errors(&self, kind: RequestKind) -> Vec<(Outcome, u64)> {
+        Outcome::ALL
+            .iter()
+            .map(|&o| (o, self.errors[kind as usize][o as usize].load(Relaxed)))
+            .collect()
+    }
+
+    /// Counts a single-partition request by whether this node is a replica of its key.
+    pub fn count_routing(&self, local_is_replica: bool) {
+        let counter = match local_is_replica {
+            true => &self.routed_to_replica,
+            false => &self.routed_elsewhere,
+        };
+        counter.fetch_add(1, Relaxed);
+    }
+
+    /// The latency histogram of requests to the replica at `addr`.
+    pub fn replica(&self, addr: IpAddr) -> Arc<LatencyHistogram> {
+        if let Some(h) = self.replicas.read().get(&addr) {
+            return h.clone();
+        }
+        self.replicas.write().entry(addr).or_default().clone()
+    }
+
+    /// Every replica's latency so far.
+    pub fn replicas(&self) -> Vec<(IpAddr, LatencySnapshot)> {
+        let replicas = self.replicas.read();
+        replicas.iter().map(|(a, h)| (*a, h.snapshot())).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+    use types::Consistency;
+
+    #[test]
+    fn errors_are_counted_per_kind_and_outcome() {
+        let metrics = ProxyMetrics::default();
+        let unavailable = CqlError::Unavailable {
+            message: String::new(),
+            consistency: Consistency::All,
+            required: 3,
+            alive: 2,
+        };
+        metrics.record_error(RequestKind::Write, &unavailable);
+        metrics.record_error(RequestKind::Write, &CqlError::invalid("not counted"));
+        let writes = metrics.errors(RequestKind::Write);
+        assert_eq!(writes[1], (Outcome::Unavailables, 1));
+        assert_eq!(writes[0].1 + writes[2].1, 0);
+        assert!(metrics
+            .errors(RequestKind::Read)
+            .iter()
+            .all(|(_, n)| *n == 0));
+    }
+
+    #[test]
+    fn replica_latencies_are_kept_per_address() {
+        let metrics = ProxyMetrics::default();
+        let addr = IpAddr::from([127, 0, 0, 2]);
+        metrics.replica(addr).record(Duration::from_millis(2));
+        metrics.replica(addr).record(Duration::from_millis(3));
+        assert_eq!(
+            metrics.replicas(),
+            vec![(addr, metrics.replica(addr).snapshot())]
+        );
+        assert_eq!(metrics.replicas()[0].1.count, 2);
+    }
+}
