@@ -13,7 +13,7 @@ use net::{Messaging, NetError, Verb};
 use ring::Endpoint;
 use tokio::time::Instant;
 
-use crate::metrics::LatencyHistogram;
+use crate::proxy_metrics::ReplicaStats;
 use crate::read::Readers;
 use crate::verbs::reason;
 
@@ -134,7 +134,7 @@ impl Remote {
         self,
         verb: Verb,
         payload: Bytes,
-        latency: &LatencyHistogram,
+        replica: &ReplicaStats,
     ) -> Result<Bytes, Failure> {
         let Some(messaging) = self.messaging else {
             return Err(Failure::Silent);
@@ -143,7 +143,7 @@ impl Remote {
         let answer = messaging
             .request(self.to, verb, payload, self.timeout)
             .await;
-        latency.record(started.elapsed());
+        replica.record(started.elapsed());
         match answer {
             Ok(bytes) => Ok(bytes),
             Err(NetError::Remote(e)) if e.code == reason::TIMEOUT => Err(Failure::Silent),

@@ -330,14 +330,20 @@ impl Coordinator {
         write_type: &'static str,
     ) -> write::Fanout {
         let reachable = self.attached.remote.get().is_some();
-        let plans = mutations
+        let plans: Vec<ReplicaPlan> = mutations
             .iter()
-            .map(|m| ReplicaPlan::new(&self.topology, strategy, m.key.token, reachable))
+            .map(|m| ReplicaPlan::for_write(&self.topology, strategy, m.key.token, reachable))
+            .collect();
+        let requirement = Requirement::new(strategy, cl, &self.local.datacenter);
+        let requirements = plans
+            .iter()
+            .map(|p| requirement.with_pending(&p.pending))
             .collect();
         write::Fanout {
             mutations: Arc::new(mutations),
             plans,
-            requirement: Requirement::new(strategy, cl, &self.local.datacenter),
+            requirement,
+            requirements,
             cl,
             write_type,
             local: self.local.addr,
@@ -376,6 +382,7 @@ impl Coordinator {
             epoch: remote.map_or(0, |r| (r.epoch)()),
             hints: self.attached.hints.get().cloned(),
             timeout: self.timeouts.get(kind),
+            metrics: self.metrics.proxy().clone(),
         }
     }
 
@@ -445,10 +452,10 @@ impl Coordinator {
     ) -> CqlResult<Option<Partition>> {
         validate_for_read(cl)?;
         let reachable = self.attached.remote.get().is_some();
-        let replicas = ReplicaPlan::new(&self.topology, strategy, key.token, reachable);
-        self.metrics
-            .proxy()
-            .count_routing(replicas.includes(self.local.addr));
+        let mut replicas = ReplicaPlan::new(&self.topology, strategy, key.token, reachable);
+        let proxy = self.metrics.proxy();
+        proxy.count_routing(replicas.includes(self.local.addr));
+        replicas.prefer_fast(&self.local, |addr| proxy.score_class(addr));
         let requirement = Requirement::new(strategy, cl, &self.local.datacenter);
         unavailable(&requirement, &replicas, cl)?;
         let started = Instant::now();

@@ -52,7 +52,35 @@ pub struct ProxyMetrics {
     pub routed_to_replica: AtomicU64,
     pub routed_elsewhere: AtomicU64,
     errors: [[AtomicU64; 3]; 3],
-    replicas: RwLock<BTreeMap<IpAddr, Arc<LatencyHistogram>>>,
+    replicas: RwLock<BTreeMap<IpAddr, Arc<ReplicaStats>>>,
+}
+
+/// How one replica answers this coordinator: a latency histogram, and a moving score (the
+/// dynamic snitch's) that follows its recent latency — writes, sent to every replica, keep
+/// it fresh for replicas reads avoid.
+#[derive(Debug, Default)]
+pub struct ReplicaStats {
+    pub latency: LatencyHistogram,
+    score_micros: AtomicU64,
+}
+
+impl ReplicaStats {
+    pub fn record(&self, elapsed: std::time::Duration) {
+        self.latency.record(elapsed);
+        let sample = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
+        let blend = |old: u64| Some(old / 4 * 3 + sample / 4);
+        let _ = self.score_micros.fetch_update(Relaxed, Relaxed, blend);
+    }
+
+    /// The replica's recent latency class: 0 under a millisecond, then one more per doubling,
+    /// so replicas whose latencies differ by less than about twice are not told apart.
+    pub fn score_class(&self) -> u32 {
+        let millis = self.score_micros.load(Relaxed) / 1000;
+        match millis {
+            0 => 0,
+            m => m.ilog2() + 1,
+        }
+    }
 }
 
 impl ProxyMetrics {
@@ -80,18 +108,29 @@ impl ProxyMetrics {
         counter.fetch_add(1, Relaxed);
     }
 
-    /// The latency histogram of requests to the replica at `addr`.
-    pub fn replica(&self, addr: IpAddr) -> Arc<LatencyHistogram> {
+    /// How the replica at `addr` has been answering.
+    pub fn replica(&self, addr: IpAddr) -> Arc<ReplicaStats> {
         if let Some(h) = self.replicas.read().get(&addr) {
             return h.clone();
         }
         self.replicas.write().entry(addr).or_default().clone()
     }
 
+    /// The latency class of the replica at `addr` (0 when never asked).
+    pub fn score_class(&self, addr: IpAddr) -> u32 {
+        self.replicas
+            .read()
+            .get(&addr)
+            .map_or(0, |r| r.score_class())
+    }
+
     /// Every replica's latency so far.
     pub fn replicas(&self) -> Vec<(IpAddr, LatencySnapshot)> {
         let replicas = self.replicas.read();
-        replicas.iter().map(|(a, h)| (*a, h.snapshot())).collect()
+        replicas
+            .iter()
+            .map(|(a, r)| (*a, r.latency.snapshot()))
+            .collect()
     }
 }
 
@@ -127,10 +166,12 @@ mod tests {
         let addr = IpAddr::from([127, 0, 0, 2]);
         metrics.replica(addr).record(Duration::from_millis(2));
         metrics.replica(addr).record(Duration::from_millis(3));
-        assert_eq!(
-            metrics.replicas(),
-            vec![(addr, metrics.replica(addr).snapshot())]
-        );
         assert_eq!(metrics.replicas()[0].1.count, 2);
+        assert_eq!(metrics.score_class(addr), 1); // about 1.1 ms after 2 ms and 3 ms
+        for _ in 0..20 {
+            metrics.replica(addr).record(Duration::from_millis(40));
+        }
+        assert_eq!(metrics.score_class(addr), 6); // 32..64 ms
+        assert_eq!(metrics.score_class(IpAddr::from([127, 0, 0, 3])), 0);
     }
 }

@@ -297,11 +297,11 @@ fn ask_one(
         return Box::pin(async move { (slot, endpoint, answer) });
     }
     let payload = request.encode();
-    let latency = readers.metrics.replica(endpoint.addr);
+    let replica = readers.metrics.replica(endpoint.addr);
     let asking = gather::Remote::new(readers, endpoint.addr);
     Box::pin(async move {
         let answer = asking
-            .request(net::Verb::RangeRead, payload, &latency)
+            .request(net::Verb::RangeRead, payload, &replica)
             .await;
         (
             slot,

@@ -205,10 +205,10 @@ fn ask_one(
         ..request.clone()
     }
     .encode();
-    let latency = readers.metrics.replica(endpoint.addr);
+    let replica = readers.metrics.replica(endpoint.addr);
     let asking = gather::Remote::new(readers, endpoint.addr);
     Box::pin(async move {
-        let answer = asking.request(Verb::Read, payload, &latency).await;
+        let answer = asking.request(Verb::Read, payload, &replica).await;
         (
             slot,
             endpoint,

@@ -1,7 +1,9 @@
 //! The replicas of a token for one request: Cassandra's ReplicaPlan. Natural replicas from the
 //! strategy and the ring, split into live and dead by the failure detector, the live ones in
 //! the order requests prefer them: this node first, then its datacenter and rack, then the
-//! others in ring order.
+//! others in ring order — reads move a replica answering much slower than another of the same
+//! closeness behind it (the dynamic snitch). Writes also go to pending replicas: nodes that
+//! will own the token once the ring's joining and leaving nodes are done.
 use ring::{Endpoint, ReplicationStrategy, Token};
 
 use crate::topology::Topology;
@@ -13,6 +15,8 @@ pub struct ReplicaPlan {
     pub live: Vec<Endpoint>,
     /// Replicas the failure detector holds down (or unreachable: no messaging attached).
     pub dead: Vec<Endpoint>,
+    /// Pending replicas (live or dead), for writes; they are also in `live` or `dead`.
+    pub pending: Vec<Endpoint>,
 }
 
 impl ReplicaPlan {
@@ -24,13 +28,53 @@ impl ReplicaPlan {
         token: i64,
         reachable: bool,
     ) -> ReplicaPlan {
-        let local = topology.local();
         let replicas = strategy.replicas(Token(token), &topology.ring());
+        Self::of(topology, replicas, Vec::new(), reachable)
+    }
+
+    /// The replicas a write of `token` goes to: the natural ones and the pending ones.
+    pub fn for_write(
+        topology: &Topology,
+        strategy: &ReplicationStrategy,
+        token: i64,
+        reachable: bool,
+    ) -> ReplicaPlan {
+        let natural = strategy.replicas(Token(token), &topology.ring());
+        let Some(future) = topology.future_ring() else {
+            return Self::of(topology, natural, Vec::new(), reachable);
+        };
+        let pending: Vec<Endpoint> = strategy
+            .replicas(Token(token), &future)
+            .into_iter()
+            .filter(|e| natural.iter().all(|n| n.addr != e.addr))
+            .collect();
+        let all = natural.into_iter().chain(pending.iter().cloned()).collect();
+        Self::of(topology, all, pending, reachable)
+    }
+
+    fn of(
+        topology: &Topology,
+        replicas: Vec<Endpoint>,
+        pending: Vec<Endpoint>,
+        reachable: bool,
+    ) -> ReplicaPlan {
+        let local = topology.local();
         let (mut live, dead): (Vec<Endpoint>, Vec<Endpoint>) = replicas
             .into_iter()
             .partition(|e| e.addr == local.addr || (reachable && topology.is_alive(e.addr)));
         live.sort_by_key(|e| proximity(local, e));
-        ReplicaPlan { live, dead }
+        ReplicaPlan {
+            live,
+            dead,
+            pending,
+        }
+    }
+
+    /// Moves replicas answering much slower than others of the same closeness behind them
+    /// (`class`: a replica's latency class, see `ReplicaStats::score_class`).
+    pub fn prefer_fast(&mut self, local: &Endpoint, class: impl Fn(std::net::IpAddr) -> u32) {
+        self.live
+            .sort_by_cached_key(|e| (proximity(local, e), class(e.addr)));
     }
 
     /// Whether the node at `addr` is a replica (live or not).
@@ -117,6 +161,47 @@ mod tests {
         assert!(!plan.only_local(&nodes[0]));
         let plan = ReplicaPlan::new(&topology, &ReplicationStrategy::Simple { rf: 1 }, 0, false);
         assert!(plan.only_local(&nodes[0]));
+    }
+
+    #[test]
+    fn writes_also_go_to_the_pending_owner_of_a_token() {
+        let nodes = [
+            endpoint(1, "dc1", "r1"),
+            endpoint(2, "dc1", "r1"),
+            endpoint(3, "dc1", "r1"),
+        ];
+        let topology = topology(&nodes[..2]);
+        topology.set_liveness(Arc::new(|_| true));
+        let mut future = TokenMetadata::clone(&topology.ring());
+        future.add_endpoint(nodes[2].clone(), vec![Token(50)]);
+        topology.set_future_ring(Some(future));
+        let rf1 = ReplicationStrategy::Simple { rf: 1 };
+        // Token 40: owned by the node at token 100 (.2); once .3 joins at 50, by .3.
+        let write = ReplicaPlan::for_write(&topology, &rf1, 40, true);
+        let addrs: Vec<u8> = write.live.iter().map(|e| last(e.addr)).collect();
+        assert_eq!(addrs, vec![2, 3]);
+        assert_eq!(write.pending.len(), 1);
+        let read = ReplicaPlan::new(&topology, &rf1, 40, true);
+        assert_eq!(read.live.len(), 1);
+        assert!(read.pending.is_empty());
+    }
+
+    #[test]
+    fn a_much_slower_replica_of_the_same_closeness_goes_behind() {
+        let nodes = [
+            endpoint(1, "dc1", "r1"),
+            endpoint(2, "dc1", "r1"),
+            endpoint(3, "dc1", "r1"),
+        ];
+        let topology = topology(&nodes);
+        topology.set_liveness(Arc::new(|_| true));
+        let rf3 = ReplicationStrategy::Simple { rf: 3 };
+        let mut plan = ReplicaPlan::new(&topology, &rf3, 50, true);
+        let before: Vec<u8> = plan.live.iter().map(|e| last(e.addr)).collect();
+        assert_eq!(before, vec![1, 2, 3]);
+        plan.prefer_fast(&nodes[0], |addr| if last(addr) == 2 { 5 } else { 0 });
+        let after: Vec<u8> = plan.live.iter().map(|e| last(e.addr)).collect();
+        assert_eq!(after, vec![1, 3, 2]);
     }
 
     fn last(addr: IpAddr) -> u8 {

@@ -40,6 +40,25 @@ impl Requirement {
         }
     }
 
+    /// The requirement of a write that also goes to `pending` replicas: one more answer per
+    /// pending replica the level counts (Cassandra's blockFor with pending endpoints), so the
+    /// level still holds once the ring has changed.
+    pub fn with_pending(&self, pending: &[Endpoint]) -> Requirement {
+        let in_dc = |dc: &str| pending.iter().filter(|e| e.datacenter == dc).count() as i32;
+        match self {
+            Requirement::Total(n) => Requirement::Total(n + pending.len() as i32),
+            Requirement::InDatacenter { dc, n } => Requirement::InDatacenter {
+                dc: dc.clone(),
+                n: n + in_dc(dc),
+            },
+            Requirement::EachDatacenter(each) => Requirement::EachDatacenter(
+                each.iter()
+                    .map(|(dc, n)| (dc.clone(), n + in_dc(dc)))
+                    .collect(),
+            ),
+        }
+    }
+
     /// The answers needed in all (Cassandra's blockFor).
     pub fn block_for(&self) -> i32 {
         match self {
@@ -198,6 +217,16 @@ mod tests {
         let each = Requirement::new(&nts(), Consistency::EachQuorum, "dc1");
         assert_eq!(each.block_for(), 4);
         assert_eq!(each.unavailable(&mixed), Some((2, 1)));
+    }
+
+    #[test]
+    fn pending_replicas_add_to_what_a_write_needs() {
+        let rf3 = ReplicationStrategy::Simple { rf: 3 };
+        let quorum = Requirement::new(&rf3, Consistency::Quorum, "dc1");
+        assert_eq!(quorum.with_pending(&[]), quorum);
+        assert_eq!(quorum.with_pending(&[endpoint(4, "dc1")]).block_for(), 3);
+        let local = Requirement::new(&nts(), Consistency::LocalQuorum, "dc1");
+        assert_eq!(local.with_pending(&[endpoint(9, "dc2")]).block_for(), 2);
     }
 
     #[test]

@@ -13,6 +13,8 @@ pub type Liveness = Arc<dyn Fn(IpAddr) -> bool + Send + Sync>;
 pub struct Topology {
     local: Endpoint,
     ring: RwLock<Arc<TokenMetadata>>,
+    /// The ring once joining and leaving nodes are done; `None` when none is moving.
+    future: RwLock<Option<Arc<TokenMetadata>>>,
     liveness: RwLock<Option<Liveness>>,
 }
 
@@ -25,6 +27,7 @@ impl Topology {
         Topology {
             local,
             ring: RwLock::new(Arc::new(ring)),
+            future: RwLock::new(None),
             liveness: RwLock::new(None),
         }
     }
@@ -45,6 +48,16 @@ impl Topology {
             ring.add_endpoint(self.local.clone(), Vec::new());
         }
         *self.ring.write() = Arc::new(ring);
+    }
+
+    /// Sets the ring as it will be once the joining and leaving nodes are done (`None`: no
+    /// node is moving); writes also go to the replicas it adds.
+    pub fn set_future_ring(&self, future: Option<TokenMetadata>) {
+        *self.future.write() = future.map(Arc::new);
+    }
+
+    pub fn future_ring(&self) -> Option<Arc<TokenMetadata>> {
+        self.future.read().clone()
     }
 
     /// Claims `tokens` for this node on the current ring.

@@ -20,6 +20,7 @@ use tokio::sync::oneshot;
 use types::{Consistency, CqlError, CqlResult};
 
 use crate::messages::MutationRequest;
+use crate::proxy_metrics::ProxyMetrics;
 use crate::replicas::ReplicaPlan;
 use crate::responses::{Requirement, Tally};
 use crate::verbs::reason;
@@ -43,7 +44,10 @@ pub(crate) struct Target {
 pub(crate) struct Fanout {
     pub mutations: Arc<Vec<Mutation>>,
     pub plans: Vec<ReplicaPlan>,
+    /// What the level needs of any token's replicas.
     pub requirement: Requirement,
+    /// What it needs of each mutation's, counting its pending replicas.
+    pub requirements: Vec<Requirement>,
     pub cl: Consistency,
     pub write_type: &'static str,
     pub local: IpAddr,
@@ -57,6 +61,7 @@ pub(crate) struct Senders {
     pub epoch: u64,
     pub hints: Option<Arc<HintsService>>,
     pub timeout: Duration,
+    pub metrics: Arc<ProxyMetrics>,
 }
 
 impl Fanout {
@@ -65,8 +70,8 @@ impl Fanout {
         if self.cl == Consistency::Any {
             return Ok(());
         }
-        for plan in &self.plans {
-            crate::unavailable(&self.requirement, plan, self.cl)?;
+        for (plan, requirement) in self.plans.iter().zip(&self.requirements) {
+            crate::unavailable(requirement, plan, self.cl)?;
         }
         Ok(())
     }
@@ -105,12 +110,8 @@ async fn drive(fanout: Fanout, senders: Senders, answer: oneshot::Sender<CqlResu
     let mut tallies: Vec<Tally> = fanout
         .plans
         .iter()
-        .map(|p| {
-            Tally::new(
-                &fanout.requirement,
-                p.live.iter().map(|e| e.datacenter.as_str()),
-            )
-        })
+        .zip(&fanout.requirements)
+        .map(|(p, r)| Tally::new(r, p.live.iter().map(|e| e.datacenter.as_str())))
         .collect();
     hint_dead(&fanout, &senders, &mut tallies);
     let mut sends: FuturesUnordered<BoxFuture<'static, (usize, Outcome)>> = targets
@@ -211,10 +212,13 @@ fn send_one(
     );
     let to = std::net::SocketAddr::new(target.endpoint.addr, senders.storage_port);
     let timeout = senders.timeout;
+    let replica = senders.metrics.replica(target.endpoint.addr);
     Box::pin(async move {
+        let started = tokio::time::Instant::now();
         let answer = messaging
             .request(to, Verb::Mutation, payload, timeout)
             .await;
+        replica.record(started.elapsed());
         (t, remote_outcome(answer))
     })
 }

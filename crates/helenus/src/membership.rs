@@ -22,16 +22,29 @@ const LOAD_INTERVAL: Duration = Duration::from_secs(60);
 
 /// The token map of the nodes that own tokens (normal and leaving ones).
 pub fn ring_of(meta: &ClusterMetadata) -> TokenMetadata {
+    ring_with(meta, |state| {
+        matches!(state, NodeState::Normal | NodeState::Leaving)
+    })
+}
+
+/// The token map once joining nodes have joined and leaving ones have left; `None` when no
+/// node is joining or leaving.
+pub fn future_ring_of(meta: &ClusterMetadata) -> Option<TokenMetadata> {
+    let moving = |n: &NodeRecord| matches!(n.state, NodeState::Joining | NodeState::Leaving);
+    meta.nodes.values().any(moving).then(|| {
+        ring_with(meta, |state| {
+            matches!(state, NodeState::Normal | NodeState::Joining)
+        })
+    })
+}
+
+fn ring_with(meta: &ClusterMetadata, owns: impl Fn(&NodeState) -> bool) -> TokenMetadata {
     let mut ring = TokenMetadata::new();
-    for node in meta.nodes.values().filter(|n| owns_tokens(n)) {
+    for node in meta.nodes.values().filter(|n| owns(&n.state)) {
         let endpoint = endpoint_of(node.host_id, node.addr.ip(), &node.dc, &node.rack);
         ring.add_endpoint(endpoint, node.tokens.iter().copied().map(Token).collect());
     }
     ring
-}
-
-fn owns_tokens(node: &NodeRecord) -> bool {
-    matches!(node.state, NodeState::Normal | NodeState::Leaving)
 }
 
 pub fn endpoint_of(host_id: HostId, addr: IpAddr, dc: &str, rack: &str) -> Endpoint {
@@ -90,7 +103,9 @@ impl Mirror {
             let meta = states.borrow_and_update().clone();
             // the ring changes with the topology only, not with schema changes or gossip
             if ring_version != Some(meta.topology_version) {
-                self.coordinator.topology().set_ring(ring_of(&meta));
+                let topology = self.coordinator.topology();
+                topology.set_ring(ring_of(&meta));
+                topology.set_future_ring(future_ring_of(&meta));
                 ring_version = Some(meta.topology_version);
             }
             self.refresh(&meta).await;
@@ -260,6 +275,10 @@ mod tests {
         assert_eq!(ring.tokens(), vec![Token(10), Token(20), Token(30)]);
         let owner = ring.primary_range_owner(Token(25)).map(|e| e.rack.clone());
         assert_eq!(owner.as_deref(), Some("r2"));
+        let future = future_ring_of(&meta).expect("nodes are moving");
+        assert_eq!(future.tokens(), vec![Token(10), Token(20), Token(40)]);
+        meta.nodes.retain(|_, n| n.state == NodeState::Normal);
+        assert!(future_ring_of(&meta).is_none());
     }
 
     #[test]
