@@ -1,6 +1,6 @@
 """A three-node cluster as drivers and operators see it: membership and failure detection,
 schema through the metadata log, token ownership, restarts. Replication of data between nodes
-is not tested here (it is the next issue's)."""
+is tested in test_replication.py."""
 import concurrent.futures
 import time
 

@@ -314,7 +314,8 @@ impl Coordinator {
             let needed = Needed::new(cl, block_for);
             bounded(write, timeout, &self.replica, needed, write_type).await?;
         } else {
-            trace::sending(trace, "MUTATION", self.local.addr, &fanout.plans);
+            let targets = fanout.plans.iter().flat_map(|p| &p.live);
+            trace::sending(trace, "MUTATION", self.local.addr, targets);
             write::send(fanout, self.senders(TimeoutKind::Write)).await?;
         }
         self.record(RequestKind::Write, cl, &tables, started);
@@ -461,7 +462,7 @@ impl Coordinator {
         let started = Instant::now();
         if !self.is_only_contact(&requirement, &replicas.live) {
             let (contacts, spares) = read::contacts(&requirement, &replicas.live);
-            trace::sending(trace, "READ", self.local.addr, &[replicas]);
+            trace::sending(trace, "READ", self.local.addr, contacts.iter());
             let plan = read::ReadPlan {
                 table,
                 key,
@@ -545,6 +546,13 @@ impl Coordinator {
             .iter()
             .all(|s| self.is_only_contact(&requirement, &s.live))
         {
+            if trace.is_some() {
+                let contacted: Vec<ring::Endpoint> = stretches
+                    .iter()
+                    .flat_map(|s| read::contacts(&requirement, &s.live).0)
+                    .collect();
+                trace::sending(trace, "RANGE_REQ", self.local.addr, contacted.iter());
+            }
             let plan = range::ScanPlan {
                 table,
                 cl,

@@ -182,15 +182,15 @@ mod tests {
 }
 
 /// "Sending VERB message to /address" for each other replica a request goes to, once each.
-pub(crate) fn sending(
+pub(crate) fn sending<'a>(
     trace: Option<&Trace>,
     verb: &str,
     local: std::net::IpAddr,
-    plans: &[crate::ReplicaPlan],
+    replicas: impl Iterator<Item = &'a ring::Endpoint>,
 ) {
     let Some(t) = trace else { return };
     let mut sent = std::collections::BTreeSet::new();
-    for endpoint in plans.iter().flat_map(|p| &p.live) {
+    for endpoint in replicas {
         if endpoint.addr != local && sent.insert(endpoint.addr) {
             t.event(format!("Sending {verb} message to /{}", endpoint.addr));
         }
