@@ -138,6 +138,11 @@ def test_schema_guardrails(session):
         "Guardrail zero_ttl_on_twcs violated: 0 default_time_to_live on a table with TimeWindowCompactionStrategy compaction strategy is not recommended. It is suspicious"), warnings
     warnings, _ = run(session, "CREATE TYPE g1.pair (a int, b int, c int)")
     assert warnings == ["Guardrail fields_per_udt violated: The user type pair has 3 columns, this exceeds the warning threshold of 2."]
+    run(session, "CREATE TYPE g1.two (a int, b int)")
+    warnings, _ = run(session, "ALTER TYPE g1.two ADD c int")
+    assert warnings == ["Guardrail fields_per_udt violated: The user type two has 3 columns, this exceeds the warning threshold of 2."]
+    assert refused(session, "ALTER TYPE g1.two ADD d int") == \
+        "Guardrail fields_per_udt violated: User types cannot have more than 3 columns, but 4 provided for user type two."
     tables = "Guardrail tables violated: Creating table {}, current number of tables {} exceeds warning threshold of 4."
     assert run(session, "CREATE TABLE g2.t0 (k int PRIMARY KEY)")[0] == [tables.format("t0", 5)]
     assert run(session, "CREATE TABLE g2.t1 (k int PRIMARY KEY)")[0] == [tables.format("t1", 6)]

@@ -3,20 +3,21 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use coordinator::Trace;
+use coordinator::{ReadPolicy, Trace};
 use cql::ast::{self, BatchKind, Statement, UsingOption};
-use storage::{CounterUpdate, PartitionKey};
+use storage::{CounterUpdate, PartitionKey, ReadFilter, ReadStats};
 use types::request::{BatchRequest, BatchStatement, QueryOptions, Values};
 use types::result::{Outcome, QueryResult};
-use types::{CqlError, CqlResult, CqlType, NativeType};
+use types::{Consistency, CqlError, CqlResult, CqlType, NativeType};
 
 use crate::exec::ExecContext;
 use crate::guardrails::batch::BatchWrites;
 use crate::guardrails::{writes, Limits, Warnings};
-use crate::modify::ModifyPlan;
+use crate::modify::{ModifyPlan, StoredRows};
 use crate::operand::{Binder, Operand, Resolved};
 use crate::processor::{Plan, QueryProcessor};
 use crate::trace::TraceRequest;
+use crate::virtual_tables::{PartitionReader, ReadScope};
 
 /// An analysed `BEGIN BATCH ... APPLY BATCH`.
 #[derive(Debug)]
@@ -172,7 +173,8 @@ async fn apply_each<'a>(
     let mut by_keyspace: BTreeMap<String, Vec<storage::Mutation>> = BTreeMap::new();
     for (plan, ctx) in &items {
         writes::keys(&limits, plan, ctx)?;
-        let mutations = plan.mutations(ctx)?;
+        let stored = stored_rows(qp, plan, ctx).await?;
+        let mutations = plan.mutations(ctx, &stored)?;
         writes::cells(&limits, plan, &mutations, ctx)?;
         if kind.is_some() {
             batch.add(&plan.layout, &mutations);
@@ -203,6 +205,59 @@ async fn apply_each<'a>(
     Ok(())
 }
 
+/// The rows a write reads before it is made (list positions, removal of list elements by
+/// value), through the coordinator at the statement's consistency (ONE for a write at ANY).
+async fn stored_rows(
+    qp: &QueryProcessor,
+    plan: &ModifyPlan,
+    ctx: &ExecContext,
+) -> CqlResult<StoredRows> {
+    let mut stored = StoredRows::default();
+    let reads = plan.stored_reads(ctx)?;
+    if reads.is_empty() {
+        return Ok(stored);
+    }
+    let strategy = qp.schema().strategy(&plan.table().keyspace);
+    let scope = ReadScope {
+        strategy: &strategy,
+        table: storage::TableId(plan.table().id),
+        cl: match ctx.consistency {
+            Consistency::Any => Consistency::One,
+            cl => cl,
+        },
+        now: ctx.now_seconds,
+        trace: ctx.trace(),
+        policy: ReadPolicy::from_options(
+            &plan.table().options.speculative_retry,
+            &plan.table().options.read_repair,
+        ),
+    };
+    for (key, clustering) in reads {
+        let filter = match &clustering {
+            Some(c) => ReadFilter {
+                include_static: false,
+                ..ReadFilter::row(c.clone())
+            },
+            None => ReadFilter {
+                slices: Vec::new(),
+                ..ReadFilter::all()
+            },
+        };
+        let mut stats = ReadStats::default();
+        let read =
+            PartitionReader::read(qp.coordinator.as_ref(), &scope, &key, &filter, &mut stats)
+                .await?;
+        let row = read.and_then(|p| match clustering {
+            Some(_) => p.rows.into_iter().next(),
+            None => p.static_row,
+        });
+        if let Some(row) = row {
+            stored.add(key, clustering, row);
+        }
+    }
+    Ok(stored)
+}
+
 /// What a statement on a counter table does: increments go through the counter path (read
 /// the totals, write new ones); deletions are written as they are (tombstones need no read).
 enum CounterChange {
@@ -222,7 +277,7 @@ async fn apply_counters(
     for (plan, ctx) in items {
         writes::keys(limits, plan, ctx)?;
         let change = if plan.is_deletion() {
-            let mutations = plan.mutations(ctx)?;
+            let mutations = plan.mutations(ctx, &StoredRows::default())?;
             if kind.is_some() {
                 batch.add(&plan.layout, &mutations);
             }

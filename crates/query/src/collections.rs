@@ -72,7 +72,7 @@ pub fn encode_pairs(pairs: &[(Bytes, Bytes)]) -> Bytes {
     out.freeze()
 }
 
-fn encode_fields(values: &[Option<Bytes>]) -> Bytes {
+pub fn encode_fields(values: &[Option<Bytes>]) -> Bytes {
     let mut out = BytesMut::new();
     for v in values {
         match v {
@@ -154,6 +154,38 @@ pub fn split(bytes: &[u8], is_map: bool) -> CqlResult<Vec<Bytes>> {
     Ok(out)
 }
 
+/// Splits a serialized tuple or UDT into its fields (`None` for a null field); a value may end
+/// before its type's last fields.
+pub fn split_fields(bytes: &[u8]) -> CqlResult<Vec<Option<Bytes>>> {
+    let mut buf = bytes;
+    let mut out = Vec::new();
+    while !buf.is_empty() {
+        let len = read_i32(&mut buf)?;
+        if len < 0 {
+            out.push(None);
+            continue;
+        }
+        if len as usize > buf.len() {
+            return Err(malformed());
+        }
+        out.push(Some(Bytes::copy_from_slice(&buf[..len as usize])));
+        buf = &buf[len as usize..];
+    }
+    Ok(out)
+}
+
+/// The cell path of field `index` of a non-frozen UDT: the position as a big-endian short, as
+/// Cassandra's `UserType.cellPathForField` (paths survive field renames and additions).
+pub fn field_path(index: usize) -> Bytes {
+    Bytes::copy_from_slice(&(index as u16).to_be_bytes())
+}
+
+/// The field position a non-frozen UDT cell path names.
+pub fn field_index(path: &[u8]) -> Option<usize> {
+    let bytes: [u8; 2] = path.try_into().ok()?;
+    Some(u16::from_be_bytes(bytes) as usize)
+}
+
 fn read_i32(buf: &mut &[u8]) -> CqlResult<i32> {
     if buf.len() < 4 {
         return Err(malformed());
@@ -223,6 +255,24 @@ mod tests {
         assert!(first[0] < first[1]);
         assert!(first[1].as_ref() < &appended_at_zero[..]);
         assert!(second[0] < first[0]);
+    }
+
+    #[test]
+    fn fields_split_with_nulls_and_short_values() {
+        let value = encode_fields(&[Some(int(1)), None, Some(Bytes::new())]);
+        assert_eq!(
+            split_fields(&value).unwrap(),
+            vec![Some(int(1)), None, Some(Bytes::new())]
+        );
+        assert_eq!(split_fields(&[]).unwrap(), Vec::<Option<Bytes>>::new());
+        assert!(split_fields(&[0, 0, 0, 9, 1]).is_err());
+    }
+
+    #[test]
+    fn field_paths_are_positions() {
+        assert_eq!(field_path(3).as_ref(), &[0, 3]);
+        assert_eq!(field_index(&field_path(300)), Some(300));
+        assert_eq!(field_index(&[1]), None);
     }
 
     #[test]

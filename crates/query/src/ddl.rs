@@ -1,5 +1,6 @@
-//! Schema statements (CREATE/ALTER/DROP KEYSPACE, TABLE, TYPE): validated against the current
-//! schema with Cassandra's messages, producing the new keyspace definition to save.
+//! Schema statements (CREATE/ALTER/DROP KEYSPACE, TABLE and TYPE, the types in `user_types`)
+//! validated against the current schema with Cassandra's messages, producing the new keyspace
+//! definition to save.
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -12,8 +13,10 @@ use schema::{
     KeyspaceMetadata, OptionValue, Schema, SchemaError, TableMetadata, TableOptions,
 };
 use types::result::{SchemaChange, SchemaChangeKind, SchemaChangeTarget};
-use types::{CqlError, CqlResult, CqlType, UdtType};
+use types::{CqlError, CqlResult, CqlType};
 use uuid::Uuid;
+
+mod user_types;
 
 /// What a schema statement changes.
 #[derive(Debug)]
@@ -105,8 +108,9 @@ pub fn plan(
         Statement::CreateTable(s) => create_table(s, session, schema)?,
         Statement::AlterTable(s) => alter_table(s, session, schema)?,
         Statement::DropTable(s) => drop_table(&s.name, s.if_exists, session, schema)?,
-        Statement::CreateType(s) => create_type(s, session, schema)?,
-        Statement::DropType(s) => drop_type(&s.name, s.if_exists, session, schema)?,
+        Statement::CreateType(s) => user_types::create_type(s, session, schema)?,
+        Statement::AlterType(s) => user_types::alter_type(s, session, schema)?,
+        Statement::DropType(s) => user_types::drop_type(&s.name, s.if_exists, session, schema)?,
         _ => return Ok(None),
     };
     Ok(Some(out))
@@ -714,86 +718,6 @@ fn drop_table(
     );
     out.dropped_tables.push(t.id);
     Ok(out)
-}
-
-fn create_type(
-    s: &ast::CreateType,
-    session: Option<&str>,
-    schema: &Schema,
-) -> CqlResult<DdlOutcome> {
-    let ks_name = resolve_keyspace(&s.name, session)?;
-    let ks = keyspace(schema, &ks_name)?;
-    if ks.user_type(&s.name.name).is_some() {
-        if s.if_not_exists {
-            return Ok(DdlOutcome::none());
-        }
-        return Err(CqlError::invalid(format!(
-            "A user type with name '{}' already exists",
-            s.name.name
-        )));
-    }
-    user_modifiable(&ks_name)?;
-    let mut fields = Vec::with_capacity(s.fields.len());
-    for (name, ty) in &s.fields {
-        if fields.iter().any(|(n, _): &(String, CqlType)| n == name) {
-            return Err(CqlError::invalid(format!(
-                "Duplicate field name {} in type {}",
-                name, s.name.name
-            )));
-        }
-        fields.push((name.clone(), resolve_type(ty, ks)?.freeze()));
-    }
-    let udt = UdtType {
-        keyspace: ks_name.clone(),
-        name: s.name.name.clone(),
-        fields,
-    };
-    check_bounds(&CqlType::Udt(Arc::new(udt.clone())))?;
-    let new_ks = ks.with_type(udt);
-    Ok(DdlOutcome::save(
-        new_ks,
-        SchemaChangeKind::Created,
-        SchemaChangeTarget::Type,
-        &s.name.name,
-    ))
-}
-
-fn drop_type(
-    name: &ast::QualifiedName,
-    if_exists: bool,
-    session: Option<&str>,
-    schema: &Schema,
-) -> CqlResult<DdlOutcome> {
-    let ks_name = resolve_keyspace(name, session)?;
-    let ks = keyspace(schema, &ks_name)?;
-    if ks.user_type(&name.name).is_none() {
-        if if_exists {
-            return Ok(DdlOutcome::none());
-        }
-        return Err(CqlError::invalid(format!(
-            "Type '{}.{}' doesn't exist",
-            ks_name, name.name
-        )));
-    }
-    let used = ks.tables.values().any(|t| {
-        t.columns
-            .iter()
-            .any(|c| c.ty.cql_name().contains(&name.name))
-    });
-    if used {
-        return Err(CqlError::invalid(format!(
-            "Cannot drop user type '{}.{}' as it is still used by a table",
-            ks_name, name.name
-        )));
-    }
-    let mut new_ks = ks.as_ref().clone();
-    new_ks.types.remove(&name.name);
-    Ok(DdlOutcome::save(
-        new_ks,
-        SchemaChangeKind::Dropped,
-        SchemaChangeTarget::Type,
-        &name.name,
-    ))
 }
 
 #[cfg(test)]

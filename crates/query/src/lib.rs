@@ -1,8 +1,10 @@
 //! The query processor: analyses CQL statements against the schema and executes them
 //! through the coordinator (Cassandra's `cql3` package: QueryProcessor, SelectStatement,
 //! ModificationStatement, BatchStatement and the schema statements).
+mod assignments;
 mod batch;
 mod calls;
+mod cells;
 mod collections;
 mod columns;
 mod ddl;

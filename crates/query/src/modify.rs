@@ -4,17 +4,16 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use cql::ast::{
-    Assignment, Delete, DeleteTarget, Insert, InsertValues, Relation, Update, UsingOption,
-};
+use cql::ast::{Delete, Insert, InsertValues, Relation, Update, UsingOption};
 use schema::{ColumnKind, ColumnMetadata, TableMetadata};
 use storage::{
-    Cell, ColumnData, CounterUpdate, DeletionTime, LivenessInfo, Mutation, PartitionKey,
-    PartitionUpdate, RangeTombstone, Row,
+    CounterUpdate, DeletionTime, LivenessInfo, Mutation, PartitionKey, PartitionUpdate,
+    RangeTombstone, Row,
 };
 use types::{CqlError, CqlResult, CqlType, NativeType};
 
-use crate::collections;
+use crate::assignments::{self, Op};
+use crate::cells::{self, Write};
 use crate::columns::{column, spec};
 use crate::exec::ExecContext;
 use crate::keys::KeyLayout;
@@ -24,37 +23,6 @@ use crate::slices;
 use crate::terms;
 
 const MAX_TTL: i64 = 630_720_000;
-
-/// One change to one column.
-#[derive(Clone, Debug)]
-enum Op {
-    Set(ColumnMetadata, Operand),
-    /// Counter increment (negated for `-`), set add, map put, list append.
-    Add(ColumnMetadata, Operand),
-    /// Counter decrement, set/map element removal.
-    Subtract(ColumnMetadata, Operand),
-    /// `m[k] = v`.
-    Put(ColumnMetadata, Operand, Operand),
-    Delete(ColumnMetadata),
-    /// `DELETE m[k]`, `DELETE s[e]`.
-    DeleteElement(ColumnMetadata, Operand),
-    /// `l = [..] + l`.
-    Prepend(ColumnMetadata, Operand),
-}
-
-impl Op {
-    fn column(&self) -> &ColumnMetadata {
-        match self {
-            Op::Set(c, _)
-            | Op::Add(c, _)
-            | Op::Subtract(c, _)
-            | Op::Put(c, _, _)
-            | Op::Delete(c)
-            | Op::DeleteElement(c, _)
-            | Op::Prepend(c, _) => c,
-        }
-    }
-}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
@@ -226,7 +194,7 @@ impl ModifyPlan {
         let (ttl, timestamp) = using(&table, &s.using, binder)?;
         let mut ops = Vec::with_capacity(s.assignments.len());
         for a in &s.assignments {
-            ops.push(assignment(&table, a, binder)?);
+            ops.push(assignments::assignment(&table, a, binder)?);
         }
         let only_static = ops.iter().all(|o| o.column().kind == ColumnKind::Static);
         let restrictions = where_clause(
@@ -266,7 +234,7 @@ impl ModifyPlan {
         };
         let mut ops = Vec::with_capacity(s.columns.len());
         for target in &s.columns {
-            ops.push(delete_target(&table, target, binder)?);
+            ops.push(assignments::delete_target(&table, target, binder)?);
         }
         let restrictions =
             restrictions::analyze(&table, &s.where_clause, StatementKind::Delete, binder)?;
@@ -315,23 +283,71 @@ impl ModifyPlan {
         &self.layout.table
     }
 
-    /// The mutations this statement makes.
-    pub fn mutations(&self, ctx: &ExecContext) -> CqlResult<Vec<Mutation>> {
+    /// The mutations this statement makes; `stored` holds the rows its `stored_reads` named.
+    pub fn mutations(&self, ctx: &ExecContext, stored: &StoredRows) -> CqlResult<Vec<Mutation>> {
+        let keys = self.partition_keys(ctx)?;
+        let w = Write {
+            ctx,
+            ts: self.timestamp(ctx)?,
+            ttl: self.ttl(ctx)?,
+        };
+        let table = storage::TableId(self.layout.table.id);
+        if !self.ops.iter().any(Op::reads_existing) {
+            let update = self.partition_update(&w, None)?;
+            return Ok(keys
+                .into_iter()
+                .map(|key| Mutation {
+                    table,
+                    key,
+                    update: update.clone(),
+                })
+                .collect());
+        }
+        keys.into_iter()
+            .map(|key| {
+                let update = self.partition_update(&w, Some((&key, stored)))?;
+                Ok(Mutation { table, key, update })
+            })
+            .collect()
+    }
+
+    /// The rows to read before the write, as (partition, clustering, `None` for the static
+    /// row): those whose operations need the stored cells (list positions, removal of list
+    /// elements by value), as Cassandra reads them first.
+    pub fn stored_reads(&self, ctx: &ExecContext) -> CqlResult<Vec<(PartitionKey, Option<Bytes>)>> {
+        let (static_ops, row_ops) = self.split_ops();
+        let needs = |ops: &[&Op]| ops.iter().any(|o| o.reads_existing());
+        let (statics, rows) = (needs(&static_ops), needs(&row_ops) && self.names_rows());
+        if !statics && !rows {
+            return Ok(Vec::new());
+        }
+        let clusterings = if rows {
+            self.clusterings(ctx)?
+        } else {
+            Vec::new()
+        };
+        let mut reads = Vec::new();
+        for key in self.partition_keys(ctx)? {
+            if statics {
+                reads.push((key.clone(), None));
+            }
+            reads.extend(clusterings.iter().map(|c| (key.clone(), Some(c.clone()))));
+        }
+        Ok(reads)
+    }
+
+    fn partition_keys(&self, ctx: &ExecContext) -> CqlResult<Vec<PartitionKey>> {
         let restrictions::PartitionSelection::Keys(cols) = &self.restrictions.partition else {
             return Err(CqlError::invalid("Missing mandatory PRIMARY KEY part"));
         };
-        let keys = slices::partition_keys(&self.layout, cols, ctx)?;
-        let timestamp = self.timestamp(ctx)?;
-        let ttl = self.ttl(ctx)?;
-        let update = self.partition_update(ctx, timestamp, ttl)?;
-        Ok(keys
-            .into_iter()
-            .map(|key| Mutation {
-                table: storage::TableId(self.layout.table.id),
-                key,
-                update: update.clone(),
-            })
-            .collect())
+        slices::partition_keys(&self.layout, cols, ctx)
+    }
+
+    /// The operations on static columns, and the others.
+    fn split_ops(&self) -> (Vec<&Op>, Vec<&Op>) {
+        self.ops
+            .iter()
+            .partition(|o| o.column().kind == ColumnKind::Static)
     }
 
     /// The counter deltas this statement adds, per partition.
@@ -339,10 +355,7 @@ impl ModifyPlan {
         &self,
         ctx: &ExecContext,
     ) -> CqlResult<Vec<(PartitionKey, Vec<CounterUpdate>)>> {
-        let restrictions::PartitionSelection::Keys(cols) = &self.restrictions.partition else {
-            return Err(CqlError::invalid("Missing mandatory PRIMARY KEY part"));
-        };
-        let keys = slices::partition_keys(&self.layout, cols, ctx)?;
+        let keys = self.partition_keys(ctx)?;
         let clusterings = self.clusterings(ctx)?;
         let mut updates = Vec::new();
         for op in &self.ops {
@@ -449,76 +462,105 @@ impl ModifyPlan {
         Ok(combos.iter().map(|c| self.layout.clustering(c)).collect())
     }
 
-    fn partition_update(&self, ctx: &ExecContext, ts: i64, ttl: i32) -> CqlResult<PartitionUpdate> {
+    /// Whether the statement names whole rows (every clustering column given by `=` or `IN`).
+    fn names_rows(&self) -> bool {
+        self.restrictions.clustering_eq.len() == self.layout.clustering_types.len()
+            && self.restrictions.clustering_slice.is_none()
+            && self.restrictions.multi_slice.is_none()
+    }
+
+    /// A DELETE of whole rows: a row, range or partition deletion.
+    fn deletion_update(&self, ctx: &ExecContext, ts: i64) -> CqlResult<PartitionUpdate> {
         let mut update = PartitionUpdate::default();
-        let now = ctx.now_seconds;
-        let full = self.restrictions.clustering_eq.len() == self.layout.clustering_types.len()
+        let deletion = DeletionTime::new(ts, ctx.now_seconds);
+        let unrestricted = self.restrictions.clustering_eq.is_empty()
             && self.restrictions.clustering_slice.is_none()
             && self.restrictions.multi_slice.is_none();
-        if self.kind == Kind::Delete && self.ops.is_empty() {
-            let deletion = DeletionTime::new(ts, now);
-            if self.layout.clustering_types.is_empty() {
-                let mut row = Row::new(self.layout.clustering(&[]));
+        if self.layout.clustering_types.is_empty() {
+            let mut row = Row::new(self.layout.clustering(&[]));
+            row.deletion = deletion;
+            update.rows.push(row);
+        } else if unrestricted {
+            update.partition_deletion = deletion;
+        } else if self.names_rows() {
+            for c in self.clusterings(ctx)? {
+                let mut row = Row::new(c);
                 row.deletion = deletion;
                 update.rows.push(row);
-            } else if self.restrictions.clustering_eq.is_empty()
-                && self.restrictions.clustering_slice.is_none()
-                && self.restrictions.multi_slice.is_none()
-            {
-                update.partition_deletion = deletion;
-            } else if full {
-                for c in self.clusterings(ctx)? {
-                    let mut row = Row::new(c);
-                    row.deletion = deletion;
-                    update.rows.push(row);
-                }
-            } else {
-                for (start, end) in
-                    slices::clustering_slices(&self.layout, &self.restrictions, ctx)?
-                {
-                    update.range_tombstones.push(RangeTombstone {
-                        start,
-                        end,
-                        deletion,
-                    });
-                }
             }
-            return Ok(update);
+        } else {
+            for (start, end) in slices::clustering_slices(&self.layout, &self.restrictions, ctx)? {
+                update.range_tombstones.push(RangeTombstone {
+                    start,
+                    end,
+                    deletion,
+                });
+            }
         }
-        let (static_ops, row_ops): (Vec<&Op>, Vec<&Op>) = self
-            .ops
-            .iter()
-            .partition(|o| o.column().kind == ColumnKind::Static);
+        Ok(update)
+    }
+
+    /// What this statement writes to one partition; `stored` holds its rows as read before
+    /// the write when an operation needs them.
+    fn partition_update(
+        &self,
+        w: &Write,
+        stored: Option<(&PartitionKey, &StoredRows)>,
+    ) -> CqlResult<PartitionUpdate> {
+        if self.kind == Kind::Delete && self.ops.is_empty() {
+            return self.deletion_update(w.ctx, w.ts);
+        }
+        let mut update = PartitionUpdate::default();
+        let row_of =
+            |clustering: Option<&Bytes>| stored.and_then(|(key, rows)| rows.row(key, clustering));
+        let (static_ops, row_ops) = self.split_ops();
         if !static_ops.is_empty() {
             let mut row = Row::new(Bytes::new());
             for op in static_ops {
-                apply_op(&mut row, op, ctx, ts, ttl)?;
+                cells::apply(&mut row, op, w, row_of(None))?;
             }
             sort_columns(&mut row);
             update.static_row = Some(row);
         }
-        if row_ops.is_empty() && self.kind != Kind::Insert {
+        let no_rows = row_ops.is_empty() && self.kind != Kind::Insert;
+        if no_rows || !self.names_rows() {
             return Ok(update);
         }
-        if !full {
-            return Ok(update);
-        }
-        for c in self.clusterings(ctx)? {
+        for c in self.clusterings(w.ctx)? {
+            let existing = row_of(Some(&c));
             let mut row = Row::new(c);
             if self.kind == Kind::Insert {
-                row.liveness = Some(if ttl > 0 {
-                    LivenessInfo::expiring(ts, ttl, now)
+                row.liveness = Some(if w.ttl > 0 {
+                    LivenessInfo::expiring(w.ts, w.ttl, w.ctx.now_seconds)
                 } else {
-                    LivenessInfo::new(ts)
+                    LivenessInfo::new(w.ts)
                 });
             }
             for op in &row_ops {
-                apply_op(&mut row, op, ctx, ts, ttl)?;
+                cells::apply(&mut row, op, w, existing)?;
             }
             sort_columns(&mut row);
             update.rows.push(row);
         }
         Ok(update)
+    }
+}
+
+/// Rows as stored, read before a write whose operations need them, by partition and
+/// clustering (`None`: the static row).
+#[derive(Default)]
+pub struct StoredRows(Vec<(PartitionKey, Option<Bytes>, Row)>);
+
+impl StoredRows {
+    pub fn add(&mut self, key: PartitionKey, clustering: Option<Bytes>, row: Row) {
+        self.0.push((key, clustering, row));
+    }
+
+    fn row(&self, key: &PartitionKey, clustering: Option<&Bytes>) -> Option<&Row> {
+        self.0
+            .iter()
+            .find(|(k, c, _)| k == key && c.as_ref() == clustering)
+            .map(|(_, _, row)| row)
     }
 }
 
@@ -604,269 +646,6 @@ fn where_clause(
         }
     }
     restrictions::analyze(table, relations, kind, binder)
-}
-
-fn assignment(table: &TableMetadata, a: &Assignment, binder: &mut Binder) -> CqlResult<Op> {
-    let name = match a {
-        Assignment::Set(n, _)
-        | Assignment::SetElement(n, _, _)
-        | Assignment::SetField(n, _, _)
-        | Assignment::Add(n, _)
-        | Assignment::Subtract(n, _)
-        | Assignment::Prepend(n, _) => n,
-    };
-    let col = column(table, name)?.clone();
-    if matches!(col.kind, ColumnKind::PartitionKey | ColumnKind::Clustering) {
-        return Err(CqlError::invalid(format!(
-            "PRIMARY KEY part {} found in SET part",
-            col.name
-        )));
-    }
-    let s = spec(table, &col.name, col.ty.clone());
-    match a {
-        Assignment::Set(_, term) => {
-            if col.ty.is_counter() {
-                return Err(CqlError::invalid(format!(
-                    "Cannot set the value of counter column {} (counters can only be incremented/decremented, not set)",
-                    col.name
-                )));
-            }
-            Ok(Op::Set(col.clone(), terms::analyze(term, &s, binder)?))
-        }
-        Assignment::Add(_, term) | Assignment::Subtract(_, term) => {
-            let counter = col.ty.is_counter();
-            if !counter && !col.ty.is_multi_cell() {
-                let sign = if matches!(a, Assignment::Add(..)) {
-                    "+"
-                } else {
-                    "-"
-                };
-                return Err(CqlError::invalid(format!(
-                    "Invalid operation ({} = {} {sign} {}) for non counter column {}",
-                    col.name,
-                    col.name,
-                    crate::calls::arg_text(term),
-                    col.name
-                )));
-            }
-            let operand_spec = match (&col.ty, a) {
-                // Cassandra binds a counter delta as the counter column itself.
-                _ if counter => s.clone(),
-                // `m = m - {k1, k2}` removes map entries by key.
-                (CqlType::Map(key, _), Assignment::Subtract(..)) => {
-                    spec(table, &col.name, CqlType::Set(key.clone()))
-                }
-                _ => s,
-            };
-            let operand = terms::analyze(term, &operand_spec, binder)?;
-            if matches!(a, Assignment::Add(..)) {
-                Ok(Op::Add(col, operand))
-            } else {
-                Ok(Op::Subtract(col, operand))
-            }
-        }
-        Assignment::SetElement(_, key, value) => {
-            let CqlType::Map(k, v) = col.ty.clone() else {
-                return Err(CqlError::invalid(format!(
-                    "Setting an element by index is only supported on maps for now (column {})",
-                    col.name
-                )));
-            };
-            let key = terms::analyze(key, &spec(table, &format!("key({})", col.name), *k), binder)?;
-            let value = terms::analyze(
-                value,
-                &spec(table, &format!("value({})", col.name), *v),
-                binder,
-            )?;
-            Ok(Op::Put(col, key, value))
-        }
-        Assignment::SetField(..) => Err(CqlError::invalid(
-            "Setting a single field of a user type is not supported yet",
-        )),
-        Assignment::Prepend(_, term) => {
-            if !matches!(col.ty, CqlType::List(_)) {
-                // Cassandra 5.0 prints a prepend as `c = v - c` in this message.
-                let kind = match col.ty.unfrozen() {
-                    CqlType::List(_) => "frozen list",
-                    _ => "non list",
-                };
-                return Err(CqlError::invalid(format!(
-                    "Invalid operation ({} = {} - {}) for {kind} column {}",
-                    col.name,
-                    terms::term_text(term),
-                    col.name,
-                    col.name
-                )));
-            }
-            Ok(Op::Prepend(col.clone(), terms::analyze(term, &s, binder)?))
-        }
-    }
-}
-
-fn delete_target(
-    table: &TableMetadata,
-    target: &DeleteTarget,
-    binder: &mut Binder,
-) -> CqlResult<Op> {
-    let name = match target {
-        DeleteTarget::Column(n) | DeleteTarget::Element(n, _) | DeleteTarget::Field(n, _) => n,
-    };
-    let col = column(table, name)?.clone();
-    if matches!(col.kind, ColumnKind::PartitionKey | ColumnKind::Clustering) {
-        return Err(CqlError::invalid(format!(
-            "Invalid identifier {} for deletion (should not be a PRIMARY KEY part)",
-            col.name
-        )));
-    }
-    match target {
-        DeleteTarget::Column(_) => Ok(Op::Delete(col)),
-        DeleteTarget::Element(_, term) => {
-            let key_ty = match col.ty.clone() {
-                CqlType::Map(k, _) => *k,
-                CqlType::Set(e) => *e,
-                _ => {
-                    return Err(CqlError::invalid(format!(
-                        "Invalid element deletion on column {}",
-                        col.name
-                    )))
-                }
-            };
-            let key = terms::analyze(
-                term,
-                &spec(table, &format!("key({})", col.name), key_ty),
-                binder,
-            )?;
-            Ok(Op::DeleteElement(col, key))
-        }
-        DeleteTarget::Field(..) => Err(CqlError::invalid(
-            "Deleting a single field of a user type is not supported yet",
-        )),
-    }
-}
-
-fn cell(ts: i64, ttl: i32, now: i32, value: Bytes) -> Cell {
-    if ttl > 0 {
-        Cell::expiring(ts, ttl, now, value)
-    } else {
-        Cell::live(ts, value)
-    }
-}
-
-fn name_bytes(col: &ColumnMetadata) -> Bytes {
-    Bytes::copy_from_slice(col.name.as_bytes())
-}
-
-fn apply_op(row: &mut Row, op: &Op, ctx: &ExecContext, ts: i64, ttl: i32) -> CqlResult<()> {
-    let now = ctx.now_seconds;
-    let col = op.column();
-    let name = name_bytes(col);
-    if !col.ty.is_multi_cell() {
-        match op {
-            Op::Set(_, operand) => match operand.resolve(ctx)? {
-                Resolved::Value(b) => row
-                    .columns
-                    .push(ColumnData::simple(name, cell(ts, ttl, now, b))),
-                Resolved::Null => row
-                    .columns
-                    .push(ColumnData::simple(name, Cell::tombstone(ts, now))),
-                Resolved::Unset => {}
-            },
-            Op::Delete(_) => row
-                .columns
-                .push(ColumnData::simple(name, Cell::tombstone(ts, now))),
-            _ => {
-                return Err(CqlError::invalid(format!(
-                    "Invalid operation on column {}",
-                    col.name
-                )))
-            }
-        }
-        return Ok(());
-    }
-    let is_map = matches!(col.ty, CqlType::Map(..));
-    let mut deletion = DeletionTime::LIVE;
-    let mut cells = Vec::new();
-    match op {
-        Op::Set(_, operand) => match operand.resolve(ctx)? {
-            Resolved::Unset => return Ok(()),
-            Resolved::Null => deletion = DeletionTime::new(ts - 1, now),
-            Resolved::Value(b) => {
-                deletion = DeletionTime::new(ts - 1, now);
-                cells = element_cells(&col.ty, &b, is_map, ts, ttl, now)?;
-            }
-        },
-        Op::Add(_, operand) => {
-            if let Resolved::Value(b) = operand.resolve(ctx)? {
-                cells = element_cells(&col.ty, &b, is_map, ts, ttl, now)?;
-            }
-        }
-        Op::Subtract(_, operand) => {
-            if matches!(col.ty, CqlType::List(_)) {
-                return Err(CqlError::invalid(
-                    "Removing list elements by value is not supported yet",
-                ));
-            }
-            if let Resolved::Value(b) = operand.resolve(ctx)? {
-                for e in collections::split(&b, false)? {
-                    cells.push(Cell::tombstone(ts, now).with_path(e));
-                }
-            }
-        }
-        Op::Put(_, key, value) => {
-            let k = key.resolve_required(ctx, &col.name)?;
-            match value.resolve(ctx)? {
-                Resolved::Value(v) => cells.push(cell(ts, ttl, now, v).with_path(k)),
-                Resolved::Null => cells.push(Cell::tombstone(ts, now).with_path(k)),
-                Resolved::Unset => {}
-            }
-        }
-        Op::Prepend(_, operand) => {
-            if let Resolved::Value(b) = operand.resolve(ctx)? {
-                let items = collections::split(&b, false)?;
-                let paths = collections::prepend_paths(items.len());
-                cells = items
-                    .into_iter()
-                    .zip(paths)
-                    .map(|(v, path)| cell(ts, ttl, now, v).with_path(path))
-                    .collect();
-            }
-        }
-        Op::Delete(_) => deletion = DeletionTime::new(ts, now),
-        Op::DeleteElement(_, key) => {
-            let k = key.resolve_required(ctx, &col.name)?;
-            cells.push(Cell::tombstone(ts, now).with_path(k));
-        }
-    }
-    cells.sort_by(|a, b| a.path.cmp(&b.path));
-    row.columns.push(ColumnData::complex(name, deletion, cells));
-    Ok(())
-}
-
-/// One cell per element of a non-frozen collection value.
-fn element_cells(
-    ty: &CqlType,
-    value: &[u8],
-    is_map: bool,
-    ts: i64,
-    ttl: i32,
-    now: i32,
-) -> CqlResult<Vec<Cell>> {
-    let items = collections::split(value, is_map)?;
-    Ok(match ty {
-        CqlType::List(_) => items
-            .into_iter()
-            .map(|v| cell(ts, ttl, now, v).with_path(collections::list_path(ts)))
-            .collect(),
-        CqlType::Set(_) => items
-            .into_iter()
-            .map(|e| cell(ts, ttl, now, Bytes::new()).with_path(e))
-            .collect(),
-        _ => items
-            .chunks(2)
-            .filter(|c| c.len() == 2)
-            .map(|kv| cell(ts, ttl, now, kv[1].clone()).with_path(kv[0].clone()))
-            .collect(),
-    })
 }
 
 /// How a statement writes a column, as the collection guardrails see it.

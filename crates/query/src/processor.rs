@@ -504,6 +504,7 @@ impl QueryProcessor {
             | Statement::AlterTable(_)
             | Statement::DropTable(_)
             | Statement::CreateType(_)
+            | Statement::AlterType(_)
             | Statement::DropType(_) => Plan::Ddl(stmt.clone()),
             other => {
                 return Err(CqlError::invalid(format!(

@@ -2,6 +2,7 @@
 use bytes::Bytes;
 use schema::{ColumnKind, ColumnMetadata};
 use storage::{Cell, ColumnValue, PartitionKey, Row};
+use types::comparable::compare;
 use types::CqlType;
 
 use crate::collections;
@@ -47,24 +48,33 @@ impl RowView<'_> {
     }
 
     fn cell_value(&self, col: &ColumnMetadata) -> Option<Bytes> {
-        let data = self.source(col)?.column(col.name.as_bytes())?;
-        match &data.value {
-            ColumnValue::Simple(cell) if cell.is_live(self.now) => cell.value.clone(),
-            ColumnValue::Simple(_) => None,
-            ColumnValue::Complex(complex) => {
-                let live: Vec<&Cell> = complex
-                    .cells
-                    .iter()
-                    .filter(|c| c.is_live(self.now))
-                    .collect();
-                join_cells(&col.ty, &live)
-            }
+        if col.ty.is_multi_cell() {
+            return join_cells(&col.ty, &self.live_cells(col));
         }
+        self.cell(col).and_then(|cell| cell.value.clone())
+    }
+
+    /// The live cells of a column: its cell, or a non-frozen collection's or UDT's in the
+    /// order of its value (elements by their type's order, list items and fields by position).
+    pub fn live_cells(&self, col: &ColumnMetadata) -> Vec<&Cell> {
+        let Some(data) = self.source(col).and_then(|r| r.column(col.name.as_bytes())) else {
+            return Vec::new();
+        };
+        let mut live: Vec<&Cell> = match &data.value {
+            ColumnValue::Simple(cell) => vec![cell],
+            ColumnValue::Complex(complex) => complex.cells.iter().collect(),
+        };
+        live.retain(|c| c.is_live(self.now));
+        if let CqlType::Map(key, _) | CqlType::Set(key) = &col.ty {
+            let path = |c: &Cell| c.path.clone().unwrap_or_default();
+            live.sort_by(|a, b| compare(key, &path(a), &path(b)));
+        }
+        live
     }
 }
 
-/// A non-frozen collection from its live cells (paths are list timeuuids, set elements,
-/// or map keys).
+/// A non-frozen collection or UDT from its live cells, in value order (paths are list
+/// positions, set elements, map keys or field positions).
 fn join_cells(ty: &CqlType, cells: &[&Cell]) -> Option<Bytes> {
     if cells.is_empty() {
         return None;
@@ -84,6 +94,16 @@ fn join_cells(ty: &CqlType, cells: &[&Cell]) -> Option<Bytes> {
                 .filter_map(|c| Some((c.path.clone()?, c.value.clone()?)))
                 .collect();
             Some(collections::encode_pairs(&pairs))
+        }
+        CqlType::Udt(udt) => {
+            let mut fields = vec![None; udt.fields.len()];
+            for cell in cells {
+                let index = cell.path.as_deref().and_then(collections::field_index);
+                if let Some(slot) = index.and_then(|i| fields.get_mut(i)) {
+                    *slot = cell.value.clone();
+                }
+            }
+            Some(collections::encode_fields(&fields))
         }
         _ => None,
     }

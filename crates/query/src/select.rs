@@ -125,6 +125,7 @@ impl SelectPlan {
         strategy: &ReplicationStrategy,
         limits: &TombstoneLimits,
     ) -> CqlResult<(Rows, Vec<String>)> {
+        self.selection.check_bound(ctx)?;
         let limit = resolve_limit(&self.limit, ctx)?;
         let ppl = resolve_limit(&self.per_partition_limit, ctx)?;
         let filters = self.resolve_filters(ctx)?;

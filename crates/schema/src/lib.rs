@@ -13,6 +13,7 @@ mod rows;
 mod snapshot;
 mod system;
 mod table;
+mod user_types;
 
 pub use column::{ClusteringOrder, ColumnKind, ColumnMetadata};
 pub use describe::{describe_keyspace, describe_table, describe_type};
@@ -25,3 +26,4 @@ pub use rows::{decode_keyspace, encode_keyspace, keyspace_rows, load_schema, Row
 pub use snapshot::Schema;
 pub use system::{is_system_keyspace, is_virtual_keyspace, system_keyspaces, virtual_keyspaces};
 pub use table::{system_table_id, DroppedColumn, TableMetadata};
+pub use user_types::{references_type, with_type};

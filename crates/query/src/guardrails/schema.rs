@@ -2,8 +2,8 @@
 //! before looking at the schema ([`before`]: counts of keyspaces, tables, columns and UDT fields,
 //! COMPACT STORAGE, a TWCS table without TTL, and at the start of DROPs), and the rest once the
 //! change is worked out ([`after`]: replication factors, SimpleStrategy on ALTER, uncompressed
-//! tables, columns added).
-use cql::ast::{self, AlterTableAction, OptionValue, Statement};
+//! tables, columns and UDT fields added).
+use cql::ast::{self, AlterTableAction, AlterTypeAction, OptionValue, Statement};
 use schema::{is_system_keyspace, Schema, TableMetadata, TableOptions};
 use types::CqlResult;
 
@@ -80,6 +80,16 @@ pub(crate) fn after(
                         .guard(columns, &table.name, notice)
                 }
                 AlterTableAction::With(_) => compression(limits, table, notice),
+                _ => Ok(()),
+            }
+        }
+        // Cassandra checks the new field count once the field passed the type's own checks.
+        Statement::AlterType(s) if matches!(s.action, AlterTypeAction::Add { .. }) => {
+            match ks.user_type(&s.name.name) {
+                Some(udt) if !is_system_keyspace(&ks.name) => {
+                    let fields = udt.fields.len() as i64;
+                    limits.fields_per_udt().guard(fields, &udt.name, notice)
+                }
                 _ => Ok(()),
             }
         }

@@ -409,7 +409,9 @@ fn mutations(table: &Arc<TableMetadata>, cql: &str, ctx: &ExecContext) -> Vec<st
         Statement::Delete(s) => ModifyPlan::delete(table.clone(), s, &mut binder),
         other => panic!("not a write: {other:?}"),
     };
-    plan.expect("analysed").mutations(ctx).expect("built")
+    plan.expect("analysed")
+        .mutations(ctx, &crate::modify::StoredRows::default())
+        .expect("built")
 }
 
 /// The batch sizes Cassandra 5.0.4 reported ("Batch for [bk.t] is of size N, ...") for the same

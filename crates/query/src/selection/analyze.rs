@@ -4,16 +4,17 @@
 use std::sync::Arc;
 
 use cql::ast::{Selector, SelectorExpr, Term};
-use schema::{ColumnKind, TableMetadata};
+use schema::TableMetadata;
 use types::limits::MAX_NESTING;
 use types::result::ColumnSpec;
 use types::{CqlError, CqlResult, CqlType, NativeType};
 
-use super::{AggregateCall, Leaf, Node, Selection};
+use super::{Access, AccessKind, AggregateCall, Leaf, Node, Selection, TimesKind};
 use crate::calls::{self, column_name, term_arg};
 use crate::columns::{column, spec};
 use crate::functions::{self, Arg, CallName, Function};
-use crate::operand::Binder;
+use crate::operand::{Binder, Operand};
+use crate::terms;
 
 /// One analysed selector: its expression, result column name and type (and, when result
 /// metadata names another type, that type: see `Function::legacy_timeuuid`).
@@ -106,9 +107,21 @@ impl Analyzer<'_> {
                     reported: None,
                 })
             }
-            SelectorExpr::WriteTime(inner) => self.cell_function(inner, "writetime"),
-            SelectorExpr::MaxWriteTime(inner) => self.cell_function(inner, "maxwritetime"),
-            SelectorExpr::Ttl(inner) => self.cell_function(inner, "ttl"),
+            SelectorExpr::WriteTime(inner) => self.times(inner, TimesKind::WriteTime),
+            SelectorExpr::MaxWriteTime(inner) => self.times(inner, TimesKind::MaxWriteTime),
+            SelectorExpr::Ttl(inner) => self.times(inner, TimesKind::Ttl),
+            SelectorExpr::Element(target, _)
+            | SelectorExpr::Slice { target, .. }
+            | SelectorExpr::Field(target, _) => {
+                let target = self.selector(target, depth)?;
+                let (access, name, ty) = self.access(expr, &target.name, &target.ty)?;
+                Ok(Analysed {
+                    node: Node::Access(Box::new(target.node), access),
+                    name,
+                    ty,
+                    reported: None,
+                })
+            }
             SelectorExpr::CountRows => self.call(&calls::native_call("countrows"), &[], depth),
             SelectorExpr::Term(term) => Err(cannot_infer(&calls::arg_text(term))),
             SelectorExpr::TypeHint(ty, inner) => self.type_hint(ty, inner, depth),
@@ -128,45 +141,102 @@ impl Analyzer<'_> {
             SelectorExpr::Set(items) => self.collection(items, depth, "{", "}"),
             SelectorExpr::Tuple(items) => self.collection(items, depth, "(", ")"),
             SelectorExpr::Map(pairs) => self.map(pairs, depth),
-            other => Err(CqlError::invalid(format!(
-                "Selector {} is not supported yet",
-                selector_text(other)
-            ))),
         }
     }
 
-    /// WRITETIME, MAXWRITETIME and TTL of a regular or static column.
-    fn cell_function(&mut self, inner: &SelectorExpr, fname: &str) -> CqlResult<Analysed> {
-        let SelectorExpr::Column(name) = inner else {
-            return Err(CqlError::invalid(format!(
-                "Selector {fname}({}) is not supported yet",
-                selector_text(inner)
-            )));
+    /// WRITETIME, MAXWRITETIME and TTL of a regular or static column, or of element, slice
+    /// and field selections in one: a list (one per cell) where what is selected is a
+    /// non-frozen collection or UDT, except for MAXWRITETIME.
+    fn times(&mut self, inner: &SelectorExpr, kind: TimesKind) -> CqlResult<Analysed> {
+        let fname = kind.name();
+        let mut chain = Vec::new();
+        let mut root = inner;
+        while let SelectorExpr::Element(target, _)
+        | SelectorExpr::Slice { target, .. }
+        | SelectorExpr::Field(target, _) = root
+        {
+            chain.push(root);
+            root = target;
+        }
+        let SelectorExpr::Column(name) = root else {
+            return Err(CqlError::invalid(format!("Invalid argument to {fname}")));
         };
-        let c = column(self.table, name)?.clone();
-        if matches!(c.kind, ColumnKind::PartitionKey | ColumnKind::Clustering) {
+        let column = column(self.table, name)?.clone();
+        if column.kind.is_primary_key() {
             return Err(CqlError::invalid(format!(
                 "Cannot use selection function {fname} on PRIMARY KEY part {name}"
             )));
         }
-        let scalar = |n| {
-            if c.ty.is_multi_cell() && fname != "maxwritetime" {
-                CqlType::List(Box::new(CqlType::Native(n)))
-            } else {
-                CqlType::Native(n)
-            }
-        };
-        let (leaf, ty) = match fname {
-            "ttl" => (Leaf::Ttl(c.clone()), scalar(NativeType::Int)),
-            "maxwritetime" => (Leaf::MaxWriteTime(c.clone()), bigint()),
-            _ => (Leaf::WriteTime(c.clone()), scalar(NativeType::Bigint)),
+        let (mut text, mut ty) = (name.clone(), column.ty.clone());
+        let mut path = Vec::with_capacity(chain.len());
+        for expr in chain.into_iter().rev() {
+            let (access, next_text, next_ty) = self.access(expr, &text, &ty)?;
+            path.push(access);
+            (text, ty) = (next_text, next_ty);
+        }
+        let native = CqlType::Native(match kind {
+            TimesKind::Ttl => NativeType::Int,
+            _ => NativeType::Bigint,
+        });
+        let ty = if ty.is_multi_cell() && kind != TimesKind::MaxWriteTime {
+            CqlType::List(Box::new(native))
+        } else {
+            native
         };
         Ok(Analysed {
-            node: self.leaf(leaf),
-            name: format!("{fname}({name})"),
+            node: self.leaf(Leaf::Times { kind, column, path }),
+            name: format!("{fname}({text})"),
             ty,
             reported: None,
         })
+    }
+
+    /// The element, slice or field selection `expr` makes on a value named `name` of type
+    /// `ty`, with the result's name and type, as Cassandra's `Selectable`s check and name them.
+    fn access(
+        &mut self,
+        expr: &SelectorExpr,
+        name: &str,
+        ty: &CqlType,
+    ) -> CqlResult<(Access, String, CqlType)> {
+        let access = |kind| Access {
+            ty: ty.clone(),
+            target: name.to_string(),
+            kind,
+        };
+        match expr {
+            SelectorExpr::Element(_, key) => {
+                let what = format!("Invalid element selection: {name} is of type");
+                let (key_name, key_ty, value_ty) = keys(name, ty, "Element", &what)?;
+                let operand = self.key_operand(key, &key_name, key_ty)?;
+                let text = format!("{name}[{}]", terms::term_text(key));
+                Ok((access(AccessKind::Element(operand)), text, value_ty))
+            }
+            SelectorExpr::Slice { from, to, .. } => {
+                let what = format!("Invalid slice selection: {name} of type");
+                let (key_name, key_ty, _) = keys(name, ty, "Slice", &what)?;
+                let mut bound = |t: &Option<Term>| {
+                    t.as_ref()
+                        .map(|t| self.key_operand(t, &key_name, key_ty.clone()))
+                        .transpose()
+                };
+                let (from_op, to_op) = (bound(from)?, bound(to)?);
+                let shown =
+                    |t: &Option<Term>| t.as_ref().map_or_else(String::new, terms::term_text);
+                let text = format!("{name}[{}..{}]", shown(from), shown(to));
+                Ok((access(AccessKind::Slice(from_op, to_op)), text, ty.clone()))
+            }
+            SelectorExpr::Field(_, field) => {
+                let (index, field_ty) = field_of(name, ty, field)?;
+                let text = format!("{name}.{field}");
+                Ok((access(AccessKind::Field(index)), text, field_ty))
+            }
+            _ => Err(CqlError::Server("not an element, slice or field".into())),
+        }
+    }
+
+    fn key_operand(&mut self, key: &Term, name: &str, ty: CqlType) -> CqlResult<Operand> {
+        crate::terms::analyze(key, &self.spec(name, ty), self.binder)
     }
 
     fn type_hint(
@@ -517,6 +587,45 @@ impl Analyzer<'_> {
     }
 }
 
+/// The bind name and type of an element or slice key, and the type of an element, for a
+/// collection of type `ty` selected as `name`; `refused` starts the message for a value that
+/// is no collection.
+fn keys(
+    name: &str,
+    ty: &CqlType,
+    what: &str,
+    refused: &str,
+) -> CqlResult<(String, CqlType, CqlType)> {
+    match ty.unfrozen() {
+        CqlType::Map(k, v) => Ok((format!("key({name})"), *k.clone(), *v.clone())),
+        CqlType::Set(e) => Ok((format!("value({name})"), *e.clone(), *e.clone())),
+        CqlType::List(_) => Err(CqlError::invalid(format!(
+            "{what} selection is only allowed on sets and maps, but {name} is a list"
+        ))),
+        _ => Err(CqlError::invalid(format!(
+            "{refused} {} is not a collection",
+            ty.cql_name()
+        ))),
+    }
+}
+
+/// The position and type of field `field` of a user type value named `name`.
+fn field_of(name: &str, ty: &CqlType, field: &str) -> CqlResult<(usize, CqlType)> {
+    let CqlType::Udt(udt) = ty.unfrozen() else {
+        return Err(CqlError::invalid(format!(
+            "Invalid field selection: {name} of type {} is not a user type",
+            ty.cql_name()
+        )));
+    };
+    let Some(index) = udt.fields.iter().position(|(f, _)| f == field) else {
+        return Err(CqlError::invalid(format!(
+            "{name} of type {} has no field {field}",
+            ty.cql_name()
+        )));
+    };
+    Ok((index, udt.fields[index].1.clone()))
+}
+
 fn map_text(pairs: &[(SelectorExpr, SelectorExpr)]) -> String {
     let shown: Vec<String> = pairs
         .iter()
@@ -568,6 +677,10 @@ pub fn selector_text(expr: &SelectorExpr) -> String {
         SelectorExpr::Field(inner, field) => format!("{}.{field}", selector_text(inner)),
         SelectorExpr::Element(inner, key) => {
             format!("{}[{}]", selector_text(inner), calls::arg_text(key))
+        }
+        SelectorExpr::Slice { target, from, to } => {
+            let shown = |t: &Option<Term>| t.as_ref().map_or_else(String::new, calls::arg_text);
+            format!("{}[{}..{}]", selector_text(target), shown(from), shown(to))
         }
         SelectorExpr::FunctionCall { name, args } => {
             format!("{}({})", name.name.to_lowercase(), join(args))

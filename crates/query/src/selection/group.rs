@@ -33,7 +33,7 @@ impl GroupState {
 
     /// Feeds one row to every aggregate.
     pub fn add(&mut self, eval: &Evaluator<'_>, view: &RowView) -> CqlResult<()> {
-        let leaves = eval.leaves(view);
+        let leaves = eval.leaves(view)?;
         for (call, acc) in eval.selection.aggregates.iter().zip(&mut self.accumulators) {
             let args = eval.nodes(&call.args, &leaves, &[])?;
             let decoded = call.function.decode(&args)?;

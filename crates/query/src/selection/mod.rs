@@ -5,43 +5,54 @@
 //! aggregates, and the output is computed once per group from the aggregates' results and
 //! the group's first row (as Cassandra does for plain columns next to aggregates).
 //!
-//! Element and field selectors (`m[k]`, `u.f`) plug in as further `Node` kinds over a
-//! value; `analyze::selector` is where they are analysed.
+//! Element, slice and field selections (`m[k]`, `m[a..b]`, `u.f`) are `Node::Access` over any
+//! value of the right type; WRITETIME/TTL of them are leaves that narrow the column's cell
+//! times the same way (`access`, `times`).
 use std::sync::Arc;
 
 use schema::{ColumnMetadata, TableMetadata};
 use types::result::ColumnSpec;
+use types::CqlResult;
 
 use crate::columns::spec;
+use crate::exec::ExecContext;
 use crate::functions::Function;
 use crate::operand::Operand;
 
+mod access;
+#[cfg(test)]
+mod access_tests;
 mod analyze;
 mod eval;
 mod group;
 #[cfg(test)]
 mod tests;
+mod times;
 
+pub use access::{Access, AccessKind};
 pub use eval::Evaluator;
 pub use group::GroupState;
+pub use times::TimesKind;
 
 /// A value read from the row itself.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Leaf {
     Column(ColumnMetadata),
-    /// WRITETIME: a bigint, or for a non-frozen collection or UDT a list of its cells'.
-    WriteTime(ColumnMetadata),
-    /// MAXWRITETIME: the largest write time of the column's cells.
-    MaxWriteTime(ColumnMetadata),
-    /// TTL: an int, or for a non-frozen collection or UDT a list of its cells'.
-    Ttl(ColumnMetadata),
+    /// WRITETIME, MAXWRITETIME or TTL of a column, or of what the element, slice and field
+    /// selections of `path` take from it: a bigint (an int for TTL), or a list of them (one
+    /// per cell) for a non-frozen collection or UDT.
+    Times {
+        kind: TimesKind,
+        column: ColumnMetadata,
+        path: Vec<Access>,
+    },
     Token,
 }
 
 impl Leaf {
     pub fn column(&self) -> Option<&ColumnMetadata> {
         match self {
-            Leaf::Column(c) | Leaf::WriteTime(c) | Leaf::MaxWriteTime(c) | Leaf::Ttl(c) => Some(c),
+            Leaf::Column(c) | Leaf::Times { column: c, .. } => Some(c),
             Leaf::Token => None,
         }
     }
@@ -60,6 +71,8 @@ pub enum Node {
     Aggregate(usize),
     /// A list, set, map (flattened pairs) or tuple built from selectors.
     Composite(types::CqlType, Vec<Node>),
+    /// An element, slice or field of a value.
+    Access(Box<Node>, Access),
 }
 
 /// An aggregate call: the function and its argument expressions (over leaves only).
@@ -111,6 +124,40 @@ impl Selection {
             },
             _ => None,
         })
+    }
+}
+
+impl Selection {
+    /// Binds every element key and slice bound once, so that a null key is refused before any
+    /// row is read, as Cassandra refuses it when it makes the selectors of an execution.
+    pub fn check_bound(&self, ctx: &ExecContext) -> CqlResult<()> {
+        let mut accesses: Vec<&Access> = Vec::new();
+        for leaf in &self.leaves {
+            if let Leaf::Times { path, .. } = leaf {
+                accesses.extend(path);
+            }
+        }
+        let args = self.aggregates.iter().flat_map(|a| &a.args);
+        for node in self.outputs.iter().chain(args) {
+            node.accesses(&mut accesses);
+        }
+        accesses.iter().try_for_each(|a| a.bind(ctx).map(drop))
+    }
+}
+
+impl Node {
+    /// The element, slice and field selections in this expression.
+    fn accesses<'a>(&'a self, out: &mut Vec<&'a Access>) {
+        match self {
+            Node::Call(_, args) | Node::Composite(_, args) => {
+                args.iter().for_each(|a| a.accesses(out));
+            }
+            Node::Access(inner, access) => {
+                inner.accesses(out);
+                out.push(access);
+            }
+            Node::Leaf(_) | Node::Value(_) | Node::Aggregate(_) => {}
+        }
     }
 }
 
