@@ -113,6 +113,7 @@ pub fn render(node: &AdminNode) -> ApiResult<String> {
     tables(node, &mut snapshot)?;
     node_figures(node, &mut snapshot);
     pools(node, &mut snapshot);
+    hints(node, &mut snapshot);
     let mut registry = Registry::default();
     registry.register_collector(Box::new(snapshot));
     let mut text = String::new();
@@ -409,4 +410,70 @@ fn native_limits(node: &AdminNode, snapshot: &mut Snapshot) {
     for (name, help, sample) in families {
         snapshot.one(name, help, sample);
     }
+}
+
+/// Hinted handoff (Cassandra's `StorageMetrics.TotalHints`, `TotalHintsInProgress` and
+/// `HintsServiceMetrics`); none on a node that keeps no hints.
+fn hints(node: &AdminNode, snapshot: &mut Snapshot) {
+    let Some(service) = node.coordinator.hints() else {
+        return;
+    };
+    let m = service.metrics();
+    let counters = [
+        (
+            "helenus_hints_created",
+            "Hints stored for replicas that missed a write (TotalHints)",
+            m.written,
+        ),
+        (
+            "helenus_hints_succeeded",
+            "Hints delivered and applied by their replica (HintsSucceeded)",
+            m.dispatched,
+        ),
+        (
+            "helenus_hints_failed",
+            "Hint deliveries the replica answered with an error (HintsFailed)",
+            m.failed,
+        ),
+        (
+            "helenus_hints_timed_out",
+            "Hint deliveries not answered in time (HintsTimedOut)",
+            m.timed_out,
+        ),
+        (
+            "helenus_hints_expired",
+            "Hints dropped unsent: past their gc grace, or their table is gone",
+            m.expired,
+        ),
+        (
+            "helenus_hints_corrupt",
+            "Hint records or files found corrupt",
+            m.corrupt,
+        ),
+        (
+            "helenus_hints_not_stored",
+            "Hints refused (window passed, size limits) or lost to a disk error",
+            m.not_stored,
+        ),
+    ];
+    for (name, help, value) in counters {
+        snapshot.one(name, help, Sample::Counter(value));
+    }
+    snapshot.one(
+        "helenus_hints_in_progress",
+        "Hints accepted and not yet written to their file (TotalHintsInProgress)",
+        Sample::Gauge(m.in_progress as i64),
+    );
+    let pending = m.bytes_on_disk.iter().map(|(host, bytes)| {
+        let labels = vec![("host_id", host.to_string())];
+        (
+            labels,
+            Sample::Gauge(i64::try_from(*bytes).unwrap_or(i64::MAX)),
+        )
+    });
+    snapshot.add(
+        "helenus_hints_pending_bytes",
+        "Bytes of hints waiting per host, on disk and buffered",
+        pending.collect(),
+    );
 }

@@ -10,8 +10,8 @@ use serde::Serialize;
 use crate::api::pools::GcClock;
 use crate::api::types::{AutocompactionRequest, TableSelection};
 use crate::api::{
-    binary, cluster, compaction, logging, pools, proxy, ring, scrub, settings, snapshots, tables,
-    trace,
+    binary, cluster, compaction, hints, logging, pools, proxy, ring, scrub, settings, snapshots,
+    tables, trace,
 };
 use crate::error::{ApiError, ApiResult};
 use crate::metrics;
@@ -73,6 +73,8 @@ impl Api {
             "/v1/gcstats" if get => ok(&pools::gcstats(&self.gc)),
             "/v1/snapshots" if get => ok(&snapshots::list(node).await?),
             "/v1/binary" if get => ok(&binary::status(node)),
+            "/v1/hints" if get => ok(&hints::status(node)?),
+            "/v1/hints/pending" if get => ok(&hints::pending(node)?),
             _ => match histograms_path(path) {
                 Some((keyspace, table)) if get => {
                     ok(&snapshots::histograms(node, keyspace, table)?)
@@ -154,6 +156,17 @@ impl Api {
             "/v1/gossip/disable" => ok(&ring::set_gossip(node, false)?),
             "/v1/binary/enable" => ok(&binary::enable(node).await?),
             "/v1/binary/disable" => ok(&binary::disable(node).await?),
+            "/v1/hints/enable" => ok(&hints::set_enabled(node, true)?),
+            "/v1/hints/disable" => ok(&hints::set_enabled(node, false)?),
+            "/v1/hints/pause" => ok(&hints::set_paused(node, true)?),
+            "/v1/hints/resume" => ok(&hints::set_paused(node, false)?),
+            "/v1/hints/datacenters/enable" => {
+                ok(&hints::set_datacenter(node, &parse(body)?, true)?)
+            }
+            "/v1/hints/datacenters/disable" => {
+                ok(&hints::set_datacenter(node, &parse(body)?, false)?)
+            }
+            "/v1/hints/truncate" => ok(&hints::truncate(node, &selection_or_default(body)?).await?),
             _ => Err(unknown(method, path)),
         }
     }
@@ -161,7 +174,7 @@ impl Api {
 
 /// 404 for an unknown path, 405 for a known path with the wrong method.
 fn unknown(method: &Method, path: &str) -> ApiError {
-    const PATHS: [&str; 37] = [
+    const PATHS: [&str; 46] = [
         "/metrics",
         "/v1/garbagecollect",
         "/v1/logging",
@@ -199,6 +212,15 @@ fn unknown(method: &Method, path: &str) -> ApiError {
         "/v1/binary/disable",
         "/v1/scrub",
         "/v1/verify",
+        "/v1/hints",
+        "/v1/hints/pending",
+        "/v1/hints/enable",
+        "/v1/hints/disable",
+        "/v1/hints/pause",
+        "/v1/hints/resume",
+        "/v1/hints/datacenters/enable",
+        "/v1/hints/datacenters/disable",
+        "/v1/hints/truncate",
     ];
     let known = histograms_path(path).is_some()
         || PATHS
@@ -268,4 +290,4 @@ fn json_reply<T: Serialize>(status: StatusCode, value: &T) -> Reply {
 
 #[cfg(test)]
 #[path = "router_tests.rs"]
-mod tests;
+pub(crate) mod tests;

@@ -37,7 +37,7 @@ impl crate::LogLevels for RecordedLevels {
     }
 }
 
-async fn api(dir: &tempfile::TempDir) -> Api {
+pub(crate) async fn api(dir: &tempfile::TempDir) -> Api {
     let config = StorageConfig::new(dir.path().join("data"), dir.path().join("commitlog"));
     let storage = Arc::new(Storage::open(config).unwrap());
     let endpoint = ring::Endpoint {
@@ -84,7 +84,7 @@ async fn api(dir: &tempfile::TempDir) -> Api {
     }))
 }
 
-fn json(reply: &Reply) -> serde_json::Value {
+pub(crate) fn json(reply: &Reply) -> serde_json::Value {
     assert_eq!(reply.content_type, "application/json");
     serde_json::from_slice(&reply.body).unwrap()
 }

@@ -3,6 +3,7 @@
 mod cluster;
 mod failures;
 mod handler;
+mod hints;
 mod internode;
 mod join;
 mod logging;

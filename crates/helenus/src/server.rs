@@ -222,6 +222,14 @@ async fn serve(
     if let Some(remote) = cluster.remote(config.storage_port) {
         coordinator.attach_remote(remote);
     }
+    let hints = crate::hints::start(crate::hints::HintsNode {
+        config: &config,
+        cluster: &cluster,
+        processor: &processor,
+        coordinator: &coordinator,
+        storage: &storage,
+    })
+    .await?;
     let tokens = join::join(&cluster.metadata, &processor, &config).await?;
     tracing::info!("joined the ring with {} tokens", tokens.len());
     let (events, _) = broadcast::channel(1024);
@@ -272,6 +280,7 @@ async fn serve(
     );
     cluster.announce_serving();
     let result = native::serve(&server, addr, listener, &lifecycle, &mut signals).await;
+    crate::hints::shutdown(hints.as_ref()).await;
     cluster.shutdown().await;
     drain(storage.shutdown(), DRAIN_LIMIT).await;
     lifecycle.mark_drained();

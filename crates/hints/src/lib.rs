@@ -34,7 +34,7 @@ mod writer;
 pub use config::{Compression, HintsConfig};
 pub use deliver::{BoxFuture, Deliver, DeliveryError};
 pub use dispatcher::GcGrace;
-pub use hint::{decode_hint, HintError};
+pub use hint::{decode_hint, encode as encode_hint, HintError};
 pub use messaging::MessagingDeliver;
 pub use metrics::HintsMetrics;
 pub use service::{HandoffStatus, HintsEnv, HintsService, PendingHints, StoreError};

@@ -297,6 +297,11 @@ impl HintsService {
         }
     }
 
+    /// Hosts being delivered to, or waiting for a delivery slot.
+    pub fn deliveries(&self) -> usize {
+        self.scheduled.lock().len()
+    }
+
     pub fn metrics(&self) -> HintsMetrics {
         let mut metrics = HintsMetrics::default();
         self.counters.fill(&mut metrics);

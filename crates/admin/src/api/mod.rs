@@ -4,6 +4,7 @@
 pub mod binary;
 pub mod cluster;
 pub mod compaction;
+pub mod hints;
 pub mod logging;
 pub mod pools;
 pub mod proxy;

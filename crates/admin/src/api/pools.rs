@@ -42,7 +42,7 @@ pub fn tpstats(node: &AdminNode) -> Vec<PoolStats> {
         .map(|all| all.iter().map(|t| t.memtable_switch_count).sum())
         .unwrap_or(0);
     let reads = completed(node, RequestKind::Read) + completed(node, RequestKind::Range);
-    vec![
+    [
         pool("MutationStage", 0, 0, completed(node, RequestKind::Write)),
         pool("ReadStage", 0, 0, reads),
         pool(
@@ -54,6 +54,22 @@ pub fn tpstats(node: &AdminNode) -> Vec<PoolStats> {
         pool("MemtableFlushWriter", 0, 0, flushes),
         native_transport(node),
     ]
+    .into_iter()
+    .chain(hints_dispatcher(node))
+    .collect()
+}
+
+/// Deliveries of hints running or waiting for a slot, and hints delivered; none on a node
+/// that keeps no hints.
+fn hints_dispatcher(node: &AdminNode) -> Option<PoolStats> {
+    let hints = node.coordinator.hints()?;
+    let delivered = hints.metrics().dispatched;
+    Some(pool(
+        "HintsDispatcher",
+        hints.deliveries() as u64,
+        0,
+        delivered,
+    ))
 }
 
 /// Requests in flight and done; blocked: connections paused now by the limits on request

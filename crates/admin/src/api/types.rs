@@ -539,3 +539,45 @@ pub struct RangeInfo {
     /// Replicas, primary first: address, data center, rack.
     pub endpoints: Vec<(String, String, String)>,
 }
+
+/// `GET /v1/hints` and the answer of the `/v1/hints/...` switches (`nodetool statushandoff`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct HintsStatus {
+    /// New hints are stored (`enablehandoff` / `disablehandoff`).
+    pub enabled: bool,
+    /// Delivery is paused (`pausehandoff` / `resumehandoff`).
+    pub paused: bool,
+    /// Data centers whose nodes get no hints (`disablehintsfordc`).
+    pub disabled_datacenters: Vec<String>,
+}
+
+/// `POST /v1/hints/datacenters/enable` and `/disable`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct DatacenterRequest {
+    pub datacenter: String,
+}
+
+/// `POST /v1/hints/truncate`: the hints of the node at `endpoint` (its address), or all.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct TruncateHintsRequest {
+    #[serde(default)]
+    pub endpoint: Option<String>,
+}
+
+/// One host with hints waiting on this node (`GET /v1/hints/pending`, `nodetool
+/// listpendinghints`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct PendingHintsRow {
+    pub host_id: String,
+    /// Its internode address (`127.0.0.2:7000`); `null` when the cluster no longer knows it.
+    pub address: Option<String>,
+    pub rack: Option<String>,
+    pub datacenter: Option<String>,
+    /// `UP`, `DOWN`, or `Unknown`.
+    pub status: String,
+    pub files: usize,
+    /// Milliseconds since the epoch: the newest and oldest file's (or buffered hint's) time.
+    pub newest_ms: i64,
+    pub oldest_ms: i64,
+    pub total_bytes: u64,
+}

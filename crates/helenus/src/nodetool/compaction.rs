@@ -1,8 +1,6 @@
 //! `compactionstats`, `compactionhistory`, `get/setcompactionthroughput` and
 //! `get/setconcurrentcompactors`, printed as Cassandra 5.0.4 does.
 
-use std::time::{Duration, UNIX_EPOCH};
-
 use admin::types::{
     CompactionHistoryEntry, CompactionStats, CompactionThroughput, ConcurrentCompactors,
 };
@@ -227,22 +225,37 @@ pub fn compactionhistory(entries: &[CompactionHistoryEntry]) -> String {
 
 /// Java's `LocalDateTime.toString` of an epoch-millisecond instant, in UTC.
 pub fn local_date_time(millis: i64) -> String {
-    let time = UNIX_EPOCH + Duration::from_millis(millis.max(0) as u64);
-    let secs = time.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()) as i64;
-    let (days, of_day) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let (y, m, d) = civil(days);
-    let (hh, mm, ss, ms) = (
-        of_day / 3600,
-        of_day % 3600 / 60,
-        of_day % 60,
-        millis.rem_euclid(1000),
-    );
+    let [y, m, d, hh, mm, ss, ms] = utc_fields(millis);
     let clock = match (ss, ms) {
         (0, 0) => format!("{hh:02}:{mm:02}"),
         (_, 0) => format!("{hh:02}:{mm:02}:{ss:02}"),
         _ => format!("{hh:02}:{mm:02}:{ss:02}.{ms:03}"),
     };
     format!("{y:04}-{m:02}-{d:02}T{clock}")
+}
+
+/// An epoch-millisecond instant in UTC as Java's `yyyy-MM-dd HH:mm:ss,SSS` pattern prints it.
+pub fn log_date_time(millis: i64) -> String {
+    let [y, m, d, hh, mm, ss, ms] = utc_fields(millis);
+    format!("{y:04}-{m:02}-{d:02} {hh:02}:{mm:02}:{ss:02},{ms:03}")
+}
+
+/// Year, month, day, hour, minute, second and millisecond of an epoch-millisecond instant
+/// (instants before 1970 read as 1970).
+fn utc_fields(millis: i64) -> [i64; 7] {
+    let millis = millis.max(0);
+    let secs = millis / 1000;
+    let (days, of_day) = (secs / 86_400, secs % 86_400);
+    let (y, m, d) = civil(days);
+    [
+        y,
+        m,
+        d,
+        of_day / 3600,
+        of_day % 3600 / 60,
+        of_day % 60,
+        millis % 1000,
+    ]
 }
 
 /// Year, month and day of a day count since 1970-01-01 (Howard Hinnant's algorithm).

@@ -3,7 +3,7 @@
 use super::{unexpected, Output};
 
 /// Commands, their arguments and descriptions (Cassandra 5.0.4's wording).
-const COMMANDS: [(&str, &str, &str); 51] = [
+const COMMANDS: [(&str, &str, &str); 60] = [
     ("cfstats", "[-i] [-H] [<keyspace.table>...]", "Print statistics on tables (alias of tablestats)"),
     ("clearsnapshot", "[(-t <snapshot_name> | --all)] [<keyspaces>...]", "Remove the snapshot with the given name from the given keyspaces"),
     ("cms", "[describe]", "Describe the cluster metadata group: members, leader, epoch (Cassandra 5.1's cms describe)"),
@@ -15,10 +15,14 @@ const COMMANDS: [(&str, &str, &str); 51] = [
     ("disableautocompaction", "[<keyspace> <tables>...]", "Disable autocompaction for the given keyspace and table"),
     ("disablebinary", "", "Disable native transport (binary protocol)"),
     ("disablegossip", "", "Disable gossip (effectively marking the node down)"),
+    ("disablehandoff", "", "Disable storing hinted handoffs"),
+    ("disablehintsfordc", "<datacenter>", "Disable hints for a data center"),
     ("drain", "", "Drain the node (stop accepting writes and flush all tables)"),
     ("enableautocompaction", "[<keyspace> <tables>...]", "Enable autocompaction for the given keyspace and table"),
     ("enablebinary", "", "Reenable native transport (binary protocol)"),
     ("enablegossip", "", "Reenable gossip"),
+    ("enablehandoff", "", "Reenable future hints storing on the current node"),
+    ("enablehintsfordc", "<datacenter>", "Enable hints for a data center that was previsouly disabled"),
     ("flush", "[<keyspace> <tables>...]", "Flush one or more tables"),
     ("garbagecollect", "[(-g <granularity> | --granularity <granularity>)] [(-j <jobs> | --jobs <jobs>)] [<keyspace> <tables>...]", "Remove deleted data from one or more tables"),
     ("gcstats", "", "Print GC Statistics"),
@@ -34,8 +38,11 @@ const COMMANDS: [(&str, &str, &str); 51] = [
     ("gossipinfo", "[(-r | --resolve-ip)]", "Shows the gossip information for the cluster"),
     ("help", "[<command>]", "Display help information"),
     ("info", "[(-T | --tokens)]", "Print node information (uptime, load, ...)"),
+    ("listpendinghints", "", "Print all pending hints that this node has"),
     ("listsnapshots", "", "Lists all the snapshots along with the size on disk and true size."),
+    ("pausehandoff", "", "Pause hints delivery process"),
     ("proxyhistograms", "", "Print statistic histograms for network operations"),
+    ("resumehandoff", "", "Resume hints delivery process"),
     ("ring", "[<keyspace>]", "Print information about the token ring"),
     ("scrub", "[(-ns | --no-snapshot)] [(-s | --skip-corrupted)] [(-j <jobs> | --jobs <jobs>)] [<keyspace> <tables>...]", "Scrub (rebuild sstables for) one or more tables"),
     ("setcompactionthroughput", "<value_in_mb>", "Set the MiB/s throughput cap for compaction in the system, or 0 to disable throttling"),
@@ -50,10 +57,12 @@ const COMMANDS: [(&str, &str, &str); 51] = [
     ("status", "[<keyspace>]", "Print cluster information (state, load, IDs, ...)"),
     ("statusbinary", "", "Status of native transport (binary protocol)"),
     ("statusgossip", "", "Status of gossip"),
+    ("statushandoff", "", "Status of storing future hints on the current node"),
     ("stopdaemon", "", "Stop cassandra daemon"),
     ("tablehistograms", "[<keyspace> <table> | <keyspace.table>]", "Print statistic histograms for a given table"),
     ("tablestats", "[-i] [-H] [<keyspace.table>...]", "Print statistics on tables"),
     ("tpstats", "", "Print usage statistics of thread pools"),
+    ("truncatehints", "[endpoint ... ]", "Truncate all hints on the local node, or truncate hints for the endpoint(s) specified."),
     ("verify", "[(-e | --extended-verify)] [(-f | --force)] [(-d | --dfp)] [<keyspace> <tables>...]", "Verify (check data checksum for) one or more tables"),
 ];
 

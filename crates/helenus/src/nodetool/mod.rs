@@ -9,6 +9,7 @@ mod cluster;
 mod compaction;
 mod format;
 mod help;
+mod hints;
 mod logging;
 mod proxy;
 mod ring;
@@ -125,6 +126,10 @@ fn execute(client: &Client, inv: &Invocation) -> Output {
         "proxyhistograms" => proxy::run(client, args),
         "scrub" | "verify" | "statusbinary" | "enablebinary" | "disablebinary" => {
             checks::run(client, &inv.command, args)
+        }
+        "statushandoff" | "enablehandoff" | "disablehandoff" | "pausehandoff" | "resumehandoff"
+        | "enablehintsfordc" | "disablehintsfordc" | "listpendinghints" | "truncatehints" => {
+            hints::run(client, &inv.command, args)
         }
         "getlogginglevels" | "setlogginglevel" => logging::run(client, &inv.command, args),
         "gettraceprobability" | "settraceprobability" => trace::run(client, &inv.command, args),

@@ -1,0 +1,214 @@
+//! Hinted handoff on a clustered node: the `HintsService` (crate `hints`) opened over the
+//! node's messaging and attached to the coordinator, told by gossip which hosts are up, and
+//! the replica side of `Verb::Hint`, which applies a hint received from another node. A node
+//! running alone (no seeds) has no messaging and keeps no hints.
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use bytes::Bytes;
+use config::Config;
+use coordinator::Coordinator;
+use gossip::{EndpointView, Membership, MembershipEvent};
+use hints::{HintsConfig, HintsEnv, HintsService, MessagingDeliver};
+use net::{handler_fn, Handler, HostId, RemoteError, Verb};
+use query::QueryProcessor;
+use storage::{Storage, StorageError};
+use tokio::sync::broadcast::error::RecvError;
+
+use crate::internode::ClusterServices;
+
+/// How long the shutdown may wait for deliveries in flight and the last write of the files.
+const SHUTDOWN_LIMIT: Duration = Duration::from_secs(30);
+
+/// What the node needs to open the service.
+pub struct HintsNode<'a> {
+    pub config: &'a Config,
+    pub cluster: &'a ClusterServices,
+    pub processor: &'a Arc<QueryProcessor>,
+    pub coordinator: &'a Arc<Coordinator>,
+    pub storage: &'a Arc<Storage>,
+}
+
+/// Answers `Verb::Hint`, opens the hints service, attaches it to the coordinator and feeds it
+/// gossip's view of the other nodes. `None` on a node without messaging (no seeds).
+pub async fn start(node: HintsNode<'_>) -> Result<Option<Arc<HintsService>>, String> {
+    let Some(messaging) = &node.cluster.messaging else {
+        return Ok(None);
+    };
+    messaging.register(Verb::Hint, hint_handler(node.storage.clone()));
+    let deliver = MessagingDeliver::new(messaging.clone(), node.config.write_request_timeout);
+    let env = HintsEnv {
+        deliver: Arc::new(deliver),
+        gc_grace: gc_grace_of(node.processor.clone()),
+        node_count: node_count_of(node.coordinator.clone()),
+    };
+    let config = HintsConfig::from_config(node.config);
+    let dir = config.hints_directory.clone();
+    let service = HintsService::open(config, env)
+        .await
+        .map_err(|e| format!("cannot open the hints directory {}: {e}", dir.display()))?;
+    node.coordinator.attach_hints(service.clone());
+    if let Some(gossip) = node.cluster.membership() {
+        let local = messaging.host_id();
+        tokio::spawn(follow_gossip(gossip, Arc::downgrade(&service), local));
+    }
+    Ok(Some(service))
+}
+
+/// A table's current `gc_grace_seconds`, from the schema; `None` once it is dropped.
+fn gc_grace_of(processor: Arc<QueryProcessor>) -> hints::GcGrace {
+    Arc::new(move |table| {
+        let schema = processor.schema();
+        let table = schema.schema.table_by_id(table.0)?;
+        Some(table.options.gc_grace_seconds.max(0) as u32)
+    })
+}
+
+/// Nodes in the ring, this one included (the hints throttle is shared among the others).
+fn node_count_of(coordinator: Arc<Coordinator>) -> Arc<dyn Fn() -> usize + Send + Sync> {
+    Arc::new(move || coordinator.topology().ring().endpoints().len().max(1))
+}
+
+/// Delivers the remaining hints in flight and writes, syncs and closes every hints file;
+/// before messaging stops, so that deliveries in flight can finish.
+pub async fn shutdown(service: Option<&Arc<HintsService>>) {
+    let Some(service) = service else { return };
+    match tokio::time::timeout(SHUTDOWN_LIMIT, service.shutdown()).await {
+        Ok(Ok(())) => tracing::info!("hints written and closed"),
+        Ok(Err(e)) => tracing::error!("cannot write the buffered hints at shutdown: {e}"),
+        Err(_) => tracing::error!(
+            "the hints service did not stop within {SHUTDOWN_LIMIT:?}; hints not yet written \
+             are lost"
+        ),
+    }
+}
+
+/// Tells the service which hosts are up: every host gossip knows, at start and whenever a
+/// host comes up or goes down (or events were missed).
+async fn follow_gossip(gossip: Arc<dyn Membership>, service: Weak<HintsService>, local: HostId) {
+    let mut events = gossip.subscribe();
+    loop {
+        let Some(service) = service.upgrade() else {
+            return;
+        };
+        for view in gossip.endpoints() {
+            tell(&service, &view, local);
+        }
+        drop(service);
+        loop {
+            match events.recv().await {
+                Ok(MembershipEvent::Alive(_) | MembershipEvent::Dead(_)) => break,
+                Ok(_) => {}
+                Err(RecvError::Lagged(_)) => break,
+                Err(RecvError::Closed) => return,
+            }
+        }
+    }
+}
+
+/// One host's liveness, as gossip sees it, to the service.
+fn tell(service: &Arc<HintsService>, view: &EndpointView, local: HostId) {
+    let Some(host_id) = view.host_id.filter(|id| *id != local) else {
+        return;
+    };
+    if view.alive {
+        service.host_alive(host_id, view.addr);
+    } else {
+        service.host_down(host_id);
+    }
+}
+
+/// The replica side of `Verb::Hint`: applies the hint's mutation to local storage and answers
+/// once it is durable; an error keeps the hint at its sender, which retries it later.
+pub fn hint_handler(storage: Arc<Storage>) -> Arc<dyn Handler> {
+    handler_fn(move |_from, payload: Bytes| {
+        let storage = storage.clone();
+        async move { apply_hint(&storage, &payload).await.map(|()| Bytes::new()) }
+    })
+}
+
+/// Decodes and applies one hint. A table this node does not know is an error: the sender keeps
+/// the hint while its own schema has the table (this node's may be behind) and drops it once
+/// the table is dropped there.
+pub async fn apply_hint(storage: &Storage, payload: &[u8]) -> Result<(), RemoteError> {
+    let mutation = hints::decode_hint(payload).map_err(|e| {
+        RemoteError::new(
+            RemoteError::SERVER_ERROR,
+            format!("cannot read the hint: {e}"),
+        )
+    })?;
+    storage.apply(mutation).await.map_err(|e| {
+        let message = match e {
+            StorageError::UnknownTable(id) => format!("hint for unknown table {id}"),
+            other => format!("cannot apply the hint: {other}"),
+        };
+        RemoteError::new(RemoteError::SERVER_ERROR, message)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use storage::{
+        Cell, ColumnData, Mutation, PartitionKey, PartitionUpdate, ReadFilter, Row, StorageConfig,
+        TableId, TableParams,
+    };
+
+    use super::*;
+
+    fn open(dir: &std::path::Path) -> Storage {
+        let config = StorageConfig::new(dir.join("data"), dir.join("commitlog"));
+        Storage::open(config).expect("storage opens")
+    }
+
+    fn mutation(table: TableId) -> Mutation {
+        let mut row = Row::new(Bytes::from_static(b"c"));
+        let value = Bytes::from_static(b"hinted");
+        row.columns = vec![ColumnData::simple("v", Cell::live(1, value))];
+        Mutation {
+            table,
+            key: PartitionKey {
+                token: 42,
+                key: Bytes::from_static(b"k"),
+            },
+            update: PartitionUpdate {
+                rows: vec![row],
+                ..PartitionUpdate::default()
+            },
+        }
+    }
+
+    #[tokio::test]
+    async fn a_hint_is_applied_to_local_storage() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = open(dir.path());
+        let table = TableId(uuid::Uuid::from_u128(7));
+        storage
+            .create_table(table, TableParams::new("ks", "t"))
+            .unwrap();
+        let hinted = mutation(table);
+        let payload = hints::encode_hint(&hinted, 1_000, 864_000);
+        assert_eq!(apply_hint(&storage, &payload).await, Ok(()));
+        let read = storage
+            .read(table, &hinted.key, &ReadFilter::all(), 0)
+            .unwrap()
+            .expect("the hinted row is stored");
+        assert_eq!(read.rows, hinted.update.rows);
+        storage.shutdown().await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_hint_for_an_unknown_table_or_unreadable_is_answered_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = open(dir.path());
+        let table = TableId(uuid::Uuid::from_u128(8));
+        let payload = hints::encode_hint(&mutation(table), 1_000, 864_000);
+        let unknown = apply_hint(&storage, &payload).await.unwrap_err();
+        assert_eq!(unknown.message, format!("hint for unknown table {table}"));
+        let unreadable = apply_hint(&storage, &payload[..5]).await.unwrap_err();
+        assert!(
+            unreadable.message.starts_with("cannot read the hint: "),
+            "{unreadable}"
+        );
+        storage.shutdown().await.unwrap();
+    }
+}
