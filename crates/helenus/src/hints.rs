@@ -196,6 +196,49 @@ mod tests {
         storage.shutdown().await.unwrap();
     }
 
+    async fn messaging(n: u128) -> Arc<net::Messaging> {
+        let listen = "127.0.0.1:0".parse().unwrap();
+        let config = net::NetConfig::new("Test Cluster", uuid::Uuid::from_u128(n), listen);
+        net::Messaging::start(config, Arc::new(net::TokioNetwork))
+            .await
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_stored_hint_reaches_the_replicas_storage_over_messaging() {
+        let dir = tempfile::tempdir().unwrap();
+        let replica = open(&dir.path().join("replica"));
+        let table = TableId(uuid::Uuid::from_u128(9));
+        replica
+            .create_table(table, TableParams::new("ks", "t"))
+            .unwrap();
+        let replica = Arc::new(replica);
+        let (a, b) = (messaging(1).await, messaging(2).await);
+        b.register(Verb::Hint, hint_handler(replica.clone()));
+        let env = HintsEnv {
+            deliver: Arc::new(MessagingDeliver::new(a.clone(), Duration::from_secs(2))),
+            gc_grace: Arc::new(|_| Some(864_000)),
+            node_count: Arc::new(|| 2),
+        };
+        let service = HintsService::open(HintsConfig::new(dir.path().join("hints")), env)
+            .await
+            .unwrap();
+        let hinted = mutation(table);
+        service.store(b.host_id(), &hinted).unwrap();
+        service.host_alive(b.host_id(), b.local());
+        let started = std::time::Instant::now();
+        while service.metrics().dispatched == 0 || !service.pending().is_empty() {
+            assert!(started.elapsed() < Duration::from_secs(10), "not delivered");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let read = replica.read(table, &hinted.key, &ReadFilter::all(), 0);
+        assert_eq!(read.unwrap().map(|p| p.rows), Some(hinted.update.rows));
+        service.shutdown().await.unwrap();
+        a.shutdown().await;
+        b.shutdown().await;
+        replica.shutdown().await.unwrap();
+    }
+
     #[tokio::test]
     async fn a_hint_for_an_unknown_table_or_unreadable_is_answered_an_error() {
         let dir = tempfile::tempdir().unwrap();
