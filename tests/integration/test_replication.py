@@ -85,7 +85,7 @@ def test_a_stale_replica_is_repaired_by_a_read_at_all(trio):
     try:
         node1.await_status(node3.address, "DN", timeout=15)
         for handle in trio.nodes[:2]:
-            handle.nodetool("disablehandoff") if _has_handoff(handle) else None
+            handle.nodetool("disablehandoff")
         node1.session().execute(at(ConsistencyLevel.ONE,
                                    "INSERT INTO rep.t (k, c, v) VALUES (3, 0, 'missed')"))
     finally:
@@ -96,7 +96,7 @@ def test_a_stale_replica_is_repaired_by_a_read_at_all(trio):
     assert [(r.c, r.v) for r in rows] == [(0, "missed")]
     assert rows_at_one(node3, 3) == [(0, "missed")]
     for handle in trio.nodes[:2]:
-        handle.nodetool("enablehandoff") if _has_handoff(handle) else None
+        handle.nodetool("enablehandoff")
 
 
 def test_a_deletion_on_a_quorum_hides_older_data_on_the_other_replica(trio):
@@ -108,7 +108,7 @@ def test_a_deletion_on_a_quorum_hides_older_data_on_the_other_replica(trio):
     try:
         node1.await_status(node3.address, "DN", timeout=15)
         for handle in (node1, node2):
-            handle.nodetool("disablehandoff") if _has_handoff(handle) else None
+            handle.nodetool("disablehandoff")
         session.execute(at(ConsistencyLevel.QUORUM, "DELETE FROM rep.t WHERE k = 4 AND c = 0"))
     finally:
         node3.start()
@@ -118,7 +118,7 @@ def test_a_deletion_on_a_quorum_hides_older_data_on_the_other_replica(trio):
     assert list(rows) == []
     assert rows_at_one(node3, 4) == []
     for handle in (node1, node2):
-        handle.nodetool("enablehandoff") if _has_handoff(handle) else None
+        handle.nodetool("enablehandoff")
 
 
 def test_a_paused_replica_times_out_all_with_cassandras_fields(trio):
@@ -185,7 +185,7 @@ def test_a_scan_at_quorum_does_not_return_rows_deleted_on_a_quorum(trio):
     try:
         node1.await_status(node3.address, "DN", timeout=15)
         for handle in (node1, node2):
-            handle.nodetool("disablehandoff") if _has_handoff(handle) else None
+            handle.nodetool("disablehandoff")
         session.execute(at(ConsistencyLevel.QUORUM, "DELETE FROM rep.t WHERE k = 100"))
     finally:
         node3.start()
@@ -195,7 +195,7 @@ def test_a_scan_at_quorum_does_not_return_rows_deleted_on_a_quorum(trio):
     assert 101 in keys and 100 not in keys
     assert rows_at_one(node3, 100) == []  # repaired by the scan
     for handle in (node1, node2):
-        handle.nodetool("enablehandoff") if _has_handoff(handle) else None
+        handle.nodetool("enablehandoff")
 
 
 def routed(cluster):
@@ -278,13 +278,3 @@ def all_up(cluster):
     for node in cluster.nodes:
         for other in cluster.nodes:
             node.await_status(other.address, "UN", timeout=20)
-
-
-def _has_handoff(node):
-    """Whether the node has the hinted handoff commands (they stop hints from repairing the
-    replica before the read under test does)."""
-    try:
-        node.nodetool("statushandoff")
-        return True
-    except Exception:
-        return False
