@@ -2,6 +2,7 @@
 //! token on the ring, checks the consistency level against the live replicas (answering
 //! Unavailable as Cassandra does), and applies the operation. A single node is a one-member
 //! ring whose only replica is local storage; remote replicas plug in here.
+mod batchlog;
 mod consistency;
 mod failures;
 mod gather;
@@ -33,6 +34,7 @@ use storage::{
 };
 use types::{Consistency, CqlError, CqlResult};
 
+pub use batchlog::{BatchGroups, BatchlogStats, StrategyLookup};
 pub use consistency::{block_for, validate_for_read, validate_for_write};
 use failures::Needed;
 pub use failures::Replica;
@@ -60,6 +62,7 @@ pub struct Coordinator {
     metrics: Metrics,
     slow: Arc<SlowQueries>,
     attached: remote::Attachments,
+    batchlog: batchlog::Batchlog,
 }
 
 impl Coordinator {
@@ -77,6 +80,7 @@ impl Coordinator {
             metrics: Metrics::default(),
             slow: Arc::new(SlowQueries::default()),
             attached: remote::Attachments::default(),
+            batchlog: batchlog::Batchlog::default(),
         }
     }
 
@@ -249,20 +253,7 @@ impl Coordinator {
             .await
     }
 
-    /// Writes mutations atomically (a logged batch): one commit-log record.
-    pub async fn write_atomically(
-        &self,
-        strategy: &ReplicationStrategy,
-        mutations: Vec<Mutation>,
-        cl: Consistency,
-        trace: Option<&Trace>,
-    ) -> CqlResult<()> {
-        self.write_as(strategy, mutations, cl, "BATCH", trace).await
-    }
-
-    /// Checks the consistency level against the live replicas, then applies the mutations:
-    /// as one local commit-log record when this node is their only replica, else through the
-    /// replicas (see `write`). Records the request.
+    /// Checks the consistency level against the live replicas, then applies the mutations.
     async fn write_as(
         &self,
         strategy: &ReplicationStrategy,
@@ -296,7 +287,6 @@ impl Coordinator {
     ) -> CqlResult<()> {
         validate_for_write(cl)?;
         trace::trace(trace, || "Determining replicas for mutation".into());
-        let tables: Vec<TableId> = mutations.iter().map(|m| m.table).collect();
         let fanout = self.fanout(strategy, mutations, cl, write_type);
         if let [plan] = fanout.plans.as_slice() {
             self.metrics
@@ -304,6 +294,14 @@ impl Coordinator {
                 .count_routing(plan.includes(self.local.addr));
         }
         fanout.check_available()?;
+        self.apply_fanout(fanout, trace).await
+    }
+
+    /// Applies a write whose replicas are known: as one local commit-log record when this
+    /// node is their only replica, else through the replicas. Records the request.
+    async fn apply_fanout(&self, fanout: write::Fanout, trace: Option<&Trace>) -> CqlResult<()> {
+        let (cl, write_type) = (fanout.cl, fanout.write_type);
+        let tables: Vec<TableId> = fanout.mutations.iter().map(|m| m.table).collect();
         let started = Instant::now();
         if fanout.plans.iter().all(|p| p.only_local(&self.local)) {
             let block_for = fanout.requirement.block_for();

@@ -38,4 +38,5 @@ impl Remote {
 pub(crate) struct Attachments {
     pub remote: std::sync::OnceLock<Remote>,
     pub hints: std::sync::OnceLock<Arc<HintsService>>,
+    pub strategies: std::sync::OnceLock<crate::batchlog::StrategyLookup>,
 }

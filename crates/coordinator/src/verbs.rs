@@ -36,6 +36,7 @@ pub(crate) struct Replica {
 
 /// Registers the replica side of every storage verb this node answers.
 pub(crate) fn register(messaging: &Messaging, replica: Replica) {
+    crate::batchlog::register(messaging, replica.storage.clone());
     let reader = replica.clone();
     let scanner = replica.clone();
     messaging.register(
@@ -140,7 +141,7 @@ where
 }
 
 /// The failure a replica answers for a write storage refused.
-fn write_failure(error: StorageError) -> RemoteError {
+pub(crate) fn write_failure(error: StorageError) -> RemoteError {
     match error {
         StorageError::CommitLogUnavailable(why) => RemoteError::new(reason::TIMEOUT, why),
         StorageError::UnknownTable(id) => {

@@ -27,7 +27,7 @@ use crate::verbs::reason;
 
 /// What one replica did with its share of a write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Outcome {
+pub(crate) enum Outcome {
     Applied,
     Failed,
     /// No answer in time (timed out, unreachable, overloaded, or its commit log refused).
@@ -223,7 +223,7 @@ fn send_one(
     })
 }
 
-fn local_outcome(result: storage::Result<()>) -> Outcome {
+pub(crate) fn local_outcome(result: storage::Result<()>) -> Outcome {
     match result {
         Ok(()) => Outcome::Applied,
         Err(StorageError::CommitLogUnavailable(_)) => Outcome::Silent,
@@ -234,7 +234,7 @@ fn local_outcome(result: storage::Result<()>) -> Outcome {
     }
 }
 
-fn remote_outcome(result: Result<Bytes, NetError>) -> Outcome {
+pub(crate) fn remote_outcome(result: Result<Bytes, NetError>) -> Outcome {
     match result {
         Ok(_) => Outcome::Applied,
         Err(NetError::Remote(e)) if e.code == reason::TIMEOUT => Outcome::Silent,

@@ -1,4 +1,4 @@
-//! BATCH: logged (one atomic commit-log record), unlogged, and counter batches, from a
+//! BATCH: logged (atomic: through the coordinator's batchlog), unlogged, and counter batches, from a
 //! `BEGIN BATCH` statement or a protocol BATCH message, all statements sharing one timestamp.
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -189,13 +189,16 @@ async fn apply_each<'a>(
     }
     let state = qp.schema();
     let (cl, trace) = (first_ctx.consistency, first_ctx.trace());
-    for (ks, mutations) in by_keyspace {
-        let strategy = state.strategy(&ks);
-        if kind == Some(BatchKind::Logged) && mutations.len() > 1 {
-            qp.coordinator
-                .write_atomically(&strategy, mutations, cl, trace)
-                .await?;
-        } else {
+    if kind == Some(BatchKind::Logged) {
+        let groups = by_keyspace
+            .into_iter()
+            .map(|(ks, mutations)| (state.strategy(&ks), mutations));
+        qp.coordinator
+            .write_atomically(groups.collect(), cl, trace)
+            .await?;
+    } else {
+        for (ks, mutations) in by_keyspace {
+            let strategy = state.strategy(&ks);
             qp.coordinator
                 .write(&strategy, mutations, cl, trace)
                 .await?;

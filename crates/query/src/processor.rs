@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::OnceLock;
 
 use bytes::Bytes;
-use coordinator::Coordinator;
+use coordinator::{Coordinator, StrategyLookup};
 use cql::ast::Statement;
 use metadata::MetadataService;
 use parking_lot::RwLock;
@@ -107,6 +107,17 @@ impl SchemaState {
     }
 }
 
+/// The replication strategy of a table's keyspace in the processor's current schema (the
+/// coordinator's batchlog replay needs it).
+fn strategies_of(qp: &Arc<QueryProcessor>) -> StrategyLookup {
+    let qp = Arc::downgrade(qp);
+    Arc::new(move |table| {
+        let state = qp.upgrade()?.schema();
+        let keyspace = &state.schema.table_by_id(table.0)?.keyspace;
+        Some(state.strategy(keyspace))
+    })
+}
+
 /// Executes CQL for the transport.
 pub struct QueryProcessor {
     pub(crate) coordinator: Arc<Coordinator>,
@@ -154,6 +165,7 @@ impl QueryProcessor {
             node,
             limits: RwLock::new(Arc::new(Limits::default())),
         });
+        qp.coordinator.attach_strategies(strategies_of(&qp));
         qp.reload_prepared().await;
         Ok(qp)
     }

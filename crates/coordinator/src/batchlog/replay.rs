@@ -1,0 +1,171 @@
+//! Replay of the batches their coordinators did not remove: Cassandra's
+//! `BatchlogManager.replayFailedBatches`. Every 10 s each node reads its `system.batches`; a
+//! batch older than twice the write timeout (its coordinator had the time to write and remove
+//! it) has each mutation sent to every replica through the normal write path, waiting for all
+//! the live ones (those down, or silent past the write timeout, get hints), and is deleted
+//! then. Mutations of tables dropped since are left out; a batch that cannot be decoded is
+//! deleted with a warning; a batch a replica failed is kept for the next round.
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Weak};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use futures::future::join_all;
+use ring::ReplicationStrategy;
+use storage::{KeyRange, Mutation, ReadFilter, TableId};
+use types::{Consistency, CqlError, CqlResult};
+
+use super::codec::Batch;
+use super::{replica, table};
+use crate::replicas::ReplicaPlan;
+use crate::responses::Requirement;
+use crate::write::{self, Fanout};
+use crate::{Coordinator, TimeoutKind};
+
+/// How often the batchlog is replayed (Cassandra's REPLAY_INTERVAL).
+const INTERVAL: Duration = Duration::from_secs(10);
+
+/// The replication strategy of a table's keyspace; `None` for a table this node does not
+/// know (dropped since the batch was written).
+pub type StrategyLookup = Arc<dyn Fn(TableId) -> Option<Arc<ReplicationStrategy>> + Send + Sync>;
+
+/// What became of one batch.
+#[derive(Debug, PartialEq, Eq)]
+enum Replay {
+    /// Applied (or hinted) everywhere: delete it.
+    Done,
+    /// Its mutations cannot be decoded: delete it, not counted as replayed.
+    Unreadable,
+    /// A replica failed it: keep it for the next round.
+    Retry,
+}
+
+impl Coordinator {
+    /// Lets the batchlog replay find each mutation's replicas; the query layer attaches it
+    /// once, from its schema.
+    pub fn attach_strategies(&self, lookup: StrategyLookup) {
+        if self.attached.strategies.set(lookup).is_err() {
+            tracing::warn!("the replication strategies were attached to the coordinator twice");
+        }
+    }
+
+    /// Starts replaying this node's batchlog every 10 s at most `throttle` bytes of mutations
+    /// per second (cassandra.yaml's `batchlog_replay_throttle`, shared among the nodes of
+    /// the ring as Cassandra does; 0: unthrottled). The task ends with the coordinator.
+    pub fn start_batchlog_replay(self: &Arc<Self>, throttle: u64) {
+        self.batchlog.throttle.store(throttle, Ordering::Relaxed);
+        tokio::spawn(replay_periodically(Arc::downgrade(self)));
+    }
+
+    /// Replays every batch old enough now (`nodetool replaybatchlog`), after any replay
+    /// already running; the number of batches replayed.
+    pub async fn replay_batchlog(&self) -> CqlResult<u64> {
+        let _one_at_a_time = self.batchlog.replaying.lock().await;
+        let Some(lookup) = self.attached.strategies.get() else {
+            return Ok(0);
+        };
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default();
+        let timeout = self.timeouts.get(TimeoutKind::Write);
+        let cutoff = now.saturating_sub(timeout * 2).as_micros() as i64;
+        let now_secs = now.as_secs() as i32;
+        let partitions = self
+            .storage
+            .scan(
+                table::table_id(),
+                &KeyRange::all(),
+                &ReadFilter::all(),
+                now_secs,
+                usize::MAX,
+            )
+            .map_err(|e| CqlError::Server(format!("cannot read the batchlog: {e}")))?;
+        let mut replayed = 0;
+        for partition in &partitions {
+            let batch = match table::read(partition, now_secs) {
+                Ok(batch) if batch.written_at() <= cutoff => batch,
+                Ok(_) => continue,
+                Err(e) => {
+                    tracing::warn!("skipped an unreadable batchlog entry: {e}");
+                    continue;
+                }
+            };
+            let outcome = self.replay(&batch, lookup).await;
+            if outcome != Replay::Retry {
+                replica::remove_locally(self.storage.clone(), batch.id).await;
+            }
+            replayed += u64::from(outcome == Replay::Done);
+            self.throttle(batch.size()).await;
+        }
+        self.batchlog
+            .replayed
+            .fetch_add(replayed, Ordering::Relaxed);
+        Ok(replayed)
+    }
+
+    /// Sends every mutation of `batch` to all its replicas.
+    async fn replay(&self, batch: &Batch, lookup: &StrategyLookup) -> Replay {
+        let mutations = match batch.decode_mutations() {
+            Ok(mutations) => mutations,
+            Err(e) => {
+                tracing::warn!("skipped batch replay of {} due to {}", batch.id, e.0);
+                return Replay::Unreadable;
+            }
+        };
+        let fanouts = mutations.into_iter().filter_map(|m| {
+            let strategy = lookup(m.table)?;
+            Some(self.replay_fanout(&strategy, m))
+        });
+        let sends = fanouts.map(|f| write::send(f, self.senders(TimeoutKind::Write)));
+        let failed = join_all(sends)
+            .await
+            .into_iter()
+            .any(|r| matches!(r, Err(CqlError::WriteFailure { .. })));
+        if failed {
+            tracing::warn!("a replica failed batch {}: replayed again later", batch.id);
+            return Replay::Retry;
+        }
+        Replay::Done
+    }
+
+    /// One mutation sent to all its replicas, answered once every live one has it.
+    fn replay_fanout(&self, strategy: &ReplicationStrategy, mutation: Mutation) -> Fanout {
+        let reachable = self.attached.remote.get().is_some();
+        let plan = ReplicaPlan::new(&self.topology, strategy, mutation.key.token, reachable);
+        Fanout {
+            requirement: Requirement::Total(plan.live.len() as i32),
+            mutations: Arc::new(vec![mutation]),
+            plans: vec![plan],
+            cl: Consistency::All,
+            write_type: "BATCH",
+            local: self.local.addr,
+        }
+    }
+
+    /// Waits as long as replaying `bytes` takes at this node's share of the throttle.
+    async fn throttle(&self, bytes: usize) {
+        let throttle = self.batchlog.throttle.load(Ordering::Relaxed);
+        let nodes = self.topology.ring().endpoints().len().max(1) as u64;
+        let rate = throttle / nodes;
+        if rate > 0 {
+            tokio::time::sleep(Duration::from_secs_f64(bytes as f64 / rate as f64)).await;
+        }
+    }
+}
+
+/// Replays the batchlog every [`INTERVAL`] while the coordinator lives.
+pub(crate) async fn replay_periodically(coordinator: Weak<Coordinator>) {
+    let start = tokio::time::Instant::now() + INTERVAL;
+    let mut ticks = tokio::time::interval_at(start, INTERVAL);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticks.tick().await;
+        let Some(coordinator) = coordinator.upgrade() else {
+            return;
+        };
+        match coordinator.replay_batchlog().await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!("replayed {n} batches from the batchlog"),
+            Err(e) => tracing::warn!("batchlog replay failed: {e}"),
+        }
+    }
+}
