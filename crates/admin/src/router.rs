@@ -167,6 +167,11 @@ impl Api {
                 ok(&hints::set_datacenter(node, &parse(body)?, false)?)
             }
             "/v1/hints/truncate" => ok(&hints::truncate(node, &selection_or_default(body)?).await?),
+            "/v1/batchlog/replay" => {
+                let replayed = node.coordinator.replay_batchlog().await;
+                let replayed = replayed.map_err(|e| ApiError::internal(e.to_string()))?;
+                ok(&serde_json::json!({ "replayed": replayed }))
+            }
             _ => Err(unknown(method, path)),
         }
     }
@@ -174,7 +179,7 @@ impl Api {
 
 /// 404 for an unknown path, 405 for a known path with the wrong method.
 fn unknown(method: &Method, path: &str) -> ApiError {
-    const PATHS: [&str; 46] = [
+    const PATHS: [&str; 47] = [
         "/metrics",
         "/v1/garbagecollect",
         "/v1/logging",
@@ -210,6 +215,7 @@ fn unknown(method: &Method, path: &str) -> ApiError {
         "/v1/binary",
         "/v1/binary/enable",
         "/v1/binary/disable",
+        "/v1/batchlog/replay",
         "/v1/scrub",
         "/v1/verify",
         "/v1/hints",

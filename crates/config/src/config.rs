@@ -114,6 +114,8 @@ pub struct Config {
     pub max_hints_delivery_threads: u32,
     /// Hint delivery rate per second, divided among the other nodes; zero means unthrottled.
     pub hinted_handoff_throttle: DataSize,
+    /// Batchlog replay rate per second, divided among the nodes; zero means unthrottled.
+    pub batchlog_replay_throttle: DataSize,
     pub max_hints_file_size: DataSize,
     /// Zero means unlimited.
     pub max_hints_size_per_host: DataSize,
@@ -225,6 +227,7 @@ impl Default for Config {
             hint_window_persistent_enabled: true,
             max_hints_delivery_threads: 2,
             hinted_handoff_throttle: DataSize::kibibytes(1024),
+            batchlog_replay_throttle: DataSize::kibibytes(1024),
             max_hints_file_size: DataSize::mebibytes(128),
             max_hints_size_per_host: DataSize::bytes(0),
             hints_flush_period: Duration::from_millis(10_000),

@@ -263,6 +263,10 @@ impl Config {
                 set(self.max_hints_delivery_threads),
             ),
             ("hinted_handoff_throttle", set(self.hinted_handoff_throttle)),
+            (
+                "batchlog_replay_throttle",
+                set(self.batchlog_replay_throttle),
+            ),
             ("max_hints_file_size", set(self.max_hints_file_size)),
             ("max_hints_size_per_host", set(self.max_hints_size_per_host)),
             (

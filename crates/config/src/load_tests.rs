@@ -450,3 +450,15 @@ fn hints_settings_in_new_and_old_syntax() {
     let err = error("max_hints_delivery_threads: 0\n");
     assert!(err.contains("max_hints_delivery_threads"), "{err}");
 }
+
+#[test]
+fn batchlog_replay_throttle_in_new_and_old_syntax() {
+    assert_eq!(
+        config("").batchlog_replay_throttle,
+        DataSize::kibibytes(1024)
+    );
+    let c = config("batchlog_replay_throttle: 2MiB\n");
+    assert_eq!(c.batchlog_replay_throttle, DataSize::mebibytes(2));
+    let old = config("batchlog_replay_throttle_in_kb: 0\n");
+    assert_eq!(old.batchlog_replay_throttle, DataSize::kibibytes(0));
+}

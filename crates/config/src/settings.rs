@@ -169,6 +169,7 @@ fn apply_hints(c: &mut Config, v: Value) -> Result<bool, ConfigError> {
         "hint_window_persistent_enabled" => c.hint_window_persistent_enabled = v.boolean()?,
         "max_hints_delivery_threads" => c.max_hints_delivery_threads = v.integer()?,
         "hinted_handoff_throttle" => c.hinted_handoff_throttle = v.size(Kibibytes)?,
+        "batchlog_replay_throttle" => c.batchlog_replay_throttle = v.size(Kibibytes)?,
         "max_hints_file_size" => c.max_hints_file_size = v.size(Mebibytes)?,
         "max_hints_size_per_host" => c.max_hints_size_per_host = v.size(Bytes)?,
         "hints_flush_period" => c.hints_flush_period = v.millis()?,

@@ -230,6 +230,7 @@ async fn serve(
         storage: &storage,
     })
     .await?;
+    coordinator.start_batchlog_replay(config.batchlog_replay_throttle.as_bytes());
     let tokens = join::join(&cluster.metadata, &processor, &config).await?;
     tracing::info!("joined the ring with {} tokens", tokens.len());
     let (events, _) = broadcast::channel(1024);

@@ -1,5 +1,5 @@
 //! `proxyhistograms`: the coordinator's client-request latencies by percentile, in Cassandra
-//! 5.0.4's `ProxyHistograms` layout.
+//! 5.0.4's `ProxyHistograms` layout; `replaybatchlog`.
 
 use admin::types::{HistogramPercentiles, ProxyHistograms};
 
@@ -10,6 +10,15 @@ pub fn run(client: &Client, args: &[String]) -> Output {
     no_args(args)?;
     let histograms: ProxyHistograms = client.get("/v1/proxyhistograms").map_err(node_error)?;
     Ok(render(&histograms))
+}
+
+/// `replaybatchlog`: replays the node's batchlog now and prints nothing, as Cassandra's.
+pub fn replay_batchlog(client: &Client, args: &[String]) -> Output {
+    no_args(args)?;
+    let _: serde_json::Value = client
+        .post("/v1/batchlog/replay", &serde_json::json!({}))
+        .map_err(node_error)?;
+    Ok(String::new())
 }
 
 /// `%-10s%19s%19s%19s%19s%19s%19s` rows, values with two decimals, then a blank line.
