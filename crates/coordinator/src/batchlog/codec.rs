@@ -141,26 +141,7 @@ fn uuid(r: &mut Reader) -> Result<Uuid, DecodeError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mutation::{Cell, ColumnData, PartitionKey, PartitionUpdate, Row, TableId};
-
-    fn mutation(key: &str) -> Mutation {
-        let mut row = Row::new(Bytes::from_static(b"c"));
-        row.columns = vec![ColumnData::simple(
-            "v",
-            Cell::live(7, Bytes::from_static(b"x")),
-        )];
-        Mutation {
-            table: TableId(Uuid::from_u128(9)),
-            key: PartitionKey {
-                token: 42,
-                key: Bytes::copy_from_slice(key.as_bytes()),
-            },
-            update: PartitionUpdate {
-                rows: vec![row],
-                ..Default::default()
-            },
-        }
-    }
+    use crate::batchlog::tests::insert as mutation;
 
     fn batch() -> Batch {
         let id = Uuid::now_v1(&[1, 2, 3, 4, 5, 6]);

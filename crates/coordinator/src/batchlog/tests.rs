@@ -43,7 +43,8 @@ async fn node(dir: &std::path::Path) -> Arc<Coordinator> {
     Arc::new(coordinator)
 }
 
-fn insert(key: &str) -> Mutation {
+/// An insert of one row into partition `key` of the test table.
+pub(super) fn insert(key: &str) -> Mutation {
     let mut row = Row::new(Bytes::from_static(b"\x00"));
     row.columns = vec![ColumnData::simple(
         "v",
