@@ -127,12 +127,16 @@ impl Coordinator {
         Replay::Done
     }
 
-    /// One mutation sent to all its replicas, answered once every live one has it.
+    /// One mutation sent to all its replicas (pending ones too), answered once every live one
+    /// has it.
     fn replay_fanout(&self, strategy: &ReplicationStrategy, mutation: Mutation) -> Fanout {
         let reachable = self.attached.remote.get().is_some();
-        let plan = ReplicaPlan::new(&self.topology, strategy, mutation.key.token, reachable);
+        let token = mutation.key.token;
+        let plan = ReplicaPlan::for_write(&self.topology, strategy, token, reachable);
+        let all_live = Requirement::Total(plan.live.len() as i32);
         Fanout {
-            requirement: Requirement::Total(plan.live.len() as i32),
+            requirements: vec![all_live.clone()],
+            requirement: all_live,
             mutations: Arc::new(vec![mutation]),
             plans: vec![plan],
             cl: Consistency::All,
