@@ -129,12 +129,15 @@ def test_a_paused_replica_times_out_all_with_cassandras_fields(trio):
         with pytest.raises(WriteTimeout) as write:
             session.execute(at(ConsistencyLevel.ALL,
                                "INSERT INTO rep.t (k, c, v) VALUES (5, 0, 'slow')"), timeout=30)
-        assert (write.value.required_responses, write.value.received_responses) == (3, 2)
+        # The live replicas' answers: node1's own and node3's (which a machine under heavy load
+        # may deliver after the 2 s write timeout).
+        assert write.value.required_responses == 3
+        assert write.value.received_responses in (1, 2)
         assert write.value.write_type == 0  # SIMPLE
         with pytest.raises(ReadTimeout) as read:
             session.execute(at(ConsistencyLevel.ALL, "SELECT v FROM rep.t WHERE k = 5"), timeout=30)
         assert read.value.required_responses == 3
-        assert read.value.received_responses == 2
+        assert read.value.received_responses in (1, 2)
     finally:
         node2.resume()
     all_up(trio)
