@@ -76,7 +76,7 @@ impl CounterContext {
 
     /// Decodes the binary form, checking its length and that ids are sorted and distinct.
     pub fn decode(bytes: &[u8]) -> Result<CounterContext, DecodeError> {
-        if bytes.len() % SHARD_LEN != 0 {
+        if !bytes.len().is_multiple_of(SHARD_LEN) {
             return Err(DecodeError(
                 "counter context length is not a multiple of 32",
             ));
