@@ -252,3 +252,115 @@ impl Coordinator {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Timeouts;
+    use bytes::Bytes;
+    use mutation::counter_context::{CounterContext, Shard};
+    use ring::{Token, TokenMetadata};
+    use std::net::IpAddr;
+    use storage::{Cell, ColumnValue, ReadFilter, StorageConfig, TableParams};
+
+    const TABLE: TableId = TableId(uuid::Uuid::from_u128(7));
+
+    fn endpoint(last: u8) -> Endpoint {
+        Endpoint {
+            addr: IpAddr::from([127, 0, 0, last]),
+            datacenter: "dc1".into(),
+            rack: "r1".into(),
+            host_id: [last; 16],
+        }
+    }
+
+    fn key() -> PartitionKey {
+        PartitionKey {
+            token: 50,
+            key: Bytes::from_static(b"k"),
+        }
+    }
+
+    /// A coordinator at 127.0.0.1 on a ring of `nodes` nodes, the others unreachable.
+    fn coordinator(dir: &std::path::Path, nodes: u8) -> Coordinator {
+        let config = StorageConfig::new(dir.join("data"), dir.join("commitlog"));
+        let storage = Arc::new(Storage::open(config).expect("open"));
+        storage
+            .create_table(TABLE, TableParams::new("ks", "c"))
+            .expect("table");
+        let coordinator = Coordinator::new(storage, endpoint(1), Timeouts::default());
+        let mut ring = TokenMetadata::new();
+        for last in 1..=nodes {
+            ring.add_endpoint(endpoint(last), vec![Token(i64::from(last) * 100)]);
+        }
+        coordinator.topology().set_ring(ring);
+        coordinator
+    }
+
+    async fn add(c: &Coordinator, rf: usize, cl: Consistency, delta: i64) -> CqlResult<()> {
+        let update = CounterUpdate {
+            clustering: Some(Bytes::from_static(b"c")),
+            column: Bytes::from_static(b"n"),
+            delta,
+        };
+        let strategy = ReplicationStrategy::Simple { rf };
+        c.write_counters(&strategy, TABLE, key(), vec![update], 1, cl, None)
+            .await
+    }
+
+    /// The counter cell as stored, unresolved.
+    fn stored(c: &Coordinator) -> Cell {
+        let source = c.storage().read_source(TABLE, &key(), &ReadFilter::all(), usize::MAX);
+        let data = source.expect("read").expect("partition").data;
+        let row = data.rows.values().next().expect("row").clone();
+        match row.column(b"n").map(|c| c.value.clone()) {
+            Some(ColumnValue::Simple(cell)) => cell,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn shards(cell: &Cell) -> Vec<Shard> {
+        let value = cell.value.as_deref().expect("live");
+        CounterContext::decode(value).expect("context").shards().to_vec()
+    }
+
+    #[tokio::test]
+    async fn a_leader_counts_its_own_write_and_advances_only_its_shard() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let c = coordinator(dir.path(), 3);
+        for delta in [2, 3, -1] {
+            add(&c, 3, Consistency::One, delta).await.expect("ONE");
+        }
+        let cell = stored(&c);
+        assert!(cell.is_counter());
+        let mine = Shard {
+            id: [1; 16],
+            clock: 3,
+            count: 4,
+        };
+        assert_eq!(shards(&cell), vec![mine]);
+        match add(&c, 3, Consistency::Quorum, 1).await {
+            Err(CqlError::Unavailable {
+                required, alive, ..
+            }) => assert_eq!((required, alive), (2, 1)),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(shards(&stored(&c)), vec![mine]);
+    }
+
+    #[tokio::test]
+    async fn the_only_replica_writes_its_shard_locally() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let c = coordinator(dir.path(), 1);
+        add(&c, 1, Consistency::One, 5).await.expect("ONE");
+        add(&c, 1, Consistency::All, 5).await.expect("ALL");
+        let mine = Shard {
+            id: [1; 16],
+            clock: 2,
+            count: 10,
+        };
+        assert_eq!(shards(&stored(&c)), vec![mine]);
+        let refused = add(&c, 1, Consistency::Any, 1).await;
+        assert!(matches!(refused, Err(CqlError::Invalid(_))), "{refused:?}");
+    }
+}

@@ -329,6 +329,29 @@ mod tests {
     }
 
     #[test]
+    fn replicas_holding_the_same_shards_hold_the_same_cell_and_digest() {
+        // Each leader's cells, in clock order: their timestamps grow with the clock.
+        let a1 = counter(10, &[shard([1; 16], 1, 1)]);
+        let a2 = counter(11, &[shard([1; 16], 2, 3)]);
+        let b1 = counter(5, &[shard([2; 16], 1, 7)]);
+        let all = partition(vec![
+            counter_row("a", a1),
+            counter_row("a", b1.clone()),
+            counter_row("a", a2.clone()),
+        ]);
+        let latest = partition(vec![counter_row("a", a2), counter_row("a", b1)]);
+        assert_eq!(all, latest);
+        let digest = |data: &PartitionData| {
+            crate::partition::SourceRows {
+                data: data.clone(),
+                stopped_at: None,
+            }
+            .digest()
+        };
+        assert_eq!(digest(&all), digest(&latest));
+    }
+
+    #[test]
     fn malformed_counter_cells_are_errors() {
         let partition = partition(vec![counter_row(
             "a",
