@@ -310,7 +310,9 @@ mod tests {
 
     /// The counter cell as stored, unresolved.
     fn stored(c: &Coordinator) -> Cell {
-        let source = c.storage().read_source(TABLE, &key(), &ReadFilter::all(), usize::MAX);
+        let source = c
+            .storage()
+            .read_source(TABLE, &key(), &ReadFilter::all(), usize::MAX);
         let data = source.expect("read").expect("partition").data;
         let row = data.rows.values().next().expect("row").clone();
         match row.column(b"n").map(|c| c.value.clone()) {
@@ -321,7 +323,10 @@ mod tests {
 
     fn shards(cell: &Cell) -> Vec<Shard> {
         let value = cell.value.as_deref().expect("live");
-        CounterContext::decode(value).expect("context").shards().to_vec()
+        CounterContext::decode(value)
+            .expect("context")
+            .shards()
+            .to_vec()
     }
 
     #[tokio::test]

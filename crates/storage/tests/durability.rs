@@ -40,11 +40,14 @@ fn key(n: u64) -> PartitionKey {
 }
 
 fn mutation(table: TableId, n: u64) -> Mutation {
+    let cell = Cell::live(1, Bytes::from(format!("value{n}")));
+    cell_mutation(table, n, "v", cell)
+}
+
+/// Writes `cell` into column `column` of row `c` of partition `n`.
+fn cell_mutation(table: TableId, n: u64, column: &'static str, cell: Cell) -> Mutation {
     let mut row = Row::new(Bytes::from_static(b"c"));
-    row.columns = vec![ColumnData::simple(
-        "v",
-        Cell::live(1, Bytes::from(format!("value{n}"))),
-    )];
+    row.columns = vec![ColumnData::simple(column, cell)];
     Mutation {
         table,
         key: key(n),
@@ -275,17 +278,8 @@ fn increment(delta: i64) -> CounterUpdate {
 /// A mutation writing counter `n` as counters were written before they had shards: an
 /// unflagged cell holding the 8-byte total.
 fn legacy_total(n: u64, timestamp: i64, total: i64) -> Mutation {
-    let mut row = Row::new(Bytes::from_static(b"c"));
     let value = Bytes::copy_from_slice(&total.to_be_bytes());
-    row.columns = vec![ColumnData::simple("n", Cell::live(timestamp, value))];
-    Mutation {
-        table: TABLE,
-        key: key(n),
-        update: PartitionUpdate {
-            rows: vec![row],
-            ..Default::default()
-        },
-    }
+    cell_mutation(TABLE, n, "n", Cell::live(timestamp, value))
 }
 
 #[tokio::test]
