@@ -4,6 +4,7 @@
 //! ring whose only replica is local storage; remote replicas plug in here.
 mod batchlog;
 mod consistency;
+mod counters;
 mod failures;
 mod gather;
 mod messages;
@@ -29,8 +30,8 @@ use std::time::{Duration, Instant};
 
 use ring::{Endpoint, ReplicationStrategy, Token};
 use storage::{
-    CounterUpdate, KeyRange, Mutation, Partition, PartitionKey, ReadFilter, ReadStats, Storage,
-    StorageError, TableId,
+    KeyRange, Mutation, Partition, PartitionKey, ReadFilter, ReadStats, Storage, StorageError,
+    TableId,
 };
 use types::{Consistency, CqlError, CqlResult};
 
@@ -54,14 +55,14 @@ const DEFAULT_STORAGE_PORT: u16 = 7000;
 /// Routes reads and writes to replicas and enforces consistency levels.
 pub struct Coordinator {
     storage: Arc<Storage>,
-    topology: Topology,
+    topology: Arc<Topology>,
     local: Endpoint,
     /// This node as failure messages name it.
     replica: Replica,
     timeouts: LiveTimeouts,
     metrics: Metrics,
     slow: Arc<SlowQueries>,
-    attached: remote::Attachments,
+    attached: Arc<remote::Attachments>,
     batchlog: batchlog::Batchlog,
 }
 
@@ -70,7 +71,7 @@ impl Coordinator {
     pub fn new(storage: Arc<Storage>, local: Endpoint, timeouts: Timeouts) -> Coordinator {
         Coordinator {
             storage,
-            topology: Topology::new(local.clone()),
+            topology: Arc::new(Topology::new(local.clone())),
             replica: Replica {
                 address: local.addr,
                 storage_port: DEFAULT_STORAGE_PORT,
@@ -79,7 +80,7 @@ impl Coordinator {
             timeouts: LiveTimeouts::new(timeouts),
             metrics: Metrics::default(),
             slow: Arc::new(SlowQueries::default()),
-            attached: remote::Attachments::default(),
+            attached: Arc::default(),
             batchlog: batchlog::Batchlog::default(),
         }
     }
@@ -95,6 +96,7 @@ impl Coordinator {
         let replica = verbs::Replica {
             storage: self.storage.clone(),
             await_epoch: remote.await_epoch.clone(),
+            leader: self.leader(),
         };
         verbs::register(&remote.messaging, replica);
         if self.attached.remote.set(remote).is_err() {
@@ -210,30 +212,6 @@ impl Coordinator {
             block_for: block_for(strategy, cl, &self.local.datacenter),
             data_present: false,
         })
-    }
-
-    /// Fails with Unavailable when fewer replicas are alive than `cl` needs.
-    fn check_live(
-        &self,
-        strategy: &ReplicationStrategy,
-        token: i64,
-        cl: Consistency,
-    ) -> CqlResult<()> {
-        let replicas = strategy.replicas(Token(token), &self.topology.ring());
-        let alive = replicas
-            .iter()
-            .filter(|e| e.addr == self.local.addr)
-            .count() as i32;
-        let required = block_for(strategy, cl, &self.local.datacenter);
-        if alive < required {
-            return Err(CqlError::Unavailable {
-                message: format!("Cannot achieve consistency level {}", cl.name()),
-                consistency: cl,
-                required,
-                alive,
-            });
-        }
-        Ok(())
     }
 
     /// Writes mutations, each independently (an unlogged batch or a single statement).
@@ -373,47 +351,10 @@ impl Coordinator {
 
     /// What sends a request's messages, waiting at most the `kind` timeout.
     fn senders(&self, kind: TimeoutKind) -> write::Senders {
-        let remote = self.attached.remote.get();
-        write::Senders {
-            storage: self.storage.clone(),
-            messaging: remote.map(|r| r.messaging.clone()),
-            storage_port: self.replica.storage_port,
-            epoch: remote.map_or(0, |r| (r.epoch)()),
-            hints: self.attached.hints.get().cloned(),
-            timeout: self.timeouts.get(kind),
-            metrics: self.metrics.proxy().clone(),
-        }
-    }
-
-    /// Adds counter deltas in one partition.
-    #[allow(clippy::too_many_arguments)]
-    pub async fn write_counters(
-        &self,
-        strategy: &ReplicationStrategy,
-        table: TableId,
-        key: PartitionKey,
-        updates: Vec<CounterUpdate>,
-        timestamp: i64,
-        cl: Consistency,
-        trace: Option<&Trace>,
-    ) -> CqlResult<()> {
-        if cl == Consistency::Any {
-            return Err(CqlError::invalid(
-                "Consistency level ANY is not yet supported for counter table",
-            ));
-        }
-        validate_for_write(cl)?;
-        trace::trace(trace, || "Determining replicas for mutation".into());
-        self.check_live(strategy, key.token, cl)?;
-        let block_for = block_for(strategy, cl, &self.local.datacenter);
-        let started = Instant::now();
-        trace::trace(trace, || "Appending to commitlog".into());
-        let write = self.storage.apply_counter(table, key, updates, timestamp);
-        let timeout = self.timeouts.get(TimeoutKind::CounterWrite);
-        let needed = Needed::new(cl, block_for);
-        bounded(write, timeout, &self.replica, needed, "COUNTER").await?;
-        self.record(RequestKind::Write, cl, &[table], started);
-        Ok(())
+        let timeout = self.timeouts.get(kind);
+        let (storage, metrics) = (self.storage.clone(), self.metrics.proxy().clone());
+        self.attached
+            .senders(storage, self.replica.storage_port, timeout, metrics)
     }
 
     /// Reads one partition, adding what the read did to `stats`.
@@ -618,13 +559,13 @@ fn unavailable(
 /// when storage fails it. A write the commit log cannot take waits out the timeout and
 /// answers WriteTimeout, as Cassandra's writes wait for a commit-log segment that does not
 /// come (`commit_failure_policy: stop_commit` "lets writes collect").
-async fn bounded(
-    write: impl Future<Output = storage::Result<()>>,
+async fn bounded<T>(
+    write: impl Future<Output = storage::Result<T>>,
     timeout: Duration,
     replica: &Replica,
     needed: Needed,
     write_type: &str,
-) -> CqlResult<()> {
+) -> CqlResult<T> {
     let deadline = tokio::time::Instant::now() + timeout;
     let timed_out = || CqlError::WriteTimeout {
         message: "Operation timed out - received only 0 responses.".into(),
@@ -678,7 +619,7 @@ mod tests {
 
     #[tokio::test]
     async fn writes_the_commit_log_cannot_take_wait_out_the_timeout() {
-        let refused = async { Err(StorageError::CommitLogUnavailable("stopped".into())) };
+        let refused = async { Err::<(), _>(StorageError::CommitLogUnavailable("stopped".into())) };
         let started = Instant::now();
         let err = bounded(refused, Duration::from_millis(50), &REPLICA, ONE, "SIMPLE")
             .await

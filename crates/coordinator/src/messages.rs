@@ -1,14 +1,19 @@
 //! Payloads of the storage verbs, on `mutation::codec`: a version byte, the sender's metadata
 //! epoch (a replica that has not applied it yet waits for it before failing on an unknown
 //! table), then the verb's body. Decoding checks every length and never panics.
+use std::collections::BTreeMap;
+use std::time::Duration;
+
 use bytes::{BufMut, Bytes};
 use mutation::codec::{put_bytes, put_len, put_mutation, DecodeError, Reader};
 use mutation::{Mutation, PartitionKey, TableId};
+use ring::ReplicationStrategy;
 use storage::wire::{
     key_range, put_key_range, put_read_filter, put_scan_source, put_source_rows, read_filter,
     scan_source, source_rows,
 };
-use storage::{KeyRange, ReadFilter, ScanSource, SourceRows};
+use storage::{CounterUpdate, KeyRange, ReadFilter, ScanSource, SourceRows};
+use types::{Consistency, CqlError, CqlResult};
 
 /// The encoding version of every storage verb's payload.
 const VERSION: u8 = 1;
@@ -192,6 +197,269 @@ pub fn decode_scan(payload: &[u8]) -> Result<ScanSource, DecodeError> {
     storage::wire::decode_all(payload, scan_source)
 }
 
+/// `Verb::Counter`: counter deltas of one partition for their leader replica to apply and
+/// replicate at `consistency`. It carries the keyspace's replication as the coordinator saw it
+/// at `epoch`, and how long the leader may wait for the other replicas (`budget`, a little less
+/// than the coordinator waits, so the leader's account of the answers reaches the client).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CounterRequest {
+    pub epoch: u64,
+    pub table: TableId,
+    pub key: PartitionKey,
+    pub updates: Vec<CounterUpdate>,
+    pub timestamp: i64,
+    pub consistency: Consistency,
+    pub strategy: ReplicationStrategy,
+    pub budget: Duration,
+}
+
+impl CounterRequest {
+    pub fn encode(&self) -> Bytes {
+        let mut out = header(self.epoch);
+        out.put_slice(self.table.0.as_bytes());
+        out.put_i64(self.key.token);
+        put_bytes(&mut out, &self.key.key);
+        put_len(&mut out, self.updates.len());
+        for update in &self.updates {
+            match &update.clustering {
+                Some(clustering) => {
+                    out.put_u8(1);
+                    put_bytes(&mut out, clustering);
+                }
+                None => out.put_u8(0),
+            }
+            put_bytes(&mut out, &update.column);
+            out.put_i64(update.delta);
+        }
+        out.put_i64(self.timestamp);
+        out.put_u16(self.consistency as u16);
+        put_strategy(&mut out, &self.strategy);
+        out.put_u64(u64::try_from(self.budget.as_millis()).unwrap_or(u64::MAX));
+        out.into()
+    }
+
+    pub fn decode(payload: &[u8]) -> Result<CounterRequest, DecodeError> {
+        let mut r = Reader { bytes: payload };
+        let epoch = read_header(&mut r)?;
+        let table = r.table_id()?;
+        let key = PartitionKey {
+            token: r.i64()?,
+            key: r.bytes()?,
+        };
+        let count = r.len()?;
+        let updates = (0..count)
+            .map(|_| counter_update(&mut r))
+            .collect::<Result<Vec<_>, _>>()?;
+        let request = CounterRequest {
+            epoch,
+            table,
+            key,
+            updates,
+            timestamp: r.i64()?,
+            consistency: consistency(&mut r)?,
+            strategy: strategy(&mut r)?,
+            budget: Duration::from_millis(r.i64()? as u64),
+        };
+        end(&r)?;
+        Ok(request)
+    }
+}
+
+fn counter_update(r: &mut Reader) -> Result<CounterUpdate, DecodeError> {
+    Ok(CounterUpdate {
+        clustering: if r.flag()? { Some(r.bytes()?) } else { None },
+        column: r.bytes()?,
+        delta: r.i64()?,
+    })
+}
+
+fn consistency(r: &mut Reader) -> Result<Consistency, DecodeError> {
+    let code = u16::from_be_bytes([r.u8()?, r.u8()?]);
+    Consistency::from_code(code).ok_or(DecodeError("unknown consistency level"))
+}
+
+fn put_strategy(out: &mut Vec<u8>, strategy: &ReplicationStrategy) {
+    let rf = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+    match strategy {
+        ReplicationStrategy::Simple { rf: n } => {
+            out.put_u8(0);
+            out.put_u32(rf(*n));
+        }
+        ReplicationStrategy::NetworkTopology { dc_rf } => {
+            out.put_u8(1);
+            put_len(out, dc_rf.len());
+            for (dc, n) in dc_rf {
+                put_bytes(out, dc.as_bytes());
+                out.put_u32(rf(*n));
+            }
+        }
+        ReplicationStrategy::Local => out.put_u8(2),
+        ReplicationStrategy::Everywhere => out.put_u8(3),
+    }
+}
+
+fn strategy(r: &mut Reader) -> Result<ReplicationStrategy, DecodeError> {
+    Ok(match r.u8()? {
+        0 => ReplicationStrategy::Simple { rf: factor(r)? },
+        1 => {
+            let count = r.len()?;
+            let mut dc_rf = BTreeMap::new();
+            for _ in 0..count {
+                let dc = String::from_utf8(r.bytes()?.to_vec())
+                    .map_err(|_| DecodeError("datacenter name is not UTF-8"))?;
+                dc_rf.insert(dc, factor(r)?);
+            }
+            ReplicationStrategy::NetworkTopology { dc_rf }
+        }
+        2 => ReplicationStrategy::Local,
+        3 => ReplicationStrategy::Everywhere,
+        _ => return Err(DecodeError("unknown replication strategy")),
+    })
+}
+
+/// A replication factor (a count that is no length of what follows).
+fn factor(r: &mut Reader) -> Result<usize, DecodeError> {
+    Ok(r.i32()? as u32 as usize)
+}
+
+/// The leader's answer to a [`CounterRequest`]: the write's outcome at the level asked, which
+/// the coordinator gives its client with the level's name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CounterReply {
+    Applied,
+    Timeout {
+        received: i32,
+        block_for: i32,
+    },
+    Failure {
+        received: i32,
+        block_for: i32,
+        failures: i32,
+    },
+    Unavailable {
+        required: i32,
+        alive: i32,
+    },
+}
+
+impl CounterReply {
+    /// The reply telling `result`; `None` for errors a leader does not answer with (they
+    /// travel as a remote error).
+    pub fn of(result: &CqlResult<()>) -> Option<CounterReply> {
+        Some(match result {
+            Ok(()) => CounterReply::Applied,
+            Err(CqlError::WriteTimeout {
+                received,
+                block_for,
+                ..
+            }) => CounterReply::Timeout {
+                received: *received,
+                block_for: *block_for,
+            },
+            Err(CqlError::WriteFailure {
+                received,
+                block_for,
+                failures,
+                ..
+            }) => CounterReply::Failure {
+                received: *received,
+                block_for: *block_for,
+                failures: *failures,
+            },
+            Err(CqlError::Unavailable {
+                required, alive, ..
+            }) => CounterReply::Unavailable {
+                required: *required,
+                alive: *alive,
+            },
+            Err(_) => return None,
+        })
+    }
+
+    /// What the client of a counter write at `cl` gets.
+    pub fn into_result(self, cl: Consistency) -> CqlResult<()> {
+        match self {
+            CounterReply::Applied => Ok(()),
+            CounterReply::Timeout {
+                received,
+                block_for,
+            } => Err(CqlError::WriteTimeout {
+                message: format!("Operation timed out - received only {received} responses."),
+                consistency: cl,
+                received,
+                block_for,
+                write_type: "COUNTER".into(),
+            }),
+            CounterReply::Failure {
+                received,
+                block_for,
+                failures,
+            } => Err(CqlError::WriteFailure {
+                message: format!(
+                    "Operation failed - received {received} responses and {failures} failures"
+                ),
+                consistency: cl,
+                received,
+                block_for,
+                failures,
+                write_type: "COUNTER".into(),
+            }),
+            CounterReply::Unavailable { required, alive } => Err(CqlError::Unavailable {
+                message: format!("Cannot achieve consistency level {}", cl.name()),
+                consistency: cl,
+                required,
+                alive,
+            }),
+        }
+    }
+
+    pub fn encode(&self) -> Bytes {
+        let mut out = Vec::with_capacity(13);
+        let (kind, numbers) = match *self {
+            CounterReply::Applied => (0, [0, 0, 0]),
+            CounterReply::Timeout {
+                received,
+                block_for,
+            } => (1, [received, block_for, 0]),
+            CounterReply::Failure {
+                received,
+                block_for,
+                failures,
+            } => (2, [received, block_for, failures]),
+            CounterReply::Unavailable { required, alive } => (3, [required, alive, 0]),
+        };
+        out.put_u8(kind);
+        for n in numbers {
+            out.put_i32(n);
+        }
+        out.into()
+    }
+
+    pub fn decode(payload: &[u8]) -> Result<CounterReply, DecodeError> {
+        let mut r = Reader { bytes: payload };
+        let kind = r.u8()?;
+        let [a, b, c] = [r.i32()?, r.i32()?, r.i32()?];
+        end(&r)?;
+        Ok(match kind {
+            0 => CounterReply::Applied,
+            1 => CounterReply::Timeout {
+                received: a,
+                block_for: b,
+            },
+            2 => CounterReply::Failure {
+                received: a,
+                block_for: b,
+                failures: c,
+            },
+            3 => CounterReply::Unavailable {
+                required: a,
+                alive: b,
+            },
+            _ => return Err(DecodeError("unknown counter reply kind")),
+        })
+    }
+}
+
 /// The version byte and the epoch.
 pub(crate) fn header(epoch: u64) -> Vec<u8> {
     let mut out = Vec::with_capacity(256);
@@ -312,6 +580,64 @@ mod tests {
             stopped_at: Some(mutation("k").key),
         };
         assert_eq!(decode_scan(&encode_scan(&scan)).unwrap(), scan);
+    }
+
+    #[test]
+    fn counter_requests_and_replies_round_trip_and_damage_is_refused() {
+        let request = CounterRequest {
+            epoch: 8,
+            table: TableId(uuid::Uuid::from_u128(4)),
+            key: mutation("k").key,
+            updates: vec![
+                CounterUpdate {
+                    clustering: Some(Bytes::from_static(b"c")),
+                    column: Bytes::from_static(b"n"),
+                    delta: -3,
+                },
+                CounterUpdate {
+                    clustering: None,
+                    column: Bytes::from_static(b"s"),
+                    delta: 7,
+                },
+            ],
+            timestamp: 1234,
+            consistency: Consistency::LocalQuorum,
+            strategy: ReplicationStrategy::NetworkTopology {
+                dc_rf: BTreeMap::from([("dc1".to_string(), 3), ("dc2".to_string(), 2)]),
+            },
+            budget: Duration::from_millis(4500),
+        };
+        let bytes = request.encode();
+        assert_eq!(CounterRequest::decode(&bytes), Ok(request));
+        for cut in 0..bytes.len() {
+            assert!(
+                CounterRequest::decode(&bytes[..cut]).is_err(),
+                "cut at {cut}"
+            );
+        }
+        for reply in [
+            CounterReply::Applied,
+            CounterReply::Timeout {
+                received: 1,
+                block_for: 2,
+            },
+            CounterReply::Failure {
+                received: 1,
+                block_for: 3,
+                failures: 1,
+            },
+            CounterReply::Unavailable {
+                required: 2,
+                alive: 1,
+            },
+        ] {
+            let bytes = reply.encode();
+            assert_eq!(CounterReply::decode(&bytes), Ok(reply));
+            assert!(CounterReply::decode(&bytes[..bytes.len() - 1]).is_err());
+            let result = reply.into_result(Consistency::Quorum);
+            assert_eq!(CounterReply::of(&result), Some(reply));
+        }
+        assert!(CounterReply::decode(&[9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]).is_err());
     }
 
     #[test]

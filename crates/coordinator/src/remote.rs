@@ -40,3 +40,26 @@ pub(crate) struct Attachments {
     pub hints: std::sync::OnceLock<Arc<HintsService>>,
     pub strategies: std::sync::OnceLock<crate::batchlog::StrategyLookup>,
 }
+
+impl Attachments {
+    /// What sends a write's messages through the services attached so far, waiting at most
+    /// `timeout`.
+    pub fn senders(
+        &self,
+        storage: Arc<storage::Storage>,
+        storage_port: u16,
+        timeout: Duration,
+        metrics: Arc<crate::proxy_metrics::ProxyMetrics>,
+    ) -> crate::write::Senders {
+        let remote = self.remote.get();
+        crate::write::Senders {
+            storage,
+            messaging: remote.map(|r| r.messaging.clone()),
+            storage_port,
+            epoch: remote.map_or(0, |r| (r.epoch)()),
+            hints: self.hints.get().cloned(),
+            timeout,
+            metrics,
+        }
+    }
+}

@@ -32,6 +32,8 @@ const SCHEMA_POLL: Duration = Duration::from_millis(20);
 pub(crate) struct Replica {
     pub storage: Arc<Storage>,
     pub await_epoch: EpochWaiter,
+    /// Leads counter updates other coordinators send this node.
+    pub leader: crate::counters::Leader,
 }
 
 /// Registers the replica side of every storage verb this node answers.
@@ -39,6 +41,7 @@ pub(crate) fn register(messaging: &Messaging, replica: Replica) {
     crate::batchlog::register(messaging, replica.storage.clone());
     let reader = replica.clone();
     let scanner = replica.clone();
+    let leader = replica.clone();
     messaging.register(
         Verb::Mutation,
         handler_fn(move |from, payload| apply(replica.clone(), from, payload)),
@@ -50,6 +53,10 @@ pub(crate) fn register(messaging: &Messaging, replica: Replica) {
     messaging.register(
         Verb::RangeRead,
         handler_fn(move |from, payload| scan(scanner.clone(), from, payload)),
+    );
+    messaging.register(
+        Verb::Counter,
+        handler_fn(move |from, payload| crate::counters::handle(leader.clone(), from, payload)),
     );
 }
 
@@ -117,7 +124,11 @@ async fn apply(replica: Replica, from: Peer, payload: Bytes) -> Result<Bytes, Re
 /// Runs `op`, and when it fails on a table this node does not know, waits (at most
 /// [`SCHEMA_WAIT`]) for the metadata log to reach `epoch` and the table to appear, then runs
 /// it again.
-async fn with_schema<T, F, Fut>(replica: &Replica, epoch: u64, op: F) -> storage::Result<T>
+pub(crate) async fn with_schema<T, F, Fut>(
+    replica: &Replica,
+    epoch: u64,
+    op: F,
+) -> storage::Result<T>
 where
     F: Fn() -> Fut,
     Fut: std::future::Future<Output = storage::Result<T>>,

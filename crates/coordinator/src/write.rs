@@ -97,21 +97,42 @@ impl Fanout {
 /// Sends the write and answers once the level is met, a failure makes it unreachable, or the
 /// timeout expires.
 pub(crate) async fn send(fanout: Fanout, senders: Senders) -> CqlResult<()> {
+    send_after(fanout, senders, None).await
+}
+
+/// [`send`] for mutations replica `applied` (a counter leader) has applied already: its write
+/// counts as its answer and it is not sent to.
+pub(crate) async fn send_after(
+    fanout: Fanout,
+    senders: Senders,
+    applied: Option<IpAddr>,
+) -> CqlResult<()> {
     let (answer, answered) = oneshot::channel();
-    tokio::spawn(drive(fanout, senders, answer));
+    tokio::spawn(drive(fanout, senders, applied, answer));
     answered
         .await
         .unwrap_or_else(|_| Err(CqlError::Server("the write was abandoned".into())))
 }
 
-async fn drive(fanout: Fanout, senders: Senders, answer: oneshot::Sender<CqlResult<()>>) {
+async fn drive(
+    fanout: Fanout,
+    senders: Senders,
+    applied: Option<IpAddr>,
+    answer: oneshot::Sender<CqlResult<()>>,
+) {
     let deadline = tokio::time::Instant::now() + senders.timeout;
-    let targets = fanout.targets();
+    let mut targets = fanout.targets();
+    targets.retain(|t| Some(t.endpoint.addr) != applied);
     let mut tallies: Vec<Tally> = fanout
         .plans
         .iter()
         .zip(&fanout.requirements)
-        .map(|(p, r)| Tally::new(r, p.live.iter().map(|e| e.datacenter.as_str())))
+        .map(|(p, r)| {
+            let mut tally = Tally::new(r, p.live.iter().map(|e| e.datacenter.as_str()));
+            let done = p.live.iter().filter(|e| Some(e.addr) == applied);
+            done.for_each(|e| tally.ack(e.datacenter.as_str()));
+            tally
+        })
         .collect();
     hint_dead(&fanout, &senders, &mut tallies);
     let mut sends: FuturesUnordered<BoxFuture<'static, (usize, Outcome)>> = targets

@@ -101,10 +101,13 @@ pub fn put_row(out: &mut Vec<u8>, row: &Row) {
 
 const HAS_VALUE: u8 = 1;
 const HAS_PATH: u8 = 2;
+/// The value is a counter context (absent from data written before counters had shards).
+const IS_COUNTER: u8 = 4;
 
 pub fn put_cell(out: &mut Vec<u8>, cell: &Cell) {
     let flags = if cell.value.is_some() { HAS_VALUE } else { 0 }
-        | if cell.path.is_some() { HAS_PATH } else { 0 };
+        | if cell.path.is_some() { HAS_PATH } else { 0 }
+        | if cell.counter { IS_COUNTER } else { 0 };
     out.put_u8(flags);
     out.put_i64(cell.timestamp);
     out.put_i32(cell.ttl);
@@ -262,7 +265,7 @@ impl Reader<'_> {
 
     pub fn cell(&mut self) -> Result<Cell, DecodeError> {
         let flags = self.u8()?;
-        if flags & !(HAS_VALUE | HAS_PATH) != 0 {
+        if flags & !(HAS_VALUE | HAS_PATH | IS_COUNTER) != 0 {
             return Err(DecodeError("invalid cell flags"));
         }
         let timestamp = self.i64()?;
@@ -278,12 +281,20 @@ impl Reader<'_> {
         } else {
             None
         };
+        let counter = flags & IS_COUNTER != 0;
+        if counter {
+            let context = value
+                .as_ref()
+                .ok_or(DecodeError("counter cell without a value"))?;
+            crate::counter_context::CounterContext::decode(context)?;
+        }
         Ok(Cell {
             timestamp,
             ttl,
             local_deletion_time,
             value,
             path,
+            counter,
         })
     }
 }
@@ -299,6 +310,7 @@ mod tests {
         row.columns = vec![
             ColumnData::simple("a", Cell::live(10, Bytes::from_static(b"x"))),
             ColumnData::simple("b", Cell::tombstone(11, 7)),
+            ColumnData::simple("n", Cell::counter(12, &counter_context())),
             ColumnData::complex(
                 "m",
                 DeletionTime::new(9, 9),
@@ -322,6 +334,49 @@ mod tests {
                 }],
             },
         }
+    }
+
+    fn counter_context() -> crate::counter_context::CounterContext {
+        crate::counter_context::CounterContext::single(crate::counter_context::Shard {
+            id: [3; 16],
+            clock: 2,
+            count: -5,
+        })
+    }
+
+    #[test]
+    fn cells_written_before_counter_contexts_decode_unflagged() {
+        // A legacy counter total as data written before contexts holds it: flags 1 (value).
+        let mut old = vec![1u8];
+        old.extend_from_slice(&9i64.to_be_bytes());
+        old.extend_from_slice(&0i32.to_be_bytes());
+        old.extend_from_slice(&i32::MAX.to_be_bytes());
+        put_bytes(&mut old, &40i64.to_be_bytes());
+        let cell = Reader { bytes: &old }.cell().expect("legacy cell");
+        assert_eq!(
+            cell,
+            Cell::live(9, Bytes::copy_from_slice(&40i64.to_be_bytes()))
+        );
+        assert!(!cell.counter);
+    }
+
+    #[test]
+    fn counter_cells_with_damaged_contexts_are_refused() {
+        let mut out = Vec::new();
+        put_cell(&mut out, &Cell::counter(1, &counter_context()));
+        assert!(Reader { bytes: &out }.cell().expect("valid").is_counter());
+        let last = out.len() - 1;
+        let mut short = out[..last].to_vec();
+        short[17..21].copy_from_slice(&31u32.to_be_bytes());
+        assert!(Reader { bytes: &short }.cell().is_err());
+        let mut flagged_tombstone = Vec::new();
+        put_cell(&mut flagged_tombstone, &Cell::tombstone(1, 0));
+        flagged_tombstone[0] |= IS_COUNTER;
+        assert!(Reader {
+            bytes: &flagged_tombstone
+        }
+        .cell()
+        .is_err());
     }
 
     #[test]

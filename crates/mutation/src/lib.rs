@@ -2,6 +2,7 @@
 //! keys, cells, rows, deletions, partition updates and mutations, and their binary form.
 //! Query builds mutations, the coordinator routes them, hints keep them, storage applies them.
 pub mod codec;
+pub mod counter_context;
 mod model;
 
 pub use model::*;

@@ -142,6 +142,9 @@ pub struct Cell {
     pub value: Option<Bytes>,
     /// Element key inside a non-frozen collection or UDT.
     pub path: Option<Bytes>,
+    /// The value is a counter context (see [`crate::counter_context`]): the cell reconciles by merging
+    /// shards. Unflagged counter cells are legacy 8-byte totals.
+    pub counter: bool,
 }
 
 impl Cell {
@@ -164,6 +167,7 @@ impl Cell {
             local_deletion_time: NO_DELETION_TIME,
             value: Some(value),
             path: None,
+            counter: false,
         }
     }
 
@@ -175,6 +179,7 @@ impl Cell {
             local_deletion_time: now.saturating_add(ttl),
             value: Some(value),
             path: None,
+            counter: false,
         }
     }
 
@@ -186,6 +191,15 @@ impl Cell {
             local_deletion_time: now,
             value: None,
             path: None,
+            counter: false,
+        }
+    }
+
+    /// A live counter cell holding `context`.
+    pub fn counter(timestamp: i64, context: &crate::counter_context::CounterContext) -> Self {
+        Cell {
+            counter: true,
+            ..Cell::live(timestamp, context.encode())
         }
     }
 
@@ -197,6 +211,11 @@ impl Cell {
 
     pub fn is_tombstone(&self) -> bool {
         self.value.is_none()
+    }
+
+    /// A live cell holding a counter context.
+    pub fn is_counter(&self) -> bool {
+        self.counter && self.value.is_some()
     }
 
     pub fn is_expiring(&self) -> bool {

@@ -1,6 +1,9 @@
-//! Counter increments: counter cells hold an 8-byte big-endian total; an increment reads the
-//! current totals under a per-partition striped lock and writes the new totals, so the commit
-//! log records totals and replay is idempotent.
+//! Counters: a counter cell holds a counter context (see `mutation::counter_context`), one shard per
+//! replica that led increments. An increment runs on a leader replica: under a per-partition
+//! striped lock it reads the leader's own shard, and writes a cell holding just that shard with
+//! its clock advanced and the delta added — so the commit log records shard states and replay
+//! is idempotent, and replicas merging the cell in any order converge. Reconciling two live
+//! counter cells merges their shards; a counter cell tombstone wins over every counter cell.
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::BTreeMap;
@@ -13,6 +16,7 @@ use tokio::sync::{Mutex, MutexGuard};
 use crate::error::{Result, StorageError};
 use crate::filter::ReadFilter;
 use crate::partition::PartitionData;
+use mutation::counter_context::{CounterContext, Shard};
 use mutation::{Cell, ColumnData, ColumnValue, PartitionKey, PartitionUpdate, Row, TableId};
 
 /// Adds `delta` to counter `column` of a row.
@@ -70,40 +74,43 @@ pub fn read_filter(updates: &[CounterUpdate]) -> ReadFilter {
     }
 }
 
-/// The update writing the new totals, given every version of the partition merged with its
-/// tombstones (`current`).
+/// The update writing the leader's new shards, given every version of the partition merged
+/// with its tombstones (`current`) and the leader's counter id `id`.
 ///
 /// As in Cassandra, a counter cell tombstone (`DELETE n FROM …`) wins over every counter
 /// update whatever its timestamp, so increments of a deleted counter are dropped; a row or
 /// partition deletion only shadows what is older than it, and a later increment adds to the
-/// last total written (Cassandra 5.0 keeps that total in its counter cache: `UPDATE n = n - 15`,
-/// `DELETE`, `UPDATE n = n + 3` reads back -12). Each new cell's timestamp is `timestamp`,
-/// raised above the current cell's if needed so the new total always wins reconciliation.
-pub fn new_totals(
+/// shards written before (Cassandra 5.0 keeps its shard in its counter cache: `UPDATE n = n -
+/// 15`, `DELETE`, `UPDATE n = n + 3` reads back -12). Each new cell's timestamp is `timestamp`,
+/// raised above the current cell's if needed, so timestamps grow with each shard's clock and
+/// replicas holding the same shards hold the same cell.
+pub fn new_shards(
     current: Option<&PartitionData>,
     updates: &[CounterUpdate],
     timestamp: i64,
+    id: [u8; 16],
 ) -> Result<PartitionUpdate> {
-    let mut rows: BTreeMap<Option<Bytes>, BTreeMap<Bytes, Cell>> = BTreeMap::new();
+    let mut rows: BTreeMap<Option<Bytes>, BTreeMap<Bytes, (i64, Shard)>> = BTreeMap::new();
     for update in updates {
         let columns = rows.entry(update.clustering.clone()).or_default();
-        let cell = match columns.get(&update.column) {
-            Some(pending) => pending.clone(),
-            None => match starting_cell(current, update, timestamp)? {
-                Some(cell) => cell,
+        let (ts, mut shard) = match columns.get(&update.column) {
+            Some(pending) => *pending,
+            None => match own_shard(current, update, timestamp, id)? {
+                Some(start) => start,
                 None => continue,
             },
         };
-        let total = decode_total(&cell)?.wrapping_add(update.delta);
-        let value = Bytes::copy_from_slice(&total.to_be_bytes());
-        columns.insert(update.column.clone(), Cell::live(cell.timestamp, value));
+        shard.count = shard.count.wrapping_add(update.delta);
+        columns.insert(update.column.clone(), (ts, shard));
     }
     let mut result = PartitionUpdate::default();
     for (clustering, columns) in rows.into_iter().filter(|(_, c)| !c.is_empty()) {
         let mut row = Row::new(clustering.clone().unwrap_or_default());
         row.columns = columns
             .into_iter()
-            .map(|(name, cell)| ColumnData::simple(name, cell))
+            .map(|(name, (ts, shard))| {
+                ColumnData::simple(name, Cell::counter(ts, &CounterContext::single(shard)))
+            })
             .collect();
         match clustering {
             Some(_) => result.rows.push(row),
@@ -113,22 +120,29 @@ pub fn new_totals(
     Ok(result)
 }
 
-/// The cell an increment starts from: the current total with a timestamp the new write will
-/// beat, or zero; `None` when the counter was deleted by a cell tombstone.
-fn starting_cell(
+/// The timestamp of the cell an increment writes and the leader's shard with its clock
+/// advanced (count not yet changed); `None` when the counter was deleted by a cell tombstone.
+fn own_shard(
     current: Option<&PartitionData>,
     update: &CounterUpdate,
     timestamp: i64,
-) -> Result<Option<Cell>> {
-    let zero = || Bytes::copy_from_slice(&0i64.to_be_bytes());
-    Ok(match current_cell(current, update)? {
-        Some(cell) if cell.value.is_none() => None,
+    id: [u8; 16],
+) -> Result<Option<(i64, Shard)>> {
+    let (ts, previous) = match current_cell(current, update)? {
+        Some(cell) if cell.is_tombstone() => return Ok(None),
         Some(cell) => {
             let ts = timestamp.max(cell.timestamp.saturating_add(1));
-            Some(Cell::live(ts, cell.value.unwrap_or_else(zero)))
+            (ts, context_of(&cell)?.shard(id))
         }
-        None => Some(Cell::live(timestamp, zero())),
-    })
+        None => (timestamp, None),
+    };
+    let (clock, count) = previous.map_or((0, 0), |s| (s.clock, s.count));
+    let shard = Shard {
+        id,
+        clock: clock.saturating_add(1),
+        count,
+    };
+    Ok(Some((ts, shard)))
 }
 
 fn current_cell(current: Option<&PartitionData>, update: &CounterUpdate) -> Result<Option<Cell>> {
@@ -148,20 +162,72 @@ fn current_cell(current: Option<&PartitionData>, update: &CounterUpdate) -> Resu
     }
 }
 
-fn decode_total(cell: &Cell) -> Result<i64> {
-    let bytes = cell.value.as_deref().unwrap_or(&[]);
-    let total: [u8; 8] = bytes.try_into().map_err(|_| {
-        StorageError::Invalid(format!("counter cell holds {} bytes, not 8", bytes.len()))
-    })?;
-    Ok(i64::from_be_bytes(total))
+/// The context of a live counter cell, or why its value is none.
+fn context_of(cell: &Cell) -> Result<CounterContext> {
+    match CounterContext::of_cell(cell) {
+        Some(Ok(context)) => Ok(context),
+        Some(Err(e)) => Err(StorageError::Invalid(format!("counter cell: {}", e.0))),
+        None => {
+            let len = cell.value.as_ref().map_or(0, Bytes::len);
+            Err(StorageError::Invalid(format!(
+                "counter cell holds {len} bytes, neither a total nor a counter context"
+            )))
+        }
+    }
+}
+
+/// Cassandra's `resolveCounter`, for two cells at least one of which is a live counter cell: a
+/// tombstone wins over a live counter cell whatever their timestamps; two live cells merge
+/// their contexts (a legacy total counting as one shard) at the greater timestamp. `None` when
+/// a value is no counter at all (the cells then reconcile as regular cells).
+pub(crate) fn reconcile(left: &Cell, right: &Cell) -> Option<Cell> {
+    match (left.is_tombstone(), right.is_tombstone()) {
+        (true, false) => return Some(left.clone()),
+        (false, true) => return Some(right.clone()),
+        (true, true) => return None,
+        (false, false) => {}
+    }
+    let merged = context_of(left).ok()?.merge(&context_of(right).ok()?);
+    Some(Cell::counter(left.timestamp.max(right.timestamp), &merged))
+}
+
+/// The cell a read returns: a counter cell's total as an 8-byte big-endian value (what the
+/// client sees of a counter column); any other cell as it is.
+pub(crate) fn readable(cell: &Cell) -> Cell {
+    if !cell.is_counter() {
+        return cell.clone();
+    }
+    match context_of(cell) {
+        Ok(context) => Cell::live(
+            cell.timestamp,
+            Bytes::copy_from_slice(&context.total().to_be_bytes()),
+        ),
+        Err(e) => {
+            tracing::error!("unreadable counter cell: {e}");
+            cell.clone()
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    const ME: [u8; 16] = [5; 16];
+
     fn total(n: i64) -> Bytes {
         Bytes::copy_from_slice(&n.to_be_bytes())
+    }
+
+    fn shard(id: [u8; 16], clock: i64, count: i64) -> Shard {
+        Shard { id, clock, count }
+    }
+
+    fn counter(ts: i64, shards: &[Shard]) -> Cell {
+        let context = shards.iter().fold(CounterContext::default(), |c, s| {
+            c.merge(&CounterContext::single(*s))
+        });
+        Cell::counter(ts, &context)
     }
 
     fn update(clustering: Option<&'static str>, delta: i64) -> CounterUpdate {
@@ -187,19 +253,25 @@ mod tests {
         row
     }
 
+    fn written(update: &PartitionUpdate) -> &ColumnValue {
+        &update.rows[0].columns[0].value
+    }
+
     #[test]
-    fn adds_to_current_totals_and_outranks_their_timestamps() {
-        let partition = partition(vec![counter_row("a", Cell::live(50, total(10)))]);
+    fn the_leader_advances_only_its_own_shard_and_outranks_the_current_timestamp() {
+        let other = shard([9; 16], 4, 100);
+        let current = counter(50, &[shard(ME, 2, 10), other]);
+        let partition = partition(vec![counter_row("a", current)]);
         let updates = [update(Some("a"), 5), update(Some("a"), 1), update(None, -2)];
-        let result = new_totals(Some(&partition), &updates, 7).expect("valid counters");
+        let result = new_shards(Some(&partition), &updates, 7, ME).expect("valid counters");
         assert_eq!(
-            result.rows[0].columns[0].value,
-            ColumnValue::Simple(Cell::live(51, total(16)))
+            written(&result),
+            &ColumnValue::Simple(counter(51, &[shard(ME, 3, 16)]))
         );
         let static_row = result.static_row.expect("static update");
         assert_eq!(
             static_row.columns[0].value,
-            ColumnValue::Simple(Cell::live(7, total(-2)))
+            ColumnValue::Simple(counter(7, &[shard(ME, 1, -2)]))
         );
         let filter = read_filter(&updates);
         assert_eq!(filter.slices.len(), 1);
@@ -207,21 +279,76 @@ mod tests {
     }
 
     #[test]
+    fn a_legacy_total_stays_its_own_shard_under_new_increments() {
+        let partition = partition(vec![counter_row("a", Cell::live(40, total(30)))]);
+        let result = new_shards(Some(&partition), &[update(Some("a"), 2)], 7, ME).expect("ok");
+        let ColumnValue::Simple(new) = written(&result) else {
+            panic!("simple cell expected");
+        };
+        assert_eq!(new, &counter(41, &[shard(ME, 1, 2)]));
+        let merged = reconcile(&Cell::live(40, total(30)), new).expect("counters merge");
+        assert_eq!(readable(&merged), Cell::live(41, total(32)));
+    }
+
+    #[test]
     fn a_deleted_counter_cell_stays_deleted_whatever_the_increment_timestamp() {
         let partition = partition(vec![counter_row("a", Cell::tombstone(5, 0))]);
-        let result = new_totals(Some(&partition), &[update(Some("a"), 3)], 100);
+        let result = new_shards(Some(&partition), &[update(Some("a"), 3)], 100, ME);
         assert_eq!(result.expect("valid"), PartitionUpdate::default());
+        let live = counter(100, &[shard(ME, 1, 3)]);
+        let tombstone = Cell::tombstone(5, 0);
+        assert_eq!(reconcile(&live, &tombstone), Some(tombstone.clone()));
+        assert_eq!(reconcile(&tombstone, &live), Some(tombstone));
     }
 
     #[test]
     fn an_increment_after_a_row_deletion_adds_to_the_last_total() {
-        let mut row = counter_row("a", Cell::live(10, total(-15)));
+        let mut row = counter_row("a", counter(10, &[shard(ME, 1, -15)]));
         row.deletion = mutation::DeletionTime::new(20, 0);
-        let result = new_totals(Some(&partition(vec![row])), &[update(Some("a"), 3)], 30);
+        let result = new_shards(Some(&partition(vec![row])), &[update(Some("a"), 3)], 30, ME);
         assert_eq!(
-            result.expect("valid").rows[0].columns[0].value,
-            ColumnValue::Simple(Cell::live(30, total(-12)))
+            written(&result.expect("valid")),
+            &ColumnValue::Simple(counter(30, &[shard(ME, 2, -12)]))
         );
+    }
+
+    #[test]
+    fn live_counter_cells_merge_shards_at_the_greater_timestamp() {
+        let a = counter(3, &[shard(ME, 2, 10), shard([1; 16], 1, 1)]);
+        let b = counter(9, &[shard(ME, 1, 4), shard([2; 16], 1, 5)]);
+        let merged = reconcile(&a, &b).expect("counters");
+        assert_eq!(
+            merged,
+            counter(
+                9,
+                &[shard([1; 16], 1, 1), shard([2; 16], 1, 5), shard(ME, 2, 10)]
+            )
+        );
+        assert_eq!(reconcile(&b, &a), Some(merged.clone()));
+        assert_eq!(readable(&merged), Cell::live(9, total(16)));
+    }
+
+    #[test]
+    fn replicas_holding_the_same_shards_hold_the_same_cell_and_digest() {
+        // Each leader's cells, in clock order: their timestamps grow with the clock.
+        let a1 = counter(10, &[shard([1; 16], 1, 1)]);
+        let a2 = counter(11, &[shard([1; 16], 2, 3)]);
+        let b1 = counter(5, &[shard([2; 16], 1, 7)]);
+        let all = partition(vec![
+            counter_row("a", a1),
+            counter_row("a", b1.clone()),
+            counter_row("a", a2.clone()),
+        ]);
+        let latest = partition(vec![counter_row("a", a2), counter_row("a", b1)]);
+        assert_eq!(all, latest);
+        let digest = |data: &PartitionData| {
+            crate::partition::SourceRows {
+                data: data.clone(),
+                stopped_at: None,
+            }
+            .digest()
+        };
+        assert_eq!(digest(&all), digest(&latest));
     }
 
     #[test]
@@ -230,7 +357,7 @@ mod tests {
             "a",
             Cell::live(1, Bytes::from_static(b"xyz")),
         )]);
-        let result = new_totals(Some(&partition), &[update(Some("a"), 1)], 2);
+        let result = new_shards(Some(&partition), &[update(Some("a"), 1)], 2, ME);
         assert!(matches!(result, Err(StorageError::Invalid(_))));
     }
 }

@@ -1,13 +1,13 @@
 //! Conflict resolution between two versions of the same data, exactly as Cassandra's
-//! `Cells.reconcile` / `Conflicts.resolveRegular`, `LivenessInfo.supersedes` and
-//! `DeletionTime.supersedes`.
+//! `Cells.reconcile` / `Conflicts.resolveRegular` / `resolveCounter`, `LivenessInfo.supersedes`
+//! and `DeletionTime.supersedes`.
 
 use std::cmp::Ordering;
 
 use mutation::{Cell, ColumnData, ColumnValue, ComplexColumn, Row, NO_DELETION_TIME};
 
 /// Whether `left` wins over `right` (ties on everything keep `left`).
-pub fn cell_wins(left: &Cell, right: &Cell) -> bool {
+fn cell_wins(left: &Cell, right: &Cell) -> bool {
     if left.timestamp != right.timestamp {
         return left.timestamp > right.timestamp;
     }
@@ -35,13 +35,23 @@ fn value_bytes(cell: &Cell) -> &[u8] {
     cell.value.as_deref().unwrap_or(&[])
 }
 
-/// The winner of two versions of a cell.
+/// The winner of two versions of a cell; two live counter cells merge their shards.
 pub fn reconcile(left: Cell, right: Cell) -> Cell {
+    if left.is_counter() || right.is_counter() {
+        if let Some(cell) = crate::counter::reconcile(&left, &right) {
+            return cell;
+        }
+    }
     if cell_wins(&left, &right) {
         left
     } else {
         right
     }
+}
+
+/// Whether `newer` makes `cell` obsolete: reconciling them gives `newer` (and they differ).
+pub fn supersedes(newer: &Cell, cell: &Cell) -> bool {
+    newer != cell && reconcile(newer.clone(), cell.clone()) == *newer
 }
 
 /// Merges `other` into `row` (same clustering).

@@ -124,7 +124,7 @@ fn live_column(column: &ColumnData, deletion: DeletionTime, now: i32) -> Option<
     let value = match &column.value {
         ColumnValue::Simple(cell) => {
             let live = cell.is_live(now) && !deletion.deletes(cell.timestamp);
-            ColumnValue::Simple(live.then(|| cell.clone())?)
+            ColumnValue::Simple(live.then(|| crate::counter::readable(cell))?)
         }
         ColumnValue::Complex(complex) => {
             let deletion = deletion.merge(complex.deletion);

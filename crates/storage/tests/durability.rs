@@ -40,11 +40,14 @@ fn key(n: u64) -> PartitionKey {
 }
 
 fn mutation(table: TableId, n: u64) -> Mutation {
+    let cell = Cell::live(1, Bytes::from(format!("value{n}")));
+    cell_mutation(table, n, "v", cell)
+}
+
+/// Writes `cell` into column `column` of row `c` of partition `n`.
+fn cell_mutation(table: TableId, n: u64, column: &'static str, cell: Cell) -> Mutation {
     let mut row = Row::new(Bytes::from_static(b"c"));
-    row.columns = vec![ColumnData::simple(
-        "v",
-        Cell::live(1, Bytes::from(format!("value{n}"))),
-    )];
+    row.columns = vec![ColumnData::simple(column, cell)];
     Mutation {
         table,
         key: key(n),
@@ -244,6 +247,68 @@ async fn concurrent_batch_writers_share_fsyncs() {
     assert!(syncs < writers / 4, "{syncs} fsyncs for {writers} writers");
 }
 
+/// The counter `n` of row `c` of partition `n` as a read returns it.
+fn counter_total(storage: &Storage, n: u64) -> i64 {
+    let partition = storage
+        .read(TABLE, &key(n), &ReadFilter::all(), 0)
+        .expect("read");
+    let row = partition.expect("counter row").rows.remove(0);
+    match &row.column(b"n").expect("column").value {
+        ColumnValue::Simple(cell) => {
+            let bytes: [u8; 8] = cell
+                .value
+                .as_deref()
+                .expect("value")
+                .try_into()
+                .expect("8 bytes");
+            i64::from_be_bytes(bytes)
+        }
+        ColumnValue::Complex(_) => panic!("counter is simple"),
+    }
+}
+
+fn increment(delta: i64) -> CounterUpdate {
+    CounterUpdate {
+        clustering: Some(Bytes::from_static(b"c")),
+        column: Bytes::from_static(b"n"),
+        delta,
+    }
+}
+
+/// A mutation writing counter `n` as counters were written before they had shards: an
+/// unflagged cell holding the 8-byte total.
+fn legacy_total(n: u64, timestamp: i64, total: i64) -> Mutation {
+    let value = Bytes::copy_from_slice(&total.to_be_bytes());
+    cell_mutation(TABLE, n, "n", Cell::live(timestamp, value))
+}
+
+#[tokio::test]
+async fn counter_totals_written_before_shards_read_the_same_and_take_new_increments() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = config(dir.path(), CommitlogSync::Batch);
+    let storage = open(&config, &[TABLE]);
+    storage.apply(legacy_total(3, 10, 5)).await.expect("apply");
+    storage.flush(TABLE).expect("flush");
+    storage.apply(legacy_total(3, 11, 8)).await.expect("apply");
+    drop(storage);
+    // An old commit log and an old SSTable.
+    let storage = open(&config, &[TABLE]);
+    storage.replay().expect("replay");
+    assert_eq!(counter_total(&storage, 3), 8);
+    let written = storage
+        .apply_counter(TABLE, key(3), vec![increment(3)], 5, [9; 16])
+        .await
+        .expect("increment");
+    assert!(written.is_some());
+    assert_eq!(counter_total(&storage, 3), 11);
+    storage.flush(TABLE).expect("flush");
+    storage.compact(TABLE).expect("compact");
+    drop(storage);
+    let storage = open(&config, &[TABLE]);
+    storage.replay().expect("replay");
+    assert_eq!(counter_total(&storage, 3), 11);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_counter_increments_are_not_lost_and_replay_idempotently() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -254,18 +319,15 @@ async fn concurrent_counter_increments_are_not_lost_and_replay_idempotently() {
         },
     );
     let storage = Arc::new(open(&config, &[TABLE]));
-    let increment = |delta| CounterUpdate {
-        clustering: Some(Bytes::from_static(b"c")),
-        column: Bytes::from_static(b"n"),
-        delta,
-    };
     let tasks: Vec<_> = (0..8)
         .map(|_| {
             let storage = storage.clone();
             tokio::spawn(async move {
                 for _ in 0..25 {
                     let update = vec![increment(2), increment(-1)];
-                    storage.apply_counter(TABLE, key(7), update, 100).await?;
+                    storage
+                        .apply_counter(TABLE, key(7), update, 100, [7; 16])
+                        .await?;
                 }
                 Ok::<_, StorageError>(())
             })
@@ -274,24 +336,7 @@ async fn concurrent_counter_increments_are_not_lost_and_replay_idempotently() {
     for task in tasks {
         task.await.expect("join").expect("increment");
     }
-    let total = |storage: &Storage| {
-        let partition = storage
-            .read(TABLE, &key(7), &ReadFilter::all(), 0)
-            .expect("read");
-        let row = partition.expect("counter row").rows.remove(0);
-        match &row.column(b"n").expect("column").value {
-            ColumnValue::Simple(cell) => {
-                let bytes: [u8; 8] = cell
-                    .value
-                    .as_deref()
-                    .expect("value")
-                    .try_into()
-                    .expect("8 bytes");
-                i64::from_be_bytes(bytes)
-            }
-            ColumnValue::Complex(_) => panic!("counter is simple"),
-        }
-    };
+    let total = |storage: &Storage| counter_total(storage, 7);
     assert_eq!(total(&storage), 200);
     storage.shutdown().await.expect("shutdown");
     drop(storage);

@@ -33,6 +33,7 @@ pub fn cell(rng: &mut Rng, with_path: bool) -> Cell {
         local_deletion_time: rng.edgy_i64() as i32,
         value: (!rng.one_in(4)).then(|| bytes(rng, 300)),
         path: with_path.then(|| bytes(rng, 20)),
+        counter: false,
     }
 }
 

@@ -10,7 +10,7 @@
 //! compaction's purger then drops those past `gc_grace_seconds` as in any compaction.
 
 use crate::partition::PartitionData;
-use crate::reconcile::cell_wins;
+use crate::reconcile::supersedes;
 use mutation::{Cell, ColumnData, ColumnValue, DeletionTime, Row};
 
 /// How finely other sources' data is compared (`nodetool garbagecollect -g`).
@@ -145,7 +145,7 @@ fn cell_without<'a>(
     covering: DeletionTime,
     mut newer: impl Iterator<Item = &'a Cell>,
 ) -> Option<Cell> {
-    let replaced = newer.any(|other| other != &cell && cell_wins(other, &cell));
+    let replaced = newer.any(|other| supersedes(other, &cell));
     (!covering.deletes(cell.timestamp) && !replaced).then_some(cell)
 }
 

@@ -13,8 +13,14 @@ use mutation::{ColumnValue, Row};
 
 /// Whether nothing written at or before `max_timestamp` can change what `filter` reads from
 /// `merged`: a partition deletion covers it, or — for reads of named rows with known columns
-/// (see [`ReadFilter::columns`]) — every requested row is complete.
+/// (see [`ReadFilter::columns`]) — every requested row is complete. Never while `merged` holds
+/// counter cells: older shards merge into them whatever their timestamps (Cassandra does not
+/// read counters in timestamp order either).
 pub(super) fn complete(merged: &PartitionData, filter: &ReadFilter, max_timestamp: i64) -> bool {
+    covered(merged, filter, max_timestamp) && !has_counter_cells(merged)
+}
+
+fn covered(merged: &PartitionData, filter: &ReadFilter, max_timestamp: i64) -> bool {
     if merged.partition_deletion.deletes(max_timestamp) {
         return true;
     }
@@ -29,6 +35,12 @@ pub(super) fn complete(merged: &PartitionData, filter: &ReadFilter, max_timestam
         _ => None,
     });
     rows.all(|row| row.is_some_and(|c| row_complete(merged, c, columns, max_timestamp)))
+}
+
+fn has_counter_cells(merged: &PartitionData) -> bool {
+    let rows = merged.static_row.iter().chain(merged.rows.values());
+    rows.flat_map(|r| &r.columns)
+        .any(|c| matches!(&c.value, ColumnValue::Simple(cell) if cell.is_counter()))
 }
 
 /// Cassandra's `canRemoveRow`, plus deletions: the row is deleted above `max_timestamp`, or its

@@ -133,6 +133,7 @@ mod tests {
                 local_deletion_time: i32::MAX,
                 value: Some(Bytes::from(vec![7; 1000])),
                 path: None,
+                counter: false,
             }),
         });
         let update = PartitionUpdate {

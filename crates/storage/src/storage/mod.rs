@@ -35,7 +35,7 @@ use parking_lot::Mutex;
 use self::core::Core;
 use crate::commitlog::CommitLog;
 use crate::compaction::exec::{CompactionProgress, CompactionRecord};
-use crate::counter::{new_totals, read_filter, CounterUpdate};
+use crate::counter::{new_shards, read_filter, CounterUpdate};
 use crate::engine::{table_dir, FlushReport, LsmEngine, TableEngine};
 use crate::error::{Result, StorageError};
 use crate::filter::{KeyRange, ReadFilter};
@@ -198,23 +198,29 @@ impl Storage {
         self.core.log_and_apply(&mutations)?.wait().await
     }
 
-    /// Adds deltas to counter columns of one partition atomically with respect to other
-    /// counter updates of the same partition.
+    /// Adds deltas to counter columns of one partition as their leader replica, atomically
+    /// with respect to other counter updates of the same partition: each counter's shard of
+    /// counter id `id` (this node's host id) gets its clock advanced and the delta added, and
+    /// is written alone in a counter cell. Returns the mutation written, for the other replicas
+    /// (`None` when every counter updated was deleted and nothing was written).
     pub async fn apply_counter(
         &self,
         table: TableId,
         key: PartitionKey,
         updates: Vec<CounterUpdate>,
         timestamp: i64,
-    ) -> Result<()> {
+        id: [u8; 16],
+    ) -> Result<Option<Mutation>> {
         let engine = self.engine(table)?;
         let _guard = self.core.counter_locks.lock(table, &key).await;
         let current = engine.read_merged(&key, &read_filter(&updates))?;
-        let update = new_totals(current.as_ref(), &updates, timestamp)?;
+        let update = new_shards(current.as_ref(), &updates, timestamp, id)?;
         if update.rows.is_empty() && update.static_row.is_none() {
-            return Ok(()); // every counter written was deleted
+            return Ok(None); // every counter written was deleted
         }
-        self.apply(Mutation { table, key, update }).await
+        let mutation = Mutation { table, key, update };
+        self.apply(mutation.clone()).await?;
+        Ok(Some(mutation))
     }
 
     /// The live content of one partition at `now` (seconds).
