@@ -61,8 +61,22 @@ fn seeds() -> Vec<u64> {
 #[tokio::test(start_paused = true)]
 async fn acknowledged_writes_survive_loss_delay_partitions_and_crashes() {
     let steps = env_number("HELENUS_SIM_STEPS", 120);
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
     for seed in seeds() {
-        run(seed, steps).await;
+        for (kind, count) in run(seed, steps).await {
+            *seen.entry(kind).or_default() += count;
+        }
+    }
+    // The runs met what the checks are about (when they are long enough to).
+    if steps >= 100 {
+        for kind in [
+            "write Quorum ok",
+            "read Quorum ok",
+            "write Quorum WriteTimeout",
+            "crash",
+        ] {
+            assert!(seen.contains_key(kind), "no {kind:?} in {seen:?}");
+        }
     }
 }
 
@@ -124,7 +138,8 @@ struct Sim {
     log: Vec<String>,
 }
 
-async fn run(seed: u64, steps: u64) {
+/// One seed's run, checked; how many requests ended how (and how many crashes).
+async fn run(seed: u64, steps: u64) -> BTreeMap<String, usize> {
     let mut rng = SplitMix64(seed);
     let n = if rng.below(3) == 0 { 5 } else { 3 };
     let cluster = Cluster::start(n, seed).await;
@@ -147,7 +162,7 @@ async fn run(seed: u64, steps: u64) {
     sim.check_history();
     sim.check_replicas_alone().await;
     sim.check_final_reads().await;
-    sim.summarize(n);
+    sim.summarize(n)
 }
 
 impl Sim {
@@ -618,8 +633,8 @@ impl Sim {
 }
 
 impl Sim {
-    /// What the run did: answers and failures by kind, crashes.
-    fn summarize(&self, n: usize) {
+    /// What the run did: answers and failures by kind, and crashes.
+    fn summarize(&self, n: usize) -> BTreeMap<String, usize> {
         let history = self.history.lock();
         let mut kinds: BTreeMap<String, usize> = BTreeMap::new();
         for op in history.iter() {
@@ -643,6 +658,9 @@ impl Sim {
             history.len(),
             self.crashes.len()
         );
+        kinds.insert("crash".into(), self.crashes.len());
+        kinds.retain(|_, count| *count > 0);
+        kinds
     }
 }
 
