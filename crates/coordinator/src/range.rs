@@ -193,7 +193,7 @@ pub(crate) async fn scan(
             let replies = ask(readers, &mut asked, &range, filter, wanted, deadline).await?;
             let Some(horizon) = found
                 .take(readers, &asked, replies, filter, now, stats)
-                .await
+                .await?
             else {
                 break;
             };
@@ -216,7 +216,8 @@ impl Found {
     }
 
     /// Merges the replicas' answers, repairs those that missed something, and keeps the live
-    /// partitions; the key to resume after when a replica stopped.
+    /// partitions; the key to resume after when a replica stopped. ReadTimeout when a repair
+    /// was not applied (see `read::repair_timed_out`).
     async fn take(
         &mut self,
         readers: &Readers,
@@ -225,19 +226,22 @@ impl Found {
         filter: &ReadFilter,
         now: i32,
         stats: &mut ReadStats,
-    ) -> Option<PartitionKey> {
+    ) -> CqlResult<Option<PartitionKey>> {
         let mut round = ScanRound::new();
         for (_, reply) in &replies {
             round.add(reply.clone());
         }
         let (complete, horizon) = round.complete();
         if replies.len() > 1 && readers.read_repair {
-            repair(readers, asked.table, &complete, &replies).await;
+            let unapplied = repair(readers, asked.table, &complete, &replies).await;
+            if unapplied > 0 {
+                return Err(read::repair_timed_out(asked.cl, asked.block_for, unapplied));
+            }
         }
         let mut partition_filter = filter.clone();
         for (key, data) in &complete {
             if self.full() {
-                return None;
+                return Ok(None);
             }
             let cap = filter.row_limit.unwrap_or(usize::MAX).min(self.rows_left);
             partition_filter.row_limit = Some(cap).filter(|&c| c < usize::MAX);
@@ -246,7 +250,7 @@ impl Found {
                 self.partitions.push(p);
             }
         }
-        horizon.filter(|_| !self.full())
+        Ok(horizon.filter(|_| !self.full()))
     }
 }
 
@@ -323,7 +327,7 @@ async fn repair(
     table: TableId,
     complete: &[(PartitionKey, PartitionData)],
     replies: &[(Endpoint, ScanSource)],
-) {
+) -> usize {
     let mut repairs = Vec::new();
     for (endpoint, reply) in replies {
         let theirs: BTreeMap<&PartitionKey, &PartitionData> =
@@ -341,7 +345,7 @@ async fn repair(
             }
         }
     }
-    read::apply_repairs(readers, repairs).await;
+    read::apply_repairs(readers, repairs).await
 }
 
 #[cfg(test)]

@@ -2,7 +2,8 @@
 //! is asked for data and the others the level needs for digests of the same answer; when the
 //! digests match the data is the answer, else every contacted replica is asked for its data,
 //! the answers are reconciled by timestamp and tombstones, and the replicas that missed
-//! something are repaired before the client is answered (blocking read repair). The read runs
+//! something are repaired before the client is answered (blocking read repair: a repair not
+//! applied in time makes the read time out, so QUORUM reads never go back in time). The read runs
 //! in storage's rounds (a row limit asks for a bounded number of rows, then more after the
 //! last complete row when tombstones hid too many), each round asked of the replicas.
 //! A replica that fails or cannot be reached is replaced by a spare live replica, if any
@@ -127,7 +128,10 @@ async fn read_round(
     let replies = ask(readers, plan, filter, cap, false, deadline).await?;
     let round = merge(filter, &replies);
     if readers.read_repair {
-        repair(readers, plan, &round, &replies).await;
+        let unapplied = repair(readers, plan, &round, &replies).await;
+        if unapplied > 0 {
+            return Err(repair_timed_out(plan.cl, plan.block_for, unapplied));
+        }
     }
     Ok(round)
 }
@@ -263,14 +267,14 @@ impl HasData for ReadReply {
 }
 
 /// Sends each replica what it lacks of the reconciled round and waits (at most the write
-/// timeout) for them to apply it.
+/// timeout) for them to apply it; how many repairs were not applied.
 async fn repair(
     readers: &Readers,
     plan: &ReadPlan<'_>,
     round: &Round,
     replies: &[(Endpoint, ReadReply)],
-) {
-    let Some(merged) = round.data() else { return };
+) -> usize {
+    let Some(merged) = round.data() else { return 0 };
     let empty = storage::PartitionData::default();
     let mut repairs = Vec::new();
     for (endpoint, reply) in replies {
@@ -288,25 +292,45 @@ async fn repair(
         };
         repairs.push((endpoint.clone(), mutation));
     }
-    apply_repairs(readers, repairs).await;
+    apply_repairs(readers, repairs).await
 }
 
-/// Applies each repair on its replica, waiting at most the write timeout for them all.
-pub(crate) async fn apply_repairs(readers: &Readers, repairs: Vec<(Endpoint, Mutation)>) {
-    let count = repairs.len() as u64;
+/// Applies each repair on its replica, waiting at most the write timeout for them all; how
+/// many were not applied (failed, or not acknowledged in time).
+pub(crate) async fn apply_repairs(readers: &Readers, repairs: Vec<(Endpoint, Mutation)>) -> usize {
+    let mut unapplied = repairs.len();
     readers
         .metrics
         .read_repairs
-        .fetch_add(count, Ordering::Relaxed);
+        .fetch_add(unapplied as u64, Ordering::Relaxed);
     let mut writes: FuturesUnordered<BoxFuture<'static, bool>> = repairs
         .into_iter()
         .map(|(endpoint, mutation)| repair_one(readers, &endpoint, mutation))
         .collect();
     let deadline = Instant::now() + readers.write_timeout;
     while let Ok(Some(applied)) = tokio::time::timeout_at(deadline, writes.next()).await {
-        if !applied {
+        if applied {
+            unapplied -= 1;
+        } else {
             tracing::debug!("a read repair was not applied");
         }
+    }
+    unapplied
+}
+
+/// The answer to a read whose repairs were not all applied: every replica answered, but the
+/// read cannot return data a later QUORUM read might not see. Cassandra's blocking read repair
+/// answers ReadTimeout with data present, counting the replicas still owing an acknowledgement
+/// as missing (at least one).
+pub(crate) fn repair_timed_out(cl: Consistency, block_for: i32, unapplied: usize) -> CqlError {
+    let unapplied = i32::try_from(unapplied).unwrap_or(i32::MAX);
+    let received = block_for.saturating_sub(unapplied).clamp(0, block_for - 1);
+    CqlError::ReadTimeout {
+        message: format!("Operation timed out - received only {received} responses."),
+        consistency: cl,
+        received,
+        block_for,
+        data_present: true,
     }
 }
 

@@ -1,0 +1,309 @@
+//! A cluster of storage proxies for simulations: each node a real `Storage` in a temporary
+//! directory, `net::Messaging` over the in-memory network, a `Coordinator` on a fixed ring, a
+//! `HintsService`, and a failure detector the test drives.
+#![allow(dead_code)]
+
+pub mod ops;
+pub mod simnet;
+
+use std::collections::HashSet;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use coordinator::{Coordinator, Remote, Timeouts};
+use hints::{decode_hint, HintsConfig, HintsEnv, HintsService, MessagingDeliver};
+use net::{handler_fn, Messaging, NetConfig, Network, RemoteError, Tuning, Verb};
+use parking_lot::Mutex;
+use ring::{Endpoint, Token, TokenMetadata};
+use storage::{Storage, StorageConfig, TableId, TableParams};
+use uuid::Uuid;
+
+use simnet::{SimNet, SimNetwork};
+
+pub const TABLE: TableId = TableId(Uuid::from_u128(0x5151));
+pub const STORAGE_PORT: u16 = 7000;
+pub const TOKENS_PER_NODE: usize = 8;
+
+/// The request timeouts of every node (short: the simulation waits them out often).
+pub const TIMEOUTS: Timeouts = Timeouts {
+    read: Duration::from_millis(800),
+    range: Duration::from_millis(1000),
+    write: Duration::from_millis(500),
+    counter_write: Duration::from_millis(500),
+};
+
+pub fn addr(i: usize) -> IpAddr {
+    IpAddr::from([127, 0, 9, i as u8 + 1])
+}
+
+pub fn host_id(i: usize) -> Uuid {
+    Uuid::from_u128(i as u128 + 1)
+}
+
+pub fn endpoint(i: usize) -> Endpoint {
+    Endpoint {
+        addr: addr(i),
+        datacenter: "dc1".into(),
+        rack: "rack1".into(),
+        host_id: *host_id(i).as_bytes(),
+    }
+}
+
+/// `n` nodes with `TOKENS_PER_NODE` tokens each, spread from `seed`.
+pub fn ring(n: usize, seed: u64) -> TokenMetadata {
+    let mut ring = TokenMetadata::new();
+    let tokens = ring::random_tokens(n * TOKENS_PER_NODE, seed);
+    for (i, tokens) in tokens.chunks(TOKENS_PER_NODE).enumerate() {
+        ring.add_endpoint(endpoint(i), tokens.to_vec());
+    }
+    ring
+}
+
+/// Which nodes each node believes down: the simulation's failure detector.
+#[derive(Default)]
+pub struct Detector {
+    /// (observer, peer) pairs where the observer holds the peer down.
+    down: Mutex<HashSet<(IpAddr, IpAddr)>>,
+}
+
+impl Detector {
+    pub fn mark(&self, observer: IpAddr, peer: IpAddr, alive: bool) {
+        let mut down = self.down.lock();
+        if alive {
+            down.remove(&(observer, peer));
+        } else {
+            down.insert((observer, peer));
+        }
+    }
+
+    pub fn sees_alive(&self, observer: IpAddr, peer: IpAddr) -> bool {
+        !self.down.lock().contains(&(observer, peer))
+    }
+}
+
+/// The parts of a running node.
+pub struct Running {
+    pub storage: Arc<Storage>,
+    pub messaging: Arc<Messaging>,
+    pub coordinator: Arc<Coordinator>,
+    pub hints: Arc<HintsService>,
+}
+
+/// One node: its directories outlive its runs.
+pub struct Node {
+    pub index: usize,
+    dir: tempfile::TempDir,
+    pub running: Option<Running>,
+}
+
+pub struct Cluster {
+    pub net: Arc<SimNet>,
+    pub detector: Arc<Detector>,
+    pub ring: TokenMetadata,
+    pub nodes: Vec<Node>,
+}
+
+impl Cluster {
+    /// `n` nodes, every one started and seen alive by the others.
+    pub async fn start(n: usize, seed: u64) -> Cluster {
+        let mut cluster = Cluster {
+            net: SimNet::new(seed),
+            detector: Arc::new(Detector::default()),
+            ring: ring(n, seed),
+            nodes: (0..n)
+                .map(|index| Node {
+                    index,
+                    dir: tempfile::tempdir().expect("a temporary directory"),
+                    running: None,
+                })
+                .collect(),
+        };
+        for i in 0..n {
+            cluster.boot(i).await;
+        }
+        cluster
+    }
+
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    pub fn running(&self) -> Vec<usize> {
+        (0..self.len())
+            .filter(|i| self.nodes[*i].running.is_some())
+            .collect()
+    }
+
+    pub fn node(&self, i: usize) -> &Running {
+        self.nodes[i].running.as_ref().expect("the node runs")
+    }
+
+    /// Starts node `i` from its directories: storage replays its commit log.
+    pub async fn boot(&mut self, i: usize) {
+        self.net.revive(addr(i));
+        let dir = self.nodes[i].dir.path().to_path_buf();
+        let storage = Arc::new(open_storage(&dir));
+        let mut config = NetConfig::new("Sim", host_id(i), SocketAddr::new(addr(i), STORAGE_PORT));
+        config.connect_timeout = Duration::from_millis(300);
+        let network: Arc<dyn Network> = Arc::new(SimNetwork(self.net.clone()));
+        let messaging = Messaging::start_tuned(config, tuning(), network)
+            .await
+            .expect("messaging starts");
+        let coordinator = Arc::new(
+            Coordinator::new(storage.clone(), endpoint(i), TIMEOUTS)
+                .with_storage_port(STORAGE_PORT),
+        );
+        coordinator.topology().set_ring(self.ring.clone());
+        let detector = self.detector.clone();
+        let me = addr(i);
+        coordinator
+            .topology()
+            .set_liveness(Arc::new(move |peer| detector.sees_alive(me, peer)));
+        coordinator.attach_remote(Remote {
+            messaging: messaging.clone(),
+            storage_port: STORAGE_PORT,
+            epoch: Arc::new(|| 1),
+            await_epoch: Arc::new(|_, _| Box::pin(async {})),
+        });
+        register_hint_handler(&messaging, storage.clone());
+        let hints = open_hints(&dir, &messaging, self.len()).await;
+        coordinator.attach_hints(hints.clone());
+        self.nodes[i].running = Some(Running {
+            storage,
+            messaging,
+            coordinator,
+            hints,
+        });
+        for peer in self.running() {
+            if peer != i && self.detector.sees_alive(me, addr(peer)) {
+                self.node(i)
+                    .hints
+                    .host_alive(host_id(peer), peer_addr(peer));
+            }
+        }
+    }
+
+    /// Stops node `i` as a crash would: its connections reset, its messaging and hints
+    /// stopped (hints already stored are kept: the service writes its buffer as it stops),
+    /// its storage dropped without a flush once nothing uses it any more.
+    pub async fn crash(&mut self, i: usize) {
+        self.net.crash(addr(i));
+        let Some(running) = self.nodes[i].running.take() else {
+            return;
+        };
+        let Running {
+            storage,
+            messaging,
+            coordinator,
+            hints,
+        } = running;
+        if let Err(e) = hints.shutdown().await {
+            panic!("node {i}: hints did not stop: {e}");
+        }
+        messaging.shutdown().await;
+        drop((messaging, coordinator, hints));
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        while Arc::strong_count(&storage) > 1 {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "node {i}: its storage is still in use after the crash"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        drop(storage);
+    }
+
+    /// What `observer` believes of `peer` (and, when it comes alive, its hints go).
+    pub fn detect(&self, observer: usize, peer: usize, alive: bool) {
+        self.detector.mark(addr(observer), addr(peer), alive);
+        if let Some(running) = &self.nodes[observer].running {
+            if alive {
+                running.hints.host_alive(host_id(peer), peer_addr(peer));
+            } else {
+                running.hints.host_down(host_id(peer));
+            }
+        }
+    }
+
+    /// Every node's view of `peer`.
+    pub fn detect_everywhere(&self, peer: usize, alive: bool) {
+        for observer in 0..self.len() {
+            if observer != peer {
+                self.detect(observer, peer, alive);
+            }
+        }
+    }
+}
+
+pub fn peer_addr(i: usize) -> SocketAddr {
+    SocketAddr::new(addr(i), STORAGE_PORT)
+}
+
+fn tuning() -> Tuning {
+    Tuning {
+        keepalive: Duration::from_millis(200),
+        dead_after: Duration::from_secs(1),
+        reconnect_min: Duration::from_millis(20),
+        reconnect_max: Duration::from_millis(200),
+        ..Tuning::default()
+    }
+}
+
+fn open_storage(dir: &std::path::Path) -> Storage {
+    let mut config = StorageConfig::new(dir.join("data"), dir.join("commitlog"));
+    config.segment_size = 1024 * 1024;
+    config.memtable_space = 64 * 1024 * 1024;
+    config.key_cache_size = 0;
+    config.file_cache_size = 0;
+    let storage = Storage::open(config).expect("storage opens");
+    storage
+        .create_table(TABLE, TableParams::new("sim", "cells"))
+        .expect("the table is created");
+    storage.replay().expect("the commit log replays");
+    storage.finish_replay();
+    storage
+}
+
+/// The replica side of hints: applies the mutation a hint carries.
+fn register_hint_handler(messaging: &Messaging, storage: Arc<Storage>) {
+    messaging.register(
+        Verb::Hint,
+        handler_fn(move |_, payload: Bytes| {
+            let storage = storage.clone();
+            async move {
+                let mutation = decode_hint(&payload)
+                    .map_err(|e| RemoteError::new(0, format!("malformed hint: {e}")))?;
+                storage
+                    .apply(mutation)
+                    .await
+                    .map(|()| Bytes::new())
+                    .map_err(|e| RemoteError::new(0, e.to_string()))
+            }
+        }),
+    );
+}
+
+async fn open_hints(
+    dir: &std::path::Path,
+    messaging: &Arc<Messaging>,
+    nodes: usize,
+) -> Arc<HintsService> {
+    let mut config = HintsConfig::new(dir.join("hints"));
+    config.hints_flush_period = Duration::from_millis(500);
+    config.hinted_handoff_throttle = 0;
+    let env = HintsEnv {
+        deliver: Arc::new(MessagingDeliver::new(messaging.clone(), TIMEOUTS.write)),
+        gc_grace: Arc::new(|_| Some(storage::DEFAULT_GC_GRACE_SECONDS as u32)),
+        node_count: Arc::new(move || nodes),
+    };
+    HintsService::open(config, env)
+        .await
+        .expect("the hints service opens")
+}
+
+/// The token of a key, as the ring places it.
+pub fn token_of(key: &[u8]) -> i64 {
+    Token::of_key(key).0
+}

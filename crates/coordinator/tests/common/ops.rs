@@ -1,0 +1,77 @@
+//! Requests as the simulations send them: one cell per partition, whose timestamp is also
+//! its value, so a read tells which write it returns.
+use bytes::Bytes;
+use coordinator::{Coordinator, ReadPolicy};
+use ring::ReplicationStrategy;
+use storage::{
+    Cell, ColumnData, ColumnValue, Mutation, Partition, PartitionKey, PartitionUpdate, ReadFilter,
+    ReadStats, Row,
+};
+use types::{Consistency, CqlError};
+
+use crate::common::{token_of, TABLE};
+
+pub const STRATEGY: ReplicationStrategy = ReplicationStrategy::Simple { rf: 3 };
+const NOW: i32 = 1_700_000_000;
+
+pub fn key_bytes(key: u64) -> PartitionKey {
+    let key = Bytes::from(format!("k{key}"));
+    PartitionKey {
+        token: token_of(&key),
+        key,
+    }
+}
+
+pub fn mutation(key: u64, ts: i64) -> Mutation {
+    let mut row = Row::new(Bytes::new());
+    row.columns = vec![ColumnData::simple(
+        "v",
+        Cell::live(ts, Bytes::from(ts.to_be_bytes().to_vec())),
+    )];
+    Mutation {
+        table: TABLE,
+        key: key_bytes(key),
+        update: PartitionUpdate {
+            rows: vec![row],
+            ..PartitionUpdate::default()
+        },
+    }
+}
+
+pub async fn read(
+    coordinator: &Coordinator,
+    key: u64,
+    cl: Consistency,
+    policy: &ReadPolicy,
+) -> Result<Option<i64>, CqlError> {
+    let mut stats = ReadStats::default();
+    let partition = coordinator
+        .read(
+            &STRATEGY,
+            TABLE,
+            &key_bytes(key),
+            &ReadFilter::all(),
+            cl,
+            NOW,
+            &mut stats,
+            None,
+            policy,
+        )
+        .await?;
+    Ok(partition.and_then(|p| value_of(&p)))
+}
+
+/// The timestamp of the partition's value, checked against the value (both are the write's).
+fn value_of(partition: &Partition) -> Option<i64> {
+    let row = partition.rows.first()?;
+    let ColumnValue::Simple(cell) = &row.column(b"v")?.value else {
+        panic!("a simple column reads back as a collection: {partition:?}");
+    };
+    let value = cell.value.as_ref()?;
+    assert_eq!(
+        value.as_ref(),
+        cell.timestamp.to_be_bytes(),
+        "a cell's value is not the one written with its timestamp"
+    );
+    Some(cell.timestamp)
+}
