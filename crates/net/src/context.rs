@@ -132,6 +132,9 @@ impl Context {
         if let Some(mut tasks) = tasks {
             while tasks.join_next().await.is_some() {}
         }
+        // Handlers often hold what holds this messaging (a coordinator attached to it): dropping
+        // them breaks that cycle, so a node's storage is released once messaging shuts down.
+        self.handlers.write().clear();
     }
 
     fn fail_outbounds(&self) {
