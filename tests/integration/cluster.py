@@ -228,3 +228,18 @@ class NodeHandle:
                 return f.read().decode(errors="replace")[-4000:]
         except OSError:
             return ""
+
+
+def at(cl, query):
+    """`query` at consistency level `cl`, its errors given to the test as the server sent them
+    (the driver's default policy retries some on another host)."""
+    from cassandra.policies import FallthroughRetryPolicy
+    from cassandra.query import SimpleStatement
+    return SimpleStatement(query, consistency_level=cl, retry_policy=FallthroughRetryPolicy())
+
+
+def all_up(cluster):
+    """Waits until every node sees every node up (a restarted node must hear the others)."""
+    for node in cluster.nodes:
+        for other in cluster.nodes:
+            node.await_status(other.address, "UN", timeout=20)

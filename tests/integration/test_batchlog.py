@@ -10,7 +10,7 @@ from cassandra import ConsistencyLevel
 from cassandra.policies import FallthroughRetryPolicy
 from cassandra.query import BatchStatement, BatchType, SimpleStatement
 
-from cluster import LocalCluster
+from cluster import LocalCluster, at
 
 ROWS = 6
 
@@ -28,8 +28,6 @@ def trio():
         cluster.clear()
 
 
-def at(cl, query):
-    return SimpleStatement(query, consistency_level=cl, retry_policy=FallthroughRetryPolicy())
 
 
 def logged_batch(first_key, tag):

@@ -8,10 +8,8 @@ import time
 
 import pytest
 from cassandra import ConsistencyLevel
-from cassandra.policies import FallthroughRetryPolicy
-from cassandra.query import SimpleStatement
 
-from cluster import LocalCluster
+from cluster import LocalCluster, at
 
 INCREMENTS = 300
 
@@ -30,9 +28,6 @@ def trio():
         cluster.clear()
 
 
-def at(cl, query):
-    """The statement at `cl`, its errors given to the test as the server sent them."""
-    return SimpleStatement(query, consistency_level=cl, retry_policy=FallthroughRetryPolicy())
 
 
 def value(session, cl, k, ks="cnt"):

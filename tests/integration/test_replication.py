@@ -2,18 +2,18 @@
 reads are answered at the consistency level asked, a lost node leaves QUORUM working and ALL
 Unavailable with Cassandra's fields, a paused node makes ALL time out with them, and a stale
 replica is repaired by a read."""
+import contextlib
 import re
 import time
 import urllib.request
 
 import pytest
 from cassandra import ConsistencyLevel, ReadTimeout, Unavailable, WriteTimeout
-from cassandra.policies import FallthroughRetryPolicy
 from cassandra.query import SimpleStatement
 
 from cassandra.cluster import Cluster
 
-from cluster import ADMIN_PORT, NATIVE_PORT, LocalCluster
+from cluster import ADMIN_PORT, NATIVE_PORT, LocalCluster, all_up, at
 
 
 @pytest.fixture(scope="module")
@@ -29,10 +29,25 @@ def trio():
         cluster.clear()
 
 
-def at(cl, query):
-    """The statement at `cl`, its errors given to the test as the server sent them (the
-    driver's default policy retries some on another host)."""
-    return SimpleStatement(query, consistency_level=cl, retry_policy=FallthroughRetryPolicy())
+
+
+@contextlib.contextmanager
+def missed_by(trio, node):
+    """Writes made inside miss `node`: it is stopped (cleanly: a killed node's periodic commit
+    log may lose its last writes), the others see it down and store no hints for it; it is
+    started again and every node sees every other up before the block's caller goes on."""
+    others = [n for n in trio.nodes if n.address != node.address]
+    node.stop()
+    try:
+        others[0].await_status(node.address, "DN", timeout=15)
+        for other in others:
+            other.nodetool("disablehandoff")
+        yield
+    finally:
+        node.start()
+        for other in others:
+            other.nodetool("enablehandoff")
+    all_up(trio)
 
 
 def rows_at_one(node, k):
@@ -79,46 +94,28 @@ def test_a_killed_node_leaves_quorum_working_and_all_unavailable(trio):
     all_up(trio)
 
 
-def test_a_stale_replica_is_repaired_by_a_read_at_all(trio):
+def test_a_stale_replica_is_repaired_by_a_quorum_read(trio):
     node1, _, node3 = trio.nodes
-    node3.kill()
-    try:
-        node1.await_status(node3.address, "DN", timeout=15)
-        for handle in trio.nodes[:2]:
-            handle.nodetool("disablehandoff")
+    with missed_by(trio, node3):
         node1.session().execute(at(ConsistencyLevel.ONE,
                                    "INSERT INTO rep.t (k, c, v) VALUES (3, 0, 'missed')"))
-    finally:
-        node3.start()
-    all_up(trio)
     assert rows_at_one(node3, 3) == []
-    rows = node3.session().execute(at(ConsistencyLevel.ALL, "SELECT c, v FROM rep.t WHERE k = 3"))
+    # node3 coordinates: its own data and another replica's digest disagree.
+    rows = node3.session().execute(at(ConsistencyLevel.QUORUM, "SELECT c, v FROM rep.t WHERE k = 3"))
     assert [(r.c, r.v) for r in rows] == [(0, "missed")]
     assert rows_at_one(node3, 3) == [(0, "missed")]
-    for handle in trio.nodes[:2]:
-        handle.nodetool("enablehandoff")
 
 
 def test_a_deletion_on_a_quorum_hides_older_data_on_the_other_replica(trio):
-    node1, node2, node3 = trio.nodes
+    node1, _, node3 = trio.nodes
     session = node1.session()
     session.execute(at(ConsistencyLevel.ALL, "INSERT INTO rep.t (k, c, v) VALUES (4, 0, 'old')"))
-    # A clean stop: the periodic commit log of a killed node may lose the row it just took.
-    node3.stop()
-    try:
-        node1.await_status(node3.address, "DN", timeout=15)
-        for handle in (node1, node2):
-            handle.nodetool("disablehandoff")
+    with missed_by(trio, node3):
         session.execute(at(ConsistencyLevel.QUORUM, "DELETE FROM rep.t WHERE k = 4 AND c = 0"))
-    finally:
-        node3.start()
-    all_up(trio)
     assert rows_at_one(node3, 4) == [(0, "old")]
     rows = node3.session().execute(at(ConsistencyLevel.ALL, "SELECT c, v FROM rep.t WHERE k = 4"))
     assert list(rows) == []
     assert rows_at_one(node3, 4) == []
-    for handle in (node1, node2):
-        handle.nodetool("enablehandoff")
 
 
 def test_a_paused_replica_times_out_all_with_cassandras_fields(trio):
@@ -179,26 +176,17 @@ def test_a_3000_row_scan_pages_across_nodes_with_every_row_once(trio, rf):
 
 
 def test_a_scan_at_quorum_does_not_return_rows_deleted_on_a_quorum(trio):
-    node1, node2, node3 = trio.nodes
+    node1, _, node3 = trio.nodes
     session = node1.session()
     for k in (100, 101):
         session.execute(at(ConsistencyLevel.ALL,
                            f"INSERT INTO rep.t (k, c, v) VALUES ({k}, 0, 'x')"))
-    node3.kill()
-    try:
-        node1.await_status(node3.address, "DN", timeout=15)
-        for handle in (node1, node2):
-            handle.nodetool("disablehandoff")
+    with missed_by(trio, node3):
         session.execute(at(ConsistencyLevel.QUORUM, "DELETE FROM rep.t WHERE k = 100"))
-    finally:
-        node3.start()
-    all_up(trio)
     rows = node3.session().execute(at(ConsistencyLevel.ALL, "SELECT k FROM rep.t"))
     keys = {r.k for r in rows}
     assert 101 in keys and 100 not in keys
     assert rows_at_one(node3, 100) == []  # repaired by the scan
-    for handle in (node1, node2):
-        handle.nodetool("enablehandoff")
 
 
 def routed(cluster):
@@ -276,8 +264,3 @@ def test_speculative_retry_asks_another_replica_when_one_is_slow(trio):
     all_up(trio)
 
 
-def all_up(cluster):
-    """Waits until every node sees every node up (a restarted node must hear the others)."""
-    for node in cluster.nodes:
-        for other in cluster.nodes:
-            node.await_status(other.address, "UN", timeout=20)

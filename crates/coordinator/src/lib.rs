@@ -371,74 +371,58 @@ impl Coordinator {
         trace: Option<&Trace>,
         policy: &ReadPolicy,
     ) -> CqlResult<Option<Partition>> {
-        let read = self.read_replicas(strategy, table, key, filter, cl, now, stats, trace, policy);
-        let read = read.await;
-        self.counted(RequestKind::Read, read)
-    }
-
-    /// `read` without the counting.
-    #[allow(clippy::too_many_arguments)]
-    async fn read_replicas(
-        &self,
-        strategy: &ReplicationStrategy,
-        table: TableId,
-        key: &PartitionKey,
-        filter: &ReadFilter,
-        cl: Consistency,
-        now: i32,
-        stats: &mut ReadStats,
-        trace: Option<&Trace>,
-        policy: &ReadPolicy,
-    ) -> CqlResult<Option<Partition>> {
-        validate_for_read(cl)?;
-        let reachable = self.attached.remote.get().is_some();
-        let mut replicas = ReplicaPlan::new(&self.topology, strategy, key.token, reachable);
-        let proxy = self.metrics.proxy();
-        proxy.count_routing(replicas.includes(self.local.addr));
-        replicas.prefer_fast(&self.local, |addr| proxy.score_class(addr));
-        let requirement = Requirement::new(strategy, cl, &self.local.datacenter);
-        unavailable(&requirement, &replicas, cl)?;
-        let started = Instant::now();
-        if !self.is_only_contact(&requirement, &replicas.live) {
-            let (contacts, spares) = read::contacts(&requirement, &replicas.live);
-            trace::sending(trace, "READ", self.local.addr, contacts.iter());
-            let plan = read::ReadPlan {
-                table,
-                key,
-                cl,
-                block_for: requirement.block_for(),
-                contacts,
-                spares,
-                speculate_after: policy
-                    .speculative_retry
-                    .delay(&self.metrics.table(table).reads.snapshot()),
-            };
-            let readers = read::Readers {
-                read_repair: policy.read_repair,
-                ..self.readers(TimeoutKind::Read)
-            };
-            let partition = read::read(&readers, plan, filter, now, stats).await?;
+        let read = async {
+            validate_for_read(cl)?;
+            let reachable = self.attached.remote.get().is_some();
+            let mut replicas = ReplicaPlan::new(&self.topology, strategy, key.token, reachable);
+            let proxy = self.metrics.proxy();
+            proxy.count_routing(replicas.includes(self.local.addr));
+            replicas.prefer_fast(&self.local, |addr| proxy.score_class(addr));
+            let requirement = Requirement::new(strategy, cl, &self.local.datacenter);
+            unavailable(&requirement, &replicas, cl)?;
+            let started = Instant::now();
+            if !self.is_only_contact(&requirement, &replicas.live) {
+                let (contacts, spares) = read::contacts(&requirement, &replicas.live);
+                trace::sending(trace, "READ", self.local.addr, contacts.iter());
+                let plan = read::ReadPlan {
+                    table,
+                    key,
+                    cl,
+                    block_for: requirement.block_for(),
+                    contacts,
+                    spares,
+                    speculate_after: policy
+                        .speculative_retry
+                        .delay(&self.metrics.table(table).reads.snapshot()),
+                };
+                let readers = read::Readers {
+                    read_repair: policy.read_repair,
+                    ..self.readers(TimeoutKind::Read)
+                };
+                let partition = read::read(&readers, plan, filter, now, stats).await?;
+                self.slow.check(started.elapsed(), || {
+                    self.describe_read(table, Some(key), usize::MAX)
+                });
+                self.record(RequestKind::Read, cl, &[table], started);
+                return Ok(partition);
+            }
+            trace::trace(trace, || "Acquiring sstable references".into());
+            let (partition, read) = self
+                .storage
+                .read_with_stats(table, key, filter, now)
+                .map_err(|e| self.read_error(e, strategy, cl))?;
+            if let Some(t) = trace {
+                trace::partition_read(t, &read, self.sstable_count(table));
+            }
+            stats.add(read);
             self.slow.check(started.elapsed(), || {
                 self.describe_read(table, Some(key), usize::MAX)
             });
+            self.in_time(TimeoutKind::Read, started, strategy, cl)?;
             self.record(RequestKind::Read, cl, &[table], started);
-            return Ok(partition);
-        }
-        trace::trace(trace, || "Acquiring sstable references".into());
-        let (partition, read) = self
-            .storage
-            .read_with_stats(table, key, filter, now)
-            .map_err(|e| self.read_error(e, strategy, cl))?;
-        if let Some(t) = trace {
-            trace::partition_read(t, &read, self.sstable_count(table));
-        }
-        stats.add(read);
-        self.slow.check(started.elapsed(), || {
-            self.describe_read(table, Some(key), usize::MAX)
-        });
-        self.in_time(TimeoutKind::Read, started, strategy, cl)?;
-        self.record(RequestKind::Read, cl, &[table], started);
-        Ok(partition)
+            Ok(partition)
+        };
+        self.counted(RequestKind::Read, read.await)
     }
 
     /// Reads up to `limit` partitions of a key range, in token order, adding what the scan
@@ -456,73 +440,57 @@ impl Coordinator {
         stats: &mut ReadStats,
         trace: Option<&Trace>,
     ) -> CqlResult<Vec<Partition>> {
-        let scan = self.scan_replicas(strategy, table, range, filter, cl, now, limit, stats, trace);
-        let scan = scan.await;
-        self.counted(RequestKind::Range, scan)
-    }
-
-    /// `scan` without the counting.
-    #[allow(clippy::too_many_arguments)]
-    async fn scan_replicas(
-        &self,
-        strategy: &ReplicationStrategy,
-        table: TableId,
-        range: &KeyRange,
-        filter: &ReadFilter,
-        cl: Consistency,
-        now: i32,
-        limit: usize,
-        stats: &mut ReadStats,
-        trace: Option<&Trace>,
-    ) -> CqlResult<Vec<Partition>> {
-        validate_for_read(cl)?;
-        let reachable = self.attached.remote.get().is_some();
-        let requirement = Requirement::new(strategy, cl, &self.local.datacenter);
-        let stretches =
-            range::stretches(&self.topology, strategy, range, reachable, &requirement, cl)?;
-        let started = Instant::now();
-        if !stretches
-            .iter()
-            .all(|s| self.is_only_contact(&requirement, &s.live))
-        {
-            if trace.is_some() {
-                let contacted: Vec<ring::Endpoint> = stretches
-                    .iter()
-                    .flat_map(|s| read::contacts(&requirement, &s.live).0)
-                    .collect();
-                trace::sending(trace, "RANGE_REQ", self.local.addr, contacted.iter());
+        let scan = async {
+            validate_for_read(cl)?;
+            let reachable = self.attached.remote.get().is_some();
+            let requirement = Requirement::new(strategy, cl, &self.local.datacenter);
+            let stretches =
+                range::stretches(&self.topology, strategy, range, reachable, &requirement, cl)?;
+            let started = Instant::now();
+            if !stretches
+                .iter()
+                .all(|s| self.is_only_contact(&requirement, &s.live))
+            {
+                if trace.is_some() {
+                    let contacted: Vec<ring::Endpoint> = stretches
+                        .iter()
+                        .flat_map(|s| read::contacts(&requirement, &s.live).0)
+                        .collect();
+                    trace::sending(trace, "RANGE_REQ", self.local.addr, contacted.iter());
+                }
+                let plan = range::ScanPlan {
+                    table,
+                    cl,
+                    requirement: &requirement,
+                    stretches,
+                };
+                let readers = self.readers(TimeoutKind::Range);
+                let found = range::scan(&readers, plan, filter, now, limit, stats).await?;
+                self.slow
+                    .check(started.elapsed(), || self.describe_read(table, None, limit));
+                self.record(RequestKind::Range, cl, &[table], started);
+                return Ok(found);
             }
-            let plan = range::ScanPlan {
-                table,
-                cl,
-                requirement: &requirement,
-                stretches,
-            };
-            let readers = self.readers(TimeoutKind::Range);
-            let found = range::scan(&readers, plan, filter, now, limit, stats).await?;
+            trace::trace(trace, || {
+                let sstables = self.sstable_count(table);
+                let range = trace::range_text(range);
+                format!("Executing seq scan across {sstables} sstables for {range}")
+            });
+            let (partitions, read) = self
+                .storage
+                .scan_with_stats(table, range, filter, now, limit)
+                .map_err(|e| self.read_error(e, strategy, cl))?;
+            if let Some(t) = trace {
+                trace::rows_read(t, &read);
+            }
+            stats.add(read);
             self.slow
                 .check(started.elapsed(), || self.describe_read(table, None, limit));
+            self.in_time(TimeoutKind::Range, started, strategy, cl)?;
             self.record(RequestKind::Range, cl, &[table], started);
-            return Ok(found);
-        }
-        trace::trace(trace, || {
-            let sstables = self.sstable_count(table);
-            let range = trace::range_text(range);
-            format!("Executing seq scan across {sstables} sstables for {range}")
-        });
-        let (partitions, read) = self
-            .storage
-            .scan_with_stats(table, range, filter, now, limit)
-            .map_err(|e| self.read_error(e, strategy, cl))?;
-        if let Some(t) = trace {
-            trace::rows_read(t, &read);
-        }
-        stats.add(read);
-        self.slow
-            .check(started.elapsed(), || self.describe_read(table, None, limit));
-        self.in_time(TimeoutKind::Range, started, strategy, cl)?;
-        self.record(RequestKind::Range, cl, &[table], started);
-        Ok(partitions)
+            Ok(partitions)
+        };
+        self.counted(RequestKind::Range, scan.await)
     }
 }
 

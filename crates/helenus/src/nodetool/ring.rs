@@ -174,7 +174,7 @@ pub fn ring(ring: &RingInfo) -> String {
 pub fn describecluster(c: &ClusterInfo, ring: &RingInfo) -> String {
     let mut out = String::from("Cluster Information:\n");
     out.push_str(&format!("\tName: {}\n\tSnitch: {}\n", c.name, c.snitch));
-    out.push_str("\tDynamicEndPointSnitch: disabled\n");
+    out.push_str("\tDynamicEndPointSnitch: enabled\n");
     out.push_str(&format!(
         "\tPartitioner: {}\n\tSchema versions:\n",
         c.partitioner
