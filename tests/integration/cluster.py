@@ -243,3 +243,16 @@ def all_up(cluster):
     for node in cluster.nodes:
         for other in cluster.nodes:
             node.await_status(other.address, "UN", timeout=20)
+
+
+def running(statements, nodes=3):
+    """A started cluster on which `statements` (schema) have run; cleared when the generator
+    closes. For module fixtures: `yield from running([...])`."""
+    cluster = LocalCluster(nodes=nodes).start()
+    try:
+        session = cluster.session()
+        for statement in statements:
+            session.execute(statement)
+        yield cluster
+    finally:
+        cluster.clear()

@@ -10,22 +10,18 @@ from cassandra import ConsistencyLevel
 from cassandra.policies import FallthroughRetryPolicy
 from cassandra.query import BatchStatement, BatchType, SimpleStatement
 
-from cluster import LocalCluster, at
+from cluster import at, running
 
 ROWS = 6
 
 
 @pytest.fixture(scope="module")
 def trio():
-    cluster = LocalCluster(nodes=3).start()
-    try:
-        session = cluster.session()
-        session.execute("CREATE KEYSPACE bl WITH replication = "
-                        "{'class': 'SimpleStrategy', 'replication_factor': 3}")
-        session.execute("CREATE TABLE bl.t (k int PRIMARY KEY, v text)")
-        yield cluster
-    finally:
-        cluster.clear()
+    yield from running([
+        "CREATE KEYSPACE bl WITH replication = "
+        "{'class': 'SimpleStrategy', 'replication_factor': 3}",
+        "CREATE TABLE bl.t (k int PRIMARY KEY, v text)",
+    ])
 
 
 

@@ -9,23 +9,19 @@ import time
 import pytest
 from cassandra import ConsistencyLevel
 
-from cluster import LocalCluster, at
+from cluster import at, running
 
 INCREMENTS = 300
 
 
 @pytest.fixture(scope="module")
 def trio():
-    cluster = LocalCluster(nodes=3).start()
-    try:
-        session = cluster.session()
-        for ks, rf in (("cnt", 3), ("cnt2", 2)):
-            session.execute(f"CREATE KEYSPACE {ks} WITH replication = "
-                            f"{{'class': 'SimpleStrategy', 'replication_factor': {rf}}}")
-            session.execute(f"CREATE TABLE {ks}.c (k int PRIMARY KEY, n counter)")
-        yield cluster
-    finally:
-        cluster.clear()
+    schema = []
+    for ks, rf in (("cnt", 3), ("cnt2", 2)):
+        schema.append(f"CREATE KEYSPACE {ks} WITH replication = "
+                      f"{{'class': 'SimpleStrategy', 'replication_factor': {rf}}}")
+        schema.append(f"CREATE TABLE {ks}.c (k int PRIMARY KEY, n counter)")
+    yield from running(schema)
 
 
 

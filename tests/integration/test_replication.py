@@ -13,20 +13,16 @@ from cassandra.query import SimpleStatement
 
 from cassandra.cluster import Cluster
 
-from cluster import ADMIN_PORT, NATIVE_PORT, LocalCluster, all_up, at
+from cluster import ADMIN_PORT, NATIVE_PORT, all_up, at, running
 
 
 @pytest.fixture(scope="module")
 def trio():
-    cluster = LocalCluster(nodes=3).start()
-    try:
-        session = cluster.session()
-        session.execute("CREATE KEYSPACE rep WITH replication = "
-                        "{'class': 'SimpleStrategy', 'replication_factor': 3}")
-        session.execute("CREATE TABLE rep.t (k int, c int, v text, PRIMARY KEY (k, c))")
-        yield cluster
-    finally:
-        cluster.clear()
+    yield from running([
+        "CREATE KEYSPACE rep WITH replication = "
+        "{'class': 'SimpleStrategy', 'replication_factor': 3}",
+        "CREATE TABLE rep.t (k int, c int, v text, PRIMARY KEY (k, c))",
+    ])
 
 
 
