@@ -78,7 +78,12 @@ async fn cluster_name(session: &Session) -> Option<String> {
 
 /// A cassandra-stress consistency level name as the driver's.
 pub fn consistency(name: &str) -> Consistency {
-    match name {
+    level(name).unwrap_or(Consistency::LocalOne)
+}
+
+/// A consistency level name (upper case) as the driver's; `None` for an unknown name.
+pub fn level(name: &str) -> Option<Consistency> {
+    Some(match name {
         "ANY" => Consistency::Any,
         "ONE" => Consistency::One,
         "TWO" => Consistency::Two,
@@ -89,6 +94,7 @@ pub fn consistency(name: &str) -> Consistency {
         "EACH_QUORUM" => Consistency::EachQuorum,
         "SERIAL" => Consistency::Serial,
         "LOCAL_SERIAL" => Consistency::LocalSerial,
-        _ => Consistency::LocalOne,
-    }
+        "LOCAL_ONE" => Consistency::LocalOne,
+        _ => return None,
+    })
 }

@@ -1,6 +1,7 @@
 //! `helenus stress ycsb load|run -P workloada [-p key=value …] [-threads N] [-target N]`:
 //! YCSB's core workloads against `ycsb.usertable`, reported in YCSB's `[OVERALL]` /
-//! `[READ]` … format.
+//! `[READ]` … format. Reads and scans use `cassandra.readconsistencylevel`, inserts and
+//! updates `cassandra.writeconsistencylevel` (both ONE unless set, as in YCSB's binding).
 
 mod generator;
 mod run;

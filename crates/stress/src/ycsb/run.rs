@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use scylla::client::session::Session;
 use scylla::statement::prepared::PreparedStatement;
+use scylla::statement::Consistency;
 use tokio::sync::oneshot;
 use tokio::task::JoinSet;
 
@@ -54,9 +55,11 @@ pub async fn run(
         Phase::Load => vec![(YcsbOp::Insert, 1.0)],
         Phase::Run => p.mix()?,
     };
+    let read_cl = p.consistency("cassandra.readconsistencylevel")?;
+    let write_cl = p.consistency("cassandra.writeconsistencylevel")?;
     let session = connect(p).await?;
     create_schema(&session, fields).await?;
-    let prep = |q: String| {
+    let prep = |q: String, cl: Consistency| {
         let s = &session;
         async move {
             let mut p = s
@@ -65,23 +68,40 @@ pub async fn run(
                 .map_err(|e| format!("Failed to prepare {q}: {e}"))?;
             // Results decoded with the metadata from PREPARE (the server may omit it).
             p.set_use_cached_result_metadata(true);
+            p.set_consistency(cl);
             Ok::<_, String>(p)
         }
     };
     let names: Vec<String> = (0..fields).map(|i| format!("field{i}")).collect();
-    let insert = prep(format!(
-        "INSERT INTO ycsb.usertable (y_id,{}) VALUES (?{})",
-        names.join(","),
-        ",?".repeat(fields)
-    ))
+    let insert = prep(
+        format!(
+            "INSERT INTO ycsb.usertable (y_id,{}) VALUES (?{})",
+            names.join(","),
+            ",?".repeat(fields)
+        ),
+        write_cl,
+    )
     .await?;
-    let read = prep("SELECT * FROM ycsb.usertable WHERE y_id = ?".into()).await?;
+    let read = prep(
+        "SELECT * FROM ycsb.usertable WHERE y_id = ?".into(),
+        read_cl,
+    )
+    .await?;
     let mut update = Vec::new();
     for n in &names {
-        update.push(prep(format!("UPDATE ycsb.usertable SET {n} = ? WHERE y_id = ?")).await?);
+        update.push(
+            prep(
+                format!("UPDATE ycsb.usertable SET {n} = ? WHERE y_id = ?"),
+                write_cl,
+            )
+            .await?,
+        );
     }
-    let scan =
-        prep("SELECT * FROM ycsb.usertable WHERE token(y_id) >= token(?) LIMIT ?".into()).await?;
+    let scan = prep(
+        "SELECT * FROM ycsb.usertable WHERE token(y_id) >= token(?) LIMIT ?".into(),
+        read_cl,
+    )
+    .await?;
     let (operations, first) = match config.phase {
         Phase::Load => (p.num("insertcount", records)?, p.num("insertstart", 0)?),
         Phase::Run => (p.num("operationcount", 1000)?, records),

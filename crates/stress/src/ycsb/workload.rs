@@ -3,6 +3,8 @@
 
 use std::collections::BTreeMap;
 
+use scylla::statement::Consistency;
+
 /// One YCSB operation type, in the order YCSB prints them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum YcsbOp {
@@ -93,6 +95,14 @@ impl Properties {
         }
     }
 
+    /// A consistency level property (`cassandra.readconsistencylevel`,
+    /// `cassandra.writeconsistencylevel`); YCSB's default is ONE.
+    pub fn consistency(&self, key: &str) -> Result<Consistency, String> {
+        let name = self.str_or(key, "ONE").to_ascii_uppercase();
+        crate::client::level(&name)
+            .ok_or_else(|| format!("Bad consistency level for {key}: {name}"))
+    }
+
     /// The operation mix: `(op, proportion)` for every op with a positive proportion.
     pub fn mix(&self) -> Result<Vec<(YcsbOp, f64)>, String> {
         let keys = [
@@ -147,5 +157,22 @@ mod tests {
         assert!(p.num("recordcount", 1u64).is_err());
         assert!(p.load("/nonexistent/workloadz").is_err());
         assert!(p.set("novalue").is_err());
+    }
+
+    #[test]
+    fn consistency_levels_default_to_one_as_in_ycsb() {
+        let mut p = Properties::default();
+        assert_eq!(
+            p.consistency("cassandra.readconsistencylevel"),
+            Ok(Consistency::One)
+        );
+        p.set("cassandra.writeconsistencylevel=quorum")
+            .expect("set");
+        assert_eq!(
+            p.consistency("cassandra.writeconsistencylevel"),
+            Ok(Consistency::Quorum)
+        );
+        p.set("cassandra.readconsistencylevel=MOST").expect("set");
+        assert!(p.consistency("cassandra.readconsistencylevel").is_err());
     }
 }
