@@ -17,7 +17,18 @@ for spec in specs:
     cats, series = spec["categories"], spec["series"]
     fig, ax = plt.subplots(figsize=(max(6.4, 0.9 * len(cats) + 2), 4.2), dpi=110)
     names = list(series)
-    if spec["type"] == "lines":
+    if spec["type"] == "timeline":
+        colors = {}
+        for name in names:
+            pts = [p for p in series[name] if p[1] is not None]
+            line, = ax.plot([p[0] for p in pts], [p[1] for p in pts], label=name)
+            colors[name] = line.get_color()
+        for m in spec.get("markers", []):
+            ax.axvline(m["x"], linestyle="--", linewidth=1, color=colors.get(m.get("series"), "black"))
+            ax.annotate(m["label"], (m["x"], 1), xycoords=("data", "axes fraction"), rotation=90,
+                        va="top", ha="right", fontsize=7, color=colors.get(m.get("series"), "black"))
+        ax.set_ylim(bottom=0)
+    elif spec["type"] == "lines":
         for name in names:
             pts = [(c, v) for c, v in zip(cats, series[name]) if v is not None]
             ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=name)
@@ -67,7 +78,27 @@ def specs(doc, prefix):
             {"file": f"{prefix}-sweep-p99.png", "title": "Write p99 latency vs client threads",
              "ylabel": "ms", "xlabel": "threads", "type": "lines", "categories": cats, "series": col(ids, "p99_ms")},
         ]
-    return out
+    return out + timeline_specs(doc, prefix)
+
+
+def timeline_specs(doc, prefix):
+    """Op/s and p99 per second of the kill-and-restart runs, both servers on each chart."""
+    runs = {s: t for s, t in (doc.get("timeline") or {}).items() if t.get("seconds")}
+    if not runs:
+        return []
+    markers = []
+    for s, t in runs.items():
+        for key, what in (("kill_at_s", "kill"), ("restart_at_s", "restart"), ("up_at_s", "up")):
+            if t.get(key) is not None:
+                markers.append({"x": round(t[key], 1), "label": f"{s} {what}", "series": s})
+    return [
+        {"file": f"{prefix}-timeline-throughput.png", "type": "timeline", "categories": [], "markers": markers,
+         "title": "Op/s per second, one node killed and restarted", "ylabel": "op/s",
+         "xlabel": "seconds", "series": {s: [[p[0], p[1]] for p in t["seconds"]] for s, t in runs.items()}},
+        {"file": f"{prefix}-timeline-p99.png", "type": "timeline", "categories": [], "markers": markers,
+         "title": "p99 per second (ms), one node killed and restarted", "ylabel": "ms",
+         "xlabel": "seconds", "series": {s: [[p[0], p[2]] for p in t["seconds"]] for s, t in runs.items()}},
+    ]
 
 
 def venv_python(bench_dir, log, install=True, timeout=600):

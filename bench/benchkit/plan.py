@@ -5,13 +5,14 @@ SWEEP_THREADS = (1, 8, 16, 32, 64)
 
 MODES = {
     # n: operations of write/read/mixed and YCSB records/operations; reps: repetitions (medians);
-    # fixed_s / sweep_s / insanity_s: durations; insanity_n: partitions of the insanity insert.
+    # fixed_s / sweep_s / insanity_s: durations; insanity_n: partitions of the insanity insert;
+    # timeline_s: the kill-and-restart run of --cluster (killed at a third, restarted at two thirds).
     "full": dict(n=200_000, reps=3, fixed_s=60, sweep_s=30, sweep=SWEEP_THREADS, insanity_n=200_000, insanity_s=60,
-                 settle_quiet_s=5),
+                 settle_quiet_s=5, timeline_s=60),
     "quick": dict(n=50_000, reps=1, fixed_s=20, sweep_s=8, sweep=SWEEP_THREADS, insanity_n=20_000, insanity_s=20,
-                  settle_quiet_s=5),
+                  settle_quiet_s=5, timeline_s=60),
     "smoke": dict(n=2_000, reps=1, fixed_s=2, sweep_s=1, sweep=(1, 8), insanity_n=500, insanity_s=2,
-                  settle_quiet_s=1.5),
+                  settle_quiet_s=1.5, timeline_s=15),
 }
 
 
@@ -19,7 +20,7 @@ MODES = {
 class Step:
     id: str                 # workload id (the JSON key), or "flush:<keyspace>"
     title: str
-    kind: str               # stress | ycsb | flush
+    kind: str               # stress | ycsb | flush | keyspace (created before a cluster's YCSB load)
     args: list = field(default_factory=list)
     timeout: float = 0.0
     keyspace: str = ""      # data the workload reads/writes, for bytes per row
@@ -28,6 +29,10 @@ class Step:
     group: str = "main"     # main | sweep | fixed | ycsb | insanity
     threads: int = 0
     optional: bool = False  # skipped, not failed, if the client does not support it
+
+    @property
+    def is_workload(self):
+        return self.kind in ("stress", "ycsb")
 
 
 def steps(mode, fixed_rate_fn, profile_path):
@@ -79,3 +84,34 @@ def steps(mode, fixed_rate_fn, profile_path):
              group="insanity", optional=True),
     ]
     return out
+
+
+def cluster_steps(mode, fixed_rate_fn, rf):
+    """The session of `--cluster`: the single-node workloads without the thread sweep and the
+    insanity profile, keyspaces at replication factor `rf` (the YCSB keyspace created by the
+    harness first), every request at QUORUM."""
+    out = []
+    for step in steps(mode, fixed_rate_fn, ""):
+        if step.group in ("sweep", "insanity"):
+            continue
+        if step.kind == "stress":
+            step.args = _quorum_stress(step.args, rf)
+        elif step.kind == "ycsb":
+            if step.id == "ycsb_load":
+                out.append(Step(f"keyspace:{step.keyspace}", f"create keyspace {step.keyspace}, RF {rf}",
+                                "keyspace", keyspace=step.keyspace, group=step.group))
+            step.args = step.args + ["-p", "cassandra.readconsistencylevel=QUORUM",
+                                     "-p", "cassandra.writeconsistencylevel=QUORUM"]
+        out.append(step)
+    return out
+
+
+def _quorum_stress(args, rf):
+    """cassandra-stress words with `cl=QUORUM` and `-schema replication(factor=rf)` added."""
+    if callable(args):
+        return lambda: _quorum_stress(args(), rf)
+    words = [args[0], "cl=QUORUM", *args[1:]]
+    if "-schema" in words:
+        i = words.index("-schema") + 1
+        return words[:i] + [f"replication(factor={rf})"] + words[i:]
+    return words + ["-schema", f"replication(factor={rf})"]

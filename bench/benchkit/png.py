@@ -113,19 +113,15 @@ def _label(v):
     return f"{v:g}"
 
 
-def chart(spec):
-    """Draws {'title', 'ylabel', 'categories', 'series': {name: [values]}, 'type': 'bars'|'lines'} as PNG bytes."""
-    cats, series = spec["categories"], spec["series"]
-    W, H = max(640, 90 * len(cats) + 160), 420
-    L, R, T, B = 90, 20, 50, 70
-    cv = Canvas(W, H)
+def _frame(cv, spec, box, top):
+    """Title, y gridlines and labels, axes, y label; returns y_of(value) for the plot box (L, R, T, B)."""
+    L, R, T, B = box
+    W, H = cv.w, cv.h
     cv.text(W // 2, 14, spec["title"], scale=2, anchor="center")
-    vals = [v for vs in series.values() for v in vs if isinstance(v, (int, float))]
-    top = _nice_max(max(vals) if vals else 1.0)
     ph = H - T - B
 
     def y_of(v):
-        return T + ph - (v / top) * ph
+        return T + ph - (min(v, top) / top) * ph
 
     for i in range(6):
         v = top * i / 5
@@ -135,6 +131,34 @@ def chart(spec):
     cv.line(L, T, L, T + ph, (0, 0, 0))
     cv.line(L, T + ph, W - R, T + ph, (0, 0, 0))
     cv.text(6, T - 26, spec.get("ylabel", ""), scale=1)
+    cv.text(W - R, H - 24, spec.get("xlabel", ""), scale=1, anchor="right")
+    return y_of
+
+
+def _legend(cv, names, left):
+    lx = left + 10
+    for si, name in enumerate(names):
+        cv.rect(lx, cv.h - 24, lx + 14, cv.h - 10, PALETTE[si % 4])
+        cv.text(lx + 20, cv.h - 24, name, scale=2)
+        lx += 40 + 12 * len(name)
+
+
+def _top(values):
+    vals = [v for v in values if isinstance(v, (int, float))]
+    return _nice_max(max(vals) if vals else 1.0)
+
+
+def chart(spec):
+    """Draws {'title', 'ylabel', 'categories', 'series': {name: [values]}, 'type': 'bars'|'lines'|'timeline'}
+    as PNG bytes; a timeline's series are [[x, y], …] and its 'markers' [{'x', 'label', 'series'}]."""
+    if spec.get("type") == "timeline":
+        return timeline(spec)
+    cats, series = spec["categories"], spec["series"]
+    W, H = max(640, 90 * len(cats) + 160), 420
+    L, R, T, B = 90, 20, 50, 70
+    cv = Canvas(W, H)
+    y_of = _frame(cv, spec, (L, R, T, B), _top(v for vs in series.values() for v in vs))
+    ph = H - T - B
     slot = (W - L - R) / max(1, len(cats))
     names = list(series)
     for ci, cat in enumerate(cats):
@@ -156,10 +180,36 @@ def chart(spec):
                     continue
                 x0 = L + slot * ci + slot * 0.1 + bw * si
                 cv.rect(x0, y_of(v), x0 + bw - 2, T + ph - 1, PALETTE[si % 4])
-    lx = L + 10
+    _legend(cv, names, L)
+    return cv.png()
+
+
+def timeline(spec):
+    """Lines over a linear x axis (seconds), with dashed vertical markers in their series' colour."""
+    series = spec["series"]
+    names = list(series)
+    W, H = 900, 420
+    L, R, T, B = 90, 20, 50, 70
+    cv = Canvas(W, H)
+    y_of = _frame(cv, spec, (L, R, T, B), _top(p[1] for pts in series.values() for p in pts))
+    ph = H - T - B
+    xmax = max([p[0] for pts in series.values() for p in pts] + [1])
+
+    def x_of(x):
+        return L + (x / xmax) * (W - L - R)
+
+    step = max(1, int(_nice_max(xmax / 6)))
+    for x in range(0, int(xmax) + 1, step):
+        cv.text(int(x_of(x)), T + ph + 10, str(x), scale=1, anchor="center")
+    for mi, m in enumerate(spec.get("markers", [])):
+        color = PALETTE[names.index(m["series"]) % 4] if m.get("series") in names else (0, 0, 0)
+        x = int(x_of(m["x"]))
+        for y in range(T, T + ph, 8):
+            cv.line(x, y, x, min(y + 4, T + ph), color)
+        cv.text(x + 3, T + 4 + 10 * (mi % 6), m["label"], color, scale=1)
     for si, name in enumerate(names):
-        cv.rect(lx, H - 24, lx + 14, H - 10, PALETTE[si % 4])
-        cv.text(lx + 20, H - 24, name, scale=2)
-        lx += 40 + 12 * len(name)
-    cv.text(W - R, H - 24, spec.get("xlabel", ""), scale=1, anchor="right")
+        pts = [(x_of(x), y_of(y)) for x, y in series[name] if isinstance(y, (int, float))]
+        for (x0, y0), (x1, y1) in zip(pts, pts[1:]):
+            cv.line(x0, y0, x1, y1, PALETTE[si % 4], width=2)
+    _legend(cv, names, L)
     return cv.png()

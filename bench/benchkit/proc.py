@@ -93,6 +93,15 @@ def cql_probe(addr, port, timeout=2.0):
     """STARTUP then `SELECT release_version FROM system.local` over native protocol v4.
 
     Returns the release version; raises OSError or ProbeError when the node does not answer."""
+    values = cql_query(addr, port, "SELECT release_version FROM system.local", timeout)
+    return values[0] if values else ""
+
+
+def cql_query(addr, port, query, timeout=2.0):
+    """One CQL statement at consistency ONE over native protocol v4 (STARTUP, then QUERY).
+
+    Returns the first column of every row as text for a SELECT of text columns, [] for other
+    results (a schema change, void); raises OSError or ProbeError (the server's error message)."""
     with socket.create_connection((addr, port), timeout=timeout) as s:
         s.settimeout(timeout)
         f = s.makefile("rb")
@@ -106,30 +115,46 @@ def cql_probe(addr, port, timeout=2.0):
             return op, payload
 
         request(0x01, b"\x00\x01\x00\x0bCQL_VERSION\x00\x053.0.0")
-        query = b"SELECT release_version FROM system.local"
-        op, b = request(0x07, struct.pack(">i", len(query)) + query + b"\x00\x01\x00")
+        q = query.encode()
+        op, b = request(0x07, struct.pack(">i", len(q)) + q + b"\x00\x01\x00")
         if op != 0x08:
             raise ProbeError(f"unexpected response opcode {op}")
-        try:  # Rows: kind, flags, column count, [global spec], columns, row count, cells
-            kind, flags, ncols = struct.unpack(">iii", b[:12])
-            p = 12
-            if flags & 1:
-                _, p = _string(b, p)
-                _, p = _string(b, p)
-            for _ in range(ncols):
-                if not flags & 1:
-                    _, p = _string(b, p)
-                    _, p = _string(b, p)
-                _, p = _string(b, p)
-                p += 2  # a simple type id (varchar)
-            (rows,) = struct.unpack(">i", b[p:p + 4])
-            p += 4
-            if rows < 1:
-                return ""
-            (n,) = struct.unpack(">i", b[p:p + 4])
-            return b[p + 4:p + 4 + n].decode(errors="replace")
+        try:
+            return _first_column(b)
         except (struct.error, IndexError):
-            return ""
+            return []
+
+
+def _first_column(b):
+    """The first column of a RESULT body of kind Rows whose columns have simple types; [] otherwise."""
+    kind, = struct.unpack(">i", b[:4])
+    if kind != 2:
+        return []
+    flags, ncols = struct.unpack(">ii", b[4:12])
+    p = 12
+    if flags & 2:  # has_more_pages: the paging state
+        (n,) = struct.unpack(">i", b[p:p + 4])
+        p += 4 + max(n, 0)
+    if flags & 1:
+        _, p = _string(b, p)
+        _, p = _string(b, p)
+    for _ in range(ncols):
+        if not flags & 1:
+            _, p = _string(b, p)
+            _, p = _string(b, p)
+        _, p = _string(b, p)
+        p += 2  # a simple type id (varchar)
+    (rows,) = struct.unpack(">i", b[p:p + 4])
+    p += 4
+    out = []
+    for _ in range(rows):
+        cells = []
+        for _ in range(ncols):
+            (n,) = struct.unpack(">i", b[p:p + 4])
+            cells.append(b[p + 4:p + 4 + max(n, 0)].decode(errors="replace") if n >= 0 else None)
+            p += 4 + max(n, 0)
+        out.append(cells[0])
+    return out
 
 
 def free_port(addr):

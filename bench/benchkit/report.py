@@ -81,8 +81,12 @@ def ratios(results, workload_ids, num="helenus", den="cassandra"):
     return out
 
 
-def targets(results, rat):
-    """The targets of issue 5 on one node, each with the measured value and whether it is met."""
+CLUSTER_TARGET_WORKLOADS = ("write", "read", "mixed", "ycsb_a", "ycsb_f")
+
+
+def targets(results, rat, cluster=0):
+    """The targets, each with the measured value and whether it is met: issue 5's on one node;
+    with `cluster`, issue 13's (throughput and CPU per op of every compared workload, fixed-rate p99)."""
     out = []
 
     def add(name, measured, target, better):
@@ -93,11 +97,14 @@ def targets(results, rat):
         out.append({"name": name, "measured": measured, "target": target, "better": better, "met": met,
                     "factor_short": gap})
 
-    for w in ("write", "read", "mixed"):
+    compared = CLUSTER_TARGET_WORKLOADS if cluster else ("write", "read", "mixed")
+    for w in compared:
         add(f"throughput {w} (H/C)", rat.get(w, {}).get("throughput"), 3.0, "higher")
-    for w in ("write", "read", "mixed"):
+    for w in compared:
         add(f"server CPU per op {w} (H/C)", rat.get(w, {}).get("cpu_per_op"), 1 / 3, "lower")
     add("p99 at the same fixed rate (H/C)", rat.get("fixed", {}).get("p99"), 1 / 3, "lower")
+    if cluster:
+        return out
     h, c = results.get("helenus"), results.get("cassandra")
     add("peak RSS over the session (H/C)", _ratio(h and h.get("peak_rss_bytes"), c and c.get("peak_rss_bytes")),
         0.25, "lower")
@@ -127,6 +134,9 @@ def validate(doc):
             need(v is None or (isinstance(v, (int, float)) and v >= 0), f"ratios[{wid!r}][{k!r}] = {v!r}")
     for key in ("cores", "memory_bytes", "kernel"):
         need(key in doc["machine"], f"machine.{key} missing")
+    if "cluster" in doc:
+        need(isinstance(doc["cluster"], int) and doc["cluster"] >= 2, "cluster must be a node count (>= 2)")
+        _validate_timeline(doc, need)
     for server, res in doc["results"].items():
         need(server in doc["servers"], f"results for unknown server {server!r}")
         need(set(res["workloads"]) == set(ids), f"results[{server!r}] must cover every workload")
@@ -135,6 +145,22 @@ def validate(doc):
             for m in METRICS:
                 need(m in w, f"results[{server}][{wid}] missing {m}")
     return True
+
+
+TIMELINE_KEYS = ("status", "command", "rate", "duration_s", "victim", "kill_at_s", "restart_at_s", "up_at_s",
+                 "seconds")
+
+
+def _validate_timeline(doc, need):
+    need(isinstance(doc.get("timeline"), dict), "a cluster report needs a timeline object")
+    for server, t in doc["timeline"].items():
+        need(server in doc["servers"], f"timeline for unknown server {server!r}")
+        for key in TIMELINE_KEYS:
+            need(key in t, f"timeline[{server!r}] missing {key}")
+        need(t["status"] in ("ok", "failed"), f"timeline[{server!r}].status")
+        for row in t["seconds"]:
+            need(isinstance(row, list) and len(row) == 4, f"timeline[{server!r}].seconds rows are "
+                                                          "[second, op/s, p99 ms, errors]")
 
 
 # --- Markdown -----------------------------------------------------------------------------------
@@ -160,7 +186,8 @@ def mib(v):
 def markdown(doc, charts):
     m, g = doc["machine"], doc["git"]
     servers = list(doc["results"])
-    lines = [f"# Helenus vs Apache Cassandra — {doc['date']} ({g['short']}{', dirty tree' if g.get('dirty') else ''})",
+    what = "Helenus vs Apache Cassandra" + (f", {doc['cluster']}-node clusters" if doc.get("cluster") else "")
+    lines = [f"# {what} — {doc['date']} ({g['short']}{', dirty tree' if g.get('dirty') else ''})",
              "",
              f"Mode **{doc['mode']}**, {doc['repetitions']} repetition(s) per server (figures are medians). "
              f"Command: `{doc['command']}`",
@@ -187,7 +214,7 @@ def markdown(doc, charts):
                   "| workload | throughput | CPU/op | p99 | RSS | disk/row | start-up |", "|---|---|---|---|---|---|---|"]
         for wid, r in doc["ratios"].items():
             lines.append(f"| {wid} | " + " | ".join(fmt_ratio(r[k]) for k in RATIO_KEYS) + " |")
-        lines += ["", "## Targets (issue 5)", "", "| target | measured | goal | met |", "|---|---|---|---|"]
+        lines += ["", f"## Targets (issue {13 if doc.get('cluster') else 5})", "", "| target | measured | goal | met |", "|---|---|---|---|"]
         for t in doc["targets"]:
             goal = ("≥ " if t["better"] == "higher" else "≤ ") + fmt(t["target"])
             met = {True: "yes", False: f"**no** ({fmt(t['factor_short'])}× short)", None: "n/a"}[t["met"]]
@@ -231,6 +258,7 @@ def markdown(doc, charts):
                 r = doc["results"][s]["workloads"][w["id"]]
                 cells += [fmt(r["throughput"], 0), fmt(r["p99_ms"])]
             lines.append(f"| {w['threads']} | " + " | ".join(cells) + " |")
+    lines += timeline_markdown(doc)
     if charts:
         lines += ["", "## Charts", ""] + [f"![{c['title']}]({c['file']})" for c in charts]
     lines += ["", "## Workloads", "", "| id | what | client command (after `helenus stress`) |", "|---|---|---|"]
@@ -238,3 +266,37 @@ def markdown(doc, charts):
         lines.append(f"| {w['id']} | {w['title']} | `{w['command']}` |")
     lines += ["", "## Method notes", ""] + [f"- {n}" for n in doc.get("notes", [])]
     return "\n".join(lines) + "\n"
+
+
+def timeline_markdown(doc):
+    """The kill-and-restart runs: a summary per server, then op/s, p99 and errors per second."""
+    runs = doc.get("timeline") or {}
+    if not runs:
+        return []
+    lines = ["", "## Timeline: one node killed and restarted", "",
+             "Client times in seconds; `up` is when the restarted node answered CQL again; the outage columns "
+             "cover the seconds from the kill to 5 s after `up`.", "",
+             "| server | status | node killed | rate | killed at | restarted at | up at | op/s | p99 | errors "
+             "| outage min op/s | outage max p99 | outage errors |", "|" + "---|" * 13]
+    for s, t in runs.items():
+        if t["status"] != "ok":
+            lines.append(f"| {s} | {t['status']}: {t.get('error', '')[:200]} |" + " |" * 11)
+            continue
+        lines.append(f"| {s} | ok | {t['victim']} | {t['rate']} | {fmt(t['kill_at_s'], 1)} | "
+                     f"{fmt(t['restart_at_s'], 1)} | {fmt(t['up_at_s'], 1)} | {fmt(t['throughput'], 0)} | "
+                     f"{fmt(t['p99_ms'])} | {fmt(t['errors'], 0)} | {fmt(t.get('outage_min_ops_s'), 0)} | "
+                     f"{fmt(t.get('outage_max_p99_ms'))} | {fmt(t.get('outage_errors'), 0)} |")
+        if t.get("restart_error"):
+            lines.append(f"\n{s}: the restart failed: {t['restart_error'][:300]}\n")
+    servers = list(runs)
+    per = {s: {row[0]: row for row in runs[s]["seconds"]} for s in servers}
+    seconds = sorted({sec for s in servers for sec in per[s]})
+    lines += ["", "| second | " + " | ".join(f"{s} op/s | {s} p99 | {s} errors" for s in servers) + " |",
+              "|---|" + "---|---|---|" * len(servers)]
+    for sec in seconds:
+        cells = []
+        for s in servers:
+            row = per[s].get(sec)
+            cells += [fmt(row[1], 0), fmt(row[2]), fmt(row[3], 0)] if row else ["", "", ""]
+        lines.append(f"| {sec} | " + " | ".join(cells) + " |")
+    return lines

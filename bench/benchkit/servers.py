@@ -62,6 +62,11 @@ class Helenus:
     def pid(self):
         return self.proc.pid if self.proc else None
 
+    @property
+    def pids(self):
+        """The server's processes (one), for CPU readings shared with the clusters of cluster.py."""
+        return [self.pid] if self.pid else []
+
     def _config(self):
         d = self.dir
         path = os.path.join(d, "cassandra.yaml")
@@ -204,8 +209,9 @@ class Cassandra:
     name = "cassandra"
     label = "Cassandra"
 
-    def __init__(self, refcass, addr, port, heap, workdir, log, start_timeout=300, jmx_port=None):
+    def __init__(self, refcass, addr, port, heap, workdir, log, start_timeout=300, jmx_port=None, yaml=None):
         self.refcass, self.addr, self.port, self.heap = refcass, addr, port, heap
+        self.yaml = yaml  # extra cassandra.yaml lines (refcass's REFCASS_YAML), e.g. a cluster's seeds
         self.jmx_port = jmx_port  # None: refcass's default (7198 + the address's last byte)
         self.dir = os.path.join(workdir, "cassandra")
         self.log = log
@@ -220,6 +226,10 @@ class Cassandra:
     @property
     def pid(self):
         return self._pid
+
+    @property
+    def pids(self):
+        return [self._pid] if self._pid else []
 
     def _refcass(self, *args, timeout=120):
         return subprocess.run([self.refcass, *args], capture_output=True, text=True, timeout=timeout,
@@ -247,8 +257,9 @@ class Cassandra:
             args += ["--jmx-port", str(self.jmx_port)]
         if fresh:
             args.append("--fresh")
+        env = {**os.environ, "REFCASS_YAML": self.yaml} if self.yaml else None
         starter = subprocess.Popen(args, stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                   start_new_session=True)
+                                   start_new_session=True, env=env)
         logf.close()
         deadline = time.monotonic() + self.start_timeout
         try:
@@ -303,6 +314,15 @@ class Cassandra:
         if self._ours(pid):
             self.log(f"cassandra pid {pid} still running; sending SIGKILL")
             os.kill(pid, signal.SIGKILL)
+        self._pid = None
+
+    def kill(self):
+        """SIGKILL the node (no drain), as a crash; start(fresh=False) brings it back with its data."""
+        if self._ours(self._pid):
+            self._sample_peak()
+            os.kill(self._pid, signal.SIGKILL)
+            while proc.alive(self._pid):
+                time.sleep(0.05)
         self._pid = None
 
     def flush(self, keyspace, settle_timeout=180):

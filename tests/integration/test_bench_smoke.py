@@ -1,5 +1,6 @@
-"""The benchmark harness (bench/run): its output parsers, and the --smoke variant end to end
-against Helenus alone (the full comparison with Cassandra is not part of the test suite)."""
+"""The benchmark harness (bench/run): its output parsers, the report of --cluster, and the --smoke
+variant end to end against Helenus alone (the full comparison with Cassandra is not part of the test
+suite; `HELENUS_BENCH_CLUSTER=1` adds `--cluster 3 --smoke` against a Helenus cluster)."""
 import glob
 import json
 import os
@@ -13,7 +14,7 @@ from helenus_node import BIN, free_port
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(REPO, "bench"))
 
-from benchkit import parse, report  # noqa: E402
+from benchkit import charts, parse, plan, png, report, timeline  # noqa: E402
 
 STRESS = """Running WRITE with 4 threads for 2000 iteration
 type                                               total ops,    op/s,    pk/s,   row/s,    mean,     med,     .95,     .99,    .999,     max,   time,   stderr, errors,  gc: #,  max ms,  sum ms,  sdv ms,      mb
@@ -83,6 +84,105 @@ def test_ratios_are_helenus_over_cassandra():
     r = report.ratios(results, ["write"])["write"]
     assert r == {"throughput": 3.0, "cpu_per_op": 0.25, "p99": None, "rss": 0.25, "disk_per_row": 2.0,
                  "startup": 0.01}
+
+
+TIMELINE = """type                                               total ops,    op/s,    pk/s,   row/s,    mean,     med,     .95,     .99,    .999,     max,   time,   stderr, errors,  gc: #,  max ms,  sum ms,  sdv ms,      mb
+READ,                                                    150,     150,     150,     150,     0.4,     0.3,     0.9,     1.2,     2.0,     2.5,    1.0,  0.00000,      0,      0,       0,       0,       0,       0
+total,                                                   200,     200,     200,     200,     0.4,     0.3,     0.9,     1.2,     2.0,     2.5,    1.0,  0.00000,      0,      0,       0,       0,       0,       0
+total,                                                   390,     190,     190,     190,     0.4,     0.3,     0.9,    41.7,    50.0,    52.1,    2.0,  0.01000,      3,      0,       0,       0,       0,       0
+total,                                                   600,     210,     210,     210,     0.4,     0.3,     0.9,     1.3,     2.0,     2.5,    4.0,  0.01000,      0,      0,       0,       0,       0,       0
+"""
+
+
+def test_timeline_rows_per_second_fill_the_silent_seconds():
+    rows = [timeline.interval_row(line) for line in TIMELINE.splitlines()]
+    rows = [r for r in rows if r]
+    assert rows == [(1.0, 200.0, 1.2, 0), (2.0, 190.0, 41.7, 3), (4.0, 210.0, 1.3, 0)]
+    seconds = timeline.per_second(rows, 5)
+    assert seconds == [[1, 200.0, 1.2, 0], [2, 190.0, 41.7, 3], [3, 0.0, None, 0], [4, 210.0, 1.3, 0],
+                       [5, 0.0, None, 0]]
+    o = timeline.outage({"kill_at_s": 1.5, "up_at_s": None, "seconds": seconds})
+    assert o == {"outage_min_ops_s": 0.0, "outage_max_p99_ms": 41.7, "outage_errors": 3}
+
+
+def test_cluster_steps_run_at_quorum_on_keyspaces_of_the_node_count():
+    steps = plan.cluster_steps("smoke", lambda: 700, 3)
+    ids = [s.id for s in steps if s.is_workload]
+    assert ids == ["cold_write", "write", "read", "mixed", "fixed", "ycsb_load", "ycsb_a", "ycsb_f"]
+    for s in steps:
+        words = s.args() if callable(s.args) else s.args
+        if s.kind == "stress":
+            assert "cl=QUORUM" in words and "replication(factor=3)" in words, words
+        if s.kind == "ycsb":
+            assert "cassandra.readconsistencylevel=QUORUM" in words, words
+    assert "fixed=700/s" in next(s for s in steps if s.id == "fixed").args()
+    kinds = [s.kind for s in steps]
+    assert kinds.index("keyspace") == kinds.index("ycsb") - 1  # the YCSB keyspace exists before the load
+
+
+def cluster_doc():
+    """A --cluster 3 report as bench/run builds it, from made-up sessions."""
+    ids = ["write", "fixed"]
+
+    def session(tp, cpu, p99):
+        w = {"status": "ok", "throughput": tp, "cpu_s_per_1k_ops": cpu, "p99_ms": p99, "rss_bytes": 300}
+        return {"startup_s": 2.0, "peak_rss_bytes": 300, "version": "5.0.4", "workloads": {i: w for i in ids}}
+    sessions = {"helenus": [session(9000, 0.1, 1.0)], "cassandra": [session(3000, 0.6, 6.0)]}
+    results = report.aggregate(sessions, ids)
+    rat = report.ratios(results, ids)
+    seconds = [[s, 500.0 if s != 3 else 0.0, 1.0, 0] for s in range(1, 7)]
+    run = {"status": "ok", "command": "mixed …", "rate": 500, "duration_s": 6, "victim": "127.0.0.3",
+           "kill_at_s": 2.0, "restart_at_s": 4.0, "up_at_s": 4.5, "seconds": seconds, "throughput": 480.0,
+           "p99_ms": 1.0, "errors": 0}
+    run.update(timeline.outage(run))
+    return {"schema": 1, "date": "2026-01-01", "git": {"short": "abc"}, "mode": "smoke", "repetitions": 1,
+            "command": "bench/run --cluster 3 --smoke",
+            "machine": {"cores": 2, "memory_bytes": 1, "kernel": "x"},
+            "servers": {s: {"label": s, "address": "a", "setup": "s"} for s in sessions},
+            "workloads": [{"id": i, "title": i, "command": i} for i in ids], "results": results, "ratios": rat,
+            "targets": report.targets(results, rat, 3), "cluster": 3,
+            "timeline": {"helenus": run, "cassandra": dict(run)}}
+
+
+def test_cluster_report_has_the_single_node_ratio_keys_and_a_timeline(tmp_path):
+    doc = cluster_doc()
+    report.validate(json.loads(json.dumps(doc)))
+    assert doc["ratios"]["write"]["throughput"] == 3.0 and set(doc["ratios"]["write"]) == set(report.RATIO_KEYS)
+    names = [t["name"] for t in doc["targets"]]
+    assert "throughput ycsb_a (H/C)" in names and not any("RSS" in n or "start-up" in n for n in names)
+    text = report.markdown(doc, [])
+    assert "3-node clusters" in text and "## Targets (issue 13)" in text
+    assert "## Timeline: one node killed and restarted" in text and "| 3 | 0 | 1.00 | 0 |" in text
+    specs = charts.timeline_specs(doc, "x")
+    assert [s["file"] for s in specs] == ["x-timeline-throughput.png", "x-timeline-p99.png"]
+    assert {m["label"] for m in specs[0]["markers"]} >= {"helenus kill", "cassandra up"}
+    assert png.chart(specs[0])[:8] == b"\x89PNG\r\n\x1a\n"
+    del doc["timeline"]
+    with pytest.raises(report.ShapeError):
+        report.validate(doc)
+
+
+@pytest.mark.skipif(not os.environ.get("HELENUS_BENCH_CLUSTER"), reason="set HELENUS_BENCH_CLUSTER=1 (~2 min)")
+def test_bench_cluster_smoke(tmp_path):
+    if not os.access(BIN, os.X_OK):
+        pytest.skip(f"no helenus binary at {BIN}")
+    out = tmp_path / "results"
+    cmd = [sys.executable, os.path.join(REPO, "bench", "run"), "--cluster", "3", "--smoke", "--servers", "helenus",
+           "--no-build", "--helenus-bin", os.path.abspath(BIN), "--charts", "builtin", "--out", str(out),
+           "--helenus-addr", os.environ.get("HELENUS_BENCH_CLUSTER_ADDR", "127.0.0.60"),
+           "--workdir", str(tmp_path / "work")]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, f"bench/run --cluster 3 --smoke failed ({r.returncode}):\n{r.stdout}\n{r.stderr[-4000:]}"
+    [json_path] = glob.glob(str(out / "*-cluster3.json"))
+    doc = json.load(open(json_path))
+    report.validate(doc)
+    assert doc["cluster"] == 3 and list(doc["results"]) == ["helenus"]
+    for wid in ("write", "read", "mixed", "fixed", "ycsb_a", "ycsb_f"):
+        w = doc["results"]["helenus"]["workloads"][wid]
+        assert w["status"] == "ok" and w["cpu_s_per_1k_ops"] > 0, (wid, w)
+    t = doc["timeline"]["helenus"]
+    assert t["status"] == "ok" and t["kill_at_s"] < t["restart_at_s"] <= t["up_at_s"], t
+    assert any(name.endswith("-timeline-throughput.png") for name in doc["charts"]["files"])
 
 
 def test_bench_smoke(tmp_path):
