@@ -183,6 +183,12 @@ def mib(v):
     return "–" if v is None else f"{v / 2**20:,.0f} MiB"
 
 
+def _not_ok_row(cells, status, why, columns):
+    """A table row of a run that did not succeed: its first cells, then the status and why, then blanks."""
+    head = "".join(f"| {c} " for c in cells)
+    return f"{head}| {status}: {(why or '')[:200]} |" + " |" * (columns - len(cells) - 1)
+
+
 def markdown(doc, charts):
     m, g = doc["machine"], doc["git"]
     servers = list(doc["results"])
@@ -232,7 +238,7 @@ def markdown(doc, charts):
         for s in servers:
             r = doc["results"][s]["workloads"][w["id"]]
             if r["status"] != "ok":
-                lines.append(f"| {w['id']} | {s} | {r['status']}: {r.get('note', '')[:200]} |" + " |" * 11)
+                lines.append(_not_ok_row([w["id"], s], r["status"], r.get("note"), 14))
                 continue
             lines.append(f"| {w['id']} | {s} | {fmt(r['throughput'], 0)} | {fmt(r['mean_ms'])} | {fmt(r['p50_ms'])} | "
                          f"{fmt(r['p95_ms'])} | {fmt(r['p99_ms'])} | {fmt(r['p999_ms'])} | {fmt(r['max_ms'])} | "
@@ -280,7 +286,7 @@ def timeline_markdown(doc):
              "| outage min op/s | outage max p99 | outage errors |", "|" + "---|" * 13]
     for s, t in runs.items():
         if t["status"] != "ok":
-            lines.append(f"| {s} | {t['status']}: {t.get('error', '')[:200]} |" + " |" * 11)
+            lines.append(_not_ok_row([s], t["status"], t.get("error"), 13))
             continue
         lines.append(f"| {s} | ok | {t['victim']} | {t['rate']} | {fmt(t['kill_at_s'], 1)} | "
                      f"{fmt(t['restart_at_s'], 1)} | {fmt(t['up_at_s'], 1)} | {fmt(t['throughput'], 0)} | "
