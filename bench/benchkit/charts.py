@@ -24,9 +24,11 @@ for spec in specs:
             line, = ax.plot([p[0] for p in pts], [p[1] for p in pts], label=name)
             colors[name] = line.get_color()
         for m in spec.get("markers", []):
-            ax.axvline(m["x"], linestyle="--", linewidth=1, color=colors.get(m.get("series"), "black"))
+            color = colors.get(m.get("series"), "black")
+            side = "right" if names.index(m["series"]) % 2 == 0 else "left"  # two servers' labels apart
+            ax.axvline(m["x"], linestyle="--", linewidth=1, color=color)
             ax.annotate(m["label"], (m["x"], 1), xycoords=("data", "axes fraction"), rotation=90,
-                        va="top", ha="right", fontsize=7, color=colors.get(m.get("series"), "black"))
+                        va="top", ha=side, fontsize=7, color=color)
         ax.set_ylim(bottom=0)
     elif spec["type"] == "lines":
         for name in names:
