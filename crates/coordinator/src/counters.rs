@@ -116,12 +116,8 @@ pub(crate) async fn handle(
             format!("malformed counter update: {}", e.0),
         )
     })?;
-    let storage = replica.storage.clone();
-    let known = || {
-        let storage = storage.clone();
-        async move { storage.table_name(request.table).map(|_| ()) }
-    };
-    verbs::with_schema(&replica, request.epoch, known)
+    let tables = std::iter::once(request.table);
+    verbs::known_tables(&replica, request.epoch, tables)
         .await
         .map_err(verbs::write_failure)?;
     let result = replica.leader.lead(&request).await;

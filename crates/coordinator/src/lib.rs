@@ -329,8 +329,7 @@ impl Coordinator {
 
     /// Whether this node alone answers at the level for replicas `live`.
     fn is_only_contact(&self, requirement: &Requirement, live: &[ring::Endpoint]) -> bool {
-        let (contacts, _) = read::contacts(requirement, live);
-        contacts.len() == 1 && contacts[0].addr == self.local.addr
+        read::only_contact(requirement, live, self.local.addr)
     }
 
     /// What asks replicas for a read, waiting at most the `kind` timeout.
@@ -377,11 +376,26 @@ impl Coordinator {
             let mut replicas = ReplicaPlan::new(&self.topology, strategy, key.token, reachable);
             let proxy = self.metrics.proxy();
             proxy.count_routing(replicas.includes(self.local.addr));
-            replicas.prefer_fast(&self.local, |addr| proxy.score_class(addr));
             let requirement = Requirement::new(strategy, cl, &self.local.datacenter);
             unavailable(&requirement, &replicas, cl)?;
             let started = Instant::now();
-            if !self.is_only_contact(&requirement, &replicas.live) {
+            // A local read runs to its end; past the timeout it then answers ReadTimeout.
+            let (partition, late) = if self.is_only_contact(&requirement, &replicas.live) {
+                trace::trace(trace, || "Acquiring sstable references".into());
+                let (partition, read) = self
+                    .storage
+                    .read_with_stats(table, key, filter, now)
+                    .map_err(|e| self.read_error(e, strategy, cl))?;
+                if let Some(t) = trace {
+                    trace::partition_read(t, &read, self.sstable_count(table));
+                }
+                stats.add(read);
+                (
+                    partition,
+                    self.in_time(TimeoutKind::Read, started, strategy, cl),
+                )
+            } else {
+                replicas.prefer_fast(&self.local, |addr| proxy.score_class(addr));
                 let (contacts, spares) = read::contacts(&requirement, &replicas.live);
                 trace::sending(trace, "READ", self.local.addr, contacts.iter());
                 let plan = read::ReadPlan {
@@ -399,26 +413,15 @@ impl Coordinator {
                     read_repair: policy.read_repair,
                     ..self.readers(TimeoutKind::Read)
                 };
-                let partition = read::read(&readers, plan, filter, now, stats).await?;
-                self.slow.check(started.elapsed(), || {
-                    self.describe_read(table, Some(key), usize::MAX)
-                });
-                self.record(RequestKind::Read, cl, &[table], started);
-                return Ok(partition);
-            }
-            trace::trace(trace, || "Acquiring sstable references".into());
-            let (partition, read) = self
-                .storage
-                .read_with_stats(table, key, filter, now)
-                .map_err(|e| self.read_error(e, strategy, cl))?;
-            if let Some(t) = trace {
-                trace::partition_read(t, &read, self.sstable_count(table));
-            }
-            stats.add(read);
+                (
+                    read::read(&readers, plan, filter, now, stats).await?,
+                    Ok(()),
+                )
+            };
             self.slow.check(started.elapsed(), || {
                 self.describe_read(table, Some(key), usize::MAX)
             });
-            self.in_time(TimeoutKind::Read, started, strategy, cl)?;
+            late?;
             self.record(RequestKind::Read, cl, &[table], started);
             Ok(partition)
         };

@@ -61,14 +61,16 @@ pub struct ReadRequest {
 }
 
 impl ReadRequest {
-    pub fn encode(&self) -> Bytes {
+    /// The encoding of this request asking for data or (`digest`) only its digest (the
+    /// coordinator sends one request to several replicas, some for digests).
+    pub fn encode_asking(&self, digest: bool) -> Bytes {
         let mut out = header(self.epoch);
         out.put_slice(self.table.0.as_bytes());
         out.put_i64(self.key.token);
         put_bytes(&mut out, &self.key.key);
         put_read_filter(&mut out, &self.filter);
         out.put_u64(u64::try_from(self.cap).unwrap_or(u64::MAX));
-        out.put_u8(u8::from(self.digest));
+        out.put_u8(u8::from(digest));
         out.into()
     }
 
@@ -527,7 +529,7 @@ mod tests {
             cap: usize::MAX,
             digest: true,
         };
-        let bytes = request.encode();
+        let bytes = request.encode_asking(request.digest);
         assert_eq!(ReadRequest::decode(&bytes).unwrap(), request);
         for cut in 0..bytes.len() {
             assert!(ReadRequest::decode(&bytes[..cut]).is_err(), "cut at {cut}");

@@ -56,37 +56,65 @@ pub(crate) struct Readers {
     pub read_repair: bool,
 }
 
+/// What each live replica (closest first) is to a read at `requirement`: a contact the level
+/// needs, a spare that may replace one, or neither (outside the level's datacenters).
+fn roles<'a>(
+    requirement: &'a Requirement,
+    live: &'a [Endpoint],
+) -> impl Iterator<Item = (&'a Endpoint, Role)> + 'a {
+    let mut taken: std::collections::BTreeMap<&str, i32> = Default::default();
+    let mut total = 0;
+    live.iter().map(move |endpoint| {
+        let dc = endpoint.datacenter.as_str();
+        let (wanted, usable) = match requirement {
+            Requirement::Total(n) => (total < *n, true),
+            Requirement::InDatacenter { dc: local, n } => (dc == local && total < *n, dc == local),
+            Requirement::EachDatacenter(each) => match each.get(dc) {
+                Some(n) => (taken.get(dc).copied().unwrap_or(0) < *n, true),
+                None => (false, false),
+            },
+        };
+        if wanted {
+            total += 1;
+            *taken.entry(dc).or_insert(0) += 1;
+        }
+        let role = match (wanted, usable) {
+            (true, _) => Role::Contact,
+            (false, true) => Role::Spare,
+            (false, false) => Role::Unused,
+        };
+        (endpoint, role)
+    })
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Contact,
+    Spare,
+    Unused,
+}
+
 /// Splits live replicas (closest first) into the contacts `requirement` needs and spares.
 pub(crate) fn contacts(
     requirement: &Requirement,
     live: &[Endpoint],
 ) -> (Vec<Endpoint>, Vec<Endpoint>) {
-    let mut taken: std::collections::BTreeMap<&str, i32> = Default::default();
-    let mut total = 0;
     let (mut contacts, mut spares) = (Vec::new(), Vec::new());
-    for endpoint in live {
-        let dc = endpoint.datacenter.as_str();
-        let wanted = match requirement {
-            Requirement::Total(n) => total < *n,
-            Requirement::InDatacenter { dc: local, n } => dc == local && total < *n,
-            Requirement::EachDatacenter(each) => each
-                .get(dc)
-                .is_some_and(|n| taken.get(dc).copied().unwrap_or(0) < *n),
-        };
-        let usable = match requirement {
-            Requirement::InDatacenter { dc: local, .. } => dc == local,
-            Requirement::EachDatacenter(each) => each.contains_key(dc),
-            Requirement::Total(_) => true,
-        };
-        if wanted {
-            total += 1;
-            *taken.entry(dc).or_insert(0) += 1;
-            contacts.push(endpoint.clone());
-        } else if usable {
-            spares.push(endpoint.clone());
+    for (endpoint, role) in roles(requirement, live) {
+        match role {
+            Role::Contact => contacts.push(endpoint.clone()),
+            Role::Spare => spares.push(endpoint.clone()),
+            Role::Unused => {}
         }
     }
     (contacts, spares)
+}
+
+/// Whether `local` alone is the contact a read at `requirement` needs (nothing is copied: this
+/// decides the single-node path of every read).
+pub(crate) fn only_contact(requirement: &Requirement, live: &[Endpoint], local: IpAddr) -> bool {
+    let mut contacts = roles(requirement, live).filter(|(_, role)| *role == Role::Contact);
+    contacts.next().is_some_and(|(e, _)| e.addr == local) && contacts.next().is_none()
 }
 
 /// Reads the partition from the replicas of `plan`, round after round.
@@ -204,11 +232,7 @@ fn ask_one(
             });
         return Box::pin(async move { (slot, endpoint, answer) });
     }
-    let payload = ReadRequest {
-        digest,
-        ..request.clone()
-    }
-    .encode();
+    let payload = request.encode_asking(digest);
     let replica = readers.metrics.replica(endpoint.addr);
     let asking = gather::Remote::new(readers, endpoint.addr);
     Box::pin(async move {

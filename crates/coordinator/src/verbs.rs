@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use net::{handler_fn, Messaging, Peer, RemoteError, Verb};
-use storage::{Storage, StorageError};
+use storage::{Storage, StorageError, TableId};
 
 use crate::messages::{encode_scan, MutationRequest, RangeRequest, ReadReply, ReadRequest};
 use crate::remote::EpochWaiter;
@@ -66,10 +66,14 @@ async fn scan(replica: Replica, from: Peer, payload: Bytes) -> Result<Bytes, Rem
         tracing::warn!("malformed range read from {}: {}", from.addr, e.0);
         RemoteError::new(reason::UNKNOWN, format!("malformed range read: {}", e.0))
     })?;
-    let storage = replica.storage.clone();
     let r = &request;
-    let scan = || async { storage.scan_source(r.table, &r.range, &r.filter, r.partition_limit) };
-    match with_schema(&replica, request.epoch, scan).await {
+    let known = known_tables(&replica, r.epoch, std::iter::once(r.table)).await;
+    let scan = known.and_then(|()| {
+        replica
+            .storage
+            .scan_source(r.table, &r.range, &r.filter, r.partition_limit)
+    });
+    match scan {
         Ok(found) => Ok(encode_scan(&found)),
         Err(e) => Err(read_failure(e)),
     }
@@ -81,9 +85,13 @@ async fn read(replica: Replica, from: Peer, payload: Bytes) -> Result<Bytes, Rem
         tracing::warn!("malformed read from {}: {}", from.addr, e.0);
         RemoteError::new(reason::UNKNOWN, format!("malformed read: {}", e.0))
     })?;
-    let storage = replica.storage.clone();
-    let read = |r: &ReadRequest| storage.read_source(r.table, &r.key, &r.filter, r.cap);
-    let data = with_schema(&replica, request.epoch, || async { read(&request) }).await;
+    let r = &request;
+    let known = known_tables(&replica, r.epoch, std::iter::once(r.table)).await;
+    let data = known.and_then(|()| {
+        replica
+            .storage
+            .read_source(r.table, &r.key, &r.filter, r.cap)
+    });
     match data {
         Ok(data) => Ok(ReadReply::new(data, request.digest).encode()),
         Err(e) => Err(read_failure(e)),
@@ -109,45 +117,41 @@ async fn apply(replica: Replica, from: Peer, payload: Bytes) -> Result<Bytes, Re
         tracing::warn!("malformed mutation from {}: {}", from.addr, e.0);
         RemoteError::new(reason::UNKNOWN, format!("malformed mutation: {}", e.0))
     })?;
-    let epoch = request.epoch;
-    let storage = replica.storage.clone();
-    let write = move || {
-        let (storage, mutations) = (storage.clone(), request.mutations.clone());
-        async move { storage.apply_batch(mutations).await }
+    let tables = request.mutations.iter().map(|m| m.table);
+    let applied = match known_tables(&replica, request.epoch, tables).await {
+        Ok(()) => replica.storage.apply_batch(request.mutations).await,
+        Err(e) => Err(e),
     };
-    match with_schema(&replica, epoch, write).await {
+    match applied {
         Ok(()) => Ok(Bytes::new()),
         Err(e) => Err(write_failure(e)),
     }
 }
 
-/// Runs `op`, and when it fails on a table this node does not know, waits (at most
-/// [`SCHEMA_WAIT`]) for the metadata log to reach `epoch` and the table to appear, then runs
-/// it again.
-pub(crate) async fn with_schema<T, F, Fut>(
+/// Waits until storage knows every one of `tables`: when one is missing, first for the
+/// metadata log to reach `epoch`, then for the schema it holds to reach storage, at most
+/// [`SCHEMA_WAIT`] in all; `UnknownTable` if one is still missing then.
+pub(crate) async fn known_tables(
     replica: &Replica,
     epoch: u64,
-    op: F,
-) -> storage::Result<T>
-where
-    F: Fn() -> Fut,
-    Fut: std::future::Future<Output = storage::Result<T>>,
-{
+    tables: impl Iterator<Item = TableId> + Clone,
+) -> storage::Result<()> {
+    let missing = || tables.clone().find(|&t| !replica.storage.has_table(t));
+    let Some(mut table) = missing() else {
+        return Ok(());
+    };
     let deadline = tokio::time::Instant::now() + SCHEMA_WAIT;
-    let mut waited_for_epoch = false;
+    (replica.await_epoch)(epoch, SCHEMA_WAIT).await;
     loop {
-        match op().await {
-            Err(StorageError::UnknownTable(id)) if tokio::time::Instant::now() < deadline => {
-                if !waited_for_epoch {
-                    (replica.await_epoch)(epoch, SCHEMA_WAIT).await;
-                    waited_for_epoch = true;
-                } else {
-                    tokio::time::sleep(SCHEMA_POLL).await;
-                }
-                tracing::debug!("waiting for table {id:?} at epoch {epoch}");
+        tracing::debug!("waiting for table {table:?} at epoch {epoch}");
+        match missing() {
+            None => return Ok(()),
+            Some(_) if tokio::time::Instant::now() >= deadline => {
+                return Err(StorageError::UnknownTable(table))
             }
-            result => return result,
+            Some(t) => table = t,
         }
+        tokio::time::sleep(SCHEMA_POLL).await;
     }
 }
 

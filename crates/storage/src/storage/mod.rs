@@ -364,6 +364,11 @@ impl Storage {
     fn engine(&self, table: TableId) -> Result<Arc<LsmEngine>> {
         self.core.engine(table)
     }
+
+    /// Whether the table is registered (cheap: one map lookup).
+    pub fn has_table(&self, table: TableId) -> bool {
+        self.core.engine(table).is_ok()
+    }
 }
 
 impl Drop for Storage {
