@@ -29,6 +29,9 @@ use crate::{join, membership};
 
 /// How long the drain at shutdown may flush before the node stops without it.
 const DRAIN_LIMIT: Duration = Duration::from_secs(30);
+/// How long a starting node waits for gossip to see the ring's other nodes up before it serves
+/// clients (Cassandra waits at least 5 s for gossip to settle).
+const GOSSIP_SETTLE_LIMIT: Duration = Duration::from_secs(5);
 
 pub fn run(config_path: Option<&Path>) -> ExitCode {
     let logging = Logging::init();
@@ -241,6 +244,9 @@ async fn serve(
         coordinator.clone(),
         events.clone(),
     );
+    cluster
+        .await_peers_up(config.listen_address, GOSSIP_SETTLE_LIMIT)
+        .await;
     let server_config = transport_config(&config);
     let native = Arc::new(NativeStats::default());
     let handler = Arc::new(Handler {

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::Child;
 use std::time::{Duration, Instant};
 
-use admin::types::CmsInfo;
+use admin::types::{CmsInfo, RingInfo};
 
 use super::probe::answers_cql;
 use super::process::{self, Signal, State};
@@ -33,19 +33,73 @@ pub fn start(cluster: &Cluster, nodes: &[&NodeSpec], timeout: Duration) -> Resul
     for group in [seeds, others] {
         start_group(cluster, &group, timeout)?;
     }
-    await_metadata_group(cluster, Instant::now() + timeout)
+    let deadline = Instant::now() + timeout;
+    await_metadata_group(cluster, deadline)?;
+    await_all_up(cluster, deadline)
+}
+
+/// The nodes whose process runs (not stopped, not paused).
+fn running_nodes(cluster: &Cluster) -> Vec<&NodeSpec> {
+    cluster
+        .spec
+        .nodes
+        .iter()
+        .filter(|n| matches!(process::state(&cluster.home(n)), State::Running(_)))
+        .collect()
+}
+
+/// Waits until every running node's gossip sees every running node up, as ccm's
+/// `wait_other_notice`: a client is then served at any level the running nodes can meet,
+/// whichever node it asks.
+fn await_all_up(cluster: &Cluster, deadline: Instant) -> Result<(), String> {
+    let running = running_nodes(cluster);
+    loop {
+        let unseen: Vec<String> = running
+            .iter()
+            .flat_map(|observer| not_seen_up(observer, &running))
+            .collect();
+        if unseen.is_empty() {
+            return Ok(());
+        }
+        if Instant::now() >= deadline {
+            return Err(format!(
+                "gossip did not see every node up: {}",
+                unseen.join("; ")
+            ));
+        }
+        std::thread::sleep(RETRY);
+    }
+}
+
+/// "A does not see B up" for each running node B that `observer`'s ring does not show up.
+fn not_seen_up(observer: &NodeSpec, running: &[&NodeSpec]) -> Vec<String> {
+    let client = Client::new(
+        &observer.admin.ip().to_string(),
+        observer.admin.port(),
+        None,
+    );
+    let ring: Result<RingInfo, String> = client.get("/v1/ring");
+    let up: Vec<String> = match ring {
+        Ok(ring) => ring
+            .nodes
+            .into_iter()
+            .filter(|n| n.up)
+            .map(|n| n.address)
+            .collect(),
+        Err(e) => return vec![format!("{}: {e}", label(observer))],
+    };
+    running
+        .iter()
+        .filter(|n| !up.contains(&n.address.to_string()))
+        .map(|n| format!("{} does not see {} up", label(observer), label(n)))
+        .collect()
 }
 
 /// Waits until the cluster metadata group counts every running node as a member and has all
 /// the voters it will have (an odd number, at most seven): until then, losing the one voter of
 /// a group still forming would leave the cluster unable to change its schema.
 fn await_metadata_group(cluster: &Cluster, deadline: Instant) -> Result<(), String> {
-    let running: Vec<&NodeSpec> = cluster
-        .spec
-        .nodes
-        .iter()
-        .filter(|n| matches!(process::state(&cluster.home(n)), State::Running(_)))
-        .collect();
+    let running = running_nodes(cluster);
     let Some(first) = running.first() else {
         return Ok(());
     };
