@@ -76,6 +76,19 @@ def test_schema_changes_reach_every_node_and_agree_quickly(trio):
         assert sorted(c.column_name for c in columns) == ["k", "v"]
 
 
+def test_a_schema_change_is_answered_once_every_live_node_has_applied_it(trio):
+    # The drivers' own agreement wait is off: only the server's wait makes the next statement,
+    # sent at once to another node, find the table there.
+    sessions = [node.session(max_schema_agreement_wait=0) for node in trio.nodes]
+    sessions[0].execute("CREATE KEYSPACE applied WITH replication = "
+                        "{'class': 'SimpleStrategy', 'replication_factor': 3}")
+    for i in range(12):
+        sessions[i % 3].execute(f"CREATE TABLE applied.t{i} (k int PRIMARY KEY, v int)")
+        for session in sessions:
+            session.execute(f"INSERT INTO applied.t{i} (k, v) VALUES (1, {i})")
+    assert len(set(schema_versions(trio).values())) == 1
+
+
 def test_concurrent_creates_on_two_nodes_give_one_success_and_one_already_exists(trio):
     first, second = trio.nodes[0].session(), trio.nodes[1].session()
     first.execute("CREATE KEYSPACE IF NOT EXISTS race WITH replication = "

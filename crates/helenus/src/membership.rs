@@ -5,20 +5,24 @@
 use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use coordinator::Coordinator;
 use gossip::{keys, EndpointView, Membership, MembershipEvent};
-use metadata::{ClusterMetadata, HostId, NodeRecord, NodeState};
-use query::{PeerInfo, QueryProcessor};
+use metadata::{ClusterMetadata, HostId, MetadataService, NodeRecord, NodeState};
+use query::{AgreementWait, PeerInfo, QueryProcessor};
 use ring::{Endpoint, Token, TokenMetadata};
 use tokio::sync::{broadcast, watch};
 use transport::{Event, TopologyChangeKind};
+use uuid::Uuid;
 
 use crate::internode::ClusterServices;
 
 /// How often this node's load is gossiped (Cassandra's LoadBroadcaster: every minute).
 const LOAD_INTERVAL: Duration = Duration::from_secs(60);
+/// How long a schema change waits for the other live nodes to apply it before answering.
+const AGREEMENT_LIMIT: Duration = Duration::from_secs(5);
+const AGREEMENT_POLL: Duration = Duration::from_millis(20);
 
 /// The token map of the nodes that own tokens (normal and leaving ones).
 pub fn ring_of(meta: &ClusterMetadata) -> TokenMetadata {
@@ -71,6 +75,11 @@ pub fn start(
             .topology()
             .set_liveness(Arc::new(move |addr| alive.is_alive(addr)));
         tokio::spawn(advertise_schema(gossip.clone(), processor.clone()));
+        processor.set_agreement_wait(agreement_wait(
+            gossip.clone(),
+            services.metadata.clone(),
+            processor.node().listen_address,
+        ));
         tokio::spawn(advertise_load(gossip.clone(), processor.clone()));
     }
     let mirror = Mirror {
@@ -230,6 +239,57 @@ async fn advertise_schema(gossip: Arc<dyn Membership>, processor: Arc<QueryProce
     }
 }
 
+/// How a schema change made on this node waits for the other live nodes to apply it: until
+/// each gossips the new schema version, for at most [`AGREEMENT_LIMIT`].
+fn agreement_wait(
+    gossip: Arc<dyn Membership>,
+    metadata: Arc<MetadataService>,
+    local: IpAddr,
+) -> AgreementWait {
+    Arc::new(move |version| {
+        let (gossip, metadata) = (gossip.clone(), metadata.clone());
+        Box::pin(async move {
+            let started = Instant::now();
+            loop {
+                let views = gossip.endpoints_by_ip();
+                let behind = behind_on_schema(&metadata.current(), &views, local, version);
+                if behind.is_empty() {
+                    return;
+                }
+                if started.elapsed() >= AGREEMENT_LIMIT {
+                    tracing::warn!(
+                        "schema version {version} not yet applied by {behind:?} after \
+                         {AGREEMENT_LIMIT:?}; answering the schema change anyway"
+                    );
+                    return;
+                }
+                tokio::time::sleep(AGREEMENT_POLL).await;
+            }
+        })
+    })
+}
+
+/// The live nodes of the ring, other than this one, that do not gossip schema `version`.
+fn behind_on_schema(
+    meta: &ClusterMetadata,
+    views: &BTreeMap<IpAddr, EndpointView>,
+    local: IpAddr,
+    version: Uuid,
+) -> Vec<IpAddr> {
+    let version = version.to_string();
+    meta.nodes
+        .values()
+        .filter(|n| n.state != NodeState::Left)
+        .map(|n| n.addr.ip())
+        .filter(|ip| *ip != local)
+        .filter(|ip| {
+            views
+                .get(ip)
+                .is_some_and(|v| v.alive && v.get(keys::SCHEMA_VERSION) != Some(&version))
+        })
+        .collect()
+}
+
 /// Gossips this node's load (bytes of live data on disk) every minute.
 async fn advertise_load(gossip: Arc<dyn Membership>, processor: Arc<QueryProcessor>) {
     let mut ticks = tokio::time::interval(LOAD_INTERVAL);
@@ -279,6 +339,44 @@ mod tests {
         assert_eq!(future.tokens(), vec![Token(10), Token(20), Token(40)]);
         meta.nodes.retain(|_, n| n.state == NodeState::Normal);
         assert!(future_ring_of(&meta).is_none());
+    }
+
+    fn view(node: &NodeRecord, alive: bool, version: Uuid) -> EndpointView {
+        EndpointView {
+            addr: node.addr,
+            host_id: Some(node.host_id),
+            alive,
+            generation: 1,
+            heartbeat: 1,
+            state: BTreeMap::from([(keys::SCHEMA_VERSION.to_string(), version.to_string())]),
+        }
+    }
+
+    #[test]
+    fn a_schema_change_waits_for_the_live_nodes_still_on_another_version() {
+        let (old, new) = (Uuid::from_u128(1), Uuid::from_u128(2));
+        let mut meta = ClusterMetadata::empty("c");
+        let nodes: Vec<NodeRecord> = (1..=4)
+            .map(|i| record(i, vec![i as i64], NodeState::Normal))
+            .collect();
+        for n in &nodes {
+            meta.nodes.insert(n.host_id, n.clone());
+        }
+        let views = BTreeMap::from([
+            (nodes[1].addr.ip(), view(&nodes[1], true, new)),
+            (nodes[2].addr.ip(), view(&nodes[2], true, old)),
+            (nodes[3].addr.ip(), view(&nodes[3], false, old)),
+        ]);
+        let local = nodes[0].addr.ip();
+        // node 3 is live on the old version; node 4 is down, so not waited for
+        assert_eq!(
+            behind_on_schema(&meta, &views, local, new),
+            vec![nodes[2].addr.ip()]
+        );
+        assert_eq!(
+            behind_on_schema(&meta, &views, local, old),
+            vec![nodes[1].addr.ip()]
+        );
     }
 
     #[test]

@@ -41,6 +41,6 @@ pub use endpoints::RangeReplicas;
 pub use guardrails::Limits;
 pub use local::{NodeInfo, RELEASE_VERSION};
 pub use peers::PeerInfo;
-pub use processor::QueryProcessor;
+pub use processor::{AgreementWait, QueryProcessor};
 pub use tombstones::TombstoneLimits;
 pub use trace::{Tracer, Tracing};

@@ -1,6 +1,8 @@
 //! The query processor: parses and analyses statements, caches prepared statements, runs
 //! plans through the coordinator, applies schema changes and announces them.
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::OnceLock;
 
@@ -119,6 +121,11 @@ fn strategies_of(qp: &Arc<QueryProcessor>) -> StrategyLookup {
 }
 
 /// Executes CQL for the transport.
+/// Waits, within a bound of its own, until the other live nodes have applied the schema of the
+/// version given.
+pub type AgreementWait =
+    Arc<dyn Fn(uuid::Uuid) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync>;
+
 pub struct QueryProcessor {
     pub(crate) coordinator: Arc<Coordinator>,
     pub(crate) state: RwLock<Arc<SchemaState>>,
@@ -130,6 +137,8 @@ pub struct QueryProcessor {
     pub(crate) metadata: OnceLock<Arc<MetadataService>>,
     /// The metadata epoch this node's schema has caught up with.
     pub(crate) synced: watch::Sender<u64>,
+    /// How a schema change waits for the other live nodes to apply it (set in a cluster).
+    pub(crate) agreement: OnceLock<AgreementWait>,
     pub(crate) node: NodeInfo,
     virtual_tables: VirtualTables,
     tracer: Tracer,
@@ -161,6 +170,7 @@ impl QueryProcessor {
             prepared: RwLock::new(HashMap::new()),
             events,
             metadata: OnceLock::new(),
+            agreement: OnceLock::new(),
             synced: watch::Sender::new(0),
             node,
             limits: RwLock::new(Arc::new(Limits::default())),

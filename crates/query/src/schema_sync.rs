@@ -132,6 +132,7 @@ impl QueryProcessor {
             match metadata.commit(change).await {
                 Ok(epoch) => {
                     self.await_synced(epoch).await?;
+                    self.await_agreement().await;
                     return Ok(result);
                 }
                 Err(MetadataError::Conflict { current_epoch }) => {
@@ -149,6 +150,24 @@ impl QueryProcessor {
         Err(CqlError::Server(
             "the schema kept changing under this statement; try again".into(),
         ))
+    }
+
+    /// Sets how schema changes wait for the other live nodes to apply them before answering.
+    pub fn set_agreement_wait(&self, wait: crate::processor::AgreementWait) {
+        if self.agreement.set(wait).is_err() {
+            tracing::error!("the schema agreement wait is already set");
+        }
+    }
+
+    /// Waits until the other live nodes have applied this node's schema (bounded by the wait
+    /// itself). Drivers check agreement on the node of their control connection: were it still
+    /// on the previous schema, with gossip not yet carrying the change either, every version it
+    /// reads would agree on the old one, and the driver's next statement could reach a node
+    /// without the change.
+    async fn await_agreement(&self) {
+        if let Some(wait) = self.agreement.get() {
+            wait(self.schema().schema.version()).await;
+        }
     }
 
     /// Waits until this node's schema has caught up with `epoch`.
