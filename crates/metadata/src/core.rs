@@ -204,8 +204,7 @@ impl Core {
             .map(|id| Core::peer(&metrics, id).map_or(id.to_string(), |p| p.addr.to_string()))
             .collect();
         MetadataError::NoQuorum(format!(
-            "could not commit within {:?}: {problem}; a majority of the {} voters ({}) must be reachable",
-            self.config.commit_timeout,
+            "could not commit: {problem}; a majority of the {} voters ({}) must be reachable",
             voters.len(),
             voters.join(", ")
         ))

@@ -112,7 +112,18 @@ impl MetadataService {
     /// the winning epoch is applied here) when a compare-and-set does not hold, `Rejected`
     /// when it can never apply, `NoQuorum` when no majority answers within the commit timeout.
     pub async fn commit(&self, transformation: Transformation) -> Result<u64, MetadataError> {
-        let deadline = Instant::now() + self.core.config.commit_timeout;
+        self.commit_within(transformation, self.core.config.commit_timeout)
+            .await
+    }
+
+    /// [`commit`](Self::commit) within `limit` instead of the commit timeout: a client
+    /// request that must answer before its driver gives up.
+    pub async fn commit_within(
+        &self,
+        transformation: Transformation,
+        limit: Duration,
+    ) -> Result<u64, MetadataError> {
+        let deadline = Instant::now() + limit;
         let kind = transformation.kind();
         let outcome = self
             .core

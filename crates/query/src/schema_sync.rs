@@ -31,8 +31,9 @@ const MAX_PLANS: usize = 8;
 /// How long a statement waits for its own change to be applied on this node.
 const APPLY_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// How long a statement waits for the metadata group to regain a majority (a leader being
-/// elected after a node died or came back) before it fails as Unavailable.
+/// How long a statement waits for the metadata group to commit it, or to regain a majority (a
+/// leader being elected after a node died or came back), before it fails as Unavailable —
+/// well within drivers' request timeouts.
 const QUORUM_WAIT: Duration = Duration::from_secs(5);
 
 /// The pause between attempts while the metadata group has no majority.
@@ -129,7 +130,10 @@ impl QueryProcessor {
             let Some(change) = transformation(&state, outcome.effect) else {
                 return Ok(result);
             };
-            match metadata.commit(change).await {
+            let limit = deadline
+                .saturating_duration_since(tokio::time::Instant::now())
+                .max(QUORUM_RETRY);
+            match metadata.commit_within(change, limit).await {
                 Ok(epoch) => {
                     self.await_synced(epoch).await?;
                     self.await_agreement().await;
