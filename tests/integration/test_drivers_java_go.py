@@ -9,6 +9,7 @@ agreement after each CREATE, prepared INSERT/SELECT at QUORUM through the token-
 with a node killed, the node DOWN in the driver and a write at ALL failing as Unavailable (ALL,
 required 3, alive 2); with the node restarted, the driver seeing it UP within seconds (the
 STATUS_CHANGE UP event; the drivers' own reconnection attempts are set 30 s or more apart).
+Last, both drivers see a fourth node join (TOPOLOGY_CHANGE NEW_NODE) and its tokens.
 
 A test is skipped when its toolchain (`java` and `mvn`, or `go`) is missing or its dependencies
 cannot be resolved (no registry and nothing cached in ~/.m2 or the Go module cache).
@@ -114,7 +115,7 @@ def server_hosts(cluster):
         if line.startswith("Datacenter:"):
             datacenter = line.split(":", 1)[1].strip()
         fields = line.split()
-        if len(fields) >= 8 and fields[0] in ("UN", "DN"):
+        if len(fields) >= 5 and len(fields[0]) == 2 and fields[0][0] in "UD":
             hosts[fields[1]] = {"datacenter": datacenter, "rack": fields[-1],
                                 "host_id": fields[-2], "tokens": set()}
     for line in cluster.node(1).nodetool("ring").splitlines():
@@ -164,6 +165,22 @@ class Program:
         self.process.wait(10)
 
 
+def check_hosts(seen, expected, count):
+    """The hosts a driver saw are the servers' nodes, all up, with the servers' datacenter, rack,
+    host id and tokens; by address."""
+    assert len(expected) == count, sorted(expected)
+    hosts = {h["address"]: h for h in seen}
+    assert sorted(hosts) == sorted(expected)
+    for address, host in hosts.items():
+        want = expected[address]
+        assert (host["datacenter"], host["rack"], host["host_id"]) == \
+            (want["datacenter"], want["rack"], want["host_id"]), address
+        assert host["state"] == "UP", host
+        assert set(host["tokens"]) == want["tokens"], address
+        assert len(host["tokens"]) == 16
+    return hosts
+
+
 def check(cluster, command, prefix, driver):
     started = time.monotonic()
     program = Program(command, cluster, prefix)
@@ -173,17 +190,7 @@ def check(cluster, command, prefix, driver):
                   "agreement_ms": [a["ms"] for a in seen["schema_agreement"]]}
 
         # Every node, with the datacenter, rack, host id and tokens the servers give it.
-        expected = server_hosts(cluster)
-        assert len(expected) == 3, expected
-        hosts = {h["address"]: h for h in seen["hosts"]}
-        assert sorted(hosts) == sorted(expected)
-        for address, host in hosts.items():
-            want = expected[address]
-            assert (host["datacenter"], host["rack"], host["host_id"]) == \
-                (want["datacenter"], want["rack"], want["host_id"]), address
-            assert host["state"] == "UP", host
-            assert set(host["tokens"]) == want["tokens"], address
-            assert len(host["tokens"]) == 16
+        hosts = check_hosts(seen["hosts"], server_hosts(cluster), 3)
         report["tokens_per_host"] = {a: len(h["tokens"]) for a, h in hosts.items()}
 
         # The driver's token map: the replicas of each key are the server's.
@@ -282,3 +289,42 @@ def test_java_driver(cluster, java_program):
 
 def test_gocql(cluster, go_program):
     check(cluster, go_program, "gocql", "go")
+
+
+def test_new_node(request, cluster):
+    """TOPOLOGY_CHANGE NEW_NODE: both drivers, connected to three nodes, see a fourth one join
+    (`helenus cluster add`) with its datacenter, rack, host id and tokens, and their token maps
+    give the servers' replicas again. Last in the module: the cluster keeps four nodes."""
+    commands = {}
+    for driver, fixture in (("java", "java_program"), ("go", "go_program")):
+        try:
+            commands[driver] = request.getfixturevalue(fixture)
+        except pytest.skip.Exception:
+            pass
+    if not commands:
+        pytest.skip("neither the Java nor the Go toolchain is usable")
+    keyspace = "joined_rf2"
+    session = cluster.node(1).session()
+    session.execute(f"CREATE KEYSPACE IF NOT EXISTS {keyspace} WITH replication = "
+                    "{'class': 'SimpleStrategy', 'replication_factor': 2}")
+    session.execute(f"CREATE TABLE IF NOT EXISTS {keyspace}.kv (k text PRIMARY KEY, v int)")
+    programs = {driver: Program(command + ["--watch", keyspace], cluster, "unused")
+                for driver, command in commands.items()}
+    try:
+        before = server_hosts(cluster)
+        for program in programs.values():
+            check_hosts(program.line()["hosts"], before, 3)
+        cluster.run("add")
+        for node in cluster.nodes:
+            node.await_status(cluster.address(4), "UN", timeout=30)
+        expected = server_hosts(cluster)
+        replicas = server_replicas(cluster, keyspace)
+        for driver, program in programs.items():
+            program.tell("4")
+            seen = program.line(timeout=60)
+            check_hosts(seen["hosts"], expected, 4)
+            assert seen["replicas"] == replicas, driver
+            print(f"\n{driver}: a fourth node seen up with its tokens after {seen['seen_ms']} ms")
+    finally:
+        for program in programs.values():
+            program.close()

@@ -1,13 +1,14 @@
 // What gocql sees of a Helenus cluster, printed as one JSON object per line (read by
 // tests/integration/test_drivers_java_go.py).
 //
-//	go run . DC PREFIX HOST...
+//	go run . [--watch KS] DC PREFIX HOST...
 //
 // DC is the local datacenter, PREFIX names the keyspaces this run creates (PREFIX_rf2:
 // SimpleStrategy 2, PREFIX_rf3: NetworkTopologyStrategy DC: 3). After the first line the program
 // waits for a line on stdin naming a node the test has killed, then writes at ALL until the server
 // answers Unavailable and prints a second line with what the driver saw; then, after another line
-// (the node restarted), a third with how long the driver took to see it up again.
+// (the node restarted), a third with how long the driver took to see it up again. With --watch KS
+// it only watches a node join (see watch).
 package main
 
 import (
@@ -72,6 +73,26 @@ func (p *recordingPolicy) knows(keyspaces ...string) bool {
 		}
 	}
 	return true
+}
+
+// snapshot: the hosts the policy was told of (address, datacenter, rack, host id, state,
+// tokens) and the events so far.
+func (p *recordingPolicy) snapshot() ([]interface{}, []string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var hosts []interface{}
+	for _, h := range p.hosts {
+		hosts = append(hosts, map[string]interface{}{
+			"address":    h.ConnectAddress().String(),
+			"datacenter": h.DataCenter(),
+			"rack":       h.Rack(),
+			"host_id":    h.HostID(),
+			"state":      map[bool]string{true: "UP", false: "DOWN"}[h.IsUp()],
+			"version":    h.Version().String(),
+			"tokens":     h.Tokens(),
+		})
+	}
+	return hosts, append([]string(nil), p.events...)
 }
 
 func (p *recordingPolicy) AddHost(h *gocql.HostInfo) {
@@ -141,10 +162,14 @@ func replicas(policy gocql.HostSelectionPolicy, session *gocql.Session, ks strin
 }
 
 func main() {
-	if len(os.Args) < 4 {
-		fail("usage: %s DC PREFIX HOST...", os.Args[0])
+	args, watchKeyspace := os.Args[1:], ""
+	if len(args) > 1 && args[0] == "--watch" {
+		watchKeyspace, args = args[1], args[2:]
 	}
-	dc, prefix, contacts := os.Args[1], os.Args[2], os.Args[3:]
+	if len(args) < 3 {
+		fail("usage: %s [--watch KS] DC PREFIX HOST...", os.Args[0])
+	}
+	dc, prefix, contacts := args[0], args[1], args[2:]
 	rf2, rf3 := prefix+"_rf2", prefix+"_rf3"
 	out := map[string]interface{}{"driver": "gocql v1.7.0"}
 
@@ -164,12 +189,20 @@ func main() {
 	cluster.MaxWaitSchemaAgreement = 20 * time.Second
 	cluster.ReconnectInterval = 60 * time.Second
 	cluster.PoolConfig.HostSelectionPolicy = policy
+	if watchKeyspace != "" {
+		// gocql's token-aware policy knows the replicas of the session keyspace from the start
+		cluster.Keyspace = watchKeyspace
+	}
 	cluster.QueryObserver = obs
 	session, err := cluster.CreateSession()
 	if err != nil {
 		fail("connect: %v", err)
 	}
 	defer session.Close()
+	if watchKeyspace != "" {
+		watch(session, policy, watchKeyspace)
+		return
+	}
 	out["protocol_version"] = cluster.ProtoVersion
 	out["connect_ms"] = ms(started)
 
@@ -206,22 +239,7 @@ func main() {
 	out["keyspace_events_ms"] = ms(t)
 
 	// Hosts and tokens as the session's metadata gave them to the policy.
-	policy.mu.Lock()
-	var hosts []interface{}
-	for _, h := range policy.hosts {
-		hosts = append(hosts, map[string]interface{}{
-			"address":    h.ConnectAddress().String(),
-			"datacenter": h.DataCenter(),
-			"rack":       h.Rack(),
-			"host_id":    h.HostID(),
-			"state":      map[bool]string{true: "UP", false: "DOWN"}[h.IsUp()],
-			"version":    h.Version().String(),
-			"tokens":     h.Tokens(),
-		})
-	}
-	out["events"] = append([]string(nil), policy.events...)
-	policy.mu.Unlock()
-	out["hosts"] = hosts
+	out["hosts"], out["events"] = policy.snapshot()
 
 	// The token map: a keyspace's metadata reaches the policy through KeyspaceChanged, the
 	// partitioner through SetPartitioner; Pick then starts with the key's replicas.
@@ -434,6 +452,45 @@ func main() {
 	back["events"] = append([]string(nil), policy.events...)
 	policy.mu.Unlock()
 	emit(back)
+}
+
+// watch (--watch KS): prints the hosts, then waits for a line with a host count N (the test adds
+// a node meanwhile: TOPOLOGY_CHANGE NEW_NODE), waits until the policy knows N hosts, all up with
+// tokens, and prints them with the replicas of KS's keys.
+func watch(session *gocql.Session, policy *recordingPolicy, ks string) {
+	hosts, events := policy.snapshot()
+	emit(map[string]interface{}{"hosts": hosts, "events": events})
+	line, err := bufio.NewReader(os.Stdin).ReadString('\n')
+	if err != nil {
+		return
+	}
+	var expected int
+	fmt.Sscan(strings.TrimSpace(line), &expected)
+	t := time.Now()
+	ready := func() bool {
+		policy.mu.Lock()
+		defer policy.mu.Unlock()
+		if len(policy.hosts) != expected {
+			return false
+		}
+		for _, h := range policy.hosts {
+			if !h.IsUp() || len(h.Tokens()) == 0 {
+				return false
+			}
+		}
+		return true
+	}
+	for !ready() && ms(t) < 30000 {
+		time.Sleep(50 * time.Millisecond)
+	}
+	seen := ms(t)
+	// the policy rebuilt its token ring when it added the host
+	perKey := map[string]interface{}{}
+	for _, key := range keys {
+		perKey[key] = replicas(policy, session, ks, key, 2)
+	}
+	hosts, events = policy.snapshot()
+	emit(map[string]interface{}{"seen_ms": seen, "hosts": hosts, "events": events, "replicas": perKey})
 }
 
 func emit(v interface{}) {

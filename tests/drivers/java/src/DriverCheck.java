@@ -1,7 +1,7 @@
 // What the Java 4.x driver sees of a Helenus cluster, printed as one JSON object per line (read by
 // tests/integration/test_drivers_java_go.py).
 //
-//   java -cp "$(cat target/classpath.txt)" src/DriverCheck.java DC PREFIX HOST...
+//   java -cp "$(cat target/classpath.txt)" src/DriverCheck.java [--watch KS] DC PREFIX HOST...
 //
 // DC is the local datacenter (explicit contact points need one), PREFIX names the keyspaces this
 // run creates (PREFIX_rf2: SimpleStrategy 2, PREFIX_rf3: NetworkTopologyStrategy DC: 3). After the
@@ -9,6 +9,7 @@
 // at ALL until the server answers Unavailable and prints a second line with what the driver saw;
 // then, after another line (the node restarted), a third with how long the driver took to see it
 // up again (reconnection retries are 30 s apart: the STATUS_CHANGE UP event brings it back).
+// With --watch KS it only watches a node join (see watch()).
 import com.datastax.oss.driver.api.core.ConsistencyLevel;
 import com.datastax.oss.driver.api.core.CqlSession;
 import com.datastax.oss.driver.api.core.DriverException;
@@ -43,6 +44,11 @@ public class DriverCheck {
   static final int PARTITIONS = 50, ROWS_PER_PARTITION = 10, PAGE_SIZE = 37;
 
   public static void main(String[] args) throws Exception {
+    String watch = null;
+    if (args[0].equals("--watch")) {
+      watch = args[1];
+      args = java.util.Arrays.copyOfRange(args, 2, args.length);
+    }
     String dc = args[0], prefix = args[1];
     List<InetSocketAddress> contacts = new ArrayList<>();
     for (int i = 2; i < args.length; i++) contacts.add(new InetSocketAddress(args[i], 9042));
@@ -67,6 +73,10 @@ public class DriverCheck {
             .withLocalDatacenter(dc)
             .withConfigLoader(config)
             .build()) {
+      if (watch != null) {
+        watch(session, watch);
+        return;
+      }
       out.put("driver", "java-driver-core " + com.datastax.oss.driver.api.core.session.Session.OSS_DRIVER_COORDINATES.getVersion());
       out.put("protocol_version", session.getContext().getProtocolVersion().toString());
       out.put("connect_ms", ms(started));
@@ -108,33 +118,10 @@ public class DriverCheck {
       TokenMap tokens = session.getMetadata().getTokenMap().orElse(null);
       out.put("token_map", tokens != null);
       out.put("partitioner", tokens == null ? null : tokens.getPartitionerName());
-      List<Object> hosts = new ArrayList<>();
-      for (Node node : session.getMetadata().getNodes().values()) {
-        Map<String, Object> h = new LinkedHashMap<>();
-        h.put("address", address(node));
-        h.put("datacenter", node.getDatacenter());
-        h.put("rack", node.getRack());
-        h.put("host_id", String.valueOf(node.getHostId()));
-        h.put("state", node.getState().toString());
-        h.put("version", String.valueOf(node.getCassandraVersion()));
-        List<String> ts = new ArrayList<>();
-        if (tokens != null) for (Token token : tokens.getTokens(node)) ts.add(tokens.format(token));
-        h.put("tokens", ts);
-        hosts.add(h);
-      }
+      List<Object> hosts = hosts(session, tokens);
       out.put("hosts", hosts);
       Map<String, Object> replicas = new LinkedHashMap<>();
-      for (String ks : new String[] {rf2, rf3}) {
-        Map<String, Object> perKey = new LinkedHashMap<>();
-        for (String key : KEYS) {
-          TreeSet<String> rs = new TreeSet<>();
-          if (tokens != null)
-            for (Node n : tokens.getReplicas(ks, TypeCodecs.TEXT.encode(key, ProtocolVersion.DEFAULT)))
-              rs.add(address(n));
-          perKey.put(key, new ArrayList<>(rs));
-        }
-        replicas.put(ks, perKey);
-      }
+      for (String ks : new String[] {rf2, rf3}) replicas.put(ks, replicas(tokens, ks));
       out.put("replicas", replicas);
 
       // The schema metadata the driver parsed from system_schema.
@@ -294,6 +281,70 @@ public class DriverCheck {
       System.out.println(json(back));
       System.out.flush();
     }
+  }
+
+  /** Every node the driver knows: address, datacenter, rack, host id, state, tokens. */
+  static List<Object> hosts(CqlSession session, TokenMap tokens) {
+    List<Object> hosts = new ArrayList<>();
+    for (Node node : session.getMetadata().getNodes().values()) {
+      Map<String, Object> h = new LinkedHashMap<>();
+      h.put("address", address(node));
+      h.put("datacenter", node.getDatacenter());
+      h.put("rack", node.getRack());
+      h.put("host_id", String.valueOf(node.getHostId()));
+      h.put("state", node.getState().toString());
+      h.put("version", String.valueOf(node.getCassandraVersion()));
+      List<String> ts = new ArrayList<>();
+      if (tokens != null) for (Token token : tokens.getTokens(node)) ts.add(tokens.format(token));
+      h.put("tokens", ts);
+      hosts.add(h);
+    }
+    return hosts;
+  }
+
+  /** The replicas the driver's token map gives each key of `ks` (sorted addresses). */
+  static Map<String, Object> replicas(TokenMap tokens, String ks) {
+    Map<String, Object> perKey = new LinkedHashMap<>();
+    for (String key : KEYS) {
+      TreeSet<String> rs = new TreeSet<>();
+      if (tokens != null)
+        for (Node n : tokens.getReplicas(ks, TypeCodecs.TEXT.encode(key, ProtocolVersion.DEFAULT)))
+          rs.add(address(n));
+      perKey.put(key, new ArrayList<>(rs));
+    }
+    return perKey;
+  }
+
+  /**
+   * --watch KS: prints the hosts, then waits for a line with a host count N (the test adds a
+   * node meanwhile: TOPOLOGY_CHANGE NEW_NODE), waits until the driver knows N hosts, all up and in
+   * its token map, and prints them with the replicas of KS's keys.
+   */
+  static void watch(CqlSession session, String ks) throws Exception {
+    Map<String, Object> out = new LinkedHashMap<>();
+    out.put("hosts", hosts(session, session.getMetadata().getTokenMap().orElse(null)));
+    System.out.println(json(out));
+    System.out.flush();
+    String line = new BufferedReader(new InputStreamReader(System.in)).readLine();
+    if (line == null) return;
+    int expected = Integer.parseInt(line.trim());
+    long t = System.nanoTime();
+    while (ms(t) < 30000) {
+      TokenMap tokens = session.getMetadata().getTokenMap().orElse(null);
+      var nodes = session.getMetadata().getNodes().values();
+      if (tokens != null
+          && nodes.size() == expected
+          && nodes.stream().allMatch(n -> n.getState() == NodeState.UP && !tokens.getTokens(n).isEmpty()))
+        break;
+      Thread.sleep(50);
+    }
+    out = new LinkedHashMap<>();
+    out.put("seen_ms", ms(t));
+    TokenMap tokens = session.getMetadata().getTokenMap().orElse(null);
+    out.put("hosts", hosts(session, tokens));
+    out.put("replicas", replicas(tokens, ks));
+    System.out.println(json(out));
+    System.out.flush();
   }
 
   static String address(Node node) {
