@@ -5,7 +5,7 @@ module compares it with what the servers say (`nodetool status`, `ring`, `getend
 Each program: the hosts (datacenter, rack, host id, tokens), the replicas the driver computes for
 ten keys of an RF=2 (SimpleStrategy) and an RF=3 (NetworkTopologyStrategy) keyspace, schema
 agreement after each CREATE, prepared INSERT/SELECT at QUORUM through the token-aware policy
-(coordinator among the key's replicas), a 500-row scan in pages of 37, an InvalidQuery; then,
+(coordinator among the key's replicas; also with a composite partition key bound out of order), a 500-row scan in pages of 37, an InvalidQuery; then,
 with a node killed, the node DOWN in the driver and a write at ALL failing as Unavailable (ALL,
 required 3, alive 2); with the node restarted, the driver seeing it UP within seconds (the
 STATUS_CHANGE UP event; the drivers' own reconnection attempts are set 30 s or more apart).
@@ -231,6 +231,19 @@ def check(cluster, command, prefix, driver):
                 assert prepared["select_pk_indices"] == [0]
             else:
                 assert prepared["routing_key_a"] == "61"  # "a" from the partition key index
+
+        # A composite partition key ((a, b), c) bound as (c, b, a, v): the routing key the driver
+        # builds from the prepared metadata's indexes lands on the servers' replicas.
+        composite = seen["composite"]
+        assert composite["round_trips"] == 5, composite
+        assert composite["coordinator_is_replica"] == 5, composite
+        assert composite["replicas"] == {
+            key: sorted(cluster.node(1).nodetool("getendpoints", f"{prefix}_rf2", "composite",
+                                                 key).split())
+            for key in (f"{i}:x{i}" for i in range(5))}, composite
+        if driver == "java":
+            assert composite["insert_pk_indices"] == [2, 1], composite
+            assert composite["select_pk_indices"] == [1, 0], composite
 
         # Paging: 500 rows in pages of 37, each row once.
         paging = seen["paging"]

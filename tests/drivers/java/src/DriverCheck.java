@@ -99,6 +99,7 @@ public class DriverCheck {
             "CREATE TABLE " + rf2 + ".kv (k text PRIMARY KEY, v int)",
             "CREATE TABLE " + rf3 + ".kv (k text PRIMARY KEY, v int)",
             "CREATE TABLE " + rf3 + ".rows (p int, c int, v text, PRIMARY KEY (p, c))",
+            "CREATE TABLE " + rf2 + ".composite (a int, b text, c int, v int, PRIMARY KEY ((a, b), c))",
           }) {
         long t = System.nanoTime();
         ResultSet rs = session.execute(ddl);
@@ -175,6 +176,34 @@ public class DriverCheck {
         prepared.put(ks, p);
       }
       out.put("prepared", prepared);
+
+      // A composite partition key bound out of order: the indexes say where its parts are, the
+      // driver builds the composite routing key from them.
+      PreparedStatement cins = session.prepare("INSERT INTO " + rf2 + ".composite (c, b, a, v) VALUES (?, ?, ?, ?)");
+      PreparedStatement csel = session.prepare("SELECT v FROM " + rf2 + ".composite WHERE b = ? AND a = ? AND c = ?");
+      Map<String, Object> composite = new LinkedHashMap<>();
+      composite.put("insert_pk_indices", cins.getPartitionKeyIndices());
+      composite.put("select_pk_indices", csel.getPartitionKeyIndices());
+      Map<String, Object> compositeReplicas = new LinkedHashMap<>();
+      int cRoundTrips = 0, cOnReplica = 0;
+      for (int i = 0; i < 5; i++) {
+        String b = "x" + i;
+        BoundStatement ins = cins.bind(i, b, i, i).setConsistencyLevel(ConsistencyLevel.QUORUM);
+        ResultSet w = session.execute(ins);
+        ResultSet r = session.execute(csel.bind(b, i, i).setConsistencyLevel(ConsistencyLevel.QUORUM));
+        Row row = r.one();
+        if (row != null && row.getInt("v") == i) cRoundTrips++;
+        TreeSet<String> owners = new TreeSet<>();
+        var nodes = tokens == null || ins.getRoutingKey() == null ? java.util.Set.<Node>of() : tokens.getReplicas(rf2, ins.getRoutingKey());
+        nodes.forEach(n -> owners.add(address(n)));
+        compositeReplicas.put(i + ":" + b, new ArrayList<>(owners));
+        if (nodes.contains(w.getExecutionInfo().getCoordinator()) && nodes.contains(r.getExecutionInfo().getCoordinator()))
+          cOnReplica++;
+      }
+      composite.put("replicas", compositeReplicas);
+      composite.put("round_trips", cRoundTrips);
+      composite.put("coordinator_is_replica", cOnReplica);
+      out.put("composite", composite);
 
       // Paging: 500 rows, a scan in pages of 37, every row exactly once.
       PreparedStatement put = session.prepare("INSERT INTO " + rf3 + ".rows (p, c, v) VALUES (?, ?, ?)");
