@@ -42,9 +42,16 @@ def cluster():
 
 # -- building the programs --------------------------------------------------------------------
 
-def _run(command, cwd, timeout, env=None):
-    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=timeout,
-                          env=env)
+def _run(command, cwd, timeout):
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+
+
+def _fetch(command, cwd, timeout):
+    """A dependency download: its CompletedProcess, a failed one if it timed out."""
+    try:
+        return _run(command, cwd, timeout)
+    except subprocess.TimeoutExpired:
+        return subprocess.CompletedProcess(command, 1, "", f"timed out after {timeout} s")
 
 
 def _newer(path, *sources):
@@ -73,9 +80,9 @@ def java_program():
         resolve = ["mvn", "-q", "-B", "dependency:build-classpath",
                    f"-Dmdep.outputFile={classpath_file}"]
         # Offline first (everything in ~/.m2 already), then online (Maven Central).
-        result = _run(resolve[:1] + ["-o"] + resolve[1:], JAVA_DIR, 120)
+        result = _fetch(resolve[:1] + ["-o"] + resolve[1:], JAVA_DIR, 120)
         if result.returncode != 0:
-            result = _run(resolve, JAVA_DIR, 600)
+            result = _fetch(resolve, JAVA_DIR, 300)
         if result.returncode != 0:
             pytest.skip("maven could not resolve the Java driver (registry unreachable?):\n"
                         + (result.stdout + result.stderr)[-2000:])
@@ -93,7 +100,7 @@ def go_program(tmp_path_factory):
     """The command that runs the gocql check (modules from the Go module cache or proxy)."""
     if shutil.which("go") is None:
         pytest.skip("go is not installed")
-    downloaded = _run(["go", "mod", "download"], GO_DIR, 600)
+    downloaded = _fetch(["go", "mod", "download"], GO_DIR, 300)
     if downloaded.returncode != 0:
         pytest.skip("go could not download gocql (module proxy unreachable?):\n"
                     + (downloaded.stdout + downloaded.stderr)[-2000:])
@@ -296,11 +303,11 @@ def check(cluster, command, prefix, driver):
             all_up(cluster)
 
 
-def test_java_driver(cluster, java_program):
+def test_java_driver(java_program, cluster):
     check(cluster, java_program, "java", "java")
 
 
-def test_gocql(cluster, go_program):
+def test_gocql(go_program, cluster):
     check(cluster, go_program, "gocql", "go")
 
 
