@@ -5,10 +5,11 @@ module compares it with what the servers say (`nodetool status`, `ring`, `getend
 Each program: the hosts (datacenter, rack, host id, tokens), the replicas the driver computes for
 ten keys of an RF=2 (SimpleStrategy) and an RF=3 (NetworkTopologyStrategy) keyspace, schema
 agreement after each CREATE, prepared INSERT/SELECT at QUORUM through the token-aware policy
-(coordinator among the key's replicas; also with a composite partition key bound out of order), a 500-row scan in pages of 37, an InvalidQuery; then,
-with a node killed, the node DOWN in the driver and a write at ALL failing as Unavailable (ALL,
-required 3, alive 2); with the node restarted, the driver seeing it UP within seconds (the
-STATUS_CHANGE UP event; the drivers' own reconnection attempts are set 30 s or more apart).
+(coordinator among the key's replicas; also with a composite partition key bound out of order),
+a 500-row scan in pages of 37, an InvalidQuery; then, with a node killed, the node DOWN in the
+driver and a write at ALL failing as Unavailable (ALL, required 3, alive 2); with the node
+restarted, the driver seeing it UP within seconds (the STATUS_CHANGE UP event; the drivers' own
+reconnection attempts are set 30 s or more apart).
 Last, both drivers see a fourth node join (TOPOLOGY_CHANGE NEW_NODE) and its tokens.
 
 A test is skipped when its toolchain (`java` and `mvn`, or `go`) is missing or its dependencies
