@@ -315,7 +315,7 @@ def test_gocql(go_program, cluster):
 def test_new_node(request, cluster):
     """TOPOLOGY_CHANGE NEW_NODE: both drivers, connected to three nodes, see a fourth one join
     (`helenus cluster add`) with its datacenter, rack, host id and tokens, and their token maps
-    give the servers' replicas again. Last in the module: the cluster keeps four nodes."""
+    give the servers' replicas again (rack-aware: two of the four nodes share a rack). Last in the module: the cluster keeps four nodes."""
     commands = {}
     for driver, fixture in (("java", "java_program"), ("go", "go_program")):
         try:
@@ -324,10 +324,13 @@ def test_new_node(request, cluster):
             pass
     if not commands:
         pytest.skip("neither the Java nor the Go toolchain is usable")
-    keyspace = "joined_rf2"
+    # NetworkTopologyStrategy, 2 replicas in three racks: the fourth node goes to rack1, which
+    # then holds two nodes, and a key's second replica is the next node of another rack.
+    keyspace = "joined_nts2"
+    dc = cluster.status()[0]["dc"]
     session = cluster.node(1).session()
     session.execute(f"CREATE KEYSPACE IF NOT EXISTS {keyspace} WITH replication = "
-                    "{'class': 'SimpleStrategy', 'replication_factor': 2}")
+                    f"{{'class': 'NetworkTopologyStrategy', '{dc}': 2}}")
     session.execute(f"CREATE TABLE IF NOT EXISTS {keyspace}.kv (k text PRIMARY KEY, v int)")
     programs = {driver: Program(command + ["--watch", keyspace], cluster, "unused")
                 for driver, command in commands.items()}
@@ -335,7 +338,7 @@ def test_new_node(request, cluster):
         before = server_hosts(cluster)
         for program in programs.values():
             check_hosts(program.line()["hosts"], before, 3)
-        cluster.run("add")
+        assert "rack1" in cluster.run("add").stdout
         for node in cluster.nodes:
             node.await_status(cluster.address(4), "UN", timeout=30)
         expected = server_hosts(cluster)
