@@ -141,10 +141,10 @@ def server_replicas(cluster, keyspace):
 # -- running a program ------------------------------------------------------------------------
 
 class Program:
-    """A check program: its first JSON line is read at once, the second after `kill_node`."""
+    """A running check program: one JSON line per part (`line`), the next part started by a line
+    on its stdin (`tell`); its stderr kept for failure messages."""
 
     def __init__(self, command, cluster, prefix):
-        self.cluster = cluster
         dc = cluster.status()[0]["dc"]
         self.stderr = []
         self.process = subprocess.Popen(
