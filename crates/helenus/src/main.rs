@@ -1,5 +1,6 @@
 //! The `helenus` command line: `helenus server` runs a node, `helenus stress` loads one,
 //! `helenus nodetool` operates one, `helenus cluster` runs a local cluster of them.
+mod clock_skew;
 mod cluster;
 mod failures;
 mod handler;

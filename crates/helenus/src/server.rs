@@ -244,6 +244,9 @@ async fn serve(
         coordinator.clone(),
         events.clone(),
     );
+    if let (Some(messaging), Some(gossip)) = (&cluster.messaging, cluster.membership()) {
+        crate::clock_skew::start(messaging.clone(), gossip, config.listen_address);
+    }
     cluster
         .await_peers_up(config.listen_address, GOSSIP_SETTLE_LIMIT)
         .await;

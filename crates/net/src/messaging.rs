@@ -66,12 +66,16 @@ impl Messaging {
             config.cluster_name, config.host_id, MESSAGING_VERSION
         );
         let ctx = Arc::new(Context::new(config, tuning, network, local, hello));
-        ctx.register(Verb::Echo, handler_fn(|_, _| async { Ok(Bytes::new()) }));
+        ctx.register(
+            Verb::Echo,
+            handler_fn(|_, _| async { Ok(wall_clock_now()) }),
+        );
         ctx.spawn(inbound::accept_loop(ctx.clone(), listener));
         Ok(Arc::new(Messaging { ctx }))
     }
 
-    /// Sets the handler of `verb` (replacing any). Echo has a built-in one.
+    /// Sets the handler of `verb` (replacing any). Echo has a built-in one, which answers with
+    /// this node's wall clock (see [`wall_clock_of`]).
     pub fn register(&self, verb: Verb, handler: Arc<dyn Handler>) {
         self.ctx.register(verb, handler);
     }
@@ -188,4 +192,21 @@ impl Drop for Forget<'_> {
     fn drop(&mut self) {
         self.0.forget(self.1);
     }
+}
+
+/// This node's wall clock as Echo answers it: milliseconds since the Unix epoch, 8 bytes
+/// big-endian.
+fn wall_clock_now() -> Bytes {
+    Bytes::copy_from_slice(&wall_clock_millis().to_be_bytes())
+}
+
+/// Milliseconds since the Unix epoch by this node's wall clock.
+pub fn wall_clock_millis() -> i64 {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    now.map_or(0, |d| d.as_millis() as i64)
+}
+
+/// The wall clock an Echo answer carries; `None` for an answer without one.
+pub fn wall_clock_of(answer: &[u8]) -> Option<i64> {
+    Some(i64::from_be_bytes(answer.try_into().ok()?))
 }

@@ -56,7 +56,7 @@ async fn urgent_pings_answer_while_large_messages_are_stuck_in_flight() {
         let answer = a
             .request(b.local(), Verb::Echo, Bytes::new(), 5 * SECOND)
             .await;
-        assert_eq!(answer, Ok(Bytes::new()));
+        assert!(answer.is_ok_and(|clock| net::wall_clock_of(&clock).is_some()));
         slowest = slowest.max(started.elapsed());
         tokio::time::sleep(Duration::from_millis(2)).await;
     }
