@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::ops::Bound;
 
 use futures::future::BoxFuture;
-use futures::stream::{self, StreamExt};
+use futures::stream::{FuturesOrdered, StreamExt};
 use ring::{Endpoint, ReplicationStrategy, Token};
 use storage::{
     resolve_partition, KeyRange, Partition, PartitionData, PartitionKey, PartitionPosition,
@@ -265,11 +265,13 @@ pub(crate) async fn scan(
         next += factor;
         let (wanted, rows_left) = (found.limit - found.partitions.len(), found.rows_left);
         let before = found.partitions.len();
-        let scan_one = |stretch| {
-            let want = Found::new(wanted, rows_left);
-            scan_stretch(readers, &plan, stretch, filter, now, want, deadline)
-        };
-        let mut answers = stream::iter(round).map(scan_one).buffered(factor);
+        let mut answers: FuturesOrdered<_> = round
+            .iter()
+            .map(|stretch| {
+                let want = Found::new(wanted, rows_left);
+                scan_stretch(readers, &plan, stretch, filter, now, want, deadline)
+            })
+            .collect();
         while let Some(answer) = answers.next().await {
             let (partitions, read) = answer?;
             stats.add(read);
