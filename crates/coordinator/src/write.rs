@@ -305,7 +305,7 @@ fn hint(senders: &Senders, endpoint: &Endpoint, mutation: &Mutation) -> bool {
         return false;
     };
     let host_id = uuid::Uuid::from_bytes(endpoint.host_id);
-    if !hints.should_hint(host_id, &endpoint.datacenter, None) {
+    if !hints.should_hint(host_id, &endpoint.datacenter) {
         return false;
     }
     match hints.store(host_id, mutation) {
