@@ -350,7 +350,7 @@ mod tests {
         tokio::spawn(forget_removed(watched, Arc::downgrade(&service)));
         // The task takes the first state as the ring's members before the removal.
         tokio::time::sleep(Duration::from_millis(50)).await;
-        states.send_replace(Arc::new(metadata_of(&[kept.clone()])));
+        states.send_replace(Arc::new(metadata_of(std::slice::from_ref(&kept))));
         let pending_hosts =
             || -> Vec<uuid::Uuid> { service.pending().iter().map(|p| p.host_id).collect() };
         let started = std::time::Instant::now();
