@@ -192,9 +192,11 @@ pub(crate) fn per_piece(
     partitions * nodes as f64 / (pieces * replicas) as f64
 }
 
-/// Most stretches asked at once (Cassandra's MAX_CONCURRENT_RANGE_REQUESTS: ten per core).
+/// Most stretches asked at once (Cassandra's MAX_CONCURRENT_RANGE_REQUESTS: ten per core),
+/// read once (finding the cores reads cgroup files).
 fn max_concurrency() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get()) * 10
+    static MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *MAX.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()) * 10)
 }
 
 /// How many stretches to ask at once (Cassandra's concurrency factor).
