@@ -64,6 +64,8 @@ pub struct AdminNode {
     pub metadata: Arc<MetadataService>,
     /// Gossip, on a node with seeds.
     pub gossip: Option<Arc<dyn Membership>>,
+    /// Internode messaging, on a node with seeds (its dropped messages in `tpstats`).
+    pub messaging: Option<Arc<net::Messaging>>,
     /// The run-time log levels (`nodetool getlogginglevels`, `setlogginglevel`).
     pub logging: Arc<dyn LogLevels>,
     pub started: Instant,

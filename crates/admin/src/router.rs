@@ -69,6 +69,7 @@ impl Api {
             "/v1/compactions" if get => ok(&compaction::stats(node)?),
             "/v1/compactions/history" if get => ok(&compaction::history(node)),
             "/v1/tpstats" if get => ok(&pools::tpstats(node)),
+            "/v1/tpstats/dropped" if get => ok(&pools::dropped(node)),
             "/v1/proxyhistograms" if get => ok(&proxy::histograms(node)),
             "/v1/gcstats" if get => ok(&pools::gcstats(&self.gc)),
             "/v1/snapshots" if get => ok(&snapshots::list(node).await?),
@@ -179,7 +180,7 @@ impl Api {
 
 /// 404 for an unknown path, 405 for a known path with the wrong method.
 fn unknown(method: &Method, path: &str) -> ApiError {
-    const PATHS: [&str; 47] = [
+    const PATHS: [&str; 48] = [
         "/metrics",
         "/v1/garbagecollect",
         "/v1/logging",
@@ -191,6 +192,7 @@ fn unknown(method: &Method, path: &str) -> ApiError {
         "/v1/compactions",
         "/v1/compactions/history",
         "/v1/tpstats",
+        "/v1/tpstats/dropped",
         "/v1/gcstats",
         "/v1/settings/compaction_throughput",
         "/v1/settings/concurrent_compactors",

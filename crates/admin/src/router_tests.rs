@@ -78,6 +78,7 @@ pub(crate) async fn api(dir: &tempfile::TempDir) -> Api {
         lifecycle: Arc::new(Lifecycle::default()),
         metadata,
         gossip: None,
+        messaging: None,
         logging: Arc::new(RecordedLevels::default()),
         started: Instant::now(),
         generation: 1,
@@ -188,6 +189,11 @@ async fn stats_and_metrics() {
     let pools = json(&api.handle(&Method::GET, "/v1/tpstats", b"").await);
     assert_eq!(pools[4]["name"], "Native-Transport-Requests");
     assert_eq!(pools[4]["blocked"], 0);
+    let dropped = json(&api.handle(&Method::GET, "/v1/tpstats/dropped", b"").await);
+    let dropped = dropped.as_array().unwrap();
+    assert_eq!(dropped.len(), net::Verb::ALL.len());
+    assert_eq!(dropped[7]["message_type"], "MUTATION_REQ");
+    assert_eq!(dropped[7]["dropped"], 0, "a node alone drops nothing");
     let gc = json(&api.handle(&Method::GET, "/v1/gcstats", b"").await);
     assert_eq!(gc["collections"], 0);
     let metrics = api.handle(&Method::GET, "/metrics", b"").await;

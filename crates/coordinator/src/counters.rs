@@ -241,6 +241,7 @@ impl Coordinator {
                     received: 0,
                     block_for,
                     failures: 1,
+                    reasons: vec![(leader.addr, e.code)],
                 };
                 failed.into_result(cl)
             }

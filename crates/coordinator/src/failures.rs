@@ -59,6 +59,7 @@ impl Replica {
             block_for: needed.block_for,
             failures: 1,
             write_type: write_type.to_string(),
+            reasons: vec![(self.address, UNKNOWN)],
         })
     }
 
@@ -146,8 +147,12 @@ mod tests {
             CqlError::WriteFailure {
                 failures,
                 write_type,
+                reasons,
                 ..
-            } => assert_eq!((failures, write_type.as_str()), (1, "BATCH")),
+            } => {
+                assert_eq!((failures, write_type.as_str()), (1, "BATCH"));
+                assert_eq!(reasons, vec![(REPLICA.address, UNKNOWN)]);
+            }
             other => panic!("{other:?}"),
         }
         let refused = StorageError::Invalid("not a counter".into());

@@ -466,6 +466,7 @@ impl Coordinator {
                     cl,
                     requirement: &requirement,
                     stretches,
+                    per_piece: range::per_piece(&self.storage, table, &self.topology, strategy),
                 };
                 let readers = self.readers(TimeoutKind::Range);
                 let found = range::scan(&readers, plan, filter, now, limit, stats).await?;

@@ -2,6 +2,7 @@
 //! epoch (a replica that has not applied it yet waits for it before failing on an unknown
 //! table), then the verb's body. Decoding checks every length and never panics.
 use std::collections::BTreeMap;
+use std::net::IpAddr;
 use std::time::Duration;
 
 use bytes::{BufMut, Bytes};
@@ -326,7 +327,7 @@ fn factor(r: &mut Reader) -> Result<usize, DecodeError> {
 
 /// The leader's answer to a [`CounterRequest`]: the write's outcome at the level asked, which
 /// the coordinator gives its client with the level's name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CounterReply {
     Applied,
     Timeout {
@@ -337,6 +338,8 @@ pub enum CounterReply {
         received: i32,
         block_for: i32,
         failures: i32,
+        /// The replicas that failed and their reason codes.
+        reasons: Vec<(IpAddr, u16)>,
     },
     Unavailable {
         required: i32,
@@ -362,11 +365,13 @@ impl CounterReply {
                 received,
                 block_for,
                 failures,
+                reasons,
                 ..
             }) => CounterReply::Failure {
                 received: *received,
                 block_for: *block_for,
                 failures: *failures,
+                reasons: reasons.clone(),
             },
             Err(CqlError::Unavailable {
                 required, alive, ..
@@ -396,6 +401,7 @@ impl CounterReply {
                 received,
                 block_for,
                 failures,
+                reasons,
             } => Err(CqlError::WriteFailure {
                 message: format!(
                     "Operation failed - received {received} responses and {failures} failures"
@@ -405,6 +411,7 @@ impl CounterReply {
                 block_for,
                 failures,
                 write_type: "COUNTER".into(),
+                reasons,
             }),
             CounterReply::Unavailable { required, alive } => Err(CqlError::Unavailable {
                 message: format!("Cannot achieve consistency level {}", cl.name()),
@@ -417,22 +424,26 @@ impl CounterReply {
 
     pub fn encode(&self) -> Bytes {
         let mut out = Vec::with_capacity(13);
-        let (kind, numbers) = match *self {
+        let (kind, numbers) = match self {
             CounterReply::Applied => (0, [0, 0, 0]),
             CounterReply::Timeout {
                 received,
                 block_for,
-            } => (1, [received, block_for, 0]),
+            } => (1, [*received, *block_for, 0]),
             CounterReply::Failure {
                 received,
                 block_for,
                 failures,
-            } => (2, [received, block_for, failures]),
-            CounterReply::Unavailable { required, alive } => (3, [required, alive, 0]),
+                ..
+            } => (2, [*received, *block_for, *failures]),
+            CounterReply::Unavailable { required, alive } => (3, [*required, *alive, 0]),
         };
         out.put_u8(kind);
         for n in numbers {
             out.put_i32(n);
+        }
+        if let CounterReply::Failure { reasons, .. } = self {
+            put_reasons(&mut out, reasons);
         }
         out.into()
     }
@@ -441,8 +452,7 @@ impl CounterReply {
         let mut r = Reader { bytes: payload };
         let kind = r.u8()?;
         let [a, b, c] = [r.i32()?, r.i32()?, r.i32()?];
-        end(&r)?;
-        Ok(match kind {
+        let reply = match kind {
             0 => CounterReply::Applied,
             1 => CounterReply::Timeout {
                 received: a,
@@ -452,14 +462,46 @@ impl CounterReply {
                 received: a,
                 block_for: b,
                 failures: c,
+                reasons: reasons(&mut r)?,
             },
             3 => CounterReply::Unavailable {
                 required: a,
                 alive: b,
             },
             _ => return Err(DecodeError("unknown counter reply kind")),
-        })
+        };
+        end(&r)?;
+        Ok(reply)
     }
+}
+
+/// A failure reason map: its length, then each replica's address bytes and reason code.
+fn put_reasons(out: &mut Vec<u8>, reasons: &[(IpAddr, u16)]) {
+    put_len(out, reasons.len());
+    for (addr, code) in reasons {
+        match addr {
+            IpAddr::V4(v4) => put_bytes(out, &v4.octets()),
+            IpAddr::V6(v6) => put_bytes(out, &v6.octets()),
+        }
+        out.put_i32(i32::from(*code));
+    }
+}
+
+const BAD_ADDRESS: DecodeError = DecodeError("bad replica address");
+
+fn reasons(r: &mut Reader) -> Result<Vec<(IpAddr, u16)>, DecodeError> {
+    let n = r.len()?;
+    let mut reasons = Vec::with_capacity(n);
+    for _ in 0..n {
+        let bytes = r.bytes()?;
+        let addr = match bytes.len() {
+            4 => IpAddr::from(<[u8; 4]>::try_from(bytes.as_ref()).map_err(|_| BAD_ADDRESS)?),
+            _ => IpAddr::from(<[u8; 16]>::try_from(bytes.as_ref()).map_err(|_| BAD_ADDRESS)?),
+        };
+        let code = u16::try_from(r.i32()?).map_err(|_| DecodeError("bad reason code"))?;
+        reasons.push((addr, code));
+    }
+    Ok(reasons)
 }
 
 /// The version byte and the epoch.
@@ -627,6 +669,13 @@ mod tests {
                 received: 1,
                 block_for: 3,
                 failures: 1,
+                reasons: vec![],
+            },
+            CounterReply::Failure {
+                received: 0,
+                block_for: 2,
+                failures: 2,
+                reasons: vec![([127, 0, 0, 2].into(), 0), ("::3".parse().unwrap(), 3)],
             },
             CounterReply::Unavailable {
                 required: 2,
@@ -634,9 +683,9 @@ mod tests {
             },
         ] {
             let bytes = reply.encode();
-            assert_eq!(CounterReply::decode(&bytes), Ok(reply));
+            assert_eq!(CounterReply::decode(&bytes), Ok(reply.clone()));
             assert!(CounterReply::decode(&bytes[..bytes.len() - 1]).is_err());
-            let result = reply.into_result(Consistency::Quorum);
+            let result = reply.clone().into_result(Consistency::Quorum);
             assert_eq!(CounterReply::of(&result), Some(reply));
         }
         assert!(CounterReply::decode(&[9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]).is_err());

@@ -1,19 +1,25 @@
 //! Range scans over replicas, as Cassandra's StorageProxy.getRangeSlice: the scanned range is
 //! cut where token ownership changes, consecutive pieces are merged while the replicas they
 //! share still meet the consistency level (so a ring whose nodes all hold everything is asked
-//! once), and each stretch is asked of the replicas the level needs, in token order, until
-//! enough partitions are found. Replicas answer with unresolved partitions (tombstones kept),
-//! merged here; only partitions up to the earliest key where a replica stopped are complete,
-//! and the stretch resumes after it. Replicas that missed something are repaired before the
-//! scan goes on. Paging stays with the query layer and is by key, valid on any coordinator.
+//! once), and each stretch is asked of the replicas the level needs until enough partitions
+//! are found. Several consecutive stretches are asked at once (Cassandra's
+//! RangeCommandIterator and its concurrency factor): as many as the partitions expected in
+//! them need to fill the request, from this node's share of the table at first and from what
+//! the stretches asked so far returned after each round; their answers are taken in token
+//! order and the scan stops as soon as it is full. Replicas answer with unresolved partitions
+//! (tombstones kept), merged here; only partitions up to the earliest key where a replica
+//! stopped are complete, and the stretch resumes after it. Replicas that missed something are
+//! repaired before the stretch goes on. Paging stays with the query layer and is by key, valid
+//! on any coordinator.
 use std::collections::BTreeMap;
 use std::ops::Bound;
 
 use futures::future::BoxFuture;
+use futures::stream::{FuturesOrdered, StreamExt};
 use ring::{Endpoint, ReplicationStrategy, Token};
 use storage::{
     resolve_partition, KeyRange, Partition, PartitionData, PartitionKey, PartitionPosition,
-    ReadFilter, ReadStats, ScanRound, ScanSource, TableId,
+    ReadFilter, ReadStats, ScanRound, ScanSource, Storage, TableId,
 };
 use tokio::time::Instant;
 use types::{Consistency, CqlResult};
@@ -30,6 +36,8 @@ use crate::topology::Topology;
 pub(crate) struct Stretch {
     pub range: KeyRange,
     pub live: Vec<Endpoint>,
+    /// The ring's pieces it spans.
+    pub pieces: usize,
 }
 
 /// One piece of the ring: keys with tokens in (`after`, `upto`] (unbounded when `None`) and
@@ -144,12 +152,14 @@ pub(crate) fn stretches(
             if requirement.unavailable(&shared).is_none() {
                 last.range.end = clipped.end;
                 last.live = shared;
+                last.pieces += 1;
                 continue;
             }
         }
         stretches.push(Stretch {
             range: clipped,
             live: plan.live,
+            pieces: 1,
         });
     }
     Ok(stretches)
@@ -161,6 +171,80 @@ pub(crate) struct ScanPlan<'a> {
     pub cl: Consistency,
     pub requirement: &'a Requirement,
     pub stretches: Vec<Stretch>,
+    /// Live partitions expected in one piece of the ring ([`per_piece`]).
+    pub per_piece: f64,
+}
+
+/// Live partitions expected in one piece of the ring (Cassandra's estimateResultsPerRange):
+/// this node's partitions of the table over the pieces it replicates, about `replicas / nodes`
+/// of the ring's pieces.
+pub(crate) fn per_piece(
+    storage: &Storage,
+    table: TableId,
+    topology: &Topology,
+    strategy: &ReplicationStrategy,
+) -> f64 {
+    let partitions = storage.estimated_partitions(table).unwrap_or(0) as f64;
+    let ring = topology.ring();
+    let nodes = ring.endpoints().len().max(1);
+    let pieces = ring.tokens().len() + 1;
+    let replicas = strategy.total_replication_factor().clamp(1, nodes);
+    partitions * nodes as f64 / (pieces * replicas) as f64
+}
+
+/// Most stretches asked at once (Cassandra's MAX_CONCURRENT_RANGE_REQUESTS: ten per core),
+/// read once (finding the cores reads cgroup files).
+fn max_concurrency() -> usize {
+    static MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *MAX.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()) * 10)
+}
+
+/// How many stretches to ask at once (Cassandra's concurrency factor).
+struct Concurrency {
+    /// Live partitions expected per piece; `None` once stretches were asked and returned
+    /// none, when as many as allowed are asked.
+    per_piece: Option<f64>,
+    pieces_asked: usize,
+    found: usize,
+}
+
+impl Concurrency {
+    fn new(per_piece: f64) -> Concurrency {
+        Concurrency {
+            per_piece: Some(per_piece),
+            pieces_asked: 0,
+            found: 0,
+        }
+    }
+
+    /// The first stretches of `next` whose expected partitions reach `wanted` (one when
+    /// nothing is expected yet), at most `max_concurrency`.
+    fn factor(&self, next: &[Stretch], wanted: usize) -> usize {
+        let cap = max_concurrency().min(next.len()).max(1);
+        let per_piece = match self.per_piece {
+            None => return cap,
+            Some(p) if p <= 0.0 => return 1,
+            Some(p) => p,
+        };
+        let mut expected = 0.0;
+        for (n, stretch) in next.iter().take(cap).enumerate() {
+            expected += per_piece * stretch.pieces as f64;
+            if expected >= wanted as f64 {
+                return n + 1;
+            }
+        }
+        cap
+    }
+
+    /// A round asked `pieces` pieces and found `found` live partitions.
+    fn observe(&mut self, pieces: usize, found: usize) {
+        self.pieces_asked += pieces;
+        self.found += found;
+        self.per_piece = match self.found {
+            0 => None,
+            n => Some(n as f64 / self.pieces_asked as f64),
+        };
+    }
 }
 
 /// Up to `limit` live partitions of the plan's stretches, in token order (and at most
@@ -174,39 +258,73 @@ pub(crate) async fn scan(
     stats: &mut ReadStats,
 ) -> CqlResult<Vec<Partition>> {
     let deadline = Instant::now() + readers.timeout;
-    let mut found = Found {
-        partitions: Vec::new(),
-        limit,
-        rows_left: filter.total_row_limit.unwrap_or(usize::MAX),
-    };
-    for stretch in &plan.stretches {
-        let (contacts, spares) = contacts(plan.requirement, &stretch.live);
-        let mut asked = ReadPlan {
-            table: plan.table,
-            key: &PartitionKey {
-                token: 0,
-                key: bytes::Bytes::new(),
-            },
-            cl: plan.cl,
-            block_for: plan.requirement.block_for(),
-            contacts,
-            spares,
-            speculate_after: None,
-        };
-        let mut range = stretch.range.clone();
-        while !found.full() {
-            let wanted = found.limit - found.partitions.len();
-            let replies = ask(readers, &mut asked, &range, filter, wanted, deadline).await?;
-            let Some(horizon) = found
-                .take(readers, &asked, replies, filter, now, stats)
-                .await?
-            else {
+    let mut found = Found::new(limit, filter.total_row_limit.unwrap_or(usize::MAX));
+    let mut concurrency = Concurrency::new(plan.per_piece);
+    let mut next = 0;
+    while next < plan.stretches.len() && !found.full() {
+        let factor = concurrency.factor(&plan.stretches[next..], found.wanted());
+        let round = &plan.stretches[next..next + factor];
+        next += factor;
+        let (wanted, rows_left) = (found.limit - found.partitions.len(), found.rows_left);
+        let before = found.partitions.len();
+        let mut answers: FuturesOrdered<_> = round
+            .iter()
+            .map(|stretch| {
+                let want = Found::new(wanted, rows_left);
+                scan_stretch(readers, &plan, stretch, filter, now, want, deadline)
+            })
+            .collect();
+        while let Some(answer) = answers.next().await {
+            let (partitions, read) = answer?;
+            stats.add(read);
+            partitions.into_iter().for_each(|p| found.keep(p));
+            if found.full() {
                 break;
-            };
-            range.start = Bound::Excluded(PartitionPosition::Key(horizon));
+            }
         }
+        let pieces = round.iter().map(|s| s.pieces).sum();
+        concurrency.observe(pieces, found.partitions.len() - before);
     }
     Ok(found.partitions)
+}
+
+/// The live partitions of one stretch up to what `found` wants, and what reading them took.
+async fn scan_stretch(
+    readers: &Readers,
+    plan: &ScanPlan<'_>,
+    stretch: &Stretch,
+    filter: &ReadFilter,
+    now: i32,
+    mut found: Found,
+    deadline: Instant,
+) -> CqlResult<(Vec<Partition>, ReadStats)> {
+    let (contacts, spares) = contacts(plan.requirement, &stretch.live);
+    let mut asked = ReadPlan {
+        table: plan.table,
+        key: &PartitionKey {
+            token: 0,
+            key: bytes::Bytes::new(),
+        },
+        cl: plan.cl,
+        block_for: plan.requirement.block_for(),
+        contacts,
+        spares,
+        speculate_after: None,
+    };
+    let mut stats = ReadStats::default();
+    let mut range = stretch.range.clone();
+    while !found.full() {
+        let wanted = found.limit - found.partitions.len();
+        let replies = ask(readers, &mut asked, &range, filter, wanted, deadline).await?;
+        let Some(horizon) = found
+            .take(readers, &asked, replies, filter, now, &mut stats)
+            .await?
+        else {
+            break;
+        };
+        range.start = Bound::Excluded(PartitionPosition::Key(horizon));
+    }
+    Ok((found.partitions, stats))
 }
 
 /// The live partitions found so far and what the scan still wants.
@@ -217,8 +335,31 @@ struct Found {
 }
 
 impl Found {
+    fn new(limit: usize, rows_left: usize) -> Found {
+        Found {
+            partitions: Vec::new(),
+            limit,
+            rows_left,
+        }
+    }
+
     fn full(&self) -> bool {
         self.partitions.len() >= self.limit || self.rows_left == 0
+    }
+
+    /// The partitions still wanted (each live one has a row or more).
+    fn wanted(&self) -> usize {
+        (self.limit - self.partitions.len()).min(self.rows_left)
+    }
+
+    /// Keeps `partition` unless full, its rows cut to the rows still wanted.
+    fn keep(&mut self, mut partition: Partition) {
+        if self.full() {
+            return;
+        }
+        partition.rows.truncate(self.rows_left);
+        self.rows_left -= partition.rows.len();
+        self.partitions.push(partition);
     }
 
     /// Merges the replicas' answers, repairs those that missed something, and keeps the live
@@ -252,8 +393,7 @@ impl Found {
             let cap = filter.row_limit.unwrap_or(usize::MAX).min(self.rows_left);
             partition_filter.row_limit = Some(cap).filter(|&c| c < usize::MAX);
             if let Some(p) = resolve_partition(key, data, &partition_filter, now, stats) {
-                self.rows_left = self.rows_left.saturating_sub(p.rows.len());
-                self.partitions.push(p);
+                self.keep(p);
             }
         }
         Ok(horizon.filter(|_| !self.full()))
@@ -369,6 +509,70 @@ mod tests {
             Bound::Excluded(p) => Bound::Excluded(position_token(p)),
         };
         (token(&r.start), token(&r.end))
+    }
+
+    fn stretches_of(pieces: &[usize]) -> Vec<Stretch> {
+        let stretch = |&pieces| Stretch {
+            range: KeyRange::all(),
+            live: Vec::new(),
+            pieces,
+        };
+        pieces.iter().map(stretch).collect()
+    }
+
+    #[test]
+    fn the_concurrency_factor_asks_the_stretches_expected_to_fill_the_request() {
+        let next = stretches_of(&[1, 2, 1, 3, 1]);
+        // 4 partitions per piece: 4, 12, 16, 28 expected after 1..4 stretches.
+        let concurrency = Concurrency::new(4.0);
+        assert_eq!(concurrency.factor(&next, 4), 1);
+        assert_eq!(concurrency.factor(&next, 13), 3);
+        assert_eq!(
+            concurrency.factor(&next, 1000),
+            5,
+            "never more than are left"
+        );
+        assert_eq!(concurrency.factor(&next, 0), 1, "at least one");
+        assert_eq!(
+            Concurrency::new(0.0).factor(&next, 10),
+            1,
+            "nothing expected"
+        );
+    }
+
+    #[test]
+    fn the_concurrency_factor_follows_what_the_rounds_returned() {
+        let next = stretches_of(&[1; 100]);
+        let mut concurrency = Concurrency::new(50.0);
+        assert_eq!(concurrency.factor(&next, 100), 2);
+        // The two pieces held 1 partition: the next round expects 0.5 per piece.
+        concurrency.observe(2, 1);
+        assert_eq!(concurrency.factor(&next, 3), 6);
+        let mut empty = Concurrency::new(50.0);
+        empty.observe(2, 0);
+        assert_eq!(empty.factor(&next, 3), max_concurrency().min(100));
+    }
+
+    #[test]
+    fn kept_partitions_stop_at_the_limits() {
+        let partition = |rows: usize| Partition {
+            key: PartitionKey {
+                token: 0,
+                key: bytes::Bytes::from_static(b"k"),
+            },
+            static_row: None,
+            rows: (0..rows)
+                .map(|_| storage::Row::new(bytes::Bytes::new()))
+                .collect(),
+        };
+        let mut found = Found::new(3, 5);
+        assert_eq!(found.wanted(), 3);
+        found.keep(partition(2));
+        found.keep(partition(4));
+        assert_eq!(found.partitions[1].rows.len(), 3, "cut to the rows left");
+        assert!(found.full());
+        found.keep(partition(1));
+        assert_eq!(found.partitions.len(), 2);
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! LOCAL_ levels; a quorum in every datacenter for EACH_QUORUM), whether the live replicas can
 //! give them (else Unavailable), and whether failures made them unreachable.
 use std::collections::BTreeMap;
+use std::net::IpAddr;
 
 use ring::{Endpoint, ReplicationStrategy};
 use types::Consistency;
@@ -119,7 +120,8 @@ pub struct Tally<'a> {
     acks: BTreeMap<&'a str, i32>,
     /// Replicas asked that have not answered, per datacenter.
     pending: BTreeMap<&'a str, i32>,
-    failures: i32,
+    /// The replicas that failed and their reason codes (Cassandra's failureReasonByEndpoint).
+    failed: Vec<(IpAddr, u16)>,
 }
 
 impl<'a> Tally<'a> {
@@ -129,7 +131,7 @@ impl<'a> Tally<'a> {
             requirement,
             acks: BTreeMap::new(),
             pending: by_datacenter(targets),
-            failures: 0,
+            failed: Vec::new(),
         }
     }
 
@@ -139,10 +141,10 @@ impl<'a> Tally<'a> {
         *self.acks.entry(dc).or_insert(0) += 1;
     }
 
-    /// A replica in `dc` failed.
-    pub fn fail(&mut self, dc: &'a str) {
+    /// Replica `addr` in `dc` failed, for reason `code`.
+    pub fn fail(&mut self, dc: &'a str, addr: IpAddr, code: u16) {
         self.settle(dc);
-        self.failures += 1;
+        self.failed.push((addr, code));
     }
 
     /// An answer that counts although no replica was asked (a hint, for ANY).
@@ -175,7 +177,12 @@ impl<'a> Tally<'a> {
     }
 
     pub fn failures(&self) -> i32 {
-        self.failures
+        self.failed.len() as i32
+    }
+
+    /// The replicas that failed and why.
+    pub fn reasons(&self) -> &[(IpAddr, u16)] {
+        &self.failed
     }
 
     pub fn block_for(&self) -> i32 {
@@ -236,11 +243,13 @@ mod tests {
         let mut tally = Tally::new(&quorum, ["dc1"; 3].into_iter());
         tally.ack("dc1");
         assert!(!tally.is_met() && !tally.is_lost());
-        tally.fail("dc1");
+        tally.fail("dc1", endpoint(2, "dc1").addr, 0x0000);
         assert!(!tally.is_met() && !tally.is_lost());
-        tally.fail("dc1");
+        tally.fail("dc1", endpoint(3, "dc1").addr, 0x0003);
         assert!(tally.is_lost());
         assert_eq!((tally.received(), tally.failures()), (1, 2));
+        let reasons = [(endpoint(2, "dc1").addr, 0), (endpoint(3, "dc1").addr, 3)];
+        assert_eq!(tally.reasons(), reasons);
     }
 
     #[test]

@@ -29,7 +29,8 @@ use crate::verbs::reason;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Outcome {
     Applied,
-    Failed,
+    /// It answered an error, with Cassandra's reason code.
+    Failed(u16),
     /// No answer in time (timed out, unreachable, overloaded, or its commit log refused).
     Silent,
 }
@@ -158,7 +159,7 @@ async fn drive(
         for &m in &targets[t].mutations {
             match outcome {
                 Outcome::Applied => tallies[m].ack(dc),
-                Outcome::Failed => tallies[m].fail(dc),
+                Outcome::Failed(code) => tallies[m].fail(dc, targets[t].endpoint.addr, code),
                 Outcome::Silent => {}
             }
         }
@@ -186,6 +187,7 @@ fn verdict(fanout: &Fanout, tallies: &[Tally]) -> Option<CqlResult<()>> {
         block_for: lost.block_for(),
         failures: lost.failures(),
         write_type: fanout.write_type.to_string(),
+        reasons: lost.reasons().to_vec(),
     }))
 }
 
@@ -250,7 +252,7 @@ pub(crate) fn local_outcome(result: storage::Result<()>) -> Outcome {
         Err(StorageError::CommitLogUnavailable(_)) => Outcome::Silent,
         Err(e) => {
             tracing::error!("local write failed: {e}");
-            Outcome::Failed
+            Outcome::Failed(reason::UNKNOWN)
         }
     }
 }
@@ -261,7 +263,7 @@ pub(crate) fn remote_outcome(result: Result<Bytes, NetError>) -> Outcome {
         Err(NetError::Remote(e)) if e.code == reason::TIMEOUT => Outcome::Silent,
         Err(NetError::Remote(e)) => {
             tracing::debug!("a replica failed a write: {}", e.message);
-            Outcome::Failed
+            Outcome::Failed(e.code)
         }
         Err(_) => Outcome::Silent,
     }
@@ -288,7 +290,7 @@ fn hint_silent(
     outcomes: &[Option<Outcome>],
 ) {
     for (target, outcome) in targets.iter().zip(outcomes) {
-        if matches!(outcome, Some(Outcome::Applied | Outcome::Failed)) {
+        if matches!(outcome, Some(Outcome::Applied | Outcome::Failed(_))) {
             continue;
         }
         for &i in &target.mutations {
@@ -303,7 +305,7 @@ fn hint(senders: &Senders, endpoint: &Endpoint, mutation: &Mutation) -> bool {
         return false;
     };
     let host_id = uuid::Uuid::from_bytes(endpoint.host_id);
-    if !hints.should_hint(host_id, &endpoint.datacenter, None) {
+    if !hints.should_hint(host_id, &endpoint.datacenter) {
         return false;
     }
     match hints.store(host_id, mutation) {

@@ -691,8 +691,9 @@ fn sensible(error: &CqlError, op: &Op) -> Result<(), String> {
             received,
             block_for,
             failures,
+            reasons,
             ..
-        } if write => (*consistency, *block_for, *received, *failures),
+        } if write && named(*failures, reasons) => (*consistency, *block_for, *received, *failures),
         CqlError::ReadTimeout {
             consistency,
             received,
@@ -704,8 +705,11 @@ fn sensible(error: &CqlError, op: &Op) -> Result<(), String> {
             received,
             block_for,
             failures,
+            reasons,
             ..
-        } if !write => (*consistency, *block_for, *received, *failures),
+        } if !write && named(*failures, reasons) => {
+            (*consistency, *block_for, *received, *failures)
+        }
         other => return Err(format!("unexpected error {other:?}")),
     };
     let (consistency, needed, got, failures) = fields;
@@ -713,4 +717,10 @@ fn sensible(error: &CqlError, op: &Op) -> Result<(), String> {
         return Err(format!("fields disagree: {error:?}"));
     }
     Ok(())
+}
+
+/// Whether a failure's reason map names one node of the cluster per failure.
+fn named(failures: i32, reasons: &[(std::net::IpAddr, u16)]) -> bool {
+    let nodes: Vec<_> = (0..5).map(addr).collect();
+    reasons.len() == failures as usize && reasons.iter().all(|(a, _)| nodes.contains(a))
 }

@@ -1,7 +1,9 @@
 //! Hinted handoff on a clustered node: the `HintsService` (crate `hints`) opened over the
 //! node's messaging and attached to the coordinator, told by gossip which hosts are up, and
-//! the replica side of `Verb::Hint`, which applies a hint received from another node. A node
-//! running alone (no seeds) has no messaging and keeps no hints.
+//! the replica side of `Verb::Hint`, which applies a hint received from another node. The hints
+//! of a node the metadata log drops from the ring are deleted. A node running alone (no seeds)
+//! has no messaging and keeps no hints.
+use std::collections::BTreeSet;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
@@ -10,10 +12,12 @@ use config::Config;
 use coordinator::Coordinator;
 use gossip::{EndpointView, Membership, MembershipEvent};
 use hints::{HintsConfig, HintsEnv, HintsService, MessagingDeliver};
+use metadata::{ClusterMetadata, NodeState};
 use net::{handler_fn, Handler, HostId, RemoteError, Verb};
 use query::QueryProcessor;
 use storage::{Storage, StorageError};
 use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::watch;
 
 use crate::internode::ClusterServices;
 
@@ -52,6 +56,8 @@ pub async fn start(node: HintsNode<'_>) -> Result<Option<Arc<HintsService>>, Str
         let local = messaging.host_id();
         tokio::spawn(follow_gossip(gossip, Arc::downgrade(&service), local));
     }
+    let states = node.cluster.metadata.watch();
+    tokio::spawn(forget_removed(states, Arc::downgrade(&service)));
     Ok(Some(service))
 }
 
@@ -102,6 +108,53 @@ async fn follow_gossip(gossip: Arc<dyn Membership>, service: Weak<HintsService>,
                 Err(RecvError::Lagged(_)) => break,
                 Err(RecvError::Closed) => return,
             }
+        }
+    }
+}
+
+/// Deletes the hints of the nodes the metadata log drops from the ring (Cassandra's
+/// `HintsService.excise` when a node leaves): at start those it records as left, then each
+/// member that leaves or is removed.
+async fn forget_removed(
+    mut states: watch::Receiver<Arc<ClusterMetadata>>,
+    service: Weak<HintsService>,
+) {
+    let mut members: Option<BTreeSet<uuid::Uuid>> = None;
+    loop {
+        let meta = states.borrow_and_update().clone();
+        let gone = dropped(members.as_ref(), &meta);
+        members = Some(members_of(&meta));
+        let Some(service) = service.upgrade() else {
+            return;
+        };
+        for host_id in gone {
+            match service.delete_for(host_id).await {
+                Ok(()) => tracing::info!("deleted the hints of {host_id}: it left the ring"),
+                Err(e) => tracing::error!("cannot delete the hints of {host_id}: {e}"),
+            }
+        }
+        drop(service);
+        if states.changed().await.is_err() {
+            return;
+        }
+    }
+}
+
+/// The nodes of the ring: those the metadata log records in any state but left.
+fn members_of(meta: &ClusterMetadata) -> BTreeSet<uuid::Uuid> {
+    let members = meta.nodes.values().filter(|n| n.state != NodeState::Left);
+    members.map(|n| n.host_id).collect()
+}
+
+/// The nodes whose hints go: `members` that `meta` no longer has as members, or, with no
+/// members known yet (at start), those `meta` records as left.
+fn dropped(members: Option<&BTreeSet<uuid::Uuid>>, meta: &ClusterMetadata) -> Vec<uuid::Uuid> {
+    let now = members_of(meta);
+    match members {
+        Some(members) => members.difference(&now).copied().collect(),
+        None => {
+            let left = meta.nodes.values().filter(|n| n.state == NodeState::Left);
+            left.map(|n| n.host_id).collect()
         }
     }
 }
@@ -237,6 +290,76 @@ mod tests {
         a.shutdown().await;
         b.shutdown().await;
         replica.shutdown().await.unwrap();
+    }
+
+    fn node(n: u128, state: NodeState) -> metadata::NodeRecord {
+        let addr = std::net::SocketAddr::from(([127, 0, 0, n as u8], 7000));
+        metadata::NodeRecord {
+            host_id: uuid::Uuid::from_u128(n),
+            addr,
+            native: addr,
+            dc: "dc1".into(),
+            rack: "r1".into(),
+            tokens: vec![n as i64],
+            state,
+            release_version: "5.0.4".into(),
+        }
+    }
+
+    fn metadata_of(nodes: &[metadata::NodeRecord]) -> ClusterMetadata {
+        let mut meta = ClusterMetadata::empty("c");
+        for n in nodes {
+            meta.nodes.insert(n.host_id, n.clone());
+        }
+        meta
+    }
+
+    #[test]
+    fn nodes_that_leave_or_are_removed_are_dropped() {
+        let id = uuid::Uuid::from_u128;
+        let start = metadata_of(&[
+            node(1, NodeState::Normal),
+            node(2, NodeState::Leaving),
+            node(3, NodeState::Left),
+        ]);
+        assert_eq!(dropped(None, &start), vec![id(3)], "left before start");
+        let members = members_of(&start);
+        assert!(dropped(Some(&members), &start).is_empty());
+        let later = metadata_of(&[node(2, NodeState::Left), node(4, NodeState::Joining)]);
+        assert_eq!(dropped(Some(&members), &later), vec![id(1), id(2)]);
+    }
+
+    #[tokio::test]
+    async fn the_hints_of_a_node_removed_from_the_ring_are_deleted() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = messaging(1).await;
+        let env = HintsEnv {
+            deliver: Arc::new(MessagingDeliver::new(a.clone(), Duration::from_secs(2))),
+            gc_grace: Arc::new(|_| Some(864_000)),
+            node_count: Arc::new(|| 3),
+        };
+        let service = HintsService::open(HintsConfig::new(dir.path().join("hints")), env)
+            .await
+            .unwrap();
+        let (kept, removed) = (node(2, NodeState::Normal), node(3, NodeState::Normal));
+        let hinted = mutation(TableId(uuid::Uuid::from_u128(5)));
+        service.store(kept.host_id, &hinted).unwrap();
+        service.store(removed.host_id, &hinted).unwrap();
+        let (states, watched) =
+            watch::channel(Arc::new(metadata_of(&[kept.clone(), removed.clone()])));
+        tokio::spawn(forget_removed(watched, Arc::downgrade(&service)));
+        // The task takes the first state as the ring's members before the removal.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        states.send_replace(Arc::new(metadata_of(std::slice::from_ref(&kept))));
+        let pending_hosts =
+            || -> Vec<uuid::Uuid> { service.pending().iter().map(|p| p.host_id).collect() };
+        let started = std::time::Instant::now();
+        while pending_hosts() != vec![kept.host_id] {
+            assert!(started.elapsed() < Duration::from_secs(10), "not deleted");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        service.shutdown().await.unwrap();
+        a.shutdown().await;
     }
 
     #[tokio::test]

@@ -270,6 +270,7 @@ async fn serve(
         lifecycle: lifecycle.clone(),
         metadata: cluster.metadata.clone(),
         gossip: cluster.membership(),
+        messaging: cluster.messaging.clone(),
         logging,
         started,
         generation: admin::generation_now(),

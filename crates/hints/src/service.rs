@@ -91,6 +91,8 @@ pub struct HintsService {
     stopped: AtomicBool,
     disabled_dcs: Mutex<BTreeSet<String>>,
     pub(crate) endpoints: Mutex<HashMap<HostId, Endpoint>>,
+    /// When each host gossip holds down went down (since it was last seen alive).
+    down_since: Mutex<HashMap<HostId, Instant>>,
     /// Hosts with a delivery running or waiting for a slot.
     pub(crate) scheduled: Mutex<HashSet<HostId>>,
     /// Signalled when `scheduled` empties.
@@ -122,6 +124,7 @@ impl HintsService {
             catalog: loaded.catalog,
             counters,
             endpoints: Mutex::new(HashMap::new()),
+            down_since: Mutex::new(HashMap::new()),
             scheduled: Mutex::new(HashSet::new()),
             idle: Notify::new(),
             flush_soon: Arc::new(Notify::new()),
@@ -136,15 +139,17 @@ impl HintsService {
     }
 
     /// Whether a write that `host_id` (in data center `dc`) missed should be hinted: hinted
-    /// handoff is enabled for that data center, the host has not been down (since
-    /// `down_since`) longer than `max_hint_window`, its oldest pending file is not older than
+    /// handoff is enabled for that data center, the host has not been down (since the first
+    /// `host_down` after it was last alive) longer than `max_hint_window`, its oldest pending
+    /// file is not older than
     /// the window either (`hint_window_persistent_enabled`), and its pending hints are within
     /// `max_hints_size_per_host`.
-    pub fn should_hint(&self, host_id: HostId, dc: &str, down_since: Option<Instant>) -> bool {
+    pub fn should_hint(&self, host_id: HostId, dc: &str) -> bool {
         if !self.enabled.load(Relaxed) || self.disabled_dcs.lock().contains(dc) {
             return false;
         }
         let window = self.config.max_hint_window;
+        let down_since = self.down_since.lock().get(&host_id).copied();
         let down_too_long = down_since.is_some_and(|since| since.elapsed() > window);
         let store = self.catalog.get(host_id);
         let store = store.as_deref();
@@ -201,11 +206,17 @@ impl HintsService {
     pub fn host_alive(self: &Arc<Self>, host_id: HostId, addr: SocketAddr) {
         let endpoint = Endpoint { addr, alive: true };
         self.endpoints.lock().insert(host_id, endpoint);
+        self.down_since.lock().remove(&host_id);
         self.schedule(host_id);
     }
 
-    /// Gossip saw `host_id` down: delivery to it stops after the hints in flight.
+    /// Gossip saw `host_id` down: delivery to it stops after the hints in flight, and the hint
+    /// window counts from now (from the first report, until the host is seen alive again).
     pub fn host_down(&self, host_id: HostId) {
+        self.down_since
+            .lock()
+            .entry(host_id)
+            .or_insert_with(Instant::now);
         if let Some(endpoint) = self.endpoints.lock().get_mut(&host_id) {
             endpoint.alive = false;
         }
@@ -291,6 +302,7 @@ impl HintsService {
     /// Forgets a node removed from the cluster, deleting its hints.
     pub async fn delete_for(&self, host_id: HostId) -> io::Result<()> {
         self.endpoints.lock().remove(&host_id);
+        self.down_since.lock().remove(&host_id);
         match self.catalog.remove(host_id) {
             Some(store) => blocking(move || store.truncate()).await,
             None => Ok(()),

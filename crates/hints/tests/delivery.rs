@@ -169,17 +169,17 @@ async fn disabled_handoff_stores_nothing_new_but_still_delivers() {
     h.store(host(1), "k", 2, 10);
     h.service.disable();
     assert!(!h.service.status().enabled);
-    assert!(!h.service.should_hint(host(1), "dc1", None));
+    assert!(!h.service.should_hint(host(1), "dc1"));
     h.service.host_alive(host(1), addr(1));
     until(LIMIT, || h.recorder.keys().len() == 2).await;
     h.service.enable();
-    assert!(h.service.should_hint(host(1), "dc1", None));
+    assert!(h.service.should_hint(host(1), "dc1"));
     h.service.disable_for_dc("dc1");
-    assert!(!h.service.should_hint(host(1), "dc1", None));
-    assert!(h.service.should_hint(host(1), "dc2", None));
+    assert!(!h.service.should_hint(host(1), "dc1"));
+    assert!(h.service.should_hint(host(1), "dc2"));
     assert_eq!(h.service.status().disabled_datacenters, vec!["dc1"]);
     h.service.enable_for_dc("dc1");
-    assert!(h.service.should_hint(host(1), "dc1", None));
+    assert!(h.service.should_hint(host(1), "dc1"));
     h.service.shutdown().await.unwrap();
 }
 
@@ -188,18 +188,24 @@ async fn the_hint_window_counts_from_when_the_host_went_down_and_from_the_oldest
     let dir = tempfile::tempdir().unwrap();
     let h = open(config(dir.path())).await;
     let window = Duration::from_secs(3 * 3600);
-    let down_since = Instant::now();
+    h.service.host_down(host(1));
     tokio::time::sleep(window).await;
-    assert!(h.service.should_hint(host(1), "dc1", Some(down_since)));
-    assert!(h.service.should_hint(host(1), "dc1", None));
+    h.service.host_down(host(1));
+    assert!(h.service.should_hint(host(1), "dc1"), "down for the window");
     h.store(host(1), "k", 1, 10);
     h.service.flush().await.unwrap();
     tokio::time::sleep(Duration::from_secs(1)).await;
-    assert!(!h.service.should_hint(host(1), "dc1", Some(down_since)));
-    assert!(h.service.should_hint(host(2), "dc1", None));
-    tokio::time::sleep(window).await;
     assert!(
-        !h.service.should_hint(host(1), "dc1", None),
+        !h.service.should_hint(host(1), "dc1"),
+        "down longer than the window, counted from the first report"
+    );
+    h.service.host_alive(host(1), addr(1));
+    assert!(h.service.should_hint(host(1), "dc1"), "up again");
+    h.store(host(2), "k", 1, 10);
+    h.service.flush().await.unwrap();
+    tokio::time::sleep(window + Duration::from_secs(1)).await;
+    assert!(
+        !h.service.should_hint(host(2), "dc1"),
         "its oldest file is older than the window"
     );
     assert_eq!(h.service.metrics().not_stored, 2);
@@ -216,18 +222,15 @@ async fn a_host_over_its_size_limit_gets_no_hints_until_delivered() {
     let h = open(config).await;
     h.store(host(1), "k", 10, 50);
     assert!(h.pending_bytes(host(1)) < 2000);
-    assert!(h.service.should_hint(host(1), "dc1", None));
+    assert!(h.service.should_hint(host(1), "dc1"));
     h.store(host(1), "m", 10, 50);
     assert!(h.pending_bytes(host(1)) > 2000, "buffered hints count");
-    assert!(!h.service.should_hint(host(1), "dc1", None));
+    assert!(!h.service.should_hint(host(1), "dc1"));
     h.service.flush().await.unwrap();
-    assert!(
-        !h.service.should_hint(host(1), "dc1", None),
-        "so do written ones"
-    );
+    assert!(!h.service.should_hint(host(1), "dc1"), "so do written ones");
     h.service.host_alive(host(1), addr(1));
     until(LIMIT, || files(dir.path()).is_empty()).await;
-    assert!(h.service.should_hint(host(1), "dc1", None));
+    assert!(h.service.should_hint(host(1), "dc1"));
     h.service.shutdown().await.unwrap();
 }
 

@@ -80,6 +80,11 @@ impl Messaging {
         self.ctx.register(verb, handler);
     }
 
+    /// The handler registered for `verb` (a test wraps it to watch the requests).
+    pub fn handler(&self, verb: Verb) -> Option<Arc<dyn Handler>> {
+        self.ctx.handler(verb)
+    }
+
     /// Request/response, matched by id; the timeout travels with the message so the receiver
     /// drops work that expired before it started (counted as dropped, per verb).
     pub async fn request(

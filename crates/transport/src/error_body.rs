@@ -131,10 +131,11 @@ fn write_extras(out: &mut BytesMut, version: u8, err: &CqlError) {
             block_for,
             failures,
             write_type,
+            reasons,
             ..
         } => {
             write_counts(out, *consistency, *received, *block_for);
-            write_failures(out, version, *failures, &[]);
+            write_failures(out, version, *failures, reasons);
             put_string(out, write_type);
         }
         CqlError::FunctionFailure {
@@ -259,6 +260,54 @@ mod tests {
         assert_eq!(r.byte().unwrap(), 0);
         assert_eq!(r.remaining(), 0);
         assert_eq!(head(&mut encode(3, &read_failure())).0, 0x1200);
+    }
+
+    fn write_failure() -> CqlError {
+        CqlError::WriteFailure {
+            message: "m".into(),
+            consistency: Consistency::Quorum,
+            received: 1,
+            block_for: 2,
+            failures: 1,
+            write_type: "SIMPLE".into(),
+            reasons: vec![("::1".parse().unwrap(), 0x0003)],
+        }
+    }
+
+    /// The ERROR body's bytes after `[int] code [string] message`.
+    fn extras(version: u8, err: &CqlError) -> Vec<u8> {
+        let mut r = encode(version, err);
+        head(&mut r);
+        r.take(r.remaining()).unwrap().to_vec()
+    }
+
+    #[test]
+    fn write_failure_bytes_per_version() {
+        // v4: <cl><received><blockfor><numfailures><write_type>
+        let mut v4 = vec![0, 4, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 1];
+        v4.extend_from_slice(&[0, 6]);
+        v4.extend_from_slice(b"SIMPLE");
+        assert_eq!(extras(4, &write_failure()), v4);
+        // v5: <cl><received><blockfor><reasonmap><write_type>, the map an [int] count of
+        // <inetaddr> (a byte length then the address) → [short] failure code.
+        let mut v5 = vec![0, 4, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 1, 16];
+        v5.extend_from_slice(&[0; 15]);
+        v5.extend_from_slice(&[1, 0, 3, 0, 6]);
+        v5.extend_from_slice(b"SIMPLE");
+        assert_eq!(extras(5, &write_failure()), v5);
+    }
+
+    #[test]
+    fn read_failure_bytes_per_version() {
+        // v4: <cl><received><blockfor><numfailures><data_present>
+        let v4 = [0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 2, 0];
+        assert_eq!(extras(4, &read_failure()), v4);
+        // v5: <cl><received><blockfor><reasonmap><data_present>; the failure without a
+        // known replica goes as UNKNOWN from 0.0.0.0.
+        let v5 = [
+            0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 2, 4, 127, 0, 0, 2, 0, 1, 4, 0, 0, 0, 0, 0, 0, 0,
+        ];
+        assert_eq!(extras(5, &read_failure()), v5);
     }
 
     #[test]

@@ -121,6 +121,8 @@ pub enum CqlError {
         block_for: i32,
         failures: i32,
         write_type: String,
+        /// Replicas that failed and why (v5 reason map), as for ReadFailure.
+        reasons: Vec<(std::net::IpAddr, u16)>,
     },
     #[error("{0}")]
     Syntax(String),

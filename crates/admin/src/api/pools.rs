@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use coordinator::RequestKind;
 
-use super::types::{GcStats, PoolStats};
+use super::types::{DroppedMessages, GcStats, PoolStats};
 use crate::node::AdminNode;
 
 fn pool(name: &str, active: u64, pending: u64, completed: u64) -> PoolStats {
@@ -86,6 +86,21 @@ fn native_transport(node: &AdminNode) -> PoolStats {
             node.native.completed(),
         )
     }
+}
+
+/// Every verb and the messages of it dropped here since start (all zero on a node that runs
+/// alone: it has no internode messaging).
+pub fn dropped(node: &AdminNode) -> Vec<DroppedMessages> {
+    let stats = node
+        .messaging
+        .as_ref()
+        .map(|m| m.stats())
+        .unwrap_or_default();
+    let dropped = |verb: net::Verb| DroppedMessages {
+        message_type: verb.name().to_string(),
+        dropped: stats.verb(verb).dropped,
+    };
+    net::Verb::ALL.into_iter().map(dropped).collect()
 }
 
 /// When `gcstats` was last asked (its interval starts there).

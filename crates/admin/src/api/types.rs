@@ -332,6 +332,15 @@ pub struct PoolStats {
     pub all_time_blocked: u64,
 }
 
+/// `GET /v1/tpstats/dropped`: internode messages of one verb received and dropped unstarted
+/// (they expired before their handler could run).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct DroppedMessages {
+    /// The verb's name, Cassandra's where it has one (`MUTATION_REQ`).
+    pub message_type: String,
+    pub dropped: u64,
+}
+
 /// `GET /v1/gcstats`: Helenus has no garbage collector; every figure is zero.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct GcStats {

@@ -154,7 +154,14 @@ impl Coordinator {
             remote_outcome(answer.await)
         });
         let outcomes = join_all(stores).await;
-        let count = |o: Outcome| outcomes.iter().filter(|&&x| x == o).count() as i32;
+        let received = outcomes.iter().filter(|&&o| o == Outcome::Applied).count() as i32;
+        let failed = holders
+            .iter()
+            .zip(&outcomes)
+            .filter_map(|(holder, outcome)| match outcome {
+                Outcome::Failed(code) => Some((holder.addr, *code)),
+                _ => None,
+            });
         let needed = Needed {
             consistency: match holders.len() {
                 1 => Consistency::One,
@@ -162,8 +169,7 @@ impl Coordinator {
             },
             block_for: holders.len() as i32,
         };
-        let (received, failures) = (count(Outcome::Applied), count(Outcome::Failed));
-        batchlog_verdict(needed, received, failures)
+        batchlog_verdict(needed, received, failed.collect())
     }
 
     /// Deletes `id` from its holders' batchlogs, without waiting.
@@ -205,11 +211,16 @@ fn all_local(fanouts: &[Fanout], local: &Endpoint) -> bool {
 }
 
 /// The answer to a batchlog write from its holders' outcomes.
-fn batchlog_verdict(needed: Needed, received: i32, failures: i32) -> CqlResult<()> {
+fn batchlog_verdict(
+    needed: Needed,
+    received: i32,
+    failed: Vec<(std::net::IpAddr, u16)>,
+) -> CqlResult<()> {
     if received >= needed.block_for {
         return Ok(());
     }
-    if failures > 0 {
+    if !failed.is_empty() {
+        let failures = failed.len() as i32;
         return Err(CqlError::WriteFailure {
             message: format!(
                 "Operation failed - received {received} responses and {failures} failures"
@@ -219,6 +230,7 @@ fn batchlog_verdict(needed: Needed, received: i32, failures: i32) -> CqlResult<(
             block_for: needed.block_for,
             failures,
             write_type: BATCH_LOG.into(),
+            reasons: failed,
         });
     }
     Err(CqlError::WriteTimeout {

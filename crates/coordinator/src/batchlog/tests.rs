@@ -187,8 +187,8 @@ fn batchlog_writes_fail_with_write_type_batch_log() {
         consistency: Consistency::Two,
         block_for: 2,
     };
-    assert!(batchlog_verdict(two, 2, 0).is_ok());
-    match batchlog_verdict(two, 1, 0) {
+    assert!(batchlog_verdict(two, 2, vec![]).is_ok());
+    match batchlog_verdict(two, 1, vec![]) {
         Err(CqlError::WriteTimeout {
             consistency,
             received,
@@ -201,12 +201,17 @@ fn batchlog_writes_fail_with_write_type_batch_log() {
         ),
         other => panic!("unexpected {other:?}"),
     }
-    match batchlog_verdict(two, 1, 1) {
+    let holder: std::net::IpAddr = [127, 0, 0, 3].into();
+    match batchlog_verdict(two, 1, vec![(holder, 0x0003)]) {
         Err(CqlError::WriteFailure {
             failures,
             write_type,
+            reasons,
             ..
-        }) => assert_eq!((failures, write_type.as_str()), (1, "BATCH_LOG")),
+        }) => {
+            assert_eq!((failures, write_type.as_str()), (1, "BATCH_LOG"));
+            assert_eq!(reasons, vec![(holder, 0x0003)]);
+        }
         other => panic!("unexpected {other:?}"),
     }
 }

@@ -100,6 +100,20 @@ impl Storage {
         Ok(usage)
     }
 
+    /// Partitions of a table, estimated as Cassandra's estimatedKeys: those of its SSTables (a
+    /// partition in several counts once per SSTable) and of its memtables.
+    pub fn estimated_partitions(&self, table: TableId) -> Result<u64> {
+        let view = self.core.engine(table)?.view();
+        let memtables = std::iter::once(&view.active).chain(&view.flushing);
+        let in_memory: usize = memtables.map(|m| m.memtable().partition_count()).sum();
+        let on_disk: u64 = view
+            .sstables
+            .iter()
+            .map(|l| l.sstable.stats().partitions)
+            .sum();
+        Ok(on_disk + in_memory as u64)
+    }
+
     /// The keyspace and name of a table, for operators' messages.
     pub fn table_name(&self, table: TableId) -> Result<(String, String)> {
         let settings = self.core.engine(table)?.settings();
