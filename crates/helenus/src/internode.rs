@@ -8,26 +8,12 @@ use std::time::{Duration, Instant};
 
 use config::{Config, InternodeCompression};
 use gossip::{keys, GossipConfig, Gossiper, Membership};
-use metadata::{
-    ClusterMetadata, KeyspaceEntry, MetadataConfig, MetadataService, NetTransport, NodeState,
-};
+use metadata::{ClusterMetadata, KeyspaceEntry, MetadataConfig, MetadataService, NetTransport};
 use net::{Messaging, NetConfig, TokioNetwork};
 use query::NodeInfo;
 use schema::{encode_keyspace, is_system_keyspace, Schema};
 
-/// The other nodes of the ring (joining, normal or leaving) that `alive` does not say are up.
-fn unheard_peers(
-    meta: &ClusterMetadata,
-    local: IpAddr,
-    alive: impl Fn(IpAddr) -> bool,
-) -> Vec<IpAddr> {
-    meta.nodes
-        .values()
-        .filter(|n| n.state != NodeState::Left)
-        .map(|n| n.addr.ip())
-        .filter(|&ip| ip != local && !alive(ip))
-        .collect()
-}
+use crate::membership::other_ring_nodes;
 
 /// Messaging, gossip and the metadata log of one node.
 pub struct ClusterServices {
@@ -114,7 +100,9 @@ impl ClusterServices {
         let Some(gossip) = &self.gossip else { return };
         let started = Instant::now();
         loop {
-            let unheard = unheard_peers(&self.metadata.current(), local, |ip| gossip.is_alive(ip));
+            let unheard: Vec<IpAddr> = other_ring_nodes(&self.metadata.current(), local)
+                .filter(|ip| !gossip.is_alive(*ip))
+                .collect();
             if unheard.is_empty() {
                 tracing::debug!("gossip saw every node up in {:?}", started.elapsed());
                 return;
@@ -203,42 +191,4 @@ fn founding_state(cluster_name: &str, schema: &Schema) -> ClusterMetadata {
         }
     }
     state
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use metadata::NodeRecord;
-
-    fn node(last: u8, state: NodeState) -> NodeRecord {
-        let ip = IpAddr::from([127, 0, 0, last]);
-        NodeRecord {
-            host_id: uuid::Uuid::from_u128(last as u128),
-            addr: SocketAddr::new(ip, 7000),
-            native: SocketAddr::new(ip, 9042),
-            dc: "dc1".into(),
-            rack: "rack1".into(),
-            tokens: vec![last as i64],
-            state,
-            release_version: "5.0.4".into(),
-        }
-    }
-
-    #[test]
-    fn unheard_peers_are_the_other_ring_nodes_gossip_does_not_see_up() {
-        let mut meta = ClusterMetadata::empty("c");
-        for n in [
-            node(1, NodeState::Normal),
-            node(2, NodeState::Normal),
-            node(3, NodeState::Joining),
-            node(4, NodeState::Left),
-        ] {
-            meta.nodes.insert(n.host_id, n);
-        }
-        let local = IpAddr::from([127, 0, 0, 1]);
-        let ip = |last: u8| IpAddr::from([127, 0, 0, last]);
-        assert_eq!(unheard_peers(&meta, local, |_| false), vec![ip(2), ip(3)]);
-        assert_eq!(unheard_peers(&meta, local, |a| a == ip(2)), vec![ip(3)]);
-        assert!(unheard_peers(&meta, local, |_| true).is_empty());
-    }
 }

@@ -269,6 +269,18 @@ fn agreement_wait(
     })
 }
 
+/// The addresses of the ring's nodes (joining, normal or leaving) other than this one.
+pub fn other_ring_nodes(
+    meta: &ClusterMetadata,
+    local: IpAddr,
+) -> impl Iterator<Item = IpAddr> + '_ {
+    meta.nodes
+        .values()
+        .filter(|n| n.state != NodeState::Left)
+        .map(|n| n.addr.ip())
+        .filter(move |ip| *ip != local)
+}
+
 /// The live nodes of the ring, other than this one, that do not gossip schema `version`.
 fn behind_on_schema(
     meta: &ClusterMetadata,
@@ -277,11 +289,7 @@ fn behind_on_schema(
     version: Uuid,
 ) -> Vec<IpAddr> {
     let version = version.to_string();
-    meta.nodes
-        .values()
-        .filter(|n| n.state != NodeState::Left)
-        .map(|n| n.addr.ip())
-        .filter(|ip| *ip != local)
+    other_ring_nodes(meta, local)
         .filter(|ip| {
             views
                 .get(ip)
@@ -350,6 +358,22 @@ mod tests {
             heartbeat: 1,
             state: BTreeMap::from([(keys::SCHEMA_VERSION.to_string(), version.to_string())]),
         }
+    }
+
+    #[test]
+    fn the_other_ring_nodes_leave_out_this_one_and_those_that_left() {
+        let mut meta = ClusterMetadata::empty("c");
+        for n in [
+            record(1, vec![1], NodeState::Normal),
+            record(2, vec![2], NodeState::Normal),
+            record(3, vec![3], NodeState::Joining),
+            record(4, vec![4], NodeState::Left),
+        ] {
+            meta.nodes.insert(n.host_id, n);
+        }
+        let ip = |last: u8| IpAddr::from([127, 0, 0, last]);
+        let others: Vec<IpAddr> = other_ring_nodes(&meta, ip(1)).collect();
+        assert_eq!(others, vec![ip(2), ip(3)]);
     }
 
     #[test]
