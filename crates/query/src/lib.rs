@@ -9,6 +9,7 @@ mod collections;
 mod columns;
 mod ddl;
 mod describe;
+mod dropped;
 mod endpoints;
 mod exec;
 pub mod functions;

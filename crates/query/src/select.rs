@@ -635,7 +635,10 @@ impl<'a> Run<'a> {
     ) -> CqlResult<Option<Partition>> {
         let mut stats = ReadStats::default();
         self.trace_partition_read();
-        let found = self.coord.read(scope, key, filter, &mut stats).await?;
+        let mut found = self.coord.read(scope, key, filter, &mut stats).await?;
+        if let Some(p) = found.as_mut() {
+            crate::dropped::forget_dropped(&self.plan.layout.table, p);
+        }
         let named = (!self.scanning).then_some(key);
         self.count(stats, named, key.token)?;
         Ok(found)
@@ -707,7 +710,7 @@ impl<'a> Run<'a> {
             self.count(stats, None, token)?;
             let n = batch.len();
             let mut rows_left = filter.total_row_limit.unwrap_or(usize::MAX);
-            for p in batch {
+            for mut p in batch {
                 // The row limit storage read this partition with.
                 let mut partition_filter = filter.clone();
                 partition_filter.row_limit = match (filter.row_limit, filter.total_row_limit) {
@@ -715,6 +718,7 @@ impl<'a> Run<'a> {
                     (limit, _) => Some(limit.unwrap_or(usize::MAX).min(rows_left)),
                 };
                 rows_left = rows_left.saturating_sub(p.rows.len());
+                crate::dropped::forget_dropped(&self.plan.layout.table, &mut p);
                 let key = p.key.clone();
                 self.emit_partition(&scope, p, partition_filter, Progress::fresh())
                     .await?;

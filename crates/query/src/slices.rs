@@ -80,6 +80,9 @@ pub fn partition_keys(
     };
     combos.sort_by(by_value);
     combos.dedup_by(|a, b| by_value(a, b).is_eq());
+    for combo in &combos {
+        crate::keys::check_partition_key(combo)?;
+    }
     Ok(combos.iter().map(|c| layout.partition_key(c)).collect())
 }
 
