@@ -37,6 +37,8 @@ pub mod testing;
 mod tombstones;
 pub mod trace;
 pub mod virtual_tables;
+#[cfg(test)]
+mod where_tests;
 
 pub use endpoints::RangeReplicas;
 pub use guardrails::Limits;

@@ -109,9 +109,11 @@ pub fn analyze(
             allow_filtering: true
         }
     );
-    let partition = partition_selection(table, &mut c, kind, filtering)?;
+    let mut pk_filters = Vec::new();
+    let partition = partition_selection(table, &mut c, kind, filtering, &mut pk_filters)?;
     let (clustering_eq, clustering_slice, mut filters) =
         clustering(table, &mut c, kind, &partition, filtering)?;
+    filters.append(&mut pk_filters);
     let multi_slice = multi(table, &mut c, clustering_eq.len(), binder)?;
     if multi_slice.is_some() && (clustering_slice.is_some() || !filters.is_empty()) {
         return Err(CqlError::invalid(
@@ -161,6 +163,13 @@ fn collect(
             value,
         } => {
             let col = column(table, name)?.clone();
+            if *op == Operator::Neq {
+                return Err(CqlError::invalid(format!(
+                    "Unsupported \"!=\" relation: {} != {}",
+                    col.name,
+                    terms::term_text(value)
+                )));
+            }
             if matches!(value, Term::Null) {
                 return Err(CqlError::invalid(format!(
                     "Invalid null value in condition for column {}",
@@ -171,7 +180,13 @@ fn collect(
         }
         Relation::Token { columns, op, value } => token(table, columns, *op, value, c, binder),
         Relation::MultiColumn { columns, op, value } => {
-            for name in columns {
+            for (i, name) in columns.iter().enumerate() {
+                if columns[..i].contains(name) {
+                    return Err(CqlError::invalid(format!(
+                        "Column \"{name}\" appeared twice in a relation: {}",
+                        multi_relation_text(columns, *op, value)
+                    )));
+                }
                 let col = column(table, name)?;
                 if col.kind != ColumnKind::Clustering {
                     return Err(CqlError::invalid(format!(
@@ -196,6 +211,22 @@ fn collect(
     }
 }
 
+/// Cassandra refuses slices on durations, which have no order.
+fn check_slice_type(ty: &CqlType) -> CqlResult<()> {
+    if !crate::ddl::references_duration(ty) {
+        return Ok(());
+    }
+    let holder = match ty.unfrozen() {
+        CqlType::List(_) | CqlType::Set(_) | CqlType::Map(..) => "collections containing durations",
+        CqlType::Tuple(_) => "tuples containing durations",
+        CqlType::Udt(_) => "UDTs containing durations",
+        _ => "duration columns",
+    };
+    Err(CqlError::invalid(format!(
+        "Slice restrictions are not supported on {holder}"
+    )))
+}
+
 fn single(
     table: &TableMetadata,
     col: ColumnMetadata,
@@ -204,6 +235,12 @@ fn single(
     c: &mut Collected,
     binder: &mut Binder,
 ) -> CqlResult<()> {
+    if matches!(
+        op,
+        Operator::Lt | Operator::Lte | Operator::Gt | Operator::Gte
+    ) {
+        check_slice_type(&col.ty)?;
+    }
     let pos = col.position.max(0) as usize;
     match (col.kind, op) {
         (ColumnKind::PartitionKey, Operator::Eq | Operator::In) => {
@@ -410,6 +447,7 @@ fn partition_selection(
     c: &mut Collected,
     kind: StatementKind,
     filtering: bool,
+    pk_filters: &mut Vec<Filter>,
 ) -> CqlResult<PartitionSelection> {
     let restricted = c.pk.iter().filter(|v| v.is_some()).count();
     if restricted == c.pk.len() && c.token.is_none() {
@@ -431,13 +469,37 @@ fn partition_selection(
         if !filtering {
             return Err(CqlError::invalid(FILTERING_MESSAGE));
         }
-        return Err(CqlError::invalid(
-            "Filtering on part of a partition key is not supported yet",
-        ));
+        // Part of the partition key: every partition is read and its rows filtered.
+        let columns = table.partition_key_columns().zip(c.pk.drain(..));
+        for (col, values) in columns {
+            if let Some(values) = values {
+                pk_filters.push(key_filter(col, values));
+            }
+        }
     }
     Ok(PartitionSelection::Range(
         c.token.take().unwrap_or_default(),
     ))
+}
+
+/// A partition key column's `=`/`IN` as a filter on each row.
+fn key_filter(column: &ColumnMetadata, values: Values) -> Filter {
+    let (op, value) = match values {
+        Values::Eq(value) => (Operator::Eq, value),
+        Values::In(items) => (
+            Operator::In,
+            Operand::Composite {
+                ty: CqlType::List(Box::new(column.ty.clone())),
+                parts: items,
+            },
+        ),
+        Values::InList(list) => (Operator::In, list),
+    };
+    Filter {
+        column: column.clone(),
+        op,
+        value,
+    }
 }
 
 /// The `=`/`IN` prefix, the slice after it, and restrictions left for filtering.

@@ -1,0 +1,218 @@
+//! WHERE clauses and statement forms checked against what Cassandra 5.0.4 answers (issue 14:
+//! partition key filtering, `!=`, static-only writes, range deletions, counter
+//! batches, dropped columns, key validation); tests/integration/test_where_validation.py
+//! compares the same statements with a reference node.
+use std::sync::Arc;
+
+use types::request::QueryOptions;
+use types::result::QueryResult;
+use types::{CqlError, CqlResult};
+
+use crate::testing::local_processor;
+use crate::QueryProcessor;
+
+async fn run(qp: &QueryProcessor, text: &str) -> CqlResult<QueryResult> {
+    qp.query(Some("ks"), text, QueryOptions::default())
+        .await
+        .map(|outcome| outcome.result)
+}
+
+async fn count(qp: &QueryProcessor, text: &str) -> i32 {
+    match run(qp, text).await {
+        Ok(QueryResult::Rows(rows)) => rows.row_count,
+        other => panic!("{text}: {other:?}"),
+    }
+}
+
+async fn refusal(qp: &QueryProcessor, text: &str) -> String {
+    match run(qp, text).await {
+        Err(CqlError::Invalid(message)) => message,
+        other => panic!("{text}: {other:?}"),
+    }
+}
+
+async fn processor(dir: &std::path::Path, statements: &[&str]) -> Arc<QueryProcessor> {
+    let qp = local_processor(dir).await.expect("the processor starts");
+    let keyspace = "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}";
+    for text in std::iter::once(&keyspace).chain(statements) {
+        run(&qp, text).await.expect(text);
+    }
+    qp
+}
+
+#[tokio::test]
+async fn part_of_a_partition_key_filters_every_partition() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let qp = processor(
+        dir.path(),
+        &[
+            "CREATE TABLE pk (a int, b text, c int, v int, PRIMARY KEY ((a, b), c))",
+            "INSERT INTO pk (a, b, c, v) VALUES (1, 'x', 1, 10)",
+            "INSERT INTO pk (a, b, c, v) VALUES (1, 'y', 1, 11)",
+            "INSERT INTO pk (a, b, c, v) VALUES (2, 'x', 2, 20)",
+        ],
+    )
+    .await;
+    assert_eq!(
+        count(&qp, "SELECT * FROM pk WHERE a = 1 ALLOW FILTERING").await,
+        2
+    );
+    assert_eq!(
+        count(&qp, "SELECT * FROM pk WHERE b = 'x' ALLOW FILTERING").await,
+        2
+    );
+    assert_eq!(
+        count(&qp, "SELECT * FROM pk WHERE a IN (2, 3) ALLOW FILTERING").await,
+        1
+    );
+    assert_eq!(
+        count(
+            &qp,
+            "SELECT * FROM pk WHERE a = 1 AND v > 10 ALLOW FILTERING"
+        )
+        .await,
+        1
+    );
+    assert!(refusal(&qp, "SELECT * FROM pk WHERE a = 1")
+        .await
+        .contains("ALLOW FILTERING"));
+}
+
+#[tokio::test]
+async fn not_equal_is_refused_in_where_clauses() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let qp = processor(
+        dir.path(),
+        &["CREATE TABLE t (k int, c int, v int, PRIMARY KEY (k, c))"],
+    )
+    .await;
+    assert_eq!(
+        refusal(&qp, "SELECT * FROM t WHERE v != 10 ALLOW FILTERING").await,
+        "Unsupported \"!=\" relation: v != 10"
+    );
+    assert_eq!(
+        refusal(&qp, "DELETE FROM t WHERE k = 1 AND c != 1").await,
+        "Unsupported \"!=\" relation: c != 1"
+    );
+}
+
+#[tokio::test]
+async fn static_only_writes_name_no_rows_and_column_deletions_name_whole_rows() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let qp = processor(
+        dir.path(),
+        &["CREATE TABLE st (p int, c int, s int static, v int, PRIMARY KEY (p, c))"],
+    )
+    .await;
+    run(&qp, "UPDATE st SET s = 1 WHERE p = 1")
+        .await
+        .expect("a static-only update");
+    assert_eq!(
+        refusal(&qp, "UPDATE st SET s = 9 WHERE p = 1 AND c = 1").await,
+        "Invalid restrictions on clustering columns since the UPDATE statement modifies only static columns"
+    );
+    assert_eq!(
+        refusal(&qp, "DELETE s FROM st WHERE p = 1 AND c = 1").await,
+        "Invalid restrictions on clustering columns since the DELETE statement modifies only static columns"
+    );
+    assert_eq!(
+        refusal(&qp, "DELETE v FROM st WHERE p = 1").await,
+        "Range deletions are not supported for specific columns"
+    );
+}
+
+#[tokio::test]
+async fn counter_batches_as_cassandra_checks_them() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let qp = processor(
+        dir.path(),
+        &[
+            "CREATE TABLE cn (k int PRIMARY KEY, n counter)",
+            "CREATE TABLE t (k int PRIMARY KEY, v int)",
+        ],
+    )
+    .await;
+    let increment = "UPDATE cn SET n = n + 1 WHERE k = 1;";
+    let insert = "INSERT INTO t (k, v) VALUES (1, 1);";
+    run(
+        &qp,
+        &format!("BEGIN UNLOGGED BATCH {increment} APPLY BATCH"),
+    )
+    .await
+    .expect("an unlogged batch of counters");
+    for (batch, message) in [
+        (
+            format!("BEGIN COUNTER BATCH USING TIMESTAMP 10 {increment} APPLY BATCH"),
+            "Cannot provide custom timestamp for counter BATCH",
+        ),
+        (
+            format!("BEGIN COUNTER BATCH {increment} {insert} APPLY BATCH"),
+            "Cannot include non-counter statement in a counter batch",
+        ),
+        (
+            format!("BEGIN BATCH {increment} {insert} APPLY BATCH"),
+            "Counter and non-counter mutations cannot exist in the same batch",
+        ),
+        (
+            format!("BEGIN BATCH {increment} APPLY BATCH"),
+            "Cannot include a counter statement in a logged batch",
+        ),
+    ] {
+        assert_eq!(refusal(&qp, &batch).await, message);
+    }
+}
+
+#[tokio::test]
+async fn a_dropped_columns_cells_stay_dropped_when_it_is_added_again() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let qp = processor(
+        dir.path(),
+        &[
+            "CREATE TABLE dr (k int, c int, v int, PRIMARY KEY (k, c))",
+            "INSERT INTO dr (k, c, v) VALUES (1, 1, 10)",
+            "UPDATE dr SET v = 20 WHERE k = 1 AND c = 2",
+            "ALTER TABLE dr DROP v",
+            "ALTER TABLE dr ADD v int",
+        ],
+    )
+    .await;
+    // Row 1 keeps its row marker, row 2 (written by UPDATE) had only the dropped cell.
+    assert_eq!(count(&qp, "SELECT * FROM dr").await, 1);
+    assert_eq!(
+        count(&qp, "SELECT * FROM dr WHERE v = 10 ALLOW FILTERING").await,
+        0
+    );
+    run(&qp, "INSERT INTO dr (k, c, v) VALUES (1, 2, 21)")
+        .await
+        .expect("a new cell");
+    assert_eq!(
+        count(&qp, "SELECT * FROM dr WHERE v = 21 ALLOW FILTERING").await,
+        1
+    );
+    assert_eq!(
+        refusal(&qp, "ALTER TABLE dr ADD v text").await,
+        "Column with name 'v' already exists"
+    );
+}
+
+#[tokio::test]
+async fn keys_must_be_neither_empty_nor_too_long() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let qp = processor(
+        dir.path(),
+        &["CREATE TABLE ks1 (k text PRIMARY KEY, v int) WITH default_time_to_live = 100"],
+    )
+    .await;
+    for text in [
+        "INSERT INTO ks1 (k, v) VALUES ('', 1)",
+        "SELECT * FROM ks1 WHERE k = ''",
+        "DELETE FROM ks1 WHERE k = ''",
+    ] {
+        assert_eq!(refusal(&qp, text).await, "Key may not be empty");
+    }
+    let long = "x".repeat(65_536);
+    assert_eq!(
+        refusal(&qp, &format!("UPDATE ks1 SET v = 1 WHERE k = '{long}'")).await,
+        "Key length of 65536 is longer than maximum of 65535"
+    );
+}
