@@ -414,7 +414,8 @@ pub async fn execute_request(
             _ => None,
         })
         .collect();
-    check_kinds(kind, modify.iter().copied(), req.timestamp.is_some())?;
+    // A protocol BATCH's timestamp is the client's default, not USING TIMESTAMP.
+    check_kinds(kind, modify.iter().copied(), false)?;
     apply_each(qp, modify.into_iter().zip(contexts.iter()), Some(kind)).await?;
     Ok(Outcome {
         result: QueryResult::Void,
