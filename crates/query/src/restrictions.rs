@@ -241,6 +241,7 @@ fn single(
     ) {
         check_slice_type(&col.ty)?;
     }
+    check_collection_relation(&col, op)?;
     let pos = col.position.max(0) as usize;
     match (col.kind, op) {
         (ColumnKind::PartitionKey, Operator::Eq | Operator::In) => {
@@ -370,7 +371,43 @@ fn analyze_value(
         (Operator::In, Term::Tuple(items)) => Term::List(items.clone()),
         _ => term.clone(),
     };
-    terms::analyze(&term, &spec(table, &col.name, ty), binder)
+    // Cassandra names a CONTAINS value after the part of the collection it is compared with.
+    let name = match op {
+        Operator::Contains => format!("value({})", col.name),
+        Operator::ContainsKey => format!("key({})", col.name),
+        _ => col.name.clone(),
+    };
+    terms::analyze(&term, &spec(table, &name, ty), binder)
+}
+
+/// A non-frozen collection is compared element by element only (CONTAINS, CONTAINS KEY).
+fn check_collection_relation(col: &ColumnMetadata, op: Operator) -> CqlResult<()> {
+    let whole = matches!(
+        op,
+        Operator::Eq | Operator::In | Operator::Lt | Operator::Lte | Operator::Gt | Operator::Gte
+    );
+    if whole && col.ty.is_multi_cell() && col.ty.is_collection() {
+        return Err(CqlError::invalid(format!(
+            "Collection column '{}' ({}) cannot be restricted by a '{}' relation",
+            col.name,
+            col.ty.cql_name(),
+            operator_text(op)
+        )));
+    }
+    Ok(())
+}
+
+fn operator_text(op: Operator) -> &'static str {
+    match op {
+        Operator::Eq => "=",
+        Operator::Lt => "<",
+        Operator::Lte => "<=",
+        Operator::Gt => ">",
+        Operator::Gte => ">=",
+        Operator::In => "IN",
+        Operator::Neq => "!=",
+        _ => "?",
+    }
 }
 
 fn token(
@@ -755,15 +792,7 @@ fn check_multi_columns(
 
 /// A multi-column relation as Cassandra prints it in messages: `(a, b) > (1, 2)`.
 fn multi_relation_text(names: &[String], op: Operator, value: &Term) -> String {
-    let op = match op {
-        Operator::Eq => "=",
-        Operator::Lt => "<",
-        Operator::Lte => "<=",
-        Operator::Gt => ">",
-        Operator::Gte => ">=",
-        Operator::In => "IN",
-        _ => "?",
-    };
+    let op = operator_text(op);
     let value = match value {
         Term::List(items) if op == "IN" => {
             let items: Vec<String> = items.iter().map(terms::term_text).collect();

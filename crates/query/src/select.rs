@@ -245,12 +245,20 @@ fn check_distinct(table: &TableMetadata, sel: &Selection, r: &Restrictions) -> C
             )));
         }
     }
+    // Every column the selection reads counts, inside functions and aggregates too
+    // (`COUNT(p)` reads p, `COUNT(*)` nothing), as Cassandra's selection columns.
+    let read = |name: &str| {
+        sel.leaves
+            .iter()
+            .filter_map(|l| l.column())
+            .any(|c| c.name == name)
+    };
     let missing: Vec<&str> = table
         .partition_key_columns()
-        .filter(|pk| !sel.plain_columns().flatten().any(|c| c.name == pk.name))
+        .filter(|pk| !read(&pk.name))
         .map(|c| c.name.as_str())
         .collect();
-    if !sel.is_aggregate && !missing.is_empty() {
+    if !missing.is_empty() {
         return Err(CqlError::invalid(format!(
             "SELECT DISTINCT queries must request all the partition key columns (missing {})",
             missing.join(", ")
@@ -343,10 +351,25 @@ struct ResolvedFilter {
 
 impl ResolvedFilter {
     fn new(f: &Filter, ctx: &ExecContext) -> CqlResult<ResolvedFilter> {
+        let name = &f.column.name;
+        let value = match (f.op, f.value.resolve(ctx)?) {
+            (_, Resolved::Value(value)) => value,
+            (Operator::Contains | Operator::ContainsKey, Resolved::Null) => {
+                return Err(CqlError::invalid(format!(
+                    "Unsupported null value for column {name}"
+                )))
+            }
+            (Operator::Contains | Operator::ContainsKey, Resolved::Unset) => {
+                return Err(CqlError::invalid(format!(
+                    "Unsupported unset value for column {name}"
+                )))
+            }
+            _ => f.value.resolve_required(ctx, name)?,
+        };
         Ok(ResolvedFilter {
             column: f.column.clone(),
             op: f.op,
-            value: f.value.resolve_required(ctx, &f.column.name)?,
+            value,
         })
     }
 

@@ -216,3 +216,42 @@ async fn keys_must_be_neither_empty_nor_too_long() {
         "Key length of 65536 is longer than maximum of 65535"
     );
 }
+
+#[tokio::test]
+async fn collections_compare_by_element_and_distinct_reads_the_whole_partition_key() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let qp = processor(
+        dir.path(),
+        &[
+            "CREATE TABLE co (k int, c int, l list<int>, m map<text, int>, s int static, \
+             PRIMARY KEY (k, c))",
+            "INSERT INTO co (k, c, l, m) VALUES (1, 1, [1, 2], {'x': 1})",
+        ],
+    )
+    .await;
+    assert_eq!(
+        refusal(&qp, "SELECT * FROM co WHERE l = [1, 2] ALLOW FILTERING").await,
+        "Collection column 'l' (list<int>) cannot be restricted by a '=' relation"
+    );
+    assert_eq!(
+        refusal(&qp, "SELECT * FROM co WHERE l CONTAINS 'x' ALLOW FILTERING").await,
+        "Invalid STRING constant (x) for \"value(l)\" of type int"
+    );
+    assert_eq!(
+        refusal(
+            &qp,
+            "SELECT * FROM co WHERE m CONTAINS KEY 1 ALLOW FILTERING"
+        )
+        .await,
+        "Invalid INTEGER constant (1) for \"key(m)\" of type text"
+    );
+    assert_eq!(
+        count(&qp, "SELECT k FROM co WHERE l CONTAINS 2 ALLOW FILTERING").await,
+        1
+    );
+    assert_eq!(
+        refusal(&qp, "SELECT DISTINCT COUNT(*) FROM co").await,
+        "SELECT DISTINCT queries must request all the partition key columns (missing k)"
+    );
+    assert_eq!(count(&qp, "SELECT DISTINCT COUNT(k) FROM co").await, 1);
+}
