@@ -36,6 +36,9 @@ STATEMENTS = [
     ("SELECT a, b, c FROM mc WHERE p = 1 AND (a, b) > (?, ?)", (2, None)),
     ("SELECT a, b, c FROM mc WHERE p = 1 AND (a, b) > (?, ?)", (2, UNSET_VALUE)),
     ("SELECT a, b, c FROM mc WHERE p = 1 AND (a, b) IN ?", (None,)),
+    ("SELECT a, b, c FROM mc WHERE p = 1 AND (a, b) IN ?", ([],)),
+    ("DELETE FROM mc WHERE p = 1 AND (a, b) IN ?", ([(3, 1)],)),
+    ("SELECT a, b, c FROM mc WHERE p = 1 AND a = ? AND (b, c) > ?", (3, (1, 1))),
     "SELECT a, b, c FROM mc WHERE p = 1 AND (a, b) IN ()",
     "SELECT a, b, c FROM mc WHERE p = 1 AND (a, b) > (1, 2, 3)",
     "SELECT a, b, c FROM mc WHERE p = 1 AND (a, a) > (1, 2)",
@@ -340,14 +343,6 @@ STATEMENTS = [
 # Entries still answered differently (docs/differences.md, "CQL: WHERE clauses and
 # validation"): not compared.
 KNOWN_DIFFERENCES = [
-    # Multi-column relations with a bind marker for a whole tuple or list of tuples, and the
-    # wording of null and unset values in them.
-    ("SELECT a, b, c FROM mc WHERE p = 1 AND (a, b) >= ?", ((2, 2),)),
-    ("SELECT a, b, c FROM mc WHERE p = 1 AND (a, b) IN (?, ?)", ((2, 1), (1, 2))),
-    ("SELECT a, b, c FROM mc WHERE p = 1 AND (a, b) IN ?", ([(2, 1), (1, 2)],)),
-    ("SELECT a, b, c FROM mc WHERE p = 1 AND (a, b) > (?, ?)", (2, None)),
-    ("SELECT a, b, c FROM mc WHERE p = 1 AND (a, b) > (?, ?)", (2, UNSET_VALUE)),
-    ("SELECT a, b, c FROM mc WHERE p = 1 AND (a, b) IN ?", (None,)),
     # Multi-column relations mixed with single-column ones, and filtering on them.
     "SELECT a, b, c FROM mc WHERE p = 1 AND (b, c) = (1, 1) ALLOW FILTERING",
     "SELECT a, b, c FROM mc WHERE p = 1 AND (a, b) > (2, 1) AND c = 1",
@@ -490,6 +485,21 @@ def test_filtering_on_part_of_a_partition_key(db):
         (1, 10), (2, 20)]
     assert rows(db, "SELECT COUNT(*) FROM pk WHERE b = 'y' ALLOW FILTERING") == [(1,)]
     assert error(db, "SELECT * FROM pk WHERE a = 1").startswith("Cannot execute this query")
+
+
+def test_multi_column_relations_with_bound_tuples(db):
+    db.execute("CREATE TABLE mc (p int, a int, b int, PRIMARY KEY (p, a, b))")
+    for a in (1, 2, 3):
+        for b in (1, 2):
+            db.execute("INSERT INTO mc (p, a, b) VALUES (1, %s, %s)", (a, b))
+    assert rows(db, "SELECT a, b FROM mc WHERE p = 1 AND (a, b) > (?, ?)", 2, 2) == [
+        (3, 1), (3, 2)]
+    assert rows(db, "SELECT a, b FROM mc WHERE p = 1 AND (a, b) <= ?", (1, 2)) == [
+        (1, 1), (1, 2)]
+    assert rows(db, "SELECT a, b FROM mc WHERE p = 1 AND (a, b) IN ?", [(2, 1), (9, 9)]) == [
+        (2, 1)]
+    assert error(db, "SELECT a, b FROM mc WHERE p = 1 AND (a, b) > (?, ?)", 2, None) == (
+        "Invalid null value in condition for column b")
 
 
 def test_not_equal_is_refused(db):

@@ -37,8 +37,13 @@ pub type TupleBound = Option<(Vec<Operand>, bool)>;
 /// `=`/`IN` prefix: `(a, b) > (1, 2)`, `(a, b) = (1, 2)` or `(a, b) IN ((1, 2), (3, 4))`.
 #[derive(Clone, Debug)]
 pub enum MultiSlice {
-    Slice { start: TupleBound, end: TupleBound },
+    Slice {
+        start: TupleBound,
+        end: TupleBound,
+    },
     In(Vec<Vec<Operand>>),
+    /// `(a, b) IN ?`: one bound list of tuples.
+    InList(Operand),
 }
 
 /// A relation kept for row-by-row evaluation.
@@ -706,7 +711,7 @@ fn add_multi(
                 "Column \"{listed}\" cannot be restricted by both an equality and an inequality relation"
             )))
         }
-        Some(MultiSlice::In(_)) => {
+        Some(MultiSlice::In(_) | MultiSlice::InList(_)) => {
             return Err(CqlError::invalid(format!(
                 "{listed} cannot be restricted by more than one relation if it includes an Equal"
             )))
@@ -741,9 +746,10 @@ fn multi_in(
     binder: &mut Binder,
 ) -> CqlResult<MultiSlice> {
     let Term::List(tuples) = value else {
-        return Err(CqlError::invalid(
-            "Multi-column IN with a bind marker for the whole list is not supported yet",
-        ));
+        let tuple = CqlType::Tuple(multi_types(table, names)?);
+        let list = CqlType::List(Box::new(tuple));
+        let operand = terms::analyze(&value, &spec(table, &tuple_name(names), list), binder)?;
+        return Ok(MultiSlice::InList(operand));
     };
     tuples
         .into_iter()
@@ -803,12 +809,31 @@ fn multi_relation_text(names: &[String], op: Operator, value: &Term) -> String {
     format!("({}) {op} {value}", names.join(", "))
 }
 
+/// The types of the columns of a multi-column relation.
+fn multi_types(table: &TableMetadata, names: &[String]) -> CqlResult<Vec<CqlType>> {
+    names
+        .iter()
+        .map(|name| column(table, name).map(|c| c.ty.clone()))
+        .collect()
+}
+
+/// A tuple bind marker's name, as Cassandra names it: `(a,b)`.
+fn tuple_name(names: &[String]) -> String {
+    format!("({})", names.join(","))
+}
+
 fn multi_operands(
     table: &TableMetadata,
     names: &[String],
     value: Term,
     binder: &mut Binder,
 ) -> CqlResult<Vec<Operand>> {
+    if matches!(value, Term::Bind(_)) {
+        let tuple = CqlType::Tuple(multi_types(table, names)?);
+        let operand = terms::analyze(&value, &spec(table, &tuple_name(names), tuple), binder)?;
+        let fields = (0..names.len()).map(|i| Operand::Field(Box::new(operand.clone()), i));
+        return Ok(fields.collect());
+    }
     let items = match value {
         Term::Tuple(items) if items.len() == names.len() => items,
         other => {

@@ -4,7 +4,7 @@
 //! compares the same statements with a reference node.
 use std::sync::Arc;
 
-use types::request::QueryOptions;
+use types::request::{BoundValue, QueryOptions, Values};
 use types::result::QueryResult;
 use types::{CqlError, CqlResult};
 
@@ -254,4 +254,75 @@ async fn collections_compare_by_element_and_distinct_reads_the_whole_partition_k
         "SELECT DISTINCT queries must request all the partition key columns (missing k)"
     );
     assert_eq!(count(&qp, "SELECT DISTINCT COUNT(k) FROM co").await, 1);
+}
+
+/// A serialized tuple of ints (`[length][value]` per field).
+fn int_tuple(values: &[i32]) -> bytes::Bytes {
+    let mut out = Vec::new();
+    for v in values {
+        out.extend_from_slice(&4i32.to_be_bytes());
+        out.extend_from_slice(&v.to_be_bytes());
+    }
+    out.into()
+}
+
+async fn bound_count(qp: &QueryProcessor, text: &str, values: Vec<BoundValue>) -> CqlResult<i32> {
+    let options = QueryOptions {
+        values: Values::Positional(values),
+        ..QueryOptions::default()
+    };
+    match qp.query(Some("ks"), text, options).await?.result {
+        QueryResult::Rows(rows) => Ok(rows.row_count),
+        other => Err(CqlError::Server(format!("{other:?}"))),
+    }
+}
+
+#[tokio::test]
+async fn a_multi_column_relation_takes_a_bound_tuple_or_list_of_tuples() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let mut statements =
+        vec!["CREATE TABLE mc (p int, a int, b int, PRIMARY KEY (p, a, b))".to_string()];
+    for a in 1..=3 {
+        for b in 1..=2 {
+            statements.push(format!("INSERT INTO mc (p, a, b) VALUES (1, {a}, {b})"));
+        }
+    }
+    let statements: Vec<&str> = statements.iter().map(String::as_str).collect();
+    let qp = processor(dir.path(), &statements).await;
+    let tuple = |values: &[i32]| BoundValue::Set(int_tuple(values));
+    let slice = "SELECT * FROM mc WHERE p = 1 AND (a, b) >= ?";
+    assert_eq!(bound_count(&qp, slice, vec![tuple(&[2, 2])]).await, Ok(3));
+    let listed = "SELECT * FROM mc WHERE p = 1 AND (a, b) IN (?, ?)";
+    assert_eq!(
+        bound_count(&qp, listed, vec![tuple(&[3, 1]), tuple(&[1, 2])]).await,
+        Ok(2)
+    );
+    let mut list = 2i32.to_be_bytes().to_vec();
+    for t in [int_tuple(&[2, 1]), int_tuple(&[9, 9])] {
+        list.extend_from_slice(&(t.len() as i32).to_be_bytes());
+        list.extend_from_slice(&t);
+    }
+    let whole = "SELECT * FROM mc WHERE p = 1 AND (a, b) IN ?";
+    assert_eq!(
+        bound_count(&qp, whole, vec![BoundValue::Set(list.into())]).await,
+        Ok(1)
+    );
+    assert_eq!(
+        bound_count(&qp, whole, vec![BoundValue::Null]).await,
+        Err(CqlError::invalid("Invalid null value for IN restriction"))
+    );
+    let parts = "SELECT * FROM mc WHERE p = 1 AND (a, b) > (?, ?)";
+    let one = BoundValue::Set(1i32.to_be_bytes().to_vec().into());
+    assert_eq!(
+        bound_count(&qp, parts, vec![one.clone(), BoundValue::Null]).await,
+        Err(CqlError::invalid(
+            "Invalid null value in condition for column b"
+        ))
+    );
+    assert_eq!(
+        bound_count(&qp, parts, vec![one, BoundValue::Unset]).await,
+        Err(CqlError::invalid(
+            "Invalid unset value for tuple field number 1"
+        ))
+    );
 }
