@@ -90,6 +90,8 @@ struct Collected {
     eq: Vec<Option<Values>>,
     slices: Vec<Option<Slice>>,
     multi: Vec<(Vec<String>, Operator, Term)>,
+    /// The columns of each `(a, b) = (...)`, restricted as single columns.
+    multi_eq: Vec<Vec<String>>,
     filters: Vec<(ColumnMetadata, Operator, Term)>,
 }
 
@@ -119,8 +121,11 @@ pub fn analyze(
     let (clustering_eq, clustering_slice, mut filters) =
         clustering(table, &mut c, kind, &partition, filtering)?;
     filters.append(&mut pk_filters);
+    let multi_names: Vec<String> = c.multi.iter().flat_map(|(n, _, _)| n.clone()).collect();
     let multi_slice = multi(table, &mut c, clustering_eq.len(), binder)?;
-    if multi_slice.is_some() && (clustering_slice.is_some() || !filters.is_empty()) {
+    let filters_multi_column =
+        |names: &[String]| filters.iter().any(|f| names.contains(&f.column.name));
+    if multi_slice.is_some() && (clustering_slice.is_some() || filters_multi_column(&multi_names)) {
         return Err(CqlError::invalid(
             "Clustering columns may not be restricted by both single-column slices and multi-column relations",
         ));
@@ -200,6 +205,9 @@ fn collect(
                     )));
                 }
             }
+            if *op == Operator::Eq {
+                return multi_eq(table, columns, value, c, binder);
+            }
             c.multi.push((columns.clone(), *op, value.clone()));
             Ok(())
         }
@@ -214,6 +222,31 @@ fn collect(
             "Restrictions on {name} need a secondary index, which this node does not support yet"
         ))),
     }
+}
+
+/// `(a, b) = (x, y)` restricts as `a = x AND b = y` does (UPDATE and DELETE name rows with
+/// it, filtering takes it out of primary key order), once its columns are checked to follow
+/// each other in primary key order.
+fn multi_eq(
+    table: &TableMetadata,
+    names: &[String],
+    value: &Term,
+    c: &mut Collected,
+    binder: &mut Binder,
+) -> CqlResult<()> {
+    let first = column(table, &names[0])?.position.max(0) as usize;
+    check_multi_columns(table, names, Operator::Eq, value, first)?;
+    let operands = multi_operands(table, names, value.clone(), binder)?;
+    for (name, operand) in names.iter().zip(operands) {
+        let col = column(table, name)?.clone();
+        let pos = col.position.max(0) as usize;
+        if c.slices[pos].is_some() {
+            return Err(eq_conflict(&col));
+        }
+        set_once(&mut c.eq[pos], Values::Eq(operand), &col)?;
+    }
+    c.multi_eq.push(names.to_vec());
+    Ok(())
 }
 
 /// Cassandra refuses slices on durations, which have no order.
@@ -677,6 +710,12 @@ fn multi(
 ) -> CqlResult<Option<MultiSlice>> {
     let mut out: Option<(Vec<String>, MultiSlice)> = None;
     for (names, op, value) in std::mem::take(&mut c.multi) {
+        if c.multi_eq.contains(&names) {
+            return Err(CqlError::invalid(format!(
+                "{} cannot be restricted by more than one relation if it includes an Equal",
+                names.join(" ,")
+            )));
+        }
         check_multi_columns(table, &names, op, &value, prefix)?;
         if let Some((first, _)) = &out {
             if *first != names {

@@ -326,3 +326,48 @@ async fn a_multi_column_relation_takes_a_bound_tuple_or_list_of_tuples() {
         ))
     );
 }
+
+#[tokio::test]
+async fn a_multi_column_equality_names_rows_and_filters_as_single_columns_do() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let qp = processor(
+        dir.path(),
+        &[
+            "CREATE TABLE mc (p int, a int, b int, c int, v int, PRIMARY KEY (p, a, b, c))",
+            "INSERT INTO mc (p, a, b, c, v) VALUES (1, 1, 1, 1, 0)",
+            "INSERT INTO mc (p, a, b, c, v) VALUES (1, 2, 1, 1, 0)",
+            "INSERT INTO mc (p, a, b, c, v) VALUES (1, 2, 2, 2, 0)",
+        ],
+    )
+    .await;
+    run(
+        &qp,
+        "UPDATE mc SET v = 7 WHERE p = 1 AND (a, b, c) = (2, 2, 2)",
+    )
+    .await
+    .expect("an update of one row");
+    assert_eq!(
+        count(
+            &qp,
+            "SELECT * FROM mc WHERE p = 1 AND v = 7 ALLOW FILTERING"
+        )
+        .await,
+        1
+    );
+    let filtered = "SELECT * FROM mc WHERE p = 1 AND (b, c) = (1, 1) ALLOW FILTERING";
+    assert_eq!(count(&qp, filtered).await, 2);
+    let after_slice = "SELECT * FROM mc WHERE p = 1 AND (a, b) > (1, 1) AND c = 1 ALLOW FILTERING";
+    assert_eq!(count(&qp, after_slice).await, 1);
+    assert_eq!(
+        refusal(&qp, "UPDATE mc SET v = 0 WHERE p = 1 AND (a, b) = (2, 2)").await,
+        "Some clustering keys are missing: c"
+    );
+    assert_eq!(
+        refusal(
+            &qp,
+            "SELECT * FROM mc WHERE p = 1 AND (a, b) = (1, 1) AND (a, b) > (0, 0)"
+        )
+        .await,
+        "a ,b cannot be restricted by more than one relation if it includes an Equal"
+    );
+}
