@@ -91,6 +91,12 @@ STATEMENTS = [
     "SELECT k, c FROM co WHERE k CONTAINS 1 ALLOW FILTERING",
     "SELECT k, c FROM co WHERE l = [1, 2] ALLOW FILTERING",
     "SELECT k, c FROM co WHERE m['x'] = 1 ALLOW FILTERING",
+    "SELECT k, c FROM co WHERE m['x'] = 3 AND m['y'] = 2 ALLOW FILTERING",
+    "SELECT k, c FROM co WHERE m['x'] = 1",
+    "SELECT k, c FROM co WHERE fm[2] = 'two' ALLOW FILTERING",
+    ("SELECT k, c FROM co WHERE m[?] = ? ALLOW FILTERING", ("z", 1)),
+    ("SELECT k, c FROM co WHERE m[?] = ? ALLOW FILTERING", (None, 1)),
+    "SELECT k, c FROM co WHERE m['x'] = 'a' ALLOW FILTERING",
     # --- filtering on part of the partition key ---
     "CREATE TABLE pk (a int, b text, c int, v int, PRIMARY KEY ((a, b), c))",
     "INSERT INTO pk (a, b, c, v) VALUES (1, 'x', 1, 10)",
@@ -356,14 +362,18 @@ STATEMENTS = [
 KNOWN_DIFFERENCES = [
     # Wording: a clustering column after a multi-column slice.
     "SELECT a, b, c FROM mc WHERE p = 1 AND (a, b) > (2, 1) AND c = 1",
-    # Map element filters.
-    "SELECT k, c FROM co WHERE m['x'] = 1 ALLOW FILTERING",
     # Lightweight transactions are not supported.
     "UPDATE pk SET v = 1 WHERE a = 1 AND b = 'x' AND c = 1 IF v != 10",
     "UPDATE du8 SET d = 2h WHERE k = 1 IF d = 1h",
     "UPDATE du8 SET d = 2h WHERE k = 1 IF d > 1h",
     # Wording.
     "CREATE TABLE ve6 (k int PRIMARY KEY, v vector<float, 2147483648>)",
+]
+
+# Errors whose message Cassandra builds from a hash set (the column order varies): only the
+# error class is compared.
+UNORDERED_MESSAGES = [
+    "SELECT a, b, c FROM mc WHERE p = 1 AND (a, b) = (3, 1) AND (a, b) > (0, 0)",
 ]
 
 # Texts that differ between any two servers: table ids and the times of column drops.
@@ -449,7 +459,10 @@ def test_same_answers_as_cassandra(sessions):
     for entry in STATEMENTS:
         if _key(entry) in KNOWN:
             continue
-        diff = differences(run(helenus, entry), run(cassandra, entry))
+        ours, theirs = run(helenus, entry), run(cassandra, entry)
+        if entry in UNORDERED_MESSAGES:
+            ours, theirs = ours[:-1], theirs[:-1]
+        diff = differences(ours, theirs)
         if diff:
             report += [f"MISMATCH {str(entry)[:300]}", *diff]
     assert not report, "\n" + "\n".join(report)

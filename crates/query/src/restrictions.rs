@@ -52,6 +52,8 @@ pub struct Filter {
     pub column: ColumnMetadata,
     pub op: Operator,
     pub value: Operand,
+    /// The key of a map entry compared instead of the whole column (`m['x'] = 1`).
+    pub key: Option<Operand>,
 }
 
 /// Partition selection.
@@ -90,6 +92,8 @@ struct Collected {
     eq: Vec<Option<Values>>,
     slices: Vec<Option<Slice>>,
     multi: Vec<(Vec<String>, Operator, Term)>,
+    /// `m[key] = value` relations on map entries, filtered row by row.
+    entries: Vec<(ColumnMetadata, Term, Term)>,
     /// The columns of each `(a, b) = (...)`, restricted as single columns.
     multi_eq: Vec<Vec<String>>,
     filters: Vec<(ColumnMetadata, Operator, Term)>,
@@ -139,7 +143,14 @@ pub fn analyze(
             column: col,
             op,
             value,
+            key: None,
         });
+    }
+    for (col, key, value) in c.entries {
+        if !filtering {
+            return Err(filtering_error(kind, &col));
+        }
+        filters.push(entry_filter(table, col, &key, &value, binder)?);
     }
     Ok(Restrictions {
         partition,
@@ -214,6 +225,21 @@ fn collect(
         Relation::IsNotNull(_) => Err(CqlError::invalid(
             "IS NOT NULL restrictions are only supported on materialized views",
         )),
+        Relation::MapElement {
+            column: name,
+            key,
+            op: Operator::Eq,
+            value,
+        } if matches!(column(table, name)?.ty.unfrozen(), CqlType::Map(..)) => {
+            let col = column(table, name)?.clone();
+            if !col.ty.is_multi_cell() {
+                return Err(CqlError::invalid(format!(
+                    "Map-entry equality predicates on frozen map column {name} are not supported"
+                )));
+            }
+            c.entries.push((col, key.clone(), value.clone()));
+            Ok(())
+        }
         Relation::MapElement { column: name, .. }
         | Relation::CustomIndex {
             index: cql::ast::QualifiedName { name, .. },
@@ -557,6 +583,30 @@ fn partition_selection(
     ))
 }
 
+/// `m[key] = value` as a filter on each row: the entry's key and value typed as the map's.
+fn entry_filter(
+    table: &TableMetadata,
+    col: ColumnMetadata,
+    key: &Term,
+    value: &Term,
+    binder: &mut Binder,
+) -> CqlResult<Filter> {
+    let CqlType::Map(key_type, value_type) = col.ty.unfrozen().clone() else {
+        return Err(CqlError::invalid(format!(
+            "Column {} is not a map",
+            col.name
+        )));
+    };
+    let key_spec = spec(table, &format!("key({})", col.name), *key_type);
+    let value_spec = spec(table, &format!("value({})", col.name), *value_type);
+    Ok(Filter {
+        key: Some(terms::analyze(key, &key_spec, binder)?),
+        value: terms::analyze(value, &value_spec, binder)?,
+        op: Operator::Eq,
+        column: col,
+    })
+}
+
 /// A partition key column's `=`/`IN` as a filter on each row.
 fn key_filter(column: &ColumnMetadata, values: Values) -> Filter {
     let (op, value) = match values {
@@ -574,6 +624,7 @@ fn key_filter(column: &ColumnMetadata, values: Values) -> Filter {
         column: column.clone(),
         op,
         value,
+        key: None,
     }
 }
 
@@ -655,6 +706,7 @@ fn clustering_filters(
         column: col.clone(),
         op,
         value,
+        key: None,
     };
     let mut out = Vec::new();
     match eq {

@@ -347,6 +347,8 @@ struct ResolvedFilter {
     column: schema::ColumnMetadata,
     op: Operator,
     value: Bytes,
+    /// A map entry's key: the entry's value is compared, not the column's.
+    key: Option<Bytes>,
 }
 
 impl ResolvedFilter {
@@ -366,10 +368,25 @@ impl ResolvedFilter {
             }
             _ => f.value.resolve_required(ctx, name)?,
         };
+        let key = match f.key.as_ref().map(|key| key.resolve(ctx)).transpose()? {
+            Some(Resolved::Value(key)) => Some(key),
+            Some(Resolved::Null) => {
+                return Err(CqlError::invalid(format!(
+                    "Unsupported null map key for column {name}"
+                )))
+            }
+            Some(Resolved::Unset) => {
+                return Err(CqlError::invalid(format!(
+                    "Unsupported unset map key for column {name}"
+                )))
+            }
+            None => None,
+        };
         Ok(ResolvedFilter {
             column: f.column.clone(),
             op: f.op,
             value,
+            key,
         })
     }
 
@@ -377,6 +394,9 @@ impl ResolvedFilter {
         let Some(actual) = view.value(&self.column) else {
             return false;
         };
+        if let Some(key) = &self.key {
+            return entry_matches(&self.column.ty, &actual, key, &self.value);
+        }
         let ty = &self.column.ty;
         let cmp = || compare(ty, &actual, &self.value);
         match self.op {
@@ -395,6 +415,21 @@ impl ResolvedFilter {
             Operator::Like => false,
         }
     }
+}
+
+/// Whether map `map` (of type `ty`) holds `key` with value `value`.
+fn entry_matches(ty: &CqlType, map: &[u8], key: &[u8], value: &[u8]) -> bool {
+    let CqlType::Map(key_type, value_type) = ty.unfrozen() else {
+        return false;
+    };
+    let Ok(flat) = crate::collections::split(map, true) else {
+        return false;
+    };
+    flat.chunks(2).any(|pair| {
+        pair.len() == 2
+            && compare(key_type, &pair[0], key).is_eq()
+            && compare(value_type, &pair[1], value).is_eq()
+    })
 }
 
 fn contains(ty: &CqlType, collection: &[u8], needle: &[u8], op: Operator) -> bool {

@@ -371,3 +371,34 @@ async fn a_multi_column_equality_names_rows_and_filters_as_single_columns_do() {
         "a ,b cannot be restricted by more than one relation if it includes an Equal"
     );
 }
+
+#[tokio::test]
+async fn map_entries_filter_rows() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let qp = processor(
+        dir.path(),
+        &[
+            "CREATE TABLE me (k int PRIMARY KEY, m map<text, int>, fm frozen<map<int, text>>)",
+            "INSERT INTO me (k, m) VALUES (1, {'x': 1, 'y': 2})",
+            "INSERT INTO me (k, m) VALUES (2, {'x': 3})",
+        ],
+    )
+    .await;
+    assert_eq!(
+        count(&qp, "SELECT * FROM me WHERE m['x'] = 1 ALLOW FILTERING").await,
+        1
+    );
+    let both = "SELECT * FROM me WHERE m['x'] = 1 AND m['y'] = 2 ALLOW FILTERING";
+    assert_eq!(count(&qp, both).await, 1);
+    assert_eq!(
+        count(&qp, "SELECT * FROM me WHERE m['z'] = 1 ALLOW FILTERING").await,
+        0
+    );
+    assert!(refusal(&qp, "SELECT * FROM me WHERE m['x'] = 1")
+        .await
+        .contains("ALLOW FILTERING"));
+    assert_eq!(
+        refusal(&qp, "SELECT * FROM me WHERE fm[1] = 'a' ALLOW FILTERING").await,
+        "Map-entry equality predicates on frozen map column fm are not supported"
+    );
+}
