@@ -89,9 +89,13 @@ impl Parser<'_> {
             return self.mismatched("INTEGER");
         }
         let text = self.advance();
-        let dimension = text
-            .parse::<i32>()
-            .map_err(|_| SyntaxError::bare(format!("Invalid vector dimension: {text}")))?;
+        // Cassandra reads the dimension with Integer.parseInt, failing the whole statement.
+        let dimension = text.parse::<i32>().map_err(|_| {
+            SyntaxError::bare(format!(
+                "Failed parsing statement: [{}] reason: NumberFormatException For input string: \"{text}\"",
+                self.text.trim()
+            ))
+        })?;
         self.expect(Kind::Gt)?;
         Ok(TypeExpr::Vector(Box::new(element), dimension))
     }
