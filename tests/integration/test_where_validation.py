@@ -62,6 +62,24 @@ STATEMENTS = [
     "DELETE FROM mc WHERE p = 1 AND (a, b) = (2, 1)",
     "SELECT a, b, c FROM mc WHERE p = 1",
     "UPDATE mc SET v = 0 WHERE p = 1 AND (a, b) = (3, 2)",
+    # --- range deletions with part of the clustering key ---
+    "CREATE TABLE rd (k int, a text, b text, v int, PRIMARY KEY (k, a, b))",
+    *[f"INSERT INTO rd (k, a, b, v) VALUES ({k}, '{a}', '{b}', 1)"
+      for k in (1, 2) for a in "wxyz" for b in "abc"],
+    "DELETE FROM rd WHERE k = 1 AND a = 'x' AND b > 'a'",
+    "DELETE FROM rd WHERE k = 1 AND a = 'y'",
+    "DELETE FROM rd WHERE k = 1 AND a > 'y'",
+    "DELETE FROM rd WHERE k = 1 AND (a, b) >= ('w', 'b') AND (a, b) < ('x', 'a')",
+    "DELETE FROM rd WHERE k IN (1, 2) AND a = 'w' AND b IN ('a', 'c')",
+    "DELETE FROM rd WHERE k = 2 AND a IN ('x', 'y') AND b <= 'b'",
+    "SELECT k, a, b FROM rd",
+    "DELETE FROM rd WHERE k = 1 AND b > 'y'",
+    "DELETE FROM rd WHERE k = 1 AND a > 'x' AND b > 'y'",
+    "DELETE v FROM rd WHERE k = 1 AND a = 'x'",
+    "DELETE v FROM rd WHERE k = 1 AND a = 'x' AND b > 'a'",
+    "DELETE FROM rd WHERE k > 1 AND a = 'x'",
+    "DELETE FROM rd WHERE a = 'x'",
+    "UPDATE rd SET v = 2 WHERE k < 2 AND a = 'x' AND b = 'a'",
     # --- CONTAINS and CONTAINS KEY ---
     "CREATE TABLE co (k int, c int, l list<int>, s set<text>, m map<text, int>, "
     "fl frozen<list<int>>, fm frozen<map<int, text>>, i int, PRIMARY KEY (k, c))",

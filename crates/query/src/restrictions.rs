@@ -555,6 +555,20 @@ fn partition_selection(
         return Ok(PartitionSelection::Keys(c.pk.drain(..).flatten().collect()));
     }
     if !matches!(kind, StatementKind::Select { .. }) {
+        let key_slice = c
+            .filters
+            .iter()
+            .any(|(col, _, _)| col.kind == ColumnKind::PartitionKey);
+        if key_slice {
+            let statement = if kind == StatementKind::Update {
+                "UPDATE"
+            } else {
+                "DELETE"
+            };
+            return Err(CqlError::invalid(format!(
+                "Only EQ and IN relation are supported on the partition key (unless you use the token() function) for {statement} statements"
+            )));
+        }
         let missing: Vec<&str> = table
             .partition_key_columns()
             .zip(&c.pk)
