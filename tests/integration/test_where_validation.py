@@ -386,8 +386,6 @@ STATEMENTS = [
 # Entries still answered differently (docs/differences.md, "CQL: WHERE clauses and
 # validation"): not compared.
 KNOWN_DIFFERENCES = [
-    # Wording: a clustering column after a multi-column slice.
-    "SELECT a, b, c FROM mc WHERE p = 1 AND (a, b) > (2, 1) AND c = 1",
     # Lightweight transactions are not supported.
     "UPDATE pk SET v = 1 WHERE a = 1 AND b = 'x' AND c = 1 IF v != 10",
     "UPDATE du8 SET d = 2h WHERE k = 1 IF d = 1h",

@@ -687,10 +687,21 @@ fn clustering(
             continue;
         }
         let prev = cols[j - 1];
+        // A multi-column slice starting where the single-column restrictions stop.
+        let multi_slice_start = c
+            .multi
+            .iter()
+            .find(|(names, op, _)| *op != Operator::In && names.first() == Some(&cols[stop].name))
+            .map(|(names, _, _)| names[0].clone());
         let msg = if slice.is_some() && j > 0 && stop == j {
             format!(
                 "Clustering column \"{}\" cannot be restricted (preceding column \"{}\" is restricted by a non-EQ relation)",
                 cols[j].name, cols[stop - 1].name
+            )
+        } else if let Some(first) = multi_slice_start {
+            format!(
+                "Clustering column \"{}\" cannot be restricted (preceding column \"{first}\" is restricted by a non-EQ relation)",
+                cols[j].name
             )
         } else {
             format!(
