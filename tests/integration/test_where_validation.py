@@ -230,6 +230,8 @@ STATEMENTS = [
     "INSERT INTO dr (k, c, l) VALUES (1, 1, [1, 2])",
     "ALTER TABLE dr DROP l",
     "ALTER TABLE dr ADD l list<int>",
+    "UPDATE dr SET l[0] = 5 WHERE k = 1 AND c = 1",
+    "UPDATE dr SET l = l + [3] WHERE k = 1 AND c = 1",
     "SELECT k, c, l FROM dr",
     "ALTER TABLE dr DROP l",
     "ALTER TABLE dr ADD l set<int>",

@@ -255,9 +255,12 @@ async fn stored_rows(
             },
         };
         let mut stats = ReadStats::default();
-        let read =
+        let mut read =
             PartitionReader::read(qp.coordinator.as_ref(), &scope, &key, &filter, &mut stats)
                 .await?;
+        if let Some(p) = read.as_mut() {
+            crate::dropped::forget_dropped(plan.table(), p);
+        }
         let row = read.and_then(|p| match clustering {
             Some(_) => p.rows.into_iter().next(),
             None => p.static_row,
