@@ -4,19 +4,25 @@ use schema::TableMetadata;
 use storage::{ColumnValue, DeletionTime, Partition, Row};
 
 /// Removes from `p` the cells that a drop of their column hides; rows left with nothing
-/// that keeps them alive (no row marker, no cell) go too.
-pub fn forget_dropped(table: &TableMetadata, p: &mut Partition) {
+/// that keeps them alive (no row marker, no cell) go too. True when that empties a partition
+/// that had something: it is then not there at all.
+pub fn forget_dropped(table: &TableMetadata, p: &mut Partition) -> bool {
     if table.dropped_columns.is_empty() {
-        return;
+        return false;
     }
+    let had_data = !p.rows.is_empty() || p.static_row.is_some();
     if let Some(row) = p.static_row.as_mut() {
         forget_in_row(table, row);
+    }
+    if p.static_row.as_ref().is_some_and(|r| r.columns.is_empty()) {
+        p.static_row = None;
     }
     for row in &mut p.rows {
         forget_in_row(table, row);
     }
     p.rows
         .retain(|r| r.liveness.is_some() || !r.columns.is_empty());
+    had_data && p.rows.is_empty() && p.static_row.is_none()
 }
 
 fn forget_in_row(table: &TableMetadata, row: &mut Row) {
@@ -104,7 +110,7 @@ mod tests {
                 ),
             ],
         };
-        forget_dropped(&table(), &mut p);
+        assert!(!forget_dropped(&table(), &mut p));
         let kept: Vec<(u8, Vec<&[u8]>)> = p
             .rows
             .iter()

@@ -694,8 +694,12 @@ impl<'a> Run<'a> {
         let mut stats = ReadStats::default();
         self.trace_partition_read();
         let mut found = self.coord.read(scope, key, filter, &mut stats).await?;
-        if let Some(p) = found.as_mut() {
-            crate::dropped::forget_dropped(&self.plan.layout.table, p);
+        let table = &self.plan.layout.table;
+        if found
+            .as_mut()
+            .is_some_and(|p| crate::dropped::forget_dropped(table, p))
+        {
+            found = None;
         }
         let named = (!self.scanning).then_some(key);
         self.count(stats, named, key.token)?;
@@ -776,8 +780,11 @@ impl<'a> Run<'a> {
                     (limit, _) => Some(limit.unwrap_or(usize::MAX).min(rows_left)),
                 };
                 rows_left = rows_left.saturating_sub(p.rows.len());
-                crate::dropped::forget_dropped(&self.plan.layout.table, &mut p);
                 let key = p.key.clone();
+                if crate::dropped::forget_dropped(&self.plan.layout.table, &mut p) {
+                    range.start = Bound::Excluded(PartitionPosition::Key(key));
+                    continue;
+                }
                 self.emit_partition(&scope, p, partition_filter, Progress::fresh())
                     .await?;
                 if self.full() {
