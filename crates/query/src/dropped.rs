@@ -3,14 +3,14 @@
 use schema::TableMetadata;
 use storage::{ColumnValue, DeletionTime, Partition, Row};
 
-/// Removes from `p` the cells that a drop of their column hides; rows left with nothing
-/// that keeps them alive (no row marker, no cell) go too. True when that empties a partition
-/// that had something: it is then not there at all.
-pub fn forget_dropped(table: &TableMetadata, p: &mut Partition) -> bool {
+/// Removes from `p` the cells that a drop of their column hides. Rows left with nothing that
+/// keeps them alive (no row marker, no cell) stay, so that the caller still sees how many
+/// rows storage read (its row limits and where a page resumes), and are skipped as rows
+/// (`is_empty`).
+pub fn forget_dropped(table: &TableMetadata, p: &mut Partition) {
     if table.dropped_columns.is_empty() {
-        return false;
+        return;
     }
-    let had_data = !p.rows.is_empty() || p.static_row.is_some();
     if let Some(row) = p.static_row.as_mut() {
         forget_in_row(table, row);
     }
@@ -20,9 +20,23 @@ pub fn forget_dropped(table: &TableMetadata, p: &mut Partition) -> bool {
     for row in &mut p.rows {
         forget_in_row(table, row);
     }
-    p.rows
-        .retain(|r| r.liveness.is_some() || !r.columns.is_empty());
-    had_data && p.rows.is_empty() && p.static_row.is_none()
+}
+
+/// Whether everything read of `p` (a partition of a table with dropped columns) was
+/// forgotten: no row is left, nor a static row (a DISTINCT read, one row long, then does not
+/// list the partition).
+pub fn only_forgotten(table: &TableMetadata, p: &Partition) -> bool {
+    !table.dropped_columns.is_empty() && !has_rows(p) && p.static_row.is_none()
+}
+
+/// Whether `p` has a row to return.
+pub fn has_rows(p: &Partition) -> bool {
+    p.rows.iter().any(|r| !is_empty(r))
+}
+
+/// A row with nothing that keeps it alive once dropped cells are forgotten.
+pub fn is_empty(row: &Row) -> bool {
+    row.liveness.is_none() && row.columns.is_empty()
 }
 
 fn forget_in_row(table: &TableMetadata, row: &mut Row) {
@@ -110,10 +124,12 @@ mod tests {
                 ),
             ],
         };
-        assert!(!forget_dropped(&table(), &mut p));
+        forget_dropped(&table(), &mut p);
+        assert!(!only_forgotten(&table(), &p));
         let kept: Vec<(u8, Vec<&[u8]>)> = p
             .rows
             .iter()
+            .filter(|r| !is_empty(r))
             .map(|r| {
                 (
                     r.clustering[0],

@@ -694,12 +694,8 @@ impl<'a> Run<'a> {
         let mut stats = ReadStats::default();
         self.trace_partition_read();
         let mut found = self.coord.read(scope, key, filter, &mut stats).await?;
-        let table = &self.plan.layout.table;
-        if found
-            .as_mut()
-            .is_some_and(|p| crate::dropped::forget_dropped(table, p))
-        {
-            found = None;
+        if let Some(p) = found.as_mut() {
+            crate::dropped::forget_dropped(&self.plan.layout.table, p);
         }
         let named = (!self.scanning).then_some(key);
         self.count(stats, named, key.token)?;
@@ -780,11 +776,8 @@ impl<'a> Run<'a> {
                     (limit, _) => Some(limit.unwrap_or(usize::MAX).min(rows_left)),
                 };
                 rows_left = rows_left.saturating_sub(p.rows.len());
+                crate::dropped::forget_dropped(&self.plan.layout.table, &mut p);
                 let key = p.key.clone();
-                if crate::dropped::forget_dropped(&self.plan.layout.table, &mut p) {
-                    range.start = Bound::Excluded(PartitionPosition::Key(key));
-                    continue;
-                }
                 self.emit_partition(&scope, p, partition_filter, Progress::fresh())
                     .await?;
                 if self.full() {
@@ -806,7 +799,10 @@ impl<'a> Run<'a> {
         let pk = layout.split_partition_key(&p.key.key)?;
         keep_static_row(p, progress);
         let cap = self.per_partition.unwrap_or(i64::MAX);
-        if p.rows.is_empty() || self.plan.distinct {
+        if self.plan.distinct && crate::dropped::only_forgotten(&layout.table, p) {
+            return Ok(());
+        }
+        if !crate::dropped::has_rows(p) || self.plan.distinct {
             if self.static_row_counts(progress) && progress.emitted < cap {
                 let view = self.row_view(p, &pk, &[], None, progress.static_row.as_ref());
                 if self.emit(&view)? {
@@ -817,7 +813,7 @@ impl<'a> Run<'a> {
             return Ok(());
         }
         progress.fresh = false;
-        for row in &p.rows {
+        for row in p.rows.iter().filter(|r| !crate::dropped::is_empty(r)) {
             if progress.emitted >= cap || self.full() {
                 break;
             }
@@ -872,14 +868,17 @@ impl<'a> Run<'a> {
         keep_static_row(p, progress);
         let cap = self.per_partition.unwrap_or(i64::MAX);
         let mut last_row: Option<Bytes> = None;
-        if p.rows.is_empty() || self.plan.distinct {
+        if self.plan.distinct && crate::dropped::only_forgotten(&layout.table, p) {
+            return Ok(());
+        }
+        if !crate::dropped::has_rows(p) || self.plan.distinct {
             let view = self.row_view(p, &pk, &[], None, progress.static_row.as_ref());
             let counts = self.static_row_counts(progress) && progress.emitted < cap;
             if counts && self.passes(&view) {
                 self.feed(&view)?;
             }
         } else {
-            for row in &p.rows {
+            for row in p.rows.iter().filter(|r| !crate::dropped::is_empty(r)) {
                 let clustering = layout.decode_clustering(&row.clustering)?;
                 let view =
                     self.row_view(p, &pk, &clustering, Some(row), progress.static_row.as_ref());
