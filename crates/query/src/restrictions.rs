@@ -260,7 +260,10 @@ fn multi_eq(
     c: &mut Collected,
     binder: &mut Binder,
 ) -> CqlResult<()> {
-    let first = column(table, &names[0])?.position.max(0) as usize;
+    let Some(first) = names.first() else {
+        return Err(CqlError::invalid("Empty multi-column relation"));
+    };
+    let first = column(table, first)?.position.max(0) as usize;
     check_multi_columns(table, names, Operator::Eq, value, first)?;
     let operands = multi_operands(table, names, value.clone(), binder)?;
     for (name, operand) in names.iter().zip(operands) {
@@ -692,7 +695,7 @@ fn clustering(
             .multi
             .iter()
             .find(|(names, op, _)| *op != Operator::In && names.first() == Some(&cols[stop].name))
-            .map(|(names, _, _)| names[0].clone());
+            .map(|_| cols[stop].name.clone());
         let msg = if slice.is_some() && j > 0 && stop == j {
             format!(
                 "Clustering column \"{}\" cannot be restricted (preceding column \"{}\" is restricted by a non-EQ relation)",
