@@ -48,17 +48,19 @@ def s(session):
 @pytest.mark.parametrize("cql_type,value", TYPES, ids=[t for t, _ in TYPES])
 def test_native_type_round_trip(s, cql_type, value):
     table = f"cqlf.t_{cql_type}"
-    s.execute(f"CREATE TABLE IF NOT EXISTS {table} (k {cql_type} PRIMARY KEY, v {cql_type})")
+    # Cassandra refuses durations in primary keys.
+    key_type, key = ("int", 1) if cql_type == "duration" else (cql_type, value)
+    s.execute(f"CREATE TABLE IF NOT EXISTS {table} (k {key_type} PRIMARY KEY, v {cql_type})")
     # The driver renders some values (decimal) lossily as literals, so bind them.
-    s.execute(s.prepare(f"INSERT INTO {table} (k, v) VALUES (?, ?)"), (value, value))
+    s.execute(s.prepare(f"INSERT INTO {table} (k, v) VALUES (?, ?)"), (key, value))
     prepared = s.prepare(f"SELECT k, v FROM {table} WHERE k = ?")
-    row = s.execute(prepared, (value,)).one()
+    row = s.execute(prepared, (key,)).one()
     assert row is not None
     got_k, got_v = row.k, row.v
     if cql_type == "inet":
         assert ipaddress.ip_address(got_v) == ipaddress.ip_address(value)
     else:
-        assert got_k == value and got_v == value
+        assert got_k == key and got_v == value
 
 
 def test_static_columns(s):

@@ -53,7 +53,11 @@ impl BatchPlan {
                 _ => return Err(not_a_write()),
             }
         }
-        check_kinds(b.kind, statements.iter())?;
+        let timestamp_set = b
+            .using
+            .iter()
+            .any(|u| matches!(u, UsingOption::Timestamp(_)));
+        check_kinds(b.kind, statements.iter(), timestamp_set)?;
         let mut timestamp = None;
         for u in &b.using {
             match u {
@@ -102,28 +106,32 @@ fn not_a_write() -> CqlError {
     )
 }
 
-fn check_kinds<'a>(kind: BatchKind, plans: impl Iterator<Item = &'a ModifyPlan>) -> CqlResult<()> {
+/// Cassandra's checks of a batch's kind against its statements, in its order: a counter
+/// batch takes no timestamp and only counter statements, counter and other statements never
+/// mix, a logged batch takes no counters (an unlogged batch of counters is fine).
+fn check_kinds<'a>(
+    kind: BatchKind,
+    plans: impl Iterator<Item = &'a ModifyPlan>,
+    timestamp_set: bool,
+) -> CqlResult<()> {
+    let (mut counters, mut others) = (false, false);
     for p in plans {
-        match (kind, p.is_counter()) {
-            (BatchKind::Logged, true) => {
-                return Err(CqlError::invalid(
-                    "Cannot include a counter statement in a logged batch",
-                ))
-            }
-            (BatchKind::Counter, false) => {
-                return Err(CqlError::invalid(
-                    "Cannot include non-counter statement in a counter batch",
-                ))
-            }
-            (BatchKind::Unlogged, true) => {
-                return Err(CqlError::invalid(
-                    "Counter and non-counter mutations cannot exist in the same batch",
-                ))
-            }
-            _ => {}
+        if p.is_counter() {
+            counters = true;
+        } else {
+            others = true;
         }
     }
-    Ok(())
+    let refusal = match kind {
+        BatchKind::Counter if timestamp_set => "Cannot provide custom timestamp for counter BATCH",
+        BatchKind::Counter if others => "Cannot include non-counter statement in a counter batch",
+        _ if counters && others => {
+            "Counter and non-counter mutations cannot exist in the same batch"
+        }
+        BatchKind::Logged if counters => "Cannot include a counter statement in a logged batch",
+        _ => return Ok(()),
+    };
+    Err(CqlError::invalid(refusal))
 }
 
 /// Applies modification plans with one shared context (one timestamp); `kind` is `None` for a
@@ -247,9 +255,12 @@ async fn stored_rows(
             },
         };
         let mut stats = ReadStats::default();
-        let read =
+        let mut read =
             PartitionReader::read(qp.coordinator.as_ref(), &scope, &key, &filter, &mut stats)
                 .await?;
+        if let Some(p) = read.as_mut() {
+            crate::dropped::forget_dropped(plan.table(), p);
+        }
         let row = read.and_then(|p| match clustering {
             Some(_) => p.rows.into_iter().next(),
             None => p.static_row,
@@ -406,7 +417,8 @@ pub async fn execute_request(
             _ => None,
         })
         .collect();
-    check_kinds(kind, modify.iter().copied())?;
+    // A protocol BATCH's timestamp is the client's default, not USING TIMESTAMP.
+    check_kinds(kind, modify.iter().copied(), false)?;
     apply_each(qp, modify.into_iter().zip(contexts.iter()), Some(kind)).await?;
     Ok(Outcome {
         result: QueryResult::Void,

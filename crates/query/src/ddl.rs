@@ -13,7 +13,7 @@ use schema::{
     KeyspaceMetadata, OptionValue, Schema, SchemaError, TableMetadata, TableOptions,
 };
 use types::result::{SchemaChange, SchemaChangeKind, SchemaChangeTarget};
-use types::{CqlError, CqlResult, CqlType};
+use types::{CqlError, CqlResult, CqlType, NativeType};
 use uuid::Uuid;
 
 mod user_types;
@@ -329,7 +329,7 @@ pub fn resolve_type(ty: &TypeExpr, ks: &KeyspaceMetadata) -> CqlResult<CqlType> 
             .map(|udt| CqlType::Udt(udt.clone()))
             .ok_or_else(|| CqlError::invalid(format!("Unknown type {}.{}", ks.name, name.name)))
     };
-    let resolved = resolve(ty, &user_type)?;
+    let resolved = resolve(ty, &ks.name, &user_type)?;
     check_bounds(&resolved)?;
     Ok(resolved)
 }
@@ -344,7 +344,7 @@ pub fn hint_type(ty: &TypeExpr, keyspace: &str) -> CqlResult<CqlType> {
             name.name
         )))
     };
-    resolve(ty, &user_type)
+    resolve(ty, keyspace, &user_type)
 }
 
 type UserTypes<'a> = dyn Fn(&ast::QualifiedName) -> CqlResult<CqlType> + 'a;
@@ -354,24 +354,81 @@ fn check_bounds(ty: &CqlType) -> CqlResult<()> {
         .map_err(|types::TypeError(message)| CqlError::invalid(message))
 }
 
-fn resolve(ty: &TypeExpr, ks: &UserTypes<'_>) -> CqlResult<CqlType> {
+fn resolve(ty: &TypeExpr, keyspace: &str, ks: &UserTypes<'_>) -> CqlResult<CqlType> {
+    check_elements(ty, keyspace)?;
+    let inner = |t: &TypeExpr| resolve(t, keyspace, ks);
     Ok(match ty {
         TypeExpr::Native(n) => CqlType::Native(*n),
-        TypeExpr::List(e) => CqlType::List(Box::new(resolve(e, ks)?)),
-        TypeExpr::Set(e) => CqlType::Set(Box::new(resolve(e, ks)?)),
-        TypeExpr::Map(k, v) => CqlType::Map(Box::new(resolve(k, ks)?), Box::new(resolve(v, ks)?)),
+        TypeExpr::List(e) => CqlType::List(Box::new(inner(e)?)),
+        TypeExpr::Set(e) => CqlType::Set(Box::new(inner(e)?)),
+        TypeExpr::Map(k, v) => CqlType::Map(Box::new(inner(k)?), Box::new(inner(v)?)),
         TypeExpr::Tuple(items) => CqlType::Tuple(
             items
                 .iter()
-                .map(|t| resolve(t, ks).map(CqlType::freeze))
+                .map(|t| inner(t).map(CqlType::freeze))
                 .collect::<CqlResult<_>>()?,
         ),
-        TypeExpr::Frozen(inner) => resolve(inner, ks)?.freeze(),
-        TypeExpr::Vector(e, n) => CqlType::Vector(Box::new(resolve(e, ks)?), *n),
+        TypeExpr::Frozen(e) => inner(e)?.freeze(),
+        TypeExpr::Vector(e, n) => CqlType::Vector(Box::new(inner(e)?), vector_dimension(*n)?),
         TypeExpr::UserType(name) => ks(name)?,
         TypeExpr::Custom(class) => CqlType::Custom(class.clone()),
     })
     .and_then(check_nesting)
+}
+
+fn vector_dimension(n: i32) -> CqlResult<u32> {
+    u32::try_from(n).ok().filter(|n| *n > 0).ok_or_else(|| {
+        CqlError::invalid(format!(
+            "vectors may only have positive dimensions; given {n}"
+        ))
+    })
+}
+
+/// Cassandra's checks of a collection's or tuple's direct elements, made on the type as
+/// written (its messages print it so, `frozen<...>` included): no counters inside
+/// collections or tuples, no durations inside sets or as map keys.
+fn check_elements(ty: &TypeExpr, keyspace: &str) -> CqlResult<()> {
+    let is = |t: &TypeExpr, native: NativeType| matches!(t, TypeExpr::Native(n) if *n == native);
+    let written = || user_types::raw_type_text(ty, keyspace);
+    let bare = match ty {
+        TypeExpr::Frozen(inner) => inner.as_ref(),
+        other => other,
+    };
+    let counter = NativeType::Counter;
+    match bare {
+        TypeExpr::List(e) | TypeExpr::Set(e) if is(e, counter) => Err(counters_inside(&written())),
+        TypeExpr::Map(k, v) if is(k, counter) || is(v, counter) => Err(counters_inside(&written())),
+        TypeExpr::Tuple(items) if items.iter().any(|t| is(t, counter)) => {
+            Err(CqlError::invalid("Counters are not allowed inside tuples"))
+        }
+        TypeExpr::Set(e) if is(e, NativeType::Duration) => Err(CqlError::invalid(format!(
+            "Durations are not allowed inside sets: {}",
+            written()
+        ))),
+        TypeExpr::Map(k, _) if is(k, NativeType::Duration) => Err(CqlError::invalid(format!(
+            "Durations are not allowed as map keys: {}",
+            written()
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Whether a duration hides anywhere in the type (element, field, component).
+pub(crate) fn references_duration(ty: &CqlType) -> bool {
+    match ty.unfrozen() {
+        CqlType::Native(n) => *n == NativeType::Duration,
+        CqlType::List(e) | CqlType::Set(e) | CqlType::Vector(e, _) => references_duration(e),
+        CqlType::Map(k, v) => references_duration(k) || references_duration(v),
+        CqlType::Tuple(items) => items.iter().any(references_duration),
+        CqlType::Udt(udt) => udt.fields.iter().any(|(_, t)| references_duration(t)),
+        _ => false,
+    }
+}
+
+fn counters_inside(written: &str) -> CqlError {
+    CqlError::invalid(format!(
+        "Counters are not allowed inside collections: {written}"
+    ))
 }
 
 fn check_nesting(t: CqlType) -> CqlResult<CqlType> {
@@ -529,6 +586,12 @@ fn key_type(def: &ColumnDef, ks: &KeyspaceMetadata) -> CqlResult<CqlType> {
             def.name
         )));
     }
+    if references_duration(&ty) {
+        return Err(CqlError::invalid(format!(
+            "duration type is not supported for PRIMARY KEY column '{}'",
+            def.name
+        )));
+    }
     Ok(ty)
 }
 
@@ -556,8 +619,10 @@ fn alter_table(
             columns,
         } => add_columns(t, ks, columns, *if_not_exists)?,
         AlterTableAction::Drop {
-            if_exists, columns, ..
-        } => drop_columns(t, columns, *if_exists)?,
+            if_exists,
+            columns,
+            timestamp,
+        } => drop_columns(t, columns, *if_exists, drop_time(timestamp.as_ref())?)?,
         AlterTableAction::Rename { renames, .. } => rename_columns(t, renames)?,
         AlterTableAction::With(options) => {
             let mut options_now = t.options.clone();
@@ -616,6 +681,9 @@ fn add_columns(
             )));
         }
         let ty = resolve_type(&def.ty, ks)?;
+        if let Some(dropped) = t.dropped_columns.get(&def.name) {
+            check_readd(&def.name, &ty, &dropped.ty)?;
+        }
         if def.is_static && t.clustering.is_empty() {
             return Err(CqlError::invalid(format!("Static columns are not allowed in COMPACT STORAGE tables or tables without clustering columns (column {})", def.name)));
         }
@@ -625,17 +693,49 @@ fn add_columns(
             ColumnMetadata::regular(&def.name, ty)
         });
     }
-    let mut updated = rebuild(t, columns)?;
-    for def in defs {
-        updated.dropped_columns.remove(&def.name);
-    }
-    Ok(updated)
+    // The drop's record stays: cells written before it must not come back (Cassandra's
+    // dropped_columns).
+    rebuild(t, columns)
 }
 
-fn drop_columns(t: &TableMetadata, names: &[String], if_exists: bool) -> CqlResult<TableMetadata> {
+/// Cassandra refuses a column added again with a type its old cells cannot be read as.
+fn check_readd(name: &str, ty: &CqlType, old: &CqlType) -> CqlResult<()> {
+    let simple = !ty.is_multi_cell() && !old.is_multi_cell();
+    let readable = ty == old
+        || simple && *ty == CqlType::Native(NativeType::Blob)
+        || *old == CqlType::Native(NativeType::Ascii) && *ty == CqlType::Native(NativeType::Text);
+    if readable {
+        return Ok(());
+    }
+    Err(CqlError::invalid(format!(
+        "Cannot re-add previously dropped column '{name}' of type {}, incompatible with previous type {}",
+        ty.cql_name(),
+        old.cql_name()
+    )))
+}
+
+/// The time of a column drop: `USING TIMESTAMP t` (microseconds), else now rounded up to
+/// the millisecond, the precision of `system_schema.dropped_columns` (as Cassandra's), so
+/// that every cell written before the drop stays hidden once the schema is read back.
+fn drop_time(timestamp: Option<&ast::Literal>) -> CqlResult<i64> {
+    let Some(literal) = timestamp else {
+        let now = crate::exec::unique_micros();
+        return Ok(now.div_euclid(1000) * 1000 + 1000);
+    };
+    literal
+        .text
+        .parse::<i64>()
+        .map_err(|_| CqlError::invalid(format!("Invalid timestamp {}", literal.text)))
+}
+
+fn drop_columns(
+    t: &TableMetadata,
+    names: &[String],
+    if_exists: bool,
+    now: i64,
+) -> CqlResult<TableMetadata> {
     let mut columns = t.columns.clone();
     let mut dropped = t.dropped_columns.clone();
-    let now = crate::exec::unique_micros();
     for name in names {
         let Some(col) = t.column(name) else {
             if if_exists {
@@ -741,5 +841,85 @@ mod tests {
                 "k.{long}: Table name must not be more than 222 characters long (got 223 characters)"
             )))
         );
+    }
+
+    fn resolved(text: &str) -> CqlResult<CqlType> {
+        let create = format!("CREATE TABLE t (k int PRIMARY KEY, v {text})");
+        let ty = match cql::parse_statement(&create) {
+            Ok(Statement::CreateTable(s)) => s.columns[1].ty.clone(),
+            other => return Err(CqlError::invalid(format!("{other:?}"))),
+        };
+        resolve(&ty, "ks", &|name: &ast::QualifiedName| {
+            Err(CqlError::invalid(format!("Unknown type {}", name.name)))
+        })
+    }
+
+    fn refusal(text: &str) -> String {
+        match resolved(text) {
+            Err(CqlError::Invalid(message)) => message,
+            other => format!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn types_cassandra_refuses_never_reach_the_schema() {
+        for (text, message) in [
+            (
+                "vector<float, 0>",
+                "vectors may only have positive dimensions; given 0",
+            ),
+            (
+                "vector<float, -1>",
+                "vectors may only have positive dimensions; given -1",
+            ),
+            (
+                "vector<vector<int, 0>, 2>",
+                "vectors may only have positive dimensions; given 0",
+            ),
+            (
+                "list<counter>",
+                "Counters are not allowed inside collections: list<counter>",
+            ),
+            (
+                "frozen<list<counter>>",
+                "Counters are not allowed inside collections: frozen<list<counter>>",
+            ),
+            (
+                "map<int, counter>",
+                "Counters are not allowed inside collections: map<int, counter>",
+            ),
+            (
+                "tuple<int, counter>",
+                "Counters are not allowed inside tuples",
+            ),
+            (
+                "set<duration>",
+                "Durations are not allowed inside sets: set<duration>",
+            ),
+            (
+                "map<duration, int>",
+                "Durations are not allowed as map keys: map<duration, int>",
+            ),
+        ] {
+            assert_eq!(refusal(text), message, "{text}");
+        }
+        assert!(resolved("map<int, duration>").is_ok());
+        assert!(resolved("vector<float, 8193>").is_ok());
+    }
+
+    #[test]
+    fn a_dropped_column_comes_back_only_with_a_type_that_reads_its_cells() {
+        let ty = |text: &str| resolved(text).expect("a valid type");
+        assert!(check_readd("w", &ty("text"), &ty("text")).is_ok());
+        assert!(check_readd("w", &ty("blob"), &ty("text")).is_ok());
+        assert_eq!(
+            check_readd("w", &ty("int"), &ty("text")),
+            Err(CqlError::invalid(
+                "Cannot re-add previously dropped column 'w' of type int, incompatible with previous type text"
+            ))
+        );
+        assert!(check_readd("l", &ty("set<int>"), &ty("list<int>")).is_err());
+        assert!(check_readd("l", &ty("frozen<list<int>>"), &ty("list<int>")).is_err());
+        assert!(check_readd("l", &ty("blob"), &ty("list<int>")).is_err());
     }
 }

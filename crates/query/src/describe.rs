@@ -1,6 +1,7 @@
 //! Server-side DESCRIBE (cqlsh 6 sends DESCRIBE to Cassandra 4+ servers): result rows with
 //! the keyspace, object type, name and CREATE statement, as Cassandra 5.0 returns them.
 use cql::ast::{Describe, DescribeTarget, QualifiedName};
+use schema::quote_identifier;
 use schema::{
     describe_keyspace, describe_table, describe_type, is_system_keyspace, KeyspaceMetadata, Schema,
 };
@@ -36,7 +37,10 @@ impl Out {
         }
     }
 
+    /// One row; the keyspace and the name are quoted where CQL needs it, as Cassandra
+    /// prints them.
     fn push(&mut self, ks: &str, kind: &str, name: &str, statement: &str) {
+        let (ks, name) = (quote_identifier(ks), quote_identifier(name));
         self.rows.push_value(Some(ks.as_bytes()));
         self.rows.push_value(Some(kind.as_bytes()));
         self.rows.push_value(Some(name.as_bytes()));

@@ -71,6 +71,41 @@ impl KeyLayout {
     }
 }
 
+/// The largest key Cassandra writes (its length is an unsigned short on disk).
+pub const MAX_KEY_LENGTH: usize = 65_535;
+
+/// Cassandra's checks of a partition key sent by a client: the values together, then the key
+/// they compose (a composite key adds 3 bytes per component), must fit `MAX_KEY_LENGTH`, and
+/// the key must not be empty.
+pub fn check_partition_key(components: &[Bytes]) -> CqlResult<()> {
+    let values = check_key_length(components)?;
+    let composed = match components.len() {
+        1 => values,
+        n => values + 3 * n,
+    };
+    if composed == 0 {
+        return Err(CqlError::invalid("Key may not be empty"));
+    }
+    key_length(composed)
+}
+
+/// The total length of key values (a partition key's or a clustering's), refused past
+/// `MAX_KEY_LENGTH` as Cassandra refuses them.
+pub fn check_key_length(values: &[Bytes]) -> CqlResult<usize> {
+    let total = values.iter().map(Bytes::len).sum();
+    key_length(total)?;
+    Ok(total)
+}
+
+fn key_length(length: usize) -> CqlResult<()> {
+    if length > MAX_KEY_LENGTH {
+        return Err(CqlError::invalid(format!(
+            "Key length of {length} is longer than maximum of {MAX_KEY_LENGTH}"
+        )));
+    }
+    Ok(())
+}
+
 /// A partition key from its component values.
 pub fn partition_key(components: &[Bytes]) -> PartitionKey {
     let key = if components.len() == 1 {
@@ -88,4 +123,43 @@ pub fn partition_key(components: &[Bytes]) -> PartitionKey {
 /// Whether a clustering column is stored in descending order.
 pub fn is_reversed(col: &schema::ColumnMetadata) -> bool {
     col.order == schema::ClusteringOrder::Desc
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(n: usize) -> Bytes {
+        Bytes::from(vec![b'x'; n])
+    }
+
+    fn message(result: CqlResult<()>) -> String {
+        match result {
+            Err(CqlError::Invalid(m)) => m,
+            other => format!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn partition_keys_must_be_neither_empty_nor_past_64_kib() {
+        assert_eq!(
+            message(check_partition_key(&[text(0)])),
+            "Key may not be empty"
+        );
+        assert!(check_partition_key(&[text(0), text(0)]).is_ok());
+        assert!(check_partition_key(&[text(65_535)]).is_ok());
+        assert_eq!(
+            message(check_partition_key(&[text(65_536)])),
+            "Key length of 65536 is longer than maximum of 65535"
+        );
+        // The values fit, the composed key (3 bytes more per component) does not.
+        assert_eq!(
+            message(check_partition_key(&[text(30_000), text(35_535)])),
+            "Key length of 65541 is longer than maximum of 65535"
+        );
+        assert_eq!(
+            message(check_partition_key(&[text(40_000), text(40_000)])),
+            "Key length of 80000 is longer than maximum of 65535"
+        );
+    }
 }

@@ -9,6 +9,7 @@ mod collections;
 mod columns;
 mod ddl;
 mod describe;
+mod dropped;
 mod endpoints;
 mod exec;
 pub mod functions;
@@ -36,6 +37,8 @@ pub mod testing;
 mod tombstones;
 pub mod trace;
 pub mod virtual_tables;
+#[cfg(test)]
+mod where_tests;
 
 pub use endpoints::RangeReplicas;
 pub use guardrails::Limits;

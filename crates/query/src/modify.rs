@@ -248,16 +248,12 @@ impl ModifyPlan {
         }
         let only_static =
             !ops.is_empty() && ops.iter().all(|o| o.column().kind == ColumnKind::Static);
-        if !ops.is_empty() && partial && !only_static {
-            let missing: Vec<&str> = table
-                .clustering_columns()
-                .skip(restrictions.clustering_eq.len())
-                .map(|c| c.name.as_str())
-                .collect();
-            return Err(CqlError::invalid(format!(
-                "Some clustering keys are missing: {}",
-                missing.join(", ")
-            )));
+        if only_static {
+            only_static_rows(&restrictions, "DELETE")?;
+        } else if !ops.is_empty() && partial {
+            return Err(CqlError::invalid(
+                "Range deletions are not supported for specific columns",
+            ));
         }
         Ok(ModifyPlan {
             layout: KeyLayout::new(table),
@@ -435,7 +431,8 @@ impl ModifyPlan {
                     .try_into()
                     .map_err(|_| CqlError::invalid("Invalid TTL"))?,
             ) as i64,
-            Resolved::Null => return Err(CqlError::invalid("Invalid null value of TTL")),
+            // As Cassandra: a null TTL writes without one, an unset TTL takes the default.
+            Resolved::Null => return Ok(0),
             Resolved::Unset => return Ok(default),
         };
         if v < 0 {
@@ -459,6 +456,9 @@ impl ModifyPlan {
             .map(|c| c.name.clone())
             .collect();
         let combos = slices::combinations(&self.restrictions.clustering_eq, &names, ctx)?;
+        for combo in &combos {
+            crate::keys::check_key_length(combo)?;
+        }
         Ok(combos.iter().map(|c| self.layout.clustering(c)).collect())
     }
 
@@ -640,12 +640,24 @@ fn where_clause(
     binder: &mut Binder,
 ) -> CqlResult<Restrictions> {
     if only_static && !table.clustering.is_empty() {
-        let touches_clustering = relations.iter().any(|r| matches!(r, Relation::Single { column, .. } if table.column(column).is_some_and(|c| c.kind == ColumnKind::Clustering)));
-        if !touches_clustering {
-            return restrictions::analyze(table, relations, StatementKind::Delete, binder);
-        }
+        let restrictions = restrictions::analyze(table, relations, StatementKind::Delete, binder)?;
+        only_static_rows(&restrictions, "UPDATE")?;
+        return Ok(restrictions);
     }
     restrictions::analyze(table, relations, kind, binder)
+}
+
+/// A statement writing only static columns names no clustering (Cassandra's check).
+fn only_static_rows(restrictions: &Restrictions, statement: &str) -> CqlResult<()> {
+    let clustering = !restrictions.clustering_eq.is_empty()
+        || restrictions.clustering_slice.is_some()
+        || restrictions.multi_slice.is_some();
+    if clustering {
+        return Err(CqlError::invalid(format!(
+            "Invalid restrictions on clustering columns since the {statement} statement modifies only static columns"
+        )));
+    }
+    Ok(())
 }
 
 /// How a statement writes a column, as the collection guardrails see it.

@@ -32,6 +32,9 @@ pub enum Operand {
     TokenOf(Vec<Operand>),
     /// One column's value of an `INSERT JSON` document.
     Json(Box<crate::json::JsonField>),
+    /// Field `1` of the tuple operand `0` (a bind marker for a whole tuple of a multi-column
+    /// relation, `(a, b) > ?`).
+    Field(Box<Operand>, usize),
 }
 
 /// An operand's value at execution.
@@ -82,6 +85,13 @@ impl Operand {
                 collections::build(ty, values).map(Resolved::Value)
             }
             Operand::Json(field) => Operand::json_field(field, ctx),
+            Operand::Field(tuple, index) => Ok(match tuple.resolve(ctx)? {
+                Resolved::Value(bytes) => match collections::split_fields(&bytes)?.get(*index) {
+                    Some(Some(field)) => Resolved::Value(field.clone()),
+                    _ => Resolved::Null,
+                },
+                other => other,
+            }),
             Operand::TokenOf(parts) => {
                 let mut values = Vec::with_capacity(parts.len());
                 for p in parts {

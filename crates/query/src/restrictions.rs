@@ -37,8 +37,13 @@ pub type TupleBound = Option<(Vec<Operand>, bool)>;
 /// `=`/`IN` prefix: `(a, b) > (1, 2)`, `(a, b) = (1, 2)` or `(a, b) IN ((1, 2), (3, 4))`.
 #[derive(Clone, Debug)]
 pub enum MultiSlice {
-    Slice { start: TupleBound, end: TupleBound },
+    Slice {
+        start: TupleBound,
+        end: TupleBound,
+    },
     In(Vec<Vec<Operand>>),
+    /// `(a, b) IN ?`: one bound list of tuples.
+    InList(Operand),
 }
 
 /// A relation kept for row-by-row evaluation.
@@ -47,6 +52,8 @@ pub struct Filter {
     pub column: ColumnMetadata,
     pub op: Operator,
     pub value: Operand,
+    /// The key of a map entry compared instead of the whole column (`m['x'] = 1`).
+    pub key: Option<Operand>,
 }
 
 /// Partition selection.
@@ -85,6 +92,10 @@ struct Collected {
     eq: Vec<Option<Values>>,
     slices: Vec<Option<Slice>>,
     multi: Vec<(Vec<String>, Operator, Term)>,
+    /// `m[key] = value` relations on map entries, filtered row by row.
+    entries: Vec<(ColumnMetadata, Term, Term)>,
+    /// The columns of each `(a, b) = (...)`, restricted as single columns.
+    multi_eq: Vec<Vec<String>>,
     filters: Vec<(ColumnMetadata, Operator, Term)>,
 }
 
@@ -109,11 +120,16 @@ pub fn analyze(
             allow_filtering: true
         }
     );
-    let partition = partition_selection(table, &mut c, kind, filtering)?;
+    let mut pk_filters = Vec::new();
+    let partition = partition_selection(table, &mut c, kind, filtering, &mut pk_filters)?;
     let (clustering_eq, clustering_slice, mut filters) =
         clustering(table, &mut c, kind, &partition, filtering)?;
+    filters.append(&mut pk_filters);
+    let multi_names: Vec<String> = c.multi.iter().flat_map(|(n, _, _)| n.clone()).collect();
     let multi_slice = multi(table, &mut c, clustering_eq.len(), binder)?;
-    if multi_slice.is_some() && (clustering_slice.is_some() || !filters.is_empty()) {
+    let filters_multi_column =
+        |names: &[String]| filters.iter().any(|f| names.contains(&f.column.name));
+    if multi_slice.is_some() && (clustering_slice.is_some() || filters_multi_column(&multi_names)) {
         return Err(CqlError::invalid(
             "Clustering columns may not be restricted by both single-column slices and multi-column relations",
         ));
@@ -127,7 +143,14 @@ pub fn analyze(
             column: col,
             op,
             value,
+            key: None,
         });
+    }
+    for (col, key, value) in c.entries {
+        if !filtering {
+            return Err(filtering_error(kind, &col));
+        }
+        filters.push(entry_filter(table, col, &key, &value, binder)?);
     }
     Ok(Restrictions {
         partition,
@@ -161,6 +184,13 @@ fn collect(
             value,
         } => {
             let col = column(table, name)?.clone();
+            if *op == Operator::Neq {
+                return Err(CqlError::invalid(format!(
+                    "Unsupported \"!=\" relation: {} != {}",
+                    col.name,
+                    terms::term_text(value)
+                )));
+            }
             if matches!(value, Term::Null) {
                 return Err(CqlError::invalid(format!(
                     "Invalid null value in condition for column {}",
@@ -171,7 +201,13 @@ fn collect(
         }
         Relation::Token { columns, op, value } => token(table, columns, *op, value, c, binder),
         Relation::MultiColumn { columns, op, value } => {
-            for name in columns {
+            for (i, name) in columns.iter().enumerate() {
+                if columns[..i].contains(name) {
+                    return Err(CqlError::invalid(format!(
+                        "Column \"{name}\" appeared twice in a relation: {}",
+                        multi_relation_text(columns, *op, value)
+                    )));
+                }
                 let col = column(table, name)?;
                 if col.kind != ColumnKind::Clustering {
                     return Err(CqlError::invalid(format!(
@@ -180,12 +216,30 @@ fn collect(
                     )));
                 }
             }
+            if *op == Operator::Eq {
+                return multi_eq(table, columns, value, c, binder);
+            }
             c.multi.push((columns.clone(), *op, value.clone()));
             Ok(())
         }
         Relation::IsNotNull(_) => Err(CqlError::invalid(
             "IS NOT NULL restrictions are only supported on materialized views",
         )),
+        Relation::MapElement {
+            column: name,
+            key,
+            op: Operator::Eq,
+            value,
+        } if matches!(column(table, name)?.ty.unfrozen(), CqlType::Map(..)) => {
+            let col = column(table, name)?.clone();
+            if !col.ty.is_multi_cell() {
+                return Err(CqlError::invalid(format!(
+                    "Map-entry equality predicates on frozen map column {name} are not supported"
+                )));
+            }
+            c.entries.push((col, key.clone(), value.clone()));
+            Ok(())
+        }
         Relation::MapElement { column: name, .. }
         | Relation::CustomIndex {
             index: cql::ast::QualifiedName { name, .. },
@@ -196,6 +250,50 @@ fn collect(
     }
 }
 
+/// `(a, b) = (x, y)` restricts as `a = x AND b = y` does (UPDATE and DELETE name rows with
+/// it, filtering takes it out of primary key order), once its columns are checked to follow
+/// each other in primary key order.
+fn multi_eq(
+    table: &TableMetadata,
+    names: &[String],
+    value: &Term,
+    c: &mut Collected,
+    binder: &mut Binder,
+) -> CqlResult<()> {
+    let Some(first) = names.first() else {
+        return Err(CqlError::invalid("Empty multi-column relation"));
+    };
+    let first = column(table, first)?.position.max(0) as usize;
+    check_multi_columns(table, names, Operator::Eq, value, first)?;
+    let operands = multi_operands(table, names, value.clone(), binder)?;
+    for (name, operand) in names.iter().zip(operands) {
+        let col = column(table, name)?.clone();
+        let pos = col.position.max(0) as usize;
+        if c.slices[pos].is_some() {
+            return Err(eq_conflict(&col));
+        }
+        set_once(&mut c.eq[pos], Values::Eq(operand), &col)?;
+    }
+    c.multi_eq.push(names.to_vec());
+    Ok(())
+}
+
+/// Cassandra refuses slices on durations, which have no order.
+fn check_slice_type(ty: &CqlType) -> CqlResult<()> {
+    if !crate::ddl::references_duration(ty) {
+        return Ok(());
+    }
+    let holder = match ty.unfrozen() {
+        CqlType::List(_) | CqlType::Set(_) | CqlType::Map(..) => "collections containing durations",
+        CqlType::Tuple(_) => "tuples containing durations",
+        CqlType::Udt(_) => "UDTs containing durations",
+        _ => "duration columns",
+    };
+    Err(CqlError::invalid(format!(
+        "Slice restrictions are not supported on {holder}"
+    )))
+}
+
 fn single(
     table: &TableMetadata,
     col: ColumnMetadata,
@@ -204,6 +302,13 @@ fn single(
     c: &mut Collected,
     binder: &mut Binder,
 ) -> CqlResult<()> {
+    if matches!(
+        op,
+        Operator::Lt | Operator::Lte | Operator::Gt | Operator::Gte
+    ) {
+        check_slice_type(&col.ty)?;
+    }
+    check_collection_relation(&col, op)?;
     let pos = col.position.max(0) as usize;
     match (col.kind, op) {
         (ColumnKind::PartitionKey, Operator::Eq | Operator::In) => {
@@ -333,7 +438,43 @@ fn analyze_value(
         (Operator::In, Term::Tuple(items)) => Term::List(items.clone()),
         _ => term.clone(),
     };
-    terms::analyze(&term, &spec(table, &col.name, ty), binder)
+    // Cassandra names a CONTAINS value after the part of the collection it is compared with.
+    let name = match op {
+        Operator::Contains => format!("value({})", col.name),
+        Operator::ContainsKey => format!("key({})", col.name),
+        _ => col.name.clone(),
+    };
+    terms::analyze(&term, &spec(table, &name, ty), binder)
+}
+
+/// A non-frozen collection is compared element by element only (CONTAINS, CONTAINS KEY).
+fn check_collection_relation(col: &ColumnMetadata, op: Operator) -> CqlResult<()> {
+    let whole = matches!(
+        op,
+        Operator::Eq | Operator::In | Operator::Lt | Operator::Lte | Operator::Gt | Operator::Gte
+    );
+    if whole && col.ty.is_multi_cell() && col.ty.is_collection() {
+        return Err(CqlError::invalid(format!(
+            "Collection column '{}' ({}) cannot be restricted by a '{}' relation",
+            col.name,
+            col.ty.cql_name(),
+            operator_text(op)
+        )));
+    }
+    Ok(())
+}
+
+fn operator_text(op: Operator) -> &'static str {
+    match op {
+        Operator::Eq => "=",
+        Operator::Lt => "<",
+        Operator::Lte => "<=",
+        Operator::Gt => ">",
+        Operator::Gte => ">=",
+        Operator::In => "IN",
+        Operator::Neq => "!=",
+        _ => "?",
+    }
 }
 
 fn token(
@@ -410,12 +551,27 @@ fn partition_selection(
     c: &mut Collected,
     kind: StatementKind,
     filtering: bool,
+    pk_filters: &mut Vec<Filter>,
 ) -> CqlResult<PartitionSelection> {
     let restricted = c.pk.iter().filter(|v| v.is_some()).count();
     if restricted == c.pk.len() && c.token.is_none() {
         return Ok(PartitionSelection::Keys(c.pk.drain(..).flatten().collect()));
     }
     if !matches!(kind, StatementKind::Select { .. }) {
+        let key_slice = c
+            .filters
+            .iter()
+            .any(|(col, _, _)| col.kind == ColumnKind::PartitionKey);
+        if key_slice {
+            let statement = if kind == StatementKind::Update {
+                "UPDATE"
+            } else {
+                "DELETE"
+            };
+            return Err(CqlError::invalid(format!(
+                "Only EQ and IN relation are supported on the partition key (unless you use the token() function) for {statement} statements"
+            )));
+        }
         let missing: Vec<&str> = table
             .partition_key_columns()
             .zip(&c.pk)
@@ -431,13 +587,62 @@ fn partition_selection(
         if !filtering {
             return Err(CqlError::invalid(FILTERING_MESSAGE));
         }
-        return Err(CqlError::invalid(
-            "Filtering on part of a partition key is not supported yet",
-        ));
+        // Part of the partition key: every partition is read and its rows filtered.
+        let columns = table.partition_key_columns().zip(c.pk.drain(..));
+        for (col, values) in columns {
+            if let Some(values) = values {
+                pk_filters.push(key_filter(col, values));
+            }
+        }
     }
     Ok(PartitionSelection::Range(
         c.token.take().unwrap_or_default(),
     ))
+}
+
+/// `m[key] = value` as a filter on each row: the entry's key and value typed as the map's.
+fn entry_filter(
+    table: &TableMetadata,
+    col: ColumnMetadata,
+    key: &Term,
+    value: &Term,
+    binder: &mut Binder,
+) -> CqlResult<Filter> {
+    let CqlType::Map(key_type, value_type) = col.ty.unfrozen().clone() else {
+        return Err(CqlError::invalid(format!(
+            "Column {} is not a map",
+            col.name
+        )));
+    };
+    let key_spec = spec(table, &format!("key({})", col.name), *key_type);
+    let value_spec = spec(table, &format!("value({})", col.name), *value_type);
+    Ok(Filter {
+        key: Some(terms::analyze(key, &key_spec, binder)?),
+        value: terms::analyze(value, &value_spec, binder)?,
+        op: Operator::Eq,
+        column: col,
+    })
+}
+
+/// A partition key column's `=`/`IN` as a filter on each row.
+fn key_filter(column: &ColumnMetadata, values: Values) -> Filter {
+    let (op, value) = match values {
+        Values::Eq(value) => (Operator::Eq, value),
+        Values::In(items) => (
+            Operator::In,
+            Operand::Composite {
+                ty: CqlType::List(Box::new(column.ty.clone())),
+                parts: items,
+            },
+        ),
+        Values::InList(list) => (Operator::In, list),
+    };
+    Filter {
+        column: column.clone(),
+        op,
+        value,
+        key: None,
+    }
 }
 
 /// The `=`/`IN` prefix, the slice after it, and restrictions left for filtering.
@@ -485,10 +690,21 @@ fn clustering(
             continue;
         }
         let prev = cols[j - 1];
+        // A multi-column slice starting where the single-column restrictions stop.
+        let multi_slice_start = c
+            .multi
+            .iter()
+            .find(|(names, op, _)| *op != Operator::In && names.first() == Some(&cols[stop].name))
+            .map(|_| cols[stop].name.clone());
         let msg = if slice.is_some() && j > 0 && stop == j {
             format!(
                 "Clustering column \"{}\" cannot be restricted (preceding column \"{}\" is restricted by a non-EQ relation)",
                 cols[j].name, cols[stop - 1].name
+            )
+        } else if let Some(first) = multi_slice_start {
+            format!(
+                "Clustering column \"{}\" cannot be restricted (preceding column \"{first}\" is restricted by a non-EQ relation)",
+                cols[j].name
             )
         } else {
             format!(
@@ -518,6 +734,7 @@ fn clustering_filters(
         column: col.clone(),
         op,
         value,
+        key: None,
     };
     let mut out = Vec::new();
     match eq {
@@ -573,6 +790,12 @@ fn multi(
 ) -> CqlResult<Option<MultiSlice>> {
     let mut out: Option<(Vec<String>, MultiSlice)> = None;
     for (names, op, value) in std::mem::take(&mut c.multi) {
+        if c.multi_eq.contains(&names) {
+            return Err(CqlError::invalid(format!(
+                "{} cannot be restricted by more than one relation if it includes an Equal",
+                names.join(" ,")
+            )));
+        }
         check_multi_columns(table, &names, op, &value, prefix)?;
         if let Some((first, _)) = &out {
             if *first != names {
@@ -607,7 +830,7 @@ fn add_multi(
                 "Column \"{listed}\" cannot be restricted by both an equality and an inequality relation"
             )))
         }
-        Some(MultiSlice::In(_)) => {
+        Some(MultiSlice::In(_) | MultiSlice::InList(_)) => {
             return Err(CqlError::invalid(format!(
                 "{listed} cannot be restricted by more than one relation if it includes an Equal"
             )))
@@ -642,9 +865,10 @@ fn multi_in(
     binder: &mut Binder,
 ) -> CqlResult<MultiSlice> {
     let Term::List(tuples) = value else {
-        return Err(CqlError::invalid(
-            "Multi-column IN with a bind marker for the whole list is not supported yet",
-        ));
+        let tuple = CqlType::Tuple(multi_types(table, names)?);
+        let list = CqlType::List(Box::new(tuple));
+        let operand = terms::analyze(&value, &spec(table, &tuple_name(names), list), binder)?;
+        return Ok(MultiSlice::InList(operand));
     };
     tuples
         .into_iter()
@@ -693,15 +917,7 @@ fn check_multi_columns(
 
 /// A multi-column relation as Cassandra prints it in messages: `(a, b) > (1, 2)`.
 fn multi_relation_text(names: &[String], op: Operator, value: &Term) -> String {
-    let op = match op {
-        Operator::Eq => "=",
-        Operator::Lt => "<",
-        Operator::Lte => "<=",
-        Operator::Gt => ">",
-        Operator::Gte => ">=",
-        Operator::In => "IN",
-        _ => "?",
-    };
+    let op = operator_text(op);
     let value = match value {
         Term::List(items) if op == "IN" => {
             let items: Vec<String> = items.iter().map(terms::term_text).collect();
@@ -712,12 +928,31 @@ fn multi_relation_text(names: &[String], op: Operator, value: &Term) -> String {
     format!("({}) {op} {value}", names.join(", "))
 }
 
+/// The types of the columns of a multi-column relation.
+fn multi_types(table: &TableMetadata, names: &[String]) -> CqlResult<Vec<CqlType>> {
+    names
+        .iter()
+        .map(|name| column(table, name).map(|c| c.ty.clone()))
+        .collect()
+}
+
+/// A tuple bind marker's name, as Cassandra names it: `(a,b)`.
+fn tuple_name(names: &[String]) -> String {
+    format!("({})", names.join(","))
+}
+
 fn multi_operands(
     table: &TableMetadata,
     names: &[String],
     value: Term,
     binder: &mut Binder,
 ) -> CqlResult<Vec<Operand>> {
+    if matches!(value, Term::Bind(_)) {
+        let tuple = CqlType::Tuple(multi_types(table, names)?);
+        let operand = terms::analyze(&value, &spec(table, &tuple_name(names), tuple), binder)?;
+        let fields = (0..names.len()).map(|i| Operand::Field(Box::new(operand.clone()), i));
+        return Ok(fields.collect());
+    }
     let items = match value {
         Term::Tuple(items) if items.len() == names.len() => items,
         other => {

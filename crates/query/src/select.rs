@@ -245,12 +245,20 @@ fn check_distinct(table: &TableMetadata, sel: &Selection, r: &Restrictions) -> C
             )));
         }
     }
+    // Every column the selection reads counts, inside functions and aggregates too
+    // (`COUNT(p)` reads p, `COUNT(*)` nothing), as Cassandra's selection columns.
+    let read = |name: &str| {
+        sel.leaves
+            .iter()
+            .filter_map(|l| l.column())
+            .any(|c| c.name == name)
+    };
     let missing: Vec<&str> = table
         .partition_key_columns()
-        .filter(|pk| !sel.plain_columns().flatten().any(|c| c.name == pk.name))
+        .filter(|pk| !read(&pk.name))
         .map(|c| c.name.as_str())
         .collect();
-    if !sel.is_aggregate && !missing.is_empty() {
+    if !missing.is_empty() {
         return Err(CqlError::invalid(format!(
             "SELECT DISTINCT queries must request all the partition key columns (missing {})",
             missing.join(", ")
@@ -339,14 +347,46 @@ struct ResolvedFilter {
     column: schema::ColumnMetadata,
     op: Operator,
     value: Bytes,
+    /// A map entry's key: the entry's value is compared, not the column's.
+    key: Option<Bytes>,
 }
 
 impl ResolvedFilter {
     fn new(f: &Filter, ctx: &ExecContext) -> CqlResult<ResolvedFilter> {
+        let name = &f.column.name;
+        let value = match (f.op, f.value.resolve(ctx)?) {
+            (_, Resolved::Value(value)) => value,
+            (Operator::Contains | Operator::ContainsKey, Resolved::Null) => {
+                return Err(CqlError::invalid(format!(
+                    "Unsupported null value for column {name}"
+                )))
+            }
+            (Operator::Contains | Operator::ContainsKey, Resolved::Unset) => {
+                return Err(CqlError::invalid(format!(
+                    "Unsupported unset value for column {name}"
+                )))
+            }
+            _ => f.value.resolve_required(ctx, name)?,
+        };
+        let key = match f.key.as_ref().map(|key| key.resolve(ctx)).transpose()? {
+            Some(Resolved::Value(key)) => Some(key),
+            Some(Resolved::Null) => {
+                return Err(CqlError::invalid(format!(
+                    "Unsupported null map key for column {name}"
+                )))
+            }
+            Some(Resolved::Unset) => {
+                return Err(CqlError::invalid(format!(
+                    "Unsupported unset map key for column {name}"
+                )))
+            }
+            None => None,
+        };
         Ok(ResolvedFilter {
             column: f.column.clone(),
             op: f.op,
-            value: f.value.resolve_required(ctx, &f.column.name)?,
+            value,
+            key,
         })
     }
 
@@ -354,6 +394,9 @@ impl ResolvedFilter {
         let Some(actual) = view.value(&self.column) else {
             return false;
         };
+        if let Some(key) = &self.key {
+            return entry_matches(&self.column.ty, &actual, key, &self.value);
+        }
         let ty = &self.column.ty;
         let cmp = || compare(ty, &actual, &self.value);
         match self.op {
@@ -372,6 +415,21 @@ impl ResolvedFilter {
             Operator::Like => false,
         }
     }
+}
+
+/// Whether map `map` (of type `ty`) holds `key` with value `value`.
+fn entry_matches(ty: &CqlType, map: &[u8], key: &[u8], value: &[u8]) -> bool {
+    let CqlType::Map(key_type, value_type) = ty.unfrozen() else {
+        return false;
+    };
+    let Ok(flat) = crate::collections::split(map, true) else {
+        return false;
+    };
+    flat.chunks(2).any(|pair| {
+        pair.len() == 2
+            && compare(key_type, &pair[0], key).is_eq()
+            && compare(value_type, &pair[1], value).is_eq()
+    })
 }
 
 fn contains(ty: &CqlType, collection: &[u8], needle: &[u8], op: Operator) -> bool {
@@ -635,7 +693,10 @@ impl<'a> Run<'a> {
     ) -> CqlResult<Option<Partition>> {
         let mut stats = ReadStats::default();
         self.trace_partition_read();
-        let found = self.coord.read(scope, key, filter, &mut stats).await?;
+        let mut found = self.coord.read(scope, key, filter, &mut stats).await?;
+        if let Some(p) = found.as_mut() {
+            crate::dropped::forget_dropped(&self.plan.layout.table, p);
+        }
         let named = (!self.scanning).then_some(key);
         self.count(stats, named, key.token)?;
         Ok(found)
@@ -707,7 +768,7 @@ impl<'a> Run<'a> {
             self.count(stats, None, token)?;
             let n = batch.len();
             let mut rows_left = filter.total_row_limit.unwrap_or(usize::MAX);
-            for p in batch {
+            for mut p in batch {
                 // The row limit storage read this partition with.
                 let mut partition_filter = filter.clone();
                 partition_filter.row_limit = match (filter.row_limit, filter.total_row_limit) {
@@ -715,6 +776,7 @@ impl<'a> Run<'a> {
                     (limit, _) => Some(limit.unwrap_or(usize::MAX).min(rows_left)),
                 };
                 rows_left = rows_left.saturating_sub(p.rows.len());
+                crate::dropped::forget_dropped(&self.plan.layout.table, &mut p);
                 let key = p.key.clone();
                 self.emit_partition(&scope, p, partition_filter, Progress::fresh())
                     .await?;
@@ -737,7 +799,10 @@ impl<'a> Run<'a> {
         let pk = layout.split_partition_key(&p.key.key)?;
         keep_static_row(p, progress);
         let cap = self.per_partition.unwrap_or(i64::MAX);
-        if p.rows.is_empty() || self.plan.distinct {
+        if self.plan.distinct && crate::dropped::only_forgotten(&layout.table, p) {
+            return Ok(());
+        }
+        if !crate::dropped::has_rows(p) || self.plan.distinct {
             if self.static_row_counts(progress) && progress.emitted < cap {
                 let view = self.row_view(p, &pk, &[], None, progress.static_row.as_ref());
                 if self.emit(&view)? {
@@ -748,7 +813,7 @@ impl<'a> Run<'a> {
             return Ok(());
         }
         progress.fresh = false;
-        for row in &p.rows {
+        for row in p.rows.iter().filter(|r| !crate::dropped::is_empty(r)) {
             if progress.emitted >= cap || self.full() {
                 break;
             }
@@ -803,14 +868,17 @@ impl<'a> Run<'a> {
         keep_static_row(p, progress);
         let cap = self.per_partition.unwrap_or(i64::MAX);
         let mut last_row: Option<Bytes> = None;
-        if p.rows.is_empty() || self.plan.distinct {
+        if self.plan.distinct && crate::dropped::only_forgotten(&layout.table, p) {
+            return Ok(());
+        }
+        if !crate::dropped::has_rows(p) || self.plan.distinct {
             let view = self.row_view(p, &pk, &[], None, progress.static_row.as_ref());
             let counts = self.static_row_counts(progress) && progress.emitted < cap;
             if counts && self.passes(&view) {
                 self.feed(&view)?;
             }
         } else {
-            for row in &p.rows {
+            for row in p.rows.iter().filter(|r| !crate::dropped::is_empty(r)) {
                 let clustering = layout.decode_clustering(&row.clustering)?;
                 let view =
                     self.row_view(p, &pk, &clustering, Some(row), progress.static_row.as_ref());

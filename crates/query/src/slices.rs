@@ -80,6 +80,9 @@ pub fn partition_keys(
     };
     combos.sort_by(by_value);
     combos.dedup_by(|a, b| by_value(a, b).is_eq());
+    for combo in &combos {
+        crate::keys::check_partition_key(combo)?;
+    }
     Ok(combos.iter().map(|c| layout.partition_key(c)).collect())
 }
 
@@ -230,15 +233,18 @@ fn multi_slices(
     multi: &MultiSlice,
     ctx: &ExecContext,
 ) -> CqlResult<Vec<ByteSlice>> {
+    let names = tuple_names(layout, prefix.len());
+    let whole = |tuple: Vec<Bytes>| {
+        let mut key = prefix.to_vec();
+        key.extend(tuple);
+        whole_prefix(layout, &key)
+    };
     match multi {
         MultiSlice::In(tuples) => tuples
             .iter()
-            .map(|t| {
-                let mut key = prefix.to_vec();
-                key.extend(resolve_tuple(t, ctx)?);
-                Ok(whole_prefix(layout, &key))
-            })
+            .map(|t| Ok(whole(resolve_tuple(t, &names, ctx)?)))
             .collect(),
+        MultiSlice::InList(list) => Ok(bound_tuples(list, ctx)?.into_iter().map(whole).collect()),
         MultiSlice::Slice { start, end } => {
             let lower = bound_pieces(layout, prefix, start, true, ctx)?;
             let upper = bound_pieces(layout, prefix, end, false, ctx)?;
@@ -251,11 +257,45 @@ fn multi_slices(
     }
 }
 
-fn resolve_tuple(tuple: &[Operand], ctx: &ExecContext) -> CqlResult<Vec<Bytes>> {
-    tuple
-        .iter()
-        .map(|o| o.resolve_required(ctx, "clustering"))
-        .collect()
+/// The names of the clustering columns from position `from` on.
+fn tuple_names(layout: &KeyLayout, from: usize) -> Vec<String> {
+    let columns = layout.table.clustering_columns().skip(from);
+    columns.map(|c| c.name.clone()).collect()
+}
+
+/// A tuple's values, refusing null and unset ones with Cassandra's messages.
+fn resolve_tuple(tuple: &[Operand], names: &[String], ctx: &ExecContext) -> CqlResult<Vec<Bytes>> {
+    let value = |(i, operand): (usize, &Operand)| match operand.resolve(ctx)? {
+        Resolved::Value(v) => Ok(v),
+        Resolved::Null => Err(CqlError::invalid(format!(
+            "Invalid null value in condition for column {}",
+            names.get(i).map_or("", String::as_str)
+        ))),
+        Resolved::Unset => Err(CqlError::invalid(format!(
+            "Invalid unset value for tuple field number {i}"
+        ))),
+    };
+    tuple.iter().enumerate().map(value).collect()
+}
+
+/// The tuples of a bound `IN ?` list (the list's type gives them their size).
+fn bound_tuples(list: &Operand, ctx: &ExecContext) -> CqlResult<Vec<Vec<Bytes>>> {
+    let bytes = match list.resolve(ctx)? {
+        Resolved::Value(bytes) => bytes,
+        Resolved::Null => return Err(CqlError::invalid("Invalid null value for IN restriction")),
+        Resolved::Unset => return Err(CqlError::invalid("Invalid unset value for IN restriction")),
+    };
+    let mut tuples = Vec::new();
+    for tuple in collections::split(&bytes, false)? {
+        let fields = collections::split_fields(&tuple)?;
+        if fields.iter().any(Option::is_none) {
+            return Err(CqlError::invalid(
+                "Invalid null value in condition for IN restriction",
+            ));
+        }
+        tuples.push(fields.into_iter().flatten().collect());
+    }
+    Ok(tuples)
 }
 
 /// Disjoint slices whose union is everything on one side of a tuple bound.
@@ -269,7 +309,7 @@ fn bound_pieces(
     let Some((tuple, inclusive)) = bound else {
         return Ok(vec![whole_prefix(layout, prefix)]);
     };
-    let values = resolve_tuple(tuple, ctx)?;
+    let values = resolve_tuple(tuple, &tuple_names(layout, prefix.len()), ctx)?;
     let mut pieces = Vec::with_capacity(values.len());
     let mut within = prefix.to_vec();
     for (i, value) in values.iter().enumerate() {

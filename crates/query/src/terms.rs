@@ -220,8 +220,9 @@ fn sequence(
         (CqlType::Vector(e, n), Term::List(_)) => {
             if items.len() != *n as usize {
                 return Err(CqlError::invalid(format!(
-                    "Invalid vector literal for {}: expected {} elements, got {}",
+                    "Invalid vector literal for {} of type {}; expected {} elements, but given {}",
                     receiver.name,
+                    receiver.ty.cql_name(),
                     n,
                     items.len()
                 )));

@@ -60,11 +60,17 @@ pub fn describe_table(table: &TableMetadata, with_internals: bool) -> String {
     } else {
         Vec::new()
     };
-    let mut lines = column_lines(table);
+    let inline = single_key_inline(table);
+    let mut lines: Vec<String> = table
+        .columns
+        .iter()
+        .filter(|c| !dropped.iter().any(|(name, _)| **name == c.name))
+        .map(|c| column_line(c, inline))
+        .collect();
     lines.extend(
         dropped
             .iter()
-            .map(|(name, column)| format!("{} {}", quote_identifier(name), column.ty.cql_name())),
+            .map(|(name, dropped)| dropped_line(table, name, dropped)),
     );
     if !single_key_inline(table) {
         lines.push(primary_key(table));
@@ -82,8 +88,32 @@ pub fn describe_table(table: &TableMetadata, with_internals: bool) -> String {
             quote_identifier(name),
             column.dropped_time_micros
         ));
+        if let Some(current) = table.column(name) {
+            let added = column_line(current, false);
+            text.push_str(&format!(
+                "\nALTER TABLE {} ADD {added};",
+                qualified_name(table)
+            ));
+        }
     }
     text
+}
+
+/// A dropped column in the column list: as it is now if added again, else as dropped.
+fn dropped_line(table: &TableMetadata, name: &str, dropped: &DroppedColumn) -> String {
+    if let Some(current) = table.column(name) {
+        return column_line(current, false);
+    }
+    let suffix = if dropped.kind == ColumnKind::Static {
+        " static"
+    } else {
+        ""
+    };
+    format!(
+        "{} {}{suffix}",
+        quote_identifier(name),
+        dropped.ty.cql_name()
+    )
 }
 
 fn qualified_name(table: &TableMetadata) -> String {
@@ -94,15 +124,24 @@ fn qualified_name(table: &TableMetadata) -> String {
     )
 }
 
-/// Dropped columns not re-added since, oldest first.
+/// Every dropped column (added again or not), in the order Cassandra 5.0.4 prints them: the
+/// iteration order of the `java.util.HashMap` its table metadata copies them from, a
+/// table of `tableSizeFor(n / 0.75 + 1)` buckets indexed by the spread hash of the name's
+/// `ByteBuffer`; within a bucket, the earlier drop first.
 fn dropped_in_order(table: &TableMetadata) -> Vec<(&String, &DroppedColumn)> {
-    let mut dropped: Vec<(&String, &DroppedColumn)> = table
-        .dropped_columns
-        .iter()
-        .filter(|(name, _)| table.column(name).is_none())
-        .collect();
-    dropped.sort_by_key(|(name, column)| (column.dropped_time_micros, *name));
+    let mut dropped: Vec<(&String, &DroppedColumn)> = table.dropped_columns.iter().collect();
+    let buckets = ((dropped.len() as f32 / 0.75 + 1.0) as usize).next_power_of_two();
+    let bucket = |name: &str| (java_spread_hash(name.as_bytes()) as usize) & (buckets - 1);
+    dropped.sort_by_key(|(name, column)| (bucket(name), column.dropped_time_micros, *name));
     dropped
+}
+
+/// `java.nio.ByteBuffer.hashCode` of `bytes`, spread as `java.util.HashMap.hash` does.
+fn java_spread_hash(bytes: &[u8]) -> u32 {
+    let hash = bytes.iter().rev().fold(1i32, |h, b| {
+        h.wrapping_mul(31).wrapping_add(*b as i8 as i32)
+    }) as u32;
+    hash ^ (hash >> 16)
 }
 
 /// With one partition key column and no clustering, `PRIMARY KEY` goes on the column.

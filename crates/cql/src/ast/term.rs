@@ -89,7 +89,8 @@ pub enum TypeExpr {
     Map(Box<TypeExpr>, Box<TypeExpr>),
     Tuple(Vec<TypeExpr>),
     Frozen(Box<TypeExpr>),
-    Vector(Box<TypeExpr>, u32),
+    /// `vector<element, dimension>`; the dimension as written (checked when resolved).
+    Vector(Box<TypeExpr>, i32),
     UserType(QualifiedName),
     /// A quoted Java class name, e.g. `'org.apache.cassandra.db.marshal.BytesType'`.
     Custom(String),

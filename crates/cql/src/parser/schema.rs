@@ -6,6 +6,7 @@ use crate::ast::{
     AlterKeyspace, CreateKeyspace, DropObject, Literal, OptionValue, Properties, QualifiedName,
     Statement,
 };
+use crate::error::SyntaxError;
 use crate::lexer::Kind;
 
 impl Parser<'_> {
@@ -136,7 +137,13 @@ impl Parser<'_> {
     pub(crate) fn properties(&mut self) -> PResult<Properties> {
         let mut properties = vec![self.property()?];
         while self.eat_kw("and") {
-            properties.push(self.property()?);
+            let (name, value) = self.property()?;
+            if properties.iter().any(|(seen, _)| *seen == name) {
+                return Err(SyntaxError::bare(format!(
+                    "Multiple definitions for property '{name}'"
+                )));
+            }
+            properties.push((name, value));
         }
         Ok(properties)
     }
@@ -166,6 +173,12 @@ impl Parser<'_> {
         }
         loop {
             let key = self.required_constant()?;
+            if entries.iter().any(|(seen, _)| seen.text == key.text) {
+                return Err(SyntaxError::bare(format!(
+                    "Multiple definition for property {}",
+                    key.text
+                )));
+            }
             self.expect(Kind::Colon)?;
             entries.push((key, self.required_constant()?));
             if !self.eat(Kind::Comma) {

@@ -558,3 +558,19 @@ proptest! {
         let _ = parse_statement(&words.join(" "));
     }
 }
+
+#[test]
+fn repeated_properties_and_map_keys_are_syntax_errors() {
+    let message = |text: &str| parse_statement(text).map(|_| ()).unwrap_err().message;
+    assert_eq!(
+        message("CREATE KEYSPACE k WITH durable_writes = true AND durable_writes = false"),
+        "Multiple definitions for property 'durable_writes'"
+    );
+    assert_eq!(
+        message(
+            "CREATE KEYSPACE k WITH replication = {'class': 'SimpleStrategy', \
+             'replication_factor': 1, 'replication_factor': 2}"
+        ),
+        "Multiple definition for property replication_factor"
+    );
+}

@@ -89,9 +89,13 @@ impl Parser<'_> {
             return self.mismatched("INTEGER");
         }
         let text = self.advance();
-        let dimension = text
-            .parse::<u32>()
-            .map_err(|_| SyntaxError::bare(format!("Invalid vector dimension: {text}")))?;
+        // Cassandra reads the dimension with Integer.parseInt, failing the whole statement.
+        let dimension = text.parse::<i32>().map_err(|_| {
+            SyntaxError::bare(format!(
+                "Failed parsing statement: [{}] reason: NumberFormatException For input string: \"{text}\"",
+                self.text.trim()
+            ))
+        })?;
         self.expect(Kind::Gt)?;
         Ok(TypeExpr::Vector(Box::new(element), dimension))
     }
@@ -241,6 +245,11 @@ mod tests {
         ));
         assert!(matches!(ty("tuple<int, text, ks.addr>"), Ok(TypeExpr::Tuple(v)) if v.len() == 3));
         assert!(matches!(ty("vector<float, 3>"), Ok(TypeExpr::Vector(_, 3))));
+        assert!(matches!(
+            ty("vector<float, -1>"),
+            Ok(TypeExpr::Vector(_, -1))
+        ));
+        assert!(ty("vector<float, 2147483648>").is_err());
         assert_eq!(ty("'org.X'"), Ok(TypeExpr::Custom("org.X".into())));
         assert_eq!(
             ty("ks.\"Addr\""),

@@ -215,7 +215,7 @@ fn rename_fields(
 
 /// A type as written, user types qualified by their keyspace (`frozen<ks.a>`), as
 /// Cassandra's messages print a raw type.
-fn raw_type_text(ty: &TypeExpr, keyspace: &str) -> String {
+pub(super) fn raw_type_text(ty: &TypeExpr, keyspace: &str) -> String {
     let text = |t: &TypeExpr| raw_type_text(t, keyspace);
     match ty {
         TypeExpr::Native(n) => n.name().to_string(),

@@ -97,7 +97,8 @@ pub(crate) fn clustering_product(
             counts.push(tuples.len());
             any_in = true;
         }
-        Some(MultiSlice::Slice { .. }) => return Ok(()),
+        // A bound list of tuples (`(a, b) IN ?`) is not counted (docs/differences.md).
+        Some(MultiSlice::Slice { .. } | MultiSlice::InList(_)) => return Ok(()),
         None => {}
     }
     if columns < layout.clustering_types.len() || !any_in {

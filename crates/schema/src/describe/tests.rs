@@ -242,3 +242,55 @@ fn composite_partition_key_without_clustering() -> Result<(), SchemaError> {
     assert!(text.starts_with("CREATE TABLE ks.\"select\" (\n    a int,\n    b int,\n    PRIMARY KEY ((a, b))\n) WITH additional_write_policy = '99p'\n"));
     Ok(())
 }
+
+// matches Cassandra 5.0.4: CREATE TABLE probe.t (k int, c int, b int, a list<int>, z int,
+// s1 set<int> static, s2 int static, PRIMARY KEY (k, c)); then DROP z, DROP s1, DROP b, ADD b int
+#[test]
+fn internals_list_dropped_columns_in_cassandras_hash_order_with_readds() -> Result<(), SchemaError>
+{
+    let int = native(NativeType::Int);
+    let columns = vec![
+        ColumnMetadata::partition_key("k", int.clone(), 0),
+        ColumnMetadata::clustering("c", int.clone(), 0, ClusteringOrder::Asc),
+        ColumnMetadata::regular("a", CqlType::List(Box::new(int.clone()))),
+        ColumnMetadata::regular("b", int.clone()),
+        ColumnMetadata::static_column("s2", int.clone()),
+    ];
+    let drop = |ty: CqlType, kind, dropped_time_micros| DroppedColumn {
+        ty,
+        kind,
+        dropped_time_micros,
+    };
+    let dropped = BTreeMap::from([
+        (
+            "z".to_string(),
+            drop(int.clone(), ColumnKind::Regular, 1_795_865_816_877_000),
+        ),
+        (
+            "b".to_string(),
+            drop(int.clone(), ColumnKind::Regular, 1_795_865_818_846_000),
+        ),
+        (
+            "s1".to_string(),
+            drop(
+                CqlType::Set(Box::new(int)),
+                ColumnKind::Static,
+                1_795_865_818_381_000,
+            ),
+        ),
+    ]);
+    let table = TableMetadata::new("probe", "t", Uuid::nil(), columns, TableOptions::default())?
+        .with_dropped_columns(dropped);
+    let text = describe_table(&table, true);
+    assert!(text.starts_with(
+        "CREATE TABLE probe.t (\n    k int,\n    c int,\n    s2 int static,\n    a list<int>,\n    \
+         z int,\n    b int,\n    s1 set<int> static,\n    PRIMARY KEY (k, c)\n) WITH ID = "
+    ));
+    assert!(text.ends_with(
+        "\nALTER TABLE probe.t DROP z USING TIMESTAMP 1795865816877000;\
+         \nALTER TABLE probe.t DROP b USING TIMESTAMP 1795865818846000;\
+         \nALTER TABLE probe.t ADD b int;\
+         \nALTER TABLE probe.t DROP s1 USING TIMESTAMP 1795865818381000;"
+    ));
+    Ok(())
+}
