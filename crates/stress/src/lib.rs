@@ -15,6 +15,7 @@ mod javarand;
 mod keys;
 mod metrics;
 mod output;
+mod pacer;
 mod report;
 mod runner;
 mod session;

@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use crate::metrics::Span;
+use crate::pacer::Lateness;
 
 /// `%-50s%10s,%8s,…` of cassandra-stress's `StressMetrics.HEAD`.
 pub fn header() -> String {
@@ -141,6 +142,18 @@ pub fn results(total: &Span, per_op: &[(&str, Span)], cpu: CpuUse) -> Vec<String
     }
     out.push(String::new());
     out
+}
+
+/// The extra line on the pacing of `-rate fixed=`/`throttle=`: how late operations started
+/// after their due time when their worker was waiting for them (the client's own error).
+pub fn pacing_line(l: &Lateness) -> String {
+    format!(
+        "Pacing lateness           : median {} ms, .99 {} ms, max {} ms ({} ops whose worker waited)",
+        java_f(l.median_ms, 3),
+        java_f(l.p99_ms, 3),
+        java_f(l.max_ms, 3),
+        grouped_int(l.count)
+    )
 }
 
 fn cpu_line(ops: u64, cpu: CpuUse) -> String {

@@ -1,6 +1,6 @@
 //! One measured run ("phase"): `threads` worker tasks issue operations, each waiting for
 //! its previous one (as cassandra-stress's threads do) and, under `-rate fixed=`/`throttle=`,
-//! for its slot in a uniform schedule; the reporting loop prints a row per interval and
+//! for its slot in a uniform schedule (a [`Pacer`] permit); the reporting loop prints a row per interval and
 //! stops the workers at the count, duration or uncertainty target. What an operation does is
 //! the [`Workload`]'s business: the predefined commands and user profiles each implement it.
 
@@ -17,6 +17,7 @@ use crate::dist::Sampler;
 use crate::javarand::JavaRandom;
 use crate::metrics::{Measurement, OpStats, Recorder, Span, Uncertainty};
 use crate::output::Output;
+use crate::pacer::{Lateness, Pacer};
 use crate::report;
 use crate::settings::{Limit, Population, Settings, Stop};
 
@@ -71,20 +72,8 @@ pub struct Outcome {
     pub total: Span,
     pub per_op: Vec<(String, Span)>,
     pub error: Option<String>,
-}
-
-/// The uniform schedule of `-rate fixed=`/`throttle=`: operation `i` is due at `start + i/rate`.
-struct Limiter {
-    start: Instant,
-    interval_ns: u64,
-    next: AtomicU64,
-}
-
-impl Limiter {
-    fn acquire(&self) -> Instant {
-        let i = self.next.fetch_add(1, Ordering::Relaxed);
-        self.start + Duration::from_nanos(i.saturating_mul(self.interval_ns))
-    }
+    /// Under `-rate fixed=`/`throttle=`, how late operations started after their due time.
+    pub pacing: Option<Lateness>,
 }
 
 /// State the workers share.
@@ -92,7 +81,7 @@ struct Shared {
     stop: AtomicBool,
     issued: AtomicU64,
     sequence: AtomicU64,
-    limiter: Option<Limiter>,
+    pacer: Option<Arc<Pacer>>,
     recorder: Recorder,
     error: Mutex<Option<String>>,
 }
@@ -112,16 +101,18 @@ pub async fn run(
     phase: Phase,
     out: &mut Output<'_>,
 ) -> Outcome {
-    let limiter = phase.limit.map(|l| Limiter {
-        start: Instant::now(),
-        interval_ns: 1_000_000_000 / l.per_second.max(1),
-        next: AtomicU64::new(0),
-    });
+    let pacer = phase
+        .limit
+        .map(|l| Arc::new(Pacer::new(l.per_second, Instant::now())));
+    let pacing_thread = match pacer.as_ref().map(Pacer::spawn).transpose() {
+        Ok(t) => t,
+        Err(e) => return failed(format!("cannot start the pacing thread: {e}")),
+    };
     let shared = Shared {
         stop: AtomicBool::new(false),
         issued: AtomicU64::new(0),
         sequence: AtomicU64::new(0),
-        limiter,
+        pacer,
         recorder: Recorder::new((phase.threads as usize).min(16), phase.ops.len()),
         error: Mutex::new(None),
     };
@@ -136,11 +127,39 @@ pub async fn run(
         workers.spawn(worker(Arc::clone(&job), id as usize));
     }
     let (total, per_op) = report_loop(&job, &mut workers, out).await;
+    halt(&job.shared);
+    if let Some(t) = pacing_thread {
+        // The thread sleeps at most a few milliseconds before it sees the stop.
+        let _ = tokio::task::spawn_blocking(move || t.join()).await;
+    }
     let error = job.shared.error.lock().take();
     Outcome {
         total,
         per_op,
         error,
+        pacing: job.shared.pacer.as_ref().map(|p| p.lateness()),
+    }
+}
+
+fn failed(error: String) -> Outcome {
+    let empty = Span {
+        stats: OpStats::new(),
+        elapsed: Duration::ZERO,
+        fixed: false,
+    };
+    Outcome {
+        total: empty,
+        per_op: Vec::new(),
+        error: Some(error),
+        pacing: None,
+    }
+}
+
+/// Stops the workers: no more claims, and those waiting for a permit give up.
+fn halt(shared: &Shared) {
+    shared.stop.store(true, Ordering::Relaxed);
+    if let Some(p) = &shared.pacer {
+        p.stop();
     }
 }
 
@@ -220,10 +239,13 @@ async fn worker(job: Arc<Job>, id: usize) {
         if !draw_seeds(&job, w.as_mut(), op, &mut dist, &mut seeds) {
             break;
         }
-        let intended = job.shared.limiter.as_ref().map(Limiter::acquire);
-        if let Some(t) = intended {
-            tokio::time::sleep_until(t.into()).await;
-        }
+        let intended = match &job.shared.pacer {
+            Some(p) => match p.wait().await {
+                Some(t) => Some(t),
+                None => break,
+            },
+            None => None,
+        };
         let started = Instant::now();
         let mut result = Err(String::new());
         for _ in 0..s.errors.tries.max(1) {
@@ -253,7 +275,7 @@ async fn worker(job: Arc<Job>, id: usize) {
                     w.keys(&seeds)
                 );
                 job.shared.error.lock().get_or_insert(msg);
-                job.shared.stop.store(true, Ordering::Relaxed);
+                halt(&job.shared);
                 break;
             }
         }
@@ -282,7 +304,7 @@ async fn report_loop(
                 next_tick += interval;
                 let done = deadline.is_some_and(|d| Instant::now() >= d) || table.converged(&job.phase.stop);
                 if done {
-                    job.shared.stop.store(true, Ordering::Relaxed);
+                    halt(&job.shared);
                 }
             }
             joined = workers.join_next() => {

@@ -203,9 +203,12 @@ async fn measured(
             .iter()
             .map(|(k, s)| (k.as_str(), s.clone()))
             .collect();
-        report::results(&outcome.total, &per_op, cpu_used)
-            .iter()
-            .for_each(|l| out.line(l));
+        let mut lines = report::results(&outcome.total, &per_op, cpu_used);
+        if let Some(p) = &outcome.pacing {
+            // Before the block's closing blank line.
+            lines.insert(lines.len() - 1, report::pacing_line(p));
+        }
+        lines.iter().for_each(|l| out.line(l));
     }
     match outcome.error {
         Some(e) => Err(e),
