@@ -110,15 +110,6 @@ fn reserve(file: &File, size: u64) -> std::io::Result<()> {
     }
 }
 
-fn allocate_and_map(dir: &Path, file: &File, size: u64) -> std::io::Result<MmapMut> {
-    reserve(file, size)?;
-    // SAFETY: the file was just created by this process and is only resized by the sync
-    // thread after the mapping is gone (a retired segment); nothing else maps or truncates it.
-    let map = unsafe { MmapMut::map_mut(file) }?;
-    File::open(dir).and_then(|d| d.sync_all())?;
-    Ok(map)
-}
-
 /// Creates segment `id` in `dir`, `size` bytes of zeros allocated on disk, maps it, and makes
 /// its directory entry durable.
 pub fn create_segment(dir: &Path, id: u64, size: u64) -> Result<(OpenSegment, Tail)> {
@@ -130,14 +121,13 @@ pub fn create_segment(dir: &Path, id: u64, size: u64) -> Result<(OpenSegment, Ta
         .create_new(true)
         .open(&path)
         .map_err(io)?;
-    let map = match allocate_and_map(dir, &file, size) {
-        Ok(map) => map,
-        Err(e) => {
-            // So that the next attempt at this id can create the file again.
-            let _ = std::fs::remove_file(&path);
-            return Err(io(e));
-        }
-    };
+    reserve(&file, size).map_err(io)?;
+    // SAFETY: the file was just created by this process and is only resized by the sync
+    // thread after the mapping is gone (a retired segment); nothing else maps or truncates it.
+    let map = unsafe { MmapMut::map_mut(&file) }.map_err(io)?;
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| StorageError::io(dir, e))?;
     let tail = Tail {
         map,
         written: 0,

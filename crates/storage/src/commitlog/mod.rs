@@ -6,10 +6,7 @@
 //! OS (it survives a crash of the process) before `append` returns, with no system call and no
 //! hand-off to another thread. A dedicated thread ([`syncer`]) fsyncs per the sync mode,
 //! acknowledges the writers of `batch` and `group` modes after the fsync covering them, cuts
-//! retired segments to length and syncs them, creates the next segment ahead of time (so a
-//! writer that fills a segment only swaps in the spare: creating, allocating and mapping a
-//! file and syncing its directory took from milliseconds to hundreds of milliseconds on a busy
-//! disk, under the lock every writer needs), and deletes the segments whose data every table
+//! retired segments to length and syncs them, and deletes the segments whose data every table
 //! has flushed ([`CommitLog::recycle`]).
 
 mod mapped;
@@ -125,18 +122,6 @@ struct Shared {
     syncs: AtomicU64,
     /// `commit_failure_policy` and the node's reaction to it.
     health: Arc<Health>,
-    /// The next segment, created ahead by the sync thread. Lock order: `state`, then `spare`.
-    spare: Mutex<Spare>,
-    /// Rolls that found no spare ready and created the segment themselves.
-    rolls_creating: AtomicU64,
-}
-
-/// The segment the next roll will write to.
-struct Spare {
-    /// The id the next segment gets: one above the current segment's.
-    next: u64,
-    /// Created, allocated and mapped already, when the sync thread got to it.
-    ready: Option<(OpenSegment, Tail)>,
 }
 
 /// What a write gets when the commit log cannot take it because of `error`.
@@ -175,7 +160,7 @@ impl CommitLog {
         health: Arc<Health>,
     ) -> Result<(CommitLog, Vec<SegmentFile>)> {
         let segment_size = segment_size.clamp(1, u64::from(u32::MAX));
-        let existing = drop_unused_spares(list_segments(dir)?)?;
+        let existing = list_segments(dir)?;
         let first_id = existing.last().map_or(1, |s| s.id + 1);
         let oldest = existing.first().map_or(first_id, |s| s.id);
         let (file, tail) = create_segment(dir, first_id, segment_size)?;
@@ -195,14 +180,9 @@ impl CommitLog {
             oldest: AtomicU64::new(oldest),
             syncs: AtomicU64::new(0),
             health,
-            spare: Mutex::new(Spare {
-                next: first_id + 1,
-                ready: None,
-            }),
-            rolls_creating: AtomicU64::new(0),
         });
         let (requests, receiver) = mpsc::channel();
-        let syncer = Syncer::new(Arc::clone(&shared), mode, segment_size);
+        let syncer = Syncer::new(Arc::clone(&shared), mode);
         let thread = std::thread::Builder::new()
             .name("commitlog".to_string())
             .spawn(move || syncer.run(receiver))
@@ -282,7 +262,8 @@ impl CommitLog {
         {
             return Err(unavailable(error));
         }
-        let (next, created) = self.next_segment();
+        let next = state.segment + 1;
+        let created = create_segment(&self.shared.dir, next, self.segment_size);
         let (file, tail) = match created {
             Ok(created) => created,
             Err(error) => {
@@ -302,34 +283,6 @@ impl CommitLog {
         state.segment = next;
         let _ = self.requests.send(Request::Retired);
         Ok(())
-    }
-
-    /// The segment to roll to: the spare the sync thread prepared, else one created now.
-    fn next_segment(&self) -> (u64, Result<(OpenSegment, Tail)>) {
-        let mut spare = self.shared.spare.lock();
-        let id = spare.next;
-        let created = match spare.ready.take() {
-            Some(ready) => Ok(ready),
-            None => {
-                self.shared.rolls_creating.fetch_add(1, Ordering::Relaxed);
-                let started = Instant::now();
-                let created = create_segment(&self.shared.dir, id, self.segment_size);
-                tracing::debug!(
-                    "writers waited {:?} for commit log segment {id}: no spare was ready",
-                    started.elapsed()
-                );
-                created
-            }
-        };
-        if created.is_ok() {
-            spare.next = id + 1;
-        }
-        (id, created)
-    }
-
-    /// Rolls so far that found no spare segment ready and created one while writers waited.
-    pub fn rolls_creating_segment(&self) -> u64 {
-        self.shared.rolls_creating.load(Ordering::Relaxed)
     }
 
     /// The position the next record will have (or a later one).
@@ -367,21 +320,6 @@ impl CommitLog {
     pub fn sync_count(&self) -> u64 {
         self.shared.syncs.load(Ordering::Relaxed)
     }
-}
-
-/// Drops the newest segments that hold nothing but zeros: a spare created ahead of a roll (or
-/// a segment no write reached) that a crash left behind. Their files are deleted, so that the
-/// segment written last is the newest again (replay accepts a torn tail only there).
-fn drop_unused_spares(mut existing: Vec<SegmentFile>) -> Result<Vec<SegmentFile>> {
-    while let Some(last) = existing.last() {
-        let bytes = std::fs::read(&last.path).map_err(|e| StorageError::io(&last.path, e))?;
-        if bytes.iter().any(|b| *b != 0) {
-            break;
-        }
-        std::fs::remove_file(&last.path).map_err(|e| StorageError::io(&last.path, e))?;
-        existing.pop();
-    }
-    Ok(existing)
 }
 
 impl Drop for CommitLog {
@@ -547,50 +485,6 @@ mod tests {
             .map(|s| s.id)
             .collect();
         assert_eq!(left, vec![current]);
-    }
-
-    /// Regression (issue 11, stalls under steady load): a writer that filled a segment used
-    /// to create the next one — create, allocate, map, sync the directory — under the lock
-    /// every writer needs. The sync thread now has it ready before it is needed.
-    #[test]
-    fn rolls_take_the_segment_prepared_ahead() {
-        let tmp = tempfile::tempdir().expect("tempdir");
-        let (log, _) = CommitLog::open(tmp.path(), CommitlogSync::Batch, 100).expect("open");
-        runtime().block_on(async {
-            for i in 0..9u8 {
-                let durable = log.append(&[i; 30]).expect("queue");
-                durable.wait().await.expect("ack");
-            }
-        });
-        assert_eq!(log.current_position().segment, 5, "two records per segment");
-        assert_eq!(log.rolls_creating_segment(), 0);
-        drop(log);
-        let ids: Vec<u64> = list_segments(tmp.path())
-            .expect("list")
-            .iter()
-            .map(|s| s.id)
-            .collect();
-        assert_eq!(ids, vec![1, 2, 3, 4, 5], "the unused spare is deleted");
-    }
-
-    /// A spare segment a crash left behind (all zeros, newest) is deleted at open, so the
-    /// segment written last is the newest one replay sees.
-    #[test]
-    fn a_spare_left_by_a_crash_is_not_replayed() {
-        let tmp = tempfile::tempdir().expect("tempdir");
-        let (log, _) = CommitLog::open(tmp.path(), CommitlogSync::Batch, 1 << 20).expect("open");
-        runtime().block_on(async {
-            let durable = log.append(b"record").expect("queue");
-            durable.wait().await.expect("ack");
-        });
-        drop(log);
-        drop(create_segment(tmp.path(), 2, 1 << 20).expect("leftover spare"));
-        // Opening creates segment 2 again: the leftover had to be deleted first.
-        let (log, existing) =
-            CommitLog::open(tmp.path(), CommitlogSync::Batch, 1 << 20).expect("reopen");
-        let ids: Vec<u64> = existing.iter().map(|s| s.id).collect();
-        assert_eq!(ids, vec![1]);
-        assert_eq!(log.current_position().segment, 2);
     }
 
     #[test]

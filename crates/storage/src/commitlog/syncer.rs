@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
 
-use super::mapped::{create_segment, OpenSegment};
+use super::mapped::OpenSegment;
 use super::segment::list_segments;
 use super::{CommitlogSync, Shared};
 use crate::error::{Result, StorageError};
@@ -45,28 +45,20 @@ pub struct Syncer {
     /// Writers waiting for the next fsync.
     waiting: Vec<Ack>,
     last_sync: Instant,
-    segment_size: u64,
 }
 
 impl Syncer {
-    pub(super) fn new(shared: Arc<Shared>, mode: CommitlogSync, segment_size: u64) -> Self {
+    pub(super) fn new(shared: Arc<Shared>, mode: CommitlogSync) -> Self {
         Syncer {
             shared,
             mode,
             waiting: Vec::new(),
             last_sync: Instant::now(),
-            segment_size,
         }
     }
 
     /// Serves requests until shutdown or until every sender is gone.
     pub fn run(mut self, requests: Receiver<Request>) {
-        self.prepare_spare();
-        self.serve(&requests);
-        self.discard_spare();
-    }
-
-    fn serve(&mut self, requests: &Receiver<Request>) {
         loop {
             let first = match requests.recv_timeout(self.wait_limit()) {
                 Ok(request) => Some(request),
@@ -83,7 +75,6 @@ impl Syncer {
                     Request::Retired => {
                         // Its failure went through `commit_failure_policy` already.
                         let _ = self.sync_retired();
-                        self.prepare_spare();
                     }
                     Request::Recycle { below } => self.recycle(below),
                     Request::Shutdown { ack } => shutdowns.push(ack),
@@ -95,7 +86,6 @@ impl Syncer {
                 Ok(())
             };
             if !shutdowns.is_empty() {
-                self.discard_spare();
                 self.reply_all(shutdowns, &outcome);
                 return;
             }
@@ -123,41 +113,6 @@ impl Syncer {
                 !self.waiting.is_empty() && self.last_sync + window <= Instant::now()
             }
             CommitlogSync::Periodic { period } => self.last_sync + period <= Instant::now(),
-        }
-    }
-
-    /// Creates the segment the next roll will take, unless it is there already. A failure is
-    /// left to that roll, which tries again under `commit_failure_policy`.
-    fn prepare_spare(&self) {
-        if self.failed() {
-            return;
-        }
-        let mut spare = self.shared.spare.lock();
-        if spare.ready.is_some() {
-            return;
-        }
-        let started = Instant::now();
-        match create_segment(&self.shared.dir, spare.next, self.segment_size) {
-            Ok(ready) => {
-                tracing::debug!(
-                    "created commit log segment {} ahead of its roll in {:?}",
-                    spare.next,
-                    started.elapsed()
-                );
-                spare.ready = Some(ready);
-            }
-            Err(error) => tracing::warn!("could not create the next commit log segment: {error}"),
-        }
-    }
-
-    /// Deletes the unused spare segment when the log stops.
-    fn discard_spare(&self) {
-        let Some((segment, tail)) = self.shared.spare.lock().ready.take() else {
-            return;
-        };
-        drop(tail);
-        if let Err(e) = std::fs::remove_file(&segment.path) {
-            tracing::warn!("could not delete {}: {e}", segment.path.display());
         }
     }
 
