@@ -250,6 +250,19 @@ def _session(addr, port):
     return cluster, cluster.connect()
 
 
+def fresh_keyspace(node, prefix):
+    """For fixtures (`yield from`): a v5 session of `node` USE-ing a fresh keyspace, dropped
+    afterwards."""
+    cluster, session = _session(node.addr, node.port)
+    keyspace = f"{prefix}_{uuid.uuid4().hex[:10]}"
+    session.execute(f"CREATE KEYSPACE {keyspace} WITH replication = "
+                    "{'class': 'SimpleStrategy', 'replication_factor': 1}")
+    session.set_keyspace(keyspace)
+    yield session
+    session.execute(f"DROP KEYSPACE {keyspace}")
+    cluster.shutdown()
+
+
 @pytest.fixture(scope="module")
 def sessions(node, reference):
     """(helenus session, reference session), both USE-ing a fresh keyspace of the same name."""

@@ -15,7 +15,7 @@ from cassandra.cluster import NoHostAvailable
 from cassandra.protocol import FunctionFailure, ServerError
 from cassandra.query import SimpleStatement
 
-from test_differential import _session, differences, outcome
+from test_differential import differences, fresh_keyspace, outcome
 from test_differential import reference, sessions  # noqa: F401 (fixtures)
 
 JSON_PARSE = "com.fasterxml.jackson.core.JsonParseException"
@@ -25,14 +25,7 @@ JSON_EOF = "com.fasterxml.jackson.core.io.JsonEOFException"
 @pytest.fixture(scope="module")
 def db(node):
     """A session on a fresh keyspace of the node (protocol v5)."""
-    cluster, session = _session(node.addr, node.port)
-    keyspace = f"jf_{uuid.uuid4().hex[:10]}"
-    session.execute(f"CREATE KEYSPACE {keyspace} WITH replication = "
-                    "{'class': 'SimpleStrategy', 'replication_factor': 1}")
-    session.set_keyspace(keyspace)
-    yield session
-    session.execute(f"DROP KEYSPACE {keyspace}")
-    cluster.shutdown()
+    yield from fresh_keyspace(node, "jf")
 
 
 def rows(session, statement, *values):

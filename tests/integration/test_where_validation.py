@@ -7,15 +7,14 @@ with those values (UNSET_VALUE included). The driver-level tests below it hold t
 from Cassandra 5.0.4 and run without Java."""
 import os
 import re
-import uuid
 
 import pytest
 from cassandra import InvalidRequest
 from cassandra.query import UNSET_VALUE
 
 from helenus_node import Node
-from test_differential import _session, differences, outcome
-from test_differential import reference  # noqa: F401 (fixture)
+from test_differential import differences, fresh_keyspace, outcome
+from test_differential import reference, sessions  # noqa: F401 (fixtures)
 
 ADDR = os.environ.get("HELENUS_TEST_ADDR", "127.0.0.51")
 
@@ -468,32 +467,10 @@ def node():
     n.cleanup()
 
 
-@pytest.fixture(scope="module")
-def sessions(node, reference):  # noqa: F811 (reference is a fixture)
-    """(helenus session, reference session), both USE-ing a fresh keyspace of the same name."""
-    keyspace = f"wv_{uuid.uuid4().hex[:12]}"
-    pairs = [_session(node.addr, node.port), _session(*reference)]
-    for _, session in pairs:
-        session.execute(f"CREATE KEYSPACE {keyspace} WITH replication = "
-                        "{'class': 'SimpleStrategy', 'replication_factor': 1}")
-        session.set_keyspace(keyspace)
-    yield pairs[0][1], pairs[1][1]
-    for cluster, session in pairs:
-        session.execute(f"DROP KEYSPACE IF EXISTS {keyspace}")
-        cluster.shutdown()
-
-
 @pytest.fixture
 def db(node):
     """A session on a fresh keyspace of the node (protocol v5)."""
-    cluster, session = _session(node.addr, node.port)
-    keyspace = f"wv_{uuid.uuid4().hex[:10]}"
-    session.execute(f"CREATE KEYSPACE {keyspace} WITH replication = "
-                    "{'class': 'SimpleStrategy', 'replication_factor': 1}")
-    session.set_keyspace(keyspace)
-    yield session
-    session.execute(f"DROP KEYSPACE {keyspace}")
-    cluster.shutdown()
+    yield from fresh_keyspace(node, "wv")
 
 
 def test_same_answers_as_cassandra(sessions):
