@@ -11,7 +11,7 @@ import pytest
 from cassandra import InvalidRequest
 from cassandra.query import UNSET_VALUE
 
-from test_differential import _session, differences, outcome
+from test_differential import mismatches
 from test_differential import reference, sessions  # noqa: F401 (fixtures)
 from test_json_functions import db  # noqa: F401 (fixture: a session on a fresh keyspace)
 
@@ -234,9 +234,5 @@ STATEMENTS = [
 
 def test_same_collection_and_type_operations_as_cassandra(sessions):
     helenus, cassandra = sessions
-    report = []
-    for entry in STATEMENTS:
-        diff = differences(outcome(helenus, entry), outcome(cassandra, entry))
-        if diff:
-            report += [f"MISMATCH {entry}", *diff]
+    report = mismatches(helenus, cassandra, STATEMENTS)
     assert not report, "\n" + "\n".join(report)

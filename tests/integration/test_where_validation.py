@@ -13,7 +13,7 @@ from cassandra import InvalidRequest
 from cassandra.query import UNSET_VALUE
 
 from helenus_node import Node
-from test_differential import differences, fresh_keyspace, outcome
+from test_differential import fresh_keyspace, mismatches, outcome
 from test_differential import reference, sessions  # noqa: F401 (fixtures)
 
 ADDR = os.environ.get("HELENUS_TEST_ADDR", "127.0.0.51")
@@ -475,16 +475,8 @@ def db(node):
 
 def test_same_answers_as_cassandra(sessions):
     helenus, cassandra = sessions
-    report = []
-    for entry in STATEMENTS:
-        if _key(entry) in KNOWN:
-            continue
-        ours, theirs = run(helenus, entry), run(cassandra, entry)
-        if entry in UNORDERED_MESSAGES:
-            ours, theirs = ours[:-1], theirs[:-1]
-        diff = differences(ours, theirs)
-        if diff:
-            report += [f"MISMATCH {str(entry)[:300]}", *diff]
+    compared = [entry for entry in STATEMENTS if _key(entry) not in KNOWN]
+    report = mismatches(helenus, cassandra, compared, answer=run, unordered=UNORDERED_MESSAGES)
     assert not report, "\n" + "\n".join(report)
 
 

@@ -249,6 +249,25 @@ mod tests {
         storage.shutdown().await.unwrap();
     }
 
+    /// A hints service under `dir` delivering through `messaging`, in a ring of `nodes`.
+    async fn open_service(
+        dir: &std::path::Path,
+        messaging: &Arc<net::Messaging>,
+        nodes: usize,
+    ) -> Arc<HintsService> {
+        let env = HintsEnv {
+            deliver: Arc::new(MessagingDeliver::new(
+                messaging.clone(),
+                Duration::from_secs(2),
+            )),
+            gc_grace: Arc::new(|_| Some(864_000)),
+            node_count: Arc::new(move || nodes),
+        };
+        HintsService::open(HintsConfig::new(dir.join("hints")), env)
+            .await
+            .unwrap()
+    }
+
     async fn messaging(n: u128) -> Arc<net::Messaging> {
         let listen = "127.0.0.1:0".parse().unwrap();
         let config = net::NetConfig::new("Test Cluster", uuid::Uuid::from_u128(n), listen);
@@ -268,14 +287,7 @@ mod tests {
         let replica = Arc::new(replica);
         let (a, b) = (messaging(1).await, messaging(2).await);
         b.register(Verb::Hint, hint_handler(replica.clone()));
-        let env = HintsEnv {
-            deliver: Arc::new(MessagingDeliver::new(a.clone(), Duration::from_secs(2))),
-            gc_grace: Arc::new(|_| Some(864_000)),
-            node_count: Arc::new(|| 2),
-        };
-        let service = HintsService::open(HintsConfig::new(dir.path().join("hints")), env)
-            .await
-            .unwrap();
+        let service = open_service(dir.path(), &a, 2).await;
         let hinted = mutation(table);
         service.store(b.host_id(), &hinted).unwrap();
         service.host_alive(b.host_id(), b.local());
@@ -333,14 +345,7 @@ mod tests {
     async fn the_hints_of_a_node_removed_from_the_ring_are_deleted() {
         let dir = tempfile::tempdir().unwrap();
         let a = messaging(1).await;
-        let env = HintsEnv {
-            deliver: Arc::new(MessagingDeliver::new(a.clone(), Duration::from_secs(2))),
-            gc_grace: Arc::new(|_| Some(864_000)),
-            node_count: Arc::new(|| 3),
-        };
-        let service = HintsService::open(HintsConfig::new(dir.path().join("hints")), env)
-            .await
-            .unwrap();
+        let service = open_service(dir.path(), &a, 3).await;
         let (kept, removed) = (node(2, NodeState::Normal), node(3, NodeState::Normal));
         let hinted = mutation(TableId(uuid::Uuid::from_u128(5)));
         service.store(kept.host_id, &hinted).unwrap();
