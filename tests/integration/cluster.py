@@ -96,6 +96,16 @@ class LocalCluster:
             self.clear()
             raise
 
+    def create(self):
+        """Writes the cluster's files on a free /24 without starting any node."""
+        self.subnet = _free_subnet(self.size)
+        try:
+            self.run("create", *self._start_args())
+        except BaseException:
+            self.clear()
+            raise
+        return self
+
     def _start_args(self):
         args = ["--address", self.address(1)]
         for option, value in self.options.items():

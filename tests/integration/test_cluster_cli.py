@@ -6,7 +6,9 @@ import socket
 import subprocess
 
 import pytest
+from cassandra import ConsistencyLevel
 from cassandra.cluster import NoHostAvailable
+from cassandra.query import SimpleStatement
 
 from cluster import BIN, ClusterError, LocalCluster
 
@@ -202,3 +204,38 @@ def test_a_taken_address_is_refused_not_mistaken_for_the_node(tmp_path):
         finally:
             subprocess.run([BIN, "cluster", "clear", "--dir", str(tmp_path / "c")],
                            capture_output=True, timeout=120)
+
+
+def test_a_new_cluster_forms_with_a_seed_down_and_the_seed_joins_when_it_starts():
+    """Issue 12 point 8: three seeds, node 1 never started: nodes 2 and 3 (a majority of the
+    seeds) still form the ring and take DDL and writes; node 1 joins when it starts."""
+    cluster = LocalCluster(nodes=3).create()
+    try:
+        command = [BIN, "cluster", "start", "--dir", cluster.dir, "--timeout", "60"]
+        starts = [subprocess.Popen(command[:3] + [str(n)] + command[3:], text=True,
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                  for n in (2, 3)]
+        for start in starts:
+            out, _ = start.communicate(timeout=120)
+            assert start.returncode == 0, out
+        two, three = cluster.node(2), cluster.node(3)
+        two.await_status(three.address, "UN")
+        assert two.status_of(cluster.address(1)) is None  # never started: not in the ring
+        session = two.session()
+        session.execute("CREATE KEYSPACE formed WITH replication = "
+                        "{'class': 'SimpleStrategy', 'replication_factor': 2}")
+        session.execute("CREATE TABLE formed.t (k int PRIMARY KEY, v text)")
+        session.execute("INSERT INTO formed.t (k, v) VALUES (1, 'before node 1')")
+
+        cluster.node(1).start()
+        one = cluster.node(1)
+        for node in (one, two, three):
+            for other in (one, two, three):
+                node.await_status(other.address, "UN")
+        # QUORUM: node 1 may now own k = 1 without its data (joining streams nothing yet).
+        read = SimpleStatement("SELECT v FROM formed.t WHERE k = 1",
+                               consistency_level=ConsistencyLevel.QUORUM)
+        row = one.session().execute(read).one()
+        assert row.v == "before node 1"
+    finally:
+        cluster.clear()

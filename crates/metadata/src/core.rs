@@ -14,10 +14,11 @@ use tokio::time::Instant;
 use crate::codec::{decode, encode};
 use crate::config::MetadataConfig;
 use crate::error::MetadataError;
+use crate::founding::{Acceptor, FoundingReply};
 use crate::leader;
 use crate::model::ClusterMetadata;
 use crate::raft_types::{Metrics, NodeId, Raft};
-use crate::rpc::{ForwardReply, ForwardRequest, Peer};
+use crate::rpc::{DiscoverReply, ForwardReply, ForwardRequest, Peer};
 use crate::transform::{Command, Outcome};
 use crate::transport::{RpcKind, Transport};
 
@@ -33,6 +34,8 @@ pub(crate) struct Core {
     pub state: watch::Receiver<Arc<ClusterMetadata>>,
     /// The state a group founded by this node starts from (the upgrade path), until used.
     pub initial: Mutex<Option<ClusterMetadata>>,
+    /// This node's part in choosing the founder of a new group.
+    pub founding: Acceptor,
 }
 
 /// Who leads the group, as this node sees it.
@@ -71,6 +74,28 @@ impl Core {
                 Core::peer(&metrics, id).map_or(Leader::Unknown, Leader::Peer)
             }
             _ => Leader::Unknown,
+        }
+    }
+
+    /// What this node answers a discovery call, with `founding` as its founding answer.
+    pub fn discover_reply(&self, founding: FoundingReply) -> DiscoverReply {
+        let metrics = self.metrics();
+        // A node that knows of a group (even one that removed it) says so: a joiner must not
+        // found another group because of it.
+        let knows_group = metrics
+            .membership_config
+            .membership()
+            .nodes()
+            .next()
+            .is_some();
+        DiscoverReply {
+            me: self.me_peer(),
+            cluster_name: self.config.cluster_name.clone(),
+            in_group: knows_group,
+            leader: metrics
+                .current_leader
+                .and_then(|id| Core::peer(&metrics, id)),
+            founding,
         }
     }
 

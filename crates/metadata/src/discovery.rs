@@ -1,11 +1,13 @@
 //! Forming the group (ScyllaDB's group-0 discovery): a node with an empty log asks every seed
 //! whether it is in a group and who leads it. If a group exists, the node asks its leader to
-//! add it as a learner. If none does, the seed with the smallest host id founds one once every
-//! seed has answered: all seeds then see the same set of host ids and agree on the founder. (A
-//! majority is not enough: two majorities of three seeds that overlap in one seed can each
-//! have a different smallest member, and both would found a group.) A new cluster therefore
-//! forms once all of its seeds run; a node joining an existing group needs only one seed that
-//! knows the group.
+//! add it as a learner. If none does, the seeds choose a founder by single-decree Paxos
+//! (`founding`): a seed that hears a majority of the seeds proposes itself (deferring a few
+//! rounds to a seed with a smaller host id, so that normally one seed proposes), and the
+//! founder chosen by a majority founds the group; the others then join it. A new cluster
+//! therefore forms once a majority of its seeds run, and never twice: two majorities share a
+//! seed. A seed chosen as founder that dies before founding holds the cluster up until it
+//! returns (the others cannot tell whether it founded). A node joining an existing group needs
+//! only one seed that knows the group.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -18,6 +20,7 @@ use tokio::time::Instant;
 use crate::codec::{decode, encode};
 use crate::core::Core;
 use crate::error::MetadataError;
+use crate::founding::{value_to_propose, AcceptorState, Ballot, FoundingStep};
 use crate::raft_types::PeerNode;
 use crate::rpc::{DiscoverReply, DiscoverRequest, ForwardReply, ForwardRequest, Peer};
 use crate::transform::Command;
@@ -26,6 +29,8 @@ use crate::transport::RpcKind;
 /// How long a seed has to answer a discovery request.
 const ASK_TIMEOUT: Duration = Duration::from_secs(1);
 const FIRST_PAUSE: Duration = Duration::from_millis(100);
+/// Rounds a seed leaves to a seed with a smaller host id before proposing itself.
+const DEFERRALS: u32 = 3;
 const LONGEST_PAUSE: Duration = Duration::from_secs(2);
 
 /// Founds a one-voter group led by this node and commits its founding state.
@@ -70,13 +75,14 @@ pub(crate) async fn seed_if_pristine(core: &Core) -> Result<(), MetadataError> {
 pub(crate) async fn join_group(core: Arc<Core>) {
     let mut pause = FIRST_PAUSE;
     let mut rounds = 0u64;
+    let mut deferrals = 0u32;
     while !core.in_group() && !core.is_shut_down() {
-        if let Err(reason) = round(&core).await {
+        if let Err(reason) = round(&core, &mut deferrals).await {
             if rounds.is_multiple_of(20) {
                 tracing::info!("metadata group: not joined yet: {reason}");
             }
             rounds += 1;
-            tokio::time::sleep(pause).await;
+            tokio::time::sleep(jittered(&core, pause, rounds)).await;
             pause = (pause * 2).min(LONGEST_PAUSE);
         }
     }
@@ -87,29 +93,54 @@ pub(crate) async fn join_group(core: Arc<Core>) {
     }
 }
 
-/// One round: ask the seeds, then join, found, or say why not yet.
-async fn round(core: &Core) -> Result<(), String> {
-    let answers = ask_seeds(core).await;
+/// `pause` stretched by up to half, differently on every node, so that two seeds proposing
+/// at once do not keep colliding.
+fn jittered(core: &Core, pause: Duration, rounds: u64) -> Duration {
+    let (high, low) = core.me.0.as_u64_pair();
+    let spread = (high ^ low ^ rounds.wrapping_mul(0x9e37_79b9_7f4a_7c15)) % 50;
+    pause + pause * spread as u32 / 100
+}
+
+/// One round: ask the seeds, then join, found, choose a founder, or say why not yet.
+async fn round(core: &Core, deferrals: &mut u32) -> Result<(), String> {
+    let answers = ask_seeds(core, FoundingStep::Ask).await;
     if let Some(leader) = answers.iter().find_map(|answer| answer.leader) {
         return ask_to_join(core, leader).await;
     }
     if answers.iter().any(|answer| answer.in_group) {
         return Err("the seeds' group has no leader at the moment".to_string());
     }
-    if let Some(reason) = cannot_found(core, &answers) {
-        return Err(reason);
+    let known = core.founding.state().chosen;
+    let founder = match known.or_else(|| answers.iter().find_map(|a| a.founding.state.chosen)) {
+        Some(founder) => founder,
+        None => {
+            if let Some(reason) = cannot_propose(core, &answers, deferrals) {
+                return Err(reason);
+            }
+            propose(core, &answers).await?
+        }
+    };
+    if known.is_none() {
+        announce(core, founder).await;
     }
-    found(core).await.map_err(|e| e.to_string())
+    if founder.host_id == core.me.0 {
+        return found(core).await.map_err(|e| e.to_string());
+    }
+    Err(format!(
+        "seed {} at {} was chosen to found the group; waiting for it",
+        founder.host_id, founder.addr
+    ))
 }
 
-/// The answers of the seeds that answered, of this cluster.
-async fn ask_seeds(core: &Core) -> Vec<DiscoverReply> {
+/// Takes `step` at every other seed; the answers of those of this cluster that answered.
+async fn ask_seeds(core: &Core, step: FoundingStep) -> Vec<DiscoverReply> {
     let Some(transport) = &core.transport else {
         return Vec::new();
     };
     let request = DiscoverRequest {
         from: core.me_peer(),
         cluster_name: core.config.cluster_name.clone(),
+        step,
     };
     let Ok(payload) = encode(&request) else {
         return Vec::new();
@@ -128,33 +159,40 @@ async fn ask_seeds(core: &Core) -> Vec<DiscoverReply> {
         else {
             continue;
         };
-        if answer.cluster_name == core.config.cluster_name {
-            answers.push(answer);
-        } else {
+        if answer.cluster_name != core.config.cluster_name {
             tracing::warn!(
                 "metadata discovery: seed {} belongs to cluster '{}', this node to '{}'; ignoring it",
                 answer.me.addr,
                 answer.cluster_name,
                 core.config.cluster_name
             );
+        } else if core.config.seeds.contains(&answer.me.addr) {
+            answers.push(answer);
         }
     }
     answers
 }
 
-/// Why this node may not found the group now (None: it may).
-fn cannot_found(core: &Core, answers: &[DiscoverReply]) -> Option<String> {
+/// How many seeds there are, this one included.
+fn seed_count(core: &Core) -> usize {
+    core.config.other_seeds().len() + 1
+}
+
+/// How many seeds make a majority of them.
+fn majority(core: &Core) -> usize {
+    seed_count(core) / 2 + 1
+}
+
+/// Why this node may not propose itself as founder now (None: it may).
+fn cannot_propose(core: &Core, answers: &[DiscoverReply], deferrals: &mut u32) -> Option<String> {
     if !core.config.is_seed() {
         return Some("no seed is in a group yet (only a seed founds one)".to_string());
     }
-    let seeds = core.config.other_seeds().len() + 1;
-    let answered = 1 + answers
-        .iter()
-        .filter(|answer| core.config.seeds.contains(&answer.me.addr))
-        .count();
-    if answered < seeds {
+    let seeds = seed_count(core);
+    let answered = answers.len() + 1;
+    if answered < majority(core) {
         return Some(format!(
-            "{answered} of {seeds} seeds answered; a new cluster forms once every seed runs"
+            "{answered} of {seeds} seeds answered; a new cluster forms once a majority of its seeds run"
         ));
     }
     let smaller = answers
@@ -162,10 +200,68 @@ fn cannot_found(core: &Core, answers: &[DiscoverReply]) -> Option<String> {
         .map(|answer| answer.me)
         .filter(|peer| peer.host_id < core.me.0)
         .min_by_key(|peer| peer.host_id)?;
+    if *deferrals >= DEFERRALS {
+        return None;
+    }
+    *deferrals += 1;
     Some(format!(
-        "seed {} at {} has a smaller host id and founds the group",
+        "seed {} at {} has a smaller host id and proposes to found the group",
         smaller.host_id, smaller.addr
     ))
+}
+
+/// Runs one Paxos ballot for the founder; the founder chosen.
+async fn propose(core: &Core, answers: &[DiscoverReply]) -> Result<Peer, String> {
+    let highest = answers
+        .iter()
+        .map(|answer| answer.founding.state.promised.round)
+        .fold(core.founding.state().promised.round, u64::max);
+    let ballot = Ballot {
+        round: highest + 1,
+        host_id: core.me.0,
+    };
+    let promises = poll(core, FoundingStep::Prepare(ballot)).await?;
+    let founder = value_to_propose(&promises, core.me_peer());
+    poll(core, FoundingStep::Accept(ballot, founder)).await?;
+    tracing::info!(
+        "metadata group: seed {} at {} chosen to found the group (ballot {})",
+        founder.host_id,
+        founder.addr,
+        ballot.round
+    );
+    Ok(founder)
+}
+
+/// Takes `step` here and at the other seeds; the states of those that granted it, if a
+/// majority of the seeds did.
+async fn poll(core: &Core, step: FoundingStep) -> Result<Vec<AcceptorState>, String> {
+    let local = core
+        .founding
+        .step(step)
+        .map_err(|e| format!("cannot record the founding step: {e}"))?;
+    let remote = ask_seeds(core, step).await;
+    let granted: Vec<AcceptorState> = std::iter::once(local)
+        .chain(remote.iter().map(|answer| answer.founding))
+        .filter(|reply| reply.granted)
+        .map(|reply| reply.state)
+        .collect();
+    if granted.len() < majority(core) {
+        return Err(format!(
+            "{} of {} seeds granted the founding ballot; a majority must",
+            granted.len(),
+            seed_count(core)
+        ));
+    }
+    Ok(granted)
+}
+
+/// Records the chosen founder here and tells the other seeds (best effort: a seed that misses
+/// it learns it from the others' answers, or from the founder's group).
+async fn announce(core: &Core, founder: Peer) {
+    if let Err(e) = core.founding.step(FoundingStep::Chosen(founder)) {
+        tracing::warn!("metadata group: cannot record the chosen founder: {e}");
+    }
+    ask_seeds(core, FoundingStep::Chosen(founder)).await;
 }
 
 /// Asks the leader to add this node; done once the group's membership reached this node.

@@ -73,7 +73,7 @@ async fn serve(core: &Core, kind: RpcKind, payload: &[u8]) -> Result<Bytes, Stri
         }
         RpcKind::Discover => {
             let request = decode(payload).map_err(|e| format!("bad discover request: {e}"))?;
-            reply(Ok::<_, String>(discover(core, request)))
+            reply(discover(core, request))
         }
     }
 }
@@ -120,7 +120,7 @@ async fn forward(core: &Core, request: ForwardRequest) -> ForwardReply {
     }
 }
 
-fn discover(core: &Core, request: DiscoverRequest) -> DiscoverReply {
+fn discover(core: &Core, request: DiscoverRequest) -> Result<DiscoverReply, String> {
     if request.cluster_name != core.config.cluster_name {
         tracing::warn!(
             "metadata discovery from {} of cluster '{}' ignored: this node belongs to '{}'",
@@ -128,22 +128,11 @@ fn discover(core: &Core, request: DiscoverRequest) -> DiscoverReply {
             request.cluster_name,
             core.config.cluster_name
         );
+        return Ok(core.discover_reply(core.founding.refusal()));
     }
-    let metrics = core.metrics();
-    // A node that knows of a group (even one that removed it) says so: a joiner must not
-    // found another group because of it.
-    let knows_group = metrics
-        .membership_config
-        .membership()
-        .nodes()
-        .next()
-        .is_some();
-    DiscoverReply {
-        me: core.me_peer(),
-        cluster_name: core.config.cluster_name.clone(),
-        in_group: knows_group,
-        leader: metrics
-            .current_leader
-            .and_then(|id| Core::peer(&metrics, id)),
-    }
+    let founding = core
+        .founding
+        .step(request.step)
+        .map_err(|e| format!("cannot record the founding step: {e}"))?;
+    Ok(core.discover_reply(founding))
 }

@@ -8,7 +8,8 @@
 //! - `service`: `MetadataService` (start, commit, current, watch, await_epoch, status);
 //! - `core`, `leader`, `handlers`, `network`, `rpc`: committing through the leader, the Raft
 //!   RPCs over a `Transport`;
-//! - `discovery`, `promote`: forming the group, learners becoming voters;
+//! - `discovery`, `founding`, `promote`: forming the group (the seeds choose its founder by
+//!   Paxos), learners becoming voters;
 //! - `storage`, `state_machine`: the log, vote and snapshots on disk;
 //! - `transport`, `memnet`, `net_transport` (feature `net`): the network seam, an in-memory
 //!   network for tests, the adapter to `net::Messaging`.
@@ -18,6 +19,7 @@ mod config;
 mod core;
 mod discovery;
 mod error;
+mod founding;
 mod handlers;
 mod leader;
 pub mod memnet;

@@ -4,6 +4,7 @@ use std::net::SocketAddr;
 
 use serde::{Deserialize, Serialize};
 
+use crate::founding::{FoundingReply, FoundingStep};
 use crate::model::HostId;
 use crate::raft_types::{NodeId, Vote};
 use crate::storage::snapshot_file::StoredSnapshot;
@@ -54,11 +55,13 @@ pub(crate) enum ForwardReply {
     Failed(String),
 }
 
-/// "Are you in a metadata group, and who leads it?" (Verb::MetadataDiscover).
+/// "Are you in a metadata group, and who leads it?" (Verb::MetadataDiscover), with a step of
+/// choosing a founder when no group exists yet.
 #[derive(Debug, Serialize, Deserialize)]
 pub(crate) struct DiscoverRequest {
     pub from: Peer,
     pub cluster_name: String,
+    pub step: FoundingStep,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -67,4 +70,5 @@ pub(crate) struct DiscoverReply {
     pub cluster_name: String,
     pub in_group: bool,
     pub leader: Option<Peer>,
+    pub founding: FoundingReply,
 }

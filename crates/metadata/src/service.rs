@@ -13,6 +13,7 @@ use crate::config::MetadataConfig;
 use crate::core::Core;
 use crate::discovery;
 use crate::error::MetadataError;
+use crate::founding::Acceptor;
 use crate::handlers;
 use crate::model::{ClusterMetadata, HostId, Transformation};
 use crate::network::NetworkFactory;
@@ -49,6 +50,7 @@ impl MetadataService {
         let log = LogStore::open(&config.dir).map_err(storage)?;
         let state_machine = StateMachineStore::open(&config.dir).map_err(storage)?;
         let pristine = log.is_pristine();
+        let founding = Acceptor::open(&config.dir).map_err(storage)?;
         let state = state_machine.subscribe();
         let raft_config = config
             .raft_config()
@@ -67,6 +69,7 @@ impl MetadataService {
             transport,
             state,
             initial: Mutex::new(initial),
+            founding,
         });
         if let Some(transport) = &core.transport {
             handlers::register(&core, transport);

@@ -139,22 +139,74 @@ async fn the_minority_side_of_a_partition_gets_no_quorum_while_the_majority_comm
 #[tokio::test(start_paused = true)]
 async fn a_commit_without_any_group_fails_with_no_quorum_in_time() {
     let mut cluster = Cluster::new(3, 17);
-    // One seed of three: a new group forms only once every seed runs.
+    // One seed of three: a new group forms only once a majority of the seeds runs.
     let alone = cluster.start(0).await;
     let started = Instant::now();
     let error = alone.commit(create("nowhere")).await.unwrap_err();
     assert!(matches!(error, MetadataError::NoQuorum(_)), "{error}");
     assert!(started.elapsed() <= cluster.commit_timeout + Duration::from_millis(200));
     assert_eq!(alone.current().epoch, 0);
-    // Two of three seeds are not enough either: two overlapping majorities could each see a
-    // different smallest host id and found two groups.
+    // A second seed makes a majority of the three: the group forms without the third.
     cluster.start(1).await;
-    let waited = alone.await_epoch(1, Duration::from_secs(5)).await;
-    assert!(waited.is_err(), "founded without every seed");
-    cluster.start(2).await;
     alone.await_epoch(1, Duration::from_secs(20)).await.unwrap();
     alone.commit(create("somewhere")).await.unwrap();
+    // The third seed, started later, joins that group.
+    cluster.start(2).await;
+    cluster
+        .node(2)
+        .await_epoch(1, Duration::from_secs(20))
+        .await
+        .unwrap();
+    cluster.converged(2).await;
+    assert!(cluster.node(2).current().schema.contains_key("somewhere"));
     shutdown_all(&cluster).await;
+}
+
+/// Starts every node at once, lets formation run for `time`, heals the network, and checks
+/// that all of them end up in one group (two groups would never agree on a leader).
+async fn form_at_once_then_heal(cluster: &mut Cluster, time: Duration) {
+    for i in 0..3 {
+        cluster.start(i).await;
+    }
+    tokio::time::sleep(time).await;
+    cluster.net.heal();
+    cluster.net.set_drop_rate(0.0);
+    for i in 0..3 {
+        cluster
+            .node(i)
+            .await_epoch(1, Duration::from_secs(30))
+            .await
+            .unwrap_or_else(|e| panic!("node {i} joined no group: {e}"));
+        register(cluster.node(i), i).await;
+    }
+    cluster
+        .wait_until("one group of three voters", Duration::from_secs(30), |c| {
+            c.agreed_leader()
+                .is_some_and(|l| c.node(l).status().voters.len() == 3)
+        })
+        .await;
+    let state = cluster.converged(4).await;
+    assert_eq!(state.nodes.len(), 3);
+}
+
+#[tokio::test(start_paused = true)]
+async fn seeds_that_each_see_another_majority_found_one_group() {
+    // 0 and 2 cannot reach each other; each sees a majority with 1.
+    let mut cluster = Cluster::new(3, 23);
+    cluster.net.cut_one_way(common::addr(0), common::addr(2));
+    cluster.net.cut_one_way(common::addr(2), common::addr(0));
+    form_at_once_then_heal(&mut cluster, Duration::from_secs(20)).await;
+    shutdown_all(&cluster).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn seeds_found_one_group_while_a_third_of_the_messages_are_lost() {
+    for seed in [29, 31, 37] {
+        let mut cluster = Cluster::new(3, seed);
+        cluster.net.set_drop_rate(0.33);
+        form_at_once_then_heal(&mut cluster, Duration::from_secs(10)).await;
+        shutdown_all(&cluster).await;
+    }
 }
 
 #[tokio::test(start_paused = true)]

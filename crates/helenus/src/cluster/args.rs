@@ -28,6 +28,11 @@ pub enum Action {
         #[command(flatten)]
         shape: Shape,
     },
+    /// Create the cluster's files without starting any node (as `ccm create` without `-s`).
+    Create {
+        #[command(flatten)]
+        shape: Shape,
+    },
     /// Without NODE: stop every node (SIGTERM, then wait). With NODE: stop that node.
     Stop { node: Option<String> },
     /// Each node's number, address, data center, rack, pid, state and whether CQL answers.
@@ -169,6 +174,8 @@ mod tests {
         }
         let args = parse(&["stop", "127.0.0.2"]).unwrap();
         assert!(matches!(args.action, Action::Stop { node: Some(n) } if n == "127.0.0.2"));
+        let args = parse(&["create", "--nodes", "5"]).unwrap();
+        assert!(matches!(args.action, Action::Create { shape } if shape.nodes == Some(5)));
         let args = parse(&["start", "node3"]).unwrap();
         assert!(matches!(args.action, Action::Start { node: Some(n), .. } if n == "node3"));
     }

@@ -39,6 +39,12 @@ fn execute(args: ClusterArgs) -> Result<(), String> {
     let tool = tool_name(&args.dir);
     match args.action {
         Action::Start { node: None, shape } => start_cluster(&dir, &shape, timeout, &tool),
+        Action::Create { shape } => {
+            if Cluster::exists(&dir) {
+                return Err(format!("a cluster already exists in {}", dir.display()));
+            }
+            create(&dir, &shape).map(|_| ())
+        }
         Action::Start {
             node: Some(which),
             shape,
@@ -118,20 +124,24 @@ fn start_cluster(dir: &Path, shape: &Shape, timeout: Duration, tool: &str) -> Re
         }
         Cluster::open(dir)?
     } else {
-        let cluster = Cluster::create(dir, shape)?;
-        println!(
-            "Created cluster '{}' in {}: {} nodes, {}",
-            cluster.spec.name,
-            dir.display(),
-            cluster.spec.nodes.len(),
-            cluster.spec.snitch()
-        );
-        cluster
+        create(dir, shape)?
     };
     let nodes: Vec<&NodeSpec> = cluster.spec.nodes.iter().collect();
     control::start(&cluster, &nodes, timeout)?;
     print!("{}", report::connect_hints(&cluster, tool));
     Ok(())
+}
+
+fn create(dir: &Path, shape: &Shape) -> Result<Cluster, String> {
+    let cluster = Cluster::create(dir, shape)?;
+    println!(
+        "Created cluster '{}' in {}: {} nodes, {}",
+        cluster.spec.name,
+        dir.display(),
+        cluster.spec.nodes.len(),
+        cluster.spec.snitch()
+    );
+    Ok(cluster)
 }
 
 fn status(dir: &Path) -> Result<(), String> {
