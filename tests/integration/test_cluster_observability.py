@@ -1,13 +1,15 @@
-"""The cluster path as operators see it, in Cassandra 5.0's layouts, on three nodes (RF=3):
-`nodetool tpstats` prints every verb's dropped messages and the time messages waited for their
-handler, and `/metrics` has the dropped counter and those waits."""
+"""The cluster path as operators see it, in Cassandra 5.0's words and layouts, on three nodes
+(RF=3): a traced request names the replicas it was sent to and holds each replica's own events
+(source: the replica), `nodetool tpstats` prints every verb's dropped messages and the time
+messages waited for their handler, and `/metrics` has the dropped counter and those waits."""
 import re
+import time
 import urllib.request
 
 import pytest
 from cassandra import ConsistencyLevel
 
-from cluster import ADMIN_PORT, at, running
+from cluster import ADMIN_PORT, STORAGE_PORT, at, running
 
 
 @pytest.fixture(scope="module")
@@ -55,3 +57,59 @@ def test_tpstats_and_metrics_show_each_verbs_drops_and_queue_waits(trio):
     waits = re.findall(r'helenus_message_queue_wait_micros\{verb="MUTATION_REQ",quantile="1"\} '
                        r'(\d+)', text)
     assert len(waits) == 1 and int(waits[0]) >= most
+
+
+def events_by_source(session, trace_id, sources, timeout=10):
+    """The session's events per source, once every one of `sources` has some (replicas write
+    theirs as they answer, which may be after the client has its answer)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        rows = session.execute("SELECT source, activity FROM system_traces.events "
+                               "WHERE session_id = %s", [trace_id])
+        found = {}
+        for row in rows:
+            found.setdefault(str(row.source), []).append(row.activity)
+        if set(sources) <= set(found) or time.monotonic() > deadline:
+            return found
+        time.sleep(0.2)
+
+
+def test_a_traced_quorum_write_and_read_show_each_replicas_events(trio):
+    node1 = trio.node(1)
+    session = node1.session()
+    coordinator = f"/{node1.address}:{STORAGE_PORT}"
+    replicas = [n.address for n in trio.nodes[1:]]
+
+    rs = session.execute(at(ConsistencyLevel.QUORUM, "INSERT INTO obs.t (k, v) VALUES (1, 'a')"),
+                         trace=True)
+    trace = rs.get_query_trace(max_wait_sec=10)
+    events = events_by_source(session, trace.trace_id, [node1.address, *replicas])
+    assert sorted(a for a in events[node1.address] if a.startswith("Sending")) == [
+        f"Sending MUTATION_REQ message to /{r}:{STORAGE_PORT}" for r in replicas]
+    for replica in replicas:
+        assert events.get(replica) == [
+            f"MUTATION_REQ message received from {coordinator}",
+            "Appending to commitlog",
+            "Adding to t memtable",
+            f"Enqueuing response to {coordinator}",
+        ], replica
+
+    rs = session.execute(at(ConsistencyLevel.QUORUM, "SELECT v FROM obs.t WHERE k = 1"),
+                         trace=True)
+    assert [r.v for r in rs] == ["a"]
+    trace = rs.get_query_trace(max_wait_sec=10)
+    sent = [a for a in activities(trace) if a.startswith("Sending READ_REQ message to /")]
+    assert len(sent) == 1, activities(trace)  # QUORUM of 3: this node and one other
+    asked = re.match(r"Sending READ_REQ message to /([\d.]+):", sent[0]).group(1)
+    events = events_by_source(session, trace.trace_id, [node1.address, asked])
+    assert events[asked] == [
+        f"READ_REQ message received from {coordinator}",
+        "Executing single-partition query on t",
+        "Acquiring sstable references",
+        "Read 1 live rows and 0 tombstone cells",
+        f"Enqueuing response to {coordinator}",
+    ]
+
+
+def activities(trace):
+    return [e.description for e in trace.events]
