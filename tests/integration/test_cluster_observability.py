@@ -1,15 +1,16 @@
 """The cluster path as operators see it, in Cassandra 5.0's words and layouts, on three nodes
 (RF=3): a traced request names the replicas it was sent to and holds each replica's own events
 (source: the replica), `nodetool tpstats` prints every verb's dropped messages and the time
-messages waited for their handler, and `/metrics` has the dropped counter and those waits."""
+messages waited for their handler, `/metrics` has the dropped counter and those waits, and
+`nodetool proxyhistograms` shows the coordinator's end-to-end latencies, timeouts included."""
 import re
 import time
 import urllib.request
 
 import pytest
-from cassandra import ConsistencyLevel
+from cassandra import ConsistencyLevel, WriteTimeout
 
-from cluster import ADMIN_PORT, STORAGE_PORT, at, running
+from cluster import ADMIN_PORT, STORAGE_PORT, all_up, at, running
 
 
 @pytest.fixture(scope="module")
@@ -113,3 +114,35 @@ def test_a_traced_quorum_write_and_read_show_each_replicas_events(trio):
 
 def activities(trace):
     return [e.description for e in trace.events]
+
+
+def proxy_latencies(node):
+    """proxyhistograms' rows: {percentile: [read, write, range, cas read, cas write, view]}."""
+    lines = node.nodetool("proxyhistograms").splitlines()
+    assert lines[0] == "proxy histograms"
+    assert lines[1].split()[:7] == ["Percentile", "Read", "Latency", "Write", "Latency",
+                                    "Range", "Latency"]
+    return {line.split()[0]: [float(v) for v in line.split()[1:]] for line in lines[3:10]}
+
+
+def test_proxyhistograms_shows_the_coordinators_latencies_timeouts_included(trio):
+    node2, node3 = trio.node(2), trio.node(3)
+    session = node3.session()
+    session.execute(at(ConsistencyLevel.QUORUM, "INSERT INTO obs.t (k, v) VALUES (100, 'p')"))
+    session.execute(at(ConsistencyLevel.QUORUM, "SELECT v FROM obs.t WHERE k = 100"))
+    session.execute(at(ConsistencyLevel.QUORUM, "SELECT k FROM obs.t"))
+    rows = proxy_latencies(node3)
+    assert list(rows) == ["50%", "75%", "95%", "98%", "99%", "Min", "Max"]
+    read, write, scan = (rows["Max"][i] for i in range(3))
+    assert read > 0 and 0 < write < 2_000_000 and scan > 0, rows
+    assert rows["Max"][3:] == [0.0, 0.0, 0.0]  # no lightweight transactions nor views
+    node2.pause()
+    try:
+        with pytest.raises(WriteTimeout):
+            session.execute(at(ConsistencyLevel.ALL, "INSERT INTO obs.t (k, v) VALUES (101, 'w')"),
+                            timeout=30)
+    finally:
+        node2.resume()
+    all_up(trio)
+    # The write waited for the paused replica until the 2 s write timeout, as the client did.
+    assert proxy_latencies(node3)["Max"][1] >= 2_000_000

@@ -250,16 +250,26 @@ impl Coordinator {
         write_type: &'static str,
         trace: Option<&Trace>,
     ) -> CqlResult<()> {
+        let started = Instant::now();
         let written = self
             .deliver(strategy, mutations, cl, write_type, trace)
             .await;
-        self.counted(RequestKind::Write, written)
+        self.counted(RequestKind::Write, cl, started, written)
     }
 
-    /// Counts a failed request in the proxy's metrics.
-    fn counted<T>(&self, kind: RequestKind, result: CqlResult<T>) -> CqlResult<T> {
+    /// Counts a failed request in the proxy's metrics; one that timed out, was unavailable or
+    /// failed also counts in the request latencies, as Cassandra records every request's.
+    fn counted<T>(
+        &self,
+        kind: RequestKind,
+        cl: Consistency,
+        started: Instant,
+        result: CqlResult<T>,
+    ) -> CqlResult<T> {
         if let Err(e) = &result {
-            self.metrics.proxy().record_error(kind, e);
+            if self.metrics.proxy().record_error(kind, e) {
+                self.metrics.record_request(kind, cl, started.elapsed());
+            }
         }
         result
     }
@@ -387,6 +397,7 @@ impl Coordinator {
         trace: Option<&Trace>,
         policy: &ReadPolicy,
     ) -> CqlResult<Option<Partition>> {
+        let begun = Instant::now();
         let read = async {
             validate_for_read(cl)?;
             let reachable = self.attached.remote.get().is_some();
@@ -443,7 +454,7 @@ impl Coordinator {
             self.record(RequestKind::Read, cl, &[table], started);
             Ok(partition)
         };
-        self.counted(RequestKind::Read, read.await)
+        self.counted(RequestKind::Read, cl, begun, read.await)
     }
 
     /// Reads up to `limit` partitions of a key range, in token order, adding what the scan
@@ -461,6 +472,7 @@ impl Coordinator {
         stats: &mut ReadStats,
         trace: Option<&Trace>,
     ) -> CqlResult<Vec<Partition>> {
+        let begun = Instant::now();
         let scan = async {
             validate_for_read(cl)?;
             let reachable = self.attached.remote.get().is_some();
@@ -513,7 +525,7 @@ impl Coordinator {
             self.record(RequestKind::Range, cl, &[table], started);
             Ok(partitions)
         };
-        self.counted(RequestKind::Range, scan.await)
+        self.counted(RequestKind::Range, cl, begun, scan.await)
     }
 }
 
