@@ -113,6 +113,7 @@ pub fn render(node: &AdminNode) -> ApiResult<String> {
     tables(node, &mut snapshot)?;
     node_figures(node, &mut snapshot);
     pools(node, &mut snapshot);
+    messages(node, &mut snapshot);
     hints(node, &mut snapshot);
     let mut registry = Registry::default();
     registry.register_collector(Box::new(snapshot));
@@ -302,6 +303,40 @@ fn pools(node: &AdminNode, snapshot: &mut Snapshot) {
         "helenus_pool_completed",
         "Tasks done (nodetool tpstats)",
         completed,
+    );
+}
+
+/// Internode messages per verb: dropped unstarted, and how long those that ran waited for
+/// their handler (the message table of `tpstats`).
+fn messages(node: &AdminNode, snapshot: &mut Snapshot) {
+    let (mut dropped, mut waits) = (Vec::new(), Vec::new());
+    for verb in crate::api::pools::dropped(node) {
+        let labels = vec![("verb", verb.message_type)];
+        dropped.push((labels.clone(), Sample::Counter(verb.dropped)));
+        let w = verb.queue_wait_micros;
+        if w.max == 0 {
+            continue;
+        }
+        for (q, v) in [
+            ("0.5", w.p50),
+            ("0.95", w.p95),
+            ("0.99", w.p99),
+            ("1", w.max),
+        ] {
+            let mut labels = labels.clone();
+            labels.push(("quantile", q.to_string()));
+            waits.push((labels, Sample::Gauge(i64::try_from(v).unwrap_or(i64::MAX))));
+        }
+    }
+    snapshot.add(
+        "helenus_messages_dropped",
+        "Internode messages received and dropped: expired before their handler started",
+        dropped,
+    );
+    snapshot.add(
+        "helenus_message_queue_wait_micros",
+        "Time internode messages waited between arrival and their handler's start",
+        waits,
     );
 }
 

@@ -194,6 +194,7 @@ async fn stats_and_metrics() {
     assert_eq!(dropped.len(), net::Verb::ALL.len());
     assert_eq!(dropped[7]["message_type"], "MUTATION_REQ");
     assert_eq!(dropped[7]["dropped"], 0, "a node alone drops nothing");
+    assert_eq!(dropped[7]["queue_wait_micros"]["max"], 0);
     let gc = json(&api.handle(&Method::GET, "/v1/gcstats", b"").await);
     assert_eq!(gc["collections"], 0);
     let metrics = api.handle(&Method::GET, "/metrics", b"").await;
@@ -206,6 +207,12 @@ async fn stats_and_metrics() {
     assert!(text.contains("helenus_native_request_bytes_in_flight 0\n"));
     assert!(text.contains("helenus_native_request_bytes_limit 107374182\n"));
     assert!(text.contains("helenus_native_paused_connections 0\n"));
+    assert!(text.contains("# TYPE helenus_messages_dropped counter\n"));
+    assert!(text.contains("helenus_messages_dropped_total{verb=\"MUTATION_REQ\"} 0\n"));
+    assert!(
+        !text.contains("helenus_message_queue_wait_micros"),
+        "no message received"
+    );
     assert!(text.ends_with("# EOF\n"));
 }
 

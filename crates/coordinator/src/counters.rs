@@ -188,7 +188,13 @@ impl Coordinator {
                 self.forward(leader, &request, timeout, block_for).await?;
             }
             _ => {
-                trace::sending(trace, "MUTATION", self.local.addr, plan.live.iter());
+                trace::sending(
+                    trace,
+                    net::Verb::Mutation,
+                    self.local.addr,
+                    self.replica.storage_port,
+                    plan.live.iter(),
+                );
                 self.leader().lead(&request).await?;
             }
         }

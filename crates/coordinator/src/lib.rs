@@ -28,6 +28,7 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use net::Verb;
 use ring::{Endpoint, ReplicationStrategy, Token};
 use storage::{
     KeyRange, Mutation, Partition, PartitionKey, ReadFilter, ReadStats, Storage, StorageError,
@@ -47,7 +48,7 @@ pub use slow::SlowQueries;
 pub use speculation::{ReadPolicy, SpeculativeRetry};
 pub use timeouts::{LiveTimeouts, TimeoutKind, Timeouts};
 pub use topology::{Liveness, Topology};
-pub use trace::{Trace, TraceEvent};
+pub use trace::{Trace, TraceEvent, TraceSink};
 
 /// The storage port failure messages name until told otherwise (Cassandra's default).
 const DEFAULT_STORAGE_PORT: u16 = 7000;
@@ -97,6 +98,7 @@ impl Coordinator {
             storage: self.storage.clone(),
             await_epoch: remote.await_epoch.clone(),
             leader: self.leader(),
+            attached: self.attached.clone(),
         };
         verbs::register(&remote.messaging, replica);
         if self.attached.remote.set(remote).is_err() {
@@ -108,6 +110,14 @@ impl Coordinator {
     pub fn attach_hints(&self, hints: Arc<hints::HintsService>) {
         if self.attached.hints.set(hints).is_err() {
             tracing::warn!("the hints service was attached to the coordinator twice");
+        }
+    }
+
+    /// Writes the events this node traces as a replica of another node's tracing session;
+    /// attached once, by the query layer (which owns `system_traces`).
+    pub fn attach_trace_sink(&self, sink: Arc<dyn TraceSink>) {
+        if self.attached.traces.set(sink).is_err() {
+            tracing::warn!("a trace sink was attached to the coordinator twice");
         }
     }
 
@@ -240,16 +250,26 @@ impl Coordinator {
         write_type: &'static str,
         trace: Option<&Trace>,
     ) -> CqlResult<()> {
+        let started = Instant::now();
         let written = self
             .deliver(strategy, mutations, cl, write_type, trace)
             .await;
-        self.counted(RequestKind::Write, written)
+        self.counted(RequestKind::Write, cl, started, written)
     }
 
-    /// Counts a failed request in the proxy's metrics.
-    fn counted<T>(&self, kind: RequestKind, result: CqlResult<T>) -> CqlResult<T> {
+    /// Counts a failed request in the proxy's metrics; one that timed out, was unavailable or
+    /// failed also counts in the request latencies, as Cassandra records every request's.
+    fn counted<T>(
+        &self,
+        kind: RequestKind,
+        cl: Consistency,
+        started: Instant,
+        result: CqlResult<T>,
+    ) -> CqlResult<T> {
         if let Err(e) = &result {
-            self.metrics.proxy().record_error(kind, e);
+            if self.metrics.proxy().record_error(kind, e) {
+                self.metrics.record_request(kind, cl, started.elapsed());
+            }
         }
         result
     }
@@ -291,8 +311,13 @@ impl Coordinator {
             bounded(write, timeout, &self.replica, needed, write_type).await?;
         } else {
             let targets = fanout.plans.iter().flat_map(|p| &p.live);
-            trace::sending(trace, "MUTATION", self.local.addr, targets);
-            write::send(fanout, self.senders(TimeoutKind::Write)).await?;
+            let port = self.replica.storage_port;
+            trace::sending(trace, Verb::Mutation, self.local.addr, port, targets);
+            let senders = write::Senders {
+                session: trace.map(Trace::session),
+                ..self.senders(TimeoutKind::Write)
+            };
+            write::send(fanout, senders).await?;
         }
         self.record(RequestKind::Write, cl, &tables, started);
         Ok(())
@@ -332,14 +357,16 @@ impl Coordinator {
         read::only_contact(requirement, live, self.local.addr)
     }
 
-    /// What asks replicas for a read, waiting at most the `kind` timeout.
-    fn readers(&self, kind: TimeoutKind) -> read::Readers {
+    /// What asks replicas for a read of tracing session `trace`, waiting at most the `kind`
+    /// timeout.
+    fn readers(&self, kind: TimeoutKind, trace: Option<&Trace>) -> read::Readers {
         let remote = self.attached.remote.get();
         read::Readers {
             storage: self.storage.clone(),
             messaging: remote.map(|r| r.messaging.clone()),
             storage_port: self.replica.storage_port,
             epoch: remote.map_or(0, |r| (r.epoch)()),
+            session: trace.map(Trace::session),
             local: self.local.addr,
             timeout: self.timeouts.get(kind),
             write_timeout: self.timeouts.get(TimeoutKind::Write),
@@ -370,6 +397,7 @@ impl Coordinator {
         trace: Option<&Trace>,
         policy: &ReadPolicy,
     ) -> CqlResult<Option<Partition>> {
+        let begun = Instant::now();
         let read = async {
             validate_for_read(cl)?;
             let reachable = self.attached.remote.get().is_some();
@@ -397,7 +425,8 @@ impl Coordinator {
             } else {
                 replicas.prefer_fast(&self.local, |addr| proxy.score_class(addr));
                 let (contacts, spares) = read::contacts(&requirement, &replicas.live);
-                trace::sending(trace, "READ", self.local.addr, contacts.iter());
+                let (local, port) = (self.local.addr, self.replica.storage_port);
+                trace::sending(trace, Verb::Read, local, port, contacts.iter());
                 let plan = read::ReadPlan {
                     table,
                     key,
@@ -411,7 +440,7 @@ impl Coordinator {
                 };
                 let readers = read::Readers {
                     read_repair: policy.read_repair,
-                    ..self.readers(TimeoutKind::Read)
+                    ..self.readers(TimeoutKind::Read, trace)
                 };
                 (
                     read::read(&readers, plan, filter, now, stats).await?,
@@ -425,7 +454,7 @@ impl Coordinator {
             self.record(RequestKind::Read, cl, &[table], started);
             Ok(partition)
         };
-        self.counted(RequestKind::Read, read.await)
+        self.counted(RequestKind::Read, cl, begun, read.await)
     }
 
     /// Reads up to `limit` partitions of a key range, in token order, adding what the scan
@@ -443,6 +472,7 @@ impl Coordinator {
         stats: &mut ReadStats,
         trace: Option<&Trace>,
     ) -> CqlResult<Vec<Partition>> {
+        let begun = Instant::now();
         let scan = async {
             validate_for_read(cl)?;
             let reachable = self.attached.remote.get().is_some();
@@ -459,7 +489,8 @@ impl Coordinator {
                         .iter()
                         .flat_map(|s| read::contacts(&requirement, &s.live).0)
                         .collect();
-                    trace::sending(trace, "RANGE_REQ", self.local.addr, contacted.iter());
+                    let (local, port) = (self.local.addr, self.replica.storage_port);
+                    trace::sending(trace, Verb::RangeRead, local, port, contacted.iter());
                 }
                 let plan = range::ScanPlan {
                     table,
@@ -468,7 +499,7 @@ impl Coordinator {
                     stretches,
                     per_piece: range::per_piece(&self.storage, table, &self.topology, strategy),
                 };
-                let readers = self.readers(TimeoutKind::Range);
+                let readers = self.readers(TimeoutKind::Range, trace);
                 let found = range::scan(&readers, plan, filter, now, limit, stats).await?;
                 self.slow
                     .check(started.elapsed(), || self.describe_read(table, None, limit));
@@ -494,7 +525,7 @@ impl Coordinator {
             self.record(RequestKind::Range, cl, &[table], started);
             Ok(partitions)
         };
-        self.counted(RequestKind::Range, scan.await)
+        self.counted(RequestKind::Range, cl, begun, scan.await)
     }
 }
 

@@ -15,21 +15,27 @@ use storage::wire::{
 };
 use storage::{CounterUpdate, KeyRange, ReadFilter, ScanSource, SourceRows};
 use types::{Consistency, CqlError, CqlResult};
+use uuid::Uuid;
 
 /// The encoding version of every storage verb's payload.
-const VERSION: u8 = 1;
+const VERSION: u8 = 2;
 
 /// `Verb::Mutation`: mutations a replica applies as one commit-log record.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MutationRequest {
     pub epoch: u64,
+    pub session: Option<Uuid>,
     pub mutations: Vec<Mutation>,
 }
 
 impl MutationRequest {
     /// Encodes `mutations` (any iterator over them: a replica gets the ones it owns).
-    pub fn encode<'a>(epoch: u64, mutations: impl ExactSizeIterator<Item = &'a Mutation>) -> Bytes {
-        let mut out = header(epoch);
+    pub fn encode<'a>(
+        epoch: u64,
+        session: Option<Uuid>,
+        mutations: impl ExactSizeIterator<Item = &'a Mutation>,
+    ) -> Bytes {
+        let mut out = header(epoch, session);
         put_len(&mut out, mutations.len());
         for m in mutations {
             put_mutation(&mut out, m);
@@ -39,13 +45,17 @@ impl MutationRequest {
 
     pub fn decode(payload: &[u8]) -> Result<MutationRequest, DecodeError> {
         let mut reader = Reader { bytes: payload };
-        let epoch = read_header(&mut reader)?;
+        let (epoch, session) = read_header(&mut reader)?;
         let count = reader.len()?;
         let mutations = (0..count)
             .map(|_| reader.mutation())
             .collect::<Result<Vec<_>, _>>()?;
         end(&reader)?;
-        Ok(MutationRequest { epoch, mutations })
+        Ok(MutationRequest {
+            epoch,
+            session,
+            mutations,
+        })
     }
 }
 
@@ -54,6 +64,7 @@ impl MutationRequest {
 #[derive(Clone, Debug, PartialEq)]
 pub struct ReadRequest {
     pub epoch: u64,
+    pub session: Option<Uuid>,
     pub table: TableId,
     pub key: PartitionKey,
     pub filter: ReadFilter,
@@ -65,7 +76,7 @@ impl ReadRequest {
     /// The encoding of this request asking for data or (`digest`) only its digest (the
     /// coordinator sends one request to several replicas, some for digests).
     pub fn encode_asking(&self, digest: bool) -> Bytes {
-        let mut out = header(self.epoch);
+        let mut out = header(self.epoch, self.session);
         out.put_slice(self.table.0.as_bytes());
         out.put_i64(self.key.token);
         put_bytes(&mut out, &self.key.key);
@@ -77,8 +88,10 @@ impl ReadRequest {
 
     pub fn decode(payload: &[u8]) -> Result<ReadRequest, DecodeError> {
         let mut r = Reader { bytes: payload };
+        let (epoch, session) = read_header(&mut r)?;
         let request = ReadRequest {
-            epoch: read_header(&mut r)?,
+            epoch,
+            session,
             table: r.table_id()?,
             key: PartitionKey {
                 token: r.i64()?,
@@ -159,6 +172,7 @@ impl ReadReply {
 #[derive(Clone, Debug, PartialEq)]
 pub struct RangeRequest {
     pub epoch: u64,
+    pub session: Option<Uuid>,
     pub table: TableId,
     pub range: KeyRange,
     pub filter: ReadFilter,
@@ -167,7 +181,7 @@ pub struct RangeRequest {
 
 impl RangeRequest {
     pub fn encode(&self) -> Bytes {
-        let mut out = header(self.epoch);
+        let mut out = header(self.epoch, self.session);
         out.put_slice(self.table.0.as_bytes());
         put_key_range(&mut out, &self.range);
         put_read_filter(&mut out, &self.filter);
@@ -177,8 +191,10 @@ impl RangeRequest {
 
     pub fn decode(payload: &[u8]) -> Result<RangeRequest, DecodeError> {
         let mut r = Reader { bytes: payload };
+        let (epoch, session) = read_header(&mut r)?;
         let request = RangeRequest {
-            epoch: read_header(&mut r)?,
+            epoch,
+            session,
             table: r.table_id()?,
             range: key_range(&mut r)?,
             filter: read_filter(&mut r)?,
@@ -218,7 +234,7 @@ pub struct CounterRequest {
 
 impl CounterRequest {
     pub fn encode(&self) -> Bytes {
-        let mut out = header(self.epoch);
+        let mut out = header(self.epoch, None);
         out.put_slice(self.table.0.as_bytes());
         out.put_i64(self.key.token);
         put_bytes(&mut out, &self.key.key);
@@ -243,7 +259,7 @@ impl CounterRequest {
 
     pub fn decode(payload: &[u8]) -> Result<CounterRequest, DecodeError> {
         let mut r = Reader { bytes: payload };
-        let epoch = read_header(&mut r)?;
+        let (epoch, _) = read_header(&mut r)?;
         let table = r.table_id()?;
         let key = PartitionKey {
             token: r.i64()?,
@@ -504,20 +520,34 @@ fn reasons(r: &mut Reader) -> Result<Vec<(IpAddr, u16)>, DecodeError> {
     Ok(reasons)
 }
 
-/// The version byte and the epoch.
-pub(crate) fn header(epoch: u64) -> Vec<u8> {
+/// The version byte, the epoch, and the tracing session the message belongs to (a flag byte,
+/// then its 16 bytes when traced).
+pub(crate) fn header(epoch: u64, session: Option<Uuid>) -> Vec<u8> {
     let mut out = Vec::with_capacity(256);
     out.push(VERSION);
     out.extend_from_slice(&epoch.to_be_bytes());
+    match session {
+        Some(id) => {
+            out.push(1);
+            out.extend_from_slice(id.as_bytes());
+        }
+        None => out.push(0),
+    }
     out
 }
 
-/// Checks the version and reads the epoch.
-pub(crate) fn read_header(reader: &mut Reader) -> Result<u64, DecodeError> {
+/// Checks the version and reads the epoch and the tracing session.
+pub(crate) fn read_header(reader: &mut Reader) -> Result<(u64, Option<Uuid>), DecodeError> {
     if reader.u8()? != VERSION {
         return Err(DecodeError("unknown storage message version"));
     }
-    Ok(reader.i64()? as u64)
+    let epoch = reader.i64()? as u64;
+    if !reader.flag()? {
+        return Ok((epoch, None));
+    }
+    let high = reader.i64()? as u64;
+    let low = reader.i64()? as u64;
+    Ok((epoch, Some(Uuid::from_u64_pair(high, low))))
 }
 
 /// Fails when bytes are left after the body.
@@ -555,16 +585,20 @@ mod tests {
     #[test]
     fn mutation_requests_round_trip() {
         let mutations = [mutation("a"), mutation("b")];
-        let bytes = MutationRequest::encode(17, mutations.iter());
-        let decoded = MutationRequest::decode(&bytes).unwrap();
-        assert_eq!(decoded.epoch, 17);
-        assert_eq!(decoded.mutations, mutations.to_vec());
+        let session = Some(uuid::Uuid::from_u128(0x1234_5678_9abc));
+        for session in [None, session] {
+            let bytes = MutationRequest::encode(17, session, mutations.iter());
+            let decoded = MutationRequest::decode(&bytes).unwrap();
+            assert_eq!((decoded.epoch, decoded.session), (17, session));
+            assert_eq!(decoded.mutations, mutations.to_vec());
+        }
     }
 
     #[test]
     fn read_requests_and_replies_round_trip() {
         let request = ReadRequest {
             epoch: 5,
+            session: Some(uuid::Uuid::from_u128(77)),
             table: TableId(uuid::Uuid::from_u128(3)),
             key: mutation("k").key,
             filter: ReadFilter::all(),
@@ -602,6 +636,7 @@ mod tests {
     fn range_requests_and_replies_round_trip() {
         let request = RangeRequest {
             epoch: 2,
+            session: None,
             table: TableId(uuid::Uuid::from_u128(4)),
             range: KeyRange {
                 start: std::ops::Bound::Excluded(storage::PartitionPosition::Key(
@@ -693,7 +728,8 @@ mod tests {
 
     #[test]
     fn damaged_mutation_requests_are_refused_not_panicked_on() {
-        let bytes = MutationRequest::encode(3, [mutation("a")].iter());
+        let session = Some(uuid::Uuid::from_u128(5));
+        let bytes = MutationRequest::encode(3, session, [mutation("a")].iter());
         for cut in 0..bytes.len() {
             assert!(
                 MutationRequest::decode(&bytes[..cut]).is_err(),

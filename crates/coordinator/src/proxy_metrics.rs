@@ -84,11 +84,14 @@ impl ReplicaStats {
 }
 
 impl ProxyMetrics {
-    /// Counts a failed client request of `kind`.
-    pub fn record_error(&self, kind: RequestKind, error: &CqlError) {
-        if let Some(outcome) = Outcome::of(error) {
-            self.errors[kind as usize][outcome as usize].fetch_add(1, Relaxed);
-        }
+    /// Counts a failed client request of `kind`; whether it was one of the outcomes counted
+    /// (a timeout, an unavailable or a failure).
+    pub fn record_error(&self, kind: RequestKind, error: &CqlError) -> bool {
+        let Some(outcome) = Outcome::of(error) else {
+            return false;
+        };
+        self.errors[kind as usize][outcome as usize].fetch_add(1, Relaxed);
+        true
     }
 
     /// Failed requests of `kind`, per outcome.
@@ -149,8 +152,8 @@ mod tests {
             required: 3,
             alive: 2,
         };
-        metrics.record_error(RequestKind::Write, &unavailable);
-        metrics.record_error(RequestKind::Write, &CqlError::invalid("not counted"));
+        assert!(metrics.record_error(RequestKind::Write, &unavailable));
+        assert!(!metrics.record_error(RequestKind::Write, &CqlError::invalid("not counted")));
         let writes = metrics.errors(RequestKind::Write);
         assert_eq!(writes[1], (Outcome::Unavailables, 1));
         assert_eq!(writes[0].1 + writes[2].1, 0);

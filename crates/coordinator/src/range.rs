@@ -411,6 +411,7 @@ async fn ask(
 ) -> CqlResult<Vec<(Endpoint, ScanSource)>> {
     let request = RangeRequest {
         epoch: readers.epoch,
+        session: readers.session,
         table: asked.table,
         range: range.clone(),
         filter: filter.clone(),

@@ -22,6 +22,7 @@ use storage::{
 };
 use tokio::time::Instant;
 use types::{Consistency, CqlError, CqlResult};
+use uuid::Uuid;
 
 use crate::gather::{self, gather, Answer, Failure, Shortfall, Speculation};
 use crate::messages::{MutationRequest, ReadReply, ReadRequest};
@@ -48,6 +49,8 @@ pub(crate) struct Readers {
     pub messaging: Option<Arc<Messaging>>,
     pub storage_port: u16,
     pub epoch: u64,
+    /// The tracing session the request belongs to, carried to the replicas asked.
+    pub session: Option<Uuid>,
     pub local: IpAddr,
     pub timeout: Duration,
     pub write_timeout: Duration,
@@ -187,6 +190,7 @@ async fn ask(
 ) -> CqlResult<Vec<(Endpoint, ReadReply)>> {
     let request = ReadRequest {
         epoch: readers.epoch,
+        session: readers.session,
         table: plan.table,
         key: plan.key.clone(),
         filter: filter.clone(),
@@ -370,7 +374,8 @@ fn repair_one(
     let Some(messaging) = readers.messaging.clone() else {
         return Box::pin(async { false });
     };
-    let payload = MutationRequest::encode(readers.epoch, std::iter::once(&mutation));
+    let payload =
+        MutationRequest::encode(readers.epoch, readers.session, std::iter::once(&mutation));
     let to = SocketAddr::new(endpoint.addr, readers.storage_port);
     let timeout = readers.write_timeout;
     Box::pin(async move {

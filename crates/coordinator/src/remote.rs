@@ -39,6 +39,8 @@ pub(crate) struct Attachments {
     pub remote: std::sync::OnceLock<Remote>,
     pub hints: std::sync::OnceLock<Arc<HintsService>>,
     pub strategies: std::sync::OnceLock<crate::batchlog::StrategyLookup>,
+    /// Writes the events this node traces as a replica of other nodes' sessions.
+    pub traces: std::sync::OnceLock<Arc<dyn crate::TraceSink>>,
 }
 
 impl Attachments {
@@ -57,6 +59,7 @@ impl Attachments {
             messaging: remote.map(|r| r.messaging.clone()),
             storage_port,
             epoch: remote.map_or(0, |r| (r.epoch)()),
+            session: None,
             hints: self.hints.get().cloned(),
             timeout,
             metrics,

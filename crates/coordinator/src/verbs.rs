@@ -10,7 +10,8 @@ use net::{handler_fn, Messaging, Peer, RemoteError, Verb};
 use storage::{Storage, StorageError, TableId};
 
 use crate::messages::{encode_scan, MutationRequest, RangeRequest, ReadReply, ReadRequest};
-use crate::remote::EpochWaiter;
+use crate::remote::{Attachments, EpochWaiter};
+use crate::trace::{self, Trace};
 
 /// Cassandra's `RequestFailureReason` codes a replica answers with.
 pub mod reason {
@@ -34,6 +35,33 @@ pub(crate) struct Replica {
     pub await_epoch: EpochWaiter,
     /// Leads counter updates other coordinators send this node.
     pub leader: crate::counters::Leader,
+    /// The trace sink, once the query layer has attached it.
+    pub attached: Arc<Attachments>,
+}
+
+impl Replica {
+    /// Ends the trace of a traced message with the response to `to`, and writes its events.
+    fn respond(&self, trace: Option<Trace>, to: &Peer) {
+        trace::respond(trace, self.attached.traces.get(), to.addr);
+    }
+
+    /// "Adding to <table> memtable", once per table written.
+    fn trace_memtables(&self, trace: &Trace, tables: impl Iterator<Item = TableId>) {
+        let names = tables.filter_map(|table| self.storage.table_name(table).ok());
+        trace::memtables(trace, names.map(|(_, name)| name));
+    }
+
+    /// "Executing single-partition query on <table>".
+    fn trace_query(&self, trace: Option<&Trace>, table: TableId) {
+        trace::trace(trace, || {
+            let name = self
+                .storage
+                .table_name(table)
+                .map_or_else(|_| format!("{table:?}"), |n| n.1);
+            format!("Executing single-partition query on {name}")
+        });
+        trace::trace(trace, || "Acquiring sstable references".into());
+    }
 }
 
 /// Registers the replica side of every storage verb this node answers.
@@ -67,12 +95,25 @@ async fn scan(replica: Replica, from: Peer, payload: Bytes) -> Result<Bytes, Rem
         RemoteError::new(reason::UNKNOWN, format!("malformed range read: {}", e.0))
     })?;
     let r = &request;
+    let trace = trace::received(r.session, Verb::RangeRead, from.addr);
     let known = known_tables(&replica, r.epoch, std::iter::once(r.table)).await;
+    trace::trace(trace.as_ref(), || {
+        let sstables = replica
+            .storage
+            .table_stats(r.table)
+            .map_or(0, |s| s.sstables);
+        let range = trace::range_text(&r.range);
+        format!("Executing seq scan across {sstables} sstables for {range}")
+    });
     let scan = known.and_then(|()| {
         replica
             .storage
             .scan_source(r.table, &r.range, &r.filter, r.partition_limit)
     });
+    if let (Some(t), Ok(found)) = (&trace, &scan) {
+        trace::data_read(t, found.partitions.iter().map(|(_, data)| data));
+    }
+    replica.respond(trace, &from);
     match scan {
         Ok(found) => Ok(encode_scan(&found)),
         Err(e) => Err(read_failure(e)),
@@ -86,12 +127,18 @@ async fn read(replica: Replica, from: Peer, payload: Bytes) -> Result<Bytes, Rem
         RemoteError::new(reason::UNKNOWN, format!("malformed read: {}", e.0))
     })?;
     let r = &request;
+    let trace = trace::received(r.session, Verb::Read, from.addr);
     let known = known_tables(&replica, r.epoch, std::iter::once(r.table)).await;
+    replica.trace_query(trace.as_ref(), r.table);
     let data = known.and_then(|()| {
         replica
             .storage
             .read_source(r.table, &r.key, &r.filter, r.cap)
     });
+    if let (Some(t), Ok(found)) = (&trace, &data) {
+        trace::data_read(t, found.iter().map(|rows| &rows.data));
+    }
+    replica.respond(trace, &from);
     match data {
         Ok(data) => Ok(ReadReply::new(data, request.digest).encode()),
         Err(e) => Err(read_failure(e)),
@@ -117,11 +164,24 @@ async fn apply(replica: Replica, from: Peer, payload: Bytes) -> Result<Bytes, Re
         tracing::warn!("malformed mutation from {}: {}", from.addr, e.0);
         RemoteError::new(reason::UNKNOWN, format!("malformed mutation: {}", e.0))
     })?;
+    let trace = trace::received(request.session, Verb::Mutation, from.addr);
     let tables = request.mutations.iter().map(|m| m.table);
+    // Only a traced write names its tables afterwards (an empty Vec does not allocate).
+    let written: Vec<TableId> = match trace {
+        Some(_) => tables.clone().collect(),
+        None => Vec::new(),
+    };
     let applied = match known_tables(&replica, request.epoch, tables).await {
-        Ok(()) => replica.storage.apply_batch(request.mutations).await,
+        Ok(()) => {
+            trace::trace(trace.as_ref(), || "Appending to commitlog".into());
+            replica.storage.apply_batch(request.mutations).await
+        }
         Err(e) => Err(e),
     };
+    if let (Some(t), Ok(())) = (&trace, &applied) {
+        replica.trace_memtables(t, written.into_iter());
+    }
+    replica.respond(trace, &from);
     match applied {
         Ok(()) => Ok(Bytes::new()),
         Err(e) => Err(write_failure(e)),

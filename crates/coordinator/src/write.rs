@@ -18,6 +18,7 @@ use ring::Endpoint;
 use storage::{Mutation, Storage, StorageError};
 use tokio::sync::oneshot;
 use types::{Consistency, CqlError, CqlResult};
+use uuid::Uuid;
 
 use crate::messages::MutationRequest;
 use crate::proxy_metrics::ProxyMetrics;
@@ -60,6 +61,8 @@ pub(crate) struct Senders {
     pub messaging: Option<Arc<Messaging>>,
     pub storage_port: u16,
     pub epoch: u64,
+    /// The tracing session the write belongs to, carried to the replicas.
+    pub session: Option<Uuid>,
     pub hints: Option<Arc<HintsService>>,
     pub timeout: Duration,
     pub metrics: Arc<ProxyMetrics>,
@@ -231,6 +234,7 @@ fn send_one(
     };
     let payload: Bytes = MutationRequest::encode(
         senders.epoch,
+        senders.session,
         target.mutations.iter().map(|&i| &mutations[i]),
     );
     let to = std::net::SocketAddr::new(target.endpoint.addr, senders.storage_port);

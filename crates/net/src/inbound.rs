@@ -180,6 +180,7 @@ fn dispatch(
         let handler = verb.and_then(|verb| ctx.handler(verb));
         let result = match (verb, handler) {
             (Some(verb), Some(handler)) => {
+                ctx.stats.waited(verb, arrival.elapsed());
                 let result = handler.handle(peer, frame.payload).await;
                 ctx.stats.count(verb, Tally::Completed);
                 result
@@ -316,6 +317,8 @@ mod tests {
             (Kind::Pong, 0, Bytes::new()),
         ];
         assert_eq!(kinds, expected);
+        let echo = ctx.stats.snapshot().verb(Verb::Echo);
+        assert_eq!((echo.completed, echo.queue_wait.count()), (1, 1));
         let peer = hello(2);
         assert_eq!(ctx.host_id_of(peer.listen), Some(peer.host_id));
     }

@@ -19,6 +19,7 @@ mod outbound;
 mod sim;
 mod stats;
 mod verb;
+mod wait;
 
 pub use config::{HostId, NetConfig, Peer, Tuning};
 pub use error::{NetError, RemoteError};
@@ -30,6 +31,7 @@ pub use network::{AsyncStream, BoxFuture, BoxStream, Listener, Network, TokioNet
 pub use sim::TurmoilNetwork;
 pub use stats::{LinkStats, NetStats, VerbStats};
 pub use verb::{Class, Verb, LARGE_MESSAGE_BYTES};
+pub use wait::{QueueWait, WAIT_BOUNDS_MICROS};
 
 /// The frame and handshake decoders, exposed for the `fuzz` crate's targets only: not an API.
 #[doc(hidden)]

@@ -3,10 +3,12 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
+use std::time::Duration;
 
 use parking_lot::Mutex;
 
 use crate::verb::{Class, Verb};
+use crate::wait::{QueueWait, WaitHistogram};
 
 /// Verb codes are below this (checked by a test).
 const VERB_SLOTS: usize = 32;
@@ -45,6 +47,8 @@ pub struct VerbStats {
     /// Messages sent from here that failed otherwise (unreachable, remote error, overloaded,
     /// refused, too large, shut down).
     pub failures: u64,
+    /// How long the messages whose handler ran waited for it after arriving.
+    pub queue_wait: QueueWait,
 }
 
 impl VerbStats {
@@ -55,6 +59,7 @@ impl VerbStats {
             dropped: 0,
             timeouts: 0,
             failures: 0,
+            queue_wait: QueueWait::default(),
         }
     }
 }
@@ -97,6 +102,7 @@ struct VerbCounters {
     dropped: [AtomicU64; VERB_SLOTS],
     timeouts: [AtomicU64; VERB_SLOTS],
     failures: [AtomicU64; VERB_SLOTS],
+    waits: [WaitHistogram; VERB_SLOTS],
 }
 
 /// Live counters of one peer and class.
@@ -154,6 +160,11 @@ impl Stats {
         slots[verb as usize].fetch_add(1, Relaxed);
     }
 
+    /// A message of `verb` whose handler starts after it `waited` since arriving.
+    pub fn waited(&self, verb: Verb, waited: Duration) {
+        self.verbs.waits[verb as usize].record(waited);
+    }
+
     /// The counters of a peer and class, created on first use.
     pub fn link(&self, peer: SocketAddr, class: Class) -> Arc<LinkCounters> {
         self.links.lock().entry((peer, class)).or_default().clone()
@@ -170,6 +181,7 @@ impl Stats {
                     dropped: self.verbs.dropped[at].load(Relaxed),
                     timeouts: self.verbs.timeouts[at].load(Relaxed),
                     failures: self.verbs.failures[at].load(Relaxed),
+                    queue_wait: self.verbs.waits[at].snapshot(),
                 }
             })
             .collect();
@@ -197,12 +209,15 @@ mod tests {
         stats.count(Verb::Read, Tally::Dropped);
         stats.count(Verb::Read, Tally::Dropped);
         stats.count(Verb::Mutation, Tally::Timeout);
+        stats.waited(Verb::Read, Duration::from_micros(5));
         let peer: SocketAddr = "127.0.6.3:7000".parse().unwrap();
         LinkCounters::bump(&stats.link(peer, Class::Large).crc_errors);
         let snapshot = stats.snapshot();
         assert_eq!(snapshot.verbs.len(), Verb::ALL.len());
         assert_eq!(snapshot.verb(Verb::Read).dropped, 2);
         assert_eq!(snapshot.verb(Verb::Mutation).timeouts, 1);
+        assert_eq!(snapshot.verb(Verb::Read).queue_wait.max_micros(), 5);
+        assert_eq!(snapshot.verb(Verb::Mutation).queue_wait.count(), 0);
         assert_eq!(snapshot.verb(Verb::Echo), VerbStats::zero(Verb::Echo));
         assert_eq!(
             snapshot.link(peer, Class::Large).map(|l| l.crc_errors),

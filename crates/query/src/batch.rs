@@ -338,18 +338,9 @@ async fn apply_counters(
 
 /// Cassandra's "Adding to <table> memtable", once per table written.
 fn trace_memtables(trace: Option<&Trace>, items: &[(&ModifyPlan, &ExecContext)]) {
-    let Some(trace) = trace else {
-        return;
-    };
-    let mut tables: Vec<&str> = Vec::new();
-    for (plan, _) in items {
-        let name = plan.table().name.as_str();
-        if !tables.contains(&name) {
-            tables.push(name);
-        }
-    }
-    for table in tables {
-        trace.event(format!("Adding to {table} memtable"));
+    if let Some(trace) = trace {
+        let names = items.iter().map(|(plan, _)| plan.table().name.as_str());
+        coordinator::trace::memtables(trace, names);
     }
 }
 

@@ -79,10 +79,7 @@ impl SchemaState {
     pub fn new(schema: Schema) -> SchemaState {
         let mut strategies = HashMap::new();
         for (name, ks) in schema.keyspaces() {
-            let strategy =
-                ReplicationStrategy::from_options(name, &ks.replication, &BTreeSet::new())
-                    .unwrap_or(ReplicationStrategy::Local);
-            strategies.insert(name.clone(), Arc::new(strategy));
+            strategies.insert(name.clone(), Arc::new(strategy_of(name, ks)));
         }
         SchemaState {
             schema: Arc::new(schema),
@@ -107,6 +104,12 @@ impl SchemaState {
             .cloned()
             .unwrap_or_else(|| Arc::new(ReplicationStrategy::Local))
     }
+}
+
+/// How keyspace `name` replicates (LocalStrategy when its options are not understood).
+pub(crate) fn strategy_of(name: &str, keyspace: &KeyspaceMetadata) -> ReplicationStrategy {
+    ReplicationStrategy::from_options(name, &keyspace.replication, &BTreeSet::new())
+        .unwrap_or(ReplicationStrategy::Local)
 }
 
 /// The replication strategy of a table's keyspace in the processor's current schema (the
@@ -176,6 +179,9 @@ impl QueryProcessor {
             limits: RwLock::new(Arc::new(Limits::default())),
         });
         qp.coordinator.attach_strategies(strategies_of(&qp));
+        if let Some(sink) = qp.tracer.replica_sink() {
+            qp.coordinator.attach_trace_sink(sink);
+        }
         qp.reload_prepared().await;
         Ok(qp)
     }

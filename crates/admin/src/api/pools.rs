@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use coordinator::RequestKind;
 
-use super::types::{DroppedMessages, GcStats, PoolStats};
+use super::types::{DroppedMessages, GcStats, PoolStats, QueueWaitMicros};
 use crate::node::AdminNode;
 
 fn pool(name: &str, active: u64, pending: u64, completed: u64) -> PoolStats {
@@ -88,19 +88,32 @@ fn native_transport(node: &AdminNode) -> PoolStats {
     }
 }
 
-/// Every verb and the messages of it dropped here since start (all zero on a node that runs
-/// alone: it has no internode messaging).
+/// Every verb, the messages of it dropped here since start and how long those that ran waited
+/// for their handler (all zero on a node that runs alone: it has no internode messaging).
 pub fn dropped(node: &AdminNode) -> Vec<DroppedMessages> {
     let stats = node
         .messaging
         .as_ref()
         .map(|m| m.stats())
         .unwrap_or_default();
-    let dropped = |verb: net::Verb| DroppedMessages {
-        message_type: verb.name().to_string(),
-        dropped: stats.verb(verb).dropped,
+    let dropped = |verb: net::Verb| {
+        let stats = stats.verb(verb);
+        DroppedMessages {
+            message_type: verb.name().to_string(),
+            dropped: stats.dropped,
+            queue_wait_micros: queue_wait(&stats.queue_wait),
+        }
     };
     net::Verb::ALL.into_iter().map(dropped).collect()
+}
+
+fn queue_wait(wait: &net::QueueWait) -> QueueWaitMicros {
+    QueueWaitMicros {
+        p50: wait.percentile_micros(0.50),
+        p95: wait.percentile_micros(0.95),
+        p99: wait.percentile_micros(0.99),
+        max: wait.max_micros(),
+    }
 }
 
 /// When `gcstats` was last asked (its interval starts there).

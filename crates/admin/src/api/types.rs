@@ -339,6 +339,19 @@ pub struct DroppedMessages {
     /// The verb's name, Cassandra's where it has one (`MUTATION_REQ`).
     pub message_type: String,
     pub dropped: u64,
+    /// How long the messages of this verb that ran waited for their handler after arriving.
+    #[serde(default)]
+    pub queue_wait_micros: QueueWaitMicros,
+}
+
+/// Percentiles of a verb's queue waits in microseconds (upper bounds of Cassandra's histogram
+/// buckets); all 0 before the first message.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct QueueWaitMicros {
+    pub p50: u64,
+    pub p95: u64,
+    pub p99: u64,
+    pub max: u64,
 }
 
 /// `GET /v1/gcstats`: Helenus has no garbage collector; every figure is zero.

@@ -82,7 +82,7 @@ pub(crate) struct StoreRequest {
 
 impl StoreRequest {
     pub fn encode(epoch: u64, batch: &Batch) -> Bytes {
-        let mut out = header(epoch);
+        let mut out = header(epoch, None);
         out.put_slice(batch.id.as_bytes());
         out.put_i32(batch.version);
         put_len(&mut out, batch.mutations.len());
@@ -94,7 +94,7 @@ impl StoreRequest {
 
     pub fn decode(payload: &[u8]) -> Result<StoreRequest, DecodeError> {
         let mut r = Reader { bytes: payload };
-        let epoch = read_header(&mut r)?;
+        let (epoch, _) = read_header(&mut r)?;
         let id = uuid(&mut r)?;
         let version = r.i32()?;
         let count = r.len()?;
@@ -120,14 +120,14 @@ pub(crate) struct RemoveRequest {
 
 impl RemoveRequest {
     pub fn encode(&self) -> Bytes {
-        let mut out = header(self.epoch);
+        let mut out = header(self.epoch, None);
         out.put_slice(self.id.as_bytes());
         out.into()
     }
 
     pub fn decode(payload: &[u8]) -> Result<RemoveRequest, DecodeError> {
         let mut r = Reader { bytes: payload };
-        let epoch = read_header(&mut r)?;
+        let (epoch, _) = read_header(&mut r)?;
         let id = uuid(&mut r)?;
         end(&r)?;
         Ok(RemoveRequest { epoch, id })

@@ -3,7 +3,7 @@
 use admin::types::{DroppedMessages, GcStats, PoolStats};
 
 use super::client::Client;
-use super::format::TableBuilder;
+use super::format::{java_double, TableBuilder};
 use super::{no_args, node_error, Output};
 
 pub fn run(client: &Client, command: &str, args: &[String]) -> Output {
@@ -31,9 +31,9 @@ pub fn run(client: &Client, command: &str, args: &[String]) -> Output {
     }
 }
 
-/// Cassandra's `TpStatsPrinter`: the pools, then the messages dropped per verb. Helenus keeps
-/// no histogram of the time messages wait before their handler: the latencies are `N/A`, as
-/// Cassandra prints them when it cannot read that metric.
+/// Cassandra's `TpStatsPrinter`: the pools, then per verb the messages dropped and the 50th,
+/// 95th, 99th percentile and maximum of the time messages waited for their handler, in
+/// microseconds as Java prints a double (0.0 for a verb never received, as Cassandra).
 pub fn tpstats(pools: &[PoolStats], dropped: &[DroppedMessages]) -> String {
     let mut table = TableBuilder::new(" ");
     table.add([
@@ -64,8 +64,16 @@ pub fn tpstats(pools: &[PoolStats], dropped: &[DroppedMessages]) -> String {
         "Max",
     ]);
     for d in dropped {
-        let count = d.dropped.to_string();
-        messages.add([d.message_type.as_str(), &count, "N/A", "N/A", "N/A", "N/A"]);
+        let w = d.queue_wait_micros;
+        let micros = |v: u64| java_double(v as f64);
+        messages.add([
+            d.message_type.clone(),
+            d.dropped.to_string(),
+            micros(w.p50),
+            micros(w.p95),
+            micros(w.p99),
+            micros(w.max),
+        ]);
     }
     format!(
         "{}\nLatencies waiting in queue (micros) per dropped message types\n{}",
@@ -98,6 +106,7 @@ pub fn gcstats(s: &GcStats) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use admin::types::QueueWaitMicros;
 
     #[test]
     fn gcstats_layout() {
@@ -129,20 +138,26 @@ mod tests {
             blocked: 0,
             all_time_blocked: 0,
         };
-        let dropped = |message_type: &str, dropped| DroppedMessages {
+        let dropped = |message_type: &str, dropped, p50| DroppedMessages {
             message_type: message_type.into(),
             dropped,
+            queue_wait_micros: QueueWaitMicros {
+                p50,
+                p95: p50 * 2,
+                p99: p50 * 4,
+                max: p50 * 8,
+            },
         };
         let text = tpstats(
             &[pool],
-            &[dropped("MUTATION_REQ", 12), dropped("READ_REQ", 0)],
+            &[dropped("MUTATION_REQ", 12, 642), dropped("READ_REQ", 0, 0)],
         );
         assert!(text.starts_with("Pool Name     Active Pending Completed Blocked All time blocked\nMutationStage 0      0       1091      0       0               \n\nLatencies waiting in queue (micros) per dropped message types\n"));
-        // Cassandra 5.0's TpStatsPrinter: header cells padded, N/A without queue latencies.
+        // Cassandra 5.0's TpStatsPrinter: header cells padded, Java's doubles, 0.0 when empty.
         assert!(text.ends_with(concat!(
-            "Message type Dropped     50%      95%      99%      Max\n",
-            "MUTATION_REQ 12          N/A      N/A      N/A      N/A\n",
-            "READ_REQ     0           N/A      N/A      N/A      N/A\n",
+            "Message type Dropped     50%      95%      99%      Max   \n",
+            "MUTATION_REQ 12          642.0    1284.0   2568.0   5136.0\n",
+            "READ_REQ     0           0.0      0.0      0.0      0.0   \n",
         )));
     }
 }

@@ -2,17 +2,23 @@
 //! node draws it with `nodetool settraceprobability`), the layers record their steps in a
 //! [`Trace`], and once the request is answered its session and events are written to
 //! `system_traces.sessions` and `system_traces.events` with `tracetype_query_ttl` (one day).
+//! The session id travels with the request's internode messages; each replica traces its part
+//! and writes its own events (source: the replica). Every node writes its rows as Cassandra
+//! does, through the storage proxy to the replicas of `system_traces` at ANY, so a session
+//! reads whole from any node.
 mod rows;
 
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
-use coordinator::{Coordinator, Trace};
+use coordinator::{Coordinator, Trace, TraceEvent, TraceSink};
+use ring::ReplicationStrategy;
 use schema::{Schema, TableMetadata};
+use storage::Mutation;
 use types::request::QueryOptions;
 use types::result::Outcome;
-use types::CqlResult;
+use types::{Consistency, CqlResult};
 use uuid::Uuid;
 
 use crate::exec::{timeuuid, unique_micros};
@@ -89,9 +95,10 @@ pub struct Tracer {
     coordinator: Arc<Coordinator>,
     sessions: Option<Arc<TableMetadata>>,
     events: Option<Arc<TableMetadata>>,
+    /// How `system_traces` replicates.
+    strategy: Arc<ReplicationStrategy>,
     /// `coordinator`/`source` and their ports.
-    address: IpAddr,
-    port: i32,
+    source: rows::Source,
     /// The probability (f64 bits) of tracing a request the client did not ask to trace.
     probability: AtomicU64,
 }
@@ -104,14 +111,33 @@ impl Tracer {
         port: u16,
     ) -> Tracer {
         let table = |name: &str| schema.table("system_traces", name).cloned();
+        let strategy = schema
+            .keyspace("system_traces")
+            .map_or(ReplicationStrategy::Local, |ks| {
+                crate::processor::strategy_of("system_traces", ks)
+            });
         Tracer {
             coordinator,
             sessions: table("sessions"),
             events: table("events"),
-            address,
-            port: i32::from(port),
+            strategy: Arc::new(strategy),
+            source: rows::Source {
+                address,
+                port: i32::from(port),
+            },
             probability: AtomicU64::new(0f64.to_bits()),
         }
+    }
+
+    /// What writes the events this node traces as a replica of another node's session.
+    pub fn replica_sink(&self) -> Option<Arc<dyn TraceSink>> {
+        let sink = ReplicaEvents {
+            coordinator: Arc::downgrade(&self.coordinator),
+            strategy: self.strategy.clone(),
+            events: self.events.clone()?,
+            source: self.source,
+        };
+        Some(Arc::new(sink))
     }
 
     /// The fraction of untraced requests traced anyway (`nodetool gettraceprobability`).
@@ -142,13 +168,14 @@ impl Tracer {
         }
         let started_at_micros = unique_micros();
         let request = describe();
+        let id = Uuid::from_bytes(timeuuid(started_at_micros));
         Some(Session {
-            id: Uuid::from_bytes(timeuuid(started_at_micros)),
+            id,
             requested: tracing.requested,
             client: tracing.client,
             started_at_micros,
             request,
-            trace: Arc::new(Trace::new()),
+            trace: Arc::new(Trace::new(id)),
         })
     }
 
@@ -186,30 +213,57 @@ impl Tracer {
     }
 
     fn write_in_background(&self, session: Session, duration: i32) {
-        let (Some(sessions), Some(events)) = (self.sessions.clone(), self.events.clone()) else {
+        let (Some(sessions), Some(events)) = (&self.sessions, &self.events) else {
             return;
         };
-        let source = rows::Source {
-            address: self.address,
-            port: self.port,
-        };
-        let storage = Arc::clone(self.coordinator.storage());
-        tokio::spawn(async move {
-            let tables = rows::Tables {
-                sessions: &sessions,
-                events: &events,
-            };
-            let written = match rows::mutations(&tables, &source, &session, duration) {
-                Ok(mutations) => storage
-                    .apply_batch(mutations)
-                    .await
-                    .map_err(|e| e.to_string()),
-                Err(e) => Err(e.to_string()),
-            };
-            if let Err(e) = written {
-                tracing::warn!("cannot write trace session {}: {e}", session.id);
+        let tables = rows::Tables { sessions, events };
+        let mutations = rows::mutations(&tables, &self.source, &session, duration);
+        let (coordinator, strategy) = (self.coordinator.clone(), self.strategy.clone());
+        write_rows(coordinator, strategy, mutations, session.id);
+    }
+}
+
+/// Writes trace rows in the background as Cassandra does: through the storage proxy to the
+/// replicas of `system_traces`, at ANY (a trace never fails or delays its request).
+fn write_rows(
+    coordinator: Arc<Coordinator>,
+    strategy: Arc<ReplicationStrategy>,
+    mutations: CqlResult<Vec<Mutation>>,
+    session: Uuid,
+) {
+    tokio::spawn(async move {
+        let written = match mutations {
+            Ok(mutations) => {
+                let any = Consistency::Any;
+                coordinator.write(&strategy, mutations, any, None).await
             }
-        });
+            Err(e) => Err(e),
+        };
+        if let Err(e) = written {
+            tracing::warn!("cannot write trace session {session}: {e}");
+        }
+    });
+}
+
+/// Writes the events this node records as a replica of other nodes' sessions (their source
+/// is this node). Holds the coordinator weakly: the coordinator holds the sink.
+struct ReplicaEvents {
+    coordinator: Weak<Coordinator>,
+    strategy: Arc<ReplicationStrategy>,
+    events: Arc<TableMetadata>,
+    source: rows::Source,
+}
+
+impl TraceSink for ReplicaEvents {
+    fn write(&self, session: Uuid, events: Vec<TraceEvent>) {
+        let Some(coordinator) = self.coordinator.upgrade() else {
+            return;
+        };
+        // The trace began this long before its last event, which was just recorded.
+        let last = events.last().map_or(0, |e| e.elapsed_micros);
+        let started = unique_micros() - i64::from(last);
+        let rows = rows::event_mutations(&self.events, &self.source, session, started, events);
+        write_rows(coordinator, self.strategy.clone(), rows, session);
     }
 }
 

@@ -12,7 +12,9 @@ use super::{Session, TRACE_TTL_SECONDS};
 use crate::exec::{timeuuid, unique_micros};
 use crate::internal;
 
-/// The node that ran the request: `coordinator`/`source` and their ports.
+/// The node that ran the request or a replica's part of it: `coordinator`/`source` and
+/// their ports.
+#[derive(Clone, Copy)]
 pub(super) struct Source {
     pub address: IpAddr,
     pub port: i32,
@@ -33,16 +35,39 @@ pub(super) fn mutations(
 ) -> CqlResult<Vec<Mutation>> {
     let ts = unique_micros();
     let ttl = Some(TRACE_TTL_SECONDS);
-    let mut out = Vec::new();
     let row = session_row(source, session, duration);
-    out.push(internal::insert_expiring(tables.sessions, &row, ts, ttl)?);
+    let mut out = vec![internal::insert_expiring(tables.sessions, &row, ts, ttl)?];
+    let events = session.trace.take_events();
+    let started = session.started_at_micros;
+    out.extend(event_mutations(
+        tables.events,
+        source,
+        session.id,
+        started,
+        events,
+    )?);
+    Ok(out)
+}
+
+/// The `events` rows of `session` recorded on `source`, whose trace started at
+/// `started_at_micros` (microseconds since the epoch, by `source`'s clock).
+pub(super) fn event_mutations(
+    table: &TableMetadata,
+    source: &Source,
+    session: Uuid,
+    started_at_micros: i64,
+    events: Vec<TraceEvent>,
+) -> CqlResult<Vec<Mutation>> {
+    let ts = unique_micros();
+    let mut out = Vec::with_capacity(events.len());
     let mut last = i64::MIN;
-    for event in session.trace.take_events() {
+    for event in events {
         // Strictly increasing times keep events in order even within one microsecond.
-        let at = (session.started_at_micros + i64::from(event.elapsed_micros)).max(last + 1);
+        let at = (started_at_micros + i64::from(event.elapsed_micros)).max(last + 1);
         last = at;
         let row = event_row(source, session, &event, at);
-        out.push(internal::insert_expiring(tables.events, &row, ts, ttl)?);
+        let ttl = Some(TRACE_TTL_SECONDS);
+        out.push(internal::insert_expiring(table, &row, ts, ttl)?);
     }
     Ok(out)
 }
@@ -78,9 +103,9 @@ fn session_row(source: &Source, session: &Session, duration: i32) -> ValueRow {
 }
 
 /// An event row; its `event_id` is a time UUID at `at` (microseconds), the event's own time.
-fn event_row(source: &Source, session: &Session, event: &TraceEvent, at: i64) -> ValueRow {
+fn event_row(source: &Source, session: Uuid, event: &TraceEvent, at: i64) -> ValueRow {
     ValueRow::from([
-        ("session_id".to_string(), Some(Value::Uuid(session.id))),
+        ("session_id".to_string(), Some(Value::Uuid(session))),
         (
             "event_id".to_string(),
             Some(Value::Timeuuid(Uuid::from_bytes(timeuuid(at)))),
