@@ -81,7 +81,7 @@ fn analyze_at(
             )
         }
         Term::Cast { term, ty } => {
-            let name = format!("cast_as_{}", ty.name());
+            let name = functions::cast_name(ty.name());
             let cast = CallName {
                 keyspace: Some("system"),
                 name: &name,

@@ -208,7 +208,7 @@ impl Parser<'_> {
         self.pos += 2;
         let term = self.simple_term()?;
         self.expect_kw("as")?;
-        let ty = self.native_type()?;
+        let ty = self.cast_type()?;
         self.expect(Kind::RParen)?;
         Ok(Term::Cast {
             term: Box::new(term),
