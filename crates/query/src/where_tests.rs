@@ -195,6 +195,39 @@ async fn a_dropped_columns_cells_stay_dropped_when_it_is_added_again() {
     );
 }
 
+/// The partitions storage holds of table `name` (dropped cells included).
+fn stored_partitions(qp: &QueryProcessor, name: &str) -> usize {
+    let table = qp.schema().schema.table("ks", name).cloned().expect(name);
+    let storage = qp.coordinator.storage();
+    let all = (&storage::KeyRange::all(), &storage::ReadFilter::all());
+    let scan = storage.scan(storage::TableId(table.id), all.0, all.1, i32::MAX, 100);
+    scan.expect("a scan").len()
+}
+
+/// Compaction purges what a drop hides (Cassandra's compaction skips dropped columns'
+/// cells): partition 2, which held only a cell of the dropped column, leaves storage.
+#[tokio::test]
+async fn compaction_purges_the_cells_of_dropped_columns() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let qp = processor(
+        dir.path(),
+        &[
+            "CREATE TABLE dp (k int PRIMARY KEY, v int) WITH compaction = {'class': 'SizeTieredCompactionStrategy', 'enabled': 'false'}",
+            "INSERT INTO dp (k, v) VALUES (1, 10)",
+            "UPDATE dp SET v = 20 WHERE k = 2",
+        ],
+    )
+    .await;
+    let storage = qp.coordinator.storage().clone();
+    let id = storage::TableId(qp.schema().schema.table("ks", "dp").expect("dp").id);
+    storage.flush(id).expect("a flush");
+    run(&qp, "ALTER TABLE dp DROP v").await.expect("the drop");
+    assert_eq!(stored_partitions(&qp, "dp"), 2, "hidden, not yet purged");
+    storage.compact(id).expect("a compaction");
+    assert_eq!(stored_partitions(&qp, "dp"), 1);
+    assert_eq!(count(&qp, "SELECT * FROM dp").await, 1);
+}
+
 #[tokio::test]
 async fn keys_must_be_neither_empty_nor_too_long() {
     let dir = tempfile::tempdir().expect("a directory");
