@@ -310,6 +310,45 @@ async fn bound_count(qp: &QueryProcessor, text: &str, values: Vec<BoundValue>) -
     }
 }
 
+/// A bound list of `(a, b)` tuples, serialized.
+fn tuple_list(tuples: &[[i32; 2]]) -> BoundValue {
+    let mut list = (tuples.len() as i32).to_be_bytes().to_vec();
+    for t in tuples.iter().map(|t| int_tuple(t)) {
+        list.extend_from_slice(&(t.len() as i32).to_be_bytes());
+        list.extend_from_slice(&t);
+    }
+    BoundValue::Set(list.into())
+}
+
+/// Cassandra's `in_select_cartesian_product` counts the tuples of a bound `(a, b) IN ?` as
+/// those of a literal list (ClusteringColumnRestrictions.valuesAsClustering).
+#[tokio::test]
+async fn the_cartesian_product_guardrail_counts_a_bound_list_of_tuples() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let table = "CREATE TABLE gm (p int, a int, b int, PRIMARY KEY (p, a, b))";
+    let qp = processor(dir.path(), &[table]).await;
+    qp.set_limits(crate::guardrails::Limits {
+        guardrails: config::Guardrails {
+            in_select_cartesian_product: config::Threshold {
+                warn: Some(4),
+                fail: Some(9),
+            },
+            ..Default::default()
+        },
+        ..Default::default()
+    });
+    let tuples: Vec<[i32; 2]> = (0..10).map(|i| [i, i]).collect();
+    let select = "SELECT * FROM gm WHERE p = 1 AND (a, b) IN ?";
+    assert_eq!(
+        bound_count(&qp, select, vec![tuple_list(&tuples)]).await,
+        Err(CqlError::invalid("Guardrail in_select_cartesian_product violated: Aborting query because the cartesian product of the IN restrictions on clustering key produces 10 values, this exceeds fail threshold of 9."))
+    );
+    assert_eq!(
+        bound_count(&qp, select, vec![tuple_list(&tuples[..9])]).await,
+        Ok(0)
+    );
+}
+
 #[tokio::test]
 async fn a_multi_column_relation_takes_a_bound_tuple_or_list_of_tuples() {
     let dir = tempfile::tempdir().expect("a directory");
@@ -330,14 +369,9 @@ async fn a_multi_column_relation_takes_a_bound_tuple_or_list_of_tuples() {
         bound_count(&qp, listed, vec![tuple(&[3, 1]), tuple(&[1, 2])]).await,
         Ok(2)
     );
-    let mut list = 2i32.to_be_bytes().to_vec();
-    for t in [int_tuple(&[2, 1]), int_tuple(&[9, 9])] {
-        list.extend_from_slice(&(t.len() as i32).to_be_bytes());
-        list.extend_from_slice(&t);
-    }
     let whole = "SELECT * FROM mc WHERE p = 1 AND (a, b) IN ?";
     assert_eq!(
-        bound_count(&qp, whole, vec![BoundValue::Set(list.into())]).await,
+        bound_count(&qp, whole, vec![tuple_list(&[[2, 1], [9, 9]])]).await,
         Ok(1)
     );
     assert_eq!(
