@@ -61,12 +61,7 @@ fn analyze_at(
         Term::Tuple(items) => tuple(items, receiver, binder, depth),
         Term::UserTypeLiteral(fields) => udt(fields, receiver, binder, depth),
         Term::FunctionCall { name, args } => {
-            if !functions::exists(&calls::call_name(name)) {
-                return Err(CqlError::invalid(format!(
-                    "Unknown function {} called",
-                    calls::written_name(name)
-                )));
-            }
+            known(&calls::call_name(name), &calls::written_name(name))?;
             let args: Vec<&Term> = args.iter().collect();
             call(&calls::call_name(name), &args, receiver, binder, depth)
         }
@@ -86,8 +81,19 @@ fn analyze_at(
                 keyspace: Some("system"),
                 name: &name,
             };
+            known(&cast, &format!("system.{name}"))?;
             call(&cast, &[term], receiver, binder, depth)
         }
+    }
+}
+
+/// A function a term calls must exist (`written` is its name as the message shows it).
+fn known(name: &CallName<'_>, written: &str) -> CqlResult<()> {
+    match functions::exists(name) {
+        true => Ok(()),
+        false => Err(CqlError::invalid(format!(
+            "Unknown function {written} called"
+        ))),
     }
 }
 
@@ -437,6 +443,30 @@ mod tests {
         assert!(
             message.ends_with("terms nest at most 100 levels"),
             "{message}"
+        );
+    }
+
+    /// Cassandra 5.0.4 has no `cast_as_varchar`: a term cast to varchar calls an unknown
+    /// function, named with its keyspace.
+    #[test]
+    fn a_term_cast_to_varchar_calls_an_unknown_function() {
+        let Ok(cql::ast::Statement::Insert(insert)) =
+            cql::parse_statement("INSERT INTO t (k, c) VALUES (1, CAST(1 AS varchar))")
+        else {
+            panic!("not an insert");
+        };
+        let text = ColumnSpec {
+            ty: CqlType::Native(NativeType::Text),
+            ..receiver(0)
+        };
+        let cql::ast::InsertValues::Columns { values, .. } = insert.values else {
+            panic!("not a VALUES insert");
+        };
+        assert_eq!(
+            analyze(&values[1], &text, &mut Binder::new(0)).map(|_| ()),
+            Err(CqlError::invalid(
+                "Unknown function system.cast_as_varchar called"
+            ))
         );
     }
 }
