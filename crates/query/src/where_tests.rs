@@ -349,6 +349,21 @@ async fn the_cartesian_product_guardrail_counts_a_bound_list_of_tuples() {
     );
 }
 
+/// Cassandra 5.0.4's QueryProcessor refuses a QUERY with the wrong count of values in its
+/// own words (an EXECUTE's message counts markers).
+#[tokio::test]
+async fn a_query_with_the_wrong_count_of_values_is_refused_in_cassandras_words() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let qp = processor(dir.path(), &["CREATE TABLE bv (k int PRIMARY KEY)"]).await;
+    let one = BoundValue::Set(1i32.to_be_bytes().to_vec().into());
+    let select = "SELECT * FROM bv WHERE k = ?";
+    assert_eq!(
+        bound_count(&qp, select, vec![one.clone(), one.clone()]).await,
+        Err(CqlError::invalid("Invalid amount of bind variables"))
+    );
+    assert_eq!(bound_count(&qp, select, vec![one]).await, Ok(0));
+}
+
 #[tokio::test]
 async fn a_multi_column_relation_takes_a_bound_tuple_or_list_of_tuples() {
     let dir = tempfile::tempdir().expect("a directory");
