@@ -244,6 +244,12 @@ STATEMENTS = [
     "SELECT k, c, x FROM dr WHERE k = 2",
     "ALTER TABLE dr ADD x int",
     "SELECT k, c, x FROM dr WHERE k = 2",
+    # a drop time kept to the microsecond: the cell at 1000300 stays hidden
+    "INSERT INTO dr (k, c, x) VALUES (3, 1, 1) USING TIMESTAMP 1000300",
+    "INSERT INTO dr (k, c, x) VALUES (3, 2, 1) USING TIMESTAMP 1000600",
+    "ALTER TABLE dr DROP x USING TIMESTAMP 1000500",
+    "ALTER TABLE dr ADD x int",
+    "SELECT k, c, x FROM dr WHERE k = 3",
     "CREATE TABLE dp (k int, c int, v int, w int, s int static, PRIMARY KEY (k, c))",
     "INSERT INTO dp (k, c, w) VALUES (1, 1, 1)",
     "UPDATE dp SET v = 2 WHERE k = 1 AND c = 2",

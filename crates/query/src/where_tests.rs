@@ -195,6 +195,32 @@ async fn a_dropped_columns_cells_stay_dropped_when_it_is_added_again() {
     );
 }
 
+/// `DROP ... USING TIMESTAMP t` hides the cells written up to `t` to the microsecond, as
+/// Cassandra 5.0.4 does (until it restarts), though `system_schema` keeps milliseconds.
+#[tokio::test]
+async fn a_drop_time_is_kept_to_the_microsecond() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let qp = processor(
+        dir.path(),
+        &[
+            "CREATE TABLE dm (k int PRIMARY KEY, v int)",
+            "INSERT INTO dm (k, v) VALUES (1, 1) USING TIMESTAMP 1000300",
+            "INSERT INTO dm (k, v) VALUES (2, 2) USING TIMESTAMP 1000600",
+            "ALTER TABLE dm DROP v USING TIMESTAMP 1000500",
+            "ALTER TABLE dm ADD v int",
+        ],
+    )
+    .await;
+    assert_eq!(
+        count(&qp, "SELECT * FROM dm WHERE v = 1 ALLOW FILTERING").await,
+        0
+    );
+    assert_eq!(
+        count(&qp, "SELECT * FROM dm WHERE v = 2 ALLOW FILTERING").await,
+        1
+    );
+}
+
 /// The partitions storage holds of table `name` (dropped cells included).
 fn stored_partitions(qp: &QueryProcessor, name: &str) -> usize {
     let table = qp.schema().schema.table("ks", name).cloned().expect(name);
