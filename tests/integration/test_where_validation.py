@@ -403,6 +403,13 @@ STATEMENTS = [
     "'replication_factor': 1}",
     "CREATE TABLE \"MixedKs\".\"T1\" (\"K\" int PRIMARY KEY, \"order\" text)",
     "CREATE TYPE \"MixedKs\".\"U\" (\"F\" int)",
+    # constants a type takes but cannot read: the type's own message
+    "CREATE TABLE lit (k int PRIMARY KEY, i int, ts timestamp, tm time, d date, bl blob, ip inet, "
+    "tu timeuuid)",
+    *[f"INSERT INTO lit (k, {column}) VALUES (1, {value})" for column, value in [
+        ("i", "3000000000"), ("i", "'a'"), ("ts", "'abc'"), ("ts", "99999999999999999999"),
+        ("tm", "'10:00'"), ("tm", "'-1'"), ("d", "'2024-13-01'"), ("d", "'99999999999'"),
+        ("bl", "0x123"), ("ip", "'abc'"), ("tu", "01234567-0123-0123-0123-0123456789ab")]],
     "DESCRIBE KEYSPACE \"MixedKs\"",
     "DESCRIBE TABLE \"MixedKs\".\"T1\"",
     "DESCRIBE TYPE \"MixedKs\".\"U\"",

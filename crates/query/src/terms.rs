@@ -6,7 +6,7 @@
 use bytes::Bytes;
 use cql::ast::{Literal, LiteralKind as AstKind, Term};
 use types::limits::MAX_NESTING;
-use types::literal::parse_literal;
+use types::literal::{is_assignable, parse_literal};
 use types::result::ColumnSpec;
 use types::{CqlError, CqlResult, CqlType};
 
@@ -185,12 +185,14 @@ fn literal(lit: &Literal, receiver: &ColumnSpec) -> CqlResult<Bytes> {
         ))
     };
     let target = match &receiver.ty {
-        CqlType::Native(_) => &receiver.ty,
+        CqlType::Native(_) if is_assignable(&receiver.ty, kind) => &receiver.ty,
         _ => return Err(invalid()),
     };
+    // A constant of a kind the type takes but cannot read fails with the type's own message
+    // (Cassandra's `fromString`): `Unable to make int from '3000000000'`.
     parse_literal(target, kind, &lit.text)
         .map(|v| v.to_bytes())
-        .map_err(|_| invalid())
+        .map_err(|e| CqlError::invalid(e.0))
 }
 
 fn kind_name(kind: AstKind) -> &'static str {
@@ -468,5 +470,61 @@ mod tests {
                 "Unknown function system.cast_as_varchar called"
             ))
         );
+    }
+
+    /// Cassandra 5.0.4: a constant of a kind the type does not take is an `Invalid <KIND>
+    /// constant`; one it takes but cannot read fails with the type's own message.
+    #[test]
+    fn constants_the_type_cannot_read_fail_in_the_types_words() {
+        let refused = |ty: NativeType, kind: LiteralKind, text: &str| {
+            let column = ColumnSpec {
+                ty: CqlType::Native(ty),
+                ..receiver(0)
+            };
+            let literal = Term::Literal(cql::ast::Literal {
+                kind,
+                text: text.into(),
+            });
+            match analyze(&literal, &column, &mut Binder::new(0)) {
+                Err(CqlError::Invalid(message)) => message,
+                other => panic!("{text}: {other:?}"),
+            }
+        };
+        use NativeType::{Blob, Int, Time, Timestamp};
+        let cases = [
+            (
+                Int,
+                LiteralKind::Integer,
+                "3000000000",
+                "Unable to make int from '3000000000'",
+            ),
+            (
+                Int,
+                LiteralKind::String,
+                "a",
+                "Invalid STRING constant (a) for \"c\" of type int",
+            ),
+            (
+                Timestamp,
+                LiteralKind::String,
+                "abc",
+                "Unable to parse a date/time from 'abc'",
+            ),
+            (
+                Blob,
+                LiteralKind::Hex,
+                "0x123",
+                "cannot parse '123' as hex bytes",
+            ),
+            (
+                Time,
+                LiteralKind::String,
+                "10:00",
+                "(TimeType) Unable to coerce '10:00' to a formatted time (long)",
+            ),
+        ];
+        for (ty, kind, text, message) in cases {
+            assert_eq!(refused(ty, kind, text), message);
+        }
     }
 }
