@@ -175,13 +175,17 @@ impl<'a> Input<'a> {
         Ok(first)
     }
 
-    fn len(&mut self) -> Result<usize, SchemaError> {
+    fn chunk<const N: usize>(&mut self) -> Result<[u8; N], SchemaError> {
         let (head, rest) = self
             .bytes
-            .split_first_chunk::<4>()
+            .split_first_chunk::<N>()
             .ok_or_else(|| corrupt("ends early"))?;
         self.bytes = rest;
-        let len = u32::from_be_bytes(*head) as usize;
+        Ok(*head)
+    }
+
+    fn len(&mut self) -> Result<usize, SchemaError> {
+        let len = u32::from_be_bytes(self.chunk()?) as usize;
         if len > self.bytes.len() {
             return Err(corrupt("length exceeds the definition"));
         }
@@ -189,12 +193,7 @@ impl<'a> Input<'a> {
     }
 
     fn i64(&mut self) -> Result<i64, SchemaError> {
-        let (head, rest) = self
-            .bytes
-            .split_first_chunk::<8>()
-            .ok_or_else(|| corrupt("ends early"))?;
-        self.bytes = rest;
-        Ok(i64::from_be_bytes(*head))
+        Ok(i64::from_be_bytes(self.chunk()?))
     }
 
     fn text(&mut self) -> Result<String, SchemaError> {

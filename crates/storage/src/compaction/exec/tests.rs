@@ -40,6 +40,39 @@ fn task(inputs: Vec<u64>) -> CompactionTask {
     }
 }
 
+/// What a compaction's context borrows, unthrottled.
+struct Services {
+    stop: AtomicBool,
+    throttle: Throttle,
+    registry: Registry,
+}
+
+impl Services {
+    fn new() -> Self {
+        Services {
+            stop: AtomicBool::new(false),
+            throttle: Throttle::new(0),
+            registry: Registry::default(),
+        }
+    }
+
+    fn context(&self) -> Context<'_> {
+        Context {
+            throttle: &self.throttle,
+            registry: &self.registry,
+            stop: &self.stop,
+            now: now_seconds(),
+        }
+    }
+}
+
+/// Claims, compacts and releases the SSTables of `generations`.
+fn compact(engine: &LsmEngine, generations: &[u64], context: &Context<'_>) {
+    assert!(engine.claim(generations));
+    run(engine, &task(generations.to_vec()), context).expect("compaction");
+    engine.release(generations);
+}
+
 fn tombstones(engine: &LsmEngine) -> u64 {
     engine
         .view()
@@ -75,17 +108,8 @@ fn tombstones_shadowing_data_outside_the_task_are_kept() {
     flush(&engine, |e| e.apply(&key(1), &data).expect("data"));
     flush(&engine, |e| e.apply(&key(1), &deletion).expect("tombstone"));
     flush(&engine, |e| e.apply(&key(2), &data).expect("other"));
-    let stop = AtomicBool::new(false);
-    let (throttle, registry) = (Throttle::new(0), Registry::default());
-    let context = Context {
-        throttle: &throttle,
-        registry: &registry,
-        stop: &stop,
-        now: now_seconds(),
-    };
-    assert!(engine.claim(&[2, 3]));
-    run(&engine, &task(vec![2, 3]), &context).expect("partial compaction");
-    engine.release(&[2, 3]);
+    let services = Services::new();
+    compact(&engine, &[2, 3], &services.context());
     assert_eq!(
         tombstones(&engine),
         1,
@@ -104,9 +128,7 @@ fn tombstones_shadowing_data_outside_the_task_are_kept() {
         .iter()
         .map(|s| s.generation())
         .collect();
-    assert!(engine.claim(&all));
-    run(&engine, &task(all.clone()), &context).expect("full compaction");
-    engine.release(&all);
+    compact(&engine, &all, &services.context());
     assert_eq!(
         tombstones(&engine),
         0,
@@ -122,7 +144,7 @@ fn tombstones_shadowing_data_outside_the_task_are_kept() {
         .read(&key(2), &ReadFilter::all(), now_seconds())
         .expect("read")
         .is_some());
-    assert_eq!(registry.history().len(), 2);
+    assert_eq!(services.registry.history().len(), 2);
 }
 
 #[test]
@@ -228,17 +250,7 @@ fn compaction_purges_cells_of_dropped_columns_written_before_the_drop() {
         ..params
     };
     engine.set_settings(dropped.settings().expect("settings"));
-    let stop = AtomicBool::new(false);
-    let (throttle, registry) = (Throttle::new(0), Registry::default());
-    let context = Context {
-        throttle: &throttle,
-        registry: &registry,
-        stop: &stop,
-        now: now_seconds(),
-    };
-    assert!(engine.claim(&[1, 2]));
-    run(&engine, &task(vec![1, 2]), &context).expect("compaction");
-    engine.release(&[1, 2]);
+    compact(&engine, &[1, 2], &Services::new().context());
     let written = |c: &'static [u8], columns: &[(&str, i64)]| {
         let columns = columns.iter().map(|(n, t)| (n.to_string(), *t)).collect();
         (Bytes::from_static(c), columns)
