@@ -176,6 +176,14 @@ def test_reads(session):
     assert run(s, "SELECT * FROM gd.c WHERE k = 1 AND c IN (1, 2, 3, 4, 5) AND d > 1")[0] == []
     assert refused(s, "SELECT * FROM gd.c WHERE k = 1 AND c IN (1, 2, 3, 4, 5) AND d IN (1, 2)") == \
         "Guardrail in_select_cartesian_product violated: Aborting query because the cartesian product of the IN restrictions on clustering key produces 10 values, this exceeds fail threshold of 9."
+    # a bound list of tuples counts as a literal one (Cassandra's valuesAsClustering)
+    tuples = s.prepare("SELECT * FROM gd.c WHERE k = 1 AND (c, d) IN ?")
+    tuples.fetch_size = 100
+    future = s.execute_async(tuples, [[(i, i) for i in range(5)]])
+    future.result()
+    assert future.warnings == [cartesian]
+    with pytest.raises(InvalidRequest, match="clustering key produces 10 values, this exceeds fail"):
+        s.execute(tuples, [[(i, i) for i in range(10)]])
     assert refused(s, "SELECT * FROM gd.c WHERE v = 'a' ALLOW FILTERING") == \
         "Guardrail allow_filtering violated: Querying with ALLOW FILTERING is not allowed. ALLOW FILTERING can potentially visit all the data in the table and have unpredictable performance."
     run(s, "SELECT * FROM system_schema.tables WHERE table_name = 'c' ALLOW FILTERING")

@@ -344,8 +344,20 @@ STATEMENTS = [
       ["ti", "si", "i", "b", "f", "d", "de", "vi", "tx", "a", "ts", "dt", "tm", "tu", "u", "bl", "bo",
        "du", "ip"]
       for t in ["text", "ascii", "int", "bigint", "timestamp", "date", "decimal", "varint", "blob",
-                "counter"]],
+                "counter", "varchar"]],
     "SELECT CAST(1.50 AS decimal) FROM n",
+    "INSERT INTO n (k, tx) VALUES (3, CAST(1 AS varchar))",
+    # unary minus and parentheses: `-i…` and `-n…` start -Infinity and -NaN in Cassandra's lexer,
+    # and `(x)` (a tuple of one element to Cassandra) needs a receiver to have a type
+    "SELECT -de, -(d), - i, -(-b), -((f)), -(5), abs((i)), (d) + 1, [d, (d)] FROM n WHERE k = 1",
+    "SELECT -i FROM n",
+    "SELECT 1 - -ip FROM n",
+    "SELECT -nosuch FROM n",
+    "SELECT -NaN FROM n",
+    "SELECT (i) FROM n",
+    "SELECT (i + 1) AS x FROM n",
+    "SELECT [(i)] FROM n",
+    "SELECT CAST((i) AS text) FROM n",
     # functions as values in VALUES, SET and WHERE
     "CREATE TABLE wt (k int, c timeuuid, v int, t text, ts timestamp, d date, de decimal, b blob, "
     "PRIMARY KEY (k, c))",

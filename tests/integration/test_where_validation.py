@@ -244,6 +244,12 @@ STATEMENTS = [
     "SELECT k, c, x FROM dr WHERE k = 2",
     "ALTER TABLE dr ADD x int",
     "SELECT k, c, x FROM dr WHERE k = 2",
+    # a drop time kept to the microsecond: the cell at 1000300 stays hidden
+    "INSERT INTO dr (k, c, x) VALUES (3, 1, 1) USING TIMESTAMP 1000300",
+    "INSERT INTO dr (k, c, x) VALUES (3, 2, 1) USING TIMESTAMP 1000600",
+    "ALTER TABLE dr DROP x USING TIMESTAMP 1000500",
+    "ALTER TABLE dr ADD x int",
+    "SELECT k, c, x FROM dr WHERE k = 3",
     "CREATE TABLE dp (k int, c int, v int, w int, s int static, PRIMARY KEY (k, c))",
     "INSERT INTO dp (k, c, w) VALUES (1, 1, 1)",
     "UPDATE dp SET v = 2 WHERE k = 1 AND c = 2",
@@ -397,6 +403,13 @@ STATEMENTS = [
     "'replication_factor': 1}",
     "CREATE TABLE \"MixedKs\".\"T1\" (\"K\" int PRIMARY KEY, \"order\" text)",
     "CREATE TYPE \"MixedKs\".\"U\" (\"F\" int)",
+    # constants a type takes but cannot read: the type's own message
+    "CREATE TABLE lit (k int PRIMARY KEY, i int, ts timestamp, tm time, d date, bl blob, ip inet, "
+    "tu timeuuid)",
+    *[f"INSERT INTO lit (k, {column}) VALUES (1, {value})" for column, value in [
+        ("i", "3000000000"), ("i", "'a'"), ("ts", "'abc'"), ("ts", "99999999999999999999"),
+        ("tm", "'10:00'"), ("tm", "'-1'"), ("d", "'2024-13-01'"), ("d", "'99999999999'"),
+        ("bl", "0x123"), ("ip", "'abc'"), ("tu", "01234567-0123-0123-0123-0123456789ab")]],
     "DESCRIBE KEYSPACE \"MixedKs\"",
     "DESCRIBE TABLE \"MixedKs\".\"T1\"",
     "DESCRIBE TYPE \"MixedKs\".\"U\"",

@@ -35,8 +35,10 @@ pub enum Kind {
     #[regex(r"-?[0-9]+\.[0-9]*([eE][+-]?[0-9]+)?")]
     #[regex(r"-?[0-9]+[eE][+-]?[0-9]+")]
     Float,
-    /// `-NaN` and `-Infinity` (the positive forms are identifiers).
+    /// `-NaN` and `-Infinity` (the positive forms are identifiers). Cassandra's lexer commits
+    /// to them after `-n` or `-i`: one cut short (`-i`, `-inf`, `-nax`) is an error.
     #[regex("-(?i:nan|infinity)")]
+    #[regex("-(?i:n|na|i|in|inf|infi|infin|infini|infinit)", |_| false)]
     NegativeSpecial,
     #[regex("-?[0-9]+(?i:y|mo|w|d|h|m|s|ms|us|µs|ns)", more_duration_units)]
     #[regex(
@@ -239,7 +241,7 @@ pub fn tokenize(text: &str) -> Result<Vec<Token>, SyntaxError> {
     let mut lexer = Kind::lexer(text);
     while let Some(next) = lexer.next() {
         let span = lexer.span();
-        let kind = next.map_err(|()| unrecognised(text, span.start))?;
+        let kind = next.map_err(|()| unrecognised(text, span.clone()))?;
         if matches!(kind, Kind::Whitespace | Kind::Comment) {
             continue;
         }
@@ -278,8 +280,12 @@ fn push_token(tokens: &mut Vec<Token>, text: &str, token: Token) {
     tokens.push(token);
 }
 
-fn unrecognised(text: &str, offset: usize) -> SyntaxError {
+fn unrecognised(text: &str, span: std::ops::Range<usize>) -> SyntaxError {
+    let offset = span.start;
     let rest = &text[offset..];
+    if rest.starts_with('-') && span.len() > 1 {
+        return cut_special(text, span.end);
+    }
     if rest.starts_with("/*") {
         let message = "mismatched character '<EOF>' expecting '*'".to_string();
         return SyntaxError::at_offset(text, text.len(), message);
@@ -292,6 +298,17 @@ fn unrecognised(text: &str, offset: usize) -> SyntaxError {
         Some(c) => format!("token recognition error at: '{c}'"),
         None => "token recognition error at: '<EOF>'".to_string(),
     };
+    SyntaxError::at_offset(text, offset, message)
+}
+
+/// A `-NaN` or `-Infinity` cut short at `offset`, as ANTLR reports a character its rule did
+/// not expect.
+fn cut_special(text: &str, offset: usize) -> SyntaxError {
+    let found = text[offset..]
+        .chars()
+        .next()
+        .map_or_else(|| "<EOF>".to_string(), String::from);
+    let message = format!("mismatched character '{found}' expecting set null");
     SyntaxError::at_offset(text, offset, message)
 }
 
@@ -452,6 +469,38 @@ mod tests {
         assert_eq!(
             error("SELECT * FROM system.local /* x"),
             Some("line 1:31 mismatched character '<EOF>' expecting '*'".into())
+        );
+    }
+
+    /// Cassandra 5.0.4: `SELECT -ip` fails at `p`, `SELECT -in ` at the space; `-v` is a
+    /// minus and a name, `-NaN` one token.
+    #[test]
+    fn a_minus_before_n_or_i_must_start_nan_or_infinity() {
+        let error = |text: &str| tokenize(text).err().map(|e| e.to_string());
+        assert_eq!(
+            error("SELECT -ip FROM t"),
+            Some("line 1:9 mismatched character 'p' expecting set null".into())
+        );
+        assert_eq!(
+            error("SELECT -in FROM t"),
+            Some("line 1:10 mismatched character ' ' expecting set null".into())
+        );
+        assert_eq!(
+            error("SELECT 1 - -NA"),
+            Some("line 1:14 mismatched character '<EOF>' expecting set null".into())
+        );
+        use Kind::*;
+        assert_eq!(
+            kinds("-v - i -Infinity -nanx"),
+            vec![
+                (Minus, "-"),
+                (Ident, "v"),
+                (Minus, "-"),
+                (Ident, "i"),
+                (NegativeSpecial, "-Infinity"),
+                (NegativeSpecial, "-nan"),
+                (Ident, "x"),
+            ]
         );
     }
 

@@ -68,7 +68,7 @@ fn term_type(term: &Term, keyspace: &str) -> CqlResult<CqlType> {
             vec![left.as_ref(), right.as_ref()],
         ),
         Term::Negated(inner) => (native_call("_negate"), vec![inner.as_ref()]),
-        Term::Cast { ty, .. } => return Ok(CqlType::Native(*ty)),
+        Term::Cast { ty, .. } => return Ok(CqlType::Native(ty.native)),
         _ => return Ok(CqlType::Native(NativeType::Blob)),
     };
     let args = args
@@ -123,7 +123,7 @@ pub fn arg_text(term: &Term) -> String {
     }
 }
 
-fn type_text(ty: &cql::ast::TypeExpr) -> String {
+pub fn type_text(ty: &cql::ast::TypeExpr) -> String {
     crate::ddl::hint_type(ty, "")
         .map(|t| t.cql_name())
         .unwrap_or_else(|_| "?".into())

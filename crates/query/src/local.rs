@@ -39,7 +39,8 @@ fn storage_error(e: storage::StorageError) -> CqlError {
     CqlError::Server(format!("storage error: {e}"))
 }
 
-/// The storage parameters of a table (compaction, compression, filters, grace periods).
+/// The storage parameters of a table (compaction, compression, filters, grace periods, the
+/// dropped columns compaction purges).
 pub(crate) fn table_params(t: &TableMetadata) -> TableParams {
     TableParams {
         keyspace: t.keyspace.clone(),
@@ -49,6 +50,11 @@ pub(crate) fn table_params(t: &TableMetadata) -> TableParams {
         bloom_filter_fp_chance: t.options.bloom_filter_fp_chance,
         gc_grace_seconds: t.options.gc_grace_seconds,
         default_time_to_live: t.options.default_time_to_live,
+        dropped_columns: t
+            .dropped_columns
+            .iter()
+            .map(|(name, dropped)| (name.clone(), dropped.dropped_time_micros))
+            .collect(),
     }
 }
 

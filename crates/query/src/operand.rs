@@ -193,8 +193,24 @@ pub struct BindSpecs {
 }
 
 impl BindSpecs {
-    /// Orders named values as the markers expect them.
+    /// The values of a prepared statement's markers, named ones ordered as the markers expect
+    /// them.
     pub fn positional(&self, values: types::request::Values) -> CqlResult<Vec<BoundValue>> {
+        self.bind(values, |markers, bound| {
+            format!("There were {markers} markers(?) in CQL but {bound} bound variables")
+        })
+    }
+
+    /// The values of a QUERY's markers: Cassandra words a count that differs otherwise.
+    pub fn positional_query(&self, values: types::request::Values) -> CqlResult<Vec<BoundValue>> {
+        self.bind(values, |_, _| "Invalid amount of bind variables".into())
+    }
+
+    fn bind(
+        &self,
+        values: types::request::Values,
+        miscount: impl FnOnce(usize, usize) -> String,
+    ) -> CqlResult<Vec<BoundValue>> {
         use types::request::Values;
         let values = match values {
             Values::None => Vec::new(),
@@ -202,11 +218,7 @@ impl BindSpecs {
             Values::Named(named) => self.order_named(named)?,
         };
         if values.len() != self.specs.len() {
-            return Err(CqlError::invalid(format!(
-                "There were {} markers(?) in CQL but {} bound variables",
-                self.specs.len(),
-                values.len()
-            )));
+            return Err(CqlError::invalid(miscount(self.specs.len(), values.len())));
         }
         values
             .into_iter()

@@ -275,7 +275,7 @@ impl QueryProcessor {
         trace: Option<Arc<Trace>>,
     ) -> CqlResult<Outcome> {
         let (plan, binds) = self.analyze_text(text, keyspace, trace.as_deref())?;
-        let values = binds.positional(std::mem::take(&mut options.values))?;
+        let values = binds.positional_query(std::mem::take(&mut options.values))?;
         let ctx = ExecContext::new(&options, values).traced(trace);
         self.run(&plan, keyspace, &ctx).await
     }

@@ -343,7 +343,9 @@ fn tables_to_apply<'a>(
             .filter(|b| b.id == t.id);
         match existing {
             None => Some((t, true)),
-            Some(b) if b.options != t.options => Some((t, false)),
+            Some(b) if b.options != t.options || b.dropped_columns != t.dropped_columns => {
+                Some((t, false))
+            }
             Some(_) => None,
         }
     })

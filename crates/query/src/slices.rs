@@ -279,7 +279,7 @@ fn resolve_tuple(tuple: &[Operand], names: &[String], ctx: &ExecContext) -> CqlR
 }
 
 /// The tuples of a bound `IN ?` list (the list's type gives them their size).
-fn bound_tuples(list: &Operand, ctx: &ExecContext) -> CqlResult<Vec<Vec<Bytes>>> {
+pub(crate) fn bound_tuples(list: &Operand, ctx: &ExecContext) -> CqlResult<Vec<Vec<Bytes>>> {
     let bytes = match list.resolve(ctx)? {
         Resolved::Value(bytes) => bytes,
         Resolved::Null => return Err(CqlError::invalid("Invalid null value for IN restriction")),

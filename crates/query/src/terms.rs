@@ -6,7 +6,7 @@
 use bytes::Bytes;
 use cql::ast::{Literal, LiteralKind as AstKind, Term};
 use types::limits::MAX_NESTING;
-use types::literal::parse_literal;
+use types::literal::{is_assignable, parse_literal};
 use types::result::ColumnSpec;
 use types::{CqlError, CqlResult, CqlType};
 
@@ -61,12 +61,7 @@ fn analyze_at(
         Term::Tuple(items) => tuple(items, receiver, binder, depth),
         Term::UserTypeLiteral(fields) => udt(fields, receiver, binder, depth),
         Term::FunctionCall { name, args } => {
-            if !functions::exists(&calls::call_name(name)) {
-                return Err(CqlError::invalid(format!(
-                    "Unknown function {} called",
-                    calls::written_name(name)
-                )));
-            }
+            known(&calls::call_name(name), &calls::written_name(name))?;
             let args: Vec<&Term> = args.iter().collect();
             call(&calls::call_name(name), &args, receiver, binder, depth)
         }
@@ -81,13 +76,24 @@ fn analyze_at(
             )
         }
         Term::Cast { term, ty } => {
-            let name = format!("cast_as_{}", ty.name());
+            let name = functions::cast_name(ty.name());
             let cast = CallName {
                 keyspace: Some("system"),
                 name: &name,
             };
+            known(&cast, &format!("system.{name}"))?;
             call(&cast, &[term], receiver, binder, depth)
         }
+    }
+}
+
+/// A function a term calls must exist (`written` is its name as the message shows it).
+fn known(name: &CallName<'_>, written: &str) -> CqlResult<()> {
+    match functions::exists(name) {
+        true => Ok(()),
+        false => Err(CqlError::invalid(format!(
+            "Unknown function {written} called"
+        ))),
     }
 }
 
@@ -179,12 +185,14 @@ fn literal(lit: &Literal, receiver: &ColumnSpec) -> CqlResult<Bytes> {
         ))
     };
     let target = match &receiver.ty {
-        CqlType::Native(_) => &receiver.ty,
+        CqlType::Native(_) if is_assignable(&receiver.ty, kind) => &receiver.ty,
         _ => return Err(invalid()),
     };
+    // A constant of a kind the type takes but cannot read fails with the type's own message
+    // (Cassandra's `fromString`): `Unable to make int from '3000000000'`.
     parse_literal(target, kind, &lit.text)
         .map(|v| v.to_bytes())
-        .map_err(|_| invalid())
+        .map_err(|e| CqlError::invalid(e.0))
 }
 
 fn kind_name(kind: AstKind) -> &'static str {
@@ -438,5 +446,85 @@ mod tests {
             message.ends_with("terms nest at most 100 levels"),
             "{message}"
         );
+    }
+
+    /// Cassandra 5.0.4 has no `cast_as_varchar`: a term cast to varchar calls an unknown
+    /// function, named with its keyspace.
+    #[test]
+    fn a_term_cast_to_varchar_calls_an_unknown_function() {
+        let Ok(cql::ast::Statement::Insert(insert)) =
+            cql::parse_statement("INSERT INTO t (k, c) VALUES (1, CAST(1 AS varchar))")
+        else {
+            panic!("not an insert");
+        };
+        let text = ColumnSpec {
+            ty: CqlType::Native(NativeType::Text),
+            ..receiver(0)
+        };
+        let cql::ast::InsertValues::Columns { values, .. } = insert.values else {
+            panic!("not a VALUES insert");
+        };
+        assert_eq!(
+            analyze(&values[1], &text, &mut Binder::new(0)).map(|_| ()),
+            Err(CqlError::invalid(
+                "Unknown function system.cast_as_varchar called"
+            ))
+        );
+    }
+
+    /// Cassandra 5.0.4: a constant of a kind the type does not take is an `Invalid <KIND>
+    /// constant`; one it takes but cannot read fails with the type's own message.
+    #[test]
+    fn constants_the_type_cannot_read_fail_in_the_types_words() {
+        let refused = |ty: NativeType, kind: LiteralKind, text: &str| {
+            let column = ColumnSpec {
+                ty: CqlType::Native(ty),
+                ..receiver(0)
+            };
+            let literal = Term::Literal(cql::ast::Literal {
+                kind,
+                text: text.into(),
+            });
+            match analyze(&literal, &column, &mut Binder::new(0)) {
+                Err(CqlError::Invalid(message)) => message,
+                other => panic!("{text}: {other:?}"),
+            }
+        };
+        use NativeType::{Blob, Int, Time, Timestamp};
+        let cases = [
+            (
+                Int,
+                LiteralKind::Integer,
+                "3000000000",
+                "Unable to make int from '3000000000'",
+            ),
+            (
+                Int,
+                LiteralKind::String,
+                "a",
+                "Invalid STRING constant (a) for \"c\" of type int",
+            ),
+            (
+                Timestamp,
+                LiteralKind::String,
+                "abc",
+                "Unable to parse a date/time from 'abc'",
+            ),
+            (
+                Blob,
+                LiteralKind::Hex,
+                "0x123",
+                "cannot parse '123' as hex bytes",
+            ),
+            (
+                Time,
+                LiteralKind::String,
+                "10:00",
+                "(TimeType) Unable to coerce '10:00' to a formatted time (long)",
+            ),
+        ];
+        for (ty, kind, text, message) in cases {
+            assert_eq!(refused(ty, kind, text), message);
+        }
     }
 }

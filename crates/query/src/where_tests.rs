@@ -195,6 +195,65 @@ async fn a_dropped_columns_cells_stay_dropped_when_it_is_added_again() {
     );
 }
 
+/// `DROP ... USING TIMESTAMP t` hides the cells written up to `t` to the microsecond, as
+/// Cassandra 5.0.4 does (until it restarts), though `system_schema` keeps milliseconds.
+#[tokio::test]
+async fn a_drop_time_is_kept_to_the_microsecond() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let qp = processor(
+        dir.path(),
+        &[
+            "CREATE TABLE dm (k int PRIMARY KEY, v int)",
+            "INSERT INTO dm (k, v) VALUES (1, 1) USING TIMESTAMP 1000300",
+            "INSERT INTO dm (k, v) VALUES (2, 2) USING TIMESTAMP 1000600",
+            "ALTER TABLE dm DROP v USING TIMESTAMP 1000500",
+            "ALTER TABLE dm ADD v int",
+        ],
+    )
+    .await;
+    assert_eq!(
+        count(&qp, "SELECT * FROM dm WHERE v = 1 ALLOW FILTERING").await,
+        0
+    );
+    assert_eq!(
+        count(&qp, "SELECT * FROM dm WHERE v = 2 ALLOW FILTERING").await,
+        1
+    );
+}
+
+/// The partitions storage holds of table `name` (dropped cells included).
+fn stored_partitions(qp: &QueryProcessor, name: &str) -> usize {
+    let table = qp.schema().schema.table("ks", name).cloned().expect(name);
+    let storage = qp.coordinator.storage();
+    let all = (&storage::KeyRange::all(), &storage::ReadFilter::all());
+    let scan = storage.scan(storage::TableId(table.id), all.0, all.1, i32::MAX, 100);
+    scan.expect("a scan").len()
+}
+
+/// Compaction purges what a drop hides (Cassandra's compaction skips dropped columns'
+/// cells): partition 2, which held only a cell of the dropped column, leaves storage.
+#[tokio::test]
+async fn compaction_purges_the_cells_of_dropped_columns() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let qp = processor(
+        dir.path(),
+        &[
+            "CREATE TABLE dp (k int PRIMARY KEY, v int) WITH compaction = {'class': 'SizeTieredCompactionStrategy', 'enabled': 'false'}",
+            "INSERT INTO dp (k, v) VALUES (1, 10)",
+            "UPDATE dp SET v = 20 WHERE k = 2",
+        ],
+    )
+    .await;
+    let storage = qp.coordinator.storage().clone();
+    let id = storage::TableId(qp.schema().schema.table("ks", "dp").expect("dp").id);
+    storage.flush(id).expect("a flush");
+    run(&qp, "ALTER TABLE dp DROP v").await.expect("the drop");
+    assert_eq!(stored_partitions(&qp, "dp"), 2, "hidden, not yet purged");
+    storage.compact(id).expect("a compaction");
+    assert_eq!(stored_partitions(&qp, "dp"), 1);
+    assert_eq!(count(&qp, "SELECT * FROM dp").await, 1);
+}
+
 #[tokio::test]
 async fn keys_must_be_neither_empty_nor_too_long() {
     let dir = tempfile::tempdir().expect("a directory");
@@ -277,6 +336,60 @@ async fn bound_count(qp: &QueryProcessor, text: &str, values: Vec<BoundValue>) -
     }
 }
 
+/// A bound list of `(a, b)` tuples, serialized.
+fn tuple_list(tuples: &[[i32; 2]]) -> BoundValue {
+    let mut list = (tuples.len() as i32).to_be_bytes().to_vec();
+    for t in tuples.iter().map(|t| int_tuple(t)) {
+        list.extend_from_slice(&(t.len() as i32).to_be_bytes());
+        list.extend_from_slice(&t);
+    }
+    BoundValue::Set(list.into())
+}
+
+/// Cassandra's `in_select_cartesian_product` counts the tuples of a bound `(a, b) IN ?` as
+/// those of a literal list (ClusteringColumnRestrictions.valuesAsClustering).
+#[tokio::test]
+async fn the_cartesian_product_guardrail_counts_a_bound_list_of_tuples() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let table = "CREATE TABLE gm (p int, a int, b int, PRIMARY KEY (p, a, b))";
+    let qp = processor(dir.path(), &[table]).await;
+    qp.set_limits(crate::guardrails::Limits {
+        guardrails: config::Guardrails {
+            in_select_cartesian_product: config::Threshold {
+                warn: Some(4),
+                fail: Some(9),
+            },
+            ..Default::default()
+        },
+        ..Default::default()
+    });
+    let tuples: Vec<[i32; 2]> = (0..10).map(|i| [i, i]).collect();
+    let select = "SELECT * FROM gm WHERE p = 1 AND (a, b) IN ?";
+    assert_eq!(
+        bound_count(&qp, select, vec![tuple_list(&tuples)]).await,
+        Err(CqlError::invalid("Guardrail in_select_cartesian_product violated: Aborting query because the cartesian product of the IN restrictions on clustering key produces 10 values, this exceeds fail threshold of 9."))
+    );
+    assert_eq!(
+        bound_count(&qp, select, vec![tuple_list(&tuples[..9])]).await,
+        Ok(0)
+    );
+}
+
+/// Cassandra 5.0.4's QueryProcessor refuses a QUERY with the wrong count of values in its
+/// own words (an EXECUTE's message counts markers).
+#[tokio::test]
+async fn a_query_with_the_wrong_count_of_values_is_refused_in_cassandras_words() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let qp = processor(dir.path(), &["CREATE TABLE bv (k int PRIMARY KEY)"]).await;
+    let one = BoundValue::Set(1i32.to_be_bytes().to_vec().into());
+    let select = "SELECT * FROM bv WHERE k = ?";
+    assert_eq!(
+        bound_count(&qp, select, vec![one.clone(), one.clone()]).await,
+        Err(CqlError::invalid("Invalid amount of bind variables"))
+    );
+    assert_eq!(bound_count(&qp, select, vec![one]).await, Ok(0));
+}
+
 #[tokio::test]
 async fn a_multi_column_relation_takes_a_bound_tuple_or_list_of_tuples() {
     let dir = tempfile::tempdir().expect("a directory");
@@ -297,14 +410,9 @@ async fn a_multi_column_relation_takes_a_bound_tuple_or_list_of_tuples() {
         bound_count(&qp, listed, vec![tuple(&[3, 1]), tuple(&[1, 2])]).await,
         Ok(2)
     );
-    let mut list = 2i32.to_be_bytes().to_vec();
-    for t in [int_tuple(&[2, 1]), int_tuple(&[9, 9])] {
-        list.extend_from_slice(&(t.len() as i32).to_be_bytes());
-        list.extend_from_slice(&t);
-    }
     let whole = "SELECT * FROM mc WHERE p = 1 AND (a, b) IN ?";
     assert_eq!(
-        bound_count(&qp, whole, vec![BoundValue::Set(list.into())]).await,
+        bound_count(&qp, whole, vec![tuple_list(&[[2, 1], [9, 9]])]).await,
         Ok(1)
     );
     assert_eq!(

@@ -24,6 +24,9 @@ pub struct TableParams {
     pub bloom_filter_fp_chance: f64,
     pub gc_grace_seconds: i32,
     pub default_time_to_live: i32,
+    /// The dropped columns (`system_schema.dropped_columns`): each name with its drop time in
+    /// microseconds. Compaction purges their cells written at or before it.
+    pub dropped_columns: BTreeMap<String, i64>,
 }
 
 impl TableParams {
@@ -37,6 +40,7 @@ impl TableParams {
             bloom_filter_fp_chance: DEFAULT_FP_CHANCE,
             gc_grace_seconds: DEFAULT_GC_GRACE_SECONDS,
             default_time_to_live: 0,
+            dropped_columns: BTreeMap::new(),
         }
     }
 
@@ -83,6 +87,7 @@ impl TableParams {
                 ..WriteOptions::default()
             },
             gc_grace_seconds: self.gc_grace_seconds.max(0),
+            dropped_columns: self.dropped_columns.clone(),
             strategy,
             autocompaction: self.compaction.get("enabled").is_none_or(|v| v != "false"),
         })
@@ -129,6 +134,8 @@ pub struct TableSettings {
     pub name: String,
     pub write: WriteOptions,
     pub gc_grace_seconds: i32,
+    /// Dropped column names and their drop times (microseconds), see [`TableParams`].
+    pub dropped_columns: BTreeMap<String, i64>,
     pub strategy: Box<dyn CompactionStrategy>,
     /// The `enabled` compaction option: background compactions run.
     pub autocompaction: bool,

@@ -1,9 +1,7 @@
 //! AST of queries and writes: SELECT, INSERT, UPDATE, DELETE, BATCH, with
 //! their selectors, WHERE relations, assignments and IF conditions.
 
-use types::NativeType;
-
-use super::{ArithOp, Operator, Order, QualifiedName, Term, TypeExpr};
+use super::{ArithOp, CastType, Operator, Order, QualifiedName, Term, TypeExpr};
 
 /// `SELECT ...`.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,7 +38,7 @@ pub enum SelectorExpr {
     Ttl(Box<SelectorExpr>),
     /// `COUNT(*)`.
     CountRows,
-    Cast(Box<SelectorExpr>, NativeType),
+    Cast(Box<SelectorExpr>, CastType),
     FunctionCall {
         name: QualifiedName,
         args: Vec<SelectorExpr>,
@@ -63,8 +61,11 @@ pub enum SelectorExpr {
         left: Box<SelectorExpr>,
         right: Box<SelectorExpr>,
     },
-    /// `(a, b)`; a single parenthesised selector is returned unwrapped.
+    /// `(a, b)`.
     Tuple(Vec<SelectorExpr>),
+    /// `(a)`: Cassandra cannot tell it from a tuple of one element, so it has a type only
+    /// where its receiver gives one (a function's argument, an operand, a type hint).
+    Parenthesized(Box<SelectorExpr>),
     List(Vec<SelectorExpr>),
     Set(Vec<SelectorExpr>),
     /// `{k: v, ...}`: a map, or a UDT literal when keys are field names

@@ -5,6 +5,25 @@ use types::NativeType;
 
 use super::QualifiedName;
 
+/// The type named in `CAST(x AS type)`. `varchar` is text, but Cassandra has no cast
+/// functions to it: only what is text already casts to varchar.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CastType {
+    pub native: NativeType,
+    pub varchar: bool,
+}
+
+impl CastType {
+    /// The type's name as written (`varchar` kept apart from `text`).
+    pub fn name(self) -> &'static str {
+        if self.varchar {
+            "varchar"
+        } else {
+            self.native.name()
+        }
+    }
+}
+
 /// What kind of constant a `Literal` is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LiteralKind {
@@ -70,7 +89,7 @@ pub enum Term {
     /// `CAST(term AS type)`.
     Cast {
         term: Box<Term>,
-        ty: NativeType,
+        ty: CastType,
     },
     Negated(Box<Term>),
     Arithmetic {

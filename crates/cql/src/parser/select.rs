@@ -231,7 +231,7 @@ impl Parser<'_> {
         self.pos += 2;
         let inner = self.selector_expr()?;
         self.expect_kw("as")?;
-        let ty = self.native_type()?;
+        let ty = self.cast_type()?;
         self.expect(Kind::RParen)?;
         Ok(SelectorExpr::Cast(Box::new(inner), ty))
     }
@@ -244,7 +244,7 @@ impl Parser<'_> {
         }
         let mut items = self.paren_list(|p| p.selector_expr())?;
         match items.len() {
-            1 => Ok(items.remove(0)),
+            1 => Ok(SelectorExpr::Parenthesized(Box::new(items.remove(0)))),
             _ => Ok(SelectorExpr::Tuple(items)),
         }
     }

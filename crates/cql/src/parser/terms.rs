@@ -123,10 +123,10 @@ impl Parser<'_> {
             _ => return None,
         };
         let raw = self.advance();
-        let text = if kind == LiteralKind::String {
-            string_value(raw)
-        } else {
-            raw.to_string()
+        let text = match kind {
+            LiteralKind::String => string_value(raw),
+            LiteralKind::Float => special_float(raw).unwrap_or(raw).to_string(),
+            _ => raw.to_string(),
         };
         Some(Literal { kind, text })
     }
@@ -208,7 +208,7 @@ impl Parser<'_> {
         self.pos += 2;
         let term = self.simple_term()?;
         self.expect_kw("as")?;
-        let ty = self.native_type()?;
+        let ty = self.cast_type()?;
         self.expect(Kind::RParen)?;
         Ok(Term::Cast {
             term: Box::new(term),
@@ -289,6 +289,17 @@ fn arithmetic_term(op: ArithOp, left: Term, right: Term) -> Term {
     }
 }
 
+/// NaN and (minus) Infinity as Cassandra's parser writes them whatever their case (`-nan` is
+/// `NaN`).
+fn special_float(raw: &str) -> Option<&'static str> {
+    match raw.to_ascii_lowercase().as_str() {
+        "nan" | "-nan" => Some("NaN"),
+        "infinity" => Some("Infinity"),
+        "-infinity" => Some("-Infinity"),
+        _ => None,
+    }
+}
+
 /// Constants spelled as words: booleans, NaN and Infinity.
 fn word_literal_kind(word: &str) -> Option<LiteralKind> {
     let lower = word.to_ascii_lowercase();
@@ -322,6 +333,21 @@ mod tests {
         assert_eq!(term("-Infinity"), lit(LiteralKind::Float, "-Infinity"));
         assert_eq!(term("NaN"), lit(LiteralKind::Float, "NaN"));
         assert_eq!(term("null"), Term::Null);
+    }
+
+    /// Cassandra 5.0.4 names them `NaN`, `Infinity`, `-Infinity` in its messages (`-NaN` is
+    /// `NaN`).
+    #[test]
+    fn nan_and_infinity_are_written_as_cassandra_writes_them() {
+        for (text, written) in [
+            ("-NaN", "NaN"),
+            ("-nan", "NaN"),
+            ("nan", "NaN"),
+            ("INFINITY", "Infinity"),
+            ("-infinity", "-Infinity"),
+        ] {
+            assert_eq!(term(text), lit(LiteralKind::Float, written), "{text}");
+        }
     }
 
     #[test]

@@ -245,11 +245,18 @@ fn unreserved_keywords_are_identifiers() {
     assert_eq!(select.table.name, "type");
 }
 
+fn cast_to(varchar: bool) -> CastType {
+    CastType {
+        native: NativeType::Text,
+        varchar,
+    }
+}
+
 #[test]
 fn selector_shapes() {
-    let Statement::Select(select) =
-        parsed("SELECT COUNT(*) AS n, writetime(v), CAST(x AS text), m['k'] FROM t")
-    else {
+    let Statement::Select(select) = parsed(
+        "SELECT COUNT(*) AS n, writetime(v), CAST(x AS text), m['k'], CAST(x AS VarChar) FROM t",
+    ) else {
         panic!("not a select");
     };
     let selectors = select.selectors.unwrap_or_default();
@@ -266,7 +273,11 @@ fn selector_shapes() {
     );
     assert_eq!(
         selectors[2].expr,
-        SelectorExpr::Cast(Box::new(SelectorExpr::Column("x".into())), NativeType::Text)
+        SelectorExpr::Cast(Box::new(SelectorExpr::Column("x".into())), cast_to(false))
+    );
+    assert_eq!(
+        selectors[4].expr,
+        SelectorExpr::Cast(Box::new(SelectorExpr::Column("x".into())), cast_to(true))
     );
     assert_eq!(
         selectors[3].expr,

@@ -4,7 +4,7 @@
 use types::NativeType;
 
 use super::{PResult, Parser};
-use crate::ast::{QualifiedName, TypeExpr};
+use crate::ast::{CastType, QualifiedName, TypeExpr};
 use crate::error::SyntaxError;
 use crate::lexer::{string_value, Kind};
 
@@ -100,12 +100,14 @@ impl Parser<'_> {
         Ok(TypeExpr::Vector(Box::new(element), dimension))
     }
 
-    /// A native type name (for CAST).
-    pub(crate) fn native_type(&mut self) -> PResult<NativeType> {
-        match self.word_at(0).and_then(native_type_named) {
+    /// The type of a CAST.
+    pub(crate) fn cast_type(&mut self) -> PResult<CastType> {
+        let word = self.word_at(0);
+        match word.and_then(native_type_named) {
             Some(native) => {
+                let varchar = word.is_some_and(|w| w.eq_ignore_ascii_case("varchar"));
                 self.pos += 1;
-                Ok(native)
+                Ok(CastType { native, varchar })
             }
             None => self.no_viable(),
         }

@@ -207,9 +207,10 @@ fn odd_text(rng: &mut Rng, current: &str) -> String {
 }
 
 /// The definition format: a version byte, then per table a count and its rows; a row is a
-/// count of columns, each a name and a tagged value (0 null, 1 bytes).
+/// count of columns, each a name and a tagged value (0 null, 1 bytes); then the count of
+/// drop times in microseconds (none here: the rows' drops keep their milliseconds).
 fn encode(tables: &[Vec<Row>]) -> Vec<u8> {
-    let mut out = vec![1u8];
+    let mut out = vec![2u8];
     for rows in tables {
         out.put_u32(rows.len() as u32);
         for row in rows {
@@ -226,6 +227,7 @@ fn encode(tables: &[Vec<Row>]) -> Vec<u8> {
             }
         }
     }
+    out.put_u32(0);
     out
 }
 

@@ -3,7 +3,8 @@
 //! varints from the `long` value, as Cassandra does), to text and ascii from the numeric
 //! types and from inet, boolean, timeuuid, timestamp, date, time and uuid, from ascii to text,
 //! and between timestamp, date and timeuuid. A cast to the argument's own type is the argument
-//! itself; a target with no cast functions (blob, uuid, varchar, …) cannot be cast to.
+//! itself; a target with no cast functions (blob, uuid, varchar, …) cannot be cast to, nor
+//! can anything but text be cast to varchar (there is no `cast_as_varchar`).
 use types::json::{java_inet, json_timestamp};
 use types::value::calendar::{format_date, format_time, DATE_EPOCH, MILLIS_PER_DAY};
 use types::value::{java_decimal_string, java_double_string, java_float_string};
@@ -13,9 +14,9 @@ use super::numeric::{Decimal, Num, NUMERIC};
 use super::time::uuid_millis;
 use super::{Function, Registry};
 
-/// The function CAST(x AS `target`) calls.
-pub fn cast_name(target: NativeType) -> String {
-    format!("cast_as_{}", target.name())
+/// The function CAST(x AS `target`) calls (`cast_as_varchar` has no overloads).
+pub fn cast_name(target: &str) -> String {
+    format!("cast_as_{target}")
 }
 
 /// The types whose values cast to text and ascii besides the numeric ones.
@@ -100,7 +101,7 @@ fn cast(
     convert: impl Fn(&Value) -> CqlResult<Option<Value>> + Send + Sync + 'static,
 ) -> Function {
     Function::scalar(
-        &cast_name(target),
+        &cast_name(target.name()),
         vec![CqlType::Native(source)],
         CqlType::Native(target),
         move |args, _| Ok(args[0].as_ref().map(&convert).transpose()?.flatten()),

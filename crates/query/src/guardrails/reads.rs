@@ -97,8 +97,13 @@ pub(crate) fn clustering_product(
             counts.push(tuples.len());
             any_in = true;
         }
-        // A bound list of tuples (`(a, b) IN ?`) is not counted (docs/differences.md).
-        Some(MultiSlice::Slice { .. } | MultiSlice::InList(_)) => return Ok(()),
+        Some(MultiSlice::InList(list)) => {
+            let tuples = slices::bound_tuples(list, ctx)?;
+            columns += tuples.first().map_or(0, Vec::len);
+            counts.push(tuples.len());
+            any_in = true;
+        }
+        Some(MultiSlice::Slice { .. }) => return Ok(()),
         None => {}
     }
     if columns < layout.clustering_types.len() || !any_in {

@@ -3,7 +3,7 @@
 //! and bind markers take the type of the parameter they fill.
 use std::sync::Arc;
 
-use cql::ast::{Selector, SelectorExpr, Term};
+use cql::ast::{CastType, Selector, SelectorExpr, Term};
 use schema::TableMetadata;
 use types::limits::MAX_NESTING;
 use types::result::ColumnSpec;
@@ -141,7 +141,21 @@ impl Analyzer<'_> {
             SelectorExpr::Set(items) => self.collection(items, depth, "{", "}"),
             SelectorExpr::Tuple(items) => self.collection(items, depth, "(", ")"),
             SelectorExpr::Map(pairs) => self.map(pairs, depth),
+            SelectorExpr::Parenthesized(_) => Err(cannot_infer(&selector_text(expr))),
         }
+    }
+
+    /// A selector whose receiver gives it a type (a call's argument, an operand, a type
+    /// hint): a parenthesised one is its content, named with its parentheses.
+    fn operand(&mut self, expr: &SelectorExpr, depth: usize) -> CqlResult<Analysed> {
+        let SelectorExpr::Parenthesized(inner) = expr else {
+            return self.selector(expr, depth);
+        };
+        let analysed = self.operand(inner, depth + 1)?;
+        Ok(Analysed {
+            name: format!("({})", analysed.name),
+            ..analysed
+        })
     }
 
     /// WRITETIME, MAXWRITETIME and TTL of a regular or static column, or of element, slice
@@ -247,7 +261,7 @@ impl Analyzer<'_> {
     ) -> CqlResult<Analysed> {
         let hinted = crate::ddl::hint_type(ty, &self.table.keyspace)?;
         let SelectorExpr::Term(term) = inner else {
-            let analysed = self.selector(inner, depth)?;
+            let analysed = self.operand(inner, depth)?;
             return Ok(Analysed {
                 name: format!("({}){}", hinted.cql_name(), analysed.name),
                 ..analysed
@@ -313,7 +327,7 @@ impl Analyzer<'_> {
             .iter()
             .map(|arg| match as_term(arg) {
                 Some(_) => Ok(None),
-                None => self.selector(arg, depth).map(Some),
+                None => self.operand(arg, depth).map(Some),
             })
             .collect();
         self.in_aggregate = outer;
@@ -364,24 +378,25 @@ impl Analyzer<'_> {
     }
 
     /// `CAST(x AS type)`: `x` itself when it has that type already; an error when nothing
-    /// casts to the type, or when `x` is a constant (whose type a selection cannot infer).
+    /// casts to the type, or when `x` is a constant or parenthesised (whose type a selection
+    /// cannot infer).
     fn cast(
         &mut self,
         inner: &SelectorExpr,
-        target: NativeType,
+        target: CastType,
         depth: usize,
     ) -> CqlResult<Analysed> {
-        if as_term(inner).is_some() {
+        if as_term(inner).is_some() || matches!(inner, SelectorExpr::Parenthesized(_)) {
             return Err(cannot_infer(&selector_text(inner)));
         }
-        let name = functions::cast_name(target);
+        let name = functions::cast_name(target.name());
         let call = CallName {
             keyspace: Some("system"),
             name: &name,
         };
         let mut analysed = self.arguments(&call, std::slice::from_ref(inner), depth)?;
         if let Some(a) = analysed.first_mut().and_then(Option::take) {
-            if a.ty.unfrozen() == &CqlType::Native(target) {
+            if a.ty.unfrozen() == &CqlType::Native(target.native) {
                 return Ok(a);
             }
             analysed[0] = Some(a);
@@ -473,27 +488,29 @@ impl Analyzer<'_> {
     }
 
     /// `[a, b]`, `{a, b}`, `(a, b)` of selectors, typed by their first typed element.
-    /// A part of a collection selector: analysed when it is a selector, `None` for a constant
-    /// or marker (typed by the collection's type).
+    /// A part of a collection selector: analysed when it is a selector, `None` for a constant,
+    /// marker or parenthesised selector (typed by the collection's type).
     fn part(&mut self, item: &SelectorExpr, depth: usize) -> CqlResult<Option<Analysed>> {
-        match as_term(item) {
-            Some(_) => Ok(None),
-            None => self.selector(item, depth).map(Some),
+        if as_term(item).is_some() || matches!(item, SelectorExpr::Parenthesized(_)) {
+            return Ok(None);
         }
+        self.selector(item, depth).map(Some)
     }
 
-    /// The node of a part: its own, or the constant typed as `ty`.
+    /// The node of a part: its own, or the constant or parenthesised selector typed as `ty`.
     fn part_node(
         &mut self,
-        item: &SelectorExpr,
-        part: Option<Analysed>,
+        (item, part): (&SelectorExpr, Option<Analysed>),
         ty: &CqlType,
         text: &str,
+        depth: usize,
     ) -> CqlResult<Node> {
         if let Some(a) = part {
             return Ok(a.node);
         }
-        let term = as_term(item).ok_or_else(|| cannot_infer(text))?;
+        let Some(term) = as_term(item) else {
+            return Ok(self.operand(item, depth)?.node);
+        };
         let spec = self.spec(text, ty.clone());
         Ok(Node::Value(crate::terms::analyze(
             &term,
@@ -546,7 +563,7 @@ impl Analyzer<'_> {
         };
         let mut nodes = Vec::with_capacity(items.len());
         for (item, part) in items.iter().zip(parts) {
-            nodes.push(self.part_node(item, part, &first, &text)?);
+            nodes.push(self.part_node((item, part), &first, &text, depth)?);
         }
         Ok(Analysed {
             node: Node::Composite(ty.clone(), nodes),
@@ -574,8 +591,8 @@ impl Analyzer<'_> {
         };
         let mut nodes = Vec::with_capacity(2 * pairs.len());
         for ((k, v), (kp, vp)) in pairs.iter().zip(parts) {
-            nodes.push(self.part_node(k, kp, &key, &text)?);
-            nodes.push(self.part_node(v, vp, &value, &text)?);
+            nodes.push(self.part_node((k, kp), &key, &text, depth)?);
+            nodes.push(self.part_node((v, vp), &value, &text, depth)?);
         }
         let ty = CqlType::Map(Box::new(key), Box::new(value));
         Ok(Analysed {
@@ -640,6 +657,7 @@ fn as_term(expr: &SelectorExpr) -> Option<Term> {
     let all = |items: &[SelectorExpr]| items.iter().map(as_term).collect::<Option<Vec<_>>>();
     match expr {
         SelectorExpr::Term(term) => Some(term.clone()),
+        SelectorExpr::Parenthesized(inner) => as_term(inner).map(|t| Term::Tuple(vec![t])),
         SelectorExpr::List(items) => all(items).map(Term::List),
         SelectorExpr::Set(items) => all(items).map(Term::Set),
         SelectorExpr::Tuple(items) => all(items).map(Term::Tuple),
@@ -688,7 +706,22 @@ pub fn selector_text(expr: &SelectorExpr) -> String {
         SelectorExpr::List(items) => format!("[{}]", join(items)),
         SelectorExpr::Set(items) => format!("{{{}}}", join(items)),
         SelectorExpr::Tuple(items) => format!("({})", join(items)),
+        SelectorExpr::Parenthesized(inner) => format!("({})", selector_text(inner)),
         SelectorExpr::Map(pairs) => map_text(pairs),
-        other => format!("{other:?}"),
+        SelectorExpr::Negated(inner) => format!("-{}", selector_text(inner)),
+        SelectorExpr::Arithmetic { op, left, right } => format!(
+            "{} {} {}",
+            selector_text(left),
+            calls::operator(*op).symbol(),
+            selector_text(right)
+        ),
+        SelectorExpr::TypeHint(ty, inner) => {
+            format!("({}){}", calls::type_text(ty), selector_text(inner))
+        }
+        SelectorExpr::Cast(inner, ty) => format!("cast({} as {})", selector_text(inner), ty.name()),
+        SelectorExpr::WriteTime(inner) => format!("writetime({})", selector_text(inner)),
+        SelectorExpr::MaxWriteTime(inner) => format!("maxwritetime({})", selector_text(inner)),
+        SelectorExpr::Ttl(inner) => format!("ttl({})", selector_text(inner)),
+        SelectorExpr::CountRows => "count".into(),
     }
 }

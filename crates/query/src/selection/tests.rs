@@ -148,3 +148,68 @@ fn text_plus_a_string_concatenates_as_text() {
     assert_eq!(s.specs[0].ty, native(NativeType::Text));
     assert_eq!(s.specs[0].name, "Mixed + 'x'");
 }
+
+/// The selectors of `SELECT <selectors> FROM t`, analysed.
+fn analyze_text(selectors: &str) -> Result<Selection, CqlError> {
+    let text = format!("SELECT {selectors} FROM t");
+    let Ok(cql::ast::Statement::Select(select)) = cql::parse_statement(&text) else {
+        panic!("{text} does not parse");
+    };
+    let selectors = select.selectors.unwrap_or_default();
+    Selection::analyze(&table(), &selectors, &mut Binder::new(0))
+}
+
+fn names(selectors: &str) -> Vec<String> {
+    let s = analyze_text(selectors).unwrap_or_else(|e| panic!("{selectors}: {e}"));
+    s.specs.into_iter().map(|spec| spec.name).collect()
+}
+
+fn cannot_infer(term: &str) -> CqlError {
+    CqlError::invalid(format!(
+        "Cannot infer type for term {term} in selection clause (try using a cast to force a type)"
+    ))
+}
+
+/// Cassandra 5.0.4 has no `cast_as_varchar`: only text casts to varchar (as itself).
+#[test]
+fn only_text_casts_to_varchar() {
+    assert_eq!(names("CAST(\"Mixed\" AS varchar)"), ["Mixed"]);
+    assert_eq!(
+        analyze_text("CAST(v AS VARCHAR)").map(|_| ()),
+        Err(CqlError::invalid("v cannot be cast to varchar"))
+    );
+    assert_eq!(names("CAST(v AS text)"), ["cast(v as text)"]);
+}
+
+/// Cassandra 5.0.4 cannot tell `(v)` from a tuple of one element: it has a type (and keeps
+/// its parentheses in the column name) only as an operand or a call's argument.
+#[test]
+fn a_parenthesised_selector_needs_a_receiver() {
+    assert_eq!(
+        names("-(v), -v, (v) + 1, abs((v)), (varint)(v), -((v)), [v, (v)], -(5), abs((1))"),
+        [
+            "-(v)",
+            "-v",
+            "(v) + 1",
+            "system.abs((v))",
+            "(varint)(v)",
+            "-((v))",
+            "[v, (v)]",
+            "-(5)",
+            "system.abs((1))"
+        ]
+    );
+    for (selectors, term) in [
+        ("(v)", "(v)"),
+        ("(v + 1)", "(v + 1)"),
+        ("[(v)]", "[(v)]"),
+        ("((v), k)", "((v), k)"),
+        ("CAST((v) AS text)", "(v)"),
+    ] {
+        assert_eq!(
+            analyze_text(selectors).map(|_| ()),
+            Err(cannot_infer(term)),
+            "{selectors}"
+        );
+    }
+}

@@ -2,7 +2,10 @@
 //! each value in its CQL serialized form. Every node decodes the same bytes into the same
 //! keyspace and writes its own `system_schema` rows from it with its own timestamps, so clock
 //! skew between nodes can never shadow a schema change. Decoding checks every length and type.
-use std::sync::OnceLock;
+//! The rows are followed by the drop times of the dropped columns in microseconds, which
+//! `system_schema.dropped_columns` keeps to the millisecond (`DROP ... USING TIMESTAMP t`
+//! hides the cells written up to `t`, as in Cassandra).
+use std::sync::{Arc, OnceLock};
 
 use bytes::{BufMut, Bytes};
 use types::Value;
@@ -13,7 +16,10 @@ use crate::keyspace::KeyspaceMetadata;
 use crate::system::system_keyspaces;
 
 /// The format's version byte; a node refuses definitions of a version it does not know.
-const VERSION: u8 = 1;
+const VERSION: u8 = 2;
+
+/// The version without drop times in microseconds (read: its drops are to the millisecond).
+const VERSION_MILLIS: u8 = 1;
 
 /// The `system_schema` tables a definition carries, in order.
 const TABLES: [&str; 5] = ["keyspaces", "tables", "columns", "dropped_columns", "types"];
@@ -29,6 +35,20 @@ pub fn encode_keyspace(keyspace: &KeyspaceMetadata) -> Bytes {
             put_row(&mut out, row);
         }
     }
+    let drops: Vec<(&str, &str, i64)> = keyspace
+        .tables
+        .values()
+        .flat_map(|t| {
+            let drops = t.dropped_columns.iter();
+            drops.map(|(column, d)| (t.name.as_str(), column.as_str(), d.dropped_time_micros))
+        })
+        .collect();
+    put_len(&mut out, drops.len());
+    for (table, column, micros) in drops {
+        put_bytes(&mut out, table.as_bytes());
+        put_bytes(&mut out, column.as_bytes());
+        out.put_i64(micros);
+    }
     Bytes::from(out)
 }
 
@@ -39,7 +59,8 @@ pub fn decode_keyspace(bytes: &[u8]) -> Result<KeyspaceMetadata, SchemaError> {
         bytes,
         system_schema,
     };
-    if input.u8()? != VERSION {
+    let version = input.u8()?;
+    if version != VERSION && version != VERSION_MILLIS {
         return Err(corrupt("unknown definition version"));
     }
     let mut tables: Vec<(&str, Vec<Row>)> = Vec::new();
@@ -50,6 +71,12 @@ pub fn decode_keyspace(bytes: &[u8]) -> Result<KeyspaceMetadata, SchemaError> {
             rows.push(input.row(table)?);
         }
         tables.push((table, rows));
+    }
+    let mut drops = Vec::new();
+    if version == VERSION {
+        for _ in 0..input.len()? {
+            drops.push((input.text()?, input.text()?, input.i64()?));
+        }
     }
     if !input.bytes.is_empty() {
         return Err(corrupt("trailing bytes"));
@@ -63,10 +90,33 @@ pub fn decode_keyspace(bytes: &[u8]) -> Result<KeyspaceMetadata, SchemaError> {
     };
     let schema = load_schema(&read)?;
     let mut keyspaces = schema.keyspaces().values();
-    match (keyspaces.next(), keyspaces.next()) {
-        (Some(ks), None) => Ok(ks.as_ref().clone()),
-        _ => Err(corrupt("a definition holds exactly one keyspace")),
+    let mut keyspace = match (keyspaces.next(), keyspaces.next()) {
+        (Some(ks), None) => ks.as_ref().clone(),
+        _ => return Err(corrupt("a definition holds exactly one keyspace")),
+    };
+    for (table, column, micros) in drops {
+        set_drop_time(&mut keyspace, &table, &column, micros)?;
     }
+    Ok(keyspace)
+}
+
+/// Puts back the microseconds of a drop its `dropped_columns` row dates to the millisecond.
+fn set_drop_time(
+    keyspace: &mut KeyspaceMetadata,
+    table: &str,
+    column: &str,
+    micros: i64,
+) -> Result<(), SchemaError> {
+    let dropped = keyspace
+        .tables
+        .get_mut(table)
+        .and_then(|t| Arc::make_mut(t).dropped_columns.get_mut(column))
+        .ok_or_else(|| corrupt("a drop time of no dropped column"))?;
+    if dropped.dropped_time_micros != micros.div_euclid(1000).saturating_mul(1000) {
+        return Err(corrupt("a drop time other than its dropped_columns row's"));
+    }
+    dropped.dropped_time_micros = micros;
+    Ok(())
 }
 
 /// `system_schema`'s definition, built once.
@@ -125,17 +175,31 @@ impl<'a> Input<'a> {
         Ok(first)
     }
 
-    fn len(&mut self) -> Result<usize, SchemaError> {
+    fn chunk<const N: usize>(&mut self) -> Result<[u8; N], SchemaError> {
         let (head, rest) = self
             .bytes
-            .split_first_chunk::<4>()
+            .split_first_chunk::<N>()
             .ok_or_else(|| corrupt("ends early"))?;
         self.bytes = rest;
-        let len = u32::from_be_bytes(*head) as usize;
+        Ok(*head)
+    }
+
+    fn len(&mut self) -> Result<usize, SchemaError> {
+        let len = u32::from_be_bytes(self.chunk()?) as usize;
         if len > self.bytes.len() {
             return Err(corrupt("length exceeds the definition"));
         }
         Ok(len)
+    }
+
+    fn i64(&mut self) -> Result<i64, SchemaError> {
+        Ok(i64::from_be_bytes(self.chunk()?))
+    }
+
+    fn text(&mut self) -> Result<String, SchemaError> {
+        let bytes = self.bytes()?;
+        let text = std::str::from_utf8(bytes).map_err(|_| corrupt("a name is not UTF-8"))?;
+        Ok(text.to_string())
     }
 
     fn bytes(&mut self) -> Result<&'a [u8], SchemaError> {
@@ -149,9 +213,7 @@ impl<'a> Input<'a> {
     fn row(&mut self, table: &str) -> Result<Row, SchemaError> {
         let mut row = Row::new();
         for _ in 0..self.len()? {
-            let name = std::str::from_utf8(self.bytes()?)
-                .map_err(|_| corrupt("column name is not UTF-8"))?
-                .to_string();
+            let name = self.text()?;
             let value = match self.u8()? {
                 0 => None,
                 1 => {

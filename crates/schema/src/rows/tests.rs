@@ -255,6 +255,45 @@ fn keyspace_definitions_round_trip_through_bytes() -> Result<(), SchemaError> {
     Ok(())
 }
 
+/// `shop` with its counters table's column `gone` dropped at `micros`.
+fn shop_with_a_drop(micros: i64) -> Result<KeyspaceMetadata, SchemaError> {
+    let dropped = crate::table::DroppedColumn {
+        ty: native(NativeType::Int),
+        kind: crate::column::ColumnKind::Regular,
+        dropped_time_micros: micros,
+    };
+    let table = counters()?.with_dropped_columns(BTreeMap::from([("gone".into(), dropped)]));
+    Ok(shop()?.with_table(table))
+}
+
+/// `system_schema.dropped_columns` keeps milliseconds; a definition keeps the microseconds
+/// of `DROP ... USING TIMESTAMP` (Cassandra hides cells up to them until it restarts), and one
+/// of the first version, without them, reads as milliseconds.
+#[test]
+fn definitions_keep_drop_times_to_the_microsecond() -> Result<(), SchemaError> {
+    let keyspace = shop_with_a_drop(1_000_500)?;
+    let bytes = encode_keyspace(&keyspace);
+    assert_eq!(decode_keyspace(&bytes)?, keyspace);
+    // Version 1: the same rows without the drop times after them (a count, then each drop's
+    // table and column names and 8 bytes).
+    let drops = keyspace.tables.values().flat_map(|t| {
+        let names = t.dropped_columns.keys();
+        names.map(|column| 4 + t.name.len() + 4 + column.len() + 8)
+    });
+    let section = 4 + drops.sum::<usize>();
+    let mut first = bytes[..bytes.len() - section].to_vec();
+    first[0] = 1;
+    assert_eq!(decode_keyspace(&first)?, shop_with_a_drop(1_000_000)?);
+    let mut other = bytes.to_vec();
+    let at = other.len() - 8;
+    other[at..].copy_from_slice(&2_000_500i64.to_be_bytes());
+    assert!(
+        decode_keyspace(&other).is_err(),
+        "not the row's millisecond"
+    );
+    Ok(())
+}
+
 #[test]
 fn truncated_or_altered_definitions_are_errors() -> Result<(), SchemaError> {
     let bytes = encode_keyspace(&shop()?);

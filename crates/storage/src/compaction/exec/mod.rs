@@ -18,6 +18,7 @@ pub use progress::{CompactionProgress, CompactionRecord, CompactionTotals, Regis
 pub use throttle::Throttle;
 pub use txn::recover;
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
@@ -134,6 +135,7 @@ fn run_job(
                 ..settings.write.clone()
             },
             gc_before: settings.gc_before(ctx.now),
+            dropped: &settings.dropped_columns,
             rewrite,
         };
         job.run(&inputs, memtable_min)
@@ -163,6 +165,7 @@ struct Job<'a> {
     tracker: &'a Tracker,
     options: WriteOptions,
     gc_before: i32,
+    dropped: &'a BTreeMap<String, i64>,
     rewrite: Rewrite<'a>,
 }
 
@@ -227,7 +230,8 @@ impl<'a> Job<'a> {
                 return Err(StorageError::Closed);
             }
             let (key, data) = item?;
-            let purger = Purger::new(self.ctx.now, self.gc_before, || self.horizon(&key));
+            let purger = Purger::new(self.ctx.now, self.gc_before, || self.horizon(&key))
+                .with_dropped(self.dropped);
             let kept = self.without_garbage(&key, data)?;
             if let Some(data) = kept.and_then(|data| purger.partition(data)) {
                 let current = match &mut writer {

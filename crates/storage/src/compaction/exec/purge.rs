@@ -6,9 +6,12 @@
 //!   `gc_before` **and** its timestamp is older than `horizon`, the oldest timestamp any source
 //!   outside the compaction (other SSTables whose filter may hold the key, memtables holding
 //!   it) may contain — otherwise it may still shadow data there and must stay;
+//! - cells of a dropped column written at or before its drop go (Cassandra's
+//!   `dropped_columns`), also when a column of that name was added again since;
 //! - rows and partitions left empty disappear.
 
 use std::cell::OnceCell;
+use std::collections::BTreeMap;
 
 use crate::partition::PartitionData;
 use mutation::{Cell, ColumnData, ColumnValue, DeletionTime, Row};
@@ -21,6 +24,8 @@ pub struct Purger<'a> {
     /// a tombstone deleted before `gc_before` turns up (it checks other sources' filters).
     find_horizon: Box<dyn Fn() -> i64 + 'a>,
     horizon: OnceCell<i64>,
+    /// Dropped column names and their drop times (microseconds).
+    dropped: Option<&'a BTreeMap<String, i64>>,
 }
 
 impl<'a> Purger<'a> {
@@ -30,7 +35,24 @@ impl<'a> Purger<'a> {
             gc_before,
             find_horizon: Box::new(find_horizon),
             horizon: OnceCell::new(),
+            dropped: None,
         }
+    }
+
+    /// The same purger, also removing the cells of the `dropped` columns (name to drop time)
+    /// written at or before their drop.
+    pub fn with_dropped(self, dropped: &'a BTreeMap<String, i64>) -> Self {
+        Purger {
+            dropped: (!dropped.is_empty()).then_some(dropped),
+            ..self
+        }
+    }
+
+    /// When `name` is a dropped column, the time (microseconds) at or before which its cells
+    /// were dropped.
+    fn dropped_at(&self, name: &[u8]) -> Option<i64> {
+        let dropped = self.dropped?;
+        dropped.get(std::str::from_utf8(name).ok()?).copied()
     }
 
     fn purgeable(&self, timestamp: i64, local_deletion_time: i32) -> bool {
@@ -97,6 +119,11 @@ impl<'a> Purger<'a> {
     }
 
     fn column(&self, column: ColumnData, deletion: DeletionTime) -> Option<ColumnData> {
+        // A drop deletes the column's cells written up to its time, as a deletion would.
+        let deletion = match self.dropped_at(&column.name) {
+            Some(at) => deletion.merge(DeletionTime::new(at, i32::MAX)),
+            None => deletion,
+        };
         let value = match column.value {
             ColumnValue::Simple(cell) => ColumnValue::Simple(self.cell(cell, deletion)?),
             ColumnValue::Complex(mut complex) => {
@@ -271,5 +298,39 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(purger(i64::MAX).partition(data(deleted)), None);
+    }
+
+    /// A collection of a column dropped at 10: its deletion at 8 and its cells up to 10 go,
+    /// a cell written at 11 (after the column was added again) stays.
+    #[test]
+    fn dropped_collections_lose_what_was_written_before_the_drop() {
+        let cell = |ts: i64, path: &'static [u8]| Cell {
+            path: Some(Bytes::from_static(path)),
+            ..Cell::live(ts, Bytes::from_static(b"v"))
+        };
+        let mut r = Row::new(Bytes::from_static(b"a"));
+        r.columns = vec![ColumnData::complex(
+            "s",
+            DeletionTime::new(8, 900),
+            vec![cell(10, b"1"), cell(11, b"2")],
+        )];
+        let update = PartitionUpdate {
+            rows: vec![r],
+            ..Default::default()
+        };
+        let dropped = BTreeMap::from([("s".to_string(), 10)]);
+        let purged = purger(i64::MAX)
+            .with_dropped(&dropped)
+            .partition(data(update))
+            .expect("the cell written after the drop");
+        let columns = &purged.rows[&Bytes::from_static(b"a")].columns;
+        assert_eq!(
+            columns,
+            &vec![ColumnData::complex(
+                "s",
+                DeletionTime::LIVE,
+                vec![cell(11, b"2")]
+            )]
+        );
     }
 }

@@ -40,6 +40,39 @@ fn task(inputs: Vec<u64>) -> CompactionTask {
     }
 }
 
+/// What a compaction's context borrows, unthrottled.
+struct Services {
+    stop: AtomicBool,
+    throttle: Throttle,
+    registry: Registry,
+}
+
+impl Services {
+    fn new() -> Self {
+        Services {
+            stop: AtomicBool::new(false),
+            throttle: Throttle::new(0),
+            registry: Registry::default(),
+        }
+    }
+
+    fn context(&self) -> Context<'_> {
+        Context {
+            throttle: &self.throttle,
+            registry: &self.registry,
+            stop: &self.stop,
+            now: now_seconds(),
+        }
+    }
+}
+
+/// Claims, compacts and releases the SSTables of `generations`.
+fn compact(engine: &LsmEngine, generations: &[u64], context: &Context<'_>) {
+    assert!(engine.claim(generations));
+    run(engine, &task(generations.to_vec()), context).expect("compaction");
+    engine.release(generations);
+}
+
 fn tombstones(engine: &LsmEngine) -> u64 {
     engine
         .view()
@@ -75,17 +108,8 @@ fn tombstones_shadowing_data_outside_the_task_are_kept() {
     flush(&engine, |e| e.apply(&key(1), &data).expect("data"));
     flush(&engine, |e| e.apply(&key(1), &deletion).expect("tombstone"));
     flush(&engine, |e| e.apply(&key(2), &data).expect("other"));
-    let stop = AtomicBool::new(false);
-    let (throttle, registry) = (Throttle::new(0), Registry::default());
-    let context = Context {
-        throttle: &throttle,
-        registry: &registry,
-        stop: &stop,
-        now: now_seconds(),
-    };
-    assert!(engine.claim(&[2, 3]));
-    run(&engine, &task(vec![2, 3]), &context).expect("partial compaction");
-    engine.release(&[2, 3]);
+    let services = Services::new();
+    compact(&engine, &[2, 3], &services.context());
     assert_eq!(
         tombstones(&engine),
         1,
@@ -104,9 +128,7 @@ fn tombstones_shadowing_data_outside_the_task_are_kept() {
         .iter()
         .map(|s| s.generation())
         .collect();
-    assert!(engine.claim(&all));
-    run(&engine, &task(all.clone()), &context).expect("full compaction");
-    engine.release(&all);
+    compact(&engine, &all, &services.context());
     assert_eq!(
         tombstones(&engine),
         0,
@@ -122,7 +144,7 @@ fn tombstones_shadowing_data_outside_the_task_are_kept() {
         .read(&key(2), &ReadFilter::all(), now_seconds())
         .expect("read")
         .is_some());
-    assert_eq!(registry.history().len(), 2);
+    assert_eq!(services.registry.history().len(), 2);
 }
 
 #[test]
@@ -171,4 +193,70 @@ fn a_running_compaction_does_not_keep_flushed_memtables_alive() {
         assert!(freed, "the flushed memtable outlived its flush");
     });
     engine.release(&[1, 2]);
+}
+
+fn row_of(clustering: &'static [u8], columns: &[(&str, i64)]) -> Row {
+    let mut row = Row::new(Bytes::from_static(clustering));
+    row.columns = columns
+        .iter()
+        .map(|(name, ts)| {
+            let cell = Cell::live(*ts, Bytes::from_static(b"x"));
+            ColumnData::simple(name.to_string(), cell)
+        })
+        .collect();
+    row
+}
+
+/// The cells of each row read back: (clustering, [(column, timestamp)]).
+fn cells(engine: &LsmEngine) -> Vec<(Bytes, Vec<(String, i64)>)> {
+    let read = engine.read(&key(1), &ReadFilter::all(), now_seconds());
+    let partition = read.expect("read").expect("the partition");
+    let timestamp = |value: &mutation::ColumnValue| match value {
+        mutation::ColumnValue::Simple(cell) => cell.timestamp,
+        mutation::ColumnValue::Complex(_) => panic!("only simple cells are written"),
+    };
+    let named = |c: &ColumnData| (String::from_utf8_lossy(&c.name).into(), timestamp(&c.value));
+    partition
+        .rows
+        .iter()
+        .map(|r| (r.clustering.clone(), r.columns.iter().map(named).collect()))
+        .collect()
+}
+
+/// Cassandra's compaction drops the cells of a dropped column written at or before the
+/// drop (column `v`, dropped at 10): a row left with nothing goes, a cell written after the
+/// drop (a column of that name added again) stays, other columns are untouched.
+#[test]
+fn compaction_purges_cells_of_dropped_columns_written_before_the_drop() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let params = TableParams::new("ks", "t");
+    let engine =
+        LsmEngine::open(dir.path(), params.settings().expect("settings"), false).expect("open");
+    let old = PartitionUpdate {
+        rows: vec![
+            row_of(b"a", &[("v", 5), ("w", 5)]),
+            row_of(b"b", &[("v", 10)]),
+        ],
+        ..Default::default()
+    };
+    let new = PartitionUpdate {
+        rows: vec![row_of(b"c", &[("v", 11)])],
+        ..Default::default()
+    };
+    flush(&engine, |e| e.apply(&key(1), &old).expect("old"));
+    flush(&engine, |e| e.apply(&key(1), &new).expect("new"));
+    let dropped = TableParams {
+        dropped_columns: [("v".to_string(), 10)].into(),
+        ..params
+    };
+    engine.set_settings(dropped.settings().expect("settings"));
+    compact(&engine, &[1, 2], &Services::new().context());
+    let written = |c: &'static [u8], columns: &[(&str, i64)]| {
+        let columns = columns.iter().map(|(n, t)| (n.to_string(), *t)).collect();
+        (Bytes::from_static(c), columns)
+    };
+    assert_eq!(
+        cells(&engine),
+        vec![written(b"a", &[("w", 5)]), written(b"c", &[("v", 11)])]
+    );
 }
