@@ -2,6 +2,8 @@
 
 Both return a dict with the same keys, latencies in milliseconds:
   throughput, mean_ms, p50_ms, p95_ms, p99_ms, p999_ms, max_ms, ops, errors, warmup_ops, rows
+and, for `-rate fixed=`/`throttle=` runs of `helenus stress`, pacing_p50_ms, pacing_p99_ms, pacing_max_ms
+(how late the client started operations after their due time: its own error).
 A figure the output does not carry (YCSB prints no median or 99.9th percentile) is None.
 """
 import re
@@ -57,6 +59,9 @@ def parse_stress(text):
     out["ops"] = int(ops) if ops is not None else None
     out["elapsed_s"] = elapsed
     out["errors"] = int(out["errors"] or 0)
+    m = re.search(rf"^Pacing lateness\s*:\s*median {_NUM} ms, \.99 {_NUM} ms, max {_NUM} ms", block, re.M)
+    out["pacing_p50_ms"], out["pacing_p99_ms"], out["pacing_max_ms"] = \
+        (_num(m.group(1)), _num(m.group(2)), _num(m.group(3))) if m else (None, None, None)
     out["warmup_ops"] = sum(int(n) for n in re.findall(r"^Warming up \S+ with (\d+) iterations", text, re.M))
     if out["row_rate"] is not None and elapsed:
         out["rows"] = int(round(out["row_rate"] * elapsed))
@@ -101,6 +106,7 @@ def parse_ycsb(text):
         "ops": int(total_ops),
         "errors": int(errors),
         "warmup_ops": 0,
+        "pacing_p50_ms": None, "pacing_p99_ms": None, "pacing_max_ms": None,
         "rows": int(total_ops),
         "elapsed_s": runtime_ms / 1000.0 if runtime_ms is not None else None,
         "per_type": {k: {"ops": int(v["Operations"]), "mean_ms": (v.get("AverageLatency(us)") or 0) / 1000.0,

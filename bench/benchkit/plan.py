@@ -1,18 +1,27 @@
 """The workloads and their order in one server session, for each mode (full, quick, smoke)."""
+import functools
 from dataclasses import dataclass, field
 
 SWEEP_THREADS = (1, 8, 16, 32, 64)
 
+# The fixed-rate write runs (issue 11.10): each at this share of Cassandra's measured (warm) write throughput.
+FIXED_LEVELS = (25, 50, 75)
+
+# Warm-up (issue 15.1): windows of write then read on a keyspace of their own, repeated until two
+# consecutive windows' server CPU per operation differ by less than WARMUP_TOLERANCE (or `warmup_max`).
+WARMUP_TOLERANCE = 0.05
+
 MODES = {
     # n: operations of write/read/mixed and YCSB records/operations; reps: repetitions (medians);
     # fixed_s / sweep_s / insanity_s: durations; insanity_n: partitions of the insanity insert;
-    # timeline_s: the kill-and-restart run of --cluster (killed at a third, restarted at two thirds).
+    # timeline_s: the kill-and-restart run of --cluster (killed at a third, restarted at two thirds);
+    # warmup_n: operations of each warm-up window's write and of its read; warmup_max: most windows.
     "full": dict(n=200_000, reps=3, fixed_s=60, sweep_s=30, sweep=SWEEP_THREADS, insanity_n=200_000, insanity_s=60,
-                 settle_quiet_s=5, timeline_s=60),
+                 settle_quiet_s=5, timeline_s=60, warmup_n=100_000, warmup_max=10),
     "quick": dict(n=50_000, reps=1, fixed_s=20, sweep_s=8, sweep=SWEEP_THREADS, insanity_n=20_000, insanity_s=20,
-                  settle_quiet_s=5, timeline_s=60),
-    "smoke": dict(n=2_000, reps=1, fixed_s=2, sweep_s=1, sweep=(1, 8), insanity_n=500, insanity_s=2,
-                  settle_quiet_s=1.5, timeline_s=15),
+                  settle_quiet_s=5, timeline_s=60, warmup_n=25_000, warmup_max=6),
+    "smoke": dict(n=2_000, reps=1, fixed_s=1, sweep_s=1, sweep=(8,), insanity_n=500, insanity_s=1,
+                  settle_quiet_s=1.5, timeline_s=15, warmup_n=500, warmup_max=2),
 }
 
 
@@ -20,14 +29,16 @@ MODES = {
 class Step:
     id: str                 # workload id (the JSON key), or "flush:<keyspace>"
     title: str
-    kind: str               # stress | ycsb | flush | keyspace (created before a cluster's YCSB load)
+    kind: str               # stress | ycsb | flush | warmup | keyspace (created before a cluster's YCSB load)
     args: list = field(default_factory=list)
     timeout: float = 0.0
     keyspace: str = ""      # data the workload reads/writes, for bytes per row
     rows: int = 0           # flush steps: rows in the keyspace (0: take them from `rows_from`)
     rows_from: str = ""
-    group: str = "main"     # main | sweep | fixed | ycsb | insanity
+    group: str = "main"     # cold | main | sweep | fixed | ycsb | insanity
     threads: int = 0
+    level: int = 0          # fixed-rate runs: percent of Cassandra's measured write throughput
+    max_windows: int = 0    # warm-up: the most windows it runs
     optional: bool = False  # skipped, not failed, if the client does not support it
 
     @property
@@ -35,8 +46,22 @@ class Step:
         return self.kind in ("stress", "ycsb")
 
 
+def fixed_id(level):
+    return f"fixed_{level}"
+
+
+def warmup_windows(mode):
+    """The client commands of one warm-up window: a write then a read of `warmup_n` rows of keyspace
+    bench_warm (no stress warm-up of their own: the window is the warm-up); --smoke's windows only
+    write, to keep the pipeline check short."""
+    k = MODES[mode]["warmup_n"]
+    common = [f"n={k}", "no-warmup", "-rate", "threads=50", "-schema", "keyspace=bench_warm"]
+    return [["write", *common]] + ([] if mode == "smoke" else [["read", *common]])
+
+
 def steps(mode, fixed_rate_fn, profile_path):
-    """The session's steps. `fixed_rate_fn()` gives the rate of the fixed-rate run when it is reached."""
+    """The session's steps. `fixed_rate_fn(level)` gives the op/s of the fixed-rate run at `level`
+    percent when it is reached."""
     m = MODES[mode]
     n = m["n"]
     t_n = 120 + n / 100  # at least 100 op/s, plus the client's start-up and warm-up
@@ -46,6 +71,10 @@ def steps(mode, fixed_rate_fn, profile_path):
         Step("cold_write", f"write n={n}, 50 threads, first load after start-up (own keyspace)", "stress",
              ["write", f"n={n}", "-rate", "threads=50", "-schema", "keyspace=bench_cold"], t_n, "bench_cold",
              group="cold"),
+        # Then warm the server up: the compared workloads below run against a warm JVM / warm caches.
+        Step("warmup", f"write then read n={m['warmup_n']} (keyspace bench_warm) per window, until two "
+             f"windows' CPU/op differ by < {WARMUP_TOLERANCE:.0%} (at most {m['warmup_max']} windows)", "warmup",
+             warmup_windows(mode), t_n, "bench_warm", group="warmup", max_windows=m["warmup_max"]),
         Step("write", f"write n={n}, 50 threads", "stress", ["write", f"n={n}", "-rate", "threads=50"], t_n,
              "keyspace1"),
         Step("flush:keyspace1", "flush keyspace1", "flush", keyspace="keyspace1", rows=n),
@@ -53,10 +82,12 @@ def steps(mode, fixed_rate_fn, profile_path):
              "keyspace1"),
         Step("mixed", f"mixed write:read 1:3 n={n}, 50 threads", "stress",
              ["mixed", "ratio(write=1,read=3)", f"n={n}", "-rate", "threads=50"], t_n, "keyspace1"),
-        Step("fixed", "write at a fixed rate, 50 threads (latency from intended start)", "stress",
-             lambda: ["write", f"duration={m['fixed_s']}s", "no-warmup", "-rate", "threads=50",
-                      f"fixed={fixed_rate_fn()}/s"], m["fixed_s"] + 120, "keyspace1", group="fixed"),
     ]
+    for level in FIXED_LEVELS:
+        out.append(Step(fixed_id(level), f"write at {level}% of Cassandra's write throughput, 50 threads "
+                        "(latency from intended start)", "stress",
+                        functools.partial(_fixed_args, m["fixed_s"], fixed_rate_fn, level), m["fixed_s"] + 120,
+                        "keyspace1", group="fixed", level=level))
     for t in m["sweep"]:
         out.append(Step(f"sweep_t{t}", f"write for {m['sweep_s']}s, {t} threads", "stress",
                         ["write", f"duration={m['sweep_s']}s", "no-warmup", "-rate", f"threads={t}"],
@@ -86,6 +117,10 @@ def steps(mode, fixed_rate_fn, profile_path):
     return out
 
 
+def _fixed_args(seconds, rate_fn, level):
+    return ["write", f"duration={seconds}s", "no-warmup", "-rate", "threads=50", f"fixed={rate_fn(level)}/s"]
+
+
 def cluster_steps(mode, fixed_rate_fn, rf):
     """The session of `--cluster`: the single-node workloads without the thread sweep and the
     insanity profile, keyspaces at replication factor `rf` (the YCSB keyspace created by the
@@ -96,6 +131,8 @@ def cluster_steps(mode, fixed_rate_fn, rf):
             continue
         if step.kind == "stress":
             step.args = _quorum_stress(step.args, rf)
+        elif step.kind == "warmup":
+            step.args = [_quorum_stress(w, rf) for w in step.args]
         elif step.kind == "ycsb":
             if step.id == "ycsb_load":
                 out.append(Step(f"keyspace:{step.keyspace}", f"create keyspace {step.keyspace}, RF {rf}",

@@ -1,17 +1,29 @@
-"""Medians over repetitions, Helenus/Cassandra ratios, the targets of issue 5, JSON validation and
-the Markdown report."""
+"""Medians over repetitions (and their spread), Helenus/Cassandra ratios, the targets of issues 5, 11.10
+and 13, JSON validation and the Markdown report."""
 import statistics
 
 METRICS = ("throughput", "mean_ms", "p50_ms", "p95_ms", "p99_ms", "p999_ms", "max_ms", "ops", "errors",
-           "cpu_s_per_1k_ops", "rss_bytes", "disk_bytes_per_row", "other_cores")
-RATIO_KEYS = ("throughput", "cpu_per_op", "p99", "rss", "disk_per_row", "startup")
-RATIO_SOURCE = {"throughput": "throughput", "cpu_per_op": "cpu_s_per_1k_ops", "p99": "p99_ms",
+           "cpu_s_per_1k_ops", "rss_bytes", "disk_bytes_per_row", "other_cores", "pacing_p50_ms", "pacing_p99_ms",
+           "pacing_max_ms")
+# The figures whose spread over repetitions (min, max) the report gives beside the median.
+SPREAD = ("throughput", "p50_ms", "p99_ms", "p999_ms", "cpu_s_per_1k_ops")
+RATIO_KEYS = ("throughput", "cpu_per_op", "p99", "p999", "rss", "disk_per_row", "startup")
+RATIO_SOURCE = {"throughput": "throughput", "cpu_per_op": "cpu_s_per_1k_ops", "p99": "p99_ms", "p999": "p999_ms",
                 "rss": "rss_bytes", "disk_per_row": "disk_bytes_per_row", "startup": "startup_s"}
+# Workload groups outside the summary ratios: the cold load before the warm-up.
+COLD_GROUPS = ("cold",)
+FIXED_GROUP = "fixed"
 
 
 def median(values):
     vals = [v for v in values if isinstance(v, (int, float))]
     return statistics.median(vals) if vals else None
+
+
+def spread(values):
+    """[min, max] of the numbers among `values`, or None."""
+    vals = [v for v in values if isinstance(v, (int, float))]
+    return [min(vals), max(vals)] if vals else None
 
 
 def aggregate(sessions, workload_ids):
@@ -31,6 +43,7 @@ def aggregate(sessions, workload_ids):
                     row["note"] = "; ".join(notes)[:500]
             for key in METRICS:
                 row[key] = median(e.get(key) for e in ok)
+            row["spread"] = {key: spread(e.get(key) for e in ok) for key in SPREAD}
             for key in ("command", "keyspace"):
                 if ok and key in ok[0]:
                     row[key] = ok[0][key]
@@ -40,6 +53,7 @@ def aggregate(sessions, workload_ids):
             "peak_rss_bytes": median(r.get("peak_rss_bytes") for r in runs),
             "version": next((r.get("version") for r in runs if r.get("version")), None),
             "disk": _disk_medians(runs),
+            "warmup": [dict(r["warmup"], rep=r.get("rep")) for r in runs if r.get("warmup")],
             "workloads": wl,
         }
     return out
@@ -85,30 +99,43 @@ CLUSTER_TARGET_WORKLOADS = ("write", "read", "mixed", "ycsb_a", "ycsb_f")
 
 
 def targets(results, rat, cluster=0):
-    """The targets, each with the measured value and whether it is met: issue 5's on one node;
-    with `cluster`, issue 13's (throughput and CPU per op of every compared workload, fixed-rate p99)."""
+    """The targets, each with the measured value, whether it is met and the issue it comes from: on one
+    node issue 5's and issue 11.10's (p99 and p99.9 below Cassandra's at each fixed rate); with
+    `cluster`, issue 13's (throughput and CPU per op of every compared workload, fixed-rate p99)."""
     out = []
 
-    def add(name, measured, target, better):
-        met = None if measured is None else (measured >= target if better == "higher" else measured <= target)
+    def add(name, measured, target, better, issue):
+        if measured is None:
+            met = None
+        elif better == "higher":
+            met = measured >= target
+        elif better == "below":
+            met = measured < target
+        else:
+            met = measured <= target
         gap = None
         if measured not in (None, 0) and met is False:
             gap = target / measured if better == "higher" else measured / target
         out.append({"name": name, "measured": measured, "target": target, "better": better, "met": met,
-                    "factor_short": gap})
+                    "factor_short": gap, "issue": issue})
 
+    issue = 13 if cluster else 5
     compared = CLUSTER_TARGET_WORKLOADS if cluster else ("write", "read", "mixed")
     for w in compared:
-        add(f"throughput {w} (H/C)", rat.get(w, {}).get("throughput"), 3.0, "higher")
+        add(f"throughput {w} (H/C)", rat.get(w, {}).get("throughput"), 3.0, "higher", issue)
     for w in compared:
-        add(f"server CPU per op {w} (H/C)", rat.get(w, {}).get("cpu_per_op"), 1 / 3, "lower")
-    add("p99 at the same fixed rate (H/C)", rat.get("fixed", {}).get("p99"), 1 / 3, "lower")
+        add(f"server CPU per op {w} (H/C)", rat.get(w, {}).get("cpu_per_op"), 1 / 3, "lower", issue)
+    add("p99 at the same fixed rate (H/C, 50% level)", rat.get("fixed_50", {}).get("p99"), 1 / 3, "lower", issue)
     if cluster:
         return out
     h, c = results.get("helenus"), results.get("cassandra")
     add("peak RSS over the session (H/C)", _ratio(h and h.get("peak_rss_bytes"), c and c.get("peak_rss_bytes")),
-        0.25, "lower")
-    add("Helenus start-up to first CQL query (s)", h and h.get("startup_s"), 1.0, "lower")
+        0.25, "lower", 5)
+    add("Helenus start-up to first CQL query (s)", h and h.get("startup_s"), 1.0, "lower", 5)
+    for wid in sorted((w for w in rat if w.startswith("fixed_")), key=lambda w: int(w.split("_")[1])):
+        for key, label in (("p99", "p99"), ("p999", "p99.9")):
+            add(f"{label} at {wid.split('_')[1]}% of Cassandra's write throughput (H/C)", rat[wid].get(key), 1.0,
+                "below", 11)
     return out
 
 
@@ -210,22 +237,46 @@ def markdown(doc, charts):
         loads = ", ".join(f"{r.get('loadavg_before', 0):.2f}→{r.get('loadavg_after', 0):.2f}"
                           for r in doc.get("runs", {}).get(s, []))
         lines.append(f"- load average before→after each {s} session: {loads}")
-    lines += ["", f"Fixed-rate run: {doc.get('fixed_rate')} op/s ({doc.get('fixed_rate_basis')}).", ""]
+    rates = doc.get("fixed_rates") or {}
+    if rates:
+        lines += ["", "Fixed-rate runs: " + ", ".join(f"{wid} {fmt(r, 0)} op/s" for wid, r in rates.items())
+                  + f" ({doc.get('fixed_rate_basis')}).", ""]
+    else:
+        lines += ["", f"Fixed-rate run: {doc.get('fixed_rate')} op/s ({doc.get('fixed_rate_basis')}).", ""]
     if g.get("dirty"):
         lines += [f"Note: the working tree had uncommitted changes ({g.get('dirty_files', '?')} files) on top of "
                   f"{g['short']} when this ran; a Helenus binary built from it includes them.", ""]
 
+    groups = {w["id"]: w.get("group") for w in doc["workloads"]}
     if len(servers) == 2:
-        lines += ["## Helenus ÷ Cassandra", "",
-                  "| workload | throughput | CPU/op | p99 | RSS | disk/row | start-up |", "|---|---|---|---|---|---|---|"]
-        for wid, r in doc["ratios"].items():
-            lines.append(f"| {wid} | " + " | ".join(fmt_ratio(r[k]) for k in RATIO_KEYS) + " |")
-        lines += ["", f"## Targets (issue {13 if doc.get('cluster') else 5})", "", "| target | measured | goal | met |", "|---|---|---|---|"]
+        warm = [wid for wid in doc["ratios"] if groups.get(wid) not in COLD_GROUPS]
+        cold = [wid for wid in doc["ratios"] if groups.get(wid) in COLD_GROUPS]
+        head = "| workload | throughput | CPU/op | p99 | p99.9 | RSS | disk/row | start-up |"
+        lines += ["## Helenus ÷ Cassandra, warm", "",
+                  "After each server's warm-up (below); these are the summary ratios.", "",
+                  head, "|" + "---|" * (len(RATIO_KEYS) + 1)]
+        for wid in warm:
+            lines.append(f"| {wid} | " + " | ".join(fmt_ratio(doc["ratios"][wid][k]) for k in RATIO_KEYS) + " |")
+        if cold:
+            lines += ["", "Cold, for reference (the first load after start-up, before the warm-up; not a target):",
+                      "", head, "|" + "---|" * (len(RATIO_KEYS) + 1)]
+            for wid in cold:
+                lines.append(f"| {wid} | " + " | ".join(fmt_ratio(doc["ratios"][wid][k]) for k in RATIO_KEYS)
+                             + " |")
+        by_issue = {}
         for t in doc["targets"]:
-            goal = ("≥ " if t["better"] == "higher" else "≤ ") + fmt(t["target"])
-            met = {True: "yes", False: f"**no** ({fmt(t['factor_short'])}× short)", None: "n/a"}[t["met"]]
-            lines.append(f"| {t['name']} | {fmt_ratio(t['measured'])} | {goal} | {met} |")
+            by_issue.setdefault(t.get("issue", 13 if doc.get("cluster") else 5), []).append(t)
+        for issue, ts in by_issue.items():
+            what = " — p99 and p99.9 below Cassandra's at each fixed rate" if issue == 11 else ""
+            lines += ["", f"## Targets (issue {issue}{'.10' if issue == 11 else ''}{what})", "",
+                      "| target | measured | goal | met |", "|---|---|---|---|"]
+            for t in ts:
+                goal = {"higher": "≥ ", "below": "< "}.get(t["better"], "≤ ") + fmt(t["target"])
+                met = {True: "yes", False: f"**no** ({fmt(t['factor_short'])}× short)", None: "n/a"}[t["met"]]
+                lines.append(f"| {t['name']} | {fmt_ratio(t['measured'])} | {goal} | {met} |")
         lines.append("")
+    lines += warmup_markdown(doc)
+    lines += fixed_markdown(doc)
 
     lines += ["## Figures", "",
               "Latencies in ms (client side, from the stress Results block or YCSB lines); CPU is the server "
@@ -244,6 +295,7 @@ def markdown(doc, charts):
                          f"{fmt(r['p95_ms'])} | {fmt(r['p99_ms'])} | {fmt(r['p999_ms'])} | {fmt(r['max_ms'])} | "
                          f"{fmt(r['cpu_s_per_1k_ops'], 3)} | {mib(r['rss_bytes'])} | "
                          f"{fmt(r['disk_bytes_per_row'], 1)} | {fmt(r['errors'], 0)} | {fmt(r['other_cores'])} |")
+    lines += spread_markdown(doc)
     lines += ["", "| server | start-up to first CQL query | peak RSS |", "|---|---|---|"]
     for s in servers:
         r = doc["results"][s]
@@ -272,6 +324,82 @@ def markdown(doc, charts):
         lines.append(f"| {w['id']} | {w['title']} | `{w['command']}` |")
     lines += ["", "## Method notes", ""] + [f"- {n}" for n in doc.get("notes", [])]
     return "\n".join(lines) + "\n"
+
+
+def warmup_markdown(doc):
+    """Each session's warm-up: how many windows it took and every window's server CPU per operation."""
+    rows = [(s, w) for s, r in doc["results"].items() for w in r.get("warmup") or []]
+    if not rows:
+        return []
+    w0 = rows[0][1]
+    lines = ["## Warm-up", "",
+             "Before the compared workloads (after cold_write), each server ran windows of "
+             + " then ".join(f"`{c}`" for c in w0.get("commands", [])) + " until two consecutive windows' server "
+             f"CPU per operation differed by less than {w0.get('tolerance', 0):.0%}, at most "
+             f"{w0.get('max_windows')} windows.", "",
+             "| server | rep | windows | settled | CPU s/1k ops per window (change from the window before) | "
+             "op/s of the last window | time |", "|---|---|---|---|---|---|---|"]
+    for s, w in rows:
+        per = ", ".join(fmt(x.get("cpu_s_per_1k_ops"), 3) + (f" ({x['change']:+.0%})" if x.get("change") is not None
+                                                              else "") for x in w.get("windows", []))
+        last = (w.get("windows") or [{}])[-1].get("throughput", {})
+        settled = "yes" if w.get("converged") else f"no ({w.get('error')})" if w.get("status") != "ok" else "no"
+        lines.append(f"| {s} | {w.get('rep')} | {w.get('count')} | {settled} | {per} | "
+                     + ", ".join(f"{k} {fmt(v, 0)}" for k, v in last.items()) + f" | {fmt(w.get('wall_s'), 0)} s |")
+    return lines + [""]
+
+
+def fixed_markdown(doc):
+    """The fixed-rate write runs (issue 11.10): latency percentiles per level and server, their ratios, and
+    how late the client itself started operations (its pacing lateness)."""
+    fixed = [w for w in doc["workloads"] if w.get("group") == FIXED_GROUP]
+    if not fixed:
+        return []
+    servers = list(doc["results"])
+    lines = ["## Fixed-rate write latency (issue 11.10)", "",
+             "Latency in ms from each operation's intended start. Pacing lateness is how late `helenus stress` "
+             "started operations after their due time while a worker was waiting for them: the client's own error, "
+             "which should stay far below the server's latencies.", "",
+             "| level | rate | server | op/s | p50 | p99 | p99.9 | max | pacing median | pacing .99 | pacing max |",
+             "|" + "---|" * 11]
+    rates = doc.get("fixed_rates") or {}
+    for w in fixed:
+        for s in servers:
+            r = doc["results"][s]["workloads"][w["id"]]
+            level = f"{w.get('level')}%" if w.get("level") else w["id"]
+            if r["status"] != "ok":
+                lines.append(_not_ok_row([level, fmt(rates.get(w["id"]), 0), s], r["status"], r.get("note"), 11))
+                continue
+            lines.append(f"| {level} | {fmt(rates.get(w['id']), 0)} | {s} | {fmt(r['throughput'], 0)} | "
+                         f"{fmt(r['p50_ms'])} | {fmt(r['p99_ms'])} | {fmt(r['p999_ms'])} | {fmt(r['max_ms'])} | "
+                         f"{fmt(r.get('pacing_p50_ms'), 3)} | {fmt(r.get('pacing_p99_ms'), 3)} | "
+                         f"{fmt(r.get('pacing_max_ms'), 3)} |")
+    if len(servers) == 2:
+        lines += ["", "| level | p50 H/C | p99 H/C | p99.9 H/C |", "|---|---|---|---|"]
+        for w in fixed:
+            h, c = (doc["results"][s]["workloads"][w["id"]] for s in ("helenus", "cassandra"))
+            lines.append(f"| {w.get('level')}% | {fmt_ratio(_ratio(h['p50_ms'], c['p50_ms']))} | "
+                         f"{fmt_ratio(_ratio(h['p99_ms'], c['p99_ms']))} | "
+                         f"{fmt_ratio(_ratio(h['p999_ms'], c['p999_ms']))} |")
+    return lines + [""]
+
+
+def spread_markdown(doc):
+    """The spread (min–max over repetitions) of the figures whose medians the report gives."""
+    if (doc.get("repetitions") or 1) < 2:
+        return ["", "One repetition per server: the figures are single runs, with no spread to report."]
+    lines = ["", f"Spread over the {doc['repetitions']} repetitions (min–max of each figure whose median is above):",
+             "", "| workload | server | op/s | p50 | p99 | p99.9 | CPU s/1k ops |", "|" + "---|" * 7]
+
+    def rng(v, digits):
+        return "–" if not v else f"{fmt(v[0], digits)}–{fmt(v[1], digits)}"
+    for w in doc["workloads"]:
+        for s in doc["results"]:
+            sp = doc["results"][s]["workloads"][w["id"]].get("spread") or {}
+            lines.append(f"| {w['id']} | {s} | {rng(sp.get('throughput'), 0)} | {rng(sp.get('p50_ms'), 2)} | "
+                         f"{rng(sp.get('p99_ms'), 2)} | {rng(sp.get('p999_ms'), 2)} | "
+                         f"{rng(sp.get('cpu_s_per_1k_ops'), 3)} |")
+    return lines
 
 
 def timeline_markdown(doc):

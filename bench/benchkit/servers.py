@@ -149,7 +149,9 @@ class Helenus:
 
     def _settle(self, keyspace, timeout):
         if self.has_nodetool():
-            done = _settle_by_compactionstats(lambda: self.nodetool("compactionstats"), timeout)
+            # polls settle_quiet/2 apart (2 s at most): the smoke run's tiny flushes settle in well under that
+            done = _settle_by_compactionstats(lambda: self.nodetool("compactionstats"), timeout,
+                                              gap=min(2.0, self.settle_quiet / 2))
             if done:
                 return done
         return _settle_by_size(self.data_path(keyspace), timeout, self.settle_quiet)

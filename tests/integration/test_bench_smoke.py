@@ -62,6 +62,29 @@ def test_parse_stress_results_block():
     assert (r["ops"], r["errors"], r["warmup_ops"], r["elapsed_s"]) == (2000, 3, 500, 1.5)
 
 
+def test_parse_stress_reads_the_pacing_lateness_of_fixed_rate_runs():
+    line = "Pacing lateness           : median 0.012 ms, .99 0.085 ms, max 1.204 ms (39,871 ops whose worker waited)\n"
+    r = parse.parse_stress(STRESS + line)
+    assert (r["pacing_p50_ms"], r["pacing_p99_ms"], r["pacing_max_ms"]) == (0.012, 0.085, 1.204)
+    assert parse.parse_stress(STRESS)["pacing_p99_ms"] is None
+
+
+def test_targets_of_issue_11_ask_fixed_rate_p99_and_p999_below_cassandra():
+    ids = ["write", "fixed_25", "fixed_50", "fixed_75"]
+
+    def session(p99, p999):
+        w = {"status": "ok", "throughput": 100, "p99_ms": p99, "p999_ms": p999}
+        return {"startup_s": 1.0, "workloads": {i: dict(w) for i in ids}}
+    sessions = {"helenus": [session(2.0, 8.0), session(4.0, 11.0)], "cassandra": [session(3.0, 10.0)]}
+    results = report.aggregate(sessions, ids)
+    assert results["helenus"]["workloads"]["fixed_25"]["spread"]["p99_ms"] == [2.0, 4.0]
+    rat = report.ratios(results, ids)
+    # p99: 3.0 (median of 2 and 4) equals Cassandra's, which is not below it; p99.9: 9.5 < 10
+    got = {t["name"]: t["met"] for t in report.targets(results, rat) if t["issue"] == 11}
+    assert got == {f"{p} at {lvl}% of Cassandra's write throughput (H/C)": met
+                   for lvl in (25, 50, 75) for p, met in (("p99", False), ("p99.9", True))}
+
+
 def test_parse_stress_without_results_is_an_error():
     with pytest.raises(parse.ParseError):
         parse.parse_stress("Connected to cluster\nsomething went wrong\n")
@@ -82,8 +105,8 @@ def test_ratios_are_helenus_over_cassandra():
             "throughput": tp, "cpu_s_per_1k_ops": cpu, "p99_ms": p99, "rss_bytes": rss, "disk_bytes_per_row": disk}}}
     results = {"helenus": server(30000, 0.1, 1.0, 100, 200, 0.1), "cassandra": server(10000, 0.4, 0.0, 400, 100, 10)}
     r = report.ratios(results, ["write"])["write"]
-    assert r == {"throughput": 3.0, "cpu_per_op": 0.25, "p99": None, "rss": 0.25, "disk_per_row": 2.0,
-                 "startup": 0.01}
+    assert r == {"throughput": 3.0, "cpu_per_op": 0.25, "p99": None, "p999": None, "rss": 0.25,
+                 "disk_per_row": 2.0, "startup": 0.01}
 
 
 TIMELINE = """type                                               total ops,    op/s,    pk/s,   row/s,    mean,     med,     .95,     .99,    .999,     max,   time,   stderr, errors,  gc: #,  max ms,  sum ms,  sdv ms,      mb
@@ -106,23 +129,25 @@ def test_timeline_rows_per_second_fill_the_silent_seconds():
 
 
 def test_cluster_steps_run_at_quorum_on_keyspaces_of_the_node_count():
-    steps = plan.cluster_steps("smoke", lambda: 700, 3)
+    steps = plan.cluster_steps("smoke", lambda level: 14 * level, 3)
     ids = [s.id for s in steps if s.is_workload]
-    assert ids == ["cold_write", "write", "read", "mixed", "fixed", "ycsb_load", "ycsb_a", "ycsb_f"]
+    assert ids == ["cold_write", "write", "read", "mixed", "fixed_25", "fixed_50", "fixed_75", "ycsb_load",
+                   "ycsb_a", "ycsb_f"]
     for s in steps:
         words = s.args() if callable(s.args) else s.args
-        if s.kind == "stress":
-            assert "cl=QUORUM" in words and "replication(factor=3)" in words, words
+        for w in (words if s.kind == "warmup" else [words] if s.kind == "stress" else []):
+            assert "cl=QUORUM" in w and "replication(factor=3)" in w, w
         if s.kind == "ycsb":
             assert "cassandra.readconsistencylevel=QUORUM" in words, words
-    assert "fixed=700/s" in next(s for s in steps if s.id == "fixed").args()
+    assert "fixed=700/s" in next(s for s in steps if s.id == "fixed_50").args()
+    assert "fixed=1050/s" in next(s for s in steps if s.id == "fixed_75").args()
     kinds = [s.kind for s in steps]
     assert kinds.index("keyspace") == kinds.index("ycsb") - 1  # the YCSB keyspace exists before the load
 
 
 def cluster_doc():
     """A --cluster 3 report as bench/run builds it, from made-up sessions."""
-    ids = ["write", "fixed"]
+    ids = ["write", "fixed_50"]
 
     def session(tp, cpu, p99):
         w = {"status": "ok", "throughput": tp, "cpu_s_per_1k_ops": cpu, "p99_ms": p99, "rss_bytes": 300}
@@ -177,7 +202,7 @@ def test_bench_cluster_smoke(tmp_path):
     doc = json.load(open(json_path))
     report.validate(doc)
     assert doc["cluster"] == 3 and list(doc["results"]) == ["helenus"]
-    for wid in ("write", "read", "mixed", "fixed", "ycsb_a", "ycsb_f"):
+    for wid in ("write", "read", "mixed", "fixed_25", "fixed_50", "fixed_75", "ycsb_a", "ycsb_f"):
         w = doc["results"]["helenus"]["workloads"][wid]
         assert w["status"] == "ok" and w["cpu_s_per_1k_ops"] > 0, (wid, w)
     t = doc["timeline"]["helenus"]
@@ -199,8 +224,8 @@ def test_bench_smoke(tmp_path):
     doc = json.load(open(json_path))
     report.validate(doc)
     assert doc["mode"] == "smoke" and list(doc["results"]) == ["helenus"]
-    assert set(doc["ratios"]) >= {"write", "read", "mixed", "fixed", "ycsb_a", "ycsb_f"}
-    for wid in ("write", "read", "mixed", "fixed", "ycsb_load", "ycsb_a", "ycsb_f"):
+    assert set(doc["ratios"]) >= {"write", "read", "mixed", "fixed_25", "fixed_50", "fixed_75", "ycsb_a", "ycsb_f"}
+    for wid in ("write", "read", "mixed", "fixed_25", "fixed_50", "fixed_75", "ycsb_load", "ycsb_a", "ycsb_f"):
         w = doc["results"]["helenus"]["workloads"][wid]
         assert w["status"] == "ok", (wid, w)
         assert w["throughput"] > 0 and w["cpu_s_per_1k_ops"] is not None and w["rss_bytes"] > 0
@@ -210,8 +235,15 @@ def test_bench_smoke(tmp_path):
     for name in doc["charts"]["files"]:
         with open(out / name, "rb") as f:
             assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+    for wid in ("fixed_25", "fixed_50", "fixed_75"):
+        w = doc["results"]["helenus"]["workloads"][wid]
+        assert w["p999_ms"] is not None and w["pacing_p99_ms"] is not None, (wid, w)
+    [warm] = doc["results"]["helenus"]["warmup"]
+    assert warm["status"] == "ok" and 2 <= warm["count"] <= warm["max_windows"], warm
+    assert all(x["cpu_s_per_1k_ops"] > 0 for x in warm["windows"]), warm
     text = open(md_path).read()
     assert "## Figures" in text and "write" in text
+    assert "## Warm-up" in text and "## Fixed-rate write latency (issue 11.10)" in text
 
 
 def test_paged_read_bench_smoke(tmp_path):
