@@ -235,10 +235,7 @@ async fn propose(core: &Core, answers: &[DiscoverReply]) -> Result<Peer, String>
 /// Takes `step` here and at the other seeds; the states of those that granted it, if a
 /// majority of the seeds did.
 async fn poll(core: &Core, step: FoundingStep) -> Result<Vec<AcceptorState>, String> {
-    let local = core
-        .founding
-        .step(step)
-        .map_err(|e| format!("cannot record the founding step: {e}"))?;
+    let local = core.founding.step(step)?;
     let remote = ask_seeds(core, step).await;
     let granted: Vec<AcceptorState> = std::iter::once(local)
         .chain(remote.iter().map(|answer| answer.founding))
@@ -259,7 +256,7 @@ async fn poll(core: &Core, step: FoundingStep) -> Result<Vec<AcceptorState>, Str
 /// it learns it from the others' answers, or from the founder's group).
 async fn announce(core: &Core, founder: Peer) {
     if let Err(e) = core.founding.step(FoundingStep::Chosen(founder)) {
-        tracing::warn!("metadata group: cannot record the chosen founder: {e}");
+        tracing::warn!("metadata group: {e}");
     }
     ask_seeds(core, FoundingStep::Chosen(founder)).await;
 }

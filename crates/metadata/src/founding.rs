@@ -119,7 +119,12 @@ impl Acceptor {
     }
 
     /// Applies `step`, writing the new state to disk when it changed.
-    pub(crate) fn step(&self, step: FoundingStep) -> io::Result<FoundingReply> {
+    pub(crate) fn step(&self, step: FoundingStep) -> Result<FoundingReply, String> {
+        self.try_step(step)
+            .map_err(|e| format!("cannot record the founding step: {e}"))
+    }
+
+    fn try_step(&self, step: FoundingStep) -> io::Result<FoundingReply> {
         let mut state = self.state.lock();
         let mut next = *state;
         let granted = next.apply(step);

@@ -130,9 +130,6 @@ fn discover(core: &Core, request: DiscoverRequest) -> Result<DiscoverReply, Stri
         );
         return Ok(core.discover_reply(core.founding.refusal()));
     }
-    let founding = core
-        .founding
-        .step(request.step)
-        .map_err(|e| format!("cannot record the founding step: {e}"))?;
+    let founding = core.founding.step(request.step)?;
     Ok(core.discover_reply(founding))
 }
