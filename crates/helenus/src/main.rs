@@ -1,5 +1,6 @@
 //! The `helenus` command line: `helenus server` runs a node, `helenus stress` loads one,
 //! `helenus nodetool` operates one, `helenus cluster` runs a local cluster of them.
+mod allocator;
 mod clock_skew;
 mod cluster;
 mod failures;
@@ -54,11 +55,6 @@ enum Command {
     /// `clear`, and `kill|stop|start|pause|resume NODE`.
     Cluster(cluster::ClusterArgs),
 }
-
-/// mimalloc rather than glibc's malloc: under a 2M-row write load glibc's malloc led the
-/// server's CPU profile and its arenas kept far more resident than was in use.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();

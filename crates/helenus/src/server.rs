@@ -34,6 +34,7 @@ const DRAIN_LIMIT: Duration = Duration::from_secs(30);
 const GOSSIP_SETTLE_LIMIT: Duration = Duration::from_secs(5);
 
 pub fn run(config_path: Option<&Path>) -> ExitCode {
+    crate::allocator::keep_freed_memory();
     let logging = Logging::init();
     transport::install_panic_hook();
     let (config, admin_token) = match load_config(config_path) {
