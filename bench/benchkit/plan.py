@@ -17,9 +17,9 @@ MODES = {
     # timeline_s: the kill-and-restart run of --cluster (killed at a third, restarted at two thirds);
     # warmup_n: operations of each warm-up window's write and of its read; warmup_max: most windows.
     "full": dict(n=200_000, reps=3, fixed_s=60, sweep_s=30, sweep=SWEEP_THREADS, insanity_n=200_000, insanity_s=60,
-                 settle_quiet_s=5, timeline_s=60, warmup_n=100_000, warmup_max=10),
+                 settle_quiet_s=5, timeline_s=60, warmup_n=100_000, warmup_max=16),
     "quick": dict(n=50_000, reps=1, fixed_s=20, sweep_s=8, sweep=SWEEP_THREADS, insanity_n=20_000, insanity_s=20,
-                  settle_quiet_s=5, timeline_s=60, warmup_n=25_000, warmup_max=6),
+                  settle_quiet_s=5, timeline_s=60, warmup_n=25_000, warmup_max=12),
     "smoke": dict(n=2_000, reps=1, fixed_s=1, sweep_s=1, sweep=(8,), insanity_n=500, insanity_s=1,
                   settle_quiet_s=1.5, timeline_s=15, warmup_n=500, warmup_max=2),
 }
