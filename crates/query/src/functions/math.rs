@@ -83,10 +83,10 @@ fn transcendental(name: &str, n: &Num, f: fn(f64) -> f64, big: BigFn) -> CqlResu
         _ => {}
     }
     let result = big(&decimal).map_err(|e| match e {
-        Failure::TooSmall => CqlError::invalid(format!(
-            "{name}() of a number below 1E-100000 is not computed"
+        Failure::TooSmall(exponent) => CqlError::invalid(format!(
+            "{name}() of a number below 1E{exponent} is not computed"
         )),
-        _ => server(e.message()),
+        _ => server(&e.message()),
     })?;
     Ok(match n {
         Num::Big(_) => Num::Big(result.truncated()),

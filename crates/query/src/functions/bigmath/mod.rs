@@ -18,22 +18,25 @@ pub enum Failure {
     DivisionByZero,
     /// The log of zero or less (callers refuse it first, with Cassandra's own message).
     NotPositive,
-    /// A number so close to zero that big-math's sums would align it over more than
-    /// `MIN_EXPONENT` digits (Cassandra works on for minutes or runs out of memory).
-    TooSmall,
+    /// A number below 10^n, so close to zero that big-math would work on it for minutes
+    /// (Newton's iteration for the log from a double that is zero takes about |ln x| / 2
+    /// steps; the sums of exp align it over as many digits).
+    TooSmall(i64),
 }
 
-/// The smallest power of ten of an argument that is computed.
-const MIN_EXPONENT: i64 = -100_000;
+/// The smallest powers of ten of arguments that are computed: Cassandra takes about two
+/// seconds for the log of 1E-5000 and a minute for 1E-20000.
+const MIN_EXP_EXPONENT: i64 = -100_000;
+const MIN_LOG_EXPONENT: i64 = -5_000;
 
 impl Failure {
     /// The exception's message.
-    pub fn message(self) -> &'static str {
+    pub fn message(self) -> String {
         match self {
-            Failure::Overflow => "Overflow",
-            Failure::DivisionByZero => "Division by zero",
-            Failure::NotPositive => "Illegal log(x) for x <= 0",
-            Failure::TooSmall => "Argument below 1E-100000",
+            Failure::Overflow => "Overflow".into(),
+            Failure::DivisionByZero => "Division by zero".into(),
+            Failure::NotPositive => "Illegal log(x) for x <= 0".into(),
+            Failure::TooSmall(exponent) => format!("Argument below 1E{exponent}"),
         }
     }
 }
@@ -43,10 +46,10 @@ fn precision(x: &Big) -> u64 {
     x.precision().clamp(32, 10_000)
 }
 
-fn to_big(d: &Decimal) -> Result<Big, Failure> {
+fn to_big(d: &Decimal, min_exponent: i64) -> Result<Big, Failure> {
     let big = Big::new(d.unscaled.clone(), i64::from(d.scale));
-    if !big.is_zero() && big.exponent() < MIN_EXPONENT {
-        return Err(Failure::TooSmall);
+    if !big.is_zero() && big.exponent() < min_exponent {
+        return Err(Failure::TooSmall(min_exponent));
     }
     Ok(big)
 }
@@ -58,12 +61,12 @@ fn to_decimal(b: Big) -> Result<Decimal, Failure> {
 
 /// e^x.
 pub fn exp(x: &Decimal) -> Result<Decimal, Failure> {
-    let x = to_big(x)?;
+    let x = to_big(x, MIN_EXP_EXPONENT)?;
     to_decimal(exp::exp(&x, precision(&x))?)
 }
 
 fn positive(x: &Decimal) -> Result<Big, Failure> {
-    let x = to_big(x)?;
+    let x = to_big(x, MIN_LOG_EXPONENT)?;
     match x.signum() {
         num_bigint::Sign::Plus => Ok(x),
         _ => Err(Failure::NotPositive),
@@ -83,4 +86,4 @@ pub fn log10(x: &Decimal) -> Result<Decimal, Failure> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(super) mod tests;
