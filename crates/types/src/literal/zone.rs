@@ -57,6 +57,9 @@ fn pattern_x(text: &str) -> Option<Zone> {
         return Some(Zone::Fixed(0));
     }
     let (sign, digits) = sign(text)?;
+    if !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
     match digits.len() {
         2 => fixed(sign, two_digits(digits)?, 0, 0),
         4 => fixed(

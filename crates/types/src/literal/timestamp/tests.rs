@@ -125,3 +125,14 @@ fn past_long_milliseconds_is_javas_overflow() {
         Ok(9_223_372_017_227_040_000)
     );
 }
+
+proptest::proptest! {
+    /// Any text made of a timestamp's characters (and a few others) parses or is refused,
+    /// never panics.
+    #[test]
+    fn any_text_parses_or_is_refused(text in "[0-9 :T.+\\-ZGMTUCPSéA-Za-z/_]{0,40}") {
+        let _ = parse_timestamp(&text);
+        let _ = parse_timestamp(&format!("2024-01-02 03:04{text}"));
+        let _ = parse_timestamp(&format!("2024-01-02 03:04 {text}"));
+    }
+}

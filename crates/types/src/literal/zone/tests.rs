@@ -55,7 +55,19 @@ fn zone_grammar() {
     assert_eq!(time(" GMT"), Some(Zone::Fixed(0)));
     assert_eq!(time(" PST"), Some(Zone::Named("America/Los_Angeles")));
     assert_eq!(time(" Europe/Paris"), Some(Zone::Named("Europe/Paris")));
-    for refused in ["+01:00:30", " +1", " GMT+01", " UTZ", "PST", " PST8", "+19"] {
+    for refused in [
+        "+01:00:30",
+        " +1",
+        " GMT+01",
+        " UTZ",
+        "PST",
+        " PST8",
+        "+19",
+        "+1é2",
+        " +é1",
+        " GMT+é:00",
+        " SystemV/é8",
+    ] {
         assert_eq!(time(refused), None, "{refused:?}");
     }
     let iso = |s| parse(s, After::IsoDate);
