@@ -229,6 +229,36 @@ STATEMENTS = [
     "DROP TABLE tp",
     "DROP TYPE q",
     "DROP TYPE p",
+    # a field declared as a non-frozen collection stays one; a table may not use the type
+    # non-frozen, though ALTER TYPE may add such a field to a type a table uses so
+    "CREATE TYPE nc (a int, l list<int>, s set<text>, m map<int, text>, fl frozen<list<int>>)",
+    "CREATE TYPE nc2 (m map<int, list<int>>)",
+    "CREATE TYPE nc3 (m map<int, frozen<list<int>>>, n frozen<nc>)",
+    "DESCRIBE TYPE nc",
+    "DESCRIBE TYPE nc3",
+    "CREATE TABLE tn (k int PRIMARY KEY, v nc)",
+    "CREATE TABLE tn (k int, c int, v nc static, PRIMARY KEY (k, c))",
+    "CREATE TABLE tn (k int PRIMARY KEY, v frozen<nc>, w nc3, x list<frozen<nc>>)",
+    "ALTER TABLE tn ADD y nc",
+    "ALTER TABLE tn ADD y frozen<nc>",
+    "INSERT INTO tn (k, v, w) VALUES (1, {a: 1, l: [3, 1], s: {'b', 'a'}, m: {2: 'x'}}, "
+    "{m: {1: [2]}, n: {l: [4]}})",
+    "SELECT v, v.l, v.s, v.m, w.n.l FROM tn",
+    "SELECT JSON v FROM tn",
+    "UPDATE tn SET v.l = [1] WHERE k = 1",
+    "CREATE TYPE plain (a int)",
+    "CREATE TABLE tq (k int PRIMARY KEY, p plain)",
+    "ALTER TYPE plain ADD l list<int>",
+    "DESCRIBE TYPE plain",
+    "SELECT * FROM tq",
+    "INSERT INTO tq (k, p) VALUES (1, {a: 1, l: [2, 1]})",
+    "UPDATE tq SET p.l = [3] WHERE k = 2",
+    "SELECT k, p, p.l FROM tq",
+    "DROP TABLE tq",
+    "DROP TABLE tn",
+    "DROP TYPE plain",
+    "DROP TYPE nc3",
+    "DROP TYPE nc",
 ]
 
 

@@ -10,7 +10,7 @@ import uuid
 
 import pytest
 from cassandra import AlreadyExists, DriverException
-from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
+from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile, NoHostAvailable
 from cassandra.policies import RoundRobinPolicy
 from cassandra.protocol import ErrorMessage, SyntaxException
 from cassandra.query import FETCH_SIZE_UNSET, SimpleStatement, tuple_factory
@@ -336,6 +336,53 @@ def differences(ours, theirs):
         lines.append(f"  rows cassandra ({len(theirs[3])}):")
         lines += [f"    {r}" for r in theirs[3]]
     return lines
+
+
+# Timestamp literals, as TimestampSerializer's java.time patterns read them: zone names and ids
+# resolved as java.time resolves them (PST is America/Los_Angeles, so daylight time in July; a
+# gap moves later, an overlap takes the earlier offset), offsets, SMART resolving (February 30
+# is the 29th, 24:00 the next midnight), refusals and the overflow Cassandra lets through.
+TIMESTAMP_LITERALS = [
+    "2024-01-02 03:04 PST", "2024-07-02 03:04:05 PST", "2024-07-02 03:04 PDT",
+    "2024-01-02 03:04:05 Europe/Paris", "2024-01-02T03:04:05.123 Asia/Calcutta",
+    "2024-01-02 03:04 Pacific Standard Time", "2024-01-02 03:04 Central European Time",
+    "2024-01-02 03:04 CET", "1900-01-02 03:04 CET", "2024-01-02 IST", "2024-01-02 03:04 BST",
+    "2024-01-02 03:04 EST", "2024-01-02 03:04 JST", "2024-01-02 03:04 AEST",
+    "2024-03-10 02:30 America/New_York", "2024-11-03 01:30 America/New_York",
+    "2024-03-31 02:30 Europe/Paris", "2024-10-27 02:30 Europe/Paris",
+    "2024-07-02 03:04 SystemV/PST8PDT", "2024-01-02 03:04 US/Pacific", "2024-01-02 03:04 Zulu",
+    "12345-07-02 03:04 Europe/Paris", "+10000-01-02 PST",
+    "2024-01-02 03:04 UTC+01:00", "2024-01-02 03:04 UT+05:30", "2024-01-02 03:04 GMT-18:00",
+    "2024-01-02 03:04 +01:00:30", "2024-01-02+01:00:30", "0000-01-02+01:00", "-0001-01-01",
+    "2024-02-30", "2024-02-31 00:00", "2024-01-02 24:00", "2024-001-02 003:04", "24-1-2 3:4:5.1",
+    "2024-01-02 03:04 pst", "2024-01-02 03:04  PST", "2024-01-02 03:04 Etc/GMT+1",
+    "2024-01-02 03:04 GMT+01", "2024-01-02 03:04 +18:30", "2024-01-02 24:01", "2024-1-2",
+    "0000-01-02 PST", "292278995-01-02 03:04", "999999999-01-02 03:04 PST",
+]
+
+
+def _timestamp_statements():
+    yield "CREATE TABLE tsl (k int PRIMARY KEY, t timestamp)"
+    for k, text in enumerate(TIMESTAMP_LITERALS):
+        yield f"INSERT INTO tsl (k, t) VALUES ({k}, '{text}')"
+    yield "INSERT INTO tsl JSON '{\"k\": 100, \"t\": \"2024-07-02 03:04 Europe/Paris\"}'"
+    yield "INSERT INTO tsl JSON '{\"k\": 101, \"t\": \"292278995-01-02 03:04\"}'"
+    yield "SELECT k, blobAsBigint(timestampAsBlob(t)) FROM tsl"
+
+
+def _without_host(session, entry):
+    """outcome(), a server error (which the driver gives as NoHostAvailable) without the
+    address of the node."""
+    try:
+        return outcome(session, entry)
+    except NoHostAvailable as e:
+        return ("error", "NoHostAvailable", re.sub(r"<Host: [^>]*>", "<Host>", str(e)))
+
+
+def test_same_timestamp_literals_as_cassandra(sessions):
+    helenus, cassandra = sessions
+    report = mismatches(helenus, cassandra, _timestamp_statements(), answer=_without_host)
+    assert not report, "\n" + "\n".join(report)
 
 
 def test_statement_count():

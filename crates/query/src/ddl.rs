@@ -432,16 +432,19 @@ fn counters_inside(written: &str) -> CqlError {
 }
 
 fn check_nesting(t: CqlType) -> CqlResult<CqlType> {
-    let inner_multi = match &t {
-        CqlType::List(e) | CqlType::Set(e) => e.is_multi_cell(),
-        CqlType::Map(k, v) => k.is_multi_cell() || v.is_multi_cell(),
-        _ => false,
+    // The collection as written: its non-frozen elements without `frozen<>`.
+    let written = match &t {
+        CqlType::List(e) if e.is_multi_cell() => Some(format!("list<{}>", e.cql_name())),
+        CqlType::Set(e) if e.is_multi_cell() => Some(format!("set<{}>", e.cql_name())),
+        CqlType::Map(k, v) if k.is_multi_cell() || v.is_multi_cell() => {
+            Some(format!("map<{}, {}>", k.cql_name(), v.cql_name()))
+        }
+        _ => None,
     };
-    if inner_multi {
-        return Err(CqlError::invalid(
-            "Non-frozen collections are not allowed inside collections: ".to_string()
-                + &t.cql_name(),
-        ));
+    if let Some(written) = written {
+        return Err(CqlError::invalid(format!(
+            "Non-frozen collections are not allowed inside collections: {written}"
+        )));
     }
     Ok(t)
 }
@@ -553,6 +556,7 @@ fn table_columns(
             continue;
         }
         let ty = resolve_type(&def.ty, ks)?;
+        user_types::check_nested_collections(&ty, "")?;
         if def.is_static {
             if s.clustering.is_empty() {
                 return Err(CqlError::invalid("Static columns are only useful (and thus allowed) if the table has at least one clustering column"));
@@ -681,6 +685,7 @@ fn add_columns(
             )));
         }
         let ty = resolve_type(&def.ty, ks)?;
+        user_types::check_nested_collections(&ty, &format!(" for column {}", def.name))?;
         if let Some(dropped) = t.dropped_columns.get(&def.name) {
             check_readd(&def.name, &ty, &dropped.ty)?;
         }
@@ -891,6 +896,10 @@ mod tests {
             (
                 "tuple<int, counter>",
                 "Counters are not allowed inside tuples",
+            ),
+            (
+                "map<int, list<int>>",
+                "Non-frozen collections are not allowed inside collections: map<int, list<int>>",
             ),
             (
                 "set<duration>",

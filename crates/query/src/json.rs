@@ -85,9 +85,7 @@ fn decode_value(
 ) -> types::CqlResult<Option<Bytes>> {
     types::json::from_json(ty, json)
         .map(|v| v.map(|v| v.to_bytes()))
-        .map_err(|e| {
-            types::CqlError::invalid(format!("Error decoding JSON value for {name}: {}", e.0))
-        })
+        .map_err(|e| e.into_cql(&format!("Error decoding JSON value for {name}: ")))
 }
 
 /// A JSON key as a column name: quoted keys as written, others lower-cased.

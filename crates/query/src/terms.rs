@@ -192,7 +192,7 @@ fn literal(lit: &Literal, receiver: &ColumnSpec) -> CqlResult<Bytes> {
     // (Cassandra's `fromString`): `Unable to make int from '3000000000'`.
     parse_literal(target, kind, &lit.text)
         .map(|v| v.to_bytes())
-        .map_err(|e| CqlError::invalid(e.0))
+        .map_err(|e| e.into_cql(""))
 }
 
 fn kind_name(kind: AstKind) -> &'static str {
@@ -526,5 +526,22 @@ mod tests {
         for (ty, kind, text, message) in cases {
             assert_eq!(refused(ty, kind, text), message);
         }
+    }
+
+    /// Cassandra 5.0.4 lets `Instant.toEpochMilli`'s exception through: a server error.
+    #[test]
+    fn a_timestamp_past_long_milliseconds_is_a_server_error() {
+        let column = ColumnSpec {
+            ty: CqlType::Native(NativeType::Timestamp),
+            ..receiver(0)
+        };
+        let literal = Term::Literal(cql::ast::Literal {
+            kind: LiteralKind::String,
+            text: "292278995-01-02 03:04 PST".into(),
+        });
+        assert_eq!(
+            analyze(&literal, &column, &mut Binder::new(0)).map(|_| ()),
+            Err(CqlError::Server(types::error::LONG_OVERFLOW.into()))
+        );
     }
 }

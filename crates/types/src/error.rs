@@ -181,3 +181,20 @@ pub type CqlResult<T> = Result<T, CqlError>;
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
 pub struct TypeError(pub String);
+
+/// The message of the Java exception Cassandra lets through when a timestamp is beyond
+/// `Long.MAX_VALUE` milliseconds (`Instant.toEpochMilli`).
+pub const LONG_OVERFLOW: &str = "java.lang.ArithmeticException: long overflow";
+
+impl TypeError {
+    /// The client's error for a value that does not convert: InvalidRequest with the message
+    /// after `context`, except for a Java exception that Cassandra does not catch (a timestamp
+    /// past `Long.MAX_VALUE` milliseconds), which is a server error.
+    pub fn into_cql(self, context: &str) -> CqlError {
+        if self.0 == LONG_OVERFLOW {
+            CqlError::Server(self.0)
+        } else {
+            CqlError::Invalid(format!("{context}{}", self.0))
+        }
+    }
+}

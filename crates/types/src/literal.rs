@@ -9,10 +9,15 @@ use uuid::Uuid;
 
 mod duration;
 mod number;
+mod system_v;
 mod temporal;
+mod timestamp;
+mod zone;
+mod zone_names;
 
 pub use duration::parse_duration;
-pub use temporal::{parse_date, parse_time, parse_timestamp};
+pub use temporal::{parse_date, parse_time};
+pub use timestamp::parse_timestamp;
 
 /// The lexical kind of a constant, as the CQL lexer tells it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

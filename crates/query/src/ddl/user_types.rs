@@ -54,8 +54,22 @@ pub(super) fn create_type(
     ))
 }
 
+/// Cassandra 5.0 refuses a column of a non-frozen user type with a field declared as a
+/// non-frozen collection (`suffix` names the column in ALTER TABLE ADD).
+pub(super) fn check_nested_collections(ty: &CqlType, suffix: &str) -> CqlResult<()> {
+    match ty {
+        CqlType::Udt(udt) if udt.fields.iter().any(|(_, t)| t.is_multi_cell()) => {
+            Err(CqlError::invalid(format!(
+                "Non-frozen UDTs with nested non-frozen collections are not supported{suffix}"
+            )))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// The type of a field: a non-frozen user type or a counter is refused, anything else is
-/// stored frozen.
+/// kept as declared (`list<int>` stays a list: inside a user type's value it is one value,
+/// as a frozen one).
 fn field_type(ty: &TypeExpr, ks: &KeyspaceMetadata) -> CqlResult<CqlType> {
     if matches!(ty, TypeExpr::UserType(_)) {
         return Err(CqlError::invalid(
@@ -66,7 +80,7 @@ fn field_type(ty: &TypeExpr, ks: &KeyspaceMetadata) -> CqlResult<CqlType> {
     if has_counter(&resolved) {
         return Err(CqlError::invalid("A user type cannot contain counters"));
     }
-    Ok(resolved.freeze())
+    Ok(resolved)
 }
 
 fn has_counter(ty: &CqlType) -> bool {
@@ -353,6 +367,33 @@ mod tests {
             Box::new(TypeExpr::UserType(QualifiedName::simple("a".to_string()))),
         )));
         assert_eq!(raw_type_text(&ty, "ks"), "frozen<map<int, ks.a>>");
+    }
+
+    /// Cassandra 5.0.4 keeps `l list<int>` as declared (DESCRIBE TYPE and
+    /// system_schema.types show `list<int>`) and refuses a column of the type non-frozen.
+    #[test]
+    fn collection_fields_stay_as_declared() {
+        let ks = KeyspaceMetadata::new("ks", BTreeMap::new(), true);
+        let list = TypeExpr::List(Box::new(TypeExpr::Native(NativeType::Int)));
+        let declared = field_type(&list, &ks).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(declared.cql_name(), "list<int>");
+        let frozen = field_type(&TypeExpr::Frozen(Box::new(list)), &ks);
+        assert_eq!(frozen.map(|t| t.cql_name()), Ok("frozen<list<int>>".into()));
+        let mut with_list = udt(&["a"]);
+        with_list.fields.push(("l".into(), declared));
+        let column = CqlType::Udt(Arc::new(with_list));
+        assert_eq!(
+            check_nested_collections(&column, " for column w"),
+            Err(CqlError::invalid(
+                "Non-frozen UDTs with nested non-frozen collections are not supported for column w"
+            ))
+        );
+        assert_eq!(
+            check_nested_collections(&column.clone().freeze(), ""),
+            Ok(())
+        );
+        let plain = CqlType::Udt(Arc::new(udt(&["a"])));
+        assert_eq!(check_nested_collections(&plain, ""), Ok(()));
     }
 
     #[test]

@@ -1,8 +1,10 @@
 //! Math functions (Cassandra's `MathFcts`): `abs`, `exp`, `log`, `log10` and `round` for every
 //! numeric type, each returning its argument's type (integer results of `exp` and `log` are
-//! Java's `(int) Math.exp(x)`, so `exp(1)` is 2).
+//! Java's `(int) Math.exp(x)`, so `exp(1)` is 2; decimals and varints go through big-math's
+//! algorithms, `bigmath`).
 use types::{CqlError, CqlResult, CqlType, NativeType};
 
+use super::bigmath::{self, Failure};
 use super::numeric::{Decimal, Num, NUMERIC};
 use super::{Function, Registry};
 
@@ -10,15 +12,17 @@ pub fn register(r: &mut Registry) {
     for ty in NUMERIC {
         r.add(unary("abs", ty, |n| Ok(abs(n))));
         r.add(unary("round", ty, |n| Ok(round(n))));
-        for (name, f) in [
-            ("exp", f64::exp as fn(f64) -> f64),
-            ("log", f64::ln),
-            ("log10", f64::log10),
+        for (name, f, big) in [
+            ("exp", f64::exp as fn(f64) -> f64, bigmath::exp as BigFn),
+            ("log", f64::ln, bigmath::log),
+            ("log10", f64::log10, bigmath::log10),
         ] {
-            r.add(unary(name, ty, move |n| through_double(name, n, f)));
+            r.add(unary(name, ty, move |n| transcendental(name, n, f, big)));
         }
     }
 }
+
+type BigFn = fn(&Decimal) -> Result<Decimal, Failure>;
 
 fn unary(
     name: &str,
@@ -62,23 +66,30 @@ fn round(n: &Num) -> Num {
     }
 }
 
-/// `f` on the number as a double, back in the number's type. Decimals and varints go the
-/// same way (Cassandra computes them to 32 or more digits with big-math, see
-/// docs/differences.md), with Cassandra's errors: the log of zero or less, and an overflow.
-fn through_double(name: &str, n: &Num, f: fn(f64) -> f64) -> CqlResult<Num> {
-    if let Num::Dec(_) | Num::Big(_) = n {
-        let positive = !n.is_negative() && n.to_f64() != 0.0;
-        let server = |m: &str| CqlError::Server(format!("java.lang.ArithmeticException: {m}"));
-        match name {
-            "log" if !positive => return Err(server("Natural log of number zero or less")),
-            "log10" if !positive => return Err(server("Log10 of number zero or less")),
-            _ => {}
-        }
-        let result = f(n.to_f64());
-        return Decimal::from_f64(result)
-            .filter(|_| result.is_finite())
-            .map(Num::Dec)
-            .ok_or_else(|| server("Overflow"));
+/// `f` on the number as a double, back in the number's type; decimals and varints with
+/// big-math (a varint as a decimal, the result's integer part), with Cassandra's errors: the
+/// log of zero or less, and Java's `ArithmeticException`s.
+fn transcendental(name: &str, n: &Num, f: fn(f64) -> f64, big: BigFn) -> CqlResult<Num> {
+    let server = |m: &str| CqlError::Server(format!("java.lang.ArithmeticException: {m}"));
+    let decimal = match n {
+        Num::Dec(d) => d.clone(),
+        Num::Big(v) => Decimal::new(v.clone(), 0),
+        _ => return Ok(Num::F64(f(n.to_f64()))),
+    };
+    let positive = !decimal.is_negative() && !num_traits::Zero::is_zero(&decimal.unscaled);
+    match name {
+        "log" if !positive => return Err(server("Natural log of number zero or less")),
+        "log10" if !positive => return Err(server("Log10 of number zero or less")),
+        _ => {}
     }
-    Ok(Num::F64(f(n.to_f64())))
+    let result = big(&decimal).map_err(|e| match e {
+        Failure::TooSmall(exponent) => CqlError::invalid(format!(
+            "{name}() of a number below 1E{exponent} is not computed"
+        )),
+        _ => server(&e.message()),
+    })?;
+    Ok(match n {
+        Num::Big(_) => Num::Big(result.truncated()),
+        _ => Num::Dec(result),
+    })
 }

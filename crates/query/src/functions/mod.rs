@@ -15,6 +15,7 @@ use bytes::Bytes;
 use types::{CqlError, CqlResult, CqlType, Value};
 
 mod aggregate;
+mod bigmath;
 mod blob;
 mod collection;
 mod conversion;

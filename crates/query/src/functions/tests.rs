@@ -327,6 +327,53 @@ fn decimal_logs_of_zero_or_less_fail_as_cassandra_does() {
     );
 }
 
+/// A varint goes through `DecimalType` at its own precision (at least 32 digits) and keeps
+/// the integer part: `log10` of 41 nines is 41.000… there, so 41.
+#[test]
+fn varint_exp_and_logs_are_big_maths_integer_parts() {
+    let varint = |text: &str| Value::Varint(text.parse().unwrap_or_else(|e| panic!("{e}")));
+    super::bigmath::tests::warm_ln10();
+    for (name, arg, expected) in [
+        ("exp", "100", "26881171418161354484126255515800000000000000"),
+        ("exp", "-1", "0"),
+        ("log", "1000", "6"),
+        ("log10", "1000", "3"),
+        ("log10", "99999999999999999999999999999999999999999", "41"),
+    ] {
+        let f = function(name, &[column(NativeType::Varint)]);
+        assert_eq!(
+            call(&f, &[varint(arg)]),
+            Ok(Some(varint(expected))),
+            "{name}({arg})"
+        );
+    }
+    let exp = function("exp", &[column(NativeType::Varint)]);
+    assert_eq!(
+        call(&exp, &[varint("3000000000")]),
+        Err(CqlError::Server(
+            "java.lang.ArithmeticException: Overflow".into()
+        ))
+    );
+}
+
+#[test]
+fn decimal_exp_and_logs_keep_big_maths_digits() {
+    let exp = function("exp", &[column(NativeType::Decimal)]);
+    assert_eq!(
+        call(&exp, &[decimal("1000")]),
+        Ok(Some(decimal("1.9700711140170469938888793522433E+434")))
+    );
+    let log10 = function("log10", &[column(NativeType::Decimal)]);
+    super::bigmath::tests::warm_ln10();
+    assert_eq!(call(&log10, &[decimal("1")]), Ok(Some(decimal("0E+33"))));
+    assert_eq!(
+        call(&exp, &[decimal("1E-100001")]),
+        Err(CqlError::invalid(
+            "exp() of a number below 1E-100000 is not computed"
+        ))
+    );
+}
+
 #[test]
 fn integer_sums_wrap_and_averages_truncate() {
     let sum = function("sum", &[column(NativeType::Int)]);
