@@ -229,6 +229,10 @@ async fn stored_rows(
         return Ok(stored);
     }
     let strategy = qp.schema().strategy(&plan.table().keyspace);
+    let policy = ReadPolicy::from_options(
+        &plan.table().options.speculative_retry,
+        &plan.table().options.read_repair,
+    );
     let scope = ReadScope {
         strategy: &strategy,
         table: storage::TableId(plan.table().id),
@@ -238,10 +242,7 @@ async fn stored_rows(
         },
         now: ctx.now_seconds,
         trace: ctx.trace(),
-        policy: ReadPolicy::from_options(
-            &plan.table().options.speculative_retry,
-            &plan.table().options.read_repair,
-        ),
+        policy: &policy,
     };
     for (key, clustering) in reads {
         let filter = match &clustering {

@@ -551,12 +551,13 @@ impl QueryProcessor {
     ) -> CqlResult<Outcome> {
         let result = match plan {
             Plan::Select(s) => {
-                let strategy = self.schema().strategy(&s.layout.table.keyspace);
+                let state = self.schema();
+                let strategy = state.strategy(&s.layout.table.keyspace);
                 let limits = self.tombstone_limits();
                 let table = &s.layout.table;
-                let source =
-                    self.virtual_tables
-                        .source(table, &self.schema().schema, &self.coordinator)?;
+                let source = self
+                    .virtual_tables
+                    .source(table, &state.schema, &self.coordinator)?;
                 guardrails::reads::execution(&self.limits(), s, ctx)?;
                 let (rows, tombstones) =
                     s.execute(ctx, source.reader(), &strategy, &limits).await?;

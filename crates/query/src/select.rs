@@ -45,6 +45,8 @@ pub struct SelectPlan {
     /// SELECT JSON: each row is one JSON object in a `[json]` column.
     json: bool,
     result_specs: Vec<ColumnSpec>,
+    /// The table's speculative retry and read repair, read from its options once.
+    policy: ReadPolicy,
 }
 
 impl SelectPlan {
@@ -82,6 +84,8 @@ impl SelectPlan {
             "[per_partition_limit]",
             binder,
         )?;
+        let policy =
+            ReadPolicy::from_options(&table.options.speculative_retry, &table.options.read_repair);
         Ok(SelectPlan {
             layout: KeyLayout::new(table),
             selection,
@@ -94,6 +98,7 @@ impl SelectPlan {
             grouping,
             json: s.json,
             result_specs,
+            policy,
         })
     }
 
@@ -604,10 +609,7 @@ impl<'a> Run<'a> {
             cl: self.ctx.consistency,
             now: self.ctx.now_seconds,
             trace: self.ctx.trace(),
-            policy: ReadPolicy::from_options(
-                &self.plan.layout.table.options.speculative_retry,
-                &self.plan.layout.table.options.read_repair,
-            ),
+            policy: &self.plan.policy,
         }
     }
 
@@ -961,7 +963,7 @@ impl<'a> Run<'a> {
         }
         let values = state.finish(&self.eval)?;
         self.count += 1;
-        self.output(clustering, values);
+        self.output(&clustering, values);
         Ok(1)
     }
 
@@ -972,14 +974,15 @@ impl<'a> Run<'a> {
         }
         let values = self.eval.row(view)?;
         self.count += 1;
-        self.output(view.clustering.to_vec(), values);
+        self.output(view.clustering, values);
         Ok(true)
     }
 
-    /// Adds an output row to the result (held back for post-query ordering).
-    fn output(&mut self, clustering: Vec<Option<Bytes>>, values: Vec<Option<Bytes>>) {
+    /// Adds an output row to the result (held back, with its clustering, for post-query
+    /// ordering).
+    fn output(&mut self, clustering: &[Option<Bytes>], values: Vec<Option<Bytes>>) {
         if self.plan.post_query_ordering() {
-            self.held.push((clustering, values));
+            self.held.push((clustering.to_vec(), values));
         } else {
             self.push_row(&values);
         }

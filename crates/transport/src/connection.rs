@@ -247,6 +247,9 @@ impl<H: QueryHandler> Connection<H> {
     async fn admit(&mut self, header: &Header) -> Option<Reservation> {
         let bytes = u32::try_from(header.length).unwrap_or(0);
         if !self.throw_on_overload {
+            if let Some(held) = self.slot.admit_at_once(bytes) {
+                return Some(held);
+            }
             return tokio::select! {
                 held = self.slot.admit(bytes) => Some(held),
                 _ = self.shutdown.changed() => None,

@@ -197,6 +197,16 @@ impl Slot {
         }
     }
 
+    /// Reserves `bytes` when that needs no wait: the budgets have room and no rate limit is
+    /// set (the common case, taken without setting up a wait).
+    pub(crate) fn admit_at_once(&self, bytes: u32) -> Option<Reservation> {
+        if self.limits.rate.is_some() {
+            return None;
+        }
+        let (own, all) = self.counts(bytes);
+        self.try_reserve(own, all)
+    }
+
     /// Reserves `bytes`, waiting while the budgets are spent, then waits out the rate limit:
     /// the connection is not read from meanwhile (back-pressure).
     pub(crate) async fn admit(&self, bytes: u32) -> Reservation {

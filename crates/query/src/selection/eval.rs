@@ -99,6 +99,9 @@ impl Evaluator<'_> {
     /// The outputs of a row of a query without aggregates.
     pub fn row(&self, view: &RowView) -> CqlResult<Vec<Option<Bytes>>> {
         let leaves = self.leaves(view)?;
+        if self.selection.outputs_are_leaves() {
+            return Ok(leaves);
+        }
         self.nodes(&self.selection.outputs, &leaves, &[])
     }
 }

@@ -97,6 +97,17 @@ pub struct Selection {
 }
 
 impl Selection {
+    /// Whether the outputs are the leaves themselves, in order (`SELECT *`, plain columns):
+    /// a row's leaf values are then its outputs.
+    pub fn outputs_are_leaves(&self) -> bool {
+        self.outputs.len() == self.leaves.len()
+            && self
+                .outputs
+                .iter()
+                .enumerate()
+                .all(|(i, node)| matches!(node, Node::Leaf(j) if *j == i))
+    }
+
     /// `SELECT *`: every column in Cassandra's order.
     pub fn wildcard(table: &TableMetadata) -> Selection {
         let columns = select_order(table);

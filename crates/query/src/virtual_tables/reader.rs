@@ -25,7 +25,7 @@ pub struct ReadScope<'a> {
     pub now: i32,
     pub trace: Option<&'a Trace>,
     /// The table's speculative retry and read repair.
-    pub policy: ReadPolicy,
+    pub policy: &'a ReadPolicy,
 }
 
 /// The two reads a SELECT makes.
@@ -61,7 +61,7 @@ impl PartitionReader for Coordinator {
         stats: &mut ReadStats,
     ) -> CqlResult<Option<Partition>> {
         Coordinator::read(
-            self, s.strategy, s.table, key, filter, s.cl, s.now, stats, s.trace, &s.policy,
+            self, s.strategy, s.table, key, filter, s.cl, s.now, stats, s.trace, s.policy,
         )
         .await
     }

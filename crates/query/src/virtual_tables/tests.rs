@@ -86,7 +86,7 @@ async fn snapshots_scan_in_key_order_and_resume_after_a_key() -> CqlResult<()> {
         cl: Consistency::One,
         now: 0,
         trace: None,
-        policy: coordinator::ReadPolicy::default(),
+        policy: &coordinator::ReadPolicy::default(),
     };
     let (snapshot, scope) = (&snapshot, &scope);
     let scan = |range: KeyRange, limit: usize| async move {
