@@ -12,6 +12,7 @@ mod logging;
 mod membership;
 mod native;
 mod nodetool;
+mod reconnect;
 mod server;
 mod virtual_sources;
 

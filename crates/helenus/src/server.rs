@@ -246,6 +246,7 @@ async fn serve(
         events.clone(),
     );
     if let (Some(messaging), Some(gossip)) = (&cluster.messaging, cluster.membership()) {
+        crate::reconnect::start(messaging.clone(), gossip.clone());
         crate::clock_skew::start(messaging.clone(), gossip, config.listen_address);
     }
     cluster

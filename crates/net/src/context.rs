@@ -1,7 +1,7 @@
 //! State shared by the messaging service and its connection tasks.
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
@@ -114,6 +114,20 @@ impl Context {
         }
         outbounds.insert((peer, class), outbound.clone());
         Ok(outbound)
+    }
+
+    /// Ends the reconnect backoff of every link to `peer` (see [`Outbound::retry_now`]).
+    pub fn retry_now(&self, peer: IpAddr) {
+        let links: Vec<Arc<Outbound>> = self
+            .outbounds
+            .lock()
+            .iter()
+            .filter(|((addr, _), _)| addr.ip() == peer)
+            .map(|(_, link)| link.clone())
+            .collect();
+        for link in links {
+            link.retry_now();
+        }
     }
 
     /// Stops every task (closing the connections) without waiting for them.

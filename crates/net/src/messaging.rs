@@ -1,6 +1,6 @@
 //! The messaging service a node starts once: requests, one-way messages, handlers, stats.
 use std::io;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -156,6 +156,13 @@ impl Messaging {
             return Err(NetError::TooLarge { size, max });
         }
         self.ctx.outbound(to, Class::of(verb, payload.len()))
+    }
+
+    /// `peer` is up again (gossip says so): links to it that failed to connect while it was
+    /// down connect at the next message rather than failing fast until their backoff ends, as
+    /// Cassandra reconnects to a node it sees come back.
+    pub fn peer_up(&self, peer: IpAddr) {
+        self.ctx.retry_now(peer);
     }
 
     /// The address peers reach this node at (the bound port if `listen` had port 0).

@@ -125,6 +125,15 @@ impl Outbound {
         Ok(())
     }
 
+    /// The peer is known to be back: the next message connects at once instead of failing
+    /// until the backoff pause ends.
+    pub fn retry_now(&self) {
+        let mut state = self.state.lock();
+        if matches!(state.phase, Phase::Backoff { .. }) {
+            state.phase = Phase::Open;
+        }
+    }
+
     /// The requester stopped waiting (timed out, or its future was dropped).
     pub fn forget(&self, id: u64) {
         self.state.lock().waiters.remove(&id);

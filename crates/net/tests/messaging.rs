@@ -236,6 +236,42 @@ async fn an_unreachable_peer_fails_fast_and_is_reconnected_once_it_listens() {
 }
 
 #[tokio::test]
+async fn a_peer_seen_up_again_is_reconnected_before_the_backoff_ends() {
+    let long_backoff = net::Tuning {
+        reconnect_min: Duration::from_secs(60),
+        reconnect_max: Duration::from_secs(60),
+        ..tuning()
+    };
+    let a = start(config(CLUSTER, 1), long_backoff).await;
+    let addr = free_addr();
+    let answer = a.request(addr, Verb::Read, Bytes::new(), 5 * SECOND).await;
+    assert!(
+        matches!(answer, Err(NetError::Unreachable(_))),
+        "{answer:?}"
+    );
+    let b = start(
+        net::NetConfig {
+            listen: addr,
+            ..config(CLUSTER, 2)
+        },
+        tuning(),
+    )
+    .await;
+    b.register(Verb::Read, echo_payload());
+    // The peer listens again, but the link still backs off: requests fail at once.
+    let answer = a.request(addr, Verb::Read, Bytes::from("up"), SECOND).await;
+    assert!(
+        matches!(answer, Err(NetError::Unreachable(_))),
+        "{answer:?}"
+    );
+    a.peer_up(addr.ip());
+    let answer = a
+        .request(addr, Verb::Read, Bytes::from("up"), 5 * SECOND)
+        .await;
+    assert_eq!(answer.ok(), Some(Bytes::from("up")));
+}
+
+#[tokio::test]
 async fn messages_queued_for_a_silent_peer_fail_unreachable_within_the_connect_timeout() {
     // Accepts TCP connections but never answers the handshake.
     let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
