@@ -35,18 +35,16 @@ def logged_batch(first_key, tag):
     return batch
 
 
-def rows_in(session, first_key):
+def rows_in(session, first_key, consistency=ConsistencyLevel.QUORUM):
     keys = ", ".join(str(k) for k in range(first_key, first_key + ROWS))
-    rows = session.execute(at(ConsistencyLevel.QUORUM, f"SELECT k, v FROM bl.t WHERE k IN ({keys})"))
+    rows = session.execute(at(consistency, f"SELECT k, v FROM bl.t WHERE k IN ({keys})"))
     return sorted((r.k, r.v) for r in rows)
 
 
-def local_rows(node, start):
+def local_rows(node, first_key):
     """What `node` alone holds of the batch's rows (a read at ONE coordinated by a replica is
     answered from its own data)."""
-    keys = ", ".join(str(k) for k in range(start, start + ROWS))
-    rows = node.session().execute(at(ConsistencyLevel.ONE, f"SELECT k, v FROM bl.t WHERE k IN ({keys})"))
-    return sorted((r.k, r.v) for r in rows)
+    return rows_in(node.session(), first_key, ConsistencyLevel.ONE)
 
 
 def batches_of(node):

@@ -200,6 +200,20 @@ async fn handler_errors_and_missing_handlers_come_back_as_remote_errors() {
     assert_eq!(stats.verb(Verb::Truncate).failures, 1);
 }
 
+/// A second node listening on `addr` that echoes Read payloads.
+async fn echo_at(addr: std::net::SocketAddr) -> Arc<net::Messaging> {
+    let b = start(
+        net::NetConfig {
+            listen: addr,
+            ..config(CLUSTER, 2)
+        },
+        tuning(),
+    )
+    .await;
+    b.register(Verb::Read, echo_payload());
+    b
+}
+
 #[tokio::test]
 async fn an_unreachable_peer_fails_fast_and_is_reconnected_once_it_listens() {
     let a = node(1).await;
@@ -213,15 +227,7 @@ async fn an_unreachable_peer_fails_fast_and_is_reconnected_once_it_listens() {
         a.send(addr, Verb::Read, Bytes::new()),
         Ok(()) | Err(NetError::Unreachable(_))
     ));
-    let b = start(
-        net::NetConfig {
-            listen: addr,
-            ..config(CLUSTER, 2)
-        },
-        tuning(),
-    )
-    .await;
-    b.register(Verb::Read, echo_payload());
+    let b = echo_at(addr).await;
     let deadline = tokio::time::Instant::now() + 5 * SECOND;
     loop {
         match a.request(addr, Verb::Read, Bytes::from("up"), SECOND).await {
@@ -249,15 +255,7 @@ async fn a_peer_seen_up_again_is_reconnected_before_the_backoff_ends() {
         matches!(answer, Err(NetError::Unreachable(_))),
         "{answer:?}"
     );
-    let b = start(
-        net::NetConfig {
-            listen: addr,
-            ..config(CLUSTER, 2)
-        },
-        tuning(),
-    )
-    .await;
-    b.register(Verb::Read, echo_payload());
+    let _peer = echo_at(addr).await;
     // The peer listens again, but the link still backs off: requests fail at once.
     let answer = a.request(addr, Verb::Read, Bytes::from("up"), SECOND).await;
     assert!(
