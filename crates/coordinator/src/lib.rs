@@ -168,13 +168,7 @@ impl Coordinator {
         let elapsed = started.elapsed();
         self.metrics.record_request(kind, cl, elapsed);
         for &table in tables {
-            let table = self.metrics.table(table);
-            let histogram = match kind {
-                RequestKind::Read => &table.reads,
-                RequestKind::Range => &table.range_reads,
-                RequestKind::Write => &table.writes,
-            };
-            histogram.record(elapsed);
+            self.metrics.record_table(table, kind, elapsed);
         }
     }
 

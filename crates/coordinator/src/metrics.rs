@@ -1,14 +1,14 @@
 //! Request metrics: client-request latency per kind and consistency level (Cassandra's
 //! `ClientRequest` metrics) and local reads and writes per table (its `Table` metrics), kept
-//! in atomic counters and fixed-bucket latency histograms so recording never takes a lock on
-//! the hot path beyond a shared read of the per-table map.
+//! in atomic counters and fixed-bucket latency histograms so recording never takes a lock (the
+//! per-table map is replaced whole when a table is first used).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use parking_lot::RwLock;
+use arc_swap::ArcSwap;
 use storage::TableId;
 use types::Consistency;
 
@@ -148,7 +148,7 @@ impl RequestKind {
 #[derive(Debug, Default)]
 pub struct Metrics {
     requests: [[LatencyHistogram; CONSISTENCY_LEVELS.len()]; 3],
-    tables: RwLock<HashMap<TableId, Arc<TableMetrics>>>,
+    tables: ArcSwap<HashMap<TableId, Arc<TableMetrics>>>,
     proxy: Arc<crate::proxy_metrics::ProxyMetrics>,
 }
 
@@ -178,15 +178,37 @@ impl Metrics {
 
     /// The metrics of `table`, created on first use.
     pub fn table(&self, table: TableId) -> Arc<TableMetrics> {
-        if let Some(metrics) = self.tables.read().get(&table) {
+        if let Some(metrics) = self.tables.load().get(&table) {
             return metrics.clone();
         }
-        self.tables.write().entry(table).or_default().clone()
+        let created = Arc::new(TableMetrics::default());
+        self.tables.rcu(|tables| {
+            let mut tables = HashMap::clone(tables);
+            tables.entry(table).or_insert_with(|| created.clone());
+            tables
+        });
+        self.table_if_used(table).unwrap_or(created)
+    }
+
+    /// Records a request of `kind` on `table` that took `elapsed`.
+    pub fn record_table(&self, table: TableId, kind: RequestKind, elapsed: Duration) {
+        let record = |metrics: &TableMetrics| {
+            let histogram = match kind {
+                RequestKind::Read => &metrics.reads,
+                RequestKind::Range => &metrics.range_reads,
+                RequestKind::Write => &metrics.writes,
+            };
+            histogram.record(elapsed);
+        };
+        match self.tables.load().get(&table) {
+            Some(metrics) => record(metrics),
+            None => record(&self.table(table)),
+        }
     }
 
     /// The metrics of `table` if it was ever read or written.
     pub fn table_if_used(&self, table: TableId) -> Option<Arc<TableMetrics>> {
-        self.tables.read().get(&table).cloned()
+        self.tables.load().get(&table).cloned()
     }
 }
 

@@ -65,22 +65,28 @@ fn roles<'a>(
     requirement: &'a Requirement,
     live: &'a [Endpoint],
 ) -> impl Iterator<Item = (&'a Endpoint, Role)> + 'a {
+    // Contacts taken per datacenter, kept only for EACH_QUORUM (the map allocates).
     let mut taken: std::collections::BTreeMap<&str, i32> = Default::default();
     let mut total = 0;
     live.iter().map(move |endpoint| {
-        let dc = endpoint.datacenter.as_str();
+        let dc = endpoint.datacenter.as_ref();
         let (wanted, usable) = match requirement {
             Requirement::Total(n) => (total < *n, true),
-            Requirement::InDatacenter { dc: local, n } => (dc == local && total < *n, dc == local),
+            Requirement::InDatacenter { dc: local, n } => {
+                let here = dc == &**local;
+                (here && total < *n, here)
+            }
             Requirement::EachDatacenter(each) => match each.get(dc) {
-                Some(n) => (taken.get(dc).copied().unwrap_or(0) < *n, true),
+                Some(n) => {
+                    let count = taken.entry(dc).or_insert(0);
+                    let wanted = *count < *n;
+                    *count += i32::from(wanted);
+                    (wanted, true)
+                }
                 None => (false, false),
             },
         };
-        if wanted {
-            total += 1;
-            *taken.entry(dc).or_insert(0) += 1;
-        }
+        total += i32::from(wanted);
         let role = match (wanted, usable) {
             (true, _) => Role::Contact,
             (false, true) => Role::Spare,

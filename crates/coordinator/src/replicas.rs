@@ -40,11 +40,12 @@ impl ReplicaPlan {
         reachable: bool,
     ) -> ReplicaPlan {
         let natural = strategy.replicas(Token(token), &topology.ring());
-        let Some(future) = topology.future_ring() else {
+        let future = topology.future_ring();
+        let Some(future) = future.as_deref() else {
             return Self::of(topology, natural, Vec::new(), reachable);
         };
         let pending: Vec<Endpoint> = strategy
-            .replicas(Token(token), &future)
+            .replicas(Token(token), future)
             .into_iter()
             .filter(|e| natural.iter().all(|n| n.addr != e.addr))
             .collect();
@@ -59,9 +60,11 @@ impl ReplicaPlan {
         reachable: bool,
     ) -> ReplicaPlan {
         let local = topology.local();
-        let (mut live, dead): (Vec<Endpoint>, Vec<Endpoint>) = replicas
-            .into_iter()
-            .partition(|e| e.addr == local.addr || (reachable && topology.is_alive(e.addr)));
+        let up = |e: &Endpoint| e.addr == local.addr || (reachable && topology.is_alive(e.addr));
+        let (mut live, mut dead) = (replicas, Vec::new());
+        if !live.iter().all(up) {
+            (live, dead) = live.into_iter().partition(up);
+        }
         live.sort_by_key(|e| proximity(local, e));
         ReplicaPlan {
             live,

@@ -4,6 +4,7 @@
 //! give them (else Unavailable), and whether failures made them unreachable.
 use std::collections::BTreeMap;
 use std::net::IpAddr;
+use std::sync::Arc;
 
 use ring::{Endpoint, ReplicationStrategy};
 use types::Consistency;
@@ -16,18 +17,18 @@ pub enum Requirement {
     /// This many answers from any replicas.
     Total(i32),
     /// This many answers from replicas in the datacenter.
-    InDatacenter { dc: String, n: i32 },
+    InDatacenter { dc: Arc<str>, n: i32 },
     /// This many answers in each datacenter.
     EachDatacenter(BTreeMap<String, i32>),
 }
 
 impl Requirement {
-    pub fn new(strategy: &ReplicationStrategy, cl: Consistency, local_dc: &str) -> Requirement {
+    pub fn new(strategy: &ReplicationStrategy, cl: Consistency, local_dc: &Arc<str>) -> Requirement {
         let n = block_for(strategy, cl, local_dc);
         match (cl, strategy) {
             (Consistency::LocalOne | Consistency::LocalQuorum | Consistency::LocalSerial, _) => {
                 Requirement::InDatacenter {
-                    dc: local_dc.to_string(),
+                    dc: local_dc.clone(),
                     n,
                 }
             }
@@ -45,7 +46,7 @@ impl Requirement {
     /// pending replica the level counts (Cassandra's blockFor with pending endpoints), so the
     /// level still holds once the ring has changed.
     pub fn with_pending(&self, pending: &[Endpoint]) -> Requirement {
-        let in_dc = |dc: &str| pending.iter().filter(|e| e.datacenter == dc).count() as i32;
+        let in_dc = |dc: &str| pending.iter().filter(|e| &*e.datacenter == dc).count() as i32;
         match self {
             Requirement::Total(n) => Requirement::Total(n + pending.len() as i32),
             Requirement::InDatacenter { dc, n } => Requirement::InDatacenter {
@@ -70,15 +71,18 @@ impl Requirement {
 
     /// `(required, alive)` of Cassandra's Unavailable when `live` replicas cannot meet it.
     pub fn unavailable(&self, live: &[Endpoint]) -> Option<(i32, i32)> {
-        let counts = by_datacenter(live.iter().map(|e| e.datacenter.as_str()));
+        let short = |n: i32, alive: usize| (alive < n as usize).then_some((n, alive as i32));
         match self {
-            Requirement::EachDatacenter(each) => each.iter().find_map(|(dc, &n)| {
-                let alive = counts.get(dc.as_str()).copied().unwrap_or(0);
-                (alive < n).then_some((n, alive))
-            }),
-            _ => {
-                let alive = self.counted(&counts);
-                (alive < self.block_for()).then_some((self.block_for(), alive))
+            Requirement::Total(n) => short(*n, live.len()),
+            Requirement::InDatacenter { dc, n } => {
+                short(*n, live.iter().filter(|e| e.datacenter == *dc).count())
+            }
+            Requirement::EachDatacenter(each) => {
+                let counts = by_datacenter(live.iter().map(|e| e.datacenter.as_ref()));
+                each.iter().find_map(|(dc, &n)| {
+                    let alive = counts.get(dc.as_str()).copied().unwrap_or(0);
+                    (alive < n).then_some((n, alive))
+                })
             }
         }
     }
@@ -87,7 +91,7 @@ impl Requirement {
     fn counted(&self, counts: &BTreeMap<&str, i32>) -> i32 {
         match self {
             Requirement::Total(_) => counts.values().sum(),
-            Requirement::InDatacenter { dc, .. } => counts.get(dc.as_str()).copied().unwrap_or(0),
+            Requirement::InDatacenter { dc, .. } => counts.get(&**dc).copied().unwrap_or(0),
             Requirement::EachDatacenter(each) => each
                 .iter()
                 .map(|(dc, &n)| counts.get(dc.as_str()).copied().unwrap_or(0).min(n))
@@ -213,15 +217,15 @@ mod tests {
     #[test]
     fn unavailable_counts_what_the_level_counts() {
         let rf3 = ReplicationStrategy::Simple { rf: 3 };
-        let quorum = Requirement::new(&rf3, Consistency::Quorum, "dc1");
-        let all = Requirement::new(&rf3, Consistency::All, "dc1");
+        let quorum = Requirement::new(&rf3, Consistency::Quorum, &"dc1".into());
+        let all = Requirement::new(&rf3, Consistency::All, &"dc1".into());
         let two_live = [endpoint(1, "dc1"), endpoint(2, "dc1")];
         assert_eq!(quorum.unavailable(&two_live), None);
         assert_eq!(all.unavailable(&two_live), Some((3, 2)));
-        let local = Requirement::new(&nts(), Consistency::LocalQuorum, "dc1");
+        let local = Requirement::new(&nts(), Consistency::LocalQuorum, &"dc1".into());
         let mixed = [endpoint(1, "dc1"), endpoint(4, "dc2"), endpoint(5, "dc2")];
         assert_eq!(local.unavailable(&mixed), Some((2, 1)));
-        let each = Requirement::new(&nts(), Consistency::EachQuorum, "dc1");
+        let each = Requirement::new(&nts(), Consistency::EachQuorum, &"dc1".into());
         assert_eq!(each.block_for(), 4);
         assert_eq!(each.unavailable(&mixed), Some((2, 1)));
     }
@@ -229,17 +233,17 @@ mod tests {
     #[test]
     fn pending_replicas_add_to_what_a_write_needs() {
         let rf3 = ReplicationStrategy::Simple { rf: 3 };
-        let quorum = Requirement::new(&rf3, Consistency::Quorum, "dc1");
+        let quorum = Requirement::new(&rf3, Consistency::Quorum, &"dc1".into());
         assert_eq!(quorum.with_pending(&[]), quorum);
         assert_eq!(quorum.with_pending(&[endpoint(4, "dc1")]).block_for(), 3);
-        let local = Requirement::new(&nts(), Consistency::LocalQuorum, "dc1");
+        let local = Requirement::new(&nts(), Consistency::LocalQuorum, &"dc1".into());
         assert_eq!(local.with_pending(&[endpoint(9, "dc2")]).block_for(), 2);
     }
 
     #[test]
     fn a_tally_is_met_lost_or_waiting() {
         let rf3 = ReplicationStrategy::Simple { rf: 3 };
-        let quorum = Requirement::new(&rf3, Consistency::Quorum, "dc1");
+        let quorum = Requirement::new(&rf3, Consistency::Quorum, &"dc1".into());
         let mut tally = Tally::new(&quorum, ["dc1"; 3].into_iter());
         tally.ack("dc1");
         assert!(!tally.is_met() && !tally.is_lost());
@@ -254,7 +258,7 @@ mod tests {
 
     #[test]
     fn local_quorum_ignores_other_datacenters_and_each_quorum_needs_every_one() {
-        let local = Requirement::new(&nts(), Consistency::LocalQuorum, "dc1");
+        let local = Requirement::new(&nts(), Consistency::LocalQuorum, &"dc1".into());
         let targets = ["dc1", "dc1", "dc1", "dc2", "dc2", "dc2"];
         let mut tally = Tally::new(&local, targets.into_iter());
         tally.ack("dc2");
@@ -264,7 +268,7 @@ mod tests {
         assert_eq!(tally.received(), 1);
         tally.ack("dc1");
         assert!(tally.is_met());
-        let each = Requirement::new(&nts(), Consistency::EachQuorum, "dc1");
+        let each = Requirement::new(&nts(), Consistency::EachQuorum, &"dc1".into());
         let mut tally = Tally::new(&each, targets.into_iter());
         for dc in ["dc1", "dc1", "dc2"] {
             tally.ack(dc);

@@ -3,18 +3,21 @@
 use std::net::IpAddr;
 use std::sync::Arc;
 
+use arc_swap::{ArcSwap, ArcSwapOption, Guard};
 use parking_lot::RwLock;
 use ring::{Endpoint, Token, TokenMetadata};
 
 /// Tells whether the node at an address is up.
 pub type Liveness = Arc<dyn Fn(IpAddr) -> bool + Send + Sync>;
 
-/// The ring and liveness, replaced as the cluster changes.
+/// The ring and liveness, replaced as the cluster changes. Every request reads the rings; an
+/// `ArcSwap` load shares no written cache line between the cores doing so (a lock or a
+/// reference count would).
 pub struct Topology {
     local: Endpoint,
-    ring: RwLock<Arc<TokenMetadata>>,
+    ring: ArcSwap<TokenMetadata>,
     /// The ring once joining and leaving nodes are done; `None` when none is moving.
-    future: RwLock<Option<Arc<TokenMetadata>>>,
+    future: ArcSwapOption<TokenMetadata>,
     liveness: RwLock<Option<Liveness>>,
 }
 
@@ -26,8 +29,8 @@ impl Topology {
         ring.set_local(local.addr);
         Topology {
             local,
-            ring: RwLock::new(Arc::new(ring)),
-            future: RwLock::new(None),
+            ring: ArcSwap::from_pointee(ring),
+            future: ArcSwapOption::empty(),
             liveness: RwLock::new(None),
         }
     }
@@ -36,9 +39,9 @@ impl Topology {
         &self.local
     }
 
-    /// The current token map.
-    pub fn ring(&self) -> Arc<TokenMetadata> {
-        self.ring.read().clone()
+    /// The current token map (hold it for a request, not longer).
+    pub fn ring(&self) -> Guard<Arc<TokenMetadata>> {
+        self.ring.load()
     }
 
     /// Replaces the token map; this node stays the ring's local node.
@@ -47,24 +50,24 @@ impl Topology {
         if ring.endpoint(self.local.addr).is_none() {
             ring.add_endpoint(self.local.clone(), Vec::new());
         }
-        *self.ring.write() = Arc::new(ring);
+        self.ring.store(Arc::new(ring));
     }
 
     /// Sets the ring as it will be once the joining and leaving nodes are done (`None`: no
     /// node is moving); writes also go to the replicas it adds.
     pub fn set_future_ring(&self, future: Option<TokenMetadata>) {
-        *self.future.write() = future.map(Arc::new);
+        self.future.store(future.map(Arc::new));
     }
 
-    pub fn future_ring(&self) -> Option<Arc<TokenMetadata>> {
-        self.future.read().clone()
+    pub fn future_ring(&self) -> Guard<Option<Arc<TokenMetadata>>> {
+        self.future.load()
     }
 
     /// Claims `tokens` for this node on the current ring.
     pub fn set_local_tokens(&self, tokens: Vec<i64>) {
         let mut ring = TokenMetadata::clone(&self.ring());
         ring.add_endpoint(self.local.clone(), tokens.into_iter().map(Token).collect());
-        *self.ring.write() = Arc::new(ring);
+        self.ring.store(Arc::new(ring));
     }
 
     /// Installs the source of liveness (gossip's failure detector).

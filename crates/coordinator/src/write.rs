@@ -132,9 +132,9 @@ async fn drive(
         .iter()
         .zip(&fanout.requirements)
         .map(|(p, r)| {
-            let mut tally = Tally::new(r, p.live.iter().map(|e| e.datacenter.as_str()));
+            let mut tally = Tally::new(r, p.live.iter().map(|e| e.datacenter.as_ref()));
             let done = p.live.iter().filter(|e| Some(e.addr) == applied);
-            done.for_each(|e| tally.ack(e.datacenter.as_str()));
+            done.for_each(|e| tally.ack(e.datacenter.as_ref()));
             tally
         })
         .collect();
@@ -158,7 +158,7 @@ async fn drive(
         };
         let Some((t, outcome)) = next else { break };
         outcomes[t] = Some(outcome);
-        let dc = targets[t].endpoint.datacenter.as_str();
+        let dc = targets[t].endpoint.datacenter.as_ref();
         for &m in &targets[t].mutations {
             match outcome {
                 Outcome::Applied => tallies[m].ack(dc),
@@ -280,7 +280,7 @@ fn hint_dead<'a>(fanout: &'a Fanout, senders: &Senders, tallies: &mut [Tally<'a>
         for endpoint in &plan.dead {
             let stored = hint(senders, endpoint, &fanout.mutations[i]);
             if stored && fanout.cl == Consistency::Any {
-                tallies[i].ack_extra(endpoint.datacenter.as_str());
+                tallies[i].ack_extra(endpoint.datacenter.as_ref());
             }
         }
     }

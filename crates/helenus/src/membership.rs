@@ -54,8 +54,8 @@ fn ring_with(meta: &ClusterMetadata, owns: impl Fn(&NodeState) -> bool) -> Token
 pub fn endpoint_of(host_id: HostId, addr: IpAddr, dc: &str, rack: &str) -> Endpoint {
     Endpoint {
         addr,
-        datacenter: dc.to_string(),
-        rack: rack.to_string(),
+        datacenter: dc.into(),
+        rack: rack.into(),
         host_id: *host_id.as_bytes(),
     }
 }

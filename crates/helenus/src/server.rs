@@ -184,8 +184,8 @@ async fn serve(
     );
     let endpoint = Endpoint {
         addr: config.listen_address,
-        datacenter: config.location.data_center.clone(),
-        rack: config.location.rack.clone(),
+        datacenter: config.location.data_center.as_str().into(),
+        rack: config.location.rack.as_str().into(),
         host_id: [0; 16],
     };
     let timeouts = Timeouts {

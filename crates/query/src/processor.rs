@@ -10,6 +10,7 @@ use bytes::Bytes;
 use coordinator::{Coordinator, StrategyLookup};
 use cql::ast::Statement;
 use metadata::MetadataService;
+use arc_swap::ArcSwap;
 use parking_lot::RwLock;
 use ring::ReplicationStrategy;
 use schema::{md5, name_uuid, KeyspaceMetadata, Schema, TableMetadata};
@@ -131,7 +132,7 @@ pub type AgreementWait =
 
 pub struct QueryProcessor {
     pub(crate) coordinator: Arc<Coordinator>,
-    pub(crate) state: RwLock<Arc<SchemaState>>,
+    pub(crate) state: ArcSwap<SchemaState>,
     /// Held while a schema from the metadata log is applied.
     pub(crate) ddl_lock: tokio::sync::Mutex<()>,
     prepared: RwLock<HashMap<Bytes, Arc<PreparedStatement>>>,
@@ -146,7 +147,7 @@ pub struct QueryProcessor {
     virtual_tables: VirtualTables,
     tracer: Tracer,
     /// Guardrails and batch thresholds (cassandra.yaml's; Cassandra's defaults until set).
-    limits: RwLock<Arc<Limits>>,
+    limits: ArcSwap<Limits>,
 }
 
 impl QueryProcessor {
@@ -167,7 +168,7 @@ impl QueryProcessor {
         let qp = Arc::new(QueryProcessor {
             tracer,
             coordinator,
-            state: RwLock::new(Arc::new(SchemaState::new(schema))),
+            state: ArcSwap::from_pointee(SchemaState::new(schema)),
             virtual_tables: VirtualTables::new(),
             ddl_lock: tokio::sync::Mutex::new(()),
             prepared: RwLock::new(HashMap::new()),
@@ -176,7 +177,7 @@ impl QueryProcessor {
             agreement: OnceLock::new(),
             synced: watch::Sender::new(0),
             node,
-            limits: RwLock::new(Arc::new(Limits::default())),
+            limits: ArcSwap::from_pointee(Limits::default()),
         });
         qp.coordinator.attach_strategies(strategies_of(&qp));
         if let Some(sink) = qp.tracer.replica_sink() {
@@ -192,7 +193,7 @@ impl QueryProcessor {
     }
 
     pub fn schema(&self) -> Arc<SchemaState> {
-        self.state.read().clone()
+        self.state.load_full()
     }
 
     pub fn node(&self) -> &NodeInfo {
@@ -231,11 +232,11 @@ impl QueryProcessor {
     pub fn set_limits(self: &Arc<Self>, limits: Limits) {
         let watch = PartitionGuardrails::new(&limits, self);
         self.coordinator.storage().watch_partitions(Arc::new(watch));
-        *self.limits.write() = Arc::new(limits);
+        self.limits.store(Arc::new(limits));
     }
 
     pub(crate) fn limits(&self) -> Arc<Limits> {
-        self.limits.read().clone()
+        self.limits.load_full()
     }
 
     /// Request tracing: settings and the writer of `system_traces`.
@@ -383,7 +384,7 @@ impl QueryProcessor {
             result: result.clone(),
         };
         let mut cache = self.prepared.write();
-        if !Arc::ptr_eq(&analysed_with, &self.state.read()) {
+        if !Arc::ptr_eq(&analysed_with, &self.state.load()) {
             // A schema change since the analysis: its invalidation may have run already.
             drop(cache);
             return self.prepare_cached(keyspace, text, trace);

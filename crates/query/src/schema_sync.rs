@@ -321,7 +321,8 @@ impl QueryProcessor {
         if !changes.is_empty() {
             local::save_schema_version(&self.coordinator, &schema, unique_micros()).await?;
         }
-        *self.state.write() = Arc::new(SchemaState::new(schema).with_versions(versions));
+        self.state
+            .store(Arc::new(SchemaState::new(schema).with_versions(versions)));
         for change in changes {
             self.invalidate(change);
             let _ = self.events.send(change.clone());

@@ -2,6 +2,7 @@
 //! does, the normalised options `system_schema.keyspaces.replication` stores, and replica
 //! placement on the ring.
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use crate::{Endpoint, RingError, Token, TokenMetadata};
 
@@ -219,13 +220,15 @@ fn parse_rf(value: &str) -> Result<usize, RingError> {
 
 /// The first `count` distinct endpoints clockwise from `token`.
 fn distinct_walk(token: Token, ring: &TokenMetadata, count: usize) -> Vec<Endpoint> {
-    let mut replicas: Vec<Endpoint> = Vec::new();
-    for endpoint in ring.walk(token) {
+    // No more replicas than endpoints: a walk stops once it has them all.
+    let count = count.min(ring.endpoint_count());
+    let mut replicas: Vec<Endpoint> = Vec::with_capacity(count.min(8));
+    for addr in ring.walk_addrs(token) {
         if replicas.len() >= count {
             break;
         }
-        if !replicas.iter().any(|r| r.addr == endpoint.addr) {
-            replicas.push(endpoint.clone());
+        if replicas.iter().all(|r| r.addr != addr) {
+            replicas.extend(ring.endpoint(addr).cloned());
         }
     }
     replicas
@@ -249,7 +252,7 @@ fn network_topology_replicas(
         if dcs.values().all(DcPlacement::done) {
             break;
         }
-        let Some(dc) = dcs.get_mut(endpoint.datacenter.as_str()) else {
+        let Some(dc) = dcs.get_mut(&*endpoint.datacenter) else {
             continue;
         };
         if !replicas.iter().any(|r| r.addr == endpoint.addr) && dc.accept(endpoint) {
@@ -263,7 +266,7 @@ fn network_topology_replicas(
 struct DcPlacement {
     left: usize,
     rack_repeats: isize,
-    racks: BTreeSet<String>,
+    racks: BTreeSet<Arc<str>>,
 }
 
 impl DcPlacement {
@@ -271,7 +274,7 @@ impl DcPlacement {
         let in_dc: Vec<&Endpoint> = ring
             .endpoints()
             .into_iter()
-            .filter(|e| e.datacenter == dc)
+            .filter(|e| &*e.datacenter == dc)
             .collect();
         let rack_count = in_dc.iter().map(|e| &e.rack).collect::<BTreeSet<_>>().len();
         DcPlacement {

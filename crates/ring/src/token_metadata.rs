@@ -2,15 +2,17 @@
 //! use, and the ranges each endpoint is primary for.
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::IpAddr;
+use std::sync::Arc;
 
 use crate::Token;
 
-/// A node of the cluster as the ring sees it.
+/// A node of the cluster as the ring sees it. Cheap to clone: every request's replica plan
+/// copies the endpoints it contacts.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Endpoint {
     pub addr: IpAddr,
-    pub datacenter: String,
-    pub rack: String,
+    pub datacenter: Arc<str>,
+    pub rack: Arc<str>,
     pub host_id: [u8; 16],
 }
 
@@ -78,7 +80,7 @@ impl TokenMetadata {
     pub fn datacenters(&self) -> BTreeSet<String> {
         self.endpoints
             .values()
-            .map(|e| e.datacenter.clone())
+            .map(|e| e.datacenter.to_string())
             .collect()
     }
 
@@ -138,6 +140,19 @@ impl TokenMetadata {
             .filter_map(|(_, addr)| self.endpoints.get(addr))
     }
 
+    /// The owners' addresses from `start` round the ring (an address once per token it owns).
+    pub fn walk_addrs(&self, start: Token) -> impl Iterator<Item = IpAddr> + '_ {
+        self.ring
+            .range(start..)
+            .chain(self.ring.range(..start))
+            .map(|(_, addr)| *addr)
+    }
+
+    /// How many endpoints are known (with or without tokens).
+    pub fn endpoint_count(&self) -> usize {
+        self.endpoints.len()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.ring.is_empty()
     }
@@ -175,8 +190,8 @@ pub(crate) mod tests {
     pub(crate) fn node(last: u8, dc: &str, rack: &str) -> Endpoint {
         Endpoint {
             addr: IpAddr::V4(Ipv4Addr::new(127, 0, 0, last)),
-            datacenter: dc.to_string(),
-            rack: rack.to_string(),
+            datacenter: dc.into(),
+            rack: rack.into(),
             host_id: [last; 16],
         }
     }

@@ -93,8 +93,8 @@ fn ring_node(
         address: endpoint.addr.to_string(),
         storage_port: info.storage_port,
         host_id: uuid::Uuid::from_bytes(endpoint.host_id).to_string(),
-        data_center: endpoint.datacenter.clone(),
-        rack: endpoint.rack.clone(),
+        data_center: endpoint.datacenter.to_string(),
+        rack: endpoint.rack.to_string(),
         up: local || node.coordinator.topology().is_alive(endpoint.addr),
         state: if leaving { "Leaving" } else { "Normal" }.to_string(),
         load_bytes,
@@ -159,7 +159,7 @@ pub fn describe_ring(node: &AdminNode, keyspace: &str) -> ApiResult<RingRanges> 
                 endpoints: r
                     .replicas
                     .iter()
-                    .map(|e| (e.addr.to_string(), e.datacenter.clone(), e.rack.clone()))
+                    .map(|e| (e.addr.to_string(), e.datacenter.to_string(), e.rack.to_string()))
                     .collect(),
             })
             .collect(),

@@ -27,16 +27,16 @@ pub(crate) fn choose(
     let mut by_rack: BTreeMap<&str, Vec<&Endpoint>> = BTreeMap::new();
     for node in datacenter {
         if node.addr != local.addr && is_alive(node.addr) {
-            by_rack.entry(node.rack.as_str()).or_default().push(node);
+            by_rack.entry(node.rack.as_ref()).or_default().push(node);
         }
     }
     let candidates: usize = by_rack.values().map(Vec::len).sum();
     if candidates <= REPLICAS {
         return by_rack.into_values().flatten().cloned().collect();
     }
-    let in_local_rack = by_rack.get(local.rack.as_str()).map_or(0, Vec::len);
+    let in_local_rack = by_rack.get(local.rack.as_ref()).map_or(0, Vec::len);
     if candidates - in_local_rack >= REPLICAS {
-        by_rack.remove(local.rack.as_str());
+        by_rack.remove(local.rack.as_ref());
     }
     if by_rack.len() == 1 {
         let mut rack: Vec<&Endpoint> = by_rack.into_values().flatten().collect();

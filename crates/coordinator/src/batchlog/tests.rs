@@ -19,7 +19,7 @@ fn endpoint(last: u8) -> Endpoint {
     Endpoint {
         addr: IpAddr::from([127, 0, 0, last]),
         datacenter: "dc1".into(),
-        rack: format!("r{last}"),
+        rack: format!("r{last}").into(),
         host_id: [last; 16],
     }
 }

@@ -407,12 +407,12 @@ mod tests {
                 next.number,
                 next.address.to_string(),
                 next.dc.as_str(),
-                next.rack.as_str()
+                next.rack.as_ref()
             ),
             (4, "127.0.0.4".to_string(), "dc2", "rack2")
         );
         let chosen = spec.next_placement(Some("dc3"), None).unwrap();
-        assert_eq!((chosen.dc.as_str(), chosen.rack.as_str()), ("dc3", "rack1"));
+        assert_eq!((chosen.dc.as_str(), chosen.rack.as_ref()), ("dc3", "rack1"));
         let simple = self::spec(Shape::default());
         assert!(simple.next_placement(Some("dc2"), None).is_err());
         assert_eq!(simple.next_placement(None, None).unwrap().rack, "rack1");
