@@ -47,6 +47,8 @@ pub struct SelectPlan {
     result_specs: Vec<ColumnSpec>,
     /// The table's speculative retry and read repair, read from its options once.
     policy: ReadPolicy,
+    /// The regular columns' names, sorted: what reads ask for.
+    read_columns: Arc<[Bytes]>,
 }
 
 impl SelectPlan {
@@ -86,6 +88,11 @@ impl SelectPlan {
         )?;
         let policy =
             ReadPolicy::from_options(&table.options.speculative_retry, &table.options.read_repair);
+        let mut read_columns: Vec<Bytes> = table
+            .regular_columns()
+            .map(|c| Bytes::copy_from_slice(c.name.as_bytes()))
+            .collect();
+        read_columns.sort();
         Ok(SelectPlan {
             layout: KeyLayout::new(table),
             selection,
@@ -99,6 +106,7 @@ impl SelectPlan {
             json: s.json,
             result_specs,
             policy,
+            read_columns: read_columns.into(),
         })
     }
 
@@ -196,18 +204,13 @@ impl SelectPlan {
             slices::clustering_slices(&self.layout, &self.restrictions, ctx)?
         };
         let table = &self.layout.table;
-        let mut columns: Vec<Bytes> = table
-            .regular_columns()
-            .map(|c| Bytes::copy_from_slice(c.name.as_bytes()))
-            .collect();
-        columns.sort();
         Ok(ReadFilter {
             slices,
             reversed: self.reversed,
             row_limit: if self.distinct { Some(1) } else { None },
             total_row_limit: None,
             include_static: table.static_columns().next().is_some(),
-            columns: Some(columns),
+            columns: Some(self.read_columns.clone()),
         })
     }
 

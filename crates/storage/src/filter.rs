@@ -1,6 +1,7 @@
 //! Read selections: clustering slices within a partition and partition key ranges for scans.
 
 use std::ops::Bound;
+use std::sync::Arc;
 
 use bytes::Bytes;
 
@@ -26,7 +27,7 @@ pub struct ReadFilter {
     /// reads of named rows (each slice a single clustering, no static row): they stop
     /// consulting older SSTables once these columns and the row markers found are newer than
     /// anything older SSTables hold, so other columns may then come back incomplete.
-    pub columns: Option<Vec<Bytes>>,
+    pub columns: Option<Arc<[Bytes]>>,
 }
 
 impl ReadFilter {

@@ -3,6 +3,7 @@
 //! checks every length and tag and never panics on bad input. Also the digest of an answer.
 
 use std::ops::Bound;
+use std::sync::Arc;
 
 use bytes::BufMut;
 use md5::{Digest, Md5};
@@ -38,7 +39,7 @@ pub fn put_read_filter(out: &mut Vec<u8>, filter: &ReadFilter) {
     out.put_u8(u8::from(filter.include_static));
     put_option(out, filter.columns.as_ref(), |out, columns| {
         put_len(out, columns.len());
-        for column in columns {
+        for column in columns.iter() {
             put_bytes(out, column);
         }
     });
@@ -52,7 +53,7 @@ pub fn read_filter(r: &mut Reader<'_>) -> Decoded<ReadFilter> {
         row_limit: limit(r)?,
         total_row_limit: limit(r)?,
         include_static: r.flag()?,
-        columns: option(r, |r| counted(r, Reader::bytes))?,
+        columns: option(r, |r| counted(r, Reader::bytes))?.map(Arc::from),
     })
 }
 

@@ -9,6 +9,7 @@ use crate::event::Event;
 use crate::framer::{Framer, Inbound, LegacyDecoder, V5Decoder};
 use crate::handler::QueryHandler;
 use crate::header::{Header, Opcode, FLAG_COMPRESSED, FLAG_TRACING, MAX_VERSION, MIN_VERSION};
+use crate::budget::{Budget, Taken};
 use crate::limits::{Limits, Reservation, Slot};
 use crate::panics::{self, PanicReport};
 use crate::request::{decode_request, EventKind, Request};
@@ -23,7 +24,7 @@ use std::time::Instant;
 use tokio::io::AsyncReadExt;
 use tokio::net::tcp::OwnedReadHalf;
 use tokio::net::TcpStream;
-use tokio::sync::{broadcast, mpsc, watch, Semaphore};
+use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
 use types::result::QueryResult;
 use types::CqlError;
@@ -43,7 +44,8 @@ struct Connection<H> {
     shared: Arc<Shared<H>>,
     client: Arc<ClientState>,
     out: mpsc::Sender<Out>,
-    permits: Arc<Semaphore>,
+    /// Requests in flight on this connection, at most `max_permits`.
+    permits: Arc<Budget>,
     max_permits: u32,
     /// Fixed by STARTUP.
     version: Option<u8>,
@@ -81,7 +83,7 @@ pub(crate) async fn serve_connection<H: QueryHandler>(
         shared,
         client,
         out,
-        permits: Arc::new(Semaphore::new(max_permits as usize)),
+        permits: Arc::new(Budget::new(u64::from(max_permits))),
         max_permits,
         version: None,
         lz4: false,
@@ -154,7 +156,7 @@ impl<H: QueryHandler> Connection<H> {
     fn expired(&self, expiry: Expiry, clock: &mut ReadClock) -> bool {
         let peer = self.client.peer();
         match expiry {
-            Expiry::Idle if self.permits.available_permits() < self.max_permits as usize => {
+            Expiry::Idle if self.permits.used() > 0 => {
                 clock.read(Instant::now());
                 return false;
             }
@@ -177,7 +179,7 @@ impl<H: QueryHandler> Connection<H> {
     /// Lets in-flight requests finish (bounded by the shutdown grace), then closes the socket.
     async fn close(self, writer: JoinHandle<()>) {
         let grace = self.shared.config.shutdown_grace;
-        let all = self.permits.acquire_many(self.max_permits);
+        let all = self.permits.take(u64::from(self.max_permits));
         let _ = tokio::time::timeout(grace, all).await;
         if let Some(task) = &self.event_task {
             task.abort();
@@ -431,9 +433,7 @@ impl<H: QueryHandler> Connection<H> {
         traced: bool,
         held: Reservation,
     ) {
-        let Ok(permit) = Arc::clone(&self.permits).acquire_owned().await else {
-            return;
-        };
+        let permit = Taken::from(&self.permits, 1).await;
         self.client.count_request();
         let handler = Arc::clone(&self.shared.handler);
         let client = Arc::clone(&self.client);

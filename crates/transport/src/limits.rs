@@ -6,6 +6,7 @@
 //! A request's bytes are its envelope's declared body length. They are reserved when its
 //! header is read, before its body is (see `Framer`), and held until its response is queued,
 //! so a client declaring large bodies holds no more memory than the budgets admit.
+use crate::budget::Budget;
 use crate::rate::RateLimiter;
 use crate::server::ServerConfig;
 use std::collections::HashMap;
@@ -13,7 +14,6 @@ use std::net::IpAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// The limits a server applies (from [`crate::ServerConfig`]).
 #[derive(Clone, Copy, Debug)]
@@ -58,23 +58,18 @@ struct Counters {
 #[derive(Debug)]
 struct Address {
     connections: u64,
-    budget: Arc<Semaphore>,
+    budget: Arc<Budget>,
 }
 
 /// The limits of one server.
 #[derive(Debug)]
 pub struct Limits {
     settings: LimitSettings,
-    global: Arc<Semaphore>,
+    global: Budget,
     addresses: Mutex<HashMap<IpAddr, Address>>,
     connections: AtomicU64,
     rate: Option<RateLimiter>,
     counters: Counters,
-}
-
-/// Semaphore permits for a byte count (tokio caps the total).
-fn permits(bytes: u64) -> usize {
-    usize::try_from(bytes).map_or(Semaphore::MAX_PERMITS, |b| b.min(Semaphore::MAX_PERMITS))
 }
 
 impl Limits {
@@ -86,7 +81,7 @@ impl Limits {
     fn with(settings: LimitSettings) -> Limits {
         Limits {
             settings,
-            global: Arc::new(Semaphore::new(permits(settings.bytes))),
+            global: Budget::new(settings.bytes),
             addresses: Mutex::new(HashMap::new()),
             connections: AtomicU64::new(0),
             rate: settings.requests_per_second.map(RateLimiter::new),
@@ -96,9 +91,8 @@ impl Limits {
 
     pub fn stats(&self) -> LimitStats {
         let c = &self.counters;
-        let limit = permits(self.settings.bytes);
         LimitStats {
-            bytes_in_flight: limit.saturating_sub(self.global.available_permits()) as u64,
+            bytes_in_flight: self.global.used(),
             bytes_limit: self.settings.bytes,
             paused_connections: c.paused.load(Ordering::Relaxed),
             pauses: c.pauses.load(Ordering::Relaxed),
@@ -120,13 +114,15 @@ impl Limits {
         let mut addresses = self.addresses();
         let address = addresses.entry(ip).or_insert_with(|| Address {
             connections: 0,
-            budget: Arc::new(Semaphore::new(permits(self.settings.bytes_per_ip))),
+            budget: Arc::new(Budget::new(self.settings.bytes_per_ip)),
         });
         address.connections += 1;
         let slot = Slot {
-            limits: Arc::clone(self),
+            shares: Arc::new(Shares {
+                limits: Arc::clone(self),
+                address: Arc::clone(&address.budget),
+            }),
             ip,
-            budget: Arc::clone(&address.budget),
         };
         let per_ip = address.connections;
         drop(addresses);
@@ -159,29 +155,46 @@ impl Limits {
     }
 }
 
-/// Request bytes reserved for one request; released when dropped.
+/// Request bytes reserved for one request; given back when dropped.
 #[derive(Debug)]
 pub(crate) struct Reservation {
-    _address: Option<OwnedSemaphorePermit>,
-    _global: Option<OwnedSemaphorePermit>,
+    shares: Arc<Shares>,
+    own: u64,
+    all: u64,
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        self.shares.address.give(self.own);
+        self.shares.limits.global.give(self.all);
+    }
+}
+
+/// The budgets a connection's requests take from: its address's and the server's.
+#[derive(Debug)]
+struct Shares {
+    limits: Arc<Limits>,
+    address: Arc<Budget>,
 }
 
 /// One admitted connection: its share of the limits. Dropping it counts the connection out.
 #[derive(Debug)]
 pub(crate) struct Slot {
-    limits: Arc<Limits>,
+    shares: Arc<Shares>,
     ip: IpAddr,
-    budget: Arc<Semaphore>,
 }
 
 impl Slot {
-    /// Permits for `bytes` from the address budget and from the global one. A request larger
-    /// than a budget takes the whole budget, so it waits for every other request to finish
-    /// rather than forever.
-    fn counts(&self, bytes: u32) -> (u32, u32) {
-        let s = &self.limits.settings;
-        let cap = |limit: u64| u32::try_from(limit).map_or(bytes, |l| bytes.min(l));
-        (cap(s.bytes_per_ip), cap(s.bytes))
+    fn limits(&self) -> &Limits {
+        &self.shares.limits
+    }
+
+    /// Bytes for a request of `bytes` from the address budget and from the global one. A
+    /// request larger than a budget takes the whole budget, so it waits for every other
+    /// request to finish rather than forever.
+    fn counts(&self, bytes: u32) -> (u64, u64) {
+        let s = &self.limits().settings;
+        (u64::from(bytes).min(s.bytes_per_ip), u64::from(bytes).min(s.bytes))
     }
 
     /// Reserves `bytes` and passes the rate limit, or says why not (Cassandra's Overloaded
@@ -191,7 +204,7 @@ impl Slot {
         let reservation = self
             .try_reserve(own, all)
             .ok_or_else(|| self.discard(self.bytes_message(version)))?;
-        match &self.limits.rate {
+        match &self.limits().rate {
             Some(rate) if !rate.try_reserve() => Err(self.discard(rate.message())),
             _ => Ok(reservation),
         }
@@ -200,7 +213,7 @@ impl Slot {
     /// Reserves `bytes` when that needs no wait: the budgets have room and no rate limit is
     /// set (the common case, taken without setting up a wait).
     pub(crate) fn admit_at_once(&self, bytes: u32) -> Option<Reservation> {
-        if self.limits.rate.is_some() {
+        if self.limits().rate.is_some() {
             return None;
         }
         let (own, all) = self.counts(bytes);
@@ -216,7 +229,7 @@ impl Slot {
             None => self.paused(self.reserve(own, all)).await,
         };
         let delay = self
-            .limits
+            .limits()
             .rate
             .as_ref()
             .map_or(Duration::ZERO, RateLimiter::reserve);
@@ -226,35 +239,40 @@ impl Slot {
         reservation
     }
 
-    fn try_reserve(&self, own: u32, all: u32) -> Option<Reservation> {
-        let address = Arc::clone(&self.budget).try_acquire_many_owned(own).ok()?;
-        let global = Arc::clone(&self.limits.global)
-            .try_acquire_many_owned(all)
-            .ok()?;
-        Some(Reservation {
-            _address: Some(address),
-            _global: Some(global),
-        })
+    fn try_reserve(&self, own: u64, all: u64) -> Option<Reservation> {
+        let shares = &self.shares;
+        if !shares.address.try_take(own) {
+            return None;
+        }
+        if !shares.limits.global.try_take(all) {
+            shares.address.give(own);
+            return None;
+        }
+        Some(self.reservation(own, all))
     }
 
     /// Waits for the address budget first, then the global one (always in that order, so
-    /// waiters never hold what another waits for in a cycle). The semaphores are never
-    /// closed; were one closed, the request would go on unaccounted.
-    async fn reserve(&self, own: u32, all: u32) -> Reservation {
-        let address = Arc::clone(&self.budget).acquire_many_owned(own).await.ok();
-        let global = Arc::clone(&self.limits.global)
-            .acquire_many_owned(all)
-            .await
-            .ok();
+    /// waiters never hold what another waits for in a cycle). Dropped while waiting, it
+    /// gives back what it took.
+    async fn reserve(&self, own: u64, all: u64) -> Reservation {
+        self.shares.address.take(own).await;
+        let mut held = self.reservation(own, 0);
+        self.shares.limits.global.take(all).await;
+        held.all = all;
+        held
+    }
+
+    fn reservation(&self, own: u64, all: u64) -> Reservation {
         Reservation {
-            _address: address,
-            _global: global,
+            shares: Arc::clone(&self.shares),
+            own,
+            all,
         }
     }
 
     /// Runs `wait` counted as a paused connection.
     async fn paused<T>(&self, wait: impl std::future::Future<Output = T>) -> T {
-        let c = &self.limits.counters;
+        let c = &self.limits().counters;
         c.pauses.fetch_add(1, Ordering::Relaxed);
         c.paused.fetch_add(1, Ordering::Relaxed);
         let out = wait.await;
@@ -263,21 +281,15 @@ impl Slot {
     }
 
     fn discard(&self, message: String) -> String {
-        let c = &self.limits.counters;
+        let c = &self.limits().counters;
         c.discarded.fetch_add(1, Ordering::Relaxed);
         message
     }
 
     /// Cassandra 5.0.4's words, which differ between its pre-v5 and v5 handlers.
     fn bytes_message(&self, version: u8) -> String {
-        let s = &self.limits.settings;
-        let used = |limit: u64, semaphore: &Semaphore| {
-            (permits(limit).saturating_sub(semaphore.available_permits())) as u64
-        };
-        let (own, all) = (
-            used(s.bytes_per_ip, &self.budget),
-            used(s.bytes, &self.limits.global),
-        );
+        let s = &self.limits().settings;
+        let (own, all) = (self.shares.address.used(), self.limits().global.used());
         let usage = if version < 5 {
             format!(
                 "Using {own}/{} bytes of endpoint limit and {all}/{} bytes of global limit.",
@@ -298,7 +310,7 @@ impl Slot {
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        self.limits.disconnect(self.ip);
+        self.limits().disconnect(self.ip);
     }
 }
 

@@ -95,7 +95,7 @@ mod tests {
     fn named(columns: Option<Vec<Bytes>>) -> ReadFilter {
         ReadFilter {
             include_static: false,
-            columns,
+            columns: columns.map(Into::into),
             ..ReadFilter::row(b("c"))
         }
     }

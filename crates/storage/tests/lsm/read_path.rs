@@ -26,7 +26,7 @@ fn insert(n: u64, c: u8, ts: i64, value: &str) -> Mutation {
 fn named_row(c: u8) -> ReadFilter {
     ReadFilter {
         include_static: false,
-        columns: Some(vec![Bytes::from_static(b"v")]),
+        columns: Some(vec![Bytes::from_static(b"v")].into()),
         ..ReadFilter::row(Bytes::from(vec![c]))
     }
 }

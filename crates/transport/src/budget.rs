@@ -1,0 +1,170 @@
+//! A budget of request bytes in flight, shared by connections. Every request takes from one
+//! and gives back when answered, so taking and giving are a few atomic operations and no lock;
+//! only a request that finds the budget spent waits, woken when bytes are given back.
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::SeqCst};
+use std::sync::Arc;
+
+use tokio::sync::Notify;
+
+#[derive(Debug)]
+pub(crate) struct Budget {
+    limit: u64,
+    used: AtomicU64,
+    /// Takers waiting for bytes; givers wake them only when there are some.
+    waiting: AtomicUsize,
+    freed: Notify,
+}
+
+impl Budget {
+    pub fn new(limit: u64) -> Budget {
+        Budget {
+            limit,
+            used: AtomicU64::new(0),
+            waiting: AtomicUsize::new(0),
+            freed: Notify::new(),
+        }
+    }
+
+    /// Bytes taken now.
+    pub fn used(&self) -> u64 {
+        self.used.load(SeqCst)
+    }
+
+    /// Takes `n` bytes if the budget has them.
+    pub fn try_take(&self, n: u64) -> bool {
+        let mut used = self.used.load(SeqCst);
+        loop {
+            match used.checked_add(n) {
+                Some(after) if after <= self.limit => {}
+                _ => return false,
+            }
+            match self.used.compare_exchange_weak(used, used + n, SeqCst, SeqCst) {
+                Ok(_) => return true,
+                Err(now) => used = now,
+            }
+        }
+    }
+
+    /// Takes `n` bytes (at most the limit), waiting until they are given back.
+    pub async fn take(&self, n: u64) {
+        let _waiting = Waiting::new(&self.waiting);
+        loop {
+            let freed = self.freed.notified();
+            tokio::pin!(freed);
+            // Registered before the attempt: bytes given back after it wake this taker.
+            freed.as_mut().enable();
+            if self.try_take(n) {
+                return;
+            }
+            freed.await;
+        }
+    }
+
+    /// Gives back `n` bytes taken before.
+    pub fn give(&self, n: u64) {
+        self.used.fetch_sub(n, SeqCst);
+        if self.waiting.load(SeqCst) > 0 {
+            self.freed.notify_waiters();
+        }
+    }
+}
+
+/// Units taken from a shared budget, given back when dropped.
+#[derive(Debug)]
+pub(crate) struct Taken {
+    budget: Arc<Budget>,
+    n: u64,
+}
+
+impl Taken {
+    /// Takes `n` units of `budget`, waiting until they are free.
+    pub async fn from(budget: &Arc<Budget>, n: u64) -> Taken {
+        budget.take(n).await;
+        Taken {
+            budget: Arc::clone(budget),
+            n,
+        }
+    }
+}
+
+impl Drop for Taken {
+    fn drop(&mut self) {
+        self.budget.give(self.n);
+    }
+}
+
+/// Counts a taker as waiting for as long as it lives (a taker may be dropped while waiting).
+struct Waiting<'a>(&'a AtomicUsize);
+
+impl<'a> Waiting<'a> {
+    fn new(count: &'a AtomicUsize) -> Waiting<'a> {
+        count.fetch_add(1, SeqCst);
+        Waiting(count)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, SeqCst);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn takes_up_to_the_limit_and_gives_back() {
+        let budget = Budget::new(100);
+        assert!(budget.try_take(60));
+        assert!(!budget.try_take(41));
+        assert!(budget.try_take(40));
+        assert_eq!(budget.used(), 100);
+        budget.give(60);
+        assert_eq!(budget.used(), 40);
+        assert!(budget.try_take(60));
+        let unlimited = Budget::new(u64::MAX);
+        assert!(unlimited.try_take(u64::MAX));
+        assert!(!unlimited.try_take(1), "no overflow past the limit");
+    }
+
+    #[tokio::test]
+    async fn a_waiting_taker_is_woken_when_bytes_come_back() {
+        let budget = Arc::new(Budget::new(10));
+        assert!(budget.try_take(10));
+        let waiter = tokio::spawn({
+            let budget = budget.clone();
+            async move { budget.take(5).await }
+        });
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        assert!(!waiter.is_finished(), "nothing was given back yet");
+        budget.give(5);
+        tokio::time::timeout(Duration::from_secs(5), waiter)
+            .await
+            .expect("woken")
+            .expect("no panic");
+        assert_eq!(budget.used(), 10);
+    }
+
+    #[tokio::test]
+    async fn a_taker_dropped_while_waiting_leaves_no_trace() {
+        let budget = Budget::new(1);
+        assert!(budget.try_take(1));
+        let gave_up = tokio::time::timeout(Duration::from_millis(10), budget.take(1)).await;
+        assert!(gave_up.is_err());
+        assert_eq!(budget.waiting.load(SeqCst), 0);
+        budget.give(1);
+        assert_eq!(budget.used(), 0);
+    }
+
+    #[tokio::test]
+    async fn taken_units_come_back_when_dropped() {
+        let budget = Arc::new(Budget::new(2));
+        let one = Taken::from(&budget, 1).await;
+        let two = Taken::from(&budget, 1).await;
+        assert!(!budget.try_take(1));
+        drop((one, two));
+        assert_eq!(budget.used(), 0);
+    }
+}
