@@ -5,6 +5,7 @@
 
 mod auth;
 mod describe;
+mod float_literal;
 mod functions;
 mod modify;
 mod objects;
@@ -335,6 +336,15 @@ impl<'a> Parser<'a> {
 
     fn mismatched<T>(&self, expected: &str) -> PResult<T> {
         Err(self.error_here(|shown| format!("mismatched input {shown} expecting {expected}")))
+    }
+
+    /// A `NumberFormatException` thrown by an action of Cassandra's parser, which fails the
+    /// statement with the text as it came (not trimmed).
+    fn number_format_failure(&self, reason: &str) -> SyntaxError {
+        SyntaxError::bare(format!(
+            "Failed parsing statement: [{}] reason: NumberFormatException {reason}",
+            self.text
+        ))
     }
 
     fn error_here(&self, describe: impl FnOnce(&str) -> String) -> SyntaxError {

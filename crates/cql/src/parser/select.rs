@@ -97,7 +97,7 @@ impl Parser<'_> {
             self.pos += 1;
             return self.selector_product();
         }
-        Ok(SelectorExpr::Term(self.negative_number_as_positive()))
+        Ok(SelectorExpr::Term(self.negative_number_as_positive()?))
     }
 
     fn selector_product(&mut self) -> PResult<SelectorExpr> {
@@ -180,7 +180,7 @@ impl Parser<'_> {
     }
 
     fn simple_selector(&mut self) -> PResult<SelectorExpr> {
-        if let Some(literal) = self.constant() {
+        if let Some(literal) = self.constant()? {
             return Ok(SelectorExpr::Term(Term::Literal(literal)));
         }
         if self.eat_kw("null") {
@@ -499,7 +499,7 @@ impl Parser<'_> {
         if !self.at(Kind::Integer) {
             return self.no_viable();
         }
-        match self.constant() {
+        match self.constant()? {
             Some(literal) => Ok(Term::Literal(literal)),
             None => self.no_viable(),
         }

@@ -1,7 +1,7 @@
 //! Grammar of terms (values): constants, bind markers, collection, tuple and
 //! UDT literals, function calls, casts, negation and arithmetic.
 
-use super::{PResult, Parser};
+use super::{float_literal, PResult, Parser};
 use crate::ast::{ArithOp, BindMarker, Literal, LiteralKind, QualifiedName, Term};
 use crate::lexer::{string_value, Kind};
 
@@ -19,7 +19,7 @@ impl Parser<'_> {
     /// The operand after `+` or `-` (or a negative number glued to the left one: `a -1`).
     fn term_addend(&mut self, op: ArithOp) -> PResult<Term> {
         if op == ArithOp::Sub && self.negative_number_follows() {
-            return Ok(self.negative_number_as_positive());
+            return self.negative_number_as_positive();
         }
         self.pos += 1;
         self.term_product()
@@ -47,14 +47,18 @@ impl Parser<'_> {
     }
 
     /// Consumes `-5` and returns the literal `5`.
-    pub(crate) fn negative_number_as_positive(&mut self) -> Term {
+    pub(crate) fn negative_number_as_positive(&mut self) -> PResult<Term> {
         let kind = if self.at(Kind::Integer) {
             LiteralKind::Integer
         } else {
             LiteralKind::Float
         };
-        let text = self.advance().trim_start_matches('-').to_string();
-        Term::Literal(Literal { kind, text })
+        let raw = self.advance();
+        if kind == LiteralKind::Float {
+            self.check_float(raw)?;
+        }
+        let text = raw.trim_start_matches('-').to_string();
+        Ok(Term::Literal(Literal { kind, text }))
     }
 
     pub(crate) fn multiplicative_op(&self) -> Option<ArithOp> {
@@ -90,7 +94,7 @@ impl Parser<'_> {
 
     /// `simpleTerm`: a value, function call, type hint or CAST.
     pub(crate) fn simple_term(&mut self) -> PResult<Term> {
-        if let Some(literal) = self.constant() {
+        if let Some(literal) = self.constant()? {
             return Ok(Term::Literal(literal));
         }
         match self.kind_at(0) {
@@ -110,8 +114,26 @@ impl Parser<'_> {
         }
     }
 
-    /// Consumes a constant if one is next (`constant` in Parser.g).
-    pub(crate) fn constant(&mut self) -> Option<Literal> {
+    /// Consumes a constant if one is next (`constant` in Parser.g); a float literal Cassandra's
+    /// parser refuses (see `float_literal`) fails the statement.
+    pub(crate) fn constant(&mut self) -> PResult<Option<Literal>> {
+        let Some(kind) = self.constant_kind() else {
+            return Ok(None);
+        };
+        if self.at(Kind::Float) {
+            self.check_float(self.text_at(0))?;
+        }
+        let raw = self.advance();
+        let text = match kind {
+            LiteralKind::String => string_value(raw),
+            LiteralKind::Float => special_float(raw).unwrap_or(raw).to_string(),
+            _ => raw.to_string(),
+        };
+        Ok(Some(Literal { kind, text }))
+    }
+
+    /// The kind of the constant that starts here, if one does.
+    fn constant_kind(&self) -> Option<LiteralKind> {
         let kind = match self.kind_at(0)? {
             Kind::String => LiteralKind::String,
             Kind::Integer => LiteralKind::Integer,
@@ -122,13 +144,15 @@ impl Parser<'_> {
             Kind::Ident => word_literal_kind(self.text_at(0))?,
             _ => return None,
         };
-        let raw = self.advance();
-        let text = match kind {
-            LiteralKind::String => string_value(raw),
-            LiteralKind::Float => special_float(raw).unwrap_or(raw).to_string(),
-            _ => raw.to_string(),
-        };
-        Some(Literal { kind, text })
+        Some(kind)
+    }
+
+    /// Fails the statement, as Cassandra does, on a float literal Java cannot read.
+    fn check_float(&self, raw: &str) -> PResult<()> {
+        match float_literal::refusal(raw) {
+            Some(reason) => Err(self.number_format_failure(reason)),
+            None => Ok(()),
+        }
     }
 
     /// `?` or `:name`, numbered in order of appearance.

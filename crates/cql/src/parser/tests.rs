@@ -585,3 +585,49 @@ fn repeated_properties_and_map_keys_are_syntax_errors() {
         "Multiple definition for property replication_factor"
     );
 }
+
+/// Cassandra's parser reads every float literal with `BigDecimal` and `BigDecimal.valueOf`
+/// (double): one beyond a double fails the statement there, with the untrimmed text, in
+/// whichever clause it is and before any later syntax error.
+#[test]
+fn float_literals_beyond_a_double_fail_the_statement() {
+    let infinite = "NumberFormatException Character I is neither a decimal digit number, \
+                    decimal point, nor \"e\" notation exponential mark.";
+    for text in [
+        "INSERT INTO t (k, de) VALUES (1, 1E+400)",
+        "INSERT INTO t (k, de) VALUES (1, -1E+400)",
+        "UPDATE t SET de = 1.8E+308 WHERE k = 1",
+        "SELECT 1E+400 FROM t",
+        "SELECT k FROM t WHERE k IN (1E+400)",
+        "SELECT k FROM t WHERE k = 1 -1E+400",
+        "SELECT k -1E+400 FROM t",
+        "  SELECT * FROM t WHERE k = 1E+400  ;  ",
+        "SELECT * FROM t WHERE k = 1E+400 'x'",
+        "SELECT * FROM t WHERE k = 1E+400 AND k = -k",
+    ] {
+        assert_eq!(
+            error(text),
+            format!("Failed parsing statement: [{text}] reason: {infinite}")
+        );
+    }
+    assert_eq!(
+        error("SELECT * FROM t WHERE k = 1E+2147483648 AND k = 1E+400"),
+        "Failed parsing statement: [SELECT * FROM t WHERE k = 1E+2147483648 AND k = 1E+400] \
+         reason: NumberFormatException Exponent overflow."
+    );
+    assert!(error("SELECT * FROM t WHERE k = -k AND de = 1E+400").starts_with("line 1:"));
+    assert!(parse_statement("INSERT INTO t (k, de) VALUES (1, 1.7976931348623157E+308)").is_ok());
+}
+
+/// The vector dimension's failure carries the text as it came, spaces included.
+#[test]
+fn vector_dimension_failure_keeps_the_text_untrimmed() {
+    let text = "  CREATE TABLE t (k int PRIMARY KEY, v vector<int, 99999999999>)  ";
+    assert_eq!(
+        error(text),
+        format!(
+            "Failed parsing statement: [{text}] reason: NumberFormatException For input \
+             string: \"99999999999\""
+        )
+    );
+}

@@ -91,10 +91,7 @@ impl Parser<'_> {
         let text = self.advance();
         // Cassandra reads the dimension with Integer.parseInt, failing the whole statement.
         let dimension = text.parse::<i32>().map_err(|_| {
-            SyntaxError::bare(format!(
-                "Failed parsing statement: [{}] reason: NumberFormatException For input string: \"{text}\"",
-                self.text.trim()
-            ))
+            self.number_format_failure(&format!("For input string: \"{text}\""))
         })?;
         self.expect(Kind::Gt)?;
         Ok(TypeExpr::Vector(Box::new(element), dimension))
