@@ -23,18 +23,28 @@ pub(super) fn refusal(text: &str) -> Option<&'static str> {
 /// `int`.
 fn exponent_refusal(text: &str) -> Option<&'static str> {
     let (number, exponent) = text.split_once(['e', 'E'])?;
-    let digits = exponent.trim_start_matches(['+', '-']).trim_start_matches('0');
+    let digits = exponent
+        .trim_start_matches(['+', '-'])
+        .trim_start_matches('0');
     if digits.len() > 10 {
         return Some("Too many nonzero exponent digits.");
     }
     let magnitude: i64 = digits.parse().unwrap_or(0);
-    let exponent = if exponent.starts_with('-') { -magnitude } else { magnitude };
+    let exponent = if exponent.starts_with('-') {
+        -magnitude
+    } else {
+        magnitude
+    };
     if i32::try_from(exponent).is_err() {
         return Some("Exponent overflow.");
     }
     let fraction_digits = number.split_once('.').map_or(0, |(_, f)| f.len());
-    let scale = i64::try_from(fraction_digits).unwrap_or(i64::MAX).saturating_sub(exponent);
-    i32::try_from(scale).is_err().then_some("Scale out of range.")
+    let scale = i64::try_from(fraction_digits)
+        .unwrap_or(i64::MAX)
+        .saturating_sub(exponent);
+    i32::try_from(scale)
+        .is_err()
+        .then_some("Scale out of range.")
 }
 
 #[cfg(test)]
