@@ -507,10 +507,10 @@ mod tests {
     #[test]
     fn errors_carry_positions() {
         let err = tokenize("SELECT * FROM t\nWHERE a = @").err();
-        let err = err.map(|e| (e.line, e.column, e.message));
+        let err = err.map(|e| (e.position, e.message));
         assert_eq!(
             err,
-            Some((2, 10, "token recognition error at: '@'".to_string()))
+            Some((Some((2, 10)), "token recognition error at: '@'".to_string()))
         );
         let err = tokenize("SELECT 'abc").err().map(|e| e.message);
         assert_eq!(

@@ -15,8 +15,10 @@ mod table;
 mod terms;
 mod types;
 
+use std::cell::Cell;
+
 use crate::ast::{ArithOp, BindMarker, QualifiedName, Statement};
-use crate::error::SyntaxError;
+use crate::error::{Place, SyntaxError};
 use crate::keywords::is_reserved;
 use crate::lexer::{quoted_name_value, tokenize, Kind, Token};
 use ::types::limits::{MAX_IDENTIFIER_BYTES, MAX_NESTING};
@@ -55,6 +57,9 @@ pub(crate) struct Parser<'a> {
     depth: usize,
     /// Set once the nesting limit was hit, so backtracking does not hide that error.
     too_deep: bool,
+    /// The furthest token a prediction of Cassandra's parser would have read (see
+    /// `note_read`); only the lookaheads that show in its messages are noted.
+    read: Cell<usize>,
 }
 
 impl<'a> Parser<'a> {
@@ -66,6 +71,7 @@ impl<'a> Parser<'a> {
             markers: Vec::new(),
             depth: 0,
             too_deep: false,
+            read: Cell::new(0),
         })
     }
 
@@ -334,6 +340,29 @@ impl<'a> Parser<'a> {
         Err(self.error_here(|shown| format!("no viable alternative at input {shown}")))
     }
 
+    /// No viable alternative found at token `failing` by a prediction that began at token
+    /// `start` (ANTLR looks ahead from where the parser stands: the error names the token where
+    /// the prediction failed, the snippet brackets the one it began at).
+    fn no_viable_between<T>(&self, start: usize, failing: usize) -> PResult<T> {
+        let place = Place {
+            current: start,
+            failing,
+            read: self.read.get(),
+        };
+        Err(SyntaxError::at_place(
+            self.text,
+            &self.tokens,
+            place,
+            |shown| format!("no viable alternative at input {shown}"),
+        ))
+    }
+
+    /// Notes that a prediction of Cassandra's parser reads up to token `index` here (its
+    /// token stream keeps what it read, and its snippets run up to that).
+    fn note_read(&self, index: usize) {
+        self.read.set(self.read.get().max(index));
+    }
+
     fn mismatched<T>(&self, expected: &str) -> PResult<T> {
         Err(self.error_here(|shown| format!("mismatched input {shown} expecting {expected}")))
     }
@@ -348,7 +377,12 @@ impl<'a> Parser<'a> {
     }
 
     fn error_here(&self, describe: impl FnOnce(&str) -> String) -> SyntaxError {
-        SyntaxError::at_token(self.text, &self.tokens, self.pos, describe)
+        let place = Place {
+            current: self.pos,
+            failing: self.pos,
+            read: self.read.get(),
+        };
+        SyntaxError::at_place(self.text, &self.tokens, place, describe)
     }
 }
 

@@ -13,7 +13,18 @@ impl Parser<'_> {
             return Ok(first);
         }
         let op = |p: &Self| p.additive_op().filter(|_| !p.prepend_follows());
-        self.fold_operations(first, op, Self::term_addend, arithmetic_term)
+        let term = self.fold_operations(first, op, Self::term_addend, arithmetic_term)?;
+        if self.prepend_follows() && !self.prepend_may_end_here() {
+            return self.no_viable_between(self.pos, self.pos + 2);
+        }
+        Ok(term)
+    }
+
+    /// Whether `+ column` ends a column operation here (`SET l = [1] + l, ...` or `... WHERE`):
+    /// elsewhere Cassandra's prediction finds no alternative on the token after the column.
+    fn prepend_may_end_here(&self) -> bool {
+        self.note_read(self.pos + 2);
+        self.kind_at(2) == Some(Kind::Comma) || self.kw_at(2, "where")
     }
 
     /// The operand after `+` or `-` (or a negative number glued to the left one: `a -1`).
@@ -35,10 +46,13 @@ impl Parser<'_> {
         }
     }
 
-    /// `+ column` (as in `SET c = v + c`) is a prepend, never arithmetic:
-    /// a bare column name cannot be a term.
+    /// `+ column` (as in `SET c = v + c`) is a prepend, never arithmetic: a bare column name
+    /// cannot be a term (`+ ks.f` can only start a function call).
     fn prepend_follows(&self) -> bool {
-        self.at(Kind::Plus) && self.ident_at(1) && !self.function_call_at(1)
+        self.at(Kind::Plus)
+            && self.ident_at(1)
+            && !self.function_call_at(1)
+            && self.kind_at(2) != Some(Kind::Dot)
     }
 
     fn negative_number_follows(&self) -> bool {
@@ -110,7 +124,30 @@ impl Parser<'_> {
                 self.nested(Self::cast_term)
             }
             _ if self.function_call_follows() => self.nested(Self::function_call),
-            _ => self.no_viable(),
+            _ => self.no_viable_between(self.pos, self.pos + self.function_prediction_length()),
+        }
+    }
+
+    /// How many tokens Cassandra's prediction of a term reads here before it finds no
+    /// alternative, when no term starts here: at a name (a column, say, as in `k = -k`) it
+    /// looks for a function call (`f(`, `ks.f(`), so it fails on the token after the name, or
+    /// on the first one after it that cannot continue `ks.f(`.
+    fn function_prediction_length(&self) -> usize {
+        let keyspace_at = |i| self.ident_at(i);
+        let function_at = |i| {
+            (self.ident_at(i) && !NOT_FUNCTION_NAMES.iter().any(|kw| self.kw_at(i, kw)))
+                || self.kw_at(i, "token")
+        };
+        if !keyspace_at(0) && !function_at(0) {
+            return 0;
+        }
+        if !keyspace_at(0) || self.kind_at(1) != Some(Kind::Dot) {
+            return 1;
+        }
+        if function_at(2) {
+            3
+        } else {
+            2
         }
     }
 
@@ -289,7 +326,7 @@ impl Parser<'_> {
 
     /// `(type) term` or a tuple literal `(a, b)`.
     fn paren_term(&mut self) -> PResult<Term> {
-        if let Some(ty) = self.try_type_hint()? {
+        if let Some(ty) = self.try_term_type_hint()? {
             let term = self.simple_term()?;
             return Ok(Term::TypeCast {
                 ty,
@@ -304,6 +341,18 @@ impl Parser<'_> {
         self.paren_list(|p| p.term())
     }
 }
+
+/// Unreserved keywords that may name a keyspace but not a function (`unreserved_keyword` less
+/// `unreserved_function_keyword` and COUNT in Cassandra's Parser.g).
+const NOT_FUNCTION_NAMES: [&str; 7] = [
+    "ttl",
+    "writetime",
+    "maxwritetime",
+    "key",
+    "cast",
+    "json",
+    "distinct",
+];
 
 fn arithmetic_term(op: ArithOp, left: Term, right: Term) -> Term {
     Term::Arithmetic {
@@ -325,7 +374,7 @@ fn special_float(raw: &str) -> Option<&'static str> {
 }
 
 /// Constants spelled as words: booleans, NaN and Infinity.
-fn word_literal_kind(word: &str) -> Option<LiteralKind> {
+pub(super) fn word_literal_kind(word: &str) -> Option<LiteralKind> {
     let lower = word.to_ascii_lowercase();
     match lower.as_str() {
         "true" | "false" => Some(LiteralKind::Boolean),
@@ -414,5 +463,17 @@ mod tests {
         ));
         assert!(matches!(term("- ?"), Term::Negated(_)));
         assert!(matches!(term("CAST(1 AS text)"), Term::Cast { .. }));
+    }
+
+    /// `(name)` is a type hint in a term, even with no value after it; a constant spelled as
+    /// a word in parentheses is a tuple of one element.
+    #[test]
+    fn parenthesised_names_are_type_hints_and_constants_tuples() {
+        assert!(matches!(term("(k) 1"), Term::TypeCast { .. }));
+        let mut parser = Parser::new("(k)").unwrap_or_else(|e| panic!("{e}"));
+        assert!(parser.term().is_err());
+        for text in ["(true)", "(NaN)", "(1)", "(?)"] {
+            assert!(matches!(term(text), Term::Tuple(_)), "{text}");
+        }
     }
 }

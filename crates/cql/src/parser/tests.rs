@@ -530,7 +530,7 @@ fn cassandra_shaped_errors() {
     );
     assert_eq!(
         error("UPDATE t SET a = 1"),
-        "line 1:18 mismatched input '<EOF>' expecting K_WHERE"
+        "line 0:-1 mismatched input '<EOF>' expecting K_WHERE"
     );
     assert_eq!(
         error("SELECT * FROM t\nWHERE a = @"),
@@ -630,4 +630,149 @@ fn vector_dimension_failure_keeps_the_text_untrimmed() {
              string: \"99999999999\""
         )
     );
+}
+
+/// A name where a term is expected (a column after a minus, or alone): Cassandra's prediction
+/// looks for a function call (`f(`, `ks.f(`), so its error names the token where that fails
+/// (the end of the text has no place) while the snippet brackets the name and runs at most two
+/// stream positions on. The answers of Cassandra 5.0.4.
+#[test]
+fn a_column_where_a_term_is_expected_is_reported_where_cassandra_reports_it() {
+    for (text, expected) in [
+        (
+            "SELECT * FROM pk.t WHERE k = -k",
+            "line 0:-1 no viable alternative at input '<EOF>'",
+        ),
+        (
+            "SELECT * FROM pk.t WHERE k = -k  ",
+            "line 0:-1 no viable alternative at input '<EOF>'",
+        ),
+        (
+            "SELECT * FROM pk.t WHERE k = k",
+            "line 0:-1 no viable alternative at input '<EOF>'",
+        ),
+        (
+            "SELECT * FROM pk.t WHERE k = -k AND v = 1",
+            "line 1:32 no viable alternative at input 'AND' (....t WHERE k = -[k] AND...)",
+        ),
+        (
+            "SELECT * FROM pk.t WHERE k = -k;",
+            "line 1:31 no viable alternative at input ';' (....t WHERE k = -[k];)",
+        ),
+        (
+            "SELECT * FROM pk.t WHERE k IN (1, -k, 2)",
+            "line 1:36 no viable alternative at input ',' (... k IN (1, -[k],...)",
+        ),
+        (
+            "SELECT * FROM pk.t WHERE k = -k.x",
+            "line 0:-1 no viable alternative at input '<EOF>' (....t WHERE k = -[k].x)",
+        ),
+        (
+            "SELECT * FROM pk.t WHERE k = -k.ttl AND v = 1",
+            "line 1:32 no viable alternative at input 'ttl' (....t WHERE k = -[k].ttl...)",
+        ),
+        (
+            "SELECT * FROM pk.t WHERE k = -token.x AND v = 1",
+            "line 1:35 no viable alternative at input '.' (....t WHERE k = -[token]....)",
+        ),
+        (
+            "SELECT * FROM pk.t WHERE k = -count.x AND v = 1",
+            "line 1:38 no viable alternative at input 'AND' (....t WHERE k = -[count].x...)",
+        ),
+        (
+            "SELECT * FROM pk.t WHERE k = -\"k\" AND v = 1",
+            "line 1:34 no viable alternative at input 'AND' (....t WHERE k = -[\"]k\" AND...)",
+        ),
+        (
+            "SELECT * FROM pk.t WHERE k = abs(-k)",
+            "line 1:35 no viable alternative at input ')' (... WHERE k = abs(-[k]))",
+        ),
+        (
+            "INSERT INTO pk.t (k, v) VALUES (1, -k) USING TTL 5",
+            "line 1:37 no viable alternative at input ')' (...v) VALUES (1, -[k])...)",
+        ),
+        (
+            "UPDATE pk.t SET m = {-v: 1} WHERE k = 1",
+            "line 1:23 no viable alternative at input ':' (...t SET m = {-[v]:...)",
+        ),
+        (
+            "UPDATE pk.t SET v = -k + v WHERE k = 1",
+            "line 1:23 no viable alternative at input '+' (....t SET v = -[k] +...)",
+        ),
+        (
+            "UPDATE pk.t SET v = v, b = 1 WHERE k = 1",
+            "line 1:21 no viable alternative at input ',' (...pk.t SET v = [v],...)",
+        ),
+        (
+            "INSERT INTO pk.t (k, v) VALUES (1, -(int) v)",
+            "line 1:43 no viable alternative at input ')' (... (1, -(int) [v]))",
+        ),
+    ] {
+        assert_eq!(error(text), expected, "{text}");
+    }
+}
+
+/// `+ column` ends a term only where a prepend may end (before `,` or WHERE); elsewhere
+/// Cassandra's prediction fails on the token after the column, the snippet bracketing `+`.
+#[test]
+fn a_plus_before_a_column_is_reported_where_cassandra_reports_it() {
+    for (text, expected) in [
+        (
+            "SELECT * FROM pk.t WHERE k = 1 + v AND v = 1",
+            "line 1:35 no viable alternative at input 'AND' (...t WHERE k = 1 [+] v...)",
+        ),
+        (
+            "SELECT * FROM pk.t WHERE k = 1 + v",
+            "line 0:-1 no viable alternative at input '<EOF>' (...t WHERE k = 1 [+] v)",
+        ),
+        (
+            "SELECT * FROM pk.t WHERE k = 1 + v,",
+            "line 1:31 mismatched input '+' expecting EOF (...t WHERE k = 1 [+] v...)",
+        ),
+        (
+            "SELECT * FROM pk.t WHERE k IN (1 + v, 2)",
+            "line 1:33 mismatched input '+' expecting ')' (... WHERE k IN (1 [+] v...)",
+        ),
+        (
+            "INSERT INTO pk.t (k, v) VALUES (1, 1 + v)",
+            "line 1:40 no viable alternative at input ')' (...) VALUES (1, 1 [+] v...)",
+        ),
+        (
+            "UPDATE pk.t SET l = [1] + l + [2] WHERE k = 1",
+            "line 1:28 no viable alternative at input '+' (...SET l = [1] [+] l...)",
+        ),
+        (
+            "SELECT * FROM pk.t WHERE k = 1 + v.x AND v = 1",
+            "line 1:37 no viable alternative at input 'AND' (...WHERE k = 1 + [v].x...)",
+        ),
+    ] {
+        assert_eq!(error(text), expected, "{text}");
+    }
+    assert!(parse_statement("UPDATE pk.t SET l = [1] + l, v = 1 WHERE k = 1").is_ok());
+}
+
+/// In a term `(name)` is a type hint whatever follows (a name is no term, so no tuple), and
+/// the value after it is wanted: Cassandra 5.0.4's answers.
+#[test]
+fn a_parenthesised_name_in_a_term_is_a_type_hint() {
+    for (text, expected) in [
+        (
+            "SELECT * FROM pk.t WHERE k = (int) -k",
+            "line 1:35 no viable alternative at input '-' (...WHERE k = (int) [-]...)",
+        ),
+        (
+            "SELECT * FROM pk.t WHERE k = -(k)",
+            "line 0:-1 no viable alternative at input '<EOF>'",
+        ),
+        (
+            "SELECT * FROM pk.t WHERE k = (int)",
+            "line 0:-1 no viable alternative at input '<EOF>'",
+        ),
+        (
+            "SELECT * FROM pk.t WHERE k = -(k) AND v = 1",
+            "line 1:34 no viable alternative at input 'AND' (... k = -(k) [AND]...)",
+        ),
+    ] {
+        assert_eq!(error(text), expected, "{text}");
+    }
 }
