@@ -293,6 +293,19 @@ EXACT_STATEMENTS = [
     "UPDATE nt SET v = 1",
     "BEGIN BATCH UPDATE nt SET v = -v WHERE k = 1; APPLY BATCH",
     "SELECT -k, -v, abs(-k), [-k], CAST(-k AS text), - -k FROM nt",
+    # an unknown function inside a term of a statement, and inside a selector
+    "SELECT * FROM nt WHERE k = -k(1)",
+    "SELECT * FROM nt WHERE k = -ks.f(1)",
+    "SELECT * FROM nt WHERE k = abs(abs(nosuch()))",
+    "SELECT * FROM nt WHERE k = nosuch1(nosuch2())",
+    "SELECT * FROM nt WHERE k = 1 + - nosuch(1)",
+    "SELECT * FROM nt WHERE k = nosuch() + 1",
+    "SELECT * FROM nt WHERE k = abs((int) nosuch())",
+    "SELECT * FROM nt WHERE k = abs(ks.nosuch())",
+    "UPDATE nt SET v = - nosuch() WHERE k = 1",
+    "INSERT INTO nt (k, v) VALUES (1, abs(nosuch()))",
+    "SELECT abs(nosuch(1)) FROM nt",
+    "SELECT abs(1 + nosuch(1)) FROM nt",
     # float literals
     *[f"INSERT INTO nt (k, {c}) VALUES (1, {f})" for c in ("de", "d", "f", "vi", "v")
       for f in ("1E+400", "1.8E+308", "-1E+400", "1e400", "-1.7976931348623159E+308")],

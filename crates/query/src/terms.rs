@@ -10,7 +10,7 @@ use types::literal::{is_assignable, parse_literal};
 use types::result::ColumnSpec;
 use types::{CqlError, CqlResult, CqlType};
 
-use crate::calls::{self, literal_kind, term_arg};
+use crate::calls::{self, known, literal_kind, term_arg, Context};
 use crate::functions::{self, CallName, Env};
 use crate::operand::{Binder, Operand};
 
@@ -87,16 +87,6 @@ fn analyze_at(
     }
 }
 
-/// A function a term calls must exist (`written` is its name as the message shows it).
-fn known(name: &CallName<'_>, written: &str) -> CqlResult<()> {
-    match functions::exists(name) {
-        true => Ok(()),
-        false => Err(CqlError::invalid(format!(
-            "Unknown function {written} called"
-        ))),
-    }
-}
-
 /// `(type) term`: the term analysed as a value of the hinted type, which must fit the
 /// receiver.
 fn type_hint(
@@ -134,7 +124,7 @@ fn call(
 ) -> CqlResult<Operand> {
     let described = args
         .iter()
-        .map(|t| term_arg(t, &receiver.keyspace))
+        .map(|t| term_arg(t, &receiver.keyspace, Context::Statement))
         .collect::<CqlResult<Vec<_>>>()?;
     let function = functions::resolve(name, &described, Some(&receiver.ty))?;
     if !functions::value_compatible(&receiver.ty, &function.ret) {
@@ -470,6 +460,34 @@ mod tests {
                 "Unknown function system.cast_as_varchar called"
             ))
         );
+    }
+
+    /// Cassandra 5.0.4 words an unknown function called anywhere inside a term of a statement
+    /// (in a call, an operation or a negation) as one called directly, outermost first.
+    #[test]
+    fn an_unknown_function_inside_a_term_is_called() {
+        let analyzed = |value: &str| {
+            let text = format!("SELECT * FROM t WHERE k = {value}");
+            let Ok(cql::ast::Statement::Select(select)) = cql::parse_statement(&text) else {
+                panic!("not a select: {text}");
+            };
+            let relation = select.where_clause.first().cloned();
+            let Some(cql::ast::Relation::Single { value, .. }) = relation else {
+                panic!("no relation: {text}");
+            };
+            analyze(&value, &receiver(0), &mut Binder::new(0)).map(|_| ())
+        };
+        for (value, unknown) in [
+            ("- k(1)", "k"),
+            ("abs(abs(nosuch()))", "nosuch"),
+            ("1 + - nosuch(1)", "nosuch"),
+            ("nosuch() + 1", "nosuch"),
+            ("nosuch1(nosuch2())", "nosuch1"),
+            ("abs(ks.nosuch())", "ks.nosuch"),
+        ] {
+            let expected = format!("Unknown function {unknown} called");
+            assert_eq!(analyzed(value), Err(CqlError::invalid(expected)), "{value}");
+        }
     }
 
     /// Cassandra 5.0.4: a constant of a kind the type does not take is an `Invalid <KIND>

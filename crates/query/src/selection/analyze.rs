@@ -10,7 +10,7 @@ use types::result::ColumnSpec;
 use types::{CqlError, CqlResult, CqlType, NativeType};
 
 use super::{Access, AccessKind, AggregateCall, Leaf, Node, Selection, TimesKind};
-use crate::calls::{self, column_name, term_arg};
+use crate::calls::{self, column_name, term_arg, Context};
 use crate::columns::{column, spec};
 use crate::functions::{self, Arg, CallName, Function};
 use crate::operand::{Binder, Operand};
@@ -345,7 +345,7 @@ impl Analyzer<'_> {
             .zip(&analysed)
             .map(|(arg, a)| match (a, as_term(arg)) {
                 (Some(a), _) => Ok(Arg::typed(a.name.clone(), a.ty.clone())),
-                (None, Some(term)) => term_arg(&term, &self.table.keyspace),
+                (None, Some(term)) => term_arg(&term, &self.table.keyspace, Context::Selector),
                 (None, None) => Err(CqlError::Server("selector argument lost".into())),
             })
             .collect::<CqlResult<Vec<_>>>()?;
