@@ -81,7 +81,7 @@ fn term_type(term: &Term, keyspace: &str, context: Context) -> CqlResult<CqlType
             native_call(functions::operation_name(operator(*op))),
             vec![left.as_ref(), right.as_ref()],
         ),
-        Term::Negated(inner) => (native_call("_negate"), vec![inner.as_ref()]),
+        Term::Negated(inner) => (negation_call(), vec![inner.as_ref()]),
         Term::Cast { ty, .. } => return Ok(CqlType::Native(ty.native)),
         _ => return Ok(CqlType::Native(NativeType::Blob)),
     };
@@ -124,6 +124,15 @@ pub fn native_call(name: &str) -> CallName<'_> {
     CallName {
         keyspace: None,
         name,
+    }
+}
+
+/// The call of a unary minus: Cassandra names it with its keyspace (`Invalid call to function
+/// system._negate`).
+pub fn negation_call() -> CallName<'static> {
+    CallName {
+        keyspace: Some("system"),
+        name: "_negate",
     }
 }
 

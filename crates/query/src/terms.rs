@@ -47,13 +47,7 @@ fn analyze_at(
                 };
                 literal(&negated, receiver).map(|b| Operand::Const(Some(b)))
             }
-            other => call(
-                &calls::native_call("_negate"),
-                &[other],
-                receiver,
-                binder,
-                depth,
-            ),
+            other => call(&calls::negation_call(), &[other], receiver, binder, depth),
         },
         Term::TypeCast { ty, term: inner } => type_hint(ty, inner, term, receiver, binder, depth),
         Term::List(items) | Term::Set(items) => sequence(term, items, receiver, binder, depth),
@@ -488,6 +482,31 @@ mod tests {
             let expected = format!("Unknown function {unknown} called");
             assert_eq!(analyzed(value), Err(CqlError::invalid(expected)), "{value}");
         }
+    }
+
+    /// A minus before a value no overload takes: Cassandra 5.0.4 names the call with its
+    /// keyspace and lists the overloads with the name quoted, as CQL writes `_negate`.
+    #[test]
+    fn a_negation_no_overload_takes_names_system_negate() {
+        let Ok(cql::ast::Statement::Select(select)) =
+            cql::parse_statement("SELECT * FROM t WHERE k = -'a'")
+        else {
+            panic!("not a select");
+        };
+        let Some(cql::ast::Relation::Single { value, .. }) = select.where_clause.first() else {
+            panic!("no relation");
+        };
+        let refused = analyze(value, &receiver(0), &mut Binder::new(0)).map(|_| ());
+        let Err(CqlError::Invalid(message)) = refused else {
+            panic!("{refused:?}");
+        };
+        let prefix = "Invalid call to function system._negate, none of its type signatures \
+                      match (known type signatures: system.\"_negate\" : (";
+        assert!(message.starts_with(prefix), "{message}");
+        assert!(
+            message.contains(", system.\"_negate\" : (int) -> int"),
+            "{message}"
+        );
     }
 
     /// Cassandra 5.0.4: a constant of a kind the type does not take is an `Invalid <KIND>

@@ -128,7 +128,7 @@ impl Analyzer<'_> {
             SelectorExpr::Cast(inner, ty) => self.cast(inner, *ty, depth),
             SelectorExpr::FunctionCall { name, args } => self.function(name, args, depth),
             SelectorExpr::Negated(inner) => self.call(
-                &calls::native_call("_negate"),
+                &calls::negation_call(),
                 std::slice::from_ref(inner.as_ref()),
                 depth,
             ),
