@@ -295,8 +295,8 @@ fn unrecognised(text: &str, span: std::ops::Range<usize>) -> SyntaxError {
         Some('$') if rest.starts_with("$$") => {
             "mismatched character '<EOF>' expecting '$'".to_string()
         }
-        Some(c) => format!("token recognition error at: '{c}'"),
-        None => "token recognition error at: '<EOF>'".to_string(),
+        Some(c) => format!("no viable alternative at character '{c}'"),
+        None => "no viable alternative at character '<EOF>'".to_string(),
     };
     SyntaxError::at_offset(text, offset, message)
 }
@@ -510,7 +510,7 @@ mod tests {
         let err = err.map(|e| (e.position, e.message));
         assert_eq!(
             err,
-            Some((Some((2, 10)), "token recognition error at: '@'".to_string()))
+            Some((Some((2, 10)), "no viable alternative at character '@'".to_string()))
         );
         let err = tokenize("SELECT 'abc").err().map(|e| e.message);
         assert_eq!(

@@ -534,7 +534,7 @@ fn cassandra_shaped_errors() {
     );
     assert_eq!(
         error("SELECT * FROM t\nWHERE a = @"),
-        "line 2:10 token recognition error at: '@'"
+        "line 2:10 no viable alternative at character '@'"
     );
     assert_eq!(
         error("CREATE TABLE t (a int PRIMARY KEY;"),
