@@ -388,7 +388,7 @@ mod tests {
     use super::*;
 
     fn term(text: &str) -> Term {
-        let mut parser = Parser::new(text).unwrap_or_else(|e| panic!("{e}"));
+        let mut parser = Parser::new(text);
         parser.term().unwrap_or_else(|e| panic!("{e}"))
     }
 
@@ -470,7 +470,7 @@ mod tests {
     #[test]
     fn parenthesised_names_are_type_hints_and_constants_tuples() {
         assert!(matches!(term("(k) 1"), Term::TypeCast { .. }));
-        let mut parser = Parser::new("(k)").unwrap_or_else(|e| panic!("{e}"));
+        let mut parser = Parser::new("(k)");
         assert!(parser.term().is_err());
         for text in ["(true)", "(NaN)", "(1)", "(?)"] {
             assert!(matches!(term(text), Term::Tuple(_)), "{text}");

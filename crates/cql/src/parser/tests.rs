@@ -776,3 +776,29 @@ fn a_parenthesised_name_in_a_term_is_a_type_hint() {
         assert_eq!(error(text), expected, "{text}");
     }
 }
+
+/// Cassandra's lexer reads only as far as its parser: a syntax error before a character it
+/// cannot read comes first, one at or past it comes after. The answers of Cassandra 5.0.4.
+#[test]
+fn a_character_the_lexer_cannot_read_is_reported_once_the_parser_reaches_it() {
+    for (text, expected) in [
+        (
+            "SELECT * FORM pk.t WHERE k = @",
+            "line 1:9 mismatched input 'FORM' expecting K_FROM (SELECT * [FORM]...)",
+        ),
+        (
+            "SELECT * FROM pk.t WHERE k = -k AND v = 'abc",
+            "line 1:32 no viable alternative at input 'AND' (....t WHERE k = -[k] AND...)",
+        ),
+        (
+            "SELECT * FROM pk.t WHERE k = 1 @",
+            "line 1:31 no viable alternative at character '@'",
+        ),
+        (
+            "SELECT * FROM pk.t WHERE k = 1 AND v = 'abc",
+            "line 1:43 mismatched character '<EOF>' expecting '''",
+        ),
+    ] {
+        assert_eq!(error(text), expected, "{text}");
+    }
+}

@@ -242,7 +242,7 @@ mod tests {
     use super::*;
 
     fn ty(text: &str) -> PResult<TypeExpr> {
-        Parser::new(text)?.type_expr()
+        Parser::new(text).type_expr()
     }
 
     #[test]
