@@ -278,6 +278,9 @@ impl Parser<'_> {
         if self.eat(close) {
             return Ok(items);
         }
+        if !self.term_starts_here() {
+            return self.mismatched(close.expected_name());
+        }
         loop {
             items.push(self.selector_expr()?);
             if !self.eat(Kind::Comma) {
@@ -402,6 +405,9 @@ impl Parser<'_> {
         self.expect(Kind::LParen)?;
         let mut values = Vec::new();
         if !self.eat(Kind::RParen) {
+            if !self.term_starts_here() {
+                return self.mismatched(Kind::RParen.expected_name());
+            }
             values.push(self.term()?);
             while self.eat(Kind::Comma) {
                 values.push(self.term()?);

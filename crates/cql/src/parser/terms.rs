@@ -3,6 +3,7 @@
 
 use super::{float_literal, PResult, Parser};
 use crate::ast::{ArithOp, BindMarker, Literal, LiteralKind, QualifiedName, Term};
+use crate::keywords::is_reserved;
 use crate::lexer::{string_value, Kind};
 
 impl Parser<'_> {
@@ -243,10 +244,44 @@ impl Parser<'_> {
     }
 
     fn function_call(&mut self) -> PResult<Term> {
+        let start = self.pos;
         let name = self.function_name()?;
         self.expect(Kind::LParen)?;
+        if !self.at(Kind::RParen) && !self.term_starts_here() {
+            // Cassandra's prediction of the call reads up to here from its name.
+            return self.no_viable_between(start, self.pos);
+        }
         let args = self.terms_until(Kind::RParen)?;
         Ok(Term::FunctionCall { name, args })
+    }
+
+    /// Whether a term can start here (a token of FIRST(term) in Cassandra's grammar). Where a
+    /// list of terms may be empty (`IN ()`, `[]`), Cassandra's parser skips it at any other
+    /// token and wants the closing bracket.
+    pub(crate) fn term_starts_here(&self) -> bool {
+        match self.kind_at(0) {
+            Some(Kind::Ident) => {
+                !is_reserved(self.text_at(0)) || TERM_KEYWORDS.iter().any(|kw| self.at_kw(kw))
+            }
+            Some(kind) => matches!(
+                kind,
+                Kind::QuotedName
+                    | Kind::Minus
+                    | Kind::String
+                    | Kind::Integer
+                    | Kind::Float
+                    | Kind::NegativeSpecial
+                    | Kind::Duration
+                    | Kind::Uuid
+                    | Kind::Hex
+                    | Kind::QMark
+                    | Kind::Colon
+                    | Kind::LBracket
+                    | Kind::LBrace
+                    | Kind::LParen
+            ),
+            None => false,
+        }
     }
 
     /// Comma-separated terms up to and including `close` (possibly none).
@@ -254,6 +289,9 @@ impl Parser<'_> {
         let mut items = Vec::new();
         if self.eat(close) {
             return Ok(items);
+        }
+        if !self.term_starts_here() {
+            return self.mismatched(close.expected_name());
         }
         loop {
             items.push(self.term()?);
@@ -341,6 +379,9 @@ impl Parser<'_> {
         self.paren_list(|p| p.term())
     }
 }
+
+/// Reserved words that start a term: `null`, constants and `token(...)`.
+const TERM_KEYWORDS: [&str; 6] = ["null", "true", "false", "nan", "infinity", "token"];
 
 /// Unreserved keywords that may name a keyspace but not a function (`unreserved_keyword` less
 /// `unreserved_function_keyword` and COUNT in Cassandra's Parser.g).

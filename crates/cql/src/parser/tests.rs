@@ -802,3 +802,38 @@ fn a_character_the_lexer_cannot_read_is_reported_once_the_parser_reaches_it() {
         assert_eq!(error(text), expected, "{text}");
     }
 }
+
+/// Where a list of terms may be empty (`IN ()`, `[]`, a selector's `f()`), a token that starts
+/// no term ends it: the closing bracket is wanted. In a term, a call's prediction reads from
+/// its name to such a token. The answers of Cassandra 5.0.4.
+#[test]
+fn a_token_that_starts_no_term_ends_an_optional_list_of_terms() {
+    for (text, expected) in [
+        (
+            "SELECT * FROM pk.t WHERE k IN (",
+            "line 0:-1 mismatched input '<EOF>' expecting ')'",
+        ),
+        (
+            "SELECT * FROM pk.t WHERE k IN (,)",
+            "line 1:31 mismatched input ',' expecting ')' (....t WHERE k IN ([,]...)",
+        ),
+        (
+            "SELECT abs( FROM pk.t",
+            "line 1:12 mismatched input 'FROM' expecting ')' (SELECT abs( [FROM]...)",
+        ),
+        (
+            "UPDATE pk.t SET l = [ WHERE k = 1",
+            "line 1:22 mismatched input 'WHERE' expecting ']' (...t SET l = [ [WHERE]...)",
+        ),
+        (
+            "SELECT * FROM pk.t WHERE k = abs(FROM)",
+            "line 1:33 no viable alternative at input 'FROM' (...pk.t WHERE k = [abs](FROM...)",
+        ),
+        (
+            "SELECT * FROM pk.t WHERE k IN (k)",
+            "line 1:32 no viable alternative at input ')' (....t WHERE k IN ([k]))",
+        ),
+    ] {
+        assert_eq!(error(text), expected, "{text}");
+    }
+}
