@@ -298,6 +298,16 @@ EXACT_STATEMENTS = [
     "INSERT INTO nt (k, v) VALUES (",
     "INSERT INTO nt (k, v) VALUES ()",
     "SELECT * FROM nt WHERE k = 1 AND v IN ( ALLOW FILTERING",
+    # after a term: a token that may follow one somewhere (mismatched) or not (no viable)
+    *[f"SELECT * FROM nt WHERE k = 1 {t} v" for t in (
+        "FROM", "SELECT", "IN", "=", "(", "[", "{", "?", "1", "k", "IF", "USING", "APPLY",
+        "INSERT", "UPDATE", "DELETE", "BEGIN", ")", "]", "}", ":", "..", "AS", "WHERE", "'x'",
+        ".", "BY", "ASC", "DESC", "PRIMARY", "NOT", "CONTAINS", "TOKEN", "NULL", ">", "+=")],
+    *[f"UPDATE nt SET v = 1 {t} v" for t in ("FROM", "k", "'x'", ")", "IF", "AND", ";", "APPLY")],
+    *[f"INSERT INTO nt (k, v) VALUES (1, 2 {t} v" for t in ("FROM", "k", "'x'", "IF", "WHERE")],
+    "SELECT * FROM nt WHERE k IN (1 FROM",
+    "SELECT * FROM nt WHERE k = abs(1 FROM",
+    "UPDATE nt SET l = [1 WHERE k = 1",
     "SELECT * FROM nt WHERE k = -",
     "DELETE FROM nt WHERE k = -k",
     "DELETE l[-k] FROM nt WHERE k = 1",

@@ -11,14 +11,44 @@ impl Parser<'_> {
     pub(crate) fn term(&mut self) -> PResult<Term> {
         let first = self.term_product()?;
         if self.additive_op().is_none() {
+            self.check_term_end()?;
             return Ok(first);
         }
         let op = |p: &Self| p.additive_op().filter(|_| !p.prepend_follows());
         let term = self.fold_operations(first, op, Self::term_addend, arithmetic_term)?;
-        if self.prepend_follows() && !self.prepend_may_end_here() {
-            return self.no_viable_between(self.pos, self.pos + 2);
+        if self.prepend_follows() {
+            if !self.prepend_may_end_here() {
+                return self.no_viable_between(self.pos, self.pos + 2);
+            }
+            return Ok(term);
         }
+        self.check_term_end()?;
         Ok(term)
+    }
+
+    /// What follows a term: Cassandra's prediction of the operations after one reads the next
+    /// token and, when that token may follow a term somewhere in its grammar, the one after it
+    /// too; at any other token it finds no alternative (`WHERE k = 1 FROM`).
+    fn check_term_end(&self) -> PResult<()> {
+        let follows = match self.kind_at(0) {
+            None => return Ok(()),
+            Some(Kind::Ident) => TERM_FOLLOWING_KEYWORDS.iter().any(|kw| self.at_kw(kw)),
+            Some(kind) => matches!(
+                kind,
+                Kind::Comma
+                    | Kind::RParen
+                    | Kind::RBracket
+                    | Kind::RBrace
+                    | Kind::Colon
+                    | Kind::Range
+                    | Kind::Semicolon
+            ),
+        };
+        if !follows {
+            return self.no_viable_between(self.pos, self.pos);
+        }
+        self.note_read(self.pos + 1);
+        Ok(())
     }
 
     /// Whether `+ column` ends a column operation here (`SET l = [1] + l, ...` or `... WHERE`):
@@ -379,6 +409,13 @@ impl Parser<'_> {
         self.paren_list(|p| p.term())
     }
 }
+
+/// The words that may follow a term somewhere in Cassandra 5.0.4's grammar (those its parser
+/// answers with `mismatched input` rather than `no viable alternative` after `WHERE k = 1`).
+const TERM_FOLLOWING_KEYWORDS: [&str; 15] = [
+    "and", "where", "if", "allow", "order", "limit", "group", "per", "asc", "desc", "primary",
+    "apply", "insert", "update", "delete",
+];
 
 /// Reserved words that start a term: `null`, constants and `token(...)`.
 const TERM_KEYWORDS: [&str; 6] = ["null", "true", "false", "nan", "infinity", "token"];

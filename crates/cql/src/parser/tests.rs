@@ -837,3 +837,38 @@ fn a_token_that_starts_no_term_ends_an_optional_list_of_terms() {
         assert_eq!(error(text), expected, "{text}");
     }
 }
+
+/// After a term, a token that may follow one somewhere in Cassandra's grammar is a mismatch
+/// where the statement does not want it (Cassandra's prediction then read one token more, as
+/// the snippet shows), any other token is no viable alternative. Cassandra 5.0.4's answers.
+#[test]
+fn the_token_after_a_term_is_reported_as_cassandra_reports_it() {
+    for (text, expected) in [
+        (
+            "SELECT * FROM pk.t WHERE k = 1 FROM v",
+            "line 1:31 no viable alternative at input 'FROM' (...t WHERE k = 1 [FROM]...)",
+        ),
+        (
+            "SELECT * FROM pk.t WHERE k = 1 'x' v",
+            "line 1:31 no viable alternative at input 'x' (...t WHERE k = 1 [']...)",
+        ),
+        (
+            "SELECT * FROM pk.t WHERE k = 1 IF v",
+            "line 1:31 mismatched input 'IF' expecting EOF (...t WHERE k = 1 [IF] v)",
+        ),
+        (
+            "INSERT INTO pk.t (k, v) VALUES (1, 2 FROM v",
+            "line 1:37 no viable alternative at input 'FROM' (...) VALUES (1, 2 [FROM]...)",
+        ),
+        (
+            "UPDATE pk.t SET l = [1 WHERE k = 1",
+            "line 1:23 mismatched input 'WHERE' expecting ']' (... SET l = [1 [WHERE] k...)",
+        ),
+        (
+            "SELECT * FROM pk.t WHERE k IN (1 FROM",
+            "line 1:33 no viable alternative at input 'FROM' (... WHERE k IN (1 [FROM])",
+        ),
+    ] {
+        assert_eq!(error(text), expected, "{text}");
+    }
+}
