@@ -236,12 +236,24 @@ pub struct Token {
 }
 
 /// Splits `text` into tokens, or reports the first unrecognised character.
+#[cfg(test)]
 pub fn tokenize(text: &str) -> Result<Vec<Token>, SyntaxError> {
+    match tokenize_to_error(text) {
+        (tokens, None) => Ok(tokens),
+        (_, Some(error)) => Err(error),
+    }
+}
+
+/// The tokens of `text` up to its first unrecognised character, and the error that character
+/// is (Cassandra's lexer reports it only once its parser reads that far).
+pub fn tokenize_to_error(text: &str) -> (Vec<Token>, Option<SyntaxError>) {
     let mut tokens: Vec<Token> = Vec::new();
     let mut lexer = Kind::lexer(text);
     while let Some(next) = lexer.next() {
         let span = lexer.span();
-        let kind = next.map_err(|()| unrecognised(text, span.clone()))?;
+        let Ok(kind) = next else {
+            return (tokens, Some(unrecognised(text, span)));
+        };
         if matches!(kind, Kind::Whitespace | Kind::Comment) {
             continue;
         }
@@ -255,7 +267,7 @@ pub fn tokenize(text: &str) -> Result<Vec<Token>, SyntaxError> {
             },
         );
     }
-    Ok(tokens)
+    (tokens, None)
 }
 
 /// Appends a token, splitting `1.` + `.` back into `1` + `..` (a slice range
@@ -286,19 +298,45 @@ fn unrecognised(text: &str, span: std::ops::Range<usize>) -> SyntaxError {
     if rest.starts_with('-') && span.len() > 1 {
         return cut_special(text, span.end);
     }
-    if rest.starts_with("/*") {
-        let message = "mismatched character '<EOF>' expecting '*'".to_string();
-        return SyntaxError::at_offset(text, text.len(), message);
-    }
-    let message = match rest.chars().next() {
-        Some(quote @ ('\'' | '"')) => format!("mismatched character '<EOF>' expecting '{quote}'"),
-        Some('$') if rest.starts_with("$$") => {
-            "mismatched character '<EOF>' expecting '$'".to_string()
-        }
-        Some(c) => format!("token recognition error at: '{c}'"),
-        None => "token recognition error at: '<EOF>'".to_string(),
+    let expected_at_end = |what: char| {
+        let message = format!("mismatched character '<EOF>' expecting '{what}'");
+        SyntaxError::at_offset(text, text.len(), message)
     };
-    SyntaxError::at_offset(text, offset, message)
+    if rest.starts_with("/*") {
+        return expected_at_end('*');
+    }
+    if let Some(body) = rest.strip_prefix("$$") {
+        return unterminated_dollars(text, body);
+    }
+    match rest.chars().next() {
+        Some(quote @ ('\'' | '"')) => expected_at_end(quote),
+        Some(c) => {
+            let message = format!("no viable alternative at character '{c}'");
+            SyntaxError::at_offset(text, offset, message)
+        }
+        None => SyntaxError::at_offset(
+            text,
+            offset,
+            "no viable alternative at character '<EOF>'".to_string(),
+        ),
+    }
+}
+
+/// A `$$` string without its closing `$$`: Cassandra 5.0.4's lexer names the text's last
+/// character (the end of the text when that is a `$` or the string is empty).
+fn unterminated_dollars(text: &str, body: &str) -> SyntaxError {
+    match body.char_indices().next_back() {
+        Some((i, last)) if last != '$' => {
+            let offset = text.len() - body.len() + i;
+            let message = format!("mismatched character '{last}' expecting '$'");
+            SyntaxError::at_offset(text, offset, message)
+        }
+        _ => SyntaxError::at_offset(
+            text,
+            text.len(),
+            "mismatched character '<EOF>' expecting '$'".to_string(),
+        ),
+    }
 }
 
 /// A `-NaN` or `-Infinity` cut short at `offset`, as ANTLR reports a character its rule did
@@ -453,19 +491,44 @@ mod tests {
     #[test]
     fn unterminated_literals_and_comments() {
         let error = |text: &str| tokenize(text).err().map(|e| e.to_string());
-        assert_eq!(
-            error("SELECT 'abc"),
-            Some("line 1:7 mismatched character '<EOF>' expecting '''".into())
-        );
-        assert_eq!(
-            error("SELECT \"abc"),
-            Some("line 1:7 mismatched character '<EOF>' expecting '\"'".into())
-        );
-        assert_eq!(
-            error("SELECT $$abc$"),
-            Some("line 1:7 mismatched character '<EOF>' expecting '$'".into())
-        );
-        // Cassandra 5.0.4 points at the end of the text.
+        // Cassandra 5.0.4 points at the end of the text, or at the last character of a `$$`
+        // string that does not end in `$`.
+        for (text, expected) in [
+            (
+                "SELECT 'abc",
+                "line 1:11 mismatched character '<EOF>' expecting '''",
+            ),
+            (
+                "SELECT 'abc  ",
+                "line 1:13 mismatched character '<EOF>' expecting '''",
+            ),
+            (
+                "SELECT \"abc",
+                "line 1:11 mismatched character '<EOF>' expecting '\"'",
+            ),
+            (
+                "SELECT $$abc$",
+                "line 1:13 mismatched character '<EOF>' expecting '$'",
+            ),
+            (
+                "SELECT $$",
+                "line 1:9 mismatched character '<EOF>' expecting '$'",
+            ),
+            (
+                "SELECT $$abc",
+                "line 1:11 mismatched character 'c' expecting '$'",
+            ),
+            (
+                "SELECT $$ab$c",
+                "line 1:12 mismatched character 'c' expecting '$'",
+            ),
+            (
+                "SELECT $$abc  ",
+                "line 1:13 mismatched character ' ' expecting '$'",
+            ),
+        ] {
+            assert_eq!(error(text).as_deref(), Some(expected), "{text}");
+        }
         assert_eq!(
             error("SELECT * FROM system.local /* x"),
             Some("line 1:31 mismatched character '<EOF>' expecting '*'".into())
@@ -507,10 +570,13 @@ mod tests {
     #[test]
     fn errors_carry_positions() {
         let err = tokenize("SELECT * FROM t\nWHERE a = @").err();
-        let err = err.map(|e| (e.line, e.column, e.message));
+        let err = err.map(|e| (e.position, e.message));
         assert_eq!(
             err,
-            Some((2, 10, "token recognition error at: '@'".to_string()))
+            Some((
+                Some((2, 10)),
+                "no viable alternative at character '@'".to_string()
+            ))
         );
         let err = tokenize("SELECT 'abc").err().map(|e| e.message);
         assert_eq!(

@@ -3,7 +3,7 @@
 //! and messages, and the calls spelled as operators and casts.
 use cql::ast::{ArithOp, LiteralKind as AstKind, QualifiedName, Term};
 use types::literal::LiteralKind;
-use types::{CqlResult, CqlType, NativeType};
+use types::{CqlError, CqlResult, CqlType, NativeType};
 
 use crate::functions::{self, Arg, ArgKind, CallName, Function, Operator};
 use crate::terms::term_text;
@@ -32,9 +32,18 @@ pub fn operator(op: ArithOp) -> Operator {
     }
 }
 
+/// Where a term stands: Cassandra words a call of an unknown function inside a term of a
+/// statement (`Unknown function f called`) otherwise than inside a selector (`Unknown function
+/// 'f'`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Context {
+    Statement,
+    Selector,
+}
+
 /// A term as a function argument. Calls, operations and casts inside are resolved on their
 /// own (no receiver) to learn their type.
-pub fn term_arg(term: &Term, keyspace: &str) -> CqlResult<Arg> {
+pub fn term_arg(term: &Term, keyspace: &str, context: Context) -> CqlResult<Arg> {
     let text = arg_text(term);
     let kind = match term {
         Term::Literal(lit) => ArgKind::Literal(literal_kind(lit.kind), lit.text.clone()),
@@ -42,11 +51,11 @@ pub fn term_arg(term: &Term, keyspace: &str) -> CqlResult<Arg> {
             Term::Literal(lit) if matches!(lit.kind, AstKind::Integer | AstKind::Float) => {
                 ArgKind::Literal(literal_kind(lit.kind), format!("-{}", lit.text))
             }
-            _ => ArgKind::Typed(term_type(term, keyspace)?),
+            _ => ArgKind::Typed(term_type(term, keyspace, context)?),
         },
         Term::Null => ArgKind::Null,
         Term::Tuple(items) if items.len() == 1 => {
-            ArgKind::Parenthesized(Box::new(term_arg(&items[0], keyspace)?.kind))
+            ArgKind::Parenthesized(Box::new(term_arg(&items[0], keyspace, context)?.kind))
         }
         Term::Bind(_) => ArgKind::Marker,
         Term::List(items) => ArgKind::ListLiteral(items.len()),
@@ -54,28 +63,44 @@ pub fn term_arg(term: &Term, keyspace: &str) -> CqlResult<Arg> {
             ArgKind::Composite
         }
         Term::TypeCast { ty, .. } => ArgKind::Typed(crate::ddl::hint_type(ty, keyspace)?),
-        _ => ArgKind::Typed(term_type(term, keyspace)?),
+        _ => ArgKind::Typed(term_type(term, keyspace, context)?),
     };
     Ok(Arg { text, kind })
 }
 
 /// The type of a call, operation or cast term resolved without a receiver.
-fn term_type(term: &Term, keyspace: &str) -> CqlResult<CqlType> {
+fn term_type(term: &Term, keyspace: &str, context: Context) -> CqlResult<CqlType> {
     let (name, args): (CallName<'_>, Vec<&Term>) = match term {
-        Term::FunctionCall { name, args } => (call_name(name), args.iter().collect()),
+        Term::FunctionCall { name, args } => {
+            if context == Context::Statement {
+                known(&call_name(name), &written_name(name))?;
+            }
+            (call_name(name), args.iter().collect())
+        }
         Term::Arithmetic { op, left, right } => (
             native_call(functions::operation_name(operator(*op))),
             vec![left.as_ref(), right.as_ref()],
         ),
-        Term::Negated(inner) => (native_call("_negate"), vec![inner.as_ref()]),
+        Term::Negated(inner) => (negation_call(), vec![inner.as_ref()]),
         Term::Cast { ty, .. } => return Ok(CqlType::Native(ty.native)),
         _ => return Ok(CqlType::Native(NativeType::Blob)),
     };
     let args = args
         .into_iter()
-        .map(|t| term_arg(t, keyspace))
+        .map(|t| term_arg(t, keyspace, context))
         .collect::<CqlResult<Vec<_>>>()?;
     Ok(functions::resolve(&name, &args, None)?.ret.clone())
+}
+
+/// A function a term of a statement calls must exist (`written` is its name as the message
+/// shows it).
+pub fn known(name: &CallName<'_>, written: &str) -> CqlResult<()> {
+    match functions::exists(name) {
+        true => Ok(()),
+        false => Err(CqlError::invalid(format!(
+            "Unknown function {written} called"
+        ))),
+    }
 }
 
 /// A function's name as written (`now`, `ks.f`), as Cassandra's messages about terms show it.
@@ -99,6 +124,15 @@ pub fn native_call(name: &str) -> CallName<'_> {
     CallName {
         keyspace: None,
         name,
+    }
+}
+
+/// The call of a unary minus: Cassandra names it with its keyspace (`Invalid call to function
+/// system._negate`).
+pub fn negation_call() -> CallName<'static> {
+    CallName {
+        keyspace: Some("system"),
+        name: "_negate",
     }
 }
 

@@ -10,7 +10,7 @@ use types::literal::{is_assignable, parse_literal};
 use types::result::ColumnSpec;
 use types::{CqlError, CqlResult, CqlType};
 
-use crate::calls::{self, literal_kind, term_arg};
+use crate::calls::{self, known, literal_kind, term_arg, Context};
 use crate::functions::{self, CallName, Env};
 use crate::operand::{Binder, Operand};
 
@@ -47,13 +47,7 @@ fn analyze_at(
                 };
                 literal(&negated, receiver).map(|b| Operand::Const(Some(b)))
             }
-            other => call(
-                &calls::native_call("_negate"),
-                &[other],
-                receiver,
-                binder,
-                depth,
-            ),
+            other => call(&calls::negation_call(), &[other], receiver, binder, depth),
         },
         Term::TypeCast { ty, term: inner } => type_hint(ty, inner, term, receiver, binder, depth),
         Term::List(items) | Term::Set(items) => sequence(term, items, receiver, binder, depth),
@@ -84,16 +78,6 @@ fn analyze_at(
             known(&cast, &format!("system.{name}"))?;
             call(&cast, &[term], receiver, binder, depth)
         }
-    }
-}
-
-/// A function a term calls must exist (`written` is its name as the message shows it).
-fn known(name: &CallName<'_>, written: &str) -> CqlResult<()> {
-    match functions::exists(name) {
-        true => Ok(()),
-        false => Err(CqlError::invalid(format!(
-            "Unknown function {written} called"
-        ))),
     }
 }
 
@@ -134,7 +118,7 @@ fn call(
 ) -> CqlResult<Operand> {
     let described = args
         .iter()
-        .map(|t| term_arg(t, &receiver.keyspace))
+        .map(|t| term_arg(t, &receiver.keyspace, Context::Statement))
         .collect::<CqlResult<Vec<_>>>()?;
     let function = functions::resolve(name, &described, Some(&receiver.ty))?;
     if !functions::value_compatible(&receiver.ty, &function.ret) {
@@ -469,6 +453,59 @@ mod tests {
             Err(CqlError::invalid(
                 "Unknown function system.cast_as_varchar called"
             ))
+        );
+    }
+
+    /// Cassandra 5.0.4 words an unknown function called anywhere inside a term of a statement
+    /// (in a call, an operation or a negation) as one called directly, outermost first.
+    #[test]
+    fn an_unknown_function_inside_a_term_is_called() {
+        let analyzed = |value: &str| {
+            let text = format!("SELECT * FROM t WHERE k = {value}");
+            let Ok(cql::ast::Statement::Select(select)) = cql::parse_statement(&text) else {
+                panic!("not a select: {text}");
+            };
+            let relation = select.where_clause.first().cloned();
+            let Some(cql::ast::Relation::Single { value, .. }) = relation else {
+                panic!("no relation: {text}");
+            };
+            analyze(&value, &receiver(0), &mut Binder::new(0)).map(|_| ())
+        };
+        for (value, unknown) in [
+            ("- k(1)", "k"),
+            ("abs(abs(nosuch()))", "nosuch"),
+            ("1 + - nosuch(1)", "nosuch"),
+            ("nosuch() + 1", "nosuch"),
+            ("nosuch1(nosuch2())", "nosuch1"),
+            ("abs(ks.nosuch())", "ks.nosuch"),
+        ] {
+            let expected = format!("Unknown function {unknown} called");
+            assert_eq!(analyzed(value), Err(CqlError::invalid(expected)), "{value}");
+        }
+    }
+
+    /// A minus before a value no overload takes: Cassandra 5.0.4 names the call with its
+    /// keyspace and lists the overloads with the name quoted, as CQL writes `_negate`.
+    #[test]
+    fn a_negation_no_overload_takes_names_system_negate() {
+        let Ok(cql::ast::Statement::Select(select)) =
+            cql::parse_statement("SELECT * FROM t WHERE k = -'a'")
+        else {
+            panic!("not a select");
+        };
+        let Some(cql::ast::Relation::Single { value, .. }) = select.where_clause.first() else {
+            panic!("no relation");
+        };
+        let refused = analyze(value, &receiver(0), &mut Binder::new(0)).map(|_| ());
+        let Err(CqlError::Invalid(message)) = refused else {
+            panic!("{refused:?}");
+        };
+        let prefix = "Invalid call to function system._negate, none of its type signatures \
+                      match (known type signatures: system.\"_negate\" : (";
+        assert!(message.starts_with(prefix), "{message}");
+        assert!(
+            message.contains(", system.\"_negate\" : (int) -> int"),
+            "{message}"
         );
     }
 

@@ -5,6 +5,7 @@
 
 mod auth;
 mod describe;
+mod float_literal;
 mod functions;
 mod modify;
 mod objects;
@@ -14,10 +15,12 @@ mod table;
 mod terms;
 mod types;
 
+use std::cell::Cell;
+
 use crate::ast::{ArithOp, BindMarker, QualifiedName, Statement};
-use crate::error::SyntaxError;
+use crate::error::{Place, SyntaxError};
 use crate::keywords::is_reserved;
-use crate::lexer::{quoted_name_value, tokenize, Kind, Token};
+use crate::lexer::{quoted_name_value, tokenize_to_error, Kind, Token};
 use ::types::limits::{MAX_IDENTIFIER_BYTES, MAX_NESTING};
 
 pub(crate) type PResult<T> = Result<T, SyntaxError>;
@@ -31,17 +34,19 @@ pub struct ParsedStatement {
 
 /// Parses exactly one statement, optionally followed by semicolons (`query: cqlStatement
 /// (';')* EOF` in Cassandra's Cql.g).
+///
+/// A character the lexer cannot read is reported if the parser reads up to it, as Cassandra's
+/// lexer runs only as far as its parser reads: a syntax error before it comes first.
 pub fn parse(text: &str) -> PResult<ParsedStatement> {
-    let mut parser = Parser::new(text)?;
-    let statement = parser.statement()?;
-    while parser.eat(Kind::Semicolon) {}
-    if !parser.at_end() {
-        return parser.mismatched("EOF");
+    let mut parser = Parser::new(text);
+    let parsed = parser.statement_to_end();
+    match parser.lex_error.take() {
+        Some(lex_error) if parser.read_to_end.get() => Err(lex_error),
+        _ => parsed.map(|statement| ParsedStatement {
+            statement,
+            bind_markers: parser.markers,
+        }),
     }
-    Ok(ParsedStatement {
-        statement,
-        bind_markers: parser.markers,
-    })
 }
 
 /// Cursor over the tokens of one query.
@@ -54,18 +59,40 @@ pub(crate) struct Parser<'a> {
     depth: usize,
     /// Set once the nesting limit was hit, so backtracking does not hide that error.
     too_deep: bool,
+    /// The furthest token a prediction of Cassandra's parser would have read (see
+    /// `note_read`); only the lookaheads that show in its messages are noted.
+    read: Cell<usize>,
+    /// The first character the lexer could not read: the tokens stop before it.
+    lex_error: Option<SyntaxError>,
+    /// Set once the parser looks past the last token (at the end of the text, or at the
+    /// character the lexer could not read).
+    read_to_end: Cell<bool>,
 }
 
 impl<'a> Parser<'a> {
-    fn new(text: &'a str) -> PResult<Self> {
-        Ok(Parser {
+    fn new(text: &'a str) -> Self {
+        let (tokens, lex_error) = tokenize_to_error(text);
+        Parser {
             text,
-            tokens: tokenize(text)?,
+            tokens,
             pos: 0,
             markers: Vec::new(),
             depth: 0,
             too_deep: false,
-        })
+            read: Cell::new(0),
+            lex_error,
+            read_to_end: Cell::new(false),
+        }
+    }
+
+    /// `cqlStatement (';')* EOF`.
+    fn statement_to_end(&mut self) -> PResult<Statement> {
+        let statement = self.statement()?;
+        while self.eat(Kind::Semicolon) {}
+        if !self.at_end() {
+            return self.mismatched("EOF");
+        }
+        Ok(statement)
     }
 
     fn statement(&mut self) -> PResult<Statement> {
@@ -93,11 +120,20 @@ impl<'a> Parser<'a> {
     // ---- token access -------------------------------------------------
 
     fn at_end(&self) -> bool {
-        self.pos >= self.tokens.len()
+        self.token_at(0).is_none()
+    }
+
+    /// The token at `offset`, noting a look past the last one.
+    fn token_at(&self, offset: usize) -> Option<&Token> {
+        let token = self.tokens.get(self.pos + offset);
+        if token.is_none() {
+            self.read_to_end.set(true);
+        }
+        token
     }
 
     fn kind_at(&self, offset: usize) -> Option<Kind> {
-        self.tokens.get(self.pos + offset).map(|t| t.kind)
+        self.token_at(offset).map(|t| t.kind)
     }
 
     fn at(&self, kind: Kind) -> bool {
@@ -106,9 +142,7 @@ impl<'a> Parser<'a> {
 
     fn text_at(&self, offset: usize) -> &'a str {
         let text = self.text;
-        self.tokens
-            .get(self.pos + offset)
-            .map_or("", |t| &text[t.start..t.end])
+        self.token_at(offset).map_or("", |t| &text[t.start..t.end])
     }
 
     /// The text of the token at `offset` when it is an unquoted word.
@@ -333,12 +367,49 @@ impl<'a> Parser<'a> {
         Err(self.error_here(|shown| format!("no viable alternative at input {shown}")))
     }
 
+    /// No viable alternative found at token `failing` by a prediction that began at token
+    /// `start` (ANTLR looks ahead from where the parser stands: the error names the token where
+    /// the prediction failed, the snippet brackets the one it began at).
+    fn no_viable_between<T>(&self, start: usize, failing: usize) -> PResult<T> {
+        let place = Place {
+            current: start,
+            failing,
+            read: self.read.get(),
+        };
+        Err(SyntaxError::at_place(
+            self.text,
+            &self.tokens,
+            place,
+            |shown| format!("no viable alternative at input {shown}"),
+        ))
+    }
+
+    /// Notes that a prediction of Cassandra's parser reads up to token `index` here (its
+    /// token stream keeps what it read, and its snippets run up to that).
+    fn note_read(&self, index: usize) {
+        self.read.set(self.read.get().max(index));
+    }
+
     fn mismatched<T>(&self, expected: &str) -> PResult<T> {
         Err(self.error_here(|shown| format!("mismatched input {shown} expecting {expected}")))
     }
 
+    /// A `NumberFormatException` thrown by an action of Cassandra's parser, which fails the
+    /// statement with the text as it came (not trimmed).
+    fn number_format_failure(&self, reason: &str) -> SyntaxError {
+        SyntaxError::bare(format!(
+            "Failed parsing statement: [{}] reason: NumberFormatException {reason}",
+            self.text
+        ))
+    }
+
     fn error_here(&self, describe: impl FnOnce(&str) -> String) -> SyntaxError {
-        SyntaxError::at_token(self.text, &self.tokens, self.pos, describe)
+        let place = Place {
+            current: self.pos,
+            failing: self.pos,
+            read: self.read.get(),
+        };
+        SyntaxError::at_place(self.text, &self.tokens, place, describe)
     }
 }
 

@@ -147,7 +147,7 @@ impl Parser<'_> {
             } else if self.at(Kind::Integer) && self.text_at(0).starts_with('-') {
                 Assignment::Add(column.clone(), self.term()?)
             } else {
-                return self.no_viable();
+                return self.no_viable_between(self.pos.saturating_sub(1), self.pos);
             };
             return match other == column {
                 true => Ok(assignment),

@@ -152,7 +152,7 @@ impl Parser<'_> {
     pub(crate) fn property(&mut self) -> PResult<(String, OptionValue)> {
         let name = self.ident()?;
         self.expect(Kind::Eq)?;
-        if let Some(literal) = self.constant() {
+        if let Some(literal) = self.constant()? {
             return Ok((name, OptionValue::Constant(literal)));
         }
         if self.at(Kind::LBrace) {
@@ -190,7 +190,7 @@ impl Parser<'_> {
     }
 
     pub(crate) fn required_constant(&mut self) -> PResult<Literal> {
-        match self.constant() {
+        match self.constant()? {
             Some(literal) => Ok(literal),
             None => self.no_viable(),
         }

@@ -97,7 +97,7 @@ impl Parser<'_> {
             self.pos += 1;
             return self.selector_product();
         }
-        Ok(SelectorExpr::Term(self.negative_number_as_positive()))
+        Ok(SelectorExpr::Term(self.negative_number_as_positive()?))
     }
 
     fn selector_product(&mut self) -> PResult<SelectorExpr> {
@@ -180,7 +180,7 @@ impl Parser<'_> {
     }
 
     fn simple_selector(&mut self) -> PResult<SelectorExpr> {
-        if let Some(literal) = self.constant() {
+        if let Some(literal) = self.constant()? {
             return Ok(SelectorExpr::Term(Term::Literal(literal)));
         }
         if self.eat_kw("null") {
@@ -277,6 +277,9 @@ impl Parser<'_> {
         let mut items = Vec::new();
         if self.eat(close) {
             return Ok(items);
+        }
+        if !self.term_starts_here() {
+            return self.mismatched(close.expected_name());
         }
         loop {
             items.push(self.selector_expr()?);
@@ -402,6 +405,9 @@ impl Parser<'_> {
         self.expect(Kind::LParen)?;
         let mut values = Vec::new();
         if !self.eat(Kind::RParen) {
+            if !self.term_starts_here() {
+                return self.mismatched(Kind::RParen.expected_name());
+            }
             values.push(self.term()?);
             while self.eat(Kind::Comma) {
                 values.push(self.term()?);
@@ -499,7 +505,7 @@ impl Parser<'_> {
         if !self.at(Kind::Integer) {
             return self.no_viable();
         }
-        match self.constant() {
+        match self.constant()? {
             Some(literal) => Ok(Term::Literal(literal)),
             None => self.no_viable(),
         }

@@ -258,7 +258,7 @@ impl Parser<'_> {
             if !self.at(Kind::Integer) {
                 return self.mismatched("INTEGER");
             }
-            self.constant()
+            self.constant()?
         } else {
             None
         };

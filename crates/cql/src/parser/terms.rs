@@ -1,8 +1,9 @@
 //! Grammar of terms (values): constants, bind markers, collection, tuple and
 //! UDT literals, function calls, casts, negation and arithmetic.
 
-use super::{PResult, Parser};
+use super::{float_literal, PResult, Parser};
 use crate::ast::{ArithOp, BindMarker, Literal, LiteralKind, QualifiedName, Term};
+use crate::keywords::is_reserved;
 use crate::lexer::{string_value, Kind};
 
 impl Parser<'_> {
@@ -10,16 +11,57 @@ impl Parser<'_> {
     pub(crate) fn term(&mut self) -> PResult<Term> {
         let first = self.term_product()?;
         if self.additive_op().is_none() {
+            self.check_term_end()?;
             return Ok(first);
         }
         let op = |p: &Self| p.additive_op().filter(|_| !p.prepend_follows());
-        self.fold_operations(first, op, Self::term_addend, arithmetic_term)
+        let term = self.fold_operations(first, op, Self::term_addend, arithmetic_term)?;
+        if self.prepend_follows() {
+            if !self.prepend_may_end_here() {
+                return self.no_viable_between(self.pos, self.pos + 2);
+            }
+            return Ok(term);
+        }
+        self.check_term_end()?;
+        Ok(term)
+    }
+
+    /// What follows a term: Cassandra's prediction of the operations after one reads the next
+    /// token and, when that token may follow a term somewhere in its grammar, the one after it
+    /// too; at any other token it finds no alternative (`WHERE k = 1 FROM`).
+    fn check_term_end(&self) -> PResult<()> {
+        let follows = match self.kind_at(0) {
+            None => return Ok(()),
+            Some(Kind::Ident) => TERM_FOLLOWING_KEYWORDS.iter().any(|kw| self.at_kw(kw)),
+            Some(kind) => matches!(
+                kind,
+                Kind::Comma
+                    | Kind::RParen
+                    | Kind::RBracket
+                    | Kind::RBrace
+                    | Kind::Colon
+                    | Kind::Range
+                    | Kind::Semicolon
+            ),
+        };
+        if !follows {
+            return self.no_viable_between(self.pos, self.pos);
+        }
+        self.note_read(self.pos + 1);
+        Ok(())
+    }
+
+    /// Whether `+ column` ends a column operation here (`SET l = [1] + l, ...` or `... WHERE`):
+    /// elsewhere Cassandra's prediction finds no alternative on the token after the column.
+    fn prepend_may_end_here(&self) -> bool {
+        self.note_read(self.pos + 2);
+        self.kind_at(2) == Some(Kind::Comma) || self.kw_at(2, "where")
     }
 
     /// The operand after `+` or `-` (or a negative number glued to the left one: `a -1`).
     fn term_addend(&mut self, op: ArithOp) -> PResult<Term> {
         if op == ArithOp::Sub && self.negative_number_follows() {
-            return Ok(self.negative_number_as_positive());
+            return self.negative_number_as_positive();
         }
         self.pos += 1;
         self.term_product()
@@ -35,10 +77,13 @@ impl Parser<'_> {
         }
     }
 
-    /// `+ column` (as in `SET c = v + c`) is a prepend, never arithmetic:
-    /// a bare column name cannot be a term.
+    /// `+ column` (as in `SET c = v + c`) is a prepend, never arithmetic: a bare column name
+    /// cannot be a term (`+ ks.f` can only start a function call).
     fn prepend_follows(&self) -> bool {
-        self.at(Kind::Plus) && self.ident_at(1) && !self.function_call_at(1)
+        self.at(Kind::Plus)
+            && self.ident_at(1)
+            && !self.function_call_at(1)
+            && self.kind_at(2) != Some(Kind::Dot)
     }
 
     fn negative_number_follows(&self) -> bool {
@@ -47,14 +92,18 @@ impl Parser<'_> {
     }
 
     /// Consumes `-5` and returns the literal `5`.
-    pub(crate) fn negative_number_as_positive(&mut self) -> Term {
+    pub(crate) fn negative_number_as_positive(&mut self) -> PResult<Term> {
         let kind = if self.at(Kind::Integer) {
             LiteralKind::Integer
         } else {
             LiteralKind::Float
         };
-        let text = self.advance().trim_start_matches('-').to_string();
-        Term::Literal(Literal { kind, text })
+        let raw = self.advance();
+        if kind == LiteralKind::Float {
+            self.check_float(raw)?;
+        }
+        let text = raw.trim_start_matches('-').to_string();
+        Ok(Term::Literal(Literal { kind, text }))
     }
 
     pub(crate) fn multiplicative_op(&self) -> Option<ArithOp> {
@@ -90,7 +139,7 @@ impl Parser<'_> {
 
     /// `simpleTerm`: a value, function call, type hint or CAST.
     pub(crate) fn simple_term(&mut self) -> PResult<Term> {
-        if let Some(literal) = self.constant() {
+        if let Some(literal) = self.constant()? {
             return Ok(Term::Literal(literal));
         }
         match self.kind_at(0) {
@@ -106,12 +155,53 @@ impl Parser<'_> {
                 self.nested(Self::cast_term)
             }
             _ if self.function_call_follows() => self.nested(Self::function_call),
-            _ => self.no_viable(),
+            _ => self.no_viable_between(self.pos, self.pos + self.function_prediction_length()),
         }
     }
 
-    /// Consumes a constant if one is next (`constant` in Parser.g).
-    pub(crate) fn constant(&mut self) -> Option<Literal> {
+    /// How many tokens Cassandra's prediction of a term reads here before it finds no
+    /// alternative, when no term starts here: at a name (a column, say, as in `k = -k`) it
+    /// looks for a function call (`f(`, `ks.f(`), so it fails on the token after the name, or
+    /// on the first one after it that cannot continue `ks.f(`.
+    fn function_prediction_length(&self) -> usize {
+        let keyspace_at = |i| self.ident_at(i);
+        let function_at = |i| {
+            (self.ident_at(i) && !NOT_FUNCTION_NAMES.iter().any(|kw| self.kw_at(i, kw)))
+                || self.kw_at(i, "token")
+        };
+        if !keyspace_at(0) && !function_at(0) {
+            return 0;
+        }
+        if !keyspace_at(0) || self.kind_at(1) != Some(Kind::Dot) {
+            return 1;
+        }
+        if function_at(2) {
+            3
+        } else {
+            2
+        }
+    }
+
+    /// Consumes a constant if one is next (`constant` in Parser.g); a float literal Cassandra's
+    /// parser refuses (see `float_literal`) fails the statement.
+    pub(crate) fn constant(&mut self) -> PResult<Option<Literal>> {
+        let Some(kind) = self.constant_kind() else {
+            return Ok(None);
+        };
+        if self.at(Kind::Float) {
+            self.check_float(self.text_at(0))?;
+        }
+        let raw = self.advance();
+        let text = match kind {
+            LiteralKind::String => string_value(raw),
+            LiteralKind::Float => special_float(raw).unwrap_or(raw).to_string(),
+            _ => raw.to_string(),
+        };
+        Ok(Some(Literal { kind, text }))
+    }
+
+    /// The kind of the constant that starts here, if one does.
+    fn constant_kind(&self) -> Option<LiteralKind> {
         let kind = match self.kind_at(0)? {
             Kind::String => LiteralKind::String,
             Kind::Integer => LiteralKind::Integer,
@@ -122,13 +212,15 @@ impl Parser<'_> {
             Kind::Ident => word_literal_kind(self.text_at(0))?,
             _ => return None,
         };
-        let raw = self.advance();
-        let text = match kind {
-            LiteralKind::String => string_value(raw),
-            LiteralKind::Float => special_float(raw).unwrap_or(raw).to_string(),
-            _ => raw.to_string(),
-        };
-        Some(Literal { kind, text })
+        Some(kind)
+    }
+
+    /// Fails the statement, as Cassandra does, on a float literal Java cannot read.
+    fn check_float(&self, raw: &str) -> PResult<()> {
+        match float_literal::refusal(raw) {
+            Some(reason) => Err(self.number_format_failure(reason)),
+            None => Ok(()),
+        }
     }
 
     /// `?` or `:name`, numbered in order of appearance.
@@ -182,10 +274,44 @@ impl Parser<'_> {
     }
 
     fn function_call(&mut self) -> PResult<Term> {
+        let start = self.pos;
         let name = self.function_name()?;
         self.expect(Kind::LParen)?;
+        if !self.at(Kind::RParen) && !self.term_starts_here() {
+            // Cassandra's prediction of the call reads up to here from its name.
+            return self.no_viable_between(start, self.pos);
+        }
         let args = self.terms_until(Kind::RParen)?;
         Ok(Term::FunctionCall { name, args })
+    }
+
+    /// Whether a term can start here (a token of FIRST(term) in Cassandra's grammar). Where a
+    /// list of terms may be empty (`IN ()`, `[]`), Cassandra's parser skips it at any other
+    /// token and wants the closing bracket.
+    pub(crate) fn term_starts_here(&self) -> bool {
+        match self.kind_at(0) {
+            Some(Kind::Ident) => {
+                !is_reserved(self.text_at(0)) || TERM_KEYWORDS.iter().any(|kw| self.at_kw(kw))
+            }
+            Some(kind) => matches!(
+                kind,
+                Kind::QuotedName
+                    | Kind::Minus
+                    | Kind::String
+                    | Kind::Integer
+                    | Kind::Float
+                    | Kind::NegativeSpecial
+                    | Kind::Duration
+                    | Kind::Uuid
+                    | Kind::Hex
+                    | Kind::QMark
+                    | Kind::Colon
+                    | Kind::LBracket
+                    | Kind::LBrace
+                    | Kind::LParen
+            ),
+            None => false,
+        }
     }
 
     /// Comma-separated terms up to and including `close` (possibly none).
@@ -193,6 +319,9 @@ impl Parser<'_> {
         let mut items = Vec::new();
         if self.eat(close) {
             return Ok(items);
+        }
+        if !self.term_starts_here() {
+            return self.mismatched(close.expected_name());
         }
         loop {
             items.push(self.term()?);
@@ -265,7 +394,7 @@ impl Parser<'_> {
 
     /// `(type) term` or a tuple literal `(a, b)`.
     fn paren_term(&mut self) -> PResult<Term> {
-        if let Some(ty) = self.try_type_hint()? {
+        if let Some(ty) = self.try_term_type_hint()? {
             let term = self.simple_term()?;
             return Ok(Term::TypeCast {
                 ty,
@@ -280,6 +409,28 @@ impl Parser<'_> {
         self.paren_list(|p| p.term())
     }
 }
+
+/// The words that may follow a term somewhere in Cassandra 5.0.4's grammar (those its parser
+/// answers with `mismatched input` rather than `no viable alternative` after `WHERE k = 1`).
+const TERM_FOLLOWING_KEYWORDS: [&str; 15] = [
+    "and", "where", "if", "allow", "order", "limit", "group", "per", "asc", "desc", "primary",
+    "apply", "insert", "update", "delete",
+];
+
+/// Reserved words that start a term: `null`, constants and `token(...)`.
+const TERM_KEYWORDS: [&str; 6] = ["null", "true", "false", "nan", "infinity", "token"];
+
+/// Unreserved keywords that may name a keyspace but not a function (`unreserved_keyword` less
+/// `unreserved_function_keyword` and COUNT in Cassandra's Parser.g).
+const NOT_FUNCTION_NAMES: [&str; 7] = [
+    "ttl",
+    "writetime",
+    "maxwritetime",
+    "key",
+    "cast",
+    "json",
+    "distinct",
+];
 
 fn arithmetic_term(op: ArithOp, left: Term, right: Term) -> Term {
     Term::Arithmetic {
@@ -301,7 +452,7 @@ fn special_float(raw: &str) -> Option<&'static str> {
 }
 
 /// Constants spelled as words: booleans, NaN and Infinity.
-fn word_literal_kind(word: &str) -> Option<LiteralKind> {
+pub(super) fn word_literal_kind(word: &str) -> Option<LiteralKind> {
     let lower = word.to_ascii_lowercase();
     match lower.as_str() {
         "true" | "false" => Some(LiteralKind::Boolean),
@@ -315,7 +466,7 @@ mod tests {
     use super::*;
 
     fn term(text: &str) -> Term {
-        let mut parser = Parser::new(text).unwrap_or_else(|e| panic!("{e}"));
+        let mut parser = Parser::new(text);
         parser.term().unwrap_or_else(|e| panic!("{e}"))
     }
 
@@ -390,5 +541,17 @@ mod tests {
         ));
         assert!(matches!(term("- ?"), Term::Negated(_)));
         assert!(matches!(term("CAST(1 AS text)"), Term::Cast { .. }));
+    }
+
+    /// `(name)` is a type hint in a term, even with no value after it; a constant spelled as
+    /// a word in parentheses is a tuple of one element.
+    #[test]
+    fn parenthesised_names_are_type_hints_and_constants_tuples() {
+        assert!(matches!(term("(k) 1"), Term::TypeCast { .. }));
+        let mut parser = Parser::new("(k)");
+        assert!(parser.term().is_err());
+        for text in ["(true)", "(NaN)", "(1)", "(?)"] {
+            assert!(matches!(term(text), Term::Tuple(_)), "{text}");
+        }
     }
 }

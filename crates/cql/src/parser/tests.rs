@@ -530,11 +530,11 @@ fn cassandra_shaped_errors() {
     );
     assert_eq!(
         error("UPDATE t SET a = 1"),
-        "line 1:18 mismatched input '<EOF>' expecting K_WHERE"
+        "line 0:-1 mismatched input '<EOF>' expecting K_WHERE"
     );
     assert_eq!(
         error("SELECT * FROM t\nWHERE a = @"),
-        "line 2:10 token recognition error at: '@'"
+        "line 2:10 no viable alternative at character '@'"
     );
     assert_eq!(
         error("CREATE TABLE t (a int PRIMARY KEY;"),
@@ -584,4 +584,291 @@ fn repeated_properties_and_map_keys_are_syntax_errors() {
         ),
         "Multiple definition for property replication_factor"
     );
+}
+
+/// Cassandra's parser reads every float literal with `BigDecimal` and `BigDecimal.valueOf`
+/// (double): one beyond a double fails the statement there, with the untrimmed text, in
+/// whichever clause it is and before any later syntax error.
+#[test]
+fn float_literals_beyond_a_double_fail_the_statement() {
+    let infinite = "NumberFormatException Character I is neither a decimal digit number, \
+                    decimal point, nor \"e\" notation exponential mark.";
+    for text in [
+        "INSERT INTO t (k, de) VALUES (1, 1E+400)",
+        "INSERT INTO t (k, de) VALUES (1, -1E+400)",
+        "UPDATE t SET de = 1.8E+308 WHERE k = 1",
+        "SELECT 1E+400 FROM t",
+        "SELECT k FROM t WHERE k IN (1E+400)",
+        "SELECT k FROM t WHERE k = 1 -1E+400",
+        "SELECT k -1E+400 FROM t",
+        "  SELECT * FROM t WHERE k = 1E+400  ;  ",
+        "SELECT * FROM t WHERE k = 1E+400 'x'",
+        "SELECT * FROM t WHERE k = 1E+400 AND k = -k",
+    ] {
+        assert_eq!(
+            error(text),
+            format!("Failed parsing statement: [{text}] reason: {infinite}")
+        );
+    }
+    assert_eq!(
+        error("SELECT * FROM t WHERE k = 1E+2147483648 AND k = 1E+400"),
+        "Failed parsing statement: [SELECT * FROM t WHERE k = 1E+2147483648 AND k = 1E+400] \
+         reason: NumberFormatException Exponent overflow."
+    );
+    assert!(error("SELECT * FROM t WHERE k = -k AND de = 1E+400").starts_with("line 1:"));
+    assert!(parse_statement("INSERT INTO t (k, de) VALUES (1, 1.7976931348623157E+308)").is_ok());
+}
+
+/// The vector dimension's failure carries the text as it came, spaces included.
+#[test]
+fn vector_dimension_failure_keeps_the_text_untrimmed() {
+    let text = "  CREATE TABLE t (k int PRIMARY KEY, v vector<int, 99999999999>)  ";
+    assert_eq!(
+        error(text),
+        format!(
+            "Failed parsing statement: [{text}] reason: NumberFormatException For input \
+             string: \"99999999999\""
+        )
+    );
+}
+
+/// A name where a term is expected (a column after a minus, or alone): Cassandra's prediction
+/// looks for a function call (`f(`, `ks.f(`), so its error names the token where that fails
+/// (the end of the text has no place) while the snippet brackets the name and runs at most two
+/// stream positions on. The answers of Cassandra 5.0.4.
+#[test]
+fn a_column_where_a_term_is_expected_is_reported_where_cassandra_reports_it() {
+    for (text, expected) in [
+        (
+            "SELECT * FROM pk.t WHERE k = -k",
+            "line 0:-1 no viable alternative at input '<EOF>'",
+        ),
+        (
+            "SELECT * FROM pk.t WHERE k = -k  ",
+            "line 0:-1 no viable alternative at input '<EOF>'",
+        ),
+        (
+            "SELECT * FROM pk.t WHERE k = k",
+            "line 0:-1 no viable alternative at input '<EOF>'",
+        ),
+        (
+            "SELECT * FROM pk.t WHERE k = -k AND v = 1",
+            "line 1:32 no viable alternative at input 'AND' (....t WHERE k = -[k] AND...)",
+        ),
+        (
+            "SELECT * FROM pk.t WHERE k = -k;",
+            "line 1:31 no viable alternative at input ';' (....t WHERE k = -[k];)",
+        ),
+        (
+            "SELECT * FROM pk.t WHERE k IN (1, -k, 2)",
+            "line 1:36 no viable alternative at input ',' (... k IN (1, -[k],...)",
+        ),
+        (
+            "SELECT * FROM pk.t WHERE k = -k.x",
+            "line 0:-1 no viable alternative at input '<EOF>' (....t WHERE k = -[k].x)",
+        ),
+        (
+            "SELECT * FROM pk.t WHERE k = -k.ttl AND v = 1",
+            "line 1:32 no viable alternative at input 'ttl' (....t WHERE k = -[k].ttl...)",
+        ),
+        (
+            "SELECT * FROM pk.t WHERE k = -token.x AND v = 1",
+            "line 1:35 no viable alternative at input '.' (....t WHERE k = -[token]....)",
+        ),
+        (
+            "SELECT * FROM pk.t WHERE k = -count.x AND v = 1",
+            "line 1:38 no viable alternative at input 'AND' (....t WHERE k = -[count].x...)",
+        ),
+        (
+            "SELECT * FROM pk.t WHERE k = -\"k\" AND v = 1",
+            "line 1:34 no viable alternative at input 'AND' (....t WHERE k = -[\"]k\" AND...)",
+        ),
+        (
+            "SELECT * FROM pk.t WHERE k = abs(-k)",
+            "line 1:35 no viable alternative at input ')' (... WHERE k = abs(-[k]))",
+        ),
+        (
+            "INSERT INTO pk.t (k, v) VALUES (1, -k) USING TTL 5",
+            "line 1:37 no viable alternative at input ')' (...v) VALUES (1, -[k])...)",
+        ),
+        (
+            "UPDATE pk.t SET m = {-v: 1} WHERE k = 1",
+            "line 1:23 no viable alternative at input ':' (...t SET m = {-[v]:...)",
+        ),
+        (
+            "UPDATE pk.t SET v = -k + v WHERE k = 1",
+            "line 1:23 no viable alternative at input '+' (....t SET v = -[k] +...)",
+        ),
+        (
+            "UPDATE pk.t SET v = v, b = 1 WHERE k = 1",
+            "line 1:21 no viable alternative at input ',' (...pk.t SET v = [v],...)",
+        ),
+        (
+            "INSERT INTO pk.t (k, v) VALUES (1, -(int) v)",
+            "line 1:43 no viable alternative at input ')' (... (1, -(int) [v]))",
+        ),
+    ] {
+        assert_eq!(error(text), expected, "{text}");
+    }
+}
+
+/// `+ column` ends a term only where a prepend may end (before `,` or WHERE); elsewhere
+/// Cassandra's prediction fails on the token after the column, the snippet bracketing `+`.
+#[test]
+fn a_plus_before_a_column_is_reported_where_cassandra_reports_it() {
+    for (text, expected) in [
+        (
+            "SELECT * FROM pk.t WHERE k = 1 + v AND v = 1",
+            "line 1:35 no viable alternative at input 'AND' (...t WHERE k = 1 [+] v...)",
+        ),
+        (
+            "SELECT * FROM pk.t WHERE k = 1 + v",
+            "line 0:-1 no viable alternative at input '<EOF>' (...t WHERE k = 1 [+] v)",
+        ),
+        (
+            "SELECT * FROM pk.t WHERE k = 1 + v,",
+            "line 1:31 mismatched input '+' expecting EOF (...t WHERE k = 1 [+] v...)",
+        ),
+        (
+            "SELECT * FROM pk.t WHERE k IN (1 + v, 2)",
+            "line 1:33 mismatched input '+' expecting ')' (... WHERE k IN (1 [+] v...)",
+        ),
+        (
+            "INSERT INTO pk.t (k, v) VALUES (1, 1 + v)",
+            "line 1:40 no viable alternative at input ')' (...) VALUES (1, 1 [+] v...)",
+        ),
+        (
+            "UPDATE pk.t SET l = [1] + l + [2] WHERE k = 1",
+            "line 1:28 no viable alternative at input '+' (...SET l = [1] [+] l...)",
+        ),
+        (
+            "SELECT * FROM pk.t WHERE k = 1 + v.x AND v = 1",
+            "line 1:37 no viable alternative at input 'AND' (...WHERE k = 1 + [v].x...)",
+        ),
+    ] {
+        assert_eq!(error(text), expected, "{text}");
+    }
+    assert!(parse_statement("UPDATE pk.t SET l = [1] + l, v = 1 WHERE k = 1").is_ok());
+}
+
+/// In a term `(name)` is a type hint whatever follows (a name is no term, so no tuple), and
+/// the value after it is wanted: Cassandra 5.0.4's answers.
+#[test]
+fn a_parenthesised_name_in_a_term_is_a_type_hint() {
+    for (text, expected) in [
+        (
+            "SELECT * FROM pk.t WHERE k = (int) -k",
+            "line 1:35 no viable alternative at input '-' (...WHERE k = (int) [-]...)",
+        ),
+        (
+            "SELECT * FROM pk.t WHERE k = -(k)",
+            "line 0:-1 no viable alternative at input '<EOF>'",
+        ),
+        (
+            "SELECT * FROM pk.t WHERE k = (int)",
+            "line 0:-1 no viable alternative at input '<EOF>'",
+        ),
+        (
+            "SELECT * FROM pk.t WHERE k = -(k) AND v = 1",
+            "line 1:34 no viable alternative at input 'AND' (... k = -(k) [AND]...)",
+        ),
+    ] {
+        assert_eq!(error(text), expected, "{text}");
+    }
+}
+
+/// Cassandra's lexer reads only as far as its parser: a syntax error before a character it
+/// cannot read comes first, one at or past it comes after. The answers of Cassandra 5.0.4.
+#[test]
+fn a_character_the_lexer_cannot_read_is_reported_once_the_parser_reaches_it() {
+    for (text, expected) in [
+        (
+            "SELECT * FORM pk.t WHERE k = @",
+            "line 1:9 mismatched input 'FORM' expecting K_FROM (SELECT * [FORM]...)",
+        ),
+        (
+            "SELECT * FROM pk.t WHERE k = -k AND v = 'abc",
+            "line 1:32 no viable alternative at input 'AND' (....t WHERE k = -[k] AND...)",
+        ),
+        (
+            "SELECT * FROM pk.t WHERE k = 1 @",
+            "line 1:31 no viable alternative at character '@'",
+        ),
+        (
+            "SELECT * FROM pk.t WHERE k = 1 AND v = 'abc",
+            "line 1:43 mismatched character '<EOF>' expecting '''",
+        ),
+    ] {
+        assert_eq!(error(text), expected, "{text}");
+    }
+}
+
+/// Where a list of terms may be empty (`IN ()`, `[]`, a selector's `f()`), a token that starts
+/// no term ends it: the closing bracket is wanted. In a term, a call's prediction reads from
+/// its name to such a token. The answers of Cassandra 5.0.4.
+#[test]
+fn a_token_that_starts_no_term_ends_an_optional_list_of_terms() {
+    for (text, expected) in [
+        (
+            "SELECT * FROM pk.t WHERE k IN (",
+            "line 0:-1 mismatched input '<EOF>' expecting ')'",
+        ),
+        (
+            "SELECT * FROM pk.t WHERE k IN (,)",
+            "line 1:31 mismatched input ',' expecting ')' (....t WHERE k IN ([,]...)",
+        ),
+        (
+            "SELECT abs( FROM pk.t",
+            "line 1:12 mismatched input 'FROM' expecting ')' (SELECT abs( [FROM]...)",
+        ),
+        (
+            "UPDATE pk.t SET l = [ WHERE k = 1",
+            "line 1:22 mismatched input 'WHERE' expecting ']' (...t SET l = [ [WHERE]...)",
+        ),
+        (
+            "SELECT * FROM pk.t WHERE k = abs(FROM)",
+            "line 1:33 no viable alternative at input 'FROM' (...pk.t WHERE k = [abs](FROM...)",
+        ),
+        (
+            "SELECT * FROM pk.t WHERE k IN (k)",
+            "line 1:32 no viable alternative at input ')' (....t WHERE k IN ([k]))",
+        ),
+    ] {
+        assert_eq!(error(text), expected, "{text}");
+    }
+}
+
+/// After a term, a token that may follow one somewhere in Cassandra's grammar is a mismatch
+/// where the statement does not want it (Cassandra's prediction then read one token more, as
+/// the snippet shows), any other token is no viable alternative. Cassandra 5.0.4's answers.
+#[test]
+fn the_token_after_a_term_is_reported_as_cassandra_reports_it() {
+    for (text, expected) in [
+        (
+            "SELECT * FROM pk.t WHERE k = 1 FROM v",
+            "line 1:31 no viable alternative at input 'FROM' (...t WHERE k = 1 [FROM]...)",
+        ),
+        (
+            "SELECT * FROM pk.t WHERE k = 1 'x' v",
+            "line 1:31 no viable alternative at input 'x' (...t WHERE k = 1 [']...)",
+        ),
+        (
+            "SELECT * FROM pk.t WHERE k = 1 IF v",
+            "line 1:31 mismatched input 'IF' expecting EOF (...t WHERE k = 1 [IF] v)",
+        ),
+        (
+            "INSERT INTO pk.t (k, v) VALUES (1, 2 FROM v",
+            "line 1:37 no viable alternative at input 'FROM' (...) VALUES (1, 2 [FROM]...)",
+        ),
+        (
+            "UPDATE pk.t SET l = [1 WHERE k = 1",
+            "line 1:23 mismatched input 'WHERE' expecting ']' (... SET l = [1 [WHERE] k...)",
+        ),
+        (
+            "SELECT * FROM pk.t WHERE k IN (1 FROM",
+            "line 1:33 no viable alternative at input 'FROM' (... WHERE k IN (1 [FROM])",
+        ),
+    ] {
+        assert_eq!(error(text), expected, "{text}");
+    }
 }

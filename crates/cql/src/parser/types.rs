@@ -3,6 +3,7 @@
 
 use types::NativeType;
 
+use super::terms::word_literal_kind;
 use super::{PResult, Parser};
 use crate::ast::{CastType, QualifiedName, TypeExpr};
 use crate::error::SyntaxError;
@@ -90,12 +91,9 @@ impl Parser<'_> {
         }
         let text = self.advance();
         // Cassandra reads the dimension with Integer.parseInt, failing the whole statement.
-        let dimension = text.parse::<i32>().map_err(|_| {
-            SyntaxError::bare(format!(
-                "Failed parsing statement: [{}] reason: NumberFormatException For input string: \"{text}\"",
-                self.text.trim()
-            ))
-        })?;
+        let dimension = text
+            .parse::<i32>()
+            .map_err(|_| self.number_format_failure(&format!("For input string: \"{text}\"")))?;
         self.expect(Kind::Gt)?;
         Ok(TypeExpr::Vector(Box::new(element), dimension))
     }
@@ -125,19 +123,34 @@ impl Parser<'_> {
         Ok(name)
     }
 
-    /// Tries `( type )` followed by the start of a value: the type hint of
-    /// `(int) ?`. Restores the position and returns `None` otherwise; a type nested past the
-    /// limit is an error.
+    /// Tries `( type )` followed by the start of a value: the type hint of a selector
+    /// (`(int) ?`), where `(a)` is a column. Restores the position and returns `None`
+    /// otherwise; a type nested past the limit is an error.
     pub(crate) fn try_type_hint(&mut self) -> PResult<Option<TypeExpr>> {
+        self.try_type_hint_before(Self::value_starts_here)
+    }
+
+    /// Tries `( type )`, whatever follows, as the type hint of a term: there `(a)` cannot be
+    /// a tuple (a name is no term), so Cassandra takes it for a hint and then wants a value
+    /// (`(int) -k` fails on the `-`). A constant spelled as a word (`(true)`) is a tuple.
+    pub(crate) fn try_term_type_hint(&mut self) -> PResult<Option<TypeExpr>> {
+        if self.kind_at(1) == Some(Kind::Ident) && word_literal_kind(self.text_at(1)).is_some() {
+            return Ok(None);
+        }
+        self.try_type_hint_before(|_| true)
+    }
+
+    fn try_type_hint_before(
+        &mut self,
+        value_follows: impl Fn(&Self) -> bool,
+    ) -> PResult<Option<TypeExpr>> {
         let start = self.pos;
         let looks_like_type = self.at(Kind::LParen)
             && matches!(self.kind_at(1), Some(Kind::Ident | Kind::QuotedName));
         if looks_like_type {
             self.pos += 1;
             match self.type_expr() {
-                Ok(ty) if self.eat(Kind::RParen) && self.value_starts_here() => {
-                    return Ok(Some(ty))
-                }
+                Ok(ty) if self.eat(Kind::RParen) && value_follows(self) => return Ok(Some(ty)),
                 Err(too_deep) if self.too_deep => return Err(too_deep),
                 _ => {}
             }
@@ -229,7 +242,7 @@ mod tests {
     use super::*;
 
     fn ty(text: &str) -> PResult<TypeExpr> {
-        Parser::new(text)?.type_expr()
+        Parser::new(text).type_expr()
     }
 
     #[test]

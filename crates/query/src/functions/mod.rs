@@ -7,6 +7,7 @@
 //!
 //! Functions run on decoded values (`types::Value`); `Function::call` decodes the serialized
 //! arguments with the signature's types and encodes the result.
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, OnceLock};
@@ -86,16 +87,29 @@ impl PartialEq for Function {
     }
 }
 
+/// `system.abs : (int) -> int`, the name quoted when CQL needs it (`system."_negate"`), as
+/// Cassandra lists signatures.
 impl fmt::Display for Function {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let args: Vec<String> = self.args.iter().map(CqlType::cql_name).collect();
         write!(
             f,
             "system.{} : ({}) -> {}",
-            self.name,
+            quoted_if_needed(&self.name),
             args.join(", "),
             self.ret.cql_name()
         )
+    }
+}
+
+/// A name as CQL writes it: as is when it is a lowercase identifier, else in double quotes.
+fn quoted_if_needed(name: &str) -> Cow<'_, str> {
+    let mut chars = name.chars();
+    let plain = chars.next().is_some_and(|c| c.is_ascii_lowercase())
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    match plain {
+        true => Cow::Borrowed(name),
+        false => Cow::Owned(format!("\"{}\"", name.replace('"', "\"\""))),
     }
 }
 

@@ -10,7 +10,7 @@ use types::result::ColumnSpec;
 use types::{CqlError, CqlResult, CqlType, NativeType};
 
 use super::{Access, AccessKind, AggregateCall, Leaf, Node, Selection, TimesKind};
-use crate::calls::{self, column_name, term_arg};
+use crate::calls::{self, column_name, term_arg, Context};
 use crate::columns::{column, spec};
 use crate::functions::{self, Arg, CallName, Function};
 use crate::operand::{Binder, Operand};
@@ -128,7 +128,7 @@ impl Analyzer<'_> {
             SelectorExpr::Cast(inner, ty) => self.cast(inner, *ty, depth),
             SelectorExpr::FunctionCall { name, args } => self.function(name, args, depth),
             SelectorExpr::Negated(inner) => self.call(
-                &calls::native_call("_negate"),
+                &calls::negation_call(),
                 std::slice::from_ref(inner.as_ref()),
                 depth,
             ),
@@ -345,7 +345,7 @@ impl Analyzer<'_> {
             .zip(&analysed)
             .map(|(arg, a)| match (a, as_term(arg)) {
                 (Some(a), _) => Ok(Arg::typed(a.name.clone(), a.ty.clone())),
-                (None, Some(term)) => term_arg(&term, &self.table.keyspace),
+                (None, Some(term)) => term_arg(&term, &self.table.keyspace, Context::Selector),
                 (None, None) => Err(CqlError::Server("selector argument lost".into())),
             })
             .collect::<CqlResult<Vec<_>>>()?;
