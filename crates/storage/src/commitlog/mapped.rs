@@ -1,5 +1,6 @@
 //! The segment being written, preallocated to the segment size and mapped into memory: a
-//! record is copied into the mapping under the log's lock, with no system call. The mapped
+//! record is copied into the mapping under the log's lock, with no system call (the pages
+//! already written are unmapped from the process after the lock is released). The mapped
 //! pages are the kernel's page cache, so a record is with the OS (it survives a crash of the
 //! process) as soon as it is copied; fsyncs of the file make it durable. A segment's unwritten
 //! tail is zeros, which replay reads as its end.
@@ -7,8 +8,9 @@
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{compiler_fence, Ordering};
+use std::sync::Arc;
 
-use memmap2::{MmapMut, UncheckedAdvice};
+use memmap2::{MmapOptions, MmapRaw, UncheckedAdvice};
 
 use super::segment::{segment_name, HEADER_LEN, TRAILER_LEN};
 use crate::error::{Result, StorageError};
@@ -40,10 +42,12 @@ impl OpenSegment {
 }
 
 /// The writers' side of the current segment: its mapping and how much of it is written.
+/// Only the holder of the log's lock writes through it; the mapping is shared (`Arc`) so that a
+/// [`Release`] can run after the lock is dropped while a roll retires the segment.
 pub struct Tail {
-    map: MmapMut,
+    map: Arc<MmapRaw>,
     written: usize,
-    /// Bytes at the start of the mapping already unmapped from the process.
+    /// Bytes at the start of the mapping already handed to a [`Release`].
     released: usize,
 }
 
@@ -62,38 +66,67 @@ impl Tail {
         trailer: &[u8; TRAILER_LEN],
     ) -> Option<()> {
         let end = self.written + HEADER_LEN + payload.len() + TRAILER_LEN;
-        let dst = self.map.get_mut(self.written..end)?;
-        let (head, rest) = dst.split_at_mut(HEADER_LEN);
-        head.copy_from_slice(header);
+        if end > self.map.len() {
+            return None;
+        }
+        let copy = |at: usize, bytes: &[u8]| {
+            // SAFETY: `at + bytes.len() <= end <= len`, the file is never truncated while it is
+            // the current segment, and only the lock holder (`&mut self`) writes to the mapping.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    bytes.as_ptr(),
+                    self.map.as_mut_ptr().add(at),
+                    bytes.len(),
+                );
+            }
+        };
+        copy(self.written, header);
         compiler_fence(Ordering::SeqCst);
-        let (body, tail) = rest.split_at_mut(payload.len());
-        body.copy_from_slice(payload);
-        tail.copy_from_slice(trailer);
+        copy(self.written + HEADER_LEN, payload);
+        copy(self.written + HEADER_LEN + payload.len(), trailer);
         self.written = end;
-        self.release();
         Some(())
     }
 
-    /// Unmaps the whole pages written since the last release, once there are enough of them.
-    fn release(&mut self) {
+    /// The whole pages written since the last release, once there are enough of them, to be
+    /// unmapped from the process by [`Release::run`] after the log's lock is dropped.
+    pub fn take_release(&mut self) -> Option<Release> {
         let upto = self.written / PAGE * PAGE;
         if upto < self.released + RELEASE_STEP {
-            return;
+            return None;
         }
-        // SAFETY: the range lies inside the mapping, is page-aligned, and holds only bytes
-        // already written; for a shared file mapping MADV_DONTNEED keeps dirty pages in the
-        // page cache, and a later access would read them back from there.
+        let release = Release {
+            map: Arc::clone(&self.map),
+            offset: self.released,
+            len: upto - self.released,
+        };
+        self.released = upto;
+        Some(release)
+    }
+}
+
+/// Written pages of a segment to unmap from the process (madvise, which can take milliseconds
+/// on a busy machine: it runs without the log's lock). They stay in the page cache, dirty
+/// until synced, so a segment does not add its size to the resident set.
+pub struct Release {
+    map: Arc<MmapRaw>,
+    offset: usize,
+    len: usize,
+}
+
+impl Release {
+    pub fn run(self) {
+        // SAFETY: the range lies inside the mapping (kept alive by the `Arc`), is page-aligned,
+        // and holds only bytes already written, which nobody writes again (a retired segment is
+        // only truncated at or beyond them); for a shared file mapping MADV_DONTNEED keeps
+        // dirty pages in the page cache, and a later access would read them back from there.
         let advised = unsafe {
-            self.map.unchecked_advise_range(
-                UncheckedAdvice::DontNeed,
-                self.released,
-                upto - self.released,
-            )
+            self.map
+                .unchecked_advise_range(UncheckedAdvice::DontNeed, self.offset, self.len)
         };
         if let Err(e) = advised {
             tracing::debug!("madvise of a commit log segment failed: {e}");
         }
-        self.released = upto;
     }
 }
 
@@ -122,9 +155,9 @@ pub fn create_segment(dir: &Path, id: u64, size: u64) -> Result<(OpenSegment, Ta
         .open(&path)
         .map_err(io)?;
     reserve(&file, size).map_err(io)?;
-    // SAFETY: the file was just created by this process and is only resized by the sync
-    // thread after the mapping is gone (a retired segment); nothing else maps or truncates it.
-    let map = unsafe { MmapMut::map_mut(&file) }.map_err(io)?;
+    // The file was just created by this process and is only truncated by the sync thread once
+    // retired, at or beyond its written bytes; nothing else maps or truncates it.
+    let map = Arc::new(MmapOptions::new().map_raw(&file).map_err(io)?);
     File::open(dir)
         .and_then(|d| d.sync_all())
         .map_err(|e| StorageError::io(dir, e))?;
@@ -161,6 +194,9 @@ mod tests {
         let (header, trailer) = frame_parts(&payload);
         let mut count = 0;
         while tail.put(&header, &payload, &trailer).is_some() {
+            if let Some(release) = tail.take_release() {
+                release.run();
+            }
             count += 1;
         }
         assert_eq!(count, 3 * RELEASE_STEP / 1012);

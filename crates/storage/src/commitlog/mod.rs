@@ -4,7 +4,13 @@
 //! Writers append their own records: [`CommitLog::append`] assigns the position and copies the
 //! frame into the mapped segment ([`mapped`]) under one lock, so an appended record is with the
 //! OS (it survives a crash of the process) before `append` returns, with no system call and no
-//! hand-off to another thread. A dedicated thread ([`syncer`]) fsyncs per the sync mode,
+//! hand-off to another thread. Every writer waits while one holds that lock, so what used to be
+//! slow under it no longer runs there: written pages are unmapped after it is released, and the
+//! next segment is created ahead of time by the sync thread (a roll only swaps it in; it creates
+//! one itself only when none is ready), since creating a file, allocating its space and syncing
+//! the directory took milliseconds with every writer waiting. Waits for the lock over 5 ms are
+//! logged at debug level.
+//! A dedicated thread ([`syncer`]) fsyncs per the sync mode,
 //! acknowledges the writers of `batch` and `group` modes after the fsync covering them, cuts
 //! retired segments to length and syncs them, and deletes the segments whose data every table
 //! has flushed ([`CommitLog::recycle`]).
@@ -32,12 +38,15 @@ use crate::error::{Result, StorageError};
 use crate::health::Health;
 use mapped::{create_segment, OpenSegment, Tail};
 use segment::{frame_parts, HEADER_LEN, TRAILER_LEN};
-use syncer::{Request, Retired, Syncer};
+use syncer::{Request, Retired, Spare, Syncer};
 
 /// The pause before creating a segment again after a failure (`commit_failure_policy:
 /// ignore`); it doubles with each failure in a row up to [`MAX_ROLL_RETRY`].
 const FIRST_ROLL_RETRY: Duration = Duration::from_millis(100);
 const MAX_ROLL_RETRY: Duration = Duration::from_secs(5);
+
+/// Waits and roll times above this are logged (at debug level) as a stall of the write path.
+const SLOW: Duration = Duration::from_millis(5);
 
 /// Default `commitlog_segment_size`: 32 MiB.
 pub const DEFAULT_SEGMENT_SIZE: u64 = 32 * 1024 * 1024;
@@ -122,6 +131,12 @@ struct Shared {
     syncs: AtomicU64,
     /// `commit_failure_policy` and the node's reaction to it.
     health: Arc<Health>,
+    segment_size: u64,
+    /// The next segment, created ahead by the sync thread. Lock order: `state`, then `spare`.
+    spare: Mutex<Option<Spare>>,
+    /// `State::segment`, for the sync thread to read while it holds `spare` but not `state`
+    /// (written under both).
+    segment: AtomicU64,
 }
 
 /// What a write gets when the commit log cannot take it because of `error`.
@@ -180,6 +195,9 @@ impl CommitLog {
             oldest: AtomicU64::new(oldest),
             syncs: AtomicU64::new(0),
             health,
+            segment_size,
+            spare: Mutex::new(None),
+            segment: AtomicU64::new(first_id),
         });
         let (requests, receiver) = mpsc::channel();
         let syncer = Syncer::new(Arc::clone(&shared), mode);
@@ -227,7 +245,9 @@ impl CommitLog {
     fn write(&self, payload: &[u8]) -> Result<Position> {
         let (header, trailer) = frame_parts(payload);
         let size = (HEADER_LEN + payload.len() + TRAILER_LEN) as u64;
+        let asked = Instant::now();
         let mut state = self.shared.state.lock();
+        let waited = asked.elapsed();
         if state.closed {
             return Err(StorageError::Closed);
         }
@@ -247,6 +267,14 @@ impl CommitLog {
             });
         }
         self.shared.dirty.store(true, Ordering::Release);
+        let release = state.tail.take_release();
+        drop(state);
+        if waited > SLOW {
+            tracing::debug!("commit log: a write waited {waited:?} for the log's lock");
+        }
+        if let Some(release) = release {
+            release.run();
+        }
         Ok(position)
     }
 
@@ -263,7 +291,24 @@ impl CommitLog {
             return Err(unavailable(error));
         }
         let next = state.segment + 1;
-        let created = create_segment(&self.shared.dir, next, self.segment_size);
+        let mut spare = self.shared.spare.lock();
+        // A prepared segment whose file is gone (with a lost directory) stays where it is, in
+        // case the directory comes back with it; the write creates one, so that the failure shows.
+        let usable = spare
+            .as_ref()
+            .is_some_and(|s| s.id == next && s.file.path.exists());
+        let prepared = usable;
+        let created = match spare.take() {
+            Some(s) if usable => Ok((s.file, s.tail)),
+            left => {
+                let made = create_segment(&self.shared.dir, next, self.segment_size);
+                if made.is_err() {
+                    *spare = left;
+                }
+                // Else what was left is dropped, not deleted: its path is the new segment's.
+                made
+            }
+        };
         let (file, tail) = match created {
             Ok(created) => created,
             Err(error) => {
@@ -276,11 +321,26 @@ impl CommitLog {
         };
         state.roll_backoff.succeeded();
         state.roll_error = None;
-        // The old mapping is dropped (unmapped) here, before the sync thread truncates its file.
+        // The old mapping is dropped (unmapped) here, or by a `Release` still running on it;
+        // the sync thread truncates its file only at or beyond the bytes written.
         let len = std::mem::replace(&mut state.tail, tail).written();
         let segment = std::mem::replace(&mut state.file, Arc::new(file));
         state.retired.push(Retired { segment, len });
         state.segment = next;
+        self.shared.segment.store(next, Ordering::Release);
+        drop(spare);
+        let took = now.elapsed();
+        if took > SLOW {
+            tracing::debug!(
+                "commit log: starting segment {next} took {took:?} with the log locked ({})",
+                if prepared {
+                    "prepared ahead"
+                } else {
+                    "created by the write"
+                }
+            );
+        }
+        // The sync thread syncs the retired segment and prepares the next one.
         let _ = self.requests.send(Request::Retired);
         Ok(())
     }
@@ -395,7 +455,17 @@ mod tests {
             }
         });
         let (_, existing) = CommitLog::open(tmp.path(), mode, 1 << 20).expect("reopen");
-        assert_eq!(existing.len(), 1);
+        // The segment written to, and the next one, prepared ahead and empty (as after a crash).
+        let written = existing
+            .iter()
+            .filter(|s| {
+                !read_segment(&s.path, true, false)
+                    .expect("read")
+                    .records
+                    .is_empty()
+            })
+            .count();
+        assert_eq!((existing.len(), written), (2, 1));
     }
 
     /// An acknowledged record is in the file already (another reader of the file sees it, so
@@ -485,6 +555,43 @@ mod tests {
             .map(|s| s.id)
             .collect();
         assert_eq!(left, vec![current]);
+    }
+
+    /// The sync thread creates the segment after the current one ahead of time (a roll swaps
+    /// it in instead of creating a file with every writer waiting), prepares the next after a
+    /// roll, and removes the unused one when the log closes.
+    #[test]
+    fn the_next_segment_is_prepared_ahead_and_removed_at_shutdown() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let ids = || -> Vec<u64> {
+            list_segments(tmp.path())
+                .expect("list")
+                .iter()
+                .map(|s| s.id)
+                .collect()
+        };
+        let settled = |want: Vec<u64>| {
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while ids() != want && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            assert_eq!(ids(), want);
+        };
+        let (log, _) = CommitLog::open(tmp.path(), CommitlogSync::Batch, 100).expect("open");
+        settled(vec![1, 2]);
+        runtime().block_on(async {
+            for i in 0..3u8 {
+                log.append(&[i; 30])
+                    .expect("queue")
+                    .wait()
+                    .await
+                    .expect("ack");
+            }
+        });
+        assert_eq!(log.current_position().segment, 2);
+        settled(vec![1, 2, 3]);
+        drop(log);
+        assert_eq!(ids(), vec![1, 2]);
     }
 
     #[test]

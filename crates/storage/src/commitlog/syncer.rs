@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
 
-use super::mapped::OpenSegment;
+use super::mapped::{create_segment, OpenSegment, Tail};
 use super::segment::list_segments;
 use super::{CommitlogSync, Shared};
 use crate::error::{Result, StorageError};
@@ -26,11 +26,18 @@ pub struct Retired {
     pub len: u64,
 }
 
+/// The segment after the current one, created ahead of the roll that needs it.
+pub struct Spare {
+    pub id: u64,
+    pub file: OpenSegment,
+    pub tail: Tail,
+}
+
 /// Work for the sync thread.
 pub enum Request {
     /// Answer once an fsync covers everything written so far (batch and group modes).
     Sync { ack: Ack },
-    /// The writers moved on to a new segment: sync the retired ones now.
+    /// The writers moved on to a new segment: sync the retired ones now and prepare the next.
     Retired,
     /// Delete the segments with ids below `below`, except the current one.
     Recycle { below: u64 },
@@ -59,6 +66,7 @@ impl Syncer {
 
     /// Serves requests until shutdown or until every sender is gone.
     pub fn run(mut self, requests: Receiver<Request>) {
+        self.prepare_spare();
         loop {
             let first = match requests.recv_timeout(self.wait_limit()) {
                 Ok(request) => Some(request),
@@ -75,6 +83,7 @@ impl Syncer {
                     Request::Retired => {
                         // Its failure went through `commit_failure_policy` already.
                         let _ = self.sync_retired();
+                        self.prepare_spare();
                     }
                     Request::Recycle { below } => self.recycle(below),
                     Request::Shutdown { ack } => shutdowns.push(ack),
@@ -86,11 +95,54 @@ impl Syncer {
                 Ok(())
             };
             if !shutdowns.is_empty() {
+                self.discard_spare();
                 self.reply_all(shutdowns, &outcome);
                 return;
             }
         }
         let _ = self.sync();
+        self.discard_spare();
+    }
+
+    /// Creates the segment after the current one, unless it exists already. A failure only
+    /// leaves the roll to create it (and to apply `commit_failure_policy` if that fails too).
+    fn prepare_spare(&self) {
+        if self.failed() {
+            return;
+        }
+        let mut spare = self.shared.spare.lock();
+        let next = self.shared.segment.load(Ordering::Acquire) + 1;
+        if spare.as_ref().is_some_and(|s| s.id == next) {
+            return;
+        }
+        // One for another segment cannot be left (a roll takes or drops it); it is dropped.
+        spare.take();
+        match create_segment(&self.shared.dir, next, self.shared.segment_size) {
+            Ok((file, tail)) => {
+                *spare = Some(Spare {
+                    id: next,
+                    file,
+                    tail,
+                })
+            }
+            Err(error) => {
+                tracing::debug!("could not create commit log segment {next} ahead: {error}")
+            }
+        }
+    }
+
+    /// Removes the unused next segment (a closed log leaves only segments it wrote to).
+    fn discard_spare(&self) {
+        if let Some(spare) = self.shared.spare.lock().take() {
+            let path = spare.file.path.clone();
+            drop(spare);
+            if let Err(e) = std::fs::remove_file(&path) {
+                tracing::debug!(
+                    "could not remove the unused commit log segment {}: {e}",
+                    path.display()
+                );
+            }
+        }
     }
 
     /// How long to wait for requests before checking whether a sync is due.

@@ -138,7 +138,14 @@ impl Core {
             .map(|m| self.engine(m.table))
             .collect::<Result<Vec<_>>>()?;
         let payload = encode_mutations(mutations);
+        let asked = std::time::Instant::now();
         let _barrier = self.barrier.read();
+        let waited = asked.elapsed();
+        if waited > std::time::Duration::from_millis(5) {
+            tracing::debug!(
+                "a write waited {waited:?} for a memtable switch or recycling (the barrier)"
+            );
+        }
         let durable = self.log.append(&payload)?;
         for (mutation, engine) in mutations.iter().zip(engines) {
             let grown = engine.apply_logged(&mutation.key, &mutation.update, durable.position());

@@ -122,6 +122,7 @@ impl Core {
         if self.pools.headroom.load(Ordering::Relaxed) > 0 {
             return Ok(());
         }
+        let asked = std::time::Instant::now();
         loop {
             let mut freed = pin!(self.pools.freed.notified());
             freed.as_mut().enable();
@@ -131,6 +132,10 @@ impl Core {
             let usage = self.pool_usage();
             self.pools.needs_flush(usage);
             if !self.pools.is_full(usage) {
+                let waited = asked.elapsed();
+                if waited > std::time::Duration::from_millis(5) {
+                    tracing::debug!("a write waited {waited:?} for memtable space");
+                }
                 return Ok(());
             }
             // Only the flush thread: waking the other writers would have them wake each other

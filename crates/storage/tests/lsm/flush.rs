@@ -62,12 +62,15 @@ async fn segments_are_deleted_once_flushed_and_shutdown_leaves_nothing_to_replay
     let mut after = before;
     for _ in 0..100 {
         after = segments(&config).len();
-        if after == 1 {
+        if after == 2 {
             break;
         }
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
-    assert_eq!(after, 1, "only the active segment remains");
+    assert_eq!(
+        after, 2,
+        "only the active segment remains, and the next one, prepared ahead"
+    );
     storage
         .apply(upsert(5000, 0, 1, "after"))
         .await
