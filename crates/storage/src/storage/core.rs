@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use arc_swap::ArcSwap;
 use parking_lot::{Condvar, Mutex, RwLock};
 
 use super::config::StorageConfig;
@@ -38,7 +39,8 @@ const MAX_COMPACTION_RETRY: Duration = Duration::from_secs(60);
 pub struct Core {
     pub config: StorageConfig,
     pub log: CommitLog,
-    pub tables: RwLock<HashMap<TableId, Arc<LsmEngine>>>,
+    /// Read by every request; replaced whole when a table is created or dropped.
+    pub tables: ArcSwap<HashMap<TableId, Arc<LsmEngine>>>,
     /// See the module documentation.
     barrier: RwLock<()>,
     pub replay: Mutex<ReplayState>,
@@ -89,7 +91,7 @@ impl Core {
             concurrent_compactors: AtomicUsize::new(config.concurrent_compactors.max(1)),
             config,
             log,
-            tables: RwLock::new(HashMap::new()),
+            tables: ArcSwap::default(),
             barrier: RwLock::new(()),
             replay: Mutex::new(replay),
             replay_cursor: AtomicU64::new(u64::MAX),
@@ -121,14 +123,14 @@ impl Core {
 
     pub fn engine(&self, table: TableId) -> Result<Arc<LsmEngine>> {
         self.tables
-            .read()
+            .load()
             .get(&table)
             .cloned()
             .ok_or(StorageError::UnknownTable(table))
     }
 
     pub fn engines(&self) -> Vec<Arc<LsmEngine>> {
-        self.tables.read().values().cloned().collect()
+        self.tables.load().values().cloned().collect()
     }
 
     /// Logs `mutations` as one record and applies them; await the result for durability.

@@ -23,7 +23,7 @@ pub use scrub::{CorruptSstable, ScrubReport, VerifyOptions, VerifyReport};
 pub use snapshots::SnapshotTable;
 pub use usage::TableUsage;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -102,7 +102,7 @@ impl Storage {
 
     /// Registers a table and opens its SSTables; registering it again is a no-op.
     pub fn create_table(&self, id: TableId, params: TableParams) -> Result<()> {
-        if self.core.tables.read().contains_key(&id) {
+        if self.core.tables.load().contains_key(&id) {
             return Ok(());
         }
         let dirs: Vec<_> = self
@@ -122,11 +122,12 @@ impl Storage {
             params.keyspace,
             params.name
         );
-        self.core
-            .tables
-            .write()
-            .entry(id)
-            .or_insert_with(|| Arc::new(engine));
+        let engine = Arc::new(engine);
+        self.core.tables.rcu(|tables| {
+            let mut tables = HashMap::clone(tables);
+            tables.entry(id).or_insert_with(|| engine.clone());
+            tables
+        });
         self.core.wake_all();
         Ok(())
     }
@@ -142,12 +143,13 @@ impl Storage {
     /// Forgets a table and deletes its files except its snapshots; a drop record keeps replay
     /// from restoring it.
     pub fn drop_table(&self, id: TableId) -> Result<()> {
-        let engine = self
-            .core
-            .tables
-            .write()
-            .remove(&id)
-            .ok_or(StorageError::UnknownTable(id))?;
+        let mut removed = None;
+        self.core.tables.rcu(|tables| {
+            let mut tables = HashMap::clone(tables);
+            removed = tables.remove(&id);
+            tables
+        });
+        let engine = removed.ok_or(StorageError::UnknownTable(id))?;
         // Durable with the next sync; no need to wait, the table is already gone in memory.
         let _ = self.core.log.append(&encode(&LogEntry::Drop(id)))?;
         engine.set_autocompaction(false);

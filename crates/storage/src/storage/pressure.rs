@@ -109,7 +109,7 @@ impl Core {
     pub fn pool_usage(&self) -> PoolUsage {
         let usage: MemtableUsage = self
             .tables
-            .read()
+            .load()
             .values()
             .map(|e| e.memtable_usage())
             .sum();

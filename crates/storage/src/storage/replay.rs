@@ -44,7 +44,7 @@ pub fn replay(core: &Core) -> Result<ReplayStats> {
     }
     let targets: Targets = core
         .tables
-        .read()
+        .load()
         .iter()
         .filter(|(id, _)| !state.replayed.contains(id))
         .map(|(id, engine)| (*id, engine.clone()))
