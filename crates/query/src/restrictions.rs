@@ -505,12 +505,7 @@ fn token(
         "partition key token",
         CqlType::Native(NativeType::Bigint),
     );
-    let operand = match value {
-        Term::FunctionCall { name, args } if name.name.eq_ignore_ascii_case("token") => {
-            token_of_args(table, args, binder)?
-        }
-        other => terms::analyze(other, &s, binder)?,
-    };
+    let operand = terms::analyze(value, &s, binder)?;
     let slice = c.token.get_or_insert_with(Slice::default);
     match op {
         Operator::Eq => {
@@ -528,22 +523,6 @@ fn token(
             "Unsupported operator {op:?} on token"
         ))),
     }
-}
-
-/// `token(?, ?)` on the right-hand side: the token is computed at execution.
-fn token_of_args(table: &TableMetadata, args: &[Term], binder: &mut Binder) -> CqlResult<Operand> {
-    let cols: Vec<&ColumnMetadata> = table.partition_key_columns().collect();
-    if args.len() != cols.len() {
-        return Err(CqlError::invalid(
-            "Invalid number of arguments in call to function system.token",
-        ));
-    }
-    let parts = cols
-        .iter()
-        .zip(args)
-        .map(|(col, t)| terms::analyze(t, &spec(table, &col.name, col.ty.clone()), binder))
-        .collect::<CqlResult<Vec<_>>>()?;
-    Ok(Operand::TokenOf(parts))
 }
 
 fn partition_selection(
