@@ -305,6 +305,22 @@ EXACT_STATEMENTS = [
         ".", "BY", "ASC", "DESC", "PRIMARY", "NOT", "CONTAINS", "TOKEN", "NULL", ">", "+=")],
     *[f"UPDATE nt SET v = 1 {t} v" for t in ("FROM", "k", "'x'", ")", "IF", "AND", ";", "APPLY")],
     *[f"INSERT INTO nt (k, v) VALUES (1, 2 {t} v" for t in ("FROM", "k", "'x'", "IF", "WHERE")],
+    # after a table's name: a token that follows one nowhere (no viable, the name bracketed) or
+    # somewhere (mismatched, the snippet one token further)
+    *[f"SELECT * FROM nt {t} x" for t in (
+        "nt2", '"nt2"', "1", "'x'", "(", ",", "[", "=", "IF", "APPLY", "AND", "WHERE", "LIMIT",
+        "GROUP", "PRIMARY", "JSON", "USING", "SET", "WITH", "AS", "TO", "FROM", "OF", ";")],
+    'SELECT * FROM "ks" "t"',
+    "SELECT * FROM nt (",
+    "SELECT * FROM ks.nt x",
+    "INSERT INTO nt x (k) VALUES (1)",
+    'INSERT INTO "nt" "x" (k) VALUES (1)',
+    "UPDATE nt x SET v = 1 WHERE k = 1",
+    "DELETE FROM nt x WHERE k = 1",
+    "TRUNCATE nt x",
+    "DROP TABLE nt x",
+    "CREATE TABLE nt3 x (k int PRIMARY KEY)",
+    "ALTER TABLE nt x ADD y int",
     "SELECT * FROM nt WHERE k IN (1 FROM",
     "SELECT * FROM nt WHERE k = abs(1 FROM",
     "UPDATE nt SET l = [1 WHERE k = 1",
