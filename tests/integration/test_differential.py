@@ -321,6 +321,26 @@ EXACT_STATEMENTS = [
     "DROP TABLE nt x",
     "CREATE TABLE nt3 x (k int PRIMARY KEY)",
     "ALTER TABLE nt x ADD y int",
+    # after a selector, a relation's column or a deleted column: a token the prediction from
+    # the name does not expect (no viable, the name bracketed), or FROM wanted
+    *[f"SELECT {sel} {t} FROM nt" for sel in ("k", "-v", "1 + v", "k, v.f", "?") for t in (
+        "x", '"x"', "1", "'x'", "=", "IN", "AND", "WHERE", "..", ")", "]", "}", ":", ";", "LIMIT",
+        "ORDER", "ALLOW", "(", "+") if (sel, t) != ("k, v.f", ";")],
+    *[f"SELECT {sel} x FROM nt" for sel in (
+        "1", "'a'", "null", "(int) 1", "[1]", "{1}", "k + 1", "CAST(k AS int)", "writetime(v)",
+        "ttl(v)", "token(k)", "abs(k)", "COUNT(*)", "k AS y", "k AS y, v")],
+    *[f"SELECT {sel}" for sel in ("k", "abs(k)", "k AS x", "1", "k,", "k, v", "?", "k.f", "-k")],
+    *[f"DELETE v {t} FROM nt WHERE k = 1" for t in ("x", "(", ")", ";", "=", "AS", "WHERE", "1",
+                                                  "'a'", "?", "IN", "..", ",", ".", "[")],
+    "DELETE v, m ; FROM nt WHERE k = 1",
+    "DELETE l[1] x FROM nt WHERE k = 1",
+    "DELETE v",
+    *[f"SELECT * FROM nt WHERE {rel} {t} 1" for rel in ("k", "k = 1 AND v", '"k"') for t in (
+        "x", "(", ")", ";", ",", "AS", "AND", ".", "..", "]", ":", "+", "IF", "1", "'a'", "?",
+        "LIMIT", "IN", "FROM", "{", "-")],
+    "SELECT * FROM nt WHERE k = 1 AND l[1] x 1",
+    "SELECT * FROM nt WHERE k IN ?",
+    "SELECT * FROM nt WHERE k",
     "SELECT * FROM nt WHERE k IN (1 FROM",
     "SELECT * FROM nt WHERE k = abs(1 FROM",
     "UPDATE nt SET l = [1 WHERE k = 1",

@@ -66,10 +66,86 @@ impl Parser<'_> {
         while self.eat(Kind::Comma) {
             selectors.push(self.selector()?);
         }
-        if !self.at_kw("from") {
-            return self.no_viable();
+        match selectors.last() {
+            Some(last) if !self.at_kw("from") => self.not_from(last),
+            _ => Ok(Some(selectors)),
         }
-        Ok(Some(selectors))
+    }
+
+    /// The token after the selectors is not FROM. Cassandra predicts a selector that starts
+    /// with a name (`k`, `"k"`, `?`, `k.f`) from that name on: after a selector ending with
+    /// one, a token the prediction does not expect is "no viable alternative", the snippet
+    /// bracketing the name (`SELECT [k] x`); otherwise (an expected token, the end of the text,
+    /// any token after an alias, a call or a constant) FROM is wanted.
+    fn not_from<T>(&self, last: &Selector) -> PResult<T> {
+        let name = match last.alias {
+            None => self.trailing_name_tokens(&last.expr),
+            Some(_) => None,
+        };
+        match name {
+            Some(tokens) if !self.may_follow_a_name_selector() => {
+                self.no_viable_between(self.pos.saturating_sub(tokens), self.pos)
+            }
+            _ => {
+                if last.alias.is_none() && ends_in_name_or_constant(&last.expr) {
+                    // Cassandra's prediction after such a selector read one token further.
+                    self.note_read(self.pos + 1);
+                }
+                self.mismatched("K_FROM")
+            }
+        }
+    }
+
+    /// How many tokens the name a selector just parsed ends with takes (`k` and `?` one, `k.f`
+    /// three).
+    fn trailing_name_tokens(&self, expr: &SelectorExpr) -> Option<usize> {
+        match expr {
+            SelectorExpr::Column(_) => Some(1),
+            SelectorExpr::Term(Term::Bind(_)) => {
+                let before = self.pos.checked_sub(1)?;
+                (self.tokens.get(before)?.kind == Kind::QMark).then_some(1)
+            }
+            SelectorExpr::Field(target, _) => {
+                matches!(target.as_ref(), SelectorExpr::Column(_)).then_some(3)
+            }
+            SelectorExpr::Negated(inner) | SelectorExpr::Arithmetic { right: inner, .. } => {
+                self.trailing_name_tokens(inner)
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether the token here is one Cassandra 5.0.4's prediction of a selector expects after
+    /// a name (or the end of the text).
+    fn may_follow_a_name_selector(&self) -> bool {
+        match self.kind_at(0) {
+            None => true,
+            Some(Kind::Ident) => ["as", "order", "per", "limit", "allow"]
+                .iter()
+                .any(|kw| self.at_kw(kw)),
+            // `f(` may follow a name, not a marker: `? (` is no viable alternative.
+            Some(Kind::LParen) => self
+                .pos
+                .checked_sub(1)
+                .and_then(|i| self.tokens.get(i))
+                .is_some_and(|t| t.kind != Kind::QMark),
+            Some(kind) => matches!(
+                kind,
+                Kind::Comma
+                    | Kind::Dot
+                    | Kind::LBracket
+                    | Kind::Plus
+                    | Kind::Minus
+                    | Kind::Star
+                    | Kind::Slash
+                    | Kind::Percent
+                    | Kind::RParen
+                    | Kind::RBracket
+                    | Kind::RBrace
+                    | Kind::Colon
+                    | Kind::Semicolon
+            ),
+        }
     }
 
     fn selector(&mut self) -> PResult<Selector> {
@@ -342,7 +418,9 @@ impl Parser<'_> {
     }
 
     fn single_column_relation(&mut self) -> PResult<Relation> {
+        let start = self.pos;
         let column = self.cident()?;
+        self.relation_operator_follows(start)?;
         if self.eat(Kind::LBracket) {
             let key = self.term()?;
             self.expect(Kind::RBracket)?;
@@ -361,6 +439,29 @@ impl Parser<'_> {
         }
         let (op, value) = self.operator_and_value()?;
         Ok(Relation::Single { column, op, value })
+    }
+
+    /// Cassandra predicts a relation on a column (from its name, token `start`) by the
+    /// operator after it, and an IN relation by the token after IN: a token no relation has
+    /// there is "no viable alternative", the snippet bracketing the column (`WHERE [k] x`).
+    fn relation_operator_follows(&self, start: usize) -> PResult<()> {
+        let operator = match self.kind_at(0) {
+            Some(
+                Kind::LBracket | Kind::Eq | Kind::Lt | Kind::Lte | Kind::Gt | Kind::Gte | Kind::Neq,
+            ) => true,
+            Some(Kind::Ident) => ["like", "contains", "is"].iter().any(|kw| self.at_kw(kw)),
+            _ => false,
+        };
+        if operator {
+            return Ok(());
+        }
+        if !self.at_kw("in") {
+            return self.no_viable_between(start, self.pos);
+        }
+        match self.kind_at(1) {
+            Some(Kind::LParen | Kind::QMark | Kind::Colon) => Ok(()),
+            _ => self.no_viable_between(start, self.pos + 1),
+        }
     }
 
     /// After a column: `op term`, `LIKE term`, `IN values`, `CONTAINS [KEY] term`.
@@ -509,6 +610,18 @@ impl Parser<'_> {
             Some(literal) => Ok(Term::Literal(literal)),
             None => self.no_viable(),
         }
+    }
+}
+
+/// Whether a selector ends with a name or a constant (`k`, `k.f`, `?`, `1`, `null`, `k + 1`).
+fn ends_in_name_or_constant(expr: &SelectorExpr) -> bool {
+    match expr {
+        SelectorExpr::Column(_) | SelectorExpr::Field(..) => true,
+        SelectorExpr::Term(term) => matches!(term, Term::Literal(_) | Term::Null | Term::Bind(_)),
+        SelectorExpr::Negated(inner) | SelectorExpr::Arithmetic { right: inner, .. } => {
+            ends_in_name_or_constant(inner)
+        }
+        _ => false,
     }
 }
 

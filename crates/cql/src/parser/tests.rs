@@ -920,3 +920,64 @@ fn a_token_after_a_table_name_is_reported_as_cassandra_predicts_it() {
         assert_eq!(error(text), expected, "{text}");
     }
 }
+
+/// Cassandra predicts a selector, a relation and a deletion that start with a name from that
+/// name on: a token that none of them can have after it is "no viable alternative", the
+/// snippet bracketing the name; after a selector that is not a bare name (an alias, a call, a
+/// constant) FROM is wanted, the snippet running one token further after a constant. The
+/// answers of Cassandra 5.0.4.
+#[test]
+fn a_token_after_a_name_is_reported_where_cassandra_predicts_it() {
+    for (text, expected) in [
+        (
+            "SELECT k x FROM t",
+            "line 1:9 no viable alternative at input 'x' (SELECT [k] x...)",
+        ),
+        (
+            "SELECT k, v.f x FROM t",
+            "line 1:14 no viable alternative at input 'x' (SELECT k, [v].f...)",
+        ),
+        (
+            "SELECT 1 + k x FROM t",
+            "line 1:13 no viable alternative at input 'x' (SELECT 1 + [k] x...)",
+        ),
+        (
+            "SELECT k ) FROM t",
+            "line 1:9 mismatched input ')' expecting K_FROM (SELECT k [)] FROM...)",
+        ),
+        (
+            "SELECT 1 x FROM t",
+            "line 1:9 mismatched input 'x' expecting K_FROM (SELECT 1 [x] FROM...)",
+        ),
+        (
+            "SELECT abs(k) x FROM t",
+            "line 1:14 mismatched input 'x' expecting K_FROM (SELECT abs(k) [x]...)",
+        ),
+        (
+            "SELECT k AS x y FROM t",
+            "line 1:14 mismatched input 'y' expecting K_FROM (SELECT k AS x [y]...)",
+        ),
+        (
+            "SELECT k",
+            "line 0:-1 mismatched input '<EOF>' expecting K_FROM",
+        ),
+        (
+            "SELECT * FROM t WHERE k x = 1",
+            "line 1:24 no viable alternative at input 'x' (SELECT * FROM t WHERE [k] x...)",
+        ),
+        (
+            "SELECT * FROM t WHERE k IN 1",
+            "line 1:27 no viable alternative at input '1' (SELECT * FROM t WHERE [k] IN...)",
+        ),
+        (
+            "DELETE v x FROM t WHERE k = 1",
+            "line 1:9 no viable alternative at input 'x' (DELETE [v] x...)",
+        ),
+        (
+            "DELETE v, m ; FROM t WHERE k = 1",
+            "line 1:12 no viable alternative at input ';' (DELETE v, [m] ;...)",
+        ),
+    ] {
+        assert_eq!(error(text), expected, "{text}");
+    }
+}
