@@ -339,6 +339,10 @@ EXACT_STATEMENTS = [
         "x", "(", ")", ";", ",", "AS", "AND", ".", "..", "]", ":", "+", "IF", "1", "'a'", "?",
         "LIMIT", "IN", "FROM", "{", "-")],
     "SELECT * FROM nt WHERE k = 1 AND l[1] x 1",
+    *[f"SELECT * FROM nt GROUP BY {g} {t} 1" for g in ("k", "k, v") for t in (
+        "x", ")", ";", "=", "AS", "WHERE", "AND", ".", "]", ":", "1", "'a'", "?", "LIMIT", "ORDER",
+        "IN", "FROM", "GROUP", "ASC")],
+    *[f"SELECT {sel} . {t} FROM nt" for sel in ("k", "k, v", "?") for t in ("", "1", "(")],
     "SELECT * FROM nt WHERE k IN ?",
     "SELECT * FROM nt WHERE k",
     "SELECT * FROM nt WHERE k IN (1 FROM",

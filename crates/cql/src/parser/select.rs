@@ -72,44 +72,51 @@ impl Parser<'_> {
         }
     }
 
-    /// The token after the selectors is not FROM. Cassandra predicts a selector that starts
-    /// with a name (`k`, `"k"`, `?`, `k.f`) from that name on: after a selector ending with
-    /// one, a token the prediction does not expect is "no viable alternative", the snippet
-    /// bracketing the name (`SELECT [k] x`); otherwise (an expected token, the end of the text,
-    /// any token after an alias, a call or a constant) FROM is wanted.
+    /// The token after the selectors is not FROM: where the prediction of the last selector
+    /// does not fail first (see `selector_prediction_ends`), FROM is wanted.
     fn not_from<T>(&self, last: &Selector) -> PResult<T> {
-        let name = match last.alias {
-            None => self.trailing_name_tokens(&last.expr),
-            Some(_) => None,
-        };
-        match name {
-            Some(tokens) if !self.may_follow_a_name_selector() => {
-                self.no_viable_between(self.pos.saturating_sub(tokens), self.pos)
-            }
-            _ => {
-                if last.alias.is_none() && ends_in_name_or_constant(&last.expr) {
-                    // Cassandra's prediction after such a selector read one token further.
-                    self.note_read(self.pos + 1);
-                }
-                self.mismatched("K_FROM")
+        if last.alias.is_none() {
+            self.selector_prediction_ends(&last.expr)?;
+        }
+        self.mismatched("K_FROM")
+    }
+
+    /// Cassandra predicts a selector that starts with a name (`k`, `"k"`, `?`, `k.f`) from
+    /// that name on: after a selector (or GROUP BY term) ending with one, a token the
+    /// prediction does not expect is "no viable alternative", the snippet bracketing the name
+    /// (`SELECT [k] x`); after one ending with a name or a constant, the prediction read one
+    /// token further.
+    fn selector_prediction_ends(&self, expr: &SelectorExpr) -> PResult<()> {
+        if let Some(tokens) = self.trailing_name_tokens(expr) {
+            if !self.may_follow_a_name_selector() {
+                return self.no_viable_between(self.pos.saturating_sub(tokens), self.pos);
             }
         }
+        if ends_in_name_or_constant(expr) {
+            self.note_read(self.pos + 1);
+        }
+        Ok(())
     }
 
     /// How many tokens the name a selector just parsed ends with takes (`k` and `?` one, `k.f`
     /// three).
     fn trailing_name_tokens(&self, expr: &SelectorExpr) -> Option<usize> {
+        self.trailing_name_at(expr, self.pos)
+    }
+
+    /// `trailing_name_tokens` of a selector whose last token is the one before token `end`.
+    fn trailing_name_at(&self, expr: &SelectorExpr, end: usize) -> Option<usize> {
         match expr {
             SelectorExpr::Column(_) => Some(1),
             SelectorExpr::Term(Term::Bind(_)) => {
-                let before = self.pos.checked_sub(1)?;
+                let before = end.checked_sub(1)?;
                 (self.tokens.get(before)?.kind == Kind::QMark).then_some(1)
             }
             SelectorExpr::Field(target, _) => {
                 matches!(target.as_ref(), SelectorExpr::Column(_)).then_some(3)
             }
             SelectorExpr::Negated(inner) | SelectorExpr::Arithmetic { right: inner, .. } => {
-                self.trailing_name_tokens(inner)
+                self.trailing_name_at(inner, end)
             }
             _ => None,
         }
@@ -120,7 +127,7 @@ impl Parser<'_> {
     fn may_follow_a_name_selector(&self) -> bool {
         match self.kind_at(0) {
             None => true,
-            Some(Kind::Ident) => ["as", "order", "per", "limit", "allow"]
+            Some(Kind::Ident) => ["as", "from", "order", "per", "limit", "allow"]
                 .iter()
                 .any(|kw| self.at_kw(kw)),
             // `f(` may follow a name, not a marker: `? (` is no viable alternative.
@@ -205,6 +212,7 @@ impl Parser<'_> {
         while self.at(Kind::Dot) || self.at(Kind::LBracket) {
             self.descend()?;
             if self.eat(Kind::Dot) {
+                self.field_follows(&expr)?;
                 expr = SelectorExpr::Field(Box::new(expr), self.ident()?);
             } else {
                 self.pos += 1;
@@ -214,6 +222,16 @@ impl Parser<'_> {
         }
         self.depth = depth;
         Ok(expr)
+    }
+
+    /// After `name .`, Cassandra's prediction from the name wants a field's name: any other
+    /// token is "no viable alternative", the snippet bracketing the name (`SELECT [k] . FROM`).
+    fn field_follows(&self, expr: &SelectorExpr) -> PResult<()> {
+        let dot = self.pos.saturating_sub(1);
+        if self.ident_at(0) || self.trailing_name_at(expr, dot) != Some(1) {
+            return Ok(());
+        }
+        self.no_viable_between(dot.saturating_sub(1), self.pos)
     }
 
     fn sub_selection(&mut self, target: SelectorExpr) -> PResult<SelectorExpr> {
@@ -546,6 +564,9 @@ impl Parser<'_> {
         let mut groups = vec![self.selector_expr()?];
         while self.eat(Kind::Comma) {
             groups.push(self.selector_expr()?);
+        }
+        if let Some(last) = groups.last() {
+            self.selector_prediction_ends(last)?;
         }
         Ok(groups)
     }

@@ -977,6 +977,18 @@ fn a_token_after_a_name_is_reported_where_cassandra_predicts_it() {
             "DELETE v, m ; FROM t WHERE k = 1",
             "line 1:12 no viable alternative at input ';' (DELETE v, [m] ;...)",
         ),
+        (
+            "SELECT k . FROM t",
+            "line 1:11 no viable alternative at input 'FROM' (SELECT [k] ....)",
+        ),
+        (
+            "SELECT * FROM t GROUP BY k, c x 1",
+            "line 1:30 no viable alternative at input 'x' (... t GROUP BY k, [c] x...)",
+        ),
+        (
+            "SELECT * FROM t GROUP BY k ) 1",
+            "line 1:27 mismatched input ')' expecting EOF (...FROM t GROUP BY k [)] 1)",
+        ),
     ] {
         assert_eq!(error(text), expected, "{text}");
     }
