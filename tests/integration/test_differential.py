@@ -343,6 +343,12 @@ EXACT_STATEMENTS = [
         "x", ")", ";", "=", "AS", "WHERE", "AND", ".", "]", ":", "1", "'a'", "?", "LIMIT", "ORDER",
         "IN", "FROM", "GROUP", "ASC")],
     *[f"SELECT {sel} . {t} FROM nt" for sel in ("k", "k, v", "?") for t in ("", "1", "(")],
+    # after DISTINCT or JSON and a name, selectors that do not parse fail on that name
+    *[f"SELECT {m} {sel} FROM nt" for m in ("DISTINCT", "JSON", "JSON DISTINCT") for sel in (
+        "k x", "k, v x", "k =", "k )", "abs(k) x", "1 x", "k .", '"k" x', "k", "k AS x y",
+        "abs(", "k,", "k AS", "k +", "CAST(k AS)", "-k x", "? x", "x")],
+    "SELECT DISTINCT",
+    "SELECT JSON",
     "SELECT * FROM nt WHERE k IN ?",
     "SELECT * FROM nt WHERE k",
     "SELECT * FROM nt WHERE k IN (1 FROM",

@@ -11,11 +11,15 @@ use crate::lexer::Kind;
 impl Parser<'_> {
     pub(crate) fn select_statement(&mut self) -> PResult<Select> {
         self.expect_kw("select")?;
+        let modifier = self.pos;
         let json = self.kw_at(0, "json") && self.selector_list_follows(1);
         self.pos += usize::from(json);
         let distinct = self.kw_at(0, "distinct") && self.selector_list_follows(1);
         self.pos += usize::from(distinct);
-        let selectors = self.selectors()?;
+        let selectors = match json || distinct {
+            true => self.selectors_after(modifier)?,
+            false => self.selectors()?,
+        };
         self.expect_kw("from")?;
         let table = self.qualified_name("table")?;
         let where_clause = if self.eat_kw("where") {
@@ -57,8 +61,33 @@ impl Parser<'_> {
         !ends_selector && !is_alias && !self.kw_at(offset, "from")
     }
 
-    /// `*` (`None`) or a list of selectors.
+    /// `*` (`None`) or a list of selectors, then FROM.
     pub(crate) fn selectors(&mut self) -> PResult<Option<Vec<Selector>>> {
+        let selectors = self.selector_list()?;
+        self.from_follows()?;
+        Ok(selectors)
+    }
+
+    /// The selectors after JSON or DISTINCT (token `modifier` is the first of them). When a
+    /// name or a marker follows the keyword, Cassandra tries the selectors as a syntactic
+    /// predicate: when they do not parse, it takes the keyword for a column's name and fails
+    /// on the token after it (`SELECT [DISTINCT] k x`).
+    fn selectors_after(&mut self, modifier: usize) -> PResult<Option<Vec<Selector>>> {
+        let next = self.tokens.get(modifier + 1).map(|t| t.kind);
+        let predicate = matches!(next, Some(Kind::Ident | Kind::QuotedName | Kind::QMark));
+        let selectors = match self.selector_list() {
+            Err(_) if predicate && !self.too_deep => {
+                return self.no_viable_between(modifier, modifier + 1)
+            }
+            parsed => parsed?,
+        };
+        self.from_follows()?;
+        Ok(selectors)
+    }
+
+    /// `*` (`None`) or a list of selectors; a token after the last one that its prediction
+    /// does not expect fails here (see `selector_prediction_ends`).
+    fn selector_list(&mut self) -> PResult<Option<Vec<Selector>>> {
         if self.eat(Kind::Star) {
             return Ok(None);
         }
@@ -66,19 +95,18 @@ impl Parser<'_> {
         while self.eat(Kind::Comma) {
             selectors.push(self.selector()?);
         }
-        match selectors.last() {
-            Some(last) if !self.at_kw("from") => self.not_from(last),
-            _ => Ok(Some(selectors)),
-        }
-    }
-
-    /// The token after the selectors is not FROM: where the prediction of the last selector
-    /// does not fail first (see `selector_prediction_ends`), FROM is wanted.
-    fn not_from<T>(&self, last: &Selector) -> PResult<T> {
-        if last.alias.is_none() {
+        let unaliased = selectors.last().filter(|last| last.alias.is_none());
+        if let (Some(last), false) = (unaliased, self.at_kw("from")) {
             self.selector_prediction_ends(&last.expr)?;
         }
-        self.mismatched("K_FROM")
+        Ok(Some(selectors))
+    }
+
+    fn from_follows(&self) -> PResult<()> {
+        match self.at_kw("from") {
+            true => Ok(()),
+            false => self.mismatched("K_FROM"),
+        }
     }
 
     /// Cassandra predicts a selector that starts with a name (`k`, `"k"`, `?`, `k.f`) from

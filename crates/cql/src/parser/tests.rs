@@ -978,6 +978,18 @@ fn a_token_after_a_name_is_reported_where_cassandra_predicts_it() {
             "line 1:12 no viable alternative at input ';' (DELETE v, [m] ;...)",
         ),
         (
+            "SELECT DISTINCT k, v x FROM t",
+            "line 1:16 no viable alternative at input 'k' (SELECT [DISTINCT] k...)",
+        ),
+        (
+            "SELECT JSON DISTINCT k x FROM t",
+            "line 1:12 no viable alternative at input 'DISTINCT' (SELECT [JSON] DISTINCT...)",
+        ),
+        (
+            "SELECT DISTINCT -k x FROM t",
+            "line 1:19 no viable alternative at input 'x' (SELECT DISTINCT -[k] x...)",
+        ),
+        (
             "SELECT k . FROM t",
             "line 1:11 no viable alternative at input 'FROM' (SELECT [k] ....)",
         ),
