@@ -494,6 +494,18 @@ FUNCTION_VALUE_STATEMENTS = [
         "abs(toJson(1))", "abs(fromJson('1'))", "abs(now())", "abs(abs('a'))", "abs(abs(1, 2))",
         "nosuch() + nosuch()", "1 + nosuch()", "(int) nosuch()", "abs((int) nosuch())",
         "token(nosuch(), 1)")],
+    # a list literal is a value of a list or a vector only
+    "CREATE TABLE tl (k int PRIMARY KEY, v bigint, b blob, l list<int>, s set<int>, "
+    "m map<int, int>, fs frozen<set<int>>)",
+    *[f"INSERT INTO tl (k, {column}) VALUES (1, {value})" for column, value in (
+        ("b", "intAsBlob([1])"), ("b", "intAsBlob([])"), ("v", "abs([1])"), ("v", "[1]"),
+        ("b", "textAsBlob([1])"), ("s", "[1]"), ("fs", "[1]"), ("m", "[1]"), ("l", "[1]"),
+        ("b", "intAsBlob((1, 2))"))],
+    *[f"UPDATE tl SET {assignment} WHERE k = 1" for assignment in (
+        "s = s + [1]", "s = s - [1]", "s = [1]", "m = m - [1]", "l = l + [2]", "s = s + {2}")],
+    "SELECT * FROM tl WHERE fs = [1] ALLOW FILTERING",
+    "SELECT k FROM tl WHERE k = abs([1])",
+    "SELECT * FROM tl",
     "INSERT INTO tv (k, i) VALUES (50, abs(nosuch1(), nosuch2()))",
     "INSERT INTO tv (k, i) VALUES (51, CAST(nosuch() AS int))",
     "UPDATE tv SET i = CAST(nosuch() AS int) WHERE k = 52",

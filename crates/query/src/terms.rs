@@ -244,7 +244,6 @@ fn sequence(
 ) -> CqlResult<Operand> {
     let elem = match (receiver.ty.unfrozen(), term) {
         (CqlType::List(e), Term::List(_)) | (CqlType::Set(e), Term::Set(_)) => e.as_ref().clone(),
-        (CqlType::Set(e), Term::List(_)) => e.as_ref().clone(),
         (CqlType::Vector(e, n), Term::List(_)) => {
             if items.len() != *n as usize {
                 return Err(CqlError::invalid(format!(
@@ -260,6 +259,7 @@ fn sequence(
         (CqlType::Map(..), Term::Set(items)) if items.is_empty() => {
             return composite(receiver, Vec::new())
         }
+        (_, Term::List(_)) => return Err(functions::list_receiver_refused(&receiver.ty)),
         _ => return Err(unsupported(term, receiver)),
     };
     let spec = element_spec(receiver, &elem, "value");
@@ -549,6 +549,34 @@ mod tests {
             };
             assert!(message.starts_with(start), "{value}: {message}");
         }
+    }
+
+    /// Cassandra 5.0.4's list literal is a value of a list or a vector only: given to a set,
+    /// a map, a scalar column or a function parameter of another type it is refused with its
+    /// own message (a set or a map takes no list literal).
+    #[test]
+    fn a_list_literal_is_refused_for_any_receiver_but_a_list_or_vector() {
+        let set = ColumnSpec {
+            ty: CqlType::Set(Box::new(CqlType::Native(NativeType::Int))),
+            ..receiver(0)
+        };
+        let blob = ColumnSpec {
+            ty: CqlType::Native(NativeType::Blob),
+            ..receiver(0)
+        };
+        for (value, receiver, ty) in [
+            ("[1]", &set, "set<int>"),
+            ("[1]", &receiver(0), "int"),
+            ("intAsBlob([1, 2])", &blob, "int"),
+            ("abs([])", &receiver(0), "int"),
+        ] {
+            let refused = analyze(&where_value(value), receiver, &mut Binder::new(0));
+            let expected =
+                format!("Unexpected receiver type '{ty}'; only list and vector are expected");
+            assert_eq!(refused, Err(CqlError::invalid(expected)), "{value}");
+        }
+        let list = receiver(1);
+        assert!(analyze(&where_value("[1, 2]"), &list, &mut Binder::new(0)).is_ok());
     }
 
     /// A binder on a table keyed by an int and a text.

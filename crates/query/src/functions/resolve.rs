@@ -142,6 +142,25 @@ impl ArgKind {
     }
 }
 
+/// Cassandra 5.0.4's list literal refuses to be tested against any type but a list or a vector
+/// (its `testAssignment` throws rather than answering "not assignable").
+pub fn list_receiver_refused(ty: &CqlType) -> CqlError {
+    CqlError::invalid(format!(
+        "Unexpected receiver type '{}'; only list and vector are expected",
+        ty.cql_name()
+    ))
+}
+
+/// The refusal of argument `arg` tested against a parameter of type `ty`, if it throws.
+fn refusal(arg: &Arg, ty: &CqlType) -> CqlResult<()> {
+    let list = matches!(arg.kind, ArgKind::ListLiteral(_));
+    match ty.unfrozen() {
+        CqlType::List(_) | CqlType::Vector(..) => Ok(()),
+        _ if list => Err(list_receiver_refused(ty)),
+        _ => Ok(()),
+    }
+}
+
 fn composite_fit(ty: &CqlType) -> Fit {
     match ty.unfrozen() {
         CqlType::Native(_) => Fit::No,
@@ -229,7 +248,7 @@ pub fn pick(
         if !returns_into(f, receiver) {
             continue;
         }
-        match fits(f, args) {
+        match fits(f, args)? {
             Fit::Exact => return Ok(f.clone()),
             Fit::Weak => compatible.push(f.clone()),
             Fit::No => {}
@@ -246,19 +265,22 @@ fn returns_into(f: &Function, receiver: Option<&CqlType>) -> bool {
     receiver.is_none_or(|r| typed_fit(&f.ret, r) != Fit::No)
 }
 
-fn fits(f: &Function, args: &[Arg]) -> Fit {
+/// How well the arguments fit `f`'s parameters, tested in order as Cassandra does (a list
+/// literal tested against another type fails the call).
+fn fits(f: &Function, args: &[Arg]) -> CqlResult<Fit> {
     if f.args.len() != args.len() {
-        return Fit::No;
+        return Ok(Fit::No);
     }
     let mut result = Fit::Exact;
     for (arg, ty) in args.iter().zip(&f.args) {
+        refusal(arg, ty)?;
         match arg.fit(ty) {
-            Fit::No => return Fit::No,
+            Fit::No => return Ok(Fit::No),
             Fit::Weak => result = Fit::Weak,
             Fit::Exact => {}
         }
     }
-    result
+    Ok(result)
 }
 
 /// The checks of a name with one overload, with their more precise messages.
@@ -272,6 +294,7 @@ pub fn check_single(f: &Function, args: &[Arg]) -> CqlResult<()> {
         )));
     }
     for (i, (arg, ty)) in args.iter().zip(&f.args).enumerate() {
+        refusal(arg, ty)?;
         if arg.fit(ty) == Fit::No {
             return Err(CqlError::invalid(format!(
                 "Type error: {} cannot be passed as argument {i} of function {} of type {}",
