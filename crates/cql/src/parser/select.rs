@@ -64,7 +64,7 @@ impl Parser<'_> {
     /// `*` (`None`) or a list of selectors, then FROM.
     pub(crate) fn selectors(&mut self) -> PResult<Option<Vec<Selector>>> {
         let selectors = self.selector_list()?;
-        self.from_follows()?;
+        self.expect_from()?;
         Ok(selectors)
     }
 
@@ -81,7 +81,7 @@ impl Parser<'_> {
             }
             parsed => parsed?,
         };
-        self.from_follows()?;
+        self.expect_from()?;
         Ok(selectors)
     }
 
@@ -102,7 +102,7 @@ impl Parser<'_> {
         Ok(Some(selectors))
     }
 
-    fn from_follows(&self) -> PResult<()> {
+    fn expect_from(&self) -> PResult<()> {
         match self.at_kw("from") {
             true => Ok(()),
             false => self.mismatched("K_FROM"),
