@@ -5,7 +5,7 @@ use cql::ast::{ArithOp, LiteralKind as AstKind, QualifiedName, Term};
 use types::literal::LiteralKind;
 use types::{CqlError, CqlResult, CqlType, NativeType};
 
-use crate::functions::{self, Arg, ArgKind, CallName, Function, Operator};
+use crate::functions::{self, Arg, ArgKind, CallName, Function, NestedCall, Operator};
 use crate::terms::term_text;
 
 /// The lexical kind of an AST literal.
@@ -41,8 +41,9 @@ pub enum Context {
     Selector,
 }
 
-/// A term as a function argument. Calls, operations and casts inside are resolved on their
-/// own (no receiver) to learn their type.
+/// A term as a function argument. Inside a selector, calls, operations and casts are
+/// resolved on their own (no receiver) to learn their type; inside a term of a statement they
+/// are resolved against each parameter type they are tried for (`NestedCall`).
 pub fn term_arg(term: &Term, keyspace: &str, context: Context) -> CqlResult<Arg> {
     let text = arg_text(term);
     let kind = match term {
@@ -51,7 +52,7 @@ pub fn term_arg(term: &Term, keyspace: &str, context: Context) -> CqlResult<Arg>
             Term::Literal(lit) if matches!(lit.kind, AstKind::Integer | AstKind::Float) => {
                 ArgKind::Literal(literal_kind(lit.kind), format!("-{}", lit.text))
             }
-            _ => ArgKind::Typed(term_type(term, keyspace, context)?),
+            _ => call_arg(term, keyspace, context)?,
         },
         Term::Null => ArgKind::Null,
         Term::Tuple(items) if items.len() == 1 => {
@@ -63,33 +64,83 @@ pub fn term_arg(term: &Term, keyspace: &str, context: Context) -> CqlResult<Arg>
             ArgKind::Composite
         }
         Term::TypeCast { ty, .. } => ArgKind::Typed(crate::ddl::hint_type(ty, keyspace)?),
-        _ => ArgKind::Typed(term_type(term, keyspace, context)?),
+        _ => call_arg(term, keyspace, context)?,
     };
     Ok(Arg { text, kind })
 }
 
-/// The type of a call, operation or cast term resolved without a receiver.
-fn term_type(term: &Term, keyspace: &str, context: Context) -> CqlResult<CqlType> {
-    let (name, args): (CallName<'_>, Vec<&Term>) = match term {
-        Term::FunctionCall { name, args } => {
-            if context == Context::Statement {
-                known(&call_name(name), &written_name(name))?;
-            }
-            (call_name(name), args.iter().collect())
-        }
-        Term::Arithmetic { op, left, right } => (
-            native_call(functions::operation_name(operator(*op))),
-            vec![left.as_ref(), right.as_ref()],
-        ),
-        Term::Negated(inner) => (negation_call(), vec![inner.as_ref()]),
-        Term::Cast { ty, .. } => return Ok(CqlType::Native(ty.native)),
-        _ => return Ok(CqlType::Native(NativeType::Blob)),
+/// A call, operation or cast term as an argument.
+fn call_arg(term: &Term, keyspace: &str, context: Context) -> CqlResult<ArgKind> {
+    if let (Context::Selector, Term::Cast { ty, .. }) = (context, term) {
+        return Ok(ArgKind::Typed(CqlType::Native(ty.native)));
+    }
+    let Some((name, args)) = call_parts(term) else {
+        return Ok(ArgKind::Typed(CqlType::Native(NativeType::Blob)));
     };
     let args = args
         .into_iter()
         .map(|t| term_arg(t, keyspace, context))
         .collect::<CqlResult<Vec<_>>>()?;
-    Ok(functions::resolve(&name, &args, None)?.ret.clone())
+    Ok(match context {
+        Context::Statement => {
+            ArgKind::Call(NestedCall::new(name.keyspace.as_deref(), &name.name, args))
+        }
+        Context::Selector => ArgKind::Typed(
+            functions::resolve(&name.borrowed(), &args, None)?
+                .ret
+                .clone(),
+        ),
+    })
+}
+
+/// The function a call, operation, negation or cast term calls, and its arguments.
+fn call_parts(term: &Term) -> Option<(OwnedCallName, Vec<&Term>)> {
+    Some(match term {
+        Term::FunctionCall { name, args } => {
+            (OwnedCallName::of(&call_name(name)), args.iter().collect())
+        }
+        Term::Arithmetic { op, left, right } => (
+            OwnedCallName::of(&native_call(functions::operation_name(operator(*op)))),
+            vec![left.as_ref(), right.as_ref()],
+        ),
+        Term::Negated(inner) => (OwnedCallName::of(&negation_call()), vec![inner.as_ref()]),
+        Term::Cast { term, ty } => (
+            OwnedCallName {
+                keyspace: Some("system".into()),
+                name: functions::cast_name(ty.name()),
+            },
+            vec![term.as_ref()],
+        ),
+        _ => return None,
+    })
+}
+
+/// A `CallName` that owns its parts.
+struct OwnedCallName {
+    keyspace: Option<String>,
+    name: String,
+}
+
+impl OwnedCallName {
+    fn of(name: &CallName<'_>) -> OwnedCallName {
+        OwnedCallName {
+            keyspace: name.keyspace.map(str::to_string),
+            name: name.name.to_string(),
+        }
+    }
+
+    fn borrowed(&self) -> CallName<'_> {
+        CallName {
+            keyspace: self.keyspace.as_deref(),
+            name: &self.name,
+        }
+    }
+}
+
+/// Whether a call in a term is `token(…)` (`system.token` too): its parameters are the
+/// partition key of the statement's table.
+pub fn is_token(name: &CallName<'_>) -> bool {
+    name.keyspace.is_none_or(|k| k == "system") && name.name == "token"
 }
 
 /// A function a term of a statement calls must exist (`written` is its name as the message

@@ -85,6 +85,7 @@ impl ModifyPlan {
         s: &Insert,
         binder: &mut Binder,
     ) -> CqlResult<ModifyPlan> {
+        binder.on_table(&table);
         if table.is_counter() {
             return Err(CqlError::invalid(
                 "INSERT statements are not allowed on counter tables, use UPDATE instead",
@@ -186,6 +187,7 @@ impl ModifyPlan {
         s: &Update,
         binder: &mut Binder,
     ) -> CqlResult<ModifyPlan> {
+        binder.on_table(&table);
         if s.conditions.is_some() {
             return Err(CqlError::invalid(
                 "Conditional updates are not supported yet",
@@ -219,6 +221,7 @@ impl ModifyPlan {
         s: &Delete,
         binder: &mut Binder,
     ) -> CqlResult<ModifyPlan> {
+        binder.on_table(&table);
         if s.conditions.is_some() {
             return Err(CqlError::invalid(
                 "Conditional deletions are not supported yet",

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
+use schema::TableMetadata;
 use types::error::TypeError;
 use types::request::BoundValue;
 use types::result::ColumnSpec;
@@ -28,8 +29,6 @@ pub enum Operand {
         ty: CqlType,
         parts: Vec<Operand>,
     },
-    /// `token(a, b)` of partition key values: the Murmur3 token as a bigint.
-    TokenOf(Vec<Operand>),
     /// One column's value of an `INSERT JSON` document.
     Json(Box<crate::json::JsonField>),
     /// Field `1` of the tuple operand `0` (a bind marker for a whole tuple of a multi-column
@@ -92,16 +91,6 @@ impl Operand {
                 },
                 other => other,
             }),
-            Operand::TokenOf(parts) => {
-                let mut values = Vec::with_capacity(parts.len());
-                for p in parts {
-                    values.push(p.resolve_required(ctx, "partition key token")?);
-                }
-                let token = crate::keys::partition_key(&values).token;
-                Ok(Resolved::Value(Bytes::copy_from_slice(
-                    &token.to_be_bytes(),
-                )))
-            }
         }
     }
 
@@ -135,11 +124,14 @@ impl Operand {
     }
 }
 
-/// Collects the bind-variable specs of a statement while it is analysed.
+/// Collects the bind-variable specs of a statement while it is analysed, and knows the
+/// partition key of the table the statement is on (`token(…)` in a term takes its types, as
+/// Cassandra's token function of the receiver's table).
 #[derive(Default, Debug)]
 pub struct Binder {
     specs: Vec<Option<ColumnSpec>>,
     names: Vec<Option<String>>,
+    partition_key: Option<Vec<CqlType>>,
 }
 
 impl Binder {
@@ -147,7 +139,23 @@ impl Binder {
         Binder {
             specs: vec![None; count],
             names: vec![None; count],
+            partition_key: None,
         }
+    }
+
+    /// The statement being analysed (next, in a batch) is on `table`.
+    pub fn on_table(&mut self, table: &TableMetadata) {
+        let key = table
+            .partition_key_columns()
+            .map(|c| c.ty.clone())
+            .collect();
+        self.partition_key = Some(key);
+    }
+
+    /// `token(…)` of the statement's table: its partition key's types to a bigint.
+    pub fn token_function(&self) -> Option<Function> {
+        let key = self.partition_key.clone()?;
+        Some(crate::functions::token_function(key))
     }
 
     pub fn bind(&mut self, index: usize, name: Option<&str>, spec: ColumnSpec) -> Operand {

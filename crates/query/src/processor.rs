@@ -6,11 +6,11 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::OnceLock;
 
+use arc_swap::ArcSwap;
 use bytes::Bytes;
 use coordinator::{Coordinator, StrategyLookup};
 use cql::ast::Statement;
 use metadata::MetadataService;
-use arc_swap::ArcSwap;
 use parking_lot::RwLock;
 use ring::ReplicationStrategy;
 use schema::{md5, name_uuid, KeyspaceMetadata, Schema, TableMetadata};

@@ -92,11 +92,12 @@ struct Collected {
     eq: Vec<Option<Values>>,
     slices: Vec<Option<Slice>>,
     multi: Vec<(Vec<String>, Operator, Term)>,
-    /// `m[key] = value` relations on map entries, filtered row by row.
-    entries: Vec<(ColumnMetadata, Term, Term)>,
     /// The columns of each `(a, b) = (...)`, restricted as single columns.
     multi_eq: Vec<Vec<String>>,
-    filters: Vec<(ColumnMetadata, Operator, Term)>,
+    /// Relations filtered row by row (map entries `m[key] = value` too), their values
+    /// analysed where they stand: Cassandra prepares every relation's value, in order, before
+    /// it checks what the relations select.
+    filters: Vec<Filter>,
 }
 
 pub fn analyze(
@@ -134,24 +135,10 @@ pub fn analyze(
             "Clustering columns may not be restricted by both single-column slices and multi-column relations",
         ));
     }
-    for (col, op, term) in c.filters {
-        if !filtering {
-            return Err(filtering_error(kind, &col));
-        }
-        let value = analyze_value(table, &col, op, &term, binder)?;
-        filters.push(Filter {
-            column: col,
-            op,
-            value,
-            key: None,
-        });
+    if !filtering && !c.filters.is_empty() {
+        return Err(filtering_error(kind, &c.filters));
     }
-    for (col, key, value) in c.entries {
-        if !filtering {
-            return Err(filtering_error(kind, &col));
-        }
-        filters.push(entry_filter(table, col, &key, &value, binder)?);
-    }
+    filters.append(&mut c.filters);
     Ok(Restrictions {
         partition,
         clustering_eq,
@@ -161,14 +148,19 @@ pub fn analyze(
     })
 }
 
-fn filtering_error(kind: StatementKind, col: &ColumnMetadata) -> CqlError {
-    match kind {
-        StatementKind::Select { .. } => CqlError::invalid(FILTERING_MESSAGE),
-        _ => CqlError::invalid(format!(
-            "Non PRIMARY KEY columns found in where clause: {}",
-            col.name
-        )),
+/// Filtering without ALLOW FILTERING; an UPDATE or DELETE names the filtered columns as
+/// Cassandra 5.0.4 does (sorted, with a trailing space).
+fn filtering_error(kind: StatementKind, filters: &[Filter]) -> CqlError {
+    if let StatementKind::Select { .. } = kind {
+        return CqlError::invalid(FILTERING_MESSAGE);
     }
+    let mut names: Vec<&str> = filters.iter().map(|f| f.column.name.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    CqlError::invalid(format!(
+        "Non PRIMARY KEY columns found in where clause: {} ",
+        names.join(", ")
+    ))
 }
 
 fn collect(
@@ -237,7 +229,8 @@ fn collect(
                     "Map-entry equality predicates on frozen map column {name} are not supported"
                 )));
             }
-            c.entries.push((col, key.clone(), value.clone()));
+            c.filters
+                .push(entry_filter(table, col, key, value, binder)?);
             Ok(())
         }
         Relation::MapElement { column: name, .. }
@@ -331,7 +324,13 @@ fn single(
             add_bound(slice, op, operand, &col.name)
         }
         _ => {
-            c.filters.push((col, op, value.clone()));
+            let value = analyze_value(table, &col, op, value, binder)?;
+            c.filters.push(Filter {
+                column: col,
+                op,
+                value,
+                key: None,
+            });
             Ok(())
         }
     }
@@ -505,12 +504,7 @@ fn token(
         "partition key token",
         CqlType::Native(NativeType::Bigint),
     );
-    let operand = match value {
-        Term::FunctionCall { name, args } if name.name.eq_ignore_ascii_case("token") => {
-            token_of_args(table, args, binder)?
-        }
-        other => terms::analyze(other, &s, binder)?,
-    };
+    let operand = terms::analyze(value, &s, binder)?;
     let slice = c.token.get_or_insert_with(Slice::default);
     match op {
         Operator::Eq => {
@@ -530,22 +524,6 @@ fn token(
     }
 }
 
-/// `token(?, ?)` on the right-hand side: the token is computed at execution.
-fn token_of_args(table: &TableMetadata, args: &[Term], binder: &mut Binder) -> CqlResult<Operand> {
-    let cols: Vec<&ColumnMetadata> = table.partition_key_columns().collect();
-    if args.len() != cols.len() {
-        return Err(CqlError::invalid(
-            "Invalid number of arguments in call to function system.token",
-        ));
-    }
-    let parts = cols
-        .iter()
-        .zip(args)
-        .map(|(col, t)| terms::analyze(t, &spec(table, &col.name, col.ty.clone()), binder))
-        .collect::<CqlResult<Vec<_>>>()?;
-    Ok(Operand::TokenOf(parts))
-}
-
 fn partition_selection(
     table: &TableMetadata,
     c: &mut Collected,
@@ -561,7 +539,7 @@ fn partition_selection(
         let key_slice = c
             .filters
             .iter()
-            .any(|(col, _, _)| col.kind == ColumnKind::PartitionKey);
+            .any(|f| f.column.kind == ColumnKind::PartitionKey);
         if key_slice {
             let statement = if kind == StatementKind::Update {
                 "UPDATE"

@@ -57,6 +57,7 @@ impl SelectPlan {
         s: &Select,
         binder: &mut Binder,
     ) -> CqlResult<SelectPlan> {
+        binder.on_table(&table);
         let selection = match &s.selectors {
             None => Selection::wildcard(&table),
             Some(sel) => Selection::analyze(&table, sel, binder)?,

@@ -92,7 +92,15 @@ pub fn token_range(slice: &Slice, ctx: &ExecContext) -> CqlResult<KeyRange> {
         Ok(match b {
             None => Bound::Unbounded,
             Some((op, inclusive)) => {
-                let bytes = op.resolve_required(ctx, "partition key token")?;
+                let bytes = match op.resolve(ctx)? {
+                    Resolved::Value(bytes) => bytes,
+                    Resolved::Null => return Err(CqlError::invalid("Invalid null token value")),
+                    Resolved::Unset => {
+                        return Err(CqlError::invalid(
+                            "Invalid unset value for column partition key token",
+                        ))
+                    }
+                };
                 let token = bigint(&bytes)?;
                 let pos = PartitionPosition::Token(token);
                 if *inclusive {

@@ -3,6 +3,8 @@
 //! `Term.Raw.prepare`: the receiver's type chooses among overloads, and arguments are then
 //! analysed against the chosen function's parameter types. Calls of pure functions on
 //! constants are computed once, here.
+use std::sync::Arc;
+
 use bytes::Bytes;
 use cql::ast::{Literal, LiteralKind as AstKind, Term};
 use types::limits::MAX_NESTING;
@@ -55,8 +57,11 @@ fn analyze_at(
         Term::Tuple(items) => tuple(items, receiver, binder, depth),
         Term::UserTypeLiteral(fields) => udt(fields, receiver, binder, depth),
         Term::FunctionCall { name, args } => {
-            known(&calls::call_name(name), &calls::written_name(name))?;
             let args: Vec<&Term> = args.iter().collect();
+            if calls::is_token(&calls::call_name(name)) {
+                return token(&args, receiver, binder, depth);
+            }
+            known(&calls::call_name(name), &calls::written_name(name))?;
             call(&calls::call_name(name), &args, receiver, binder, depth)
         }
         Term::Arithmetic { op, left, right } => {
@@ -116,11 +121,42 @@ fn call(
     binder: &mut Binder,
     depth: usize,
 ) -> CqlResult<Operand> {
-    let described = args
-        .iter()
-        .map(|t| term_arg(t, &receiver.keyspace, Context::Statement))
-        .collect::<CqlResult<Vec<_>>>()?;
+    let described = described(args, receiver)?;
     let function = functions::resolve(name, &described, Some(&receiver.ty))?;
+    apply(function, args, receiver, binder, depth)
+}
+
+/// `token(…)`: the token function of the statement's table, whose parameters are its
+/// partition key (Cassandra's `TokenFct` of the receiver's table).
+fn token(
+    args: &[&Term],
+    receiver: &ColumnSpec,
+    binder: &mut Binder,
+    depth: usize,
+) -> CqlResult<Operand> {
+    let function = binder
+        .token_function()
+        .ok_or_else(|| CqlError::invalid("Unknown function token called"))?;
+    functions::check_single(&function, &described(args, receiver)?)?;
+    apply(Arc::new(function), args, receiver, binder, depth)
+}
+
+/// What resolution knows of a call's arguments.
+fn described(args: &[&Term], receiver: &ColumnSpec) -> CqlResult<Vec<functions::Arg>> {
+    args.iter()
+        .map(|t| term_arg(t, &receiver.keyspace, Context::Statement))
+        .collect()
+}
+
+/// The call of a chosen function: its result must fit the receiver; its arguments are
+/// analysed against its parameter types; a pure function of constants is computed now.
+fn apply(
+    function: Arc<functions::Function>,
+    args: &[&Term],
+    receiver: &ColumnSpec,
+    binder: &mut Binder,
+    depth: usize,
+) -> CqlResult<Operand> {
     if !functions::value_compatible(&receiver.ty, &function.ret) {
         return Err(CqlError::invalid(format!(
             "Type error: cannot assign result of function {} (type {}) to {} (type {})",
@@ -208,7 +244,6 @@ fn sequence(
 ) -> CqlResult<Operand> {
     let elem = match (receiver.ty.unfrozen(), term) {
         (CqlType::List(e), Term::List(_)) | (CqlType::Set(e), Term::Set(_)) => e.as_ref().clone(),
-        (CqlType::Set(e), Term::List(_)) => e.as_ref().clone(),
         (CqlType::Vector(e, n), Term::List(_)) => {
             if items.len() != *n as usize {
                 return Err(CqlError::invalid(format!(
@@ -224,6 +259,7 @@ fn sequence(
         (CqlType::Map(..), Term::Set(items)) if items.is_empty() => {
             return composite(receiver, Vec::new())
         }
+        (_, Term::List(_)) => return Err(functions::list_receiver_refused(&receiver.ty)),
         _ => return Err(unsupported(term, receiver)),
     };
     let spec = element_spec(receiver, &elem, "value");
@@ -456,20 +492,25 @@ mod tests {
         );
     }
 
+    /// The term of `WHERE k = value`, parsed.
+    fn where_value(value: &str) -> Term {
+        let text = format!("SELECT * FROM t WHERE k = {value}");
+        let Ok(cql::ast::Statement::Select(select)) = cql::parse_statement(&text) else {
+            panic!("not a select: {text}");
+        };
+        let relation = select.where_clause.first().cloned();
+        let Some(cql::ast::Relation::Single { value, .. }) = relation else {
+            panic!("no relation: {text}");
+        };
+        value
+    }
+
     /// Cassandra 5.0.4 words an unknown function called anywhere inside a term of a statement
     /// (in a call, an operation or a negation) as one called directly, outermost first.
     #[test]
     fn an_unknown_function_inside_a_term_is_called() {
         let analyzed = |value: &str| {
-            let text = format!("SELECT * FROM t WHERE k = {value}");
-            let Ok(cql::ast::Statement::Select(select)) = cql::parse_statement(&text) else {
-                panic!("not a select: {text}");
-            };
-            let relation = select.where_clause.first().cloned();
-            let Some(cql::ast::Relation::Single { value, .. }) = relation else {
-                panic!("no relation: {text}");
-            };
-            analyze(&value, &receiver(0), &mut Binder::new(0)).map(|_| ())
+            analyze(&where_value(value), &receiver(0), &mut Binder::new(0)).map(|_| ())
         };
         for (value, unknown) in [
             ("- k(1)", "k"),
@@ -482,6 +523,116 @@ mod tests {
             let expected = format!("Unknown function {unknown} called");
             assert_eq!(analyzed(value), Err(CqlError::invalid(expected)), "{value}");
         }
+    }
+
+    /// An unknown function among a call's arguments fits any parameter (Cassandra's
+    /// `testAssignment` of a call it cannot resolve): the call is refused first when no
+    /// overload takes that many arguments, and a CAST of it is ambiguous.
+    #[test]
+    fn a_call_is_checked_before_the_unknown_functions_in_its_arguments() {
+        for (value, start) in [
+            (
+                "abs(nosuch1(), nosuch2())",
+                "Invalid call to function abs, none of its type signatures match",
+            ),
+            (
+                "intAsBlob(nosuch1(), 2)",
+                "Invalid number of arguments in call to function system.intasblob: 1 required but 2 provided",
+            ),
+            ("CAST(nosuch() AS int)", "Ambiguous call to function system.cast_as_int"),
+            ("CAST(token(1) AS int)", "Ambiguous call to function system.cast_as_int"),
+            ("abs(nosuch1())", "Unknown function nosuch1 called"),
+        ] {
+            let refused = analyze(&where_value(value), &receiver(0), &mut Binder::new(0));
+            let Err(CqlError::Invalid(message)) = refused else {
+                panic!("{value}: {refused:?}");
+            };
+            assert!(message.starts_with(start), "{value}: {message}");
+        }
+    }
+
+    /// Cassandra 5.0.4's list literal is a value of a list or a vector only: given to a set,
+    /// a map, a scalar column or a function parameter of another type it is refused with its
+    /// own message (a set or a map takes no list literal).
+    #[test]
+    fn a_list_literal_is_refused_for_any_receiver_but_a_list_or_vector() {
+        let set = ColumnSpec {
+            ty: CqlType::Set(Box::new(CqlType::Native(NativeType::Int))),
+            ..receiver(0)
+        };
+        let blob = ColumnSpec {
+            ty: CqlType::Native(NativeType::Blob),
+            ..receiver(0)
+        };
+        for (value, receiver, ty) in [
+            ("[1]", &set, "set<int>"),
+            ("[1]", &receiver(0), "int"),
+            ("intAsBlob([1, 2])", &blob, "int"),
+            ("abs([])", &receiver(0), "int"),
+        ] {
+            let refused = analyze(&where_value(value), receiver, &mut Binder::new(0));
+            let expected =
+                format!("Unexpected receiver type '{ty}'; only list and vector are expected");
+            assert_eq!(refused, Err(CqlError::invalid(expected)), "{value}");
+        }
+        let list = receiver(1);
+        assert!(analyze(&where_value("[1, 2]"), &list, &mut Binder::new(0)).is_ok());
+    }
+
+    /// A binder on a table keyed by an int and a text.
+    fn on_int_text_key() -> Binder {
+        use schema::{ColumnMetadata, TableMetadata, TableOptions};
+        let columns = vec![
+            ColumnMetadata::partition_key("a", CqlType::Native(NativeType::Int), 0),
+            ColumnMetadata::partition_key("b", CqlType::Native(NativeType::Text), 1),
+        ];
+        let table = TableMetadata::new(
+            "ks",
+            "t",
+            uuid::Uuid::nil(),
+            columns,
+            TableOptions::default(),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let mut binder = Binder::new(0);
+        binder.on_table(&table);
+        binder
+    }
+
+    /// `token(…)` as a value: the token of its arguments as a partition key of the
+    /// statement's table, a bigint, checked as a function of the key's types.
+    #[test]
+    fn token_in_a_term_is_the_partition_key_token_of_its_arguments() {
+        let bigint = ColumnSpec {
+            ty: CqlType::Native(NativeType::Bigint),
+            ..receiver(0)
+        };
+        let key = crate::keys::partition_key(&[
+            Bytes::from_static(&[0, 0, 0, 1]),
+            Bytes::from_static(b"x"),
+        ]);
+        let expected = Operand::Const(Some(Bytes::copy_from_slice(&key.token.to_be_bytes())));
+        for value in [
+            "token(1, 'x')",
+            "system.token(1, 'x')",
+            "(bigint) token((int) 1, 'x')",
+        ] {
+            let analysed = analyze(&where_value(value), &bigint, &mut on_int_text_key());
+            assert_eq!(analysed, Ok(expected.clone()), "{value}");
+        }
+        for (value, receiver, message) in [
+            ("token(1)", &bigint, "Invalid number of arguments in call to function system.token: 2 required but 1 provided"),
+            ("token('x', 1)", &bigint, "Type error: 'x' cannot be passed as argument 0 of function system.token of type int"),
+            ("token(1, 'x')", &receiver(0), "Type error: cannot assign result of function system.token (type bigint) to c (type int)"),
+        ] {
+            let refused = analyze(&where_value(value), receiver, &mut on_int_text_key());
+            assert_eq!(refused, Err(CqlError::invalid(message)), "{value}");
+        }
+        let unbound = analyze(&where_value("token(1, 'x')"), &bigint, &mut Binder::new(0));
+        assert_eq!(
+            unbound,
+            Err(CqlError::invalid("Unknown function token called"))
+        );
     }
 
     /// A minus before a value no overload takes: Cassandra 5.0.4 names the call with its

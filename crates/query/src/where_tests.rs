@@ -510,3 +510,36 @@ async fn map_entries_filter_rows() {
         "Map-entry equality predicates on frozen map column fm are not supported"
     );
 }
+
+/// Cassandra 5.0.4 prepares every relation's value, in order, before it checks what the
+/// relations select: a bad value is reported before the missing ALLOW FILTERING, and an UPDATE
+/// or DELETE filtering on regular columns names them all (sorted, a trailing space).
+#[tokio::test]
+async fn relation_values_are_checked_before_filtering() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let qp = processor(
+        dir.path(),
+        &["CREATE TABLE f (k int, c int, v bigint, w int, PRIMARY KEY (k, c))"],
+    )
+    .await;
+    for (text, message) in [
+        (
+            "SELECT k FROM f WHERE k = 1 AND v = 'a'",
+            "Invalid STRING constant (a) for \"v\" of type bigint",
+        ),
+        (
+            "SELECT k FROM f WHERE v = 'a' AND k = 'b'",
+            "Invalid STRING constant (a) for \"v\" of type bigint",
+        ),
+        (
+            "SELECT k FROM f WHERE v = token(1, 2)",
+            "Invalid number of arguments in call to function system.token: 1 required but 2 provided",
+        ),
+        (
+            "UPDATE f SET v = 1 WHERE k = 1 AND c = 1 AND w = 2 AND v = 2",
+            "Non PRIMARY KEY columns found in where clause: v, w ",
+        ),
+    ] {
+        assert_eq!(refusal(&qp, text).await, message, "{text}");
+    }
+}

@@ -231,6 +231,7 @@ impl Parser<'_> {
     }
 
     fn delete_target(&mut self) -> PResult<DeleteTarget> {
+        let start = self.pos;
         let column = self.cident()?;
         if self.eat(Kind::LBracket) {
             let element = self.term()?;
@@ -239,6 +240,11 @@ impl Parser<'_> {
         }
         if self.eat(Kind::Dot) {
             return Ok(DeleteTarget::Field(column, self.ident()?));
+        }
+        // Cassandra predicts a deletion from the token after the column's name: one that ends
+        // none (not `,` or FROM) is "no viable alternative", the snippet bracketing the name.
+        if !self.at(Kind::Comma) && !self.at_kw("from") {
+            return self.no_viable_between(start, self.pos);
         }
         Ok(DeleteTarget::Column(column))
     }

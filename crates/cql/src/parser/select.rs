@@ -11,11 +11,15 @@ use crate::lexer::Kind;
 impl Parser<'_> {
     pub(crate) fn select_statement(&mut self) -> PResult<Select> {
         self.expect_kw("select")?;
+        let modifier = self.pos;
         let json = self.kw_at(0, "json") && self.selector_list_follows(1);
         self.pos += usize::from(json);
         let distinct = self.kw_at(0, "distinct") && self.selector_list_follows(1);
         self.pos += usize::from(distinct);
-        let selectors = self.selectors()?;
+        let selectors = match json || distinct {
+            true => self.selectors_after(modifier)?,
+            false => self.selectors()?,
+        };
         self.expect_kw("from")?;
         let table = self.qualified_name("table")?;
         let where_clause = if self.eat_kw("where") {
@@ -57,8 +61,33 @@ impl Parser<'_> {
         !ends_selector && !is_alias && !self.kw_at(offset, "from")
     }
 
-    /// `*` (`None`) or a list of selectors.
+    /// `*` (`None`) or a list of selectors, then FROM.
     pub(crate) fn selectors(&mut self) -> PResult<Option<Vec<Selector>>> {
+        let selectors = self.selector_list()?;
+        self.expect_from()?;
+        Ok(selectors)
+    }
+
+    /// The selectors after JSON or DISTINCT (token `modifier` is the first of them). When a
+    /// name or a marker follows the keyword, Cassandra tries the selectors as a syntactic
+    /// predicate: when they do not parse, it takes the keyword for a column's name and fails
+    /// on the token after it (`SELECT [DISTINCT] k x`).
+    fn selectors_after(&mut self, modifier: usize) -> PResult<Option<Vec<Selector>>> {
+        let next = self.tokens.get(modifier + 1).map(|t| t.kind);
+        let predicate = matches!(next, Some(Kind::Ident | Kind::QuotedName | Kind::QMark));
+        let selectors = match self.selector_list() {
+            Err(_) if predicate && !self.too_deep => {
+                return self.no_viable_between(modifier, modifier + 1)
+            }
+            parsed => parsed?,
+        };
+        self.expect_from()?;
+        Ok(selectors)
+    }
+
+    /// `*` (`None`) or a list of selectors; a token after the last one that its prediction
+    /// does not expect fails here (see `selector_prediction_ends`).
+    fn selector_list(&mut self) -> PResult<Option<Vec<Selector>>> {
         if self.eat(Kind::Star) {
             return Ok(None);
         }
@@ -66,10 +95,92 @@ impl Parser<'_> {
         while self.eat(Kind::Comma) {
             selectors.push(self.selector()?);
         }
-        if !self.at_kw("from") {
-            return self.no_viable();
+        let unaliased = selectors.last().filter(|last| last.alias.is_none());
+        if let (Some(last), false) = (unaliased, self.at_kw("from")) {
+            self.selector_prediction_ends(&last.expr)?;
         }
         Ok(Some(selectors))
+    }
+
+    fn expect_from(&self) -> PResult<()> {
+        match self.at_kw("from") {
+            true => Ok(()),
+            false => self.mismatched("K_FROM"),
+        }
+    }
+
+    /// Cassandra predicts a selector that starts with a name (`k`, `"k"`, `?`, `k.f`) from
+    /// that name on: after a selector (or GROUP BY term) ending with one, a token the
+    /// prediction does not expect is "no viable alternative", the snippet bracketing the name
+    /// (`SELECT [k] x`); after one ending with a name or a constant, the prediction read one
+    /// token further.
+    fn selector_prediction_ends(&self, expr: &SelectorExpr) -> PResult<()> {
+        if let Some(tokens) = self.trailing_name_tokens(expr) {
+            if !self.may_follow_a_name_selector() {
+                return self.no_viable_between(self.pos.saturating_sub(tokens), self.pos);
+            }
+        }
+        if ends_in_name_or_constant(expr) {
+            self.note_read(self.pos + 1);
+        }
+        Ok(())
+    }
+
+    /// How many tokens the name a selector just parsed ends with takes (`k` and `?` one, `k.f`
+    /// three).
+    fn trailing_name_tokens(&self, expr: &SelectorExpr) -> Option<usize> {
+        self.trailing_name_at(expr, self.pos)
+    }
+
+    /// `trailing_name_tokens` of a selector whose last token is the one before token `end`.
+    fn trailing_name_at(&self, expr: &SelectorExpr, end: usize) -> Option<usize> {
+        match expr {
+            SelectorExpr::Column(_) => Some(1),
+            SelectorExpr::Term(Term::Bind(_)) => {
+                let before = end.checked_sub(1)?;
+                (self.tokens.get(before)?.kind == Kind::QMark).then_some(1)
+            }
+            SelectorExpr::Field(target, _) => {
+                matches!(target.as_ref(), SelectorExpr::Column(_)).then_some(3)
+            }
+            SelectorExpr::Negated(inner) | SelectorExpr::Arithmetic { right: inner, .. } => {
+                self.trailing_name_at(inner, end)
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether the token here is one Cassandra 5.0.4's prediction of a selector expects after
+    /// a name (or the end of the text).
+    fn may_follow_a_name_selector(&self) -> bool {
+        match self.kind_at(0) {
+            None => true,
+            Some(Kind::Ident) => ["as", "from", "order", "per", "limit", "allow"]
+                .iter()
+                .any(|kw| self.at_kw(kw)),
+            // `f(` may follow a name, not a marker: `? (` is no viable alternative.
+            Some(Kind::LParen) => self
+                .pos
+                .checked_sub(1)
+                .and_then(|i| self.tokens.get(i))
+                .is_some_and(|t| t.kind != Kind::QMark),
+            Some(kind) => matches!(
+                kind,
+                Kind::Comma
+                    | Kind::Dot
+                    | Kind::LBracket
+                    | Kind::Plus
+                    | Kind::Minus
+                    | Kind::Star
+                    | Kind::Slash
+                    | Kind::Percent
+                    | Kind::RParen
+                    | Kind::RBracket
+                    | Kind::RBrace
+                    | Kind::Colon
+                    | Kind::Semicolon
+            ),
+        }
     }
 
     fn selector(&mut self) -> PResult<Selector> {
@@ -129,6 +240,7 @@ impl Parser<'_> {
         while self.at(Kind::Dot) || self.at(Kind::LBracket) {
             self.descend()?;
             if self.eat(Kind::Dot) {
+                self.field_follows(&expr)?;
                 expr = SelectorExpr::Field(Box::new(expr), self.ident()?);
             } else {
                 self.pos += 1;
@@ -138,6 +250,16 @@ impl Parser<'_> {
         }
         self.depth = depth;
         Ok(expr)
+    }
+
+    /// After `name .`, Cassandra's prediction from the name wants a field's name: any other
+    /// token is "no viable alternative", the snippet bracketing the name (`SELECT [k] . FROM`).
+    fn field_follows(&self, expr: &SelectorExpr) -> PResult<()> {
+        let dot = self.pos.saturating_sub(1);
+        if self.ident_at(0) || self.trailing_name_at(expr, dot) != Some(1) {
+            return Ok(());
+        }
+        self.no_viable_between(dot.saturating_sub(1), self.pos)
     }
 
     fn sub_selection(&mut self, target: SelectorExpr) -> PResult<SelectorExpr> {
@@ -342,7 +464,9 @@ impl Parser<'_> {
     }
 
     fn single_column_relation(&mut self) -> PResult<Relation> {
+        let start = self.pos;
         let column = self.cident()?;
+        self.relation_operator_follows(start)?;
         if self.eat(Kind::LBracket) {
             let key = self.term()?;
             self.expect(Kind::RBracket)?;
@@ -361,6 +485,29 @@ impl Parser<'_> {
         }
         let (op, value) = self.operator_and_value()?;
         Ok(Relation::Single { column, op, value })
+    }
+
+    /// Cassandra predicts a relation on a column (from its name, token `start`) by the
+    /// operator after it, and an IN relation by the token after IN: a token no relation has
+    /// there is "no viable alternative", the snippet bracketing the column (`WHERE [k] x`).
+    fn relation_operator_follows(&self, start: usize) -> PResult<()> {
+        let operator = match self.kind_at(0) {
+            Some(
+                Kind::LBracket | Kind::Eq | Kind::Lt | Kind::Lte | Kind::Gt | Kind::Gte | Kind::Neq,
+            ) => true,
+            Some(Kind::Ident) => ["like", "contains", "is"].iter().any(|kw| self.at_kw(kw)),
+            _ => false,
+        };
+        if operator {
+            return Ok(());
+        }
+        if !self.at_kw("in") {
+            return self.no_viable_between(start, self.pos);
+        }
+        match self.kind_at(1) {
+            Some(Kind::LParen | Kind::QMark | Kind::Colon) => Ok(()),
+            _ => self.no_viable_between(start, self.pos + 1),
+        }
     }
 
     /// After a column: `op term`, `LIKE term`, `IN values`, `CONTAINS [KEY] term`.
@@ -446,6 +593,9 @@ impl Parser<'_> {
         while self.eat(Kind::Comma) {
             groups.push(self.selector_expr()?);
         }
+        if let Some(last) = groups.last() {
+            self.selector_prediction_ends(last)?;
+        }
         Ok(groups)
     }
 
@@ -509,6 +659,18 @@ impl Parser<'_> {
             Some(literal) => Ok(Term::Literal(literal)),
             None => self.no_viable(),
         }
+    }
+}
+
+/// Whether a selector ends with a name or a constant (`k`, `k.f`, `?`, `1`, `null`, `k + 1`).
+fn ends_in_name_or_constant(expr: &SelectorExpr) -> bool {
+    match expr {
+        SelectorExpr::Column(_) | SelectorExpr::Field(..) => true,
+        SelectorExpr::Term(term) => matches!(term, Term::Literal(_) | Term::Null | Term::Bind(_)),
+        SelectorExpr::Negated(inner) | SelectorExpr::Arithmetic { right: inner, .. } => {
+            ends_in_name_or_constant(inner)
+        }
+        _ => false,
     }
 }
 

@@ -872,3 +872,136 @@ fn the_token_after_a_term_is_reported_as_cassandra_reports_it() {
         assert_eq!(error(text), expected, "{text}");
     }
 }
+
+/// After a table's name without a keyspace, Cassandra's prediction of `(ksName '.')? cfName`
+/// fails on a token that follows a table's name nowhere in its grammar, the snippet
+/// bracketing the name; a token that may follow one is a mismatch where the statement does
+/// not want it, the snippet running one token further. The answers of Cassandra 5.0.4.
+#[test]
+fn a_token_after_a_table_name_is_reported_as_cassandra_predicts_it() {
+    for (text, expected) in [
+        (
+            "SELECT * FROM \"ks\" \"t\"",
+            "line 1:19 no viable alternative at input 't' (SELECT * FROM [\"k]s\" \"...)",
+        ),
+        (
+            "SELECT * FROM t t2",
+            "line 1:16 no viable alternative at input 't2' (SELECT * FROM [t] t2)",
+        ),
+        (
+            "SELECT * FROM t , x",
+            "line 1:16 no viable alternative at input ',' (SELECT * FROM [t] ,...)",
+        ),
+        (
+            "INSERT INTO t x (k) VALUES (1)",
+            "line 1:14 no viable alternative at input 'x' (INSERT INTO [t] x...)",
+        ),
+        (
+            "UPDATE t x SET v = 1 WHERE k = 1",
+            "line 1:9 no viable alternative at input 'x' (UPDATE [t] x...)",
+        ),
+        (
+            "TRUNCATE t x",
+            "line 1:11 no viable alternative at input 'x' (TRUNCATE [t] x)",
+        ),
+        (
+            "SELECT * FROM t WITH x",
+            "line 1:16 mismatched input 'WITH' expecting EOF (SELECT * FROM t [WITH] x)",
+        ),
+        (
+            "SELECT * FROM t (",
+            "line 1:16 mismatched input '(' expecting EOF",
+        ),
+        (
+            "SELECT * FROM ks.t x",
+            "line 1:19 mismatched input 'x' expecting EOF (SELECT * FROM ks.t [x])",
+        ),
+    ] {
+        assert_eq!(error(text), expected, "{text}");
+    }
+}
+
+/// Cassandra predicts a selector, a relation and a deletion that start with a name from that
+/// name on: a token that none of them can have after it is "no viable alternative", the
+/// snippet bracketing the name; after a selector that is not a bare name (an alias, a call, a
+/// constant) FROM is wanted, the snippet running one token further after a constant. The
+/// answers of Cassandra 5.0.4.
+#[test]
+fn a_token_after_a_name_is_reported_where_cassandra_predicts_it() {
+    for (text, expected) in [
+        (
+            "SELECT k x FROM t",
+            "line 1:9 no viable alternative at input 'x' (SELECT [k] x...)",
+        ),
+        (
+            "SELECT k, v.f x FROM t",
+            "line 1:14 no viable alternative at input 'x' (SELECT k, [v].f...)",
+        ),
+        (
+            "SELECT 1 + k x FROM t",
+            "line 1:13 no viable alternative at input 'x' (SELECT 1 + [k] x...)",
+        ),
+        (
+            "SELECT k ) FROM t",
+            "line 1:9 mismatched input ')' expecting K_FROM (SELECT k [)] FROM...)",
+        ),
+        (
+            "SELECT 1 x FROM t",
+            "line 1:9 mismatched input 'x' expecting K_FROM (SELECT 1 [x] FROM...)",
+        ),
+        (
+            "SELECT abs(k) x FROM t",
+            "line 1:14 mismatched input 'x' expecting K_FROM (SELECT abs(k) [x]...)",
+        ),
+        (
+            "SELECT k AS x y FROM t",
+            "line 1:14 mismatched input 'y' expecting K_FROM (SELECT k AS x [y]...)",
+        ),
+        (
+            "SELECT k",
+            "line 0:-1 mismatched input '<EOF>' expecting K_FROM",
+        ),
+        (
+            "SELECT * FROM t WHERE k x = 1",
+            "line 1:24 no viable alternative at input 'x' (SELECT * FROM t WHERE [k] x...)",
+        ),
+        (
+            "SELECT * FROM t WHERE k IN 1",
+            "line 1:27 no viable alternative at input '1' (SELECT * FROM t WHERE [k] IN...)",
+        ),
+        (
+            "DELETE v x FROM t WHERE k = 1",
+            "line 1:9 no viable alternative at input 'x' (DELETE [v] x...)",
+        ),
+        (
+            "DELETE v, m ; FROM t WHERE k = 1",
+            "line 1:12 no viable alternative at input ';' (DELETE v, [m] ;...)",
+        ),
+        (
+            "SELECT DISTINCT k, v x FROM t",
+            "line 1:16 no viable alternative at input 'k' (SELECT [DISTINCT] k...)",
+        ),
+        (
+            "SELECT JSON DISTINCT k x FROM t",
+            "line 1:12 no viable alternative at input 'DISTINCT' (SELECT [JSON] DISTINCT...)",
+        ),
+        (
+            "SELECT DISTINCT -k x FROM t",
+            "line 1:19 no viable alternative at input 'x' (SELECT DISTINCT -[k] x...)",
+        ),
+        (
+            "SELECT k . FROM t",
+            "line 1:11 no viable alternative at input 'FROM' (SELECT [k] ....)",
+        ),
+        (
+            "SELECT * FROM t GROUP BY k, c x 1",
+            "line 1:30 no viable alternative at input 'x' (... t GROUP BY k, [c] x...)",
+        ),
+        (
+            "SELECT * FROM t GROUP BY k ) 1",
+            "line 1:27 mismatched input ')' expecting EOF (...FROM t GROUP BY k [)] 1)",
+        ),
+    ] {
+        assert_eq!(error(text), expected, "{text}");
+    }
+}

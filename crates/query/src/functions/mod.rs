@@ -34,7 +34,9 @@ mod vector;
 
 pub use conversion::cast_name;
 pub use operation::{operation_name, symbol_of as operation_symbol, Operator};
-pub use resolve::{value_compatible, Arg, ArgKind, Fit};
+pub use resolve::{
+    check_single, list_receiver_refused, value_compatible, Arg, ArgKind, Fit, NestedCall,
+};
 
 /// What a call can read besides its arguments: the moment of the execution.
 #[derive(Clone, Copy, Debug)]

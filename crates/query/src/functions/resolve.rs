@@ -2,7 +2,7 @@
 //! wins at once; otherwise the one candidate every argument can be assigned to; none is
 //! "Invalid call", several are "Ambiguous call" (for operators, the overload whose operand
 //! types are the receiver's type breaks the tie when no argument is a bind marker).
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use types::literal::{is_assignable, LiteralKind};
 use types::{CqlError, CqlResult, CqlType, NativeType};
@@ -31,6 +31,61 @@ pub enum ArgKind {
     Parenthesized(Box<ArgKind>),
     Null,
     Marker,
+    /// A call (also an operation, a negation or a cast) inside a term of a statement.
+    Call(NestedCall),
+}
+
+/// A call among the arguments of another in a term of a statement. As in Cassandra's
+/// `FunctionCall.Raw.testAssignment`, it is resolved anew for each parameter type it is tried
+/// against (that type as its receiver): the result's type then fits as a typed value does,
+/// and a call that cannot be resolved (an unknown function, `token`, no or several matching
+/// overloads) fits any parameter weakly, its error left for its own analysis. `fromJson` and
+/// `toJson`, whose types follow their receiver or argument, fit weakly too, as in Cassandra
+/// 5.0.4.
+#[derive(Clone, Debug)]
+pub struct NestedCall {
+    pub keyspace: Option<String>,
+    pub name: String,
+    pub args: Vec<Arg>,
+    /// The fits found so far by parameter type: a nest of calls is resolved once per type
+    /// and level, not once per path through the overloads.
+    fits: Arc<Mutex<Vec<(CqlType, Fit)>>>,
+}
+
+impl NestedCall {
+    pub fn new(keyspace: Option<&str>, name: &str, args: Vec<Arg>) -> NestedCall {
+        NestedCall {
+            keyspace: keyspace.map(str::to_string),
+            name: name.to_string(),
+            args,
+            fits: Arc::default(),
+        }
+    }
+
+    fn resolved(&self, receiver: Option<&CqlType>) -> Option<Arc<Function>> {
+        let name = super::CallName {
+            keyspace: self.keyspace.as_deref(),
+            name: &self.name,
+        };
+        super::resolve(&name, &self.args, receiver)
+            .ok()
+            .filter(|f| !matches!(f.name.as_str(), "fromjson" | "tojson"))
+    }
+
+    fn fit(&self, ty: &CqlType) -> Fit {
+        let known = |fits: &Vec<(CqlType, Fit)>| fits.iter().find(|(t, _)| t == ty).map(|f| f.1);
+        if let Some(fit) = self.fits.lock().ok().and_then(|f| known(&f)) {
+            return fit;
+        }
+        let fit = match self.resolved(Some(ty)) {
+            Some(f) => typed_fit(&f.ret, ty),
+            None => Fit::Weak,
+        };
+        if let Ok(mut fits) = self.fits.lock() {
+            fits.push((ty.clone(), fit));
+        }
+        fit
+    }
 }
 
 /// How well an argument fits a parameter type.
@@ -67,6 +122,7 @@ impl ArgKind {
             ArgKind::Typed(ty) => Some(ty.clone()),
             ArgKind::Literal(kind, text) => Some(CqlType::Native(preferred(*kind, text))),
             ArgKind::Parenthesized(inner) => inner.inferred_type(),
+            ArgKind::Call(call) => call.resolved(None).map(|f| f.ret.clone()),
             _ => None,
         }
     }
@@ -81,7 +137,27 @@ impl ArgKind {
                 _ => inner.fit(ty),
             },
             ArgKind::Null | ArgKind::Marker => Fit::Weak,
+            ArgKind::Call(call) => call.fit(ty),
         }
+    }
+}
+
+/// Cassandra 5.0.4's list literal refuses to be tested against any type but a list or a vector
+/// (its `testAssignment` throws rather than answering "not assignable").
+pub fn list_receiver_refused(ty: &CqlType) -> CqlError {
+    CqlError::invalid(format!(
+        "Unexpected receiver type '{}'; only list and vector are expected",
+        ty.cql_name()
+    ))
+}
+
+/// The refusal of argument `arg` tested against a parameter of type `ty`, if it throws.
+fn refusal(arg: &Arg, ty: &CqlType) -> CqlResult<()> {
+    let list = matches!(arg.kind, ArgKind::ListLiteral(_));
+    match ty.unfrozen() {
+        CqlType::List(_) | CqlType::Vector(..) => Ok(()),
+        _ if list => Err(list_receiver_refused(ty)),
+        _ => Ok(()),
     }
 }
 
@@ -172,7 +248,7 @@ pub fn pick(
         if !returns_into(f, receiver) {
             continue;
         }
-        match fits(f, args) {
+        match fits(f, args)? {
             Fit::Exact => return Ok(f.clone()),
             Fit::Weak => compatible.push(f.clone()),
             Fit::No => {}
@@ -189,19 +265,22 @@ fn returns_into(f: &Function, receiver: Option<&CqlType>) -> bool {
     receiver.is_none_or(|r| typed_fit(&f.ret, r) != Fit::No)
 }
 
-fn fits(f: &Function, args: &[Arg]) -> Fit {
+/// How well the arguments fit `f`'s parameters, tested in order as Cassandra does (a list
+/// literal tested against another type fails the call).
+fn fits(f: &Function, args: &[Arg]) -> CqlResult<Fit> {
     if f.args.len() != args.len() {
-        return Fit::No;
+        return Ok(Fit::No);
     }
     let mut result = Fit::Exact;
     for (arg, ty) in args.iter().zip(&f.args) {
+        refusal(arg, ty)?;
         match arg.fit(ty) {
-            Fit::No => return Fit::No,
+            Fit::No => return Ok(Fit::No),
             Fit::Weak => result = Fit::Weak,
             Fit::Exact => {}
         }
     }
-    result
+    Ok(result)
 }
 
 /// The checks of a name with one overload, with their more precise messages.
@@ -215,6 +294,7 @@ pub fn check_single(f: &Function, args: &[Arg]) -> CqlResult<()> {
         )));
     }
     for (i, (arg, ty)) in args.iter().zip(&f.args).enumerate() {
+        refusal(arg, ty)?;
         if arg.fit(ty) == Fit::No {
             return Err(CqlError::invalid(format!(
                 "Type error: {} cannot be passed as argument {i} of function {} of type {}",
