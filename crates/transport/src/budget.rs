@@ -1,10 +1,12 @@
 //! A budget of request bytes in flight, shared by connections. Every request takes from one
 //! and gives back when answered, so taking and giving are a few atomic operations and no lock;
-//! only a request that finds the budget spent waits, woken when bytes are given back.
+//! only a request that finds the budget spent waits, woken when bytes are given back. Waiters
+//! are served in arrival order, and nobody takes past them (a request as large as the budget
+//! is not starved by smaller ones), as with tokio's fair semaphore.
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::SeqCst};
 use std::sync::Arc;
 
-use tokio::sync::Notify;
+use tokio::sync::{Mutex, Notify};
 
 #[derive(Debug)]
 pub(crate) struct Budget {
@@ -13,6 +15,8 @@ pub(crate) struct Budget {
     /// Takers waiting for bytes; givers wake them only when there are some.
     waiting: AtomicUsize,
     freed: Notify,
+    /// Held by the waiter whose turn it is; the others queue for it in arrival order.
+    turn: Mutex<()>,
 }
 
 impl Budget {
@@ -22,6 +26,7 @@ impl Budget {
             used: AtomicU64::new(0),
             waiting: AtomicUsize::new(0),
             freed: Notify::new(),
+            turn: Mutex::new(()),
         }
     }
 
@@ -30,8 +35,12 @@ impl Budget {
         self.used.load(SeqCst)
     }
 
-    /// Takes `n` bytes if the budget has them.
+    /// Takes `n` bytes if the budget has them and nobody waits for bytes.
     pub fn try_take(&self, n: u64) -> bool {
+        self.waiting.load(SeqCst) == 0 && self.take_now(n)
+    }
+
+    fn take_now(&self, n: u64) -> bool {
         let mut used = self.used.load(SeqCst);
         loop {
             match used.checked_add(n) {
@@ -47,13 +56,17 @@ impl Budget {
 
     /// Takes `n` bytes (at most the limit), waiting until they are given back.
     pub async fn take(&self, n: u64) {
+        if self.try_take(n) {
+            return;
+        }
         let _waiting = Waiting::new(&self.waiting);
+        let _turn = self.turn.lock().await;
         loop {
             let freed = self.freed.notified();
             tokio::pin!(freed);
             // Registered before the attempt: bytes given back after it wake this taker.
             freed.as_mut().enable();
-            if self.try_take(n) {
+            if self.take_now(n) {
                 return;
             }
             freed.await;
@@ -156,6 +169,37 @@ mod tests {
         assert_eq!(budget.waiting.load(SeqCst), 0);
         budget.give(1);
         assert_eq!(budget.used(), 0);
+    }
+
+    #[tokio::test]
+    async fn waiters_are_served_in_arrival_order_and_nobody_takes_past_them() {
+        let budget = Arc::new(Budget::new(10));
+        assert!(budget.try_take(10));
+        let whole = tokio::spawn({
+            let budget = budget.clone();
+            async move { budget.take(10).await }
+        });
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let small = tokio::spawn({
+            let budget = budget.clone();
+            async move { budget.take(1).await }
+        });
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        budget.give(9);
+        assert!(!budget.try_take(1), "not past the waiters");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        assert!(!whole.is_finished() && !small.is_finished(), "the first needs all ten");
+        budget.give(1);
+        tokio::time::timeout(Duration::from_secs(5), whole)
+            .await
+            .expect("the first served")
+            .expect("no panic");
+        assert!(!small.is_finished(), "the whole budget is taken");
+        budget.give(10);
+        tokio::time::timeout(Duration::from_secs(5), small)
+            .await
+            .expect("then the second")
+            .expect("no panic");
     }
 
     #[tokio::test]
