@@ -23,7 +23,11 @@ pub enum Requirement {
 }
 
 impl Requirement {
-    pub fn new(strategy: &ReplicationStrategy, cl: Consistency, local_dc: &Arc<str>) -> Requirement {
+    pub fn new(
+        strategy: &ReplicationStrategy,
+        cl: Consistency,
+        local_dc: &Arc<str>,
+    ) -> Requirement {
         let n = block_for(strategy, cl, local_dc);
         match (cl, strategy) {
             (Consistency::LocalOne | Consistency::LocalQuorum | Consistency::LocalSerial, _) => {

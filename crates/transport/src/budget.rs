@@ -47,7 +47,10 @@ impl Budget {
                 Some(after) if after <= self.limit => {}
                 _ => return false,
             }
-            match self.used.compare_exchange_weak(used, used + n, SeqCst, SeqCst) {
+            match self
+                .used
+                .compare_exchange_weak(used, used + n, SeqCst, SeqCst)
+            {
                 Ok(_) => return true,
                 Err(now) => used = now,
             }
@@ -188,7 +191,10 @@ mod tests {
         budget.give(9);
         assert!(!budget.try_take(1), "not past the waiters");
         tokio::time::sleep(Duration::from_millis(20)).await;
-        assert!(!whole.is_finished() && !small.is_finished(), "the first needs all ten");
+        assert!(
+            !whole.is_finished() && !small.is_finished(),
+            "the first needs all ten"
+        );
         budget.give(1);
         tokio::time::timeout(Duration::from_secs(5), whole)
             .await

@@ -2,6 +2,7 @@
 //! server's limits before its body is read (waiting, or answering Overloaded), enforces the
 //! STARTUP handshake, runs requests concurrently (bounded per connection), forwards
 //! registered events, closes clients that stall mid-frame or idle, and drains on close.
+use crate::budget::{Budget, Taken};
 use crate::client::{ClientState, Clients, DriverInfo};
 use crate::clock::{Expiry, ReadClock};
 use crate::compression::decompress_body;
@@ -9,7 +10,6 @@ use crate::event::Event;
 use crate::framer::{Framer, Inbound, LegacyDecoder, V5Decoder};
 use crate::handler::QueryHandler;
 use crate::header::{Header, Opcode, FLAG_COMPRESSED, FLAG_TRACING, MAX_VERSION, MIN_VERSION};
-use crate::budget::{Budget, Taken};
 use crate::limits::{Limits, Reservation, Slot};
 use crate::panics::{self, PanicReport};
 use crate::request::{decode_request, EventKind, Request};

@@ -194,7 +194,10 @@ impl Slot {
     /// request to finish rather than forever.
     fn counts(&self, bytes: u32) -> (u64, u64) {
         let s = &self.limits().settings;
-        (u64::from(bytes).min(s.bytes_per_ip), u64::from(bytes).min(s.bytes))
+        (
+            u64::from(bytes).min(s.bytes_per_ip),
+            u64::from(bytes).min(s.bytes),
+        )
     }
 
     /// Reserves `bytes` and passes the rate limit, or says why not (Cassandra's Overloaded

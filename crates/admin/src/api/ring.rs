@@ -159,7 +159,13 @@ pub fn describe_ring(node: &AdminNode, keyspace: &str) -> ApiResult<RingRanges> 
                 endpoints: r
                     .replicas
                     .iter()
-                    .map(|e| (e.addr.to_string(), e.datacenter.to_string(), e.rack.to_string()))
+                    .map(|e| {
+                        (
+                            e.addr.to_string(),
+                            e.datacenter.to_string(),
+                            e.rack.to_string(),
+                        )
+                    })
                     .collect(),
             })
             .collect(),
