@@ -129,6 +129,20 @@ impl Drop for Waiting<'_> {
 mod tests {
     use super::*;
     use std::time::Duration;
+    use tokio::task::JoinHandle;
+
+    fn spawn_take(budget: &Arc<Budget>, n: u64) -> JoinHandle<()> {
+        let budget = Arc::clone(budget);
+        tokio::spawn(async move { budget.take(n).await })
+    }
+
+    /// Waits (at most 5 s) for a taker to get its units.
+    async fn served(taker: JoinHandle<()>, what: &str) {
+        tokio::time::timeout(Duration::from_secs(5), taker)
+            .await
+            .expect(what)
+            .expect("no panic");
+    }
 
     #[test]
     fn takes_up_to_the_limit_and_gives_back() {
@@ -149,17 +163,11 @@ mod tests {
     async fn a_waiting_taker_is_woken_when_bytes_come_back() {
         let budget = Arc::new(Budget::new(10));
         assert!(budget.try_take(10));
-        let waiter = tokio::spawn({
-            let budget = budget.clone();
-            async move { budget.take(5).await }
-        });
+        let waiter = spawn_take(&budget, 5);
         tokio::time::sleep(Duration::from_millis(20)).await;
         assert!(!waiter.is_finished(), "nothing was given back yet");
         budget.give(5);
-        tokio::time::timeout(Duration::from_secs(5), waiter)
-            .await
-            .expect("woken")
-            .expect("no panic");
+        served(waiter, "woken").await;
         assert_eq!(budget.used(), 10);
     }
 
@@ -178,15 +186,9 @@ mod tests {
     async fn waiters_are_served_in_arrival_order_and_nobody_takes_past_them() {
         let budget = Arc::new(Budget::new(10));
         assert!(budget.try_take(10));
-        let whole = tokio::spawn({
-            let budget = budget.clone();
-            async move { budget.take(10).await }
-        });
+        let whole = spawn_take(&budget, 10);
         tokio::time::sleep(Duration::from_millis(20)).await;
-        let small = tokio::spawn({
-            let budget = budget.clone();
-            async move { budget.take(1).await }
-        });
+        let small = spawn_take(&budget, 1);
         tokio::time::sleep(Duration::from_millis(20)).await;
         budget.give(9);
         assert!(!budget.try_take(1), "not past the waiters");
@@ -196,16 +198,10 @@ mod tests {
             "the first needs all ten"
         );
         budget.give(1);
-        tokio::time::timeout(Duration::from_secs(5), whole)
-            .await
-            .expect("the first served")
-            .expect("no panic");
+        served(whole, "the first served").await;
         assert!(!small.is_finished(), "the whole budget is taken");
         budget.give(10);
-        tokio::time::timeout(Duration::from_secs(5), small)
-            .await
-            .expect("then the second")
-            .expect("no panic");
+        served(small, "then the second").await;
     }
 
     #[tokio::test]
