@@ -4,5 +4,7 @@
 pub mod codec;
 pub mod counter_context;
 mod model;
+mod names;
 
 pub use model::*;
+pub use names::column_name;

@@ -47,7 +47,7 @@ impl Write<'_> {
 /// operations that need it.
 pub fn apply(row: &mut Row, op: &Op, w: &Write, existing: Option<&Row>) -> CqlResult<()> {
     let col = op.column();
-    let name = Bytes::copy_from_slice(col.name.as_bytes());
+    let name = mutation::column_name(&col.name);
     if !col.ty.is_multi_cell() {
         if let Some(cell) = simple(op, w)? {
             row.columns.push(ColumnData::simple(name, cell));

@@ -94,7 +94,7 @@ fn column_data(
     ts: i64,
     ttl: Option<i32>,
 ) -> CqlResult<ColumnData> {
-    let name = Bytes::copy_from_slice(name.as_bytes());
+    let name = mutation::column_name(name);
     let now = (ts / 1_000_000) as i32;
     let live = |value: Bytes| match ttl {
         Some(ttl) => Cell::expiring(ts, ttl, now, value),

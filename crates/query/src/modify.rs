@@ -293,14 +293,18 @@ impl ModifyPlan {
         let table = storage::TableId(self.layout.table.id);
         if !self.ops.iter().any(Op::reads_existing) {
             let update = self.partition_update(&w, None)?;
-            return Ok(keys
-                .into_iter()
+            // Cloned for every key but the last, which takes it (one key: no copy).
+            let mut keys = keys.into_iter();
+            let last = keys.next_back();
+            let mut out: Vec<Mutation> = keys
                 .map(|key| Mutation {
                     table,
                     key,
                     update: update.clone(),
                 })
-                .collect());
+                .collect();
+            out.extend(last.map(|key| Mutation { table, key, update }));
+            return Ok(out);
         }
         keys.into_iter()
             .map(|key| {
@@ -389,7 +393,7 @@ impl ModifyPlan {
             for clustering in targets {
                 updates.push(CounterUpdate {
                     clustering,
-                    column: Bytes::copy_from_slice(col.name.as_bytes()),
+                    column: mutation::column_name(&col.name),
                     delta: delta.wrapping_mul(sign),
                 });
             }

@@ -76,8 +76,11 @@ impl Memtable {
 
     /// Applies a write logged at `position`.
     pub fn apply_logged(&self, key: &PartitionKey, update: &PartitionUpdate, position: Position) {
-        self.min_position
-            .fetch_min(position.pack(), Ordering::Relaxed);
+        // Positions and timestamps mostly grow: a load first spares the shared line a write.
+        let packed = position.pack();
+        if packed < self.min_position.load(Ordering::Relaxed) {
+            self.min_position.fetch_min(packed, Ordering::Relaxed);
+        }
         self.apply(key, update);
     }
 
@@ -126,8 +129,10 @@ impl Memtable {
         });
         entry.value().lock().apply(update);
         self.allocated.fetch_add(added, Ordering::Relaxed);
-        self.min_timestamp
-            .fetch_min(min_timestamp(update), Ordering::Relaxed);
+        let oldest = min_timestamp(update);
+        if oldest < self.min_timestamp.load(Ordering::Relaxed) {
+            self.min_timestamp.fetch_min(oldest, Ordering::Relaxed);
+        }
     }
 
     /// Bytes allocated by writes so far (an estimate; never decreases).
