@@ -611,7 +611,7 @@ mod tests {
             assert!(ReadRequest::decode(&bytes[..cut]).is_err(), "cut at {cut}");
         }
         let mut data = storage::PartitionData::default();
-        data.apply(&mutation("k").update);
+        data.apply(mutation("k").update);
         let rows = SourceRows {
             data,
             stopped_at: None,
@@ -653,7 +653,7 @@ mod tests {
             assert!(RangeRequest::decode(&bytes[..cut]).is_err(), "cut at {cut}");
         }
         let mut data = storage::PartitionData::default();
-        data.apply(&mutation("k").update);
+        data.apply(mutation("k").update);
         let scan = ScanSource {
             partitions: vec![(mutation("k").key, data)],
             stopped_at: Some(mutation("k").key),

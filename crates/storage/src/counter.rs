@@ -240,7 +240,7 @@ mod tests {
 
     fn partition(rows: Vec<Row>) -> PartitionData {
         let mut data = PartitionData::default();
-        data.apply(&PartitionUpdate {
+        data.apply(PartitionUpdate {
             rows,
             ..Default::default()
         });

@@ -75,7 +75,7 @@ impl Memtable {
     }
 
     /// Applies a write logged at `position`.
-    pub fn apply_logged(&self, key: &PartitionKey, update: &PartitionUpdate, position: Position) {
+    pub fn apply_logged(&self, key: &PartitionKey, update: PartitionUpdate, position: Position) {
         // Positions and timestamps mostly grow: a load first spares the shared line a write.
         let packed = position.pack();
         if packed < self.min_position.load(Ordering::Relaxed) {
@@ -118,8 +118,9 @@ impl Memtable {
     }
 
     /// Reconciles `update` into the partition `key`.
-    pub fn apply(&self, key: &PartitionKey, update: &PartitionUpdate) {
-        let mut added = update_size(update);
+    pub fn apply(&self, key: &PartitionKey, update: PartitionUpdate) {
+        let mut added = update_size(&update);
+        let oldest = min_timestamp(&update);
         // Before the partition is visible: a reader that finds it also finds its token.
         self.tokens.insert(key.token);
         // One search of the skiplist, whether the partition is new or not.
@@ -129,7 +130,6 @@ impl Memtable {
         });
         entry.value().lock().apply(update);
         self.allocated.fetch_add(added, Ordering::Relaxed);
-        let oldest = min_timestamp(update);
         if oldest < self.min_timestamp.load(Ordering::Relaxed) {
             self.min_timestamp.fetch_min(oldest, Ordering::Relaxed);
         }
@@ -262,7 +262,7 @@ mod tests {
         let memtable = Memtable::for_partitions(0);
         let written = |n: i64| n.wrapping_mul(0x9e37_79b9_7f4a_7c15_u64 as i64);
         for n in 0..20_000 {
-            memtable.apply(&key(written(n)), &update());
+            memtable.apply(&key(written(n)), update());
         }
         assert_eq!(memtable.partition_count(), 20_000);
         for n in 0..20_000 {
@@ -297,7 +297,7 @@ mod tests {
     fn apply_tracks_allocation_and_keys_come_back_in_token_order() {
         let memtable = Memtable::new();
         for token in [5, -3, 9, 0] {
-            memtable.apply(&key(token), &update());
+            memtable.apply(&key(token), update());
         }
         assert!(memtable.allocated_bytes() > 4 * (PARTITION_OVERHEAD + ROW_OVERHEAD));
         let range = KeyRange {
@@ -323,7 +323,7 @@ mod tests {
     fn min_timestamp_covers_cells_markers_and_deletions() {
         let memtable = Memtable::new();
         assert_eq!(memtable.min_timestamp(), i64::MAX);
-        memtable.apply(&key(1), &update());
+        memtable.apply(&key(1), update());
         assert_eq!(memtable.min_timestamp(), 1);
         let mut row = Row::new(Bytes::from_static(b"d"));
         row.deletion = mutation::DeletionTime {
@@ -335,7 +335,7 @@ mod tests {
             rows: vec![row],
             ..Default::default()
         };
-        memtable.apply(&key(2), &deleted);
+        memtable.apply(&key(2), deleted);
         assert_eq!(memtable.min_timestamp(), -7);
     }
 
@@ -347,7 +347,7 @@ mod tests {
                 let memtable = &memtable;
                 scope.spawn(move || {
                     for n in 0..250 {
-                        memtable.apply(&key(thread * 1000 + n), &update());
+                        memtable.apply(&key(thread * 1000 + n), update());
                     }
                 });
             }

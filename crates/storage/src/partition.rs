@@ -51,16 +51,16 @@ impl Default for PartitionData {
 
 impl PartitionData {
     /// Reconciles an update into this partition.
-    pub fn apply(&mut self, update: &PartitionUpdate) {
+    pub fn apply(&mut self, update: PartitionUpdate) {
         self.partition_deletion = self.partition_deletion.merge(update.partition_deletion);
-        if let Some(row) = &update.static_row {
-            self.add_static_row(normalize_row(row.clone()));
+        if let Some(row) = update.static_row {
+            self.add_static_row(normalize_row(row));
         }
-        for row in &update.rows {
-            self.add_row(normalize_row(row.clone()));
+        for row in update.rows {
+            self.add_row(normalize_row(row));
         }
-        for tombstone in &update.range_tombstones {
-            self.add_range_tombstone(tombstone.clone());
+        for tombstone in update.range_tombstones {
+            self.add_range_tombstone(tombstone);
         }
     }
 
@@ -199,12 +199,12 @@ mod tests {
             deletion: DeletionTime::new(ts, 0),
         };
         let mut data = PartitionData::default();
-        data.apply(&PartitionUpdate {
+        data.apply(PartitionUpdate {
             rows: vec![row("a", 1), row("b", 1)],
             range_tombstones: vec![rt(1)],
             ..Default::default()
         });
-        data.apply(&PartitionUpdate {
+        data.apply(PartitionUpdate {
             rows: vec![row("a", 2)],
             range_tombstones: vec![rt(3)],
             ..Default::default()
@@ -221,7 +221,7 @@ mod tests {
     #[test]
     fn select_keeps_only_sliced_rows_and_skips_inverted_slices() {
         let mut data = PartitionData::default();
-        data.apply(&PartitionUpdate {
+        data.apply(PartitionUpdate {
             static_row: Some(row("", 1)),
             rows: vec![row("a", 1), row("b", 1), row("c", 1)],
             ..Default::default()
@@ -246,7 +246,7 @@ mod tests {
     #[test]
     fn select_stops_at_the_cap_in_read_order() {
         let mut data = PartitionData::default();
-        data.apply(&PartitionUpdate {
+        data.apply(PartitionUpdate {
             rows: vec![row("a", 1), row("b", 1), row("c", 1), row("d", 1)],
             ..Default::default()
         });

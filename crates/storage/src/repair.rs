@@ -117,7 +117,7 @@ mod tests {
             reconciled.merge(other);
             let mut repaired = replica.clone();
             if let Some(diff) = reconciled.missing_in(&replica) {
-                repaired.apply(&diff);
+                repaired.apply(diff);
             }
             prop_assert_eq!(canonical(repaired), canonical(reconciled.clone()));
             prop_assert_eq!(reconciled.missing_in(&reconciled), None);
@@ -130,14 +130,14 @@ mod tests {
         let mut row = Row::new("c");
         row.columns = vec![cell(1), ColumnData::simple("w", Cell::tombstone(1, 0))];
         let mut replica = PartitionData::default();
-        replica.apply(&PartitionUpdate {
+        replica.apply(PartitionUpdate {
             rows: vec![row.clone()],
             ..Default::default()
         });
         let mut newer = row;
         newer.columns[0] = cell(2);
         let mut reconciled = replica.clone();
-        reconciled.apply(&PartitionUpdate {
+        reconciled.apply(PartitionUpdate {
             rows: vec![newer],
             ..Default::default()
         });

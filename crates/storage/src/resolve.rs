@@ -183,7 +183,7 @@ mod tests {
     #[test]
     fn range_tombstone_and_limit_apply_in_reverse() {
         let mut data = PartitionData::default();
-        data.apply(&PartitionUpdate {
+        data.apply(PartitionUpdate {
             rows: vec![row("a", 1), row("b", 1), row("c", 1), row("d", 1)],
             range_tombstones: vec![RangeTombstone {
                 start: Bound::Excluded(Bytes::from_static(b"b")),
@@ -215,7 +215,7 @@ mod tests {
             vec![Cell::live(5, Bytes::from_static(b"x")).with_path(Bytes::from_static(b"k"))],
         )];
         let mut data = PartitionData::default();
-        data.apply(&PartitionUpdate {
+        data.apply(PartitionUpdate {
             rows: vec![r],
             ..Default::default()
         });

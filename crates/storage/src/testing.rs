@@ -123,7 +123,7 @@ pub(crate) fn partition_key() -> impl Strategy<Value = PartitionKey> {
 pub(crate) fn arb_partition_data() -> impl Strategy<Value = PartitionData> {
     update().prop_map(|update| {
         let mut data = PartitionData::default();
-        data.apply(&update);
+        data.apply(update);
         data
     })
 }

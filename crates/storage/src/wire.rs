@@ -140,7 +140,7 @@ pub fn partition_data(r: &mut Reader<'_>) -> Decoded<PartitionData> {
         })?,
     };
     let mut data = PartitionData::default();
-    data.apply(&update);
+    data.apply(update);
     Ok(data)
 }
 

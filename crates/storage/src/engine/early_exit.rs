@@ -85,7 +85,7 @@ mod tests {
         row.liveness = Some(LivenessInfo::new(marker));
         row.columns = vec![ColumnData::simple("v", Cell::live(v, b("x")))];
         let mut data = PartitionData::default();
-        data.apply(&PartitionUpdate {
+        data.apply(PartitionUpdate {
             rows: vec![row],
             ..Default::default()
         });

@@ -296,7 +296,7 @@ impl LsmEngine {
     pub fn apply_logged(
         &self,
         key: &PartitionKey,
-        update: &PartitionUpdate,
+        update: PartitionUpdate,
         position: Position,
     ) -> u64 {
         self.view.read().active.apply(key, update, Some(position))
@@ -638,7 +638,7 @@ fn overlaps(sstable: &Sstable, range: &KeyRange) -> bool {
 
 impl TableEngine for LsmEngine {
     fn apply(&self, key: &PartitionKey, update: &PartitionUpdate) -> Result<()> {
-        self.view.read().active.apply(key, update, None);
+        self.view.read().active.apply(key, update.clone(), None);
         Ok(())
     }
 

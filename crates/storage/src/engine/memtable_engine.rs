@@ -29,7 +29,7 @@ impl MemtableEngine {
 
 impl TableEngine for MemtableEngine {
     fn apply(&self, key: &PartitionKey, update: &PartitionUpdate) -> Result<()> {
-        self.memtable().apply(key, update);
+        self.memtable().apply(key, update.clone());
         Ok(())
     }
 

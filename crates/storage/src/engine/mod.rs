@@ -181,7 +181,7 @@ mod tests {
             rows: vec![row],
             ..Default::default()
         };
-        m.apply(&key(token), &update);
+        m.apply(&key(token), update);
     }
 
     #[test]

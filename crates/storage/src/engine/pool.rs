@@ -72,12 +72,12 @@ impl PooledMemtable {
     pub fn apply(
         &self,
         key: &PartitionKey,
-        update: &PartitionUpdate,
+        update: PartitionUpdate,
         position: Option<Position>,
     ) -> u64 {
         let before = self.memtable.allocated_bytes();
         self.values
-            .fetch_add(value_bytes(update), Ordering::Relaxed);
+            .fetch_add(value_bytes(&update), Ordering::Relaxed);
         match position {
             Some(position) => self.memtable.apply_logged(key, update, position),
             None => self.memtable.apply(key, update),
@@ -144,7 +144,7 @@ mod tests {
             token: 1,
             key: Bytes::from_static(b"k"),
         };
-        let grown = memtable.apply(&key, &update, None);
+        let grown = memtable.apply(&key, update, None);
         let usage = memtable.usage();
         assert_eq!(usage.values, 1000);
         assert_eq!(grown, usage.total);

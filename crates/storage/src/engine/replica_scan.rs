@@ -120,7 +120,7 @@ mod tests {
     fn replica(writes: &[(i64, PartitionUpdate)]) -> Memtable {
         let memtable = Memtable::new();
         for (token, update) in writes {
-            memtable.apply(&key(*token), update);
+            memtable.apply(&key(*token), update.clone());
         }
         memtable
     }

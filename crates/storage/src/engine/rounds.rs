@@ -245,7 +245,7 @@ mod tests {
             }
             row
         });
-        data.apply(&PartitionUpdate {
+        data.apply(PartitionUpdate {
             rows: rows.collect(),
             ..Default::default()
         });
@@ -333,7 +333,7 @@ mod tests {
         let live: Vec<(&str, bool)> = names.iter().map(|n| (n.as_str(), true)).collect();
         let mut deleting = source(&live[30..]);
         // The third replica alone holds a newer deletion of the first 25 rows.
-        deleting.apply(&PartitionUpdate {
+        deleting.apply(PartitionUpdate {
             range_tombstones: vec![RangeTombstone {
                 start: Bound::Unbounded,
                 end: Bound::Excluded(b("025")),

@@ -271,7 +271,7 @@ mod tests {
             });
         }
         let mut data = PartitionData::default();
-        data.apply(&update);
+        data.apply(update);
         data
     }
 
@@ -289,7 +289,7 @@ mod tests {
             ..PartitionUpdate::default()
         };
         let mut data = PartitionData::default();
-        data.apply(&update);
+        data.apply(update);
         assert_eq!(
             count_tombstones(&data, NOW),
             2,
@@ -367,7 +367,7 @@ mod tests {
 
     fn partition(update: PartitionUpdate) -> PartitionData {
         let mut data = PartitionData::default();
-        data.apply(&update);
+        data.apply(update);
         data
     }
 

@@ -134,12 +134,12 @@ impl Core {
     }
 
     /// Logs `mutations` as one record and applies them; await the result for durability.
-    pub fn log_and_apply(&self, mutations: &[Mutation]) -> Result<Durable> {
+    pub fn log_and_apply(&self, mutations: Vec<Mutation>) -> Result<Durable> {
         let engines = mutations
             .iter()
             .map(|m| self.engine(m.table))
             .collect::<Result<Vec<_>>>()?;
-        let payload = encode_mutations(mutations);
+        let payload = encode_mutations(&mutations);
         let asked = std::time::Instant::now();
         let _barrier = self.barrier.read();
         let waited = asked.elapsed();
@@ -149,8 +149,8 @@ impl Core {
             );
         }
         let durable = self.log.append(&payload)?;
-        for (mutation, engine) in mutations.iter().zip(engines) {
-            let grown = engine.apply_logged(&mutation.key, &mutation.update, durable.position());
+        for (mutation, engine) in mutations.into_iter().zip(engines) {
+            let grown = engine.apply_logged(&mutation.key, mutation.update, durable.position());
             self.pools.charge_write(grown);
         }
         Ok(durable)

@@ -197,7 +197,7 @@ impl Storage {
             return Ok(());
         }
         self.core.wait_for_memtable_space().await?;
-        self.core.log_and_apply(&mutations)?.wait().await
+        self.core.log_and_apply(mutations)?.wait().await
     }
 
     /// Adds deltas to counter columns of one partition as their leader replica, atomically

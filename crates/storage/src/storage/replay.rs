@@ -116,7 +116,7 @@ fn apply_mutations(
         match targets.get(&mutation.table) {
             Some(engine) if position < engine.floor() => stats.mutations_flushed += 1,
             Some(engine) => {
-                engine.apply_logged(&mutation.key, &mutation.update, position);
+                engine.apply_logged(&mutation.key, mutation.update, position);
                 stats.mutations_applied += 1;
             }
             None => stats.mutations_skipped += 1,

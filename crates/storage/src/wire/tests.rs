@@ -134,7 +134,7 @@ fn with_row(deletion: DeletionTime, cell_ts: i64) -> SourceRows {
         Cell::live(cell_ts, Bytes::from_static(b"x")),
     )];
     let mut data = PartitionData::default();
-    data.apply(&PartitionUpdate {
+    data.apply(PartitionUpdate {
         rows: vec![row],
         ..Default::default()
     });

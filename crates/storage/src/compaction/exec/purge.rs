@@ -193,7 +193,7 @@ mod tests {
 
     fn data(update: PartitionUpdate) -> PartitionData {
         let mut data = PartitionData::default();
-        data.apply(&update);
+        data.apply(update);
         data
     }
 

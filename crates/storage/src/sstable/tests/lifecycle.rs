@@ -20,7 +20,7 @@ fn one_row(clustering: Bytes, ts: i64, value: &str) -> PartitionData {
     let mut data = PartitionData::default();
     let mut row = Row::new(clustering);
     row.columns = vec![ColumnData::simple("v", Cell::live(ts, b(value)))];
-    data.apply(&PartitionUpdate {
+    data.apply(PartitionUpdate {
         rows: vec![row],
         ..Default::default()
     });
@@ -180,7 +180,7 @@ fn large_partition_slice_reads_touch_few_chunks() {
             row
         })
         .collect();
-    data.apply(&PartitionUpdate {
+    data.apply(PartitionUpdate {
         rows,
         ..Default::default()
     });
@@ -259,7 +259,7 @@ fn merge_path_reads_memtable_over_sstable() {
         let data = one_row(b("c"), 1, value);
         old.apply(
             &key(token, &format!("k{token}")),
-            &PartitionUpdate {
+            PartitionUpdate {
                 rows: data.rows.into_values().collect(),
                 ..Default::default()
             },
@@ -271,7 +271,7 @@ fn merge_path_reads_memtable_over_sstable() {
         let data = one_row(b("c"), 2, value);
         new.apply(
             &key(token, &format!("k{token}")),
-            &PartitionUpdate {
+            PartitionUpdate {
                 rows: data.rows.into_values().collect(),
                 ..Default::default()
             },

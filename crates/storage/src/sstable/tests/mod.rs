@@ -93,7 +93,7 @@ pub(super) fn sample_memtable() -> Memtable {
                 deletion: DeletionTime::new(20, 990),
             }],
         };
-        memtable.apply(&key(token, &name), &update);
+        memtable.apply(&key(token, &name), update);
     }
     memtable
 }

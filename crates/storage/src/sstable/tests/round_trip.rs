@@ -81,7 +81,7 @@ fn key_range() -> impl Strategy<Value = KeyRange> {
 fn memtable_of(writes: &[(PartitionKey, PartitionUpdate)]) -> Memtable {
     let memtable = Memtable::new();
     for (key, update) in writes {
-        memtable.apply(key, update);
+        memtable.apply(key, update.clone());
     }
     memtable
 }
