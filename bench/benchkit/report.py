@@ -3,8 +3,8 @@ and 13, JSON validation and the Markdown report."""
 import statistics
 
 METRICS = ("throughput", "mean_ms", "p50_ms", "p95_ms", "p99_ms", "p999_ms", "max_ms", "ops", "errors",
-           "cpu_s_per_1k_ops", "rss_bytes", "disk_bytes_per_row", "other_cores", "pacing_p50_ms", "pacing_p99_ms",
-           "pacing_max_ms")
+           "cpu_s_per_1k_ops", "client_cpu_s_per_1k_ops", "busy_cores", "rss_bytes", "disk_bytes_per_row", "other_cores",
+           "pacing_p50_ms", "pacing_p99_ms", "pacing_max_ms")
 # The figures whose spread over repetitions (min, max) the report gives beside the median.
 SPREAD = ("throughput", "p50_ms", "p99_ms", "p999_ms", "cpu_s_per_1k_ops")
 RATIO_KEYS = ("throughput", "cpu_per_op", "p99", "p999", "rss", "disk_per_row", "startup")
@@ -105,19 +105,7 @@ def targets(results, rat, cluster=0):
     out = []
 
     def add(name, measured, target, better, issue):
-        if measured is None:
-            met = None
-        elif better == "higher":
-            met = measured >= target
-        elif better == "below":
-            met = measured < target
-        else:
-            met = measured <= target
-        gap = None
-        if measured not in (None, 0) and met is False:
-            gap = target / measured if better == "higher" else measured / target
-        out.append({"name": name, "measured": measured, "target": target, "better": better, "met": met,
-                    "factor_short": gap, "issue": issue})
+        out.append(_target(name, measured, target, better, issue))
 
     issue = 13 if cluster else 5
     compared = CLUSTER_TARGET_WORKLOADS if cluster else ("write", "read", "mixed")
@@ -136,7 +124,44 @@ def targets(results, rat, cluster=0):
         for key, label in (("p99", "p99"), ("p999", "p99.9")):
             add(f"{label} at {wid.split('_')[1]}% of Cassandra's write throughput (H/C)", rat[wid].get(key), 1.0,
                 "below", 11)
+    return out + steady_state_targets(rat)
+
+
+def steady_state_targets(rat):
+    """Issue 15's targets against the warm Cassandra: CPU per op of the compared workloads and of every
+    sweep step, throughput at 64 client threads (whether the client or the machine was the limit is in
+    the Figures table: client CPU and busy cores), p99 at each fixed rate."""
+    out = []
+
+    def add(name, wid, key, target, better):
+        out.append(_target(name, rat.get(wid, {}).get(key), target, better, 15))
+
+    for w in ("write", "read", "mixed"):
+        add(f"server CPU per op {w} (H/C)", w, "cpu_per_op", 0.25, "lower")
+    sweep = sorted((w for w in rat if w.startswith("sweep_t")), key=lambda w: int(w[len("sweep_t"):]))
+    for w in sweep:
+        add(f"server CPU per op {w} (H/C)", w, "cpu_per_op", 0.35, "lower")
+    add("throughput at 64 client threads, sweep_t64 (H/C)", "sweep_t64", "throughput", 3.0, "higher")
+    for w in sorted((w for w in rat if w.startswith("fixed_")), key=lambda w: int(w.split("_")[1])):
+        add(f"p99 at {w.split('_')[1]}% of Cassandra's write throughput (H/C)", w, "p99", 1 / 3, "lower")
     return out
+
+
+def _target(name, measured, target, better, issue):
+    """One target: `better` is "higher" (at least), "below" (strictly) or "lower" (at most)."""
+    if measured is None:
+        met = None
+    elif better == "higher":
+        met = measured >= target
+    elif better == "below":
+        met = measured < target
+    else:
+        met = measured <= target
+    gap = None
+    if measured not in (None, 0) and met is False:
+        gap = target / measured if better == "higher" else measured / target
+    return {"name": name, "measured": measured, "target": target, "better": better, "met": met,
+            "factor_short": gap, "issue": issue}
 
 
 class ShapeError(ValueError):
@@ -281,19 +306,22 @@ def markdown(doc, charts):
     lines += ["## Figures", "",
               "Latencies in ms (client side, from the stress Results block or YCSB lines); CPU is the server "
               "process's user+sys seconds per 1,000 operations (warm-up operations included); RSS is the "
-              "server's VmHWM after the workload.", ""]
-    head = ("| workload | server | op/s | mean | p50 | p95 | p99 | p99.9 | max | CPU s/1k ops | RSS | disk B/row "
-            "| errors | others |")
-    lines += [head, "|" + "---|" * 14]
+              "server's VmHWM after the workload; client CPU is `helenus stress`'s own, per 1,000 operations; "
+              f"busy is the cores in use on the whole machine ({doc['machine'].get('cores', '?')} in all) over the "
+              "client's run, start-up included; others are the cores used by neither.", ""]
+    head = ("| workload | server | op/s | mean | p50 | p95 | p99 | p99.9 | max | CPU s/1k ops | client CPU s/1k ops "
+            "| busy | RSS | disk B/row | errors | others |")
+    lines += [head, "|" + "---|" * 16]
     for w in doc["workloads"]:
         for s in servers:
             r = doc["results"][s]["workloads"][w["id"]]
             if r["status"] != "ok":
-                lines.append(_not_ok_row([w["id"], s], r["status"], r.get("note"), 14))
+                lines.append(_not_ok_row([w["id"], s], r["status"], r.get("note"), 16))
                 continue
             lines.append(f"| {w['id']} | {s} | {fmt(r['throughput'], 0)} | {fmt(r['mean_ms'])} | {fmt(r['p50_ms'])} | "
                          f"{fmt(r['p95_ms'])} | {fmt(r['p99_ms'])} | {fmt(r['p999_ms'])} | {fmt(r['max_ms'])} | "
-                         f"{fmt(r['cpu_s_per_1k_ops'], 3)} | {mib(r['rss_bytes'])} | "
+                         f"{fmt(r['cpu_s_per_1k_ops'], 3)} | {fmt(r.get('client_cpu_s_per_1k_ops'), 3)} | "
+                         f"{fmt(r.get('busy_cores'))} | {mib(r['rss_bytes'])} | "
                          f"{fmt(r['disk_bytes_per_row'], 1)} | {fmt(r['errors'], 0)} | {fmt(r['other_cores'])} |")
     lines += spread_markdown(doc)
     lines += ["", "| server | start-up to first CQL query | peak RSS |", "|---|---|---|"]

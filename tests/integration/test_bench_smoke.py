@@ -229,6 +229,8 @@ def test_bench_smoke(tmp_path):
         w = doc["results"]["helenus"]["workloads"][wid]
         assert w["status"] == "ok", (wid, w)
         assert w["throughput"] > 0 and w["cpu_s_per_1k_ops"] is not None and w["rss_bytes"] > 0
+        # The client's own CPU and the machine's busy cores, to tell a client-bound run.
+        assert w["client_cpu_s_per_1k_ops"] > 0 and 0 < w["busy_cores"] <= doc["machine"]["cores"] + 0.5, w
     assert doc["results"]["helenus"]["startup_s"] > 0
     assert doc["results"]["helenus"]["disk"]["keyspace1"]["bytes_per_row"] > 0
     assert doc["charts"]["files"]
