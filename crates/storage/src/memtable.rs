@@ -30,8 +30,8 @@ const ROW_OVERHEAD: usize = ROW_SLOT * 3 / 2;
 const COLUMN_OVERHEAD: usize = size_of::<ColumnData>();
 /// A cell of a collection: its entry in the column's cell list.
 const CELL_OVERHEAD: usize = size_of::<Cell>();
-/// The header `Bytes` allocates when a buffer it owns alone (a key or a column name the query
-/// layer copied) is first shared.
+/// The header `Bytes` allocates when a buffer it owns alone (a partition key the query layer
+/// built) is first shared.
 const SHARED_BUFFER: usize = 3 * size_of::<usize>();
 
 /// A memtable: writers on different partitions never contend.
@@ -220,8 +220,10 @@ fn update_size(update: &PartitionUpdate) -> usize {
     rows + update.range_tombstones.len() * ROW_OVERHEAD
 }
 
-/// A row's share of the tree, its columns and their cells; names are counted per cell since
-/// the query layer copies them per write.
+/// A row's share of the tree, its columns and their cells. A column name allocates nothing per
+/// cell: client writes carry the interned name (`mutation::column_name`), and a record decoded
+/// from the commit log or another node holds a slice of the record's buffer, whose bytes its
+/// name length stands for.
 fn row_size(row: &Row) -> usize {
     let columns: usize = row
         .columns
@@ -235,7 +237,7 @@ fn row_size(row: &Row) -> usize {
                     .map(|cell| CELL_OVERHEAD + cell_bytes(cell))
                     .sum(),
             };
-            COLUMN_OVERHEAD + SHARED_BUFFER + column.name.len() + values
+            COLUMN_OVERHEAD + column.name.len() + values
         })
         .sum();
     ROW_OVERHEAD + row.clustering.len() + columns
