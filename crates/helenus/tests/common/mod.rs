@@ -95,7 +95,11 @@ impl Node {
                     self.log_tail()
                 );
             }
-            if TcpStream::connect_timeout(&self.addr(), Duration::from_millis(300)).is_ok() {
+            // A socket connected to itself (its source port picked equal to the free port
+            // it polls, TCP simultaneous open) is not a listening server.
+            if TcpStream::connect_timeout(&self.addr(), Duration::from_millis(300))
+                .is_ok_and(|s| s.local_addr().ok() != s.peer_addr().ok())
+            {
                 return;
             }
             if Instant::now() > deadline {

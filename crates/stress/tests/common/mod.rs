@@ -79,13 +79,22 @@ impl Node {
     fn wait_ready(&self) {
         let deadline = Instant::now() + Duration::from_secs(30);
         while Instant::now() < deadline {
-            if TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
+            if listening(self.port) {
                 return;
             }
             std::thread::sleep(Duration::from_millis(50));
         }
         panic!("helenus did not open port {}", self.port);
     }
+}
+
+/// Whether a server accepts on `port`. A connection whose two ends are the same address is
+/// no answer: polling a free port in the ephemeral range can pick that port as the source and
+/// connect the socket to itself (TCP simultaneous open), which once let a test start its
+/// client before the server listened.
+fn listening(port: u16) -> bool {
+    TcpStream::connect(("127.0.0.1", port))
+        .is_ok_and(|s| s.local_addr().ok() != s.peer_addr().ok())
 }
 
 impl Drop for Node {
