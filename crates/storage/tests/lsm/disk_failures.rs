@@ -331,10 +331,11 @@ async fn ignored_commit_failures_fail_writes_until_the_directory_is_back() {
     let actions = listen(&storage);
     let broken = Broken::new(&config.commitlog_dir);
     write_until_failure(&storage).await;
-    let again = storage.apply(upsert(1, 0, 2, "again")).await;
+    // As large as the write that failed, so it too needs a new segment.
+    let again = storage.apply(upsert(1, 0, 2, &"y".repeat(500))).await;
     assert!(
         matches!(again, Err(StorageError::CommitLogUnavailable(_))),
-        "the next write fails at once, within the pause"
+        "the next write needing a segment fails at once, within the pause"
     );
     broken.restore();
     tokio::time::sleep(Duration::from_millis(300)).await;

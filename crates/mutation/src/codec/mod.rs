@@ -1,0 +1,215 @@
+//! The binary form of the data model: what the commit log, SSTables and internode messages
+//! carry. Decoding checks every length against the payload and never panics on bad input.
+use std::ops::Bound;
+
+use bytes::{BufMut, Bytes};
+use uuid::Uuid;
+
+use crate::model::{
+    Cell, DeletionTime, Mutation, PartitionKey, PartitionUpdate, RangeTombstone, Row, TableId,
+};
+
+mod legacy;
+mod row;
+
+pub use row::{put_row, put_varbytes, put_varint};
+
+/// Cell flags both row encodings share.
+const HAS_VALUE: u8 = 1;
+const HAS_PATH: u8 = 2;
+/// The value is a counter context (absent from data written before counters had shards).
+const IS_COUNTER: u8 = 4;
+
+/// Why a payload could not be decoded.
+#[derive(Debug, PartialEq, Eq)]
+pub struct DecodeError(pub &'static str);
+
+pub fn put_len(out: &mut Vec<u8>, len: usize) {
+    // Record sizes are capped far below 4 GiB by the commit log, so lengths fit in u32.
+    out.put_u32(u32::try_from(len).unwrap_or(u32::MAX));
+}
+
+pub fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
+    put_len(out, bytes.len());
+    out.put_slice(bytes);
+}
+
+pub fn put_mutation(out: &mut Vec<u8>, m: &Mutation) {
+    out.put_slice(m.table.0.as_bytes());
+    out.put_i64(m.key.token);
+    put_bytes(out, &m.key.key);
+    put_deletion(out, &m.update.partition_deletion);
+    match &m.update.static_row {
+        Some(row) => {
+            out.put_u8(1);
+            put_row(out, row);
+        }
+        None => out.put_u8(0),
+    }
+    put_len(out, m.update.rows.len());
+    for row in &m.update.rows {
+        put_row(out, row);
+    }
+    put_len(out, m.update.range_tombstones.len());
+    for tombstone in &m.update.range_tombstones {
+        put_bound(out, &tombstone.start);
+        put_bound(out, &tombstone.end);
+        put_deletion(out, &tombstone.deletion);
+    }
+}
+
+pub fn put_deletion(out: &mut Vec<u8>, d: &DeletionTime) {
+    out.put_i64(d.marked_for_delete_at);
+    out.put_i32(d.local_deletion_time);
+}
+
+pub fn put_bound(out: &mut Vec<u8>, bound: &Bound<Bytes>) {
+    match bound {
+        Bound::Unbounded => out.put_u8(0),
+        Bound::Included(b) => {
+            out.put_u8(1);
+            put_bytes(out, b);
+        }
+        Bound::Excluded(b) => {
+            out.put_u8(2);
+            put_bytes(out, b);
+        }
+    }
+}
+
+/// A bounds-checked cursor over a payload.
+pub struct Reader<'a> {
+    pub bytes: &'a [u8],
+}
+
+impl Reader<'_> {
+    fn take<const N: usize>(&mut self) -> Result<[u8; N], DecodeError> {
+        let (head, rest) = self
+            .bytes
+            .split_first_chunk::<N>()
+            .ok_or(DecodeError("payload ends early"))?;
+        self.bytes = rest;
+        Ok(*head)
+    }
+
+    pub fn u8(&mut self) -> Result<u8, DecodeError> {
+        Ok(self.take::<1>()?[0])
+    }
+
+    pub fn i32(&mut self) -> Result<i32, DecodeError> {
+        Ok(i32::from_be_bytes(self.take()?))
+    }
+
+    pub fn i64(&mut self) -> Result<i64, DecodeError> {
+        Ok(i64::from_be_bytes(self.take()?))
+    }
+
+    pub fn len(&mut self) -> Result<usize, DecodeError> {
+        let len = u32::from_be_bytes(self.take()?) as usize;
+        if len > self.bytes.len() {
+            // Every counted item takes at least one byte, so this is always corrupt.
+            return Err(DecodeError("length exceeds payload"));
+        }
+        Ok(len)
+    }
+
+    pub fn bytes(&mut self) -> Result<Bytes, DecodeError> {
+        let len = self.len()?;
+        Ok(self.slice(len))
+    }
+
+    /// The next `len` bytes, which the caller has checked are there.
+    fn slice(&mut self, len: usize) -> Bytes {
+        let (head, rest) = self.bytes.split_at(len);
+        self.bytes = rest;
+        Bytes::copy_from_slice(head)
+    }
+
+    fn bytes_if(&mut self, present: bool) -> Result<Option<Bytes>, DecodeError> {
+        present.then(|| self.bytes()).transpose()
+    }
+
+    /// A row in either encoding (see [`row`] and [`legacy`]).
+    pub fn row(&mut self) -> Result<Row, DecodeError> {
+        match self.bytes.first() {
+            Some(first) if first & row::COMPACT_ROW != 0 => self.compact_row(),
+            _ => self.legacy_row(),
+        }
+    }
+
+    pub fn flag(&mut self) -> Result<bool, DecodeError> {
+        match self.u8()? {
+            0 => Ok(false),
+            1 => Ok(true),
+            _ => Err(DecodeError("invalid flag byte")),
+        }
+    }
+
+    pub fn table_id(&mut self) -> Result<TableId, DecodeError> {
+        Ok(TableId(Uuid::from_bytes(self.take()?)))
+    }
+
+    pub fn deletion(&mut self) -> Result<DeletionTime, DecodeError> {
+        Ok(DeletionTime {
+            marked_for_delete_at: self.i64()?,
+            local_deletion_time: self.i32()?,
+        })
+    }
+
+    pub fn bound(&mut self) -> Result<Bound<Bytes>, DecodeError> {
+        match self.u8()? {
+            0 => Ok(Bound::Unbounded),
+            1 => Ok(Bound::Included(self.bytes()?)),
+            2 => Ok(Bound::Excluded(self.bytes()?)),
+            _ => Err(DecodeError("invalid bound tag")),
+        }
+    }
+
+    pub fn mutation(&mut self) -> Result<Mutation, DecodeError> {
+        let table = self.table_id()?;
+        let key = PartitionKey {
+            token: self.i64()?,
+            key: self.bytes()?,
+        };
+        let partition_deletion = self.deletion()?;
+        let static_row = if self.flag()? {
+            Some(self.row()?)
+        } else {
+            None
+        };
+        let mut rows = Vec::new();
+        for _ in 0..self.len()? {
+            rows.push(self.row()?);
+        }
+        let mut range_tombstones = Vec::new();
+        for _ in 0..self.len()? {
+            range_tombstones.push(RangeTombstone {
+                start: self.bound()?,
+                end: self.bound()?,
+                deletion: self.deletion()?,
+            });
+        }
+        let update = PartitionUpdate {
+            partition_deletion,
+            static_row,
+            rows,
+            range_tombstones,
+        };
+        Ok(Mutation { table, key, update })
+    }
+}
+
+/// `cell`, refused if it claims to be a counter without a valid context.
+fn checked_cell(cell: Cell) -> Result<Cell, DecodeError> {
+    if cell.counter {
+        let context = cell
+            .value
+            .as_ref()
+            .ok_or(DecodeError("counter cell without a value"))?;
+        crate::counter_context::CounterContext::decode(context)?;
+    }
+    Ok(cell)
+}
+
+#[cfg(test)]
+mod tests;
