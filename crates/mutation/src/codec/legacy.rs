@@ -57,13 +57,6 @@ impl Reader<'_> {
         let local_deletion_time = self.i32()?;
         let value = self.bytes_if(flags & HAS_VALUE != 0)?;
         let path = self.bytes_if(flags & HAS_PATH != 0)?;
-        super::checked_cell(Cell {
-            timestamp,
-            ttl,
-            local_deletion_time,
-            value,
-            path,
-            counter: flags & IS_COUNTER != 0,
-        })
+        super::checked_cell(flags, timestamp, (ttl, local_deletion_time), value, path)
     }
 }

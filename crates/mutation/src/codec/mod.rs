@@ -35,6 +35,8 @@ pub fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
 }
 
 pub fn put_mutation(out: &mut Vec<u8>, m: &Mutation) {
+    // Sized once: growing a buffer from empty copies a write's bytes several times over.
+    out.reserve(mutation_size_hint(m));
     out.put_slice(m.table.0.as_bytes());
     out.put_i64(m.key.token);
     put_bytes(out, &m.key.key);
@@ -56,6 +58,28 @@ pub fn put_mutation(out: &mut Vec<u8>, m: &Mutation) {
         put_bound(out, &tombstone.end);
         put_deletion(out, &tombstone.deletion);
     }
+}
+
+/// About the bytes [`put_mutation`] writes for `m`: at least that for rows and tombstones as
+/// writes make them, so one reservation holds the encoding.
+pub fn mutation_size_hint(m: &Mutation) -> usize {
+    let update = &m.update;
+    let rows: usize = update
+        .static_row
+        .iter()
+        .chain(&update.rows)
+        .map(row::size_hint)
+        .sum();
+    let bounds = |b: &Bound<Bytes>| match b {
+        Bound::Included(b) | Bound::Excluded(b) => 5 + b.len(),
+        Bound::Unbounded => 1,
+    };
+    let tombstones: usize = update
+        .range_tombstones
+        .iter()
+        .map(|t| 12 + bounds(&t.start) + bounds(&t.end))
+        .sum();
+    16 + 8 + 4 + m.key.key.len() + 12 + 1 + 4 + rows + 4 + tombstones
 }
 
 pub fn put_deletion(out: &mut Vec<u8>, d: &DeletionTime) {
@@ -199,16 +223,30 @@ impl Reader<'_> {
     }
 }
 
-/// `cell`, refused if it claims to be a counter without a valid context.
-fn checked_cell(cell: Cell) -> Result<Cell, DecodeError> {
-    if cell.counter {
-        let context = cell
-            .value
+/// The cell of these fields (`flags` says whether it holds a counter context), refused if it
+/// claims to be a counter without a valid context.
+fn checked_cell(
+    flags: u8,
+    timestamp: i64,
+    (ttl, local_deletion_time): (i32, i32),
+    value: Option<Bytes>,
+    path: Option<Bytes>,
+) -> Result<Cell, DecodeError> {
+    let counter = flags & IS_COUNTER != 0;
+    if counter {
+        let context = value
             .as_ref()
             .ok_or(DecodeError("counter cell without a value"))?;
         crate::counter_context::CounterContext::decode(context)?;
     }
-    Ok(cell)
+    Ok(Cell {
+        timestamp,
+        ttl,
+        local_deletion_time,
+        value,
+        path,
+        counter,
+    })
 }
 
 #[cfg(test)]

@@ -10,8 +10,7 @@ use bytes::BufMut;
 
 use super::{put_deletion, DecodeError, Reader, HAS_PATH, HAS_VALUE, IS_COUNTER};
 use crate::model::{
-    Cell, ColumnData, ColumnValue, ComplexColumn, DeletionTime, LivenessInfo, Row,
-    NO_DELETION_TIME,
+    Cell, ColumnData, ColumnValue, ComplexColumn, DeletionTime, LivenessInfo, Row, NO_DELETION_TIME,
 };
 
 /// Set on the first byte of every compact row.
@@ -46,6 +45,33 @@ fn flag(set: bool, bit: u8) -> u8 {
 fn marker_expiry(liveness: &LivenessInfo) -> Option<(i32, i32)> {
     let expiry = (liveness.ttl, liveness.local_expiration_time);
     (expiry != (0, NO_DELETION_TIME)).then_some(expiry)
+}
+
+/// At least the bytes [`put_row`] writes for `row`.
+pub(super) fn size_hint(row: &Row) -> usize {
+    let cell = |c: &Cell| {
+        1 + 8
+            + 4
+            + 4
+            + 5
+            + c.value.as_ref().map_or(0, |v| v.len())
+            + 5
+            + c.path.as_ref().map_or(0, |p| p.len())
+    };
+    let columns: usize = row
+        .columns
+        .iter()
+        .map(|column| {
+            5 + column.name.len()
+                + match &column.value {
+                    ColumnValue::Simple(c) => cell(c),
+                    ColumnValue::Complex(complex) => {
+                        1 + 12 + 5 + complex.cells.iter().map(cell).sum::<usize>()
+                    }
+                }
+        })
+        .sum();
+    1 + 5 + row.clustering.len() + 16 + 12 + 5 + columns
 }
 
 pub fn put_row(out: &mut Vec<u8>, row: &Row) {
@@ -258,14 +284,7 @@ impl Reader<'_> {
             self.nonzero_i32(flags & CELL_DELETION_TIME != 0, NO_DELETION_TIME)?;
         let value = self.varbytes_if(flags & HAS_VALUE != 0)?;
         let path = self.varbytes_if(flags & HAS_PATH != 0)?;
-        super::checked_cell(Cell {
-            timestamp,
-            ttl,
-            local_deletion_time,
-            value,
-            path,
-            counter: flags & IS_COUNTER != 0,
-        })
+        super::checked_cell(flags, timestamp, (ttl, local_deletion_time), value, path)
     }
 
     /// An `i32` written only when it differs from `default`.

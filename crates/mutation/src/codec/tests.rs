@@ -228,6 +228,18 @@ fn mutations_round_trip_and_every_prefix_is_an_error() {
 }
 
 #[test]
+fn the_size_hint_covers_the_encoding() {
+    let m = sample();
+    let mut out = Vec::new();
+    put_mutation(&mut out, &m);
+    assert!(mutation_size_hint(&m) >= out.len());
+    assert!(
+        mutation_size_hint(&m) < out.len() * 3,
+        "a hint, not a waste"
+    );
+}
+
+#[test]
 fn varints_round_trip_at_their_boundaries() {
     for value in [0usize, 1, 127, 128, 16_383, 16_384, u32::MAX as usize] {
         let mut out = Vec::new();
