@@ -26,6 +26,7 @@ mod storage;
 #[cfg(test)]
 mod testing;
 mod token_filter;
+mod waited;
 pub mod wire;
 
 pub use commitlog::CommitlogSync;

@@ -36,6 +36,7 @@ use tokio::sync::oneshot;
 use crate::backoff::Backoff;
 use crate::error::{Result, StorageError};
 use crate::health::Health;
+use crate::waited::take_timed;
 use mapped::{create_segment, OpenSegment, Tail};
 use segment::{frame_parts, HEADER_LEN, TRAILER_LEN};
 use syncer::{Request, Retired, Spare, Syncer};
@@ -245,9 +246,8 @@ impl CommitLog {
     fn write(&self, payload: &[u8]) -> Result<Position> {
         let (header, trailer) = frame_parts(payload);
         let size = (HEADER_LEN + payload.len() + TRAILER_LEN) as u64;
-        let asked = Instant::now();
-        let mut state = self.shared.state.lock();
-        let waited = asked.elapsed();
+        let shared = &self.shared.state;
+        let (mut state, waited) = take_timed(|| shared.try_lock(), || shared.lock());
         if state.closed {
             return Err(StorageError::Closed);
         }

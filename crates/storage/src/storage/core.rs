@@ -28,6 +28,7 @@ use crate::error::{Result, StorageError};
 use crate::health::Health;
 use crate::log_entry::encode_mutations;
 use crate::sstable::{Caches, ChunkCache, KeyCache, WatchSlot};
+use crate::waited::take_timed;
 use mutation::{Mutation, TableId};
 
 /// The pause after the first failed background compaction; it doubles with each failure in a
@@ -140,9 +141,8 @@ impl Core {
             .map(|m| self.engine(m.table))
             .collect::<Result<Vec<_>>>()?;
         let payload = encode_mutations(&mutations);
-        let asked = std::time::Instant::now();
-        let _barrier = self.barrier.read();
-        let waited = asked.elapsed();
+        let barrier = &self.barrier;
+        let (_barrier, waited) = take_timed(|| barrier.try_read(), || barrier.read());
         if waited > std::time::Duration::from_millis(5) {
             tracing::debug!(
                 "a write waited {waited:?} for a memtable switch or recycling (the barrier)"
