@@ -12,9 +12,10 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use crate::config::HostId;
 use crate::verb::Class;
 
-/// The messaging version this node speaks, and the oldest it still accepts.
-pub const MESSAGING_VERSION: u8 = 1;
-pub const MIN_MESSAGING_VERSION: u8 = 1;
+/// The messaging version this node speaks, and the oldest it still accepts. Version 2 carries
+/// rows in the mutation codec's compact form, which version 1 nodes cannot read.
+pub const MESSAGING_VERSION: u8 = 2;
+pub const MIN_MESSAGING_VERSION: u8 = 2;
 
 /// Longer cluster names are refused when messaging starts (the body length is a u16).
 pub const MAX_CLUSTER_NAME: usize = 4096;
@@ -224,6 +225,9 @@ fn decode_body(body: &[u8]) -> Result<(u8, Hello), HandshakeError> {
 mod tests {
     use super::*;
 
+    const V: u8 = MESSAGING_VERSION;
+    const OLD: u8 = MIN_MESSAGING_VERSION - 1;
+
     fn hello(cluster: &str, version: u8, last: u8) -> Hello {
         Hello {
             version,
@@ -250,17 +254,17 @@ mod tests {
 
     #[tokio::test]
     async fn matching_hellos_are_accepted_both_ways() {
-        let (requester, acceptor) = (hello("Test", 1, 1), hello("Test", 1, 2));
+        let (requester, acceptor) = (hello("Test", V, 1), hello("Test", V, 2));
         let (initiated, accepted) = both(requester.clone(), acceptor.clone()).await;
-        assert_eq!(initiated.unwrap(), (acceptor, 1));
-        assert_eq!(accepted.unwrap(), (Class::Large, requester, 1));
+        assert_eq!(initiated.unwrap(), (acceptor, V));
+        assert_eq!(accepted.unwrap(), (Class::Large, requester, V));
     }
 
     #[tokio::test]
     async fn a_newer_peer_is_spoken_to_in_our_version() {
-        let (initiated, accepted) = both(hello("Test", 7, 1), hello("Test", 1, 2)).await;
-        assert_eq!(initiated.unwrap().1, 1);
-        assert_eq!(accepted.unwrap().2, 1);
+        let (initiated, accepted) = both(hello("Test", V + 5, 1), hello("Test", V, 2)).await;
+        assert_eq!(initiated.unwrap().1, V);
+        assert_eq!(accepted.unwrap().2, V);
     }
 
     fn refusal<T: std::fmt::Debug>(result: Result<T, HandshakeError>) -> String {
@@ -272,7 +276,7 @@ mod tests {
 
     #[tokio::test]
     async fn another_cluster_is_refused_on_both_sides_with_both_names() {
-        let (initiated, accepted) = both(hello("Alpha", 1, 1), hello("Beta", 1, 2)).await;
+        let (initiated, accepted) = both(hello("Alpha", V, 1), hello("Beta", V, 2)).await;
         for why in [refusal(initiated), refusal(accepted)] {
             assert!(why.contains("'Alpha'") && why.contains("'Beta'"), "{why}");
             assert!(why.contains("cluster name"), "{why}");
@@ -281,7 +285,7 @@ mod tests {
 
     #[tokio::test]
     async fn an_old_version_is_refused_on_both_sides() {
-        let (initiated, accepted) = both(hello("Test", 0, 1), hello("Test", 1, 2)).await;
+        let (initiated, accepted) = both(hello("Test", OLD, 1), hello("Test", V, 2)).await;
         for why in [refusal(initiated), refusal(accepted)] {
             assert!(why.contains("messaging version is"), "{why}");
         }
@@ -289,13 +293,13 @@ mod tests {
 
     #[tokio::test]
     async fn an_old_acceptor_is_refused_by_the_requester() {
-        let (initiated, _) = both(hello("Test", 1, 1), hello("Test", 0, 2)).await;
-        assert!(refusal(initiated).contains("messaging version is 0"));
+        let (initiated, _) = both(hello("Test", V, 1), hello("Test", OLD, 2)).await;
+        assert!(refusal(initiated).contains(&format!("messaging version is {OLD}")));
     }
 
     #[test]
     fn ipv6_addresses_and_long_names_round_trip() {
-        let mut ours = hello(&"x".repeat(MAX_CLUSTER_NAME), 1, 1);
+        let mut ours = hello(&"x".repeat(MAX_CLUSTER_NAME), V, 1);
         ours.listen = "[::1]:7001".parse().unwrap();
         let wire = encode(2, &ours);
         let (tag, decoded) = decode_body(&wire[6..wire.len() - 4]).unwrap();
@@ -304,7 +308,7 @@ mod tests {
 
     #[tokio::test]
     async fn malformed_hellos_are_errors() {
-        let good = encode(0, &hello("Test", 1, 1));
+        let good = encode(0, &hello("Test", V, 1));
         let mut bad_magic = good.clone();
         bad_magic[0] = b'X';
         let mut bad_crc = good.clone();
@@ -321,7 +325,7 @@ mod tests {
 
     #[test]
     fn malformed_bodies_are_errors() {
-        let body = &encode(0, &hello("Test", 1, 1))[6..];
+        let body = &encode(0, &hello("Test", V, 1))[6..];
         let body = &body[..body.len() - 4];
         for cut in 0..body.len() {
             assert!(decode_body(&body[..cut]).is_err(), "cut {cut}");
@@ -341,8 +345,8 @@ mod tests {
     #[tokio::test]
     async fn an_unknown_class_is_refused() {
         let (mut a, mut b) = tokio::io::duplex(4096);
-        a.write_all(&encode(9, &hello("Test", 1, 1))).await.unwrap();
-        let result = accept(&mut b, &hello("Test", 1, 2)).await;
+        a.write_all(&encode(9, &hello("Test", V, 1))).await.unwrap();
+        let result = accept(&mut b, &hello("Test", V, 2)).await;
         assert!(matches!(result, Err(HandshakeError::Malformed(m)) if m.contains("class")));
     }
 }

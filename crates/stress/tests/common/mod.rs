@@ -93,8 +93,7 @@ impl Node {
 /// connect the socket to itself (TCP simultaneous open), which once let a test start its
 /// client before the server listened.
 fn listening(port: u16) -> bool {
-    TcpStream::connect(("127.0.0.1", port))
-        .is_ok_and(|s| s.local_addr().ok() != s.peer_addr().ok())
+    TcpStream::connect(("127.0.0.1", port)).is_ok_and(|s| s.local_addr().ok() != s.peer_addr().ok())
 }
 
 impl Drop for Node {
