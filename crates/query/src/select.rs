@@ -44,7 +44,8 @@ pub struct SelectPlan {
     grouping: Option<Grouping>,
     /// SELECT JSON: each row is one JSON object in a `[json]` column.
     json: bool,
-    result_specs: Vec<ColumnSpec>,
+    /// Shared with every page the statement answers.
+    result_specs: Arc<Vec<ColumnSpec>>,
     /// The table's speculative retry and read repair, read from its options once.
     policy: ReadPolicy,
     /// The regular columns' names, sorted: what reads ask for.
@@ -105,7 +106,7 @@ impl SelectPlan {
             per_partition_limit,
             grouping,
             json: s.json,
-            result_specs,
+            result_specs: Arc::new(result_specs),
             policy,
             read_columns: read_columns.into(),
         })

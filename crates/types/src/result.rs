@@ -1,5 +1,7 @@
 //! What the server answers: result kinds, column specs, schema-change events.
 use crate::cql_type::CqlType;
+use std::sync::Arc;
+
 use bytes::{BufMut, Bytes, BytesMut};
 
 /// One column of result or bind-variable metadata.
@@ -15,7 +17,8 @@ pub struct ColumnSpec {
 /// protocol `[bytes]` (int length, -1 for null), written through [`Rows::push_value`].
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct Rows {
-    pub columns: Vec<ColumnSpec>,
+    /// Shared with the statement's plan: a page does not copy its columns' names.
+    pub columns: Arc<Vec<ColumnSpec>>,
     pub row_count: i32,
     pub content: BytesMut,
     /// Set when more pages follow.
@@ -25,9 +28,9 @@ pub struct Rows {
 }
 
 impl Rows {
-    pub fn new(columns: Vec<ColumnSpec>) -> Rows {
+    pub fn new(columns: impl Into<Arc<Vec<ColumnSpec>>>) -> Rows {
         Rows {
-            columns,
+            columns: columns.into(),
             ..Rows::default()
         }
     }
