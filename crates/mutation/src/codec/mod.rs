@@ -12,7 +12,7 @@ use crate::model::{
 mod legacy;
 mod row;
 
-pub use row::{put_row, put_varbytes, put_varint};
+pub use row::put_row;
 
 /// Cell flags both row encodings share.
 const HAS_VALUE: u8 = 1;

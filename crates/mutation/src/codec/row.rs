@@ -144,7 +144,7 @@ fn put_cell(out: &mut Vec<u8>, cell: &Cell, reference: &mut Option<i64>) {
 }
 
 /// LEB128: seven bits a byte, low bits first. Lengths and counts fit in `u32`.
-pub fn put_varint(out: &mut Vec<u8>, value: usize) {
+pub(super) fn put_varint(out: &mut Vec<u8>, value: usize) {
     let mut rest = u32::try_from(value).unwrap_or(u32::MAX);
     while rest >= 0x80 {
         out.put_u8(rest as u8 | 0x80);
@@ -153,14 +153,14 @@ pub fn put_varint(out: &mut Vec<u8>, value: usize) {
     out.put_u8(rest as u8);
 }
 
-pub fn put_varbytes(out: &mut Vec<u8>, bytes: &[u8]) {
+pub(super) fn put_varbytes(out: &mut Vec<u8>, bytes: &[u8]) {
     put_varint(out, bytes.len());
     out.put_slice(bytes);
 }
 
 impl Reader<'_> {
     /// A varint as [`put_varint`] writes it: at most five bytes, no redundant high zeros.
-    pub fn varint(&mut self) -> Result<u32, DecodeError> {
+    pub(super) fn varint(&mut self) -> Result<u32, DecodeError> {
         let mut value = 0u32;
         for i in 0..5 {
             let byte = self.u8()?;
@@ -180,7 +180,7 @@ impl Reader<'_> {
     }
 
     /// A varint count or length, which cannot exceed the bytes left.
-    pub fn varlen(&mut self) -> Result<usize, DecodeError> {
+    fn varlen(&mut self) -> Result<usize, DecodeError> {
         let len = self.varint()? as usize;
         if len > self.bytes.len() {
             return Err(DecodeError("length exceeds payload"));
@@ -188,7 +188,7 @@ impl Reader<'_> {
         Ok(len)
     }
 
-    pub fn varbytes(&mut self) -> Result<bytes::Bytes, DecodeError> {
+    fn varbytes(&mut self) -> Result<bytes::Bytes, DecodeError> {
         let len = self.varlen()?;
         Ok(self.slice(len))
     }

@@ -3,6 +3,7 @@ use std::ops::Bound;
 use bytes::{BufMut, Bytes};
 use uuid::Uuid;
 
+use super::row::put_varint;
 use super::*;
 use crate::counter_context::{CounterContext, Shard};
 use crate::model::{ColumnData, ColumnValue, LivenessInfo};
