@@ -62,7 +62,7 @@ pub fn put_mutation(out: &mut Vec<u8>, m: &Mutation) {
 
 /// About the bytes [`put_mutation`] writes for `m`: at least that for rows and tombstones as
 /// writes make them, so one reservation holds the encoding.
-pub fn mutation_size_hint(m: &Mutation) -> usize {
+fn mutation_size_hint(m: &Mutation) -> usize {
     let update = &m.update;
     let rows: usize = update
         .static_row

@@ -279,16 +279,16 @@ impl Reader<'_> {
         } else {
             reference.ok_or(DecodeError("cell without a timestamp"))?
         };
-        let ttl = self.nonzero_i32(flags & CELL_TTL != 0, 0)?;
+        let ttl = self.i32_unless_default(flags & CELL_TTL != 0, 0)?;
         let local_deletion_time =
-            self.nonzero_i32(flags & CELL_DELETION_TIME != 0, NO_DELETION_TIME)?;
+            self.i32_unless_default(flags & CELL_DELETION_TIME != 0, NO_DELETION_TIME)?;
         let value = self.varbytes_if(flags & HAS_VALUE != 0)?;
         let path = self.varbytes_if(flags & HAS_PATH != 0)?;
         super::checked_cell(flags, timestamp, (ttl, local_deletion_time), value, path)
     }
 
     /// An `i32` written only when it differs from `default`.
-    fn nonzero_i32(&mut self, present: bool, default: i32) -> Result<i32, DecodeError> {
+    fn i32_unless_default(&mut self, present: bool, default: i32) -> Result<i32, DecodeError> {
         if !present {
             return Ok(default);
         }
