@@ -120,6 +120,9 @@ fn merge_sorted<T, K: Ord + ?Sized>(
 /// Sorts columns by name and complex cells by path, merging duplicates, so rows built by
 /// callers in any order are canonical.
 pub fn normalize_row(row: Row) -> Row {
+    if is_canonical(&row) {
+        return row; // the common case: nothing to sort, no allocation
+    }
     let mut columns = row.columns;
     columns.sort_by(|a, b| a.name.cmp(&b.name));
     let mut normalized = Row {
@@ -140,6 +143,16 @@ pub fn normalize_row(row: Row) -> Row {
         }
     }
     normalized
+}
+
+/// Whether `row`'s columns are strictly ascending by name and each complex column's cells
+/// strictly ascending by path: what [`normalize_row`] would leave as it is.
+fn is_canonical(row: &Row) -> bool {
+    let complex_sorted = |column: &ColumnData| match &column.value {
+        ColumnValue::Simple(_) => true,
+        ColumnValue::Complex(complex) => complex.cells.windows(2).all(|w| w[0].path < w[1].path),
+    };
+    row.columns.windows(2).all(|w| w[0].name < w[1].name) && row.columns.iter().all(complex_sorted)
 }
 
 fn normalize_column(column: ColumnData) -> ColumnData {
@@ -273,5 +286,28 @@ mod tests {
             row.columns[1].value,
             ColumnValue::Simple(Cell::live(3, v("3")))
         );
+    }
+
+    #[test]
+    fn normalize_keeps_a_canonical_row_as_it_is() {
+        let mut row = Row::new("c");
+        let cells = vec![
+            Cell::live(1, v("x")).with_path(v("1")),
+            Cell::live(1, v("y")).with_path(v("2")),
+        ];
+        row.columns = vec![
+            ColumnData::simple("a", Cell::live(1, v("1"))),
+            ColumnData::complex("b", DeletionTime::LIVE, cells),
+        ];
+        let (expected, columns) = (row.clone(), row.columns.as_ptr());
+        let row = normalize_row(row);
+        assert_eq!(row, expected);
+        assert_eq!(row.columns.as_ptr(), columns, "no new vector");
+        let mut unsorted = expected.clone();
+        let ColumnValue::Complex(complex) = &mut unsorted.columns[1].value else {
+            unreachable!()
+        };
+        complex.cells.reverse();
+        assert_eq!(normalize_row(unsorted), expected);
     }
 }

@@ -46,6 +46,19 @@ pub(crate) struct IndexEntry {
     pub row_index: Vec<RowIndexBlock>,
 }
 
+/// An [`IndexEntry`]'s encoding, from its parts (the writer has no entry to borrow them from).
+fn encode_entry(out: &mut Vec<u8>, key: &PartitionKey, position: u64, row_index: &[RowIndexBlock]) {
+    out.put_i64(key.token);
+    put_bytes(out, &key.key);
+    out.put_u64(position);
+    out.put_u32(row_index.len() as u32);
+    for block in row_index {
+        put_bytes(out, &block.first);
+        put_bytes(out, &block.last);
+        out.put_u64(block.offset);
+    }
+}
+
 impl IndexEntry {
     /// Stream position to start decoding rows at for a slice starting at `start`, or `None`
     /// when every row of the partition precedes the slice. `None` is never returned without a
@@ -85,18 +98,6 @@ impl IndexEntry {
             (position + blocks[i].offset, next)
         });
         whole.into_iter().chain(stretches)
-    }
-
-    fn encode(&self, out: &mut Vec<u8>) {
-        out.put_i64(self.key.token);
-        put_bytes(out, &self.key.key);
-        out.put_u64(self.position);
-        out.put_u32(self.row_index.len() as u32);
-        for block in &self.row_index {
-            put_bytes(out, &block.first);
-            put_bytes(out, &block.last);
-            out.put_u64(block.offset);
-        }
     }
 
     fn decode(d: &mut Decoder<'_>) -> Result<IndexEntry> {
@@ -160,11 +161,17 @@ impl IndexWriter {
         self.len + self.block.len() as u64
     }
 
-    pub fn add(&mut self, entry: &IndexEntry) -> Result<()> {
+    /// Adds the entry of partition `key`, at `position` with `row_index` (see [`IndexEntry`]).
+    pub fn add(
+        &mut self,
+        key: &PartitionKey,
+        position: u64,
+        row_index: &[RowIndexBlock],
+    ) -> Result<()> {
         if self.block_first.is_none() {
-            self.block_first = Some(entry.key.clone());
+            self.block_first = Some(key.clone());
         }
-        entry.encode(&mut self.block);
+        encode_entry(&mut self.block, key, position, row_index);
         self.block_entries += 1;
         if self.block_entries as usize == INDEX_BLOCK_ENTRIES {
             self.flush_block()?;
@@ -383,7 +390,9 @@ mod tests {
             .collect();
         let path = dir.join("Index.db");
         let mut writer = IndexWriter::create(path.clone()).unwrap();
-        entries.iter().for_each(|e| writer.add(e).unwrap());
+        entries
+            .iter()
+            .for_each(|e| writer.add(&e.key, e.position, &e.row_index).unwrap());
         let (summary, len) = writer.finish().unwrap();
         (entries, summary, IndexFile::open(path, len).unwrap())
     }

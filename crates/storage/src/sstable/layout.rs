@@ -36,39 +36,40 @@ impl PartitionHeader {
     }
 }
 
-/// Appends a record: `u32` length, then `body`.
-pub(crate) fn put_record(out: &mut Vec<u8>, body: &[u8]) {
-    out.put_u32(body.len() as u32);
-    out.put_slice(body);
+/// Appends a record: a `u32` length, then the body `body` writes (in place, not copied).
+fn put_record(out: &mut Vec<u8>, body: impl FnOnce(&mut Vec<u8>)) {
+    let start = out.len();
+    out.put_u32(0);
+    body(out);
+    let len = (out.len() - start - 4) as u32;
+    out[start..start + 4].copy_from_slice(&len.to_be_bytes());
 }
 
-/// The body of the header record of `data`.
-pub(crate) fn encode_header(key: &PartitionKey, data: &PartitionData) -> Vec<u8> {
-    let mut out = Vec::new();
-    out.put_i64(key.token);
-    put_bytes(&mut out, &key.key);
-    put_deletion(&mut out, &data.partition_deletion);
-    match &data.static_row {
-        Some(row) => {
-            out.put_u8(1);
-            put_row(&mut out, row);
+/// Appends the header record of `data`.
+pub(crate) fn put_header_record(out: &mut Vec<u8>, key: &PartitionKey, data: &PartitionData) {
+    put_record(out, |out| {
+        out.put_i64(key.token);
+        put_bytes(out, &key.key);
+        put_deletion(out, &data.partition_deletion);
+        match &data.static_row {
+            Some(row) => {
+                out.put_u8(1);
+                put_row(out, row);
+            }
+            None => out.put_u8(0),
         }
-        None => out.put_u8(0),
-    }
-    out.put_u32(data.range_tombstones.len() as u32);
-    for tombstone in &data.range_tombstones {
-        put_bound(&mut out, &tombstone.start);
-        put_bound(&mut out, &tombstone.end);
-        put_deletion(&mut out, &tombstone.deletion);
-    }
-    out
+        out.put_u32(data.range_tombstones.len() as u32);
+        for tombstone in &data.range_tombstones {
+            put_bound(out, &tombstone.start);
+            put_bound(out, &tombstone.end);
+            put_deletion(out, &tombstone.deletion);
+        }
+    })
 }
 
-/// The body of a row record.
-pub(crate) fn encode_row(row: &Row) -> Vec<u8> {
-    let mut out = Vec::new();
-    put_row(&mut out, row);
-    out
+/// Appends the record of `row`.
+pub(crate) fn put_row_record(out: &mut Vec<u8>, row: &Row) {
+    put_record(out, |out| put_row(out, row))
 }
 
 pub(crate) fn decode_header(bytes: &[u8], file: &Path, offset: u64) -> Result<PartitionHeader> {
@@ -173,10 +174,18 @@ mod tests {
             key: b("k"),
         };
         let file = Path::new("d");
-        let header = decode_header(&encode_header(&key, &data), file, 0).expect("header");
+        let record = |put: &dyn Fn(&mut Vec<u8>)| {
+            let mut out = vec![7]; // records append after what the buffer holds
+            put(&mut out);
+            let len = u32::from_be_bytes(out[1..5].try_into().expect("length"));
+            assert_eq!(len as usize, out.len() - 5);
+            out.split_off(5)
+        };
+        let header = record(&|out| put_header_record(out, &key, &data));
+        let header = decode_header(&header, file, 0).expect("header");
         assert_eq!(header.clone().into_data(), (key, data));
-        assert_eq!(decode_row(&encode_row(&row), file, 0).expect("row"), row);
-        let mut bad = encode_row(&row);
+        let mut bad = record(&|out| put_row_record(out, &row));
+        assert_eq!(decode_row(&bad, file, 0).expect("row"), row);
         bad.push(0);
         assert!(decode_row(&bad, file, 0).is_err());
     }

@@ -256,6 +256,12 @@ pub(crate) struct StatsCollector {
 }
 
 impl StatsCollector {
+    /// Records the last partition key written (not tracked per partition, which would clone
+    /// every key).
+    pub fn set_last_key(&mut self, key: Option<PartitionKey>) {
+        self.stats.last_key = key;
+    }
+
     pub fn add_partition(&mut self, key: &PartitionKey, data: &PartitionData, size: u64) {
         let cells_before = self.stats.cells;
         self.add_contents(key, data, size);
@@ -270,7 +276,6 @@ impl StatsCollector {
         if s.first_key.is_none() {
             s.first_key = Some(key.clone());
         }
-        s.last_key = Some(key.clone());
         if !data.partition_deletion.is_live() {
             s.partition_tombstones += 1;
             self.deletion(data.partition_deletion);

@@ -12,8 +12,8 @@ use crate::sstable::bloom::{hash_key, BloomFilter, DEFAULT_FP_CHANCE};
 use crate::sstable::compression::Compression;
 use crate::sstable::data::{DataWriter, MAX_CHUNK_LENGTH};
 use crate::sstable::descriptor::{remove_if_exists, sync_dir, Component, Descriptor};
-use crate::sstable::index::{IndexEntry, IndexWriter, RowIndexBlock};
-use crate::sstable::layout::{encode_header, encode_row, put_record};
+use crate::sstable::index::{IndexWriter, RowIndexBlock};
+use crate::sstable::layout::{put_header_record, put_row_record};
 use crate::sstable::stats::StatsCollector;
 use crate::sstable::summary::Summary;
 use crate::sstable::toc;
@@ -80,7 +80,10 @@ pub struct SstableWriter {
     index: Option<IndexWriter>,
     key_hashes: Vec<(u64, u64)>,
     stats: StatsCollector,
-    last_key: Option<PartitionKey>,
+    /// The last key appended: its token, and its bytes in a buffer reused for every key (a
+    /// clone of each key would share and later release its buffer, which showed in flushes).
+    last_token: Option<i64>,
+    last_key_bytes: Vec<u8>,
     scratch: Vec<u8>,
     committed: bool,
     /// Reports large partitions (see [`SstableWriter::watched`]).
@@ -110,7 +113,8 @@ impl SstableWriter {
             index: None,
             key_hashes: Vec::new(),
             stats: StatsCollector::default(),
-            last_key: None,
+            last_token: None,
+            last_key_bytes: Vec::new(),
             scratch: Vec::new(),
             committed: false,
             watcher: None,
@@ -148,19 +152,20 @@ impl SstableWriter {
 
     /// Appends a partition; keys must be strictly ascending in (token, key) order.
     pub fn append(&mut self, key: &PartitionKey, partition: &PartitionData) -> Result<()> {
-        if self.last_key.as_ref().is_some_and(|last| key <= last) {
-            return Err(StorageError::Invalid(format!(
-                "partition keys out of order: token {} after {:?}",
-                key.token,
-                self.last_key.as_ref().map(|k| k.token)
-            )));
+        if let Some(last) = self.last_key() {
+            if (key.token, &key.key[..]) <= last {
+                return Err(StorageError::Invalid(format!(
+                    "partition keys out of order: token {} after {}",
+                    key.token, last.0
+                )));
+            }
         }
         let (Some(data), Some(index)) = (self.data.as_mut(), self.index.as_mut()) else {
             return Err(StorageError::Invalid("writer already finished".into()));
         };
         let start = data.position();
         self.scratch.clear();
-        put_record(&mut self.scratch, &encode_header(key, partition));
+        put_header_record(&mut self.scratch, key, partition);
         data.write(&self.scratch)?;
         let row_index = write_rows(
             data,
@@ -169,19 +174,21 @@ impl SstableWriter {
             self.options.row_index_block,
             &mut self.scratch,
         )?;
-        index.add(&IndexEntry {
-            key: key.clone(),
-            position: start,
-            row_index,
-        })?;
+        index.add(key, start, &row_index)?;
         let size = data.position() - start;
         if let Some(watcher) = &self.watcher {
             watcher.check(key, partition, size, || self.desc.path(Component::Data));
         }
         self.stats.add_partition(key, partition, size);
         self.key_hashes.push(hash_key(&key.key));
-        self.last_key = Some(key.clone());
+        self.last_key_bytes.clear();
+        self.last_key_bytes.extend_from_slice(&key.key);
+        self.last_token = Some(key.token);
         Ok(())
+    }
+
+    fn last_key(&self) -> Option<(i64, &[u8])> {
+        Some((self.last_token?, &self.last_key_bytes))
     }
 
     /// Completes the SSTable: writes the remaining components, fsyncs, renames them into
@@ -192,9 +199,14 @@ impl SstableWriter {
         };
         let info = data.finish()?;
         let (blocks, index_len) = index.finish()?;
+        let last_key = self.last_key().map(|(token, key)| PartitionKey {
+            token,
+            key: Bytes::copy_from_slice(key),
+        });
+        self.stats.set_last_key(last_key.clone());
         let summary = Summary {
             blocks,
-            last_key: self.last_key.clone(),
+            last_key,
             index_len,
         };
         let filter = BloomFilter::from_hashes(&self.key_hashes, self.options.bloom_fp_chance);
@@ -265,21 +277,26 @@ fn write_rows(
     scratch: &mut Vec<u8>,
 ) -> Result<Vec<RowIndexBlock>> {
     let mut blocks = Vec::new();
-    let mut open: Option<(Bytes, u64)> = None;
-    let mut last = Bytes::new();
+    // The block being written: its first row's clustering and position (borrowed: cloned
+    // only when the block closes).
+    let mut open: Option<(&Bytes, u64)> = None;
+    let mut last = &Bytes::new();
     for row in partition.rows.values() {
         let position = data.position();
-        let (_, block_start) = open.get_or_insert_with(|| (row.clustering.clone(), position));
+        let (_, block_start) = open.get_or_insert((&row.clustering, position));
         let block_start = *block_start;
         scratch.clear();
-        put_record(scratch, &encode_row(row));
+        put_row_record(scratch, row);
         data.write(scratch)?;
-        last = row.clustering.clone();
+        last = &row.clustering;
         if data.position() - block_start >= block_size as u64 {
-            close_block(&mut blocks, open.take(), &last, start);
+            close_block(&mut blocks, open.take(), last, start);
         }
     }
-    close_block(&mut blocks, open.take(), &last, start);
+    if !blocks.is_empty() {
+        // A partition in one block has no row index: its block is not built.
+        close_block(&mut blocks, open.take(), last, start);
+    }
     scratch.clear();
     scratch.put_u32(0);
     data.write(scratch)?;
@@ -291,13 +308,13 @@ fn write_rows(
 
 fn close_block(
     blocks: &mut Vec<RowIndexBlock>,
-    open: Option<(Bytes, u64)>,
+    open: Option<(&Bytes, u64)>,
     last: &Bytes,
     start: u64,
 ) {
     if let Some((first, position)) = open {
         blocks.push(RowIndexBlock {
-            first,
+            first: first.clone(),
             last: last.clone(),
             offset: position - start,
         });

@@ -102,6 +102,8 @@ proptest! {
         let sstable = open(&flush(&memtable, dir.path(), 1, options));
         let keys: BTreeSet<PartitionKey> = writes.iter().map(|(k, _)| k.clone()).collect();
         prop_assert_eq!(sstable.stats().partitions, keys.len() as u64);
+        prop_assert_eq!(sstable.stats().first_key.as_ref(), keys.first());
+        prop_assert_eq!(sstable.stats().last_key.as_ref(), keys.last());
 
         let iterated: Vec<_> = sstable.iter().collect::<crate::Result<_>>().expect("iterate");
         prop_assert_eq!(iterated.len(), keys.len());
