@@ -363,28 +363,34 @@ impl StatsCollector {
             .add(i64::from(local_deletion_time));
     }
 
-    /// Widens the clustering range to cover `start..end`.
+    /// Widens the clustering range to cover `start..end` (an unbounded start is the empty
+    /// clustering, an unbounded end leaves no maximum). Clones a bound only when it widens the
+    /// range: most rows do not.
     fn clustering(&mut self, start: Bound<&Bytes>, end: Bound<&Bytes>) {
+        let empty = Bytes::new();
         let start = match start {
-            Bound::Unbounded => Bytes::new(),
-            Bound::Included(b) | Bound::Excluded(b) => b.clone(),
+            Bound::Unbounded => &empty,
+            Bound::Included(b) | Bound::Excluded(b) => b,
         };
         let end = match end {
             Bound::Unbounded => None,
-            Bound::Included(b) | Bound::Excluded(b) => Some(b.clone()),
+            Bound::Included(b) | Bound::Excluded(b) => Some(b),
         };
-        let range = self
-            .stats
-            .clustering
-            .get_or_insert_with(|| ClusteringRange {
+        let Some(range) = &mut self.stats.clustering else {
+            self.stats.clustering = Some(ClusteringRange {
                 min: start.clone(),
-                max: end.clone(),
+                max: end.cloned(),
             });
-        range.min = range.min.clone().min(start);
-        range.max = match (range.max.take(), end) {
-            (Some(a), Some(b)) => Some(a.max(b)),
-            _ => None,
+            return;
         };
+        if *start < range.min {
+            range.min = start.clone();
+        }
+        match (&range.max, end) {
+            (Some(max), Some(end)) if end > max => range.max = Some(end.clone()),
+            (Some(_), None) => range.max = None,
+            _ => {}
+        }
     }
 
     /// The statistics, completed with the file sizes and the options' level and repair time.
@@ -423,5 +429,46 @@ mod tests {
         let old = SstableStats::decode(&older, file).expect("decode an older file");
         assert_eq!(old.cell_counts.count(), 0);
         assert_eq!(old.partitions, 3);
+    }
+
+    #[test]
+    fn the_clustering_range_covers_every_row_and_tombstone() {
+        let b = |s: &'static str| Bytes::from_static(s.as_bytes());
+        let mut collector = StatsCollector::default();
+        let range = |c: &StatsCollector| c.stats.clustering.clone().expect("a range");
+        collector.clustering(Bound::Included(&b("m")), Bound::Included(&b("m")));
+        assert_eq!(
+            range(&collector),
+            ClusteringRange {
+                min: b("m"),
+                max: Some(b("m"))
+            }
+        );
+        collector.clustering(Bound::Included(&b("c")), Bound::Included(&b("c")));
+        collector.clustering(Bound::Included(&b("x")), Bound::Included(&b("x")));
+        collector.clustering(Bound::Included(&b("n")), Bound::Included(&b("n")));
+        assert_eq!(
+            range(&collector),
+            ClusteringRange {
+                min: b("c"),
+                max: Some(b("x"))
+            }
+        );
+        collector.clustering(Bound::Excluded(&b("d")), Bound::Unbounded);
+        assert_eq!(
+            range(&collector),
+            ClusteringRange {
+                min: b("c"),
+                max: None
+            }
+        );
+        collector.clustering(Bound::Unbounded, Bound::Included(&b("z")));
+        assert_eq!(
+            range(&collector),
+            ClusteringRange {
+                min: b(""),
+                max: None
+            }
+        );
     }
 }
