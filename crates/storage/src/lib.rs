@@ -13,6 +13,7 @@ pub mod sstable;
 mod backoff;
 mod counter;
 mod log_entry;
+mod mem_partition;
 mod memtable;
 mod metrics;
 mod params;

@@ -14,29 +14,22 @@ use crate::commitlog::Position;
 use crate::engine::PartitionSource;
 use crate::error::Result;
 use crate::filter::{KeyRange, ReadFilter};
-use crate::partition::{PartitionData, SourceRows};
+use crate::mem_partition::MemPartition;
+use crate::partition::SourceRows;
 use crate::token_filter::TokenFilter;
-use mutation::{Cell, ColumnData, ColumnValue, PartitionKey, PartitionUpdate, Row};
+use mutation::{ColumnValue, PartitionKey, PartitionUpdate, Row};
 
-/// What the memtable's structures allocate besides the bytes written, from their layouts: a
-/// skiplist node per partition (key, lock and partition header, a tower of two links on
-/// average), a row's slot in its partition's row map (sized to one row for the first, then
-/// growing by doubling, or a B-tree for wide partitions: two-thirds full on average), and each
-/// column's entry in its row.
-const PARTITION_OVERHEAD: usize =
-    size_of::<PartitionKey>() + size_of::<Mutex<PartitionData>>() + 4 * size_of::<usize>();
-const ROW_SLOT: usize = size_of::<Bytes>() + size_of::<Row>();
-const ROW_OVERHEAD: usize = ROW_SLOT * 3 / 2;
-const COLUMN_OVERHEAD: usize = size_of::<ColumnData>();
-/// A cell of a collection: its entry in the column's cell list.
-const CELL_OVERHEAD: usize = size_of::<Cell>();
-/// The header `Bytes` allocates when a buffer it owns alone (a partition key the query layer
-/// built) is first shared.
-const SHARED_BUFFER: usize = 3 * size_of::<usize>();
+/// What a partition takes besides its rows: its skiplist node (key, lock and partition, a
+/// tower of two links on average), and the header `Bytes` allocates when a key buffer it owns
+/// alone (one the query layer built) is first shared.
+const PARTITION_OVERHEAD: usize = size_of::<PartitionKey>()
+    + size_of::<Mutex<MemPartition>>()
+    + 4 * size_of::<usize>()
+    + 3 * size_of::<usize>();
 
 /// A memtable: writers on different partitions never contend.
 pub struct Memtable {
-    partitions: SkipMap<PartitionKey, Mutex<PartitionData>>,
+    partitions: SkipMap<PartitionKey, Mutex<MemPartition>>,
     /// Every token written. Not counted in `allocated`: at most 1 MiB, sized from the
     /// previous memtable's partition count (about 0.5% of the data it describes).
     tokens: TokenFilter,
@@ -107,9 +100,9 @@ impl Memtable {
     /// Visits every partition in (token, key) order by reference, without copying it (for a
     /// flush). Each partition's lock is held while `visit` runs on it, so `visit` must not
     /// touch this memtable; the first error stops the walk and is returned.
-    pub fn try_for_each<E>(
+    pub(crate) fn try_for_each<E>(
         &self,
-        mut visit: impl FnMut(&PartitionKey, &PartitionData) -> std::result::Result<(), E>,
+        mut visit: impl FnMut(&PartitionKey, &MemPartition) -> std::result::Result<(), E>,
     ) -> std::result::Result<(), E> {
         for entry in self.partitions.iter() {
             visit(entry.key(), &entry.value().lock())?;
@@ -119,16 +112,16 @@ impl Memtable {
 
     /// Reconciles `update` into the partition `key`.
     pub fn apply(&self, key: &PartitionKey, update: PartitionUpdate) {
-        let mut added = update_size(&update);
         let oldest = min_timestamp(&update);
         // Before the partition is visible: a reader that finds it also finds its token.
         self.tokens.insert(key.token);
+        let mut added = 0;
         // One search of the skiplist, whether the partition is new or not.
-        let entry = self.partitions.get_or_insert_with(key.clone(), || {
-            added += PARTITION_OVERHEAD + key.key.len() + SHARED_BUFFER;
-            Mutex::new(PartitionData::default())
+        let entry = self.partitions.get_or_insert_with(own_copy(key), || {
+            added += PARTITION_OVERHEAD + key.key.len();
+            Mutex::new(MemPartition::default())
         });
-        entry.value().lock().apply(update);
+        added += entry.value().lock().apply(update);
         self.allocated.fetch_add(added, Ordering::Relaxed);
         if oldest < self.min_timestamp.load(Ordering::Relaxed) {
             self.min_timestamp.fetch_min(oldest, Ordering::Relaxed);
@@ -151,10 +144,11 @@ impl PartitionSource for Memtable {
         if !self.tokens.may_contain(key.token) {
             return Ok(None);
         }
-        Ok(self
-            .partitions
-            .get(key)
-            .map(|entry| entry.value().lock().select(filter, cap)))
+        let Some(entry) = self.partitions.get(key) else {
+            return Ok(None);
+        };
+        let selected = entry.value().lock().select(filter, cap)?;
+        Ok(Some(selected))
     }
 
     fn keys<'a>(&'a self, range: &KeyRange) -> Box<dyn Iterator<Item = Result<PartitionKey>> + 'a> {
@@ -170,6 +164,16 @@ impl PartitionSource for Memtable {
             .take_while(move |key| end.before_end(key))
             .map(Ok);
         Box::new(keys)
+    }
+}
+
+/// `key` in a buffer of its own: a key the query layer decoded points into the request's
+/// buffer, which it would keep in memory until the flush. (Copied even when the partition
+/// exists, which costs less than a second search of the skiplist.)
+fn own_copy(key: &PartitionKey) -> PartitionKey {
+    PartitionKey {
+        token: key.token,
+        key: Bytes::copy_from_slice(&key.key),
     }
 }
 
@@ -210,46 +214,11 @@ fn row_min_timestamp(row: &Row) -> i64 {
     cells.min().unwrap_or(i64::MAX).min(marker).min(deletion)
 }
 
-fn update_size(update: &PartitionUpdate) -> usize {
-    let rows: usize = update
-        .rows
-        .iter()
-        .chain(&update.static_row)
-        .map(row_size)
-        .sum();
-    rows + update.range_tombstones.len() * ROW_OVERHEAD
-}
-
-/// A row's share of the tree, its columns and their cells. A column name allocates nothing per
-/// cell: client writes carry the interned name (`mutation::column_name`), and a record decoded
-/// from the commit log or another node holds a slice of the record's buffer, whose bytes its
-/// name length stands for.
-fn row_size(row: &Row) -> usize {
-    let columns: usize = row
-        .columns
-        .iter()
-        .map(|column| {
-            let values: usize = match &column.value {
-                ColumnValue::Simple(cell) => cell_bytes(cell),
-                ColumnValue::Complex(complex) => complex
-                    .cells
-                    .iter()
-                    .map(|cell| CELL_OVERHEAD + cell_bytes(cell))
-                    .sum(),
-            };
-            COLUMN_OVERHEAD + column.name.len() + values
-        })
-        .sum();
-    ROW_OVERHEAD + row.clustering.len() + columns
-}
-
-fn cell_bytes(cell: &Cell) -> usize {
-    cell.value.as_ref().map_or(0, |v| v.len()) + cell.path.as_ref().map_or(0, |p| p.len())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mem_partition::ROW_OVERHEAD;
+    use mutation::{Cell, ColumnData};
     use std::ops::Bound;
 
     fn key(token: i64) -> PartitionKey {

@@ -29,6 +29,33 @@ pub(crate) fn last_read(rows: &RowMap, reversed: bool) -> Option<Bytes> {
     last.cloned()
 }
 
+/// The rows of `rows` that `filter` selects, made rows by `to_row`, at most `cap` of them (the
+/// first in read order), and where the read stopped when rows were left.
+pub(crate) fn select_rows<V, E>(
+    rows: &RowMap<V>,
+    filter: &ReadFilter,
+    cap: usize,
+    to_row: impl Fn(&V) -> Result<Row, E>,
+) -> Result<(RowMap, Option<Bytes>), E> {
+    let mut selected = RowMap::new();
+    for (start, end) in filter.slices_in_read_order() {
+        let range = rows.range((start.clone(), end.clone()));
+        let in_order: Box<dyn Iterator<Item = (&Bytes, &V)>> = if filter.reversed {
+            Box::new(range.rev())
+        } else {
+            Box::new(range)
+        };
+        for (clustering, row) in in_order {
+            if selected.len() >= cap {
+                let stopped_at = last_read(&selected, filter.reversed);
+                return Ok((selected, stopped_at));
+            }
+            selected.insert(clustering.clone(), to_row(row)?);
+        }
+    }
+    Ok((selected, None))
+}
+
 /// All the versions of a partition's data known to one source, reconciled.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PartitionData {
@@ -81,31 +108,25 @@ impl PartitionData {
     /// A copy restricted to what `filter` can return (all tombstones are kept), holding at
     /// most `cap` rows: the first ones in read order.
     pub fn select(&self, filter: &ReadFilter, cap: usize) -> SourceRows {
-        let mut rows = RowMap::new();
-        let mut stopped_at = None;
-        'slices: for (start, end) in filter.slices_in_read_order() {
-            let range = self.rows.range((start.clone(), end.clone()));
-            let in_order: Box<dyn Iterator<Item = (&Bytes, &Row)>> = if filter.reversed {
-                Box::new(range.rev())
-            } else {
-                Box::new(range)
-            };
-            for (clustering, row) in in_order {
-                if rows.len() >= cap {
-                    stopped_at = last_read(&rows, filter.reversed);
-                    break 'slices;
-                }
-                rows.insert(clustering.clone(), row.clone());
-            }
-        }
+        let (rows, stopped_at) = select_rows(&self.rows, filter, cap, |row| Ok(row.clone()))
+            .unwrap_or_else(|never: std::convert::Infallible| match never {});
         SourceRows {
             data: PartitionData {
-                partition_deletion: self.partition_deletion,
-                static_row: self.static_row.clone().filter(|_| filter.include_static),
                 rows,
-                range_tombstones: self.range_tombstones.clone(),
+                ..self.head_for(filter)
             },
             stopped_at,
+        }
+    }
+
+    /// The partition deletion, the static row if `filter` asks for it and all range
+    /// tombstones, without rows.
+    pub fn head_for(&self, filter: &ReadFilter) -> PartitionData {
+        PartitionData {
+            partition_deletion: self.partition_deletion,
+            static_row: self.static_row.clone().filter(|_| filter.include_static),
+            rows: RowMap::new(),
+            range_tombstones: self.range_tombstones.clone(),
         }
     }
 
@@ -128,6 +149,16 @@ impl PartitionData {
                 .filter(|(clustering, _)| filter.selects(clustering))
                 .collect(),
             range_tombstones: self.range_tombstones.into_iter().filter(overlaps).collect(),
+        }
+    }
+
+    /// A copy of the partition deletion, static row and range tombstones, without the rows.
+    pub fn without_rows(&self) -> PartitionData {
+        PartitionData {
+            partition_deletion: self.partition_deletion,
+            static_row: self.static_row.clone(),
+            rows: RowMap::new(),
+            range_tombstones: self.range_tombstones.clone(),
         }
     }
 

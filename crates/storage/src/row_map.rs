@@ -13,29 +13,30 @@ use mutation::Row;
 /// Rows kept in the sorted vector before switching to the B-tree.
 const SMALL_MAX: usize = 16;
 
-/// A map from clustering to row with `BTreeMap`'s ordered interface.
+/// A map from clustering to row (a decoded [`Row`], or a row in another form: a memtable keeps
+/// its rows encoded) with `BTreeMap`'s ordered interface.
 #[derive(Clone, Debug)]
-pub struct RowMap(Repr);
+pub struct RowMap<V = Row>(Repr<V>);
 
 #[derive(Clone, Debug)]
-enum Repr {
-    Small(Vec<(Bytes, Row)>),
-    Large(BTreeMap<Bytes, Row>),
+enum Repr<V> {
+    Small(Vec<(Bytes, V)>),
+    Large(BTreeMap<Bytes, V>),
 }
 
-impl Default for RowMap {
+impl<V> Default for RowMap<V> {
     fn default() -> Self {
         RowMap::new()
     }
 }
 
-impl PartialEq for RowMap {
+impl<V: PartialEq> PartialEq for RowMap<V> {
     fn eq(&self, other: &Self) -> bool {
         self.len() == other.len() && self.iter().eq(other.iter())
     }
 }
 
-impl Eq for RowMap {}
+impl<V: Eq> Eq for RowMap<V> {}
 
 /// One of two iterators with the same items.
 pub enum Either<A, B> {
@@ -67,13 +68,13 @@ where
     }
 }
 
-type Pair<'a> = (&'a Bytes, &'a Row);
+type Pair<'a, V> = (&'a Bytes, &'a V);
 
-fn pair(entry: &(Bytes, Row)) -> Pair<'_> {
+fn pair<V>(entry: &(Bytes, V)) -> Pair<'_, V> {
     (&entry.0, &entry.1)
 }
 
-impl RowMap {
+impl<V> RowMap<V> {
     pub const fn new() -> Self {
         RowMap(Repr::Small(Vec::new()))
     }
@@ -89,14 +90,14 @@ impl RowMap {
         self.len() == 0
     }
 
-    pub fn get(&self, clustering: &[u8]) -> Option<&Row> {
+    pub fn get(&self, clustering: &[u8]) -> Option<&V> {
         match &self.0 {
             Repr::Small(rows) => find(rows, clustering).ok().map(|i| &rows[i].1),
             Repr::Large(rows) => rows.get(clustering),
         }
     }
 
-    pub fn get_mut(&mut self, clustering: &[u8]) -> Option<&mut Row> {
+    pub fn get_mut(&mut self, clustering: &[u8]) -> Option<&mut V> {
         match &mut self.0 {
             Repr::Small(rows) => find(rows, clustering).ok().map(|i| &mut rows[i].1),
             Repr::Large(rows) => rows.get_mut(clustering),
@@ -104,12 +105,12 @@ impl RowMap {
     }
 
     /// Puts `row` under `clustering`, returning the row it replaces.
-    pub fn insert(&mut self, clustering: Bytes, row: Row) -> Option<Row> {
+    pub fn insert(&mut self, clustering: Bytes, row: V) -> Option<V> {
         match &mut self.0 {
             Repr::Small(rows) => match find(rows, &clustering) {
                 Ok(i) => Some(std::mem::replace(&mut rows[i].1, row)),
                 Err(_) if rows.len() >= SMALL_MAX => {
-                    let mut tree: BTreeMap<Bytes, Row> = std::mem::take(rows).into_iter().collect();
+                    let mut tree: BTreeMap<Bytes, V> = std::mem::take(rows).into_iter().collect();
                     tree.insert(clustering, row);
                     self.0 = Repr::Large(tree);
                     None
@@ -128,7 +129,7 @@ impl RowMap {
     /// Rows in clustering order.
     pub fn iter(
         &self,
-    ) -> Either<impl DoubleEndedIterator<Item = Pair<'_>>, btree_map::Iter<'_, Bytes, Row>> {
+    ) -> Either<impl DoubleEndedIterator<Item = Pair<'_, V>>, btree_map::Iter<'_, Bytes, V>> {
         match &self.0 {
             Repr::Small(rows) => Either::Small(rows.iter().map(pair)),
             Repr::Large(rows) => Either::Large(rows.iter()),
@@ -139,7 +140,7 @@ impl RowMap {
     pub fn range(
         &self,
         bounds: (Bound<Bytes>, Bound<Bytes>),
-    ) -> Either<impl DoubleEndedIterator<Item = Pair<'_>>, btree_map::Range<'_, Bytes, Row>> {
+    ) -> Either<impl DoubleEndedIterator<Item = Pair<'_, V>>, btree_map::Range<'_, Bytes, V>> {
         match &self.0 {
             Repr::Small(rows) => {
                 let start = rows.partition_point(|(c, _)| before(c, bounds.start_bound()));
@@ -151,7 +152,7 @@ impl RowMap {
     }
 
     /// The row with the greatest clustering.
-    pub fn last_key_value(&self) -> Option<Pair<'_>> {
+    pub fn last_key_value(&self) -> Option<Pair<'_, V>> {
         match &self.0 {
             Repr::Small(rows) => rows.last().map(pair),
             Repr::Large(rows) => rows.last_key_value(),
@@ -162,17 +163,17 @@ impl RowMap {
         self.iter().map(|(k, _)| k)
     }
 
-    pub fn values(&self) -> impl DoubleEndedIterator<Item = &Row> {
+    pub fn values(&self) -> impl DoubleEndedIterator<Item = &V> {
         self.iter().map(|(_, v)| v)
     }
 
-    pub fn into_values(self) -> impl DoubleEndedIterator<Item = Row> {
+    pub fn into_values(self) -> impl DoubleEndedIterator<Item = V> {
         self.into_iter().map(|(_, v)| v)
     }
 }
 
 /// Where `clustering` is in the sorted `rows`, or where it would go.
-fn find(rows: &[(Bytes, Row)], clustering: &[u8]) -> Result<usize, usize> {
+fn find<V>(rows: &[(Bytes, V)], clustering: &[u8]) -> Result<usize, usize> {
     rows.binary_search_by(|(c, _)| c.as_ref().cmp(clustering))
 }
 
@@ -194,9 +195,9 @@ fn after(clustering: &Bytes, end: Bound<&Bytes>) -> bool {
     }
 }
 
-impl IntoIterator for RowMap {
-    type Item = (Bytes, Row);
-    type IntoIter = Either<std::vec::IntoIter<(Bytes, Row)>, btree_map::IntoIter<Bytes, Row>>;
+impl<V> IntoIterator for RowMap<V> {
+    type Item = (Bytes, V);
+    type IntoIter = Either<std::vec::IntoIter<(Bytes, V)>, btree_map::IntoIter<Bytes, V>>;
 
     fn into_iter(self) -> Self::IntoIter {
         match self.0 {
@@ -206,8 +207,8 @@ impl IntoIterator for RowMap {
     }
 }
 
-impl FromIterator<(Bytes, Row)> for RowMap {
-    fn from_iter<I: IntoIterator<Item = (Bytes, Row)>>(iter: I) -> Self {
+impl<V> FromIterator<(Bytes, V)> for RowMap<V> {
+    fn from_iter<I: IntoIterator<Item = (Bytes, V)>>(iter: I) -> Self {
         let mut map = RowMap::new();
         for (clustering, row) in iter {
             map.insert(clustering, row);
@@ -216,10 +217,10 @@ impl FromIterator<(Bytes, Row)> for RowMap {
     }
 }
 
-impl std::ops::Index<&Bytes> for RowMap {
-    type Output = Row;
+impl<V> std::ops::Index<&Bytes> for RowMap<V> {
+    type Output = V;
 
-    fn index(&self, clustering: &Bytes) -> &Row {
+    fn index(&self, clustering: &Bytes) -> &V {
         self.get(clustering).expect("no row with this clustering")
     }
 }

@@ -4,10 +4,10 @@
 //! clustering's `u32` length, whose first byte is below 0x80 (clusterings are far shorter
 //! than 2 GiB), which is how [`Reader::row`] tells the two apart.
 
-use super::{DecodeError, Reader, HAS_PATH, HAS_VALUE, IS_COUNTER};
-use crate::model::{Cell, ColumnData, ColumnValue, ComplexColumn, LivenessInfo, Row};
+use super::{CellView, DecodeError, Reader, HAS_PATH, HAS_VALUE, IS_COUNTER};
+use crate::model::{ColumnData, ColumnValue, ComplexColumn, LivenessInfo, Row};
 
-impl Reader<'_> {
+impl<'a> Reader<'a> {
     pub(super) fn legacy_row(&mut self) -> Result<Row, DecodeError> {
         let clustering = self.bytes()?;
         let liveness = if self.flag()? {
@@ -38,16 +38,16 @@ impl Reader<'_> {
             let deletion = self.deletion()?;
             let mut cells = Vec::new();
             for _ in 0..self.len()? {
-                cells.push(self.legacy_cell()?);
+                cells.push(self.legacy_cell()?.to_cell());
             }
             ColumnValue::Complex(ComplexColumn { deletion, cells })
         } else {
-            ColumnValue::Simple(self.legacy_cell()?)
+            ColumnValue::Simple(self.legacy_cell()?.to_cell())
         };
         Ok(ColumnData { name, value })
     }
 
-    pub(super) fn legacy_cell(&mut self) -> Result<Cell, DecodeError> {
+    pub(super) fn legacy_cell(&mut self) -> Result<CellView<'a>, DecodeError> {
         let flags = self.u8()?;
         if flags & !(HAS_VALUE | HAS_PATH | IS_COUNTER) != 0 {
             return Err(DecodeError("invalid cell flags"));
@@ -55,8 +55,12 @@ impl Reader<'_> {
         let timestamp = self.i64()?;
         let ttl = self.i32()?;
         let local_deletion_time = self.i32()?;
-        let value = self.bytes_if(flags & HAS_VALUE != 0)?;
-        let path = self.bytes_if(flags & HAS_PATH != 0)?;
-        super::checked_cell(flags, timestamp, (ttl, local_deletion_time), value, path)
+        let value = (flags & HAS_VALUE != 0)
+            .then(|| self.len_slice())
+            .transpose()?;
+        let path = (flags & HAS_PATH != 0)
+            .then(|| self.len_slice())
+            .transpose()?;
+        CellView::checked(flags, timestamp, (ttl, local_deletion_time), (value, path))
     }
 }

@@ -6,13 +6,15 @@ use bytes::{BufMut, Bytes};
 use uuid::Uuid;
 
 use crate::model::{
-    Cell, DeletionTime, Mutation, PartitionKey, PartitionUpdate, RangeTombstone, Row, TableId,
+    DeletionTime, Mutation, PartitionKey, PartitionUpdate, RangeTombstone, Row, TableId,
 };
 
 mod legacy;
 mod row;
+mod visit;
 
 pub use row::put_row;
+pub use visit::{visit_decoded, CellView, RowVisitor};
 
 /// Cell flags both row encodings share.
 const HAS_VALUE: u8 = 1;
@@ -106,7 +108,7 @@ pub struct Reader<'a> {
     pub bytes: &'a [u8],
 }
 
-impl Reader<'_> {
+impl<'a> Reader<'a> {
     fn take<const N: usize>(&mut self) -> Result<[u8; N], DecodeError> {
         let (head, rest) = self
             .bytes
@@ -138,19 +140,15 @@ impl Reader<'_> {
     }
 
     pub fn bytes(&mut self) -> Result<Bytes, DecodeError> {
-        let len = self.len()?;
-        Ok(self.slice(len))
+        Ok(Bytes::copy_from_slice(self.len_slice()?))
     }
 
-    /// The next `len` bytes, which the caller has checked are there.
-    fn slice(&mut self, len: usize) -> Bytes {
+    /// Bytes preceded by their `u32` length, borrowed.
+    fn len_slice(&mut self) -> Result<&'a [u8], DecodeError> {
+        let len = self.len()?;
         let (head, rest) = self.bytes.split_at(len);
         self.bytes = rest;
-        Bytes::copy_from_slice(head)
-    }
-
-    fn bytes_if(&mut self, present: bool) -> Result<Option<Bytes>, DecodeError> {
-        present.then(|| self.bytes()).transpose()
+        Ok(head)
     }
 
     /// A row in either encoding (see [`row`] and [`legacy`]).
@@ -223,30 +221,13 @@ impl Reader<'_> {
     }
 }
 
-/// The cell of these fields (`flags` says whether it holds a counter context), refused if it
-/// claims to be a counter without a valid context.
-fn checked_cell(
-    flags: u8,
-    timestamp: i64,
-    (ttl, local_deletion_time): (i32, i32),
-    value: Option<Bytes>,
-    path: Option<Bytes>,
-) -> Result<Cell, DecodeError> {
-    let counter = flags & IS_COUNTER != 0;
+/// Refuses a cell claiming to hold a counter without a valid counter context.
+fn check_counter(counter: bool, value: Option<&[u8]>) -> Result<(), DecodeError> {
     if counter {
-        let context = value
-            .as_ref()
-            .ok_or(DecodeError("counter cell without a value"))?;
+        let context = value.ok_or(DecodeError("counter cell without a value"))?;
         crate::counter_context::CounterContext::decode(context)?;
     }
-    Ok(Cell {
-        timestamp,
-        ttl,
-        local_deletion_time,
-        value,
-        path,
-        counter,
-    })
+    Ok(())
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use uuid::Uuid;
 use super::row::put_varint;
 use super::*;
 use crate::counter_context::{CounterContext, Shard};
-use crate::model::{ColumnData, ColumnValue, LivenessInfo};
+use crate::model::{Cell, ColumnData, ColumnValue, LivenessInfo};
 
 pub(crate) fn sample() -> Mutation {
     let mut row = Row::new(Bytes::from_static(b"c1"));
@@ -152,7 +152,10 @@ fn cells_written_before_counter_contexts_decode_unflagged() {
     old.extend_from_slice(&0i32.to_be_bytes());
     old.extend_from_slice(&i32::MAX.to_be_bytes());
     put_bytes(&mut old, &40i64.to_be_bytes());
-    let cell = Reader { bytes: &old }.legacy_cell().expect("legacy cell");
+    let cell = Reader { bytes: &old }
+        .legacy_cell()
+        .expect("legacy cell")
+        .to_cell();
     assert_eq!(
         cell,
         Cell::live(9, Bytes::copy_from_slice(&40i64.to_be_bytes()))
@@ -254,4 +257,50 @@ fn varints_round_trip_at_their_boundaries() {
     }
     .varint()
     .is_err());
+}
+
+/// Every part a visit hands over, as text.
+#[derive(Default)]
+struct Recorder(Vec<String>);
+
+impl<'a> RowVisitor<'a> for Recorder {
+    fn head(
+        &mut self,
+        clustering: &'a [u8],
+        liveness: Option<LivenessInfo>,
+        deletion: DeletionTime,
+    ) {
+        self.0
+            .push(format!("head {clustering:?} {liveness:?} {deletion:?}"));
+    }
+
+    fn simple(&mut self, name: &'a [u8], cell: CellView<'a>) {
+        self.0.push(format!("simple {name:?} {cell:?}"));
+    }
+
+    fn complex(&mut self, name: &'a [u8], deletion: DeletionTime) {
+        self.0.push(format!("complex {name:?} {deletion:?}"));
+    }
+
+    fn complex_cell(&mut self, cell: CellView<'a>) {
+        self.0.push(format!("cell {cell:?}"));
+    }
+}
+
+#[test]
+fn a_visit_of_the_encoding_sees_what_a_visit_of_the_row_sees() {
+    let row = sample().update.rows.remove(0);
+    let mut encoded = Vec::new();
+    put_row(&mut encoded, &row);
+    let (mut from_bytes, mut from_row) = (Recorder::default(), Recorder::default());
+    let mut reader = Reader { bytes: &encoded };
+    reader.visit_compact_row(&mut from_bytes).expect("visit");
+    assert!(reader.bytes.is_empty());
+    visit_decoded(&row, &mut from_row);
+    assert_eq!(from_bytes.0, from_row.0);
+    assert_eq!(
+        from_row.0.len(),
+        7,
+        "head, 4 simple columns, a complex one and its cell"
+    );
 }

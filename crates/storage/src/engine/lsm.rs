@@ -394,7 +394,7 @@ impl LsmEngine {
         let expected = memtable.allocated_bytes() as u64;
         let generation = self.next_generation();
         let mut writer = self.create_writer(generation, self.settings().write.clone(), expected)?;
-        memtable.try_for_each(|key, data| writer.append(key, data))?;
+        memtable.try_for_each(|key, data| writer.append_records(key, data))?;
         report.partitions += writer.partitions();
         report.bytes += writer.uncompressed_bytes();
         report.sstables += 1;

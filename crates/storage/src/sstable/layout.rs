@@ -72,6 +72,11 @@ pub(crate) fn put_row_record(out: &mut Vec<u8>, row: &Row) {
     put_record(out, |out| put_row(out, row))
 }
 
+/// Appends the record of a row already in its encoding.
+pub(crate) fn put_encoded_row_record(out: &mut Vec<u8>, encoded: &[u8]) {
+    put_record(out, |out| out.extend_from_slice(encoded))
+}
+
 pub(crate) fn decode_header(bytes: &[u8], file: &Path, offset: u64) -> Result<PartitionHeader> {
     let mut d = Decoder::new(bytes, file, offset);
     let key = PartitionKey {

@@ -20,6 +20,7 @@ mod key_cache;
 mod layout;
 mod lru;
 mod reader;
+pub(crate) mod records;
 mod salvage;
 mod scan;
 mod slice_read;

@@ -9,10 +9,13 @@ use bytes::{BufMut, Bytes};
 
 use crate::error::Result;
 use crate::partition::PartitionData;
+use crate::row_map::RowMap;
 use crate::sstable::format::{put_bytes, seal, unseal, Decoder, STATS_MAGIC};
 use crate::sstable::histogram::{EstimatedHistogram, StreamingHistogram};
+use crate::sstable::records::RowRecord;
 use crate::sstable::summary::{get_key, put_key};
-use mutation::{Cell, ColumnValue, DeletionTime, PartitionKey, Row};
+use mutation::codec::{visit_decoded, CellView, RowVisitor};
+use mutation::{DeletionTime, LivenessInfo, PartitionKey};
 
 /// Bounds every row clustering and range-tombstone bound of the SSTable lies within.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -262,14 +265,28 @@ impl StatsCollector {
         self.stats.last_key = key;
     }
 
-    pub fn add_partition(&mut self, key: &PartitionKey, data: &PartitionData, size: u64) {
+    /// Adds a partition: `head`'s deletion, static row and range tombstones, and `rows`.
+    pub fn add_partition<R: RowRecord>(
+        &mut self,
+        key: &PartitionKey,
+        head: &PartitionData,
+        rows: &RowMap<R>,
+        size: u64,
+    ) -> Result<()> {
         let cells_before = self.stats.cells;
-        self.add_contents(key, data, size);
+        self.add_contents(key, head, rows, size)?;
         let cells = self.stats.cells - cells_before;
         self.stats.cell_counts.add(cells);
+        Ok(())
     }
 
-    fn add_contents(&mut self, key: &PartitionKey, data: &PartitionData, size: u64) {
+    fn add_contents<R: RowRecord>(
+        &mut self,
+        key: &PartitionKey,
+        data: &PartitionData,
+        rows: &RowMap<R>,
+        size: u64,
+    ) -> Result<()> {
         let s = &mut self.stats;
         s.partitions += 1;
         s.partition_sizes.add(size);
@@ -281,51 +298,22 @@ impl StatsCollector {
             self.deletion(data.partition_deletion);
         }
         if let Some(row) = &data.static_row {
-            self.row(row);
+            visit_decoded(row, self);
         }
-        for row in data.rows.values() {
+        for (clustering, row) in rows.iter() {
             self.stats.rows += 1;
-            self.clustering(
-                Bound::Included(&row.clustering),
-                Bound::Included(&row.clustering),
-            );
-            self.row(row);
+            self.clustering(Bound::Included(clustering), Bound::Included(clustering));
+            row.add_stats(self)?;
         }
         for tombstone in &data.range_tombstones {
             self.stats.range_tombstones += 1;
             self.deletion(tombstone.deletion);
             self.clustering(tombstone.start.as_ref(), tombstone.end.as_ref());
         }
+        Ok(())
     }
 
-    fn row(&mut self, row: &Row) {
-        if let Some(liveness) = &row.liveness {
-            self.timestamp(liveness.timestamp);
-            if liveness.is_expiring() {
-                self.drop_time(liveness.local_expiration_time);
-            } else {
-                self.never_expires();
-            }
-        }
-        if !row.deletion.is_live() {
-            self.stats.row_tombstones += 1;
-            self.deletion(row.deletion);
-        }
-        for column in &row.columns {
-            match &column.value {
-                ColumnValue::Simple(cell) => self.cell(cell),
-                ColumnValue::Complex(complex) => {
-                    if !complex.deletion.is_live() {
-                        self.stats.row_tombstones += 1;
-                        self.deletion(complex.deletion);
-                    }
-                    complex.cells.iter().for_each(|cell| self.cell(cell));
-                }
-            }
-        }
-    }
-
-    fn cell(&mut self, cell: &Cell) {
+    fn cell(&mut self, cell: CellView<'_>) {
         self.stats.cells += 1;
         self.timestamp(cell.timestamp);
         if cell.is_tombstone() {
@@ -406,6 +394,45 @@ impl StatsCollector {
         self.stats.level = level;
         self.stats.repaired_at = repaired_at;
         self.stats
+    }
+}
+
+/// A row's statistics: its marker, deletions and cells (its clustering is recorded by the
+/// caller, which knows a static row from the others).
+impl<'a> RowVisitor<'a> for StatsCollector {
+    fn head(
+        &mut self,
+        _clustering: &'a [u8],
+        liveness: Option<LivenessInfo>,
+        deletion: DeletionTime,
+    ) {
+        if let Some(liveness) = liveness {
+            self.timestamp(liveness.timestamp);
+            if liveness.is_expiring() {
+                self.drop_time(liveness.local_expiration_time);
+            } else {
+                self.never_expires();
+            }
+        }
+        if !deletion.is_live() {
+            self.stats.row_tombstones += 1;
+            self.deletion(deletion);
+        }
+    }
+
+    fn simple(&mut self, _name: &'a [u8], cell: CellView<'a>) {
+        self.cell(cell);
+    }
+
+    fn complex(&mut self, _name: &'a [u8], deletion: DeletionTime) {
+        if !deletion.is_live() {
+            self.stats.row_tombstones += 1;
+            self.deletion(deletion);
+        }
+    }
+
+    fn complex_cell(&mut self, cell: CellView<'a>) {
+        self.cell(cell);
     }
 }
 

@@ -8,12 +8,14 @@ use bytes::{BufMut, Bytes};
 
 use crate::error::{Result, StorageError};
 use crate::partition::PartitionData;
+use crate::row_map::RowMap;
 use crate::sstable::bloom::{hash_key, BloomFilter, DEFAULT_FP_CHANCE};
 use crate::sstable::compression::Compression;
 use crate::sstable::data::{DataWriter, MAX_CHUNK_LENGTH};
 use crate::sstable::descriptor::{remove_if_exists, sync_dir, Component, Descriptor};
 use crate::sstable::index::{IndexWriter, RowIndexBlock};
-use crate::sstable::layout::{put_header_record, put_row_record};
+use crate::sstable::layout::put_header_record;
+use crate::sstable::records::{PartitionRecords, RowRecord};
 use crate::sstable::stats::StatsCollector;
 use crate::sstable::summary::Summary;
 use crate::sstable::toc;
@@ -152,6 +154,16 @@ impl SstableWriter {
 
     /// Appends a partition; keys must be strictly ascending in (token, key) order.
     pub fn append(&mut self, key: &PartitionKey, partition: &PartitionData) -> Result<()> {
+        self.append_records(key, partition)
+    }
+
+    /// Appends a partition in any form [`PartitionRecords`] covers (a memtable's, whose rows
+    /// are copied in their encoding).
+    pub(crate) fn append_records<P: PartitionRecords>(
+        &mut self,
+        key: &PartitionKey,
+        partition: &P,
+    ) -> Result<()> {
         if let Some(last) = self.last_key() {
             if (key.token, &key.key[..]) <= last {
                 return Err(StorageError::Invalid(format!(
@@ -165,11 +177,11 @@ impl SstableWriter {
         };
         let start = data.position();
         self.scratch.clear();
-        put_header_record(&mut self.scratch, key, partition);
+        put_header_record(&mut self.scratch, key, partition.head());
         data.write(&self.scratch)?;
         let row_index = write_rows(
             data,
-            partition,
+            partition.rows(),
             start,
             self.options.row_index_block,
             &mut self.scratch,
@@ -177,9 +189,11 @@ impl SstableWriter {
         index.add(key, start, &row_index)?;
         let size = data.position() - start;
         if let Some(watcher) = &self.watcher {
-            watcher.check(key, partition, size, || self.desc.path(Component::Data));
+            let decoded = partition.decoded()?;
+            watcher.check(key, &decoded, size, || self.desc.path(Component::Data));
         }
-        self.stats.add_partition(key, partition, size);
+        self.stats
+            .add_partition(key, partition.head(), partition.rows(), size)?;
         self.key_hashes.push(hash_key(&key.key));
         self.last_key_bytes.clear();
         self.last_key_bytes.extend_from_slice(&key.key);
@@ -269,9 +283,9 @@ impl Drop for SstableWriter {
 
 /// Writes the row records of `partition` and the end marker; returns its row index (empty when
 /// the rows fit in one block).
-fn write_rows(
+fn write_rows<R: RowRecord>(
     data: &mut DataWriter,
-    partition: &PartitionData,
+    rows: &RowMap<R>,
     start: u64,
     block_size: usize,
     scratch: &mut Vec<u8>,
@@ -281,14 +295,14 @@ fn write_rows(
     // only when the block closes).
     let mut open: Option<(&Bytes, u64)> = None;
     let mut last = &Bytes::new();
-    for row in partition.rows.values() {
+    for (clustering, row) in rows.iter() {
         let position = data.position();
-        let (_, block_start) = open.get_or_insert((&row.clustering, position));
+        let (_, block_start) = open.get_or_insert((clustering, position));
         let block_start = *block_start;
         scratch.clear();
-        put_row_record(scratch, row);
+        row.put_record(scratch);
         data.write(scratch)?;
-        last = &row.clustering;
+        last = clustering;
         if data.position() - block_start >= block_size as u64 {
             close_block(&mut blocks, open.take(), last, start);
         }

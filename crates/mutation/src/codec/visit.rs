@@ -1,0 +1,308 @@
+//! Reading a compact row (see [`super::row`]) without copying it: [`Reader::visit_compact_row`]
+//! checks the encoding and hands its parts, borrowed from it, to a [`RowVisitor`]. Decoding
+//! into a [`Row`] is one visitor (it copies what it keeps); statistics over rows still encoded
+//! are another. [`visit_decoded`] walks a decoded row the same way, so a visitor serves both.
+
+use bytes::Bytes;
+
+use super::row::{
+    marker_expiry, CELL_DELETION_TIME, CELL_FLAGS, CELL_TIMESTAMP, CELL_TTL, COMPLEX,
+    COMPLEX_DELETION, ROW_DELETION, ROW_FLAGS, ROW_LIVENESS, ROW_LIVENESS_EXPIRY,
+};
+use super::{check_counter, DecodeError, Reader, HAS_PATH, HAS_VALUE, IS_COUNTER};
+use crate::model::{
+    Cell, ColumnData, ColumnValue, ComplexColumn, DeletionTime, LivenessInfo, Row, NO_DELETION_TIME,
+};
+
+/// A cell as an encoding (or a decoded [`Cell`]) holds it, borrowed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CellView<'a> {
+    pub timestamp: i64,
+    pub ttl: i32,
+    pub local_deletion_time: i32,
+    pub value: Option<&'a [u8]>,
+    pub path: Option<&'a [u8]>,
+    pub counter: bool,
+}
+
+impl<'a> CellView<'a> {
+    pub fn of(cell: &'a Cell) -> Self {
+        CellView {
+            timestamp: cell.timestamp,
+            ttl: cell.ttl,
+            local_deletion_time: cell.local_deletion_time,
+            value: cell.value.as_deref(),
+            path: cell.path.as_deref(),
+            counter: cell.counter,
+        }
+    }
+
+    /// The cell of these fields (`flags` says whether it holds a counter), refused if it
+    /// claims to hold a counter without a valid counter context.
+    pub(super) fn checked(
+        flags: u8,
+        timestamp: i64,
+        (ttl, local_deletion_time): (i32, i32),
+        (value, path): (Option<&'a [u8]>, Option<&'a [u8]>),
+    ) -> Result<Self, DecodeError> {
+        let counter = flags & IS_COUNTER != 0;
+        check_counter(counter, value)?;
+        Ok(CellView {
+            timestamp,
+            ttl,
+            local_deletion_time,
+            value,
+            path,
+            counter,
+        })
+    }
+
+    /// As [`Cell::is_tombstone`].
+    pub fn is_tombstone(&self) -> bool {
+        self.value.is_none()
+    }
+
+    /// As [`Cell::is_expiring`].
+    pub fn is_expiring(&self) -> bool {
+        self.ttl > 0 && self.value.is_some()
+    }
+
+    /// The cell, its bytes copied.
+    pub fn to_cell(&self) -> Cell {
+        Cell {
+            timestamp: self.timestamp,
+            ttl: self.ttl,
+            local_deletion_time: self.local_deletion_time,
+            value: self.value.map(Bytes::copy_from_slice),
+            path: self.path.map(Bytes::copy_from_slice),
+            counter: self.counter,
+        }
+    }
+}
+
+/// Receives a row's parts in order: its head, then each column (a complex column's cells
+/// follow it).
+pub trait RowVisitor<'a> {
+    fn head(
+        &mut self,
+        clustering: &'a [u8],
+        liveness: Option<LivenessInfo>,
+        deletion: DeletionTime,
+    );
+    fn simple(&mut self, name: &'a [u8], cell: CellView<'a>);
+    /// A complex column and its deletion (live when it has none).
+    fn complex(&mut self, name: &'a [u8], deletion: DeletionTime);
+    /// A cell of the complex column last visited.
+    fn complex_cell(&mut self, cell: CellView<'a>);
+}
+
+/// Walks a decoded row as [`Reader::visit_compact_row`] walks an encoded one.
+pub fn visit_decoded<'a>(row: &'a Row, visitor: &mut impl RowVisitor<'a>) {
+    visitor.head(&row.clustering, row.liveness, row.deletion);
+    for column in &row.columns {
+        match &column.value {
+            ColumnValue::Simple(cell) => visitor.simple(&column.name, CellView::of(cell)),
+            ColumnValue::Complex(complex) => {
+                visitor.complex(&column.name, complex.deletion);
+                for cell in &complex.cells {
+                    visitor.complex_cell(CellView::of(cell));
+                }
+            }
+        }
+    }
+}
+
+/// Builds the row a visit reads, copying its bytes.
+pub(super) struct RowBuilder(pub Row);
+
+impl<'a> RowVisitor<'a> for RowBuilder {
+    fn head(
+        &mut self,
+        clustering: &'a [u8],
+        liveness: Option<LivenessInfo>,
+        deletion: DeletionTime,
+    ) {
+        self.0.clustering = Bytes::copy_from_slice(clustering);
+        self.0.liveness = liveness;
+        self.0.deletion = deletion;
+    }
+
+    fn simple(&mut self, name: &'a [u8], cell: CellView<'a>) {
+        let value = ColumnValue::Simple(cell.to_cell());
+        let name = Bytes::copy_from_slice(name);
+        self.0.columns.push(ColumnData { name, value });
+    }
+
+    fn complex(&mut self, name: &'a [u8], deletion: DeletionTime) {
+        let cells = Vec::new();
+        let value = ColumnValue::Complex(ComplexColumn { deletion, cells });
+        let name = Bytes::copy_from_slice(name);
+        self.0.columns.push(ColumnData { name, value });
+    }
+
+    fn complex_cell(&mut self, cell: CellView<'a>) {
+        if let Some(ColumnValue::Complex(complex)) = self.0.columns.last_mut().map(|c| &mut c.value)
+        {
+            complex.cells.push(cell.to_cell());
+        }
+    }
+}
+
+impl<'a> Reader<'a> {
+    /// A varint as [`super::row::put_varint`] writes it: at most five bytes, no redundant high
+    /// zeros.
+    pub(super) fn varint(&mut self) -> Result<u32, DecodeError> {
+        let mut value = 0u32;
+        for i in 0..5 {
+            let byte = self.u8()?;
+            let bits = u32::from(byte & 0x7f);
+            if i == 4 && bits > 0x0f {
+                return Err(DecodeError("varint overflows 32 bits"));
+            }
+            value |= bits << (7 * i);
+            if byte & 0x80 == 0 {
+                if byte == 0 && i > 0 {
+                    return Err(DecodeError("varint not minimal"));
+                }
+                return Ok(value);
+            }
+        }
+        Err(DecodeError("varint longer than five bytes"))
+    }
+
+    /// A varint count or length, which cannot exceed the bytes left.
+    fn varlen(&mut self) -> Result<usize, DecodeError> {
+        let len = self.varint()? as usize;
+        if len > self.bytes.len() {
+            return Err(DecodeError("length exceeds payload"));
+        }
+        Ok(len)
+    }
+
+    /// Bytes preceded by their varint length, borrowed.
+    fn varslice(&mut self) -> Result<&'a [u8], DecodeError> {
+        let len = self.varlen()?;
+        let (head, rest) = self.bytes.split_at(len);
+        self.bytes = rest;
+        Ok(head)
+    }
+
+    fn varslice_if(&mut self, present: bool) -> Result<Option<&'a [u8]>, DecodeError> {
+        present.then(|| self.varslice()).transpose()
+    }
+
+    /// Reads a compact row, handing its parts to `visitor` as they are checked.
+    pub fn visit_compact_row(
+        &mut self,
+        visitor: &mut impl RowVisitor<'a>,
+    ) -> Result<(), DecodeError> {
+        let flags = self.u8()?;
+        let expiry_without_marker = flags & ROW_LIVENESS_EXPIRY != 0 && flags & ROW_LIVENESS == 0;
+        if flags & !ROW_FLAGS != 0 || expiry_without_marker {
+            return Err(DecodeError("invalid row flags"));
+        }
+        let clustering = self.varslice()?;
+        let liveness = if flags & ROW_LIVENESS != 0 {
+            Some(self.marker(flags & ROW_LIVENESS_EXPIRY != 0)?)
+        } else {
+            None
+        };
+        let deletion = self.present_deletion(flags & ROW_DELETION != 0)?;
+        visitor.head(clustering, liveness, deletion);
+        let mut reference = liveness.map(|l| l.timestamp);
+        for _ in 0..self.varlen()? {
+            let name = self.varslice()?;
+            self.column(name, &mut reference, visitor)?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn compact_row(&mut self) -> Result<Row, DecodeError> {
+        let mut builder = RowBuilder(Row::new(Bytes::new()));
+        self.visit_compact_row(&mut builder)?;
+        Ok(builder.0)
+    }
+
+    fn marker(&mut self, expiring: bool) -> Result<LivenessInfo, DecodeError> {
+        let mut liveness = LivenessInfo::new(self.i64()?);
+        if expiring {
+            liveness.ttl = self.i32()?;
+            liveness.local_expiration_time = self.i32()?;
+            if marker_expiry(&liveness).is_none() {
+                return Err(DecodeError("row marker expiry flagged but absent"));
+            }
+        }
+        Ok(liveness)
+    }
+
+    /// A deletion written only when `present`; one written must not be "live".
+    fn present_deletion(&mut self, present: bool) -> Result<DeletionTime, DecodeError> {
+        if !present {
+            return Ok(DeletionTime::LIVE);
+        }
+        let deletion = self.deletion()?;
+        if deletion.is_live() {
+            return Err(DecodeError("live deletion flagged as present"));
+        }
+        Ok(deletion)
+    }
+
+    fn column(
+        &mut self,
+        name: &'a [u8],
+        reference: &mut Option<i64>,
+        visitor: &mut impl RowVisitor<'a>,
+    ) -> Result<(), DecodeError> {
+        let Some(&flags) = self.bytes.first() else {
+            return Err(DecodeError("payload ends early"));
+        };
+        if flags & COMPLEX == 0 {
+            visitor.simple(name, self.compact_cell(reference)?);
+            return Ok(());
+        }
+        self.u8()?;
+        if flags & !(COMPLEX | COMPLEX_DELETION) != 0 {
+            return Err(DecodeError("invalid complex column flags"));
+        }
+        visitor.complex(name, self.present_deletion(flags & COMPLEX_DELETION != 0)?);
+        for _ in 0..self.varlen()? {
+            visitor.complex_cell(self.compact_cell(reference)?);
+        }
+        Ok(())
+    }
+
+    fn compact_cell(&mut self, reference: &mut Option<i64>) -> Result<CellView<'a>, DecodeError> {
+        let flags = self.u8()?;
+        if flags & !CELL_FLAGS != 0 {
+            return Err(DecodeError("invalid cell flags"));
+        }
+        let timestamp = if flags & CELL_TIMESTAMP != 0 {
+            let timestamp = self.i64()?;
+            if *reference == Some(timestamp) {
+                return Err(DecodeError("cell repeats the reference timestamp"));
+            }
+            *reference = Some(timestamp);
+            timestamp
+        } else {
+            reference.ok_or(DecodeError("cell without a timestamp"))?
+        };
+        let ttl = self.i32_unless_default(flags & CELL_TTL != 0, 0)?;
+        let local_deletion_time =
+            self.i32_unless_default(flags & CELL_DELETION_TIME != 0, NO_DELETION_TIME)?;
+        let value = self.varslice_if(flags & HAS_VALUE != 0)?;
+        let path = self.varslice_if(flags & HAS_PATH != 0)?;
+        CellView::checked(flags, timestamp, (ttl, local_deletion_time), (value, path))
+    }
+
+    /// An `i32` written only when it differs from `default`.
+    fn i32_unless_default(&mut self, present: bool, default: i32) -> Result<i32, DecodeError> {
+        if !present {
+            return Ok(default);
+        }
+        let value = self.i32()?;
+        if value == default {
+            return Err(DecodeError("default value flagged as present"));
+        }
+        Ok(value)
+    }
+}
