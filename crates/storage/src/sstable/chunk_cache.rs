@@ -12,8 +12,9 @@ use bytes::Bytes;
 
 use crate::sstable::lru::{CacheStats, IntHashBuilder, ShardedLru};
 
-/// Bytes counted per chunk beside its data (map slot, links, `Bytes` header, allocation).
-const ENTRY_OVERHEAD: u64 = 128;
+/// Bytes counted per chunk beside its data and the map's own (the header of its shared
+/// buffer).
+const BUFFER_HEADER: u64 = 32;
 /// Marks an Index block's key (its offset) apart from a Data chunk's (its index).
 const INDEX_BLOCK: u64 = 1 << 63;
 
@@ -46,7 +47,7 @@ impl ChunkCache {
 
     /// Caches chunk `chunk` of SSTable `sstable` (decompressed and verified).
     pub(crate) fn insert(&self, sstable: u64, chunk: usize, data: Bytes) {
-        let weight = data.len() as u64 + ENTRY_OVERHEAD;
+        let weight = data.len() as u64 + BUFFER_HEADER;
         self.lru.insert((sstable, chunk as u64), data, weight);
     }
 
@@ -57,7 +58,7 @@ impl ChunkCache {
 
     /// Caches the Index block at `offset` of SSTable `sstable`.
     pub(crate) fn insert_index_block(&self, sstable: u64, offset: u64, block: Bytes) {
-        let weight = block.len() as u64 + ENTRY_OVERHEAD;
+        let weight = block.len() as u64 + BUFFER_HEADER;
         self.lru
             .insert((sstable, INDEX_BLOCK | offset), block, weight);
     }
@@ -95,7 +96,8 @@ mod tests {
         assert_eq!(cache.get(1, 1), None, "another chunk");
         let stats = cache.stats();
         assert_eq!((stats.hits, stats.misses, stats.entries), (1, 3, 1));
-        assert_eq!(stats.size_bytes, 4096 + ENTRY_OVERHEAD);
+        let map_entry = ShardedLru::<(u64, u64), Bytes, IntHashBuilder>::ENTRY_COST;
+        assert_eq!(stats.size_bytes, 4096 + BUFFER_HEADER + map_entry);
         cache.record_miss(Duration::from_micros(3));
         assert_eq!(cache.stats().miss_nanos, 3_000);
     }
