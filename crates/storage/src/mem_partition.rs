@@ -5,8 +5,10 @@
 //! then freeing each structure from another thread. The rest of the partition (its deletion,
 //! static row and range tombstones) is rare and stays decoded, allocated only when present.
 
+use std::mem::size_of;
+
 use mutation::codec::put_row;
-use mutation::{PartitionUpdate, Row};
+use mutation::{Cell, ColumnData, ColumnValue, PartitionUpdate, Row};
 
 use crate::error::Result;
 use crate::filter::ReadFilter;
@@ -111,16 +113,28 @@ fn has_head(update: &PartitionUpdate) -> bool {
         || !update.range_tombstones.is_empty()
 }
 
-/// About what `update`'s deletion, static row and range tombstones take in memory.
+/// About what `update`'s deletion, static row and range tombstones take in memory (they stay
+/// decoded: a static row's columns and the bytes its cells point into).
 fn head_size(update: &PartitionUpdate) -> usize {
-    let mut size = std::mem::size_of::<PartitionData>();
-    if let Some(row) = &update.static_row {
-        let mut encoded = Vec::new();
-        put_row(&mut encoded, row);
-        size += 2 * encoded.len();
-    }
-    let tombstone = std::mem::size_of::<mutation::RangeTombstone>();
-    size + update.range_tombstones.len() * tombstone * 3 / 2
+    let column = |c: &ColumnData| {
+        let cells = match &c.value {
+            ColumnValue::Simple(cell) => cell_bytes(cell),
+            ColumnValue::Complex(complex) => complex.cells.iter().map(cell_bytes).sum(),
+        };
+        size_of::<ColumnData>() + c.name.len() + cells
+    };
+    let static_row = update.static_row.iter().map(|row| {
+        size_of::<Row>() + row.clustering.len() + row.columns.iter().map(column).sum::<usize>()
+    });
+    let tombstones = update.range_tombstones.len() * size_of::<mutation::RangeTombstone>() * 3 / 2;
+    size_of::<PartitionData>() + static_row.sum::<usize>() + tombstones
+}
+
+/// A cell's entry in a complex column's list and the bytes its value and path hold.
+fn cell_bytes(cell: &Cell) -> usize {
+    size_of::<Cell>()
+        + cell.value.as_ref().map_or(0, |v| v.len())
+        + cell.path.as_ref().map_or(0, |p| p.len())
 }
 
 #[cfg(test)]
