@@ -74,7 +74,7 @@ impl MemPartition {
     /// most `cap` rows: the first ones in read order.
     pub fn select(&self, filter: &ReadFilter, cap: usize) -> Result<SourceRows> {
         let (rows, stopped_at) = select_rows(&self.rows, filter, cap, RowRecord::to_row)?;
-        let head = self.head().head_for(filter);
+        let head = self.head().head_for(filter.include_static);
         Ok(SourceRows {
             data: PartitionData { rows, ..head },
             stopped_at,

@@ -113,18 +113,18 @@ impl PartitionData {
         SourceRows {
             data: PartitionData {
                 rows,
-                ..self.head_for(filter)
+                ..self.head_for(filter.include_static)
             },
             stopped_at,
         }
     }
 
-    /// The partition deletion, the static row if `filter` asks for it and all range
+    /// A copy of the partition deletion, the static row if `include_static`, and the range
     /// tombstones, without rows.
-    pub fn head_for(&self, filter: &ReadFilter) -> PartitionData {
+    pub fn head_for(&self, include_static: bool) -> PartitionData {
         PartitionData {
             partition_deletion: self.partition_deletion,
-            static_row: self.static_row.clone().filter(|_| filter.include_static),
+            static_row: self.static_row.clone().filter(|_| include_static),
             rows: RowMap::new(),
             range_tombstones: self.range_tombstones.clone(),
         }
@@ -149,16 +149,6 @@ impl PartitionData {
                 .filter(|(clustering, _)| filter.selects(clustering))
                 .collect(),
             range_tombstones: self.range_tombstones.into_iter().filter(overlaps).collect(),
-        }
-    }
-
-    /// A copy of the partition deletion, static row and range tombstones, without the rows.
-    pub fn without_rows(&self) -> PartitionData {
-        PartitionData {
-            partition_deletion: self.partition_deletion,
-            static_row: self.static_row.clone(),
-            rows: RowMap::new(),
-            range_tombstones: self.range_tombstones.clone(),
         }
     }
 

@@ -71,7 +71,7 @@ pub(crate) trait PartitionRecords {
         let rows = rows.map(|(k, r)| Ok((k.clone(), r.to_row()?)));
         Ok(Cow::Owned(PartitionData {
             rows: rows.collect::<Result<RowMap>>()?,
-            ..self.head().without_rows()
+            ..self.head().head_for(true)
         }))
     }
 }

@@ -265,28 +265,15 @@ impl StatsCollector {
         self.stats.last_key = key;
     }
 
-    /// Adds a partition: `head`'s deletion, static row and range tombstones, and `rows`.
+    /// Adds a partition: `data`'s deletion, static row and range tombstones, and `rows`.
     pub fn add_partition<R: RowRecord>(
-        &mut self,
-        key: &PartitionKey,
-        head: &PartitionData,
-        rows: &RowMap<R>,
-        size: u64,
-    ) -> Result<()> {
-        let cells_before = self.stats.cells;
-        self.add_contents(key, head, rows, size)?;
-        let cells = self.stats.cells - cells_before;
-        self.stats.cell_counts.add(cells);
-        Ok(())
-    }
-
-    fn add_contents<R: RowRecord>(
         &mut self,
         key: &PartitionKey,
         data: &PartitionData,
         rows: &RowMap<R>,
         size: u64,
     ) -> Result<()> {
+        let cells_before = self.stats.cells;
         let s = &mut self.stats;
         s.partitions += 1;
         s.partition_sizes.add(size);
@@ -310,6 +297,8 @@ impl StatsCollector {
             self.deletion(tombstone.deletion);
             self.clustering(tombstone.start.as_ref(), tombstone.end.as_ref());
         }
+        let cells = self.stats.cells - cells_before;
+        self.stats.cell_counts.add(cells);
         Ok(())
     }
 
