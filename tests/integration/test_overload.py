@@ -132,10 +132,41 @@ def test_500_clients_declaring_16_mib_bodies_do_not_grow_memory_and_others_are_s
         cluster.shutdown()
         for s in socks:
             s.close()
-    deadline = time.time() + 10
-    while metric(node, "helenus_native_request_bytes_in_flight") and time.time() < deadline:
+    # Paused connections whose clients left give up their place at once (they neither wait
+    # for bytes nor take them when their turn comes), so everything is released promptly.
+    # Zero must hold for a second: a reading of zero between two paused connections' turns
+    # is not the end.
+    started, zeros = time.time(), 0
+    while zeros < 10 and time.time() < started + 10:
+        zeros = zeros + 1 if metric(node, "helenus_native_request_bytes_in_flight") == 0 else 0
         time.sleep(0.1)
-    assert metric(node, "helenus_native_request_bytes_in_flight") == 0
+    print(f"request bytes released {time.time() - started:.1f} s after 500 clients left")
+    assert zeros == 10, metric(node, "helenus_native_request_bytes_in_flight")
+
+
+def test_a_paused_client_that_leaves_gives_up_its_place_at_once():
+    node = Node(extra_yaml="native_transport_max_request_data_in_flight_per_ip: 1MiB\n").start()
+    try:
+        holder = raw_client(node)
+        holder.sendall(envelope(1, 0x07, 900 * 1024) + b"\x00" * 1000)  # reserves 900 KiB
+        gone = raw_client(node)
+        gone.sendall(envelope(2, 0x07, 900 * 1024) + b"\x00" * 1000)  # waits for room
+        wait_for(lambda: metric(node, "helenus_native_paused_connections") == 1)
+        gone.close()
+        # Left while paused, with bytes unread: no longer waiting, though nothing was freed.
+        wait_for(lambda: metric(node, "helenus_native_paused_connections") == 0, within=2)
+        assert metric(node, "helenus_native_request_bytes_in_flight") == 900 * 1024
+        holder.close()
+        wait_for(lambda: metric(node, "helenus_native_request_bytes_in_flight") == 0)
+    finally:
+        node.cleanup()
+
+
+def wait_for(condition, within=10):
+    deadline = time.time() + within
+    while not condition():
+        assert time.time() < deadline, "condition not met in time"
+        time.sleep(0.05)
 
 
 def overloaded_node(extra=""):

@@ -20,8 +20,8 @@ use bytes::{Bytes, BytesMut};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
-use tokio::io::AsyncReadExt;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, Interest};
 use tokio::net::tcp::OwnedReadHalf;
 use tokio::net::TcpStream;
 use tokio::sync::{broadcast, mpsc, watch};
@@ -30,6 +30,7 @@ use types::result::QueryResult;
 use types::CqlError;
 
 const READ_CHUNK: usize = 64 * 1024;
+const PAUSED_CLOSE_CHECK: Duration = Duration::from_millis(200);
 
 /// What every connection of a server shares.
 pub(crate) struct Shared<H> {
@@ -105,7 +106,7 @@ impl<H: QueryHandler> Connection<H> {
         let mut framer = Framer::Legacy(LegacyDecoder::new(self.max_body()));
         let mut buf = BytesMut::with_capacity(READ_CHUNK);
         while !*self.shutdown.borrow() {
-            if !self.drain(&mut framer, &mut buf, &mut clock).await {
+            if !self.drain(&mut framer, &mut buf, &mut clock, rd).await {
                 return;
             }
             let partial = framer.pending_body().or((!buf.is_empty()).then_some(0));
@@ -130,11 +131,12 @@ impl<H: QueryHandler> Connection<H> {
         framer: &mut Framer,
         buf: &mut BytesMut,
         clock: &mut ReadClock,
+        rd: &OwnedReadHalf,
     ) -> bool {
         loop {
             match framer.next(buf) {
                 Ok(Some(inbound)) => {
-                    self.on_inbound(inbound, framer).await;
+                    self.on_inbound(inbound, framer, rd).await;
                     clock.progress();
                 }
                 Ok(None) => return true,
@@ -209,10 +211,10 @@ impl<H: QueryHandler> Connection<H> {
         }
     }
 
-    async fn on_inbound(&mut self, inbound: Inbound, framer: &mut Framer) {
+    async fn on_inbound(&mut self, inbound: Inbound, framer: &mut Framer, rd: &OwnedReadHalf) {
         match inbound {
             Inbound::Announced { header } => {
-                self.announced = self.admit(&header).await;
+                self.announced = self.admit(&header, rd).await;
                 framer.decide(self.announced.is_some());
             }
             Inbound::TooBig { header } => {
@@ -232,7 +234,7 @@ impl<H: QueryHandler> Connection<H> {
             Inbound::Envelope { header, body } => {
                 let held = match self.announced.take() {
                     Some(held) => Some(held),
-                    None => self.admit(&header).await,
+                    None => self.admit(&header, rd).await,
                 };
                 if let Some(held) = held {
                     if let Some(next) = self.on_envelope(header, body, held).await {
@@ -245,8 +247,9 @@ impl<H: QueryHandler> Connection<H> {
 
     /// Reserves the envelope's body against the limits: waits for room, or answers
     /// Overloaded (`None`) when the connection throws on overload. `None` too when the
-    /// server shuts down meanwhile.
-    async fn admit(&mut self, header: &Header) -> Option<Reservation> {
+    /// server shuts down or the client leaves meanwhile: a paused connection whose client
+    /// has gone neither keeps its place in the queue nor takes bytes when its turn comes.
+    async fn admit(&mut self, header: &Header, rd: &OwnedReadHalf) -> Option<Reservation> {
         let bytes = u32::try_from(header.length).unwrap_or(0);
         if !self.throw_on_overload {
             if let Some(held) = self.slot.admit_at_once(bytes) {
@@ -255,6 +258,7 @@ impl<H: QueryHandler> Connection<H> {
             return tokio::select! {
                 held = self.slot.admit(bytes) => Some(held),
                 _ = self.shutdown.changed() => None,
+                _ = peer_closed(rd) => None,
             };
         }
         let version = self.reply_version(header);
@@ -453,6 +457,18 @@ impl<H: QueryHandler> Connection<H> {
             let _ = out.send(Out::Envelope(envelope)).await;
             drop((permit, held));
         });
+    }
+}
+
+/// Resolves when the client has closed its side (or the socket failed). A paused connection
+/// is not read from, so bytes the client sent meanwhile keep the socket readable: then the
+/// close is looked for every `PAUSED_CLOSE_CHECK`.
+async fn peer_closed(rd: &OwnedReadHalf) {
+    loop {
+        match rd.ready(Interest::READABLE).await {
+            Ok(ready) if !ready.is_read_closed() => tokio::time::sleep(PAUSED_CLOSE_CHECK).await,
+            _ => return,
+        }
     }
 }
 

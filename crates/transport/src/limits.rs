@@ -273,14 +273,12 @@ impl Slot {
         }
     }
 
-    /// Runs `wait` counted as a paused connection.
+    /// Runs `wait` counted as a paused connection, until it ends or is dropped.
     async fn paused<T>(&self, wait: impl std::future::Future<Output = T>) -> T {
         let c = &self.limits().counters;
         c.pauses.fetch_add(1, Ordering::Relaxed);
-        c.paused.fetch_add(1, Ordering::Relaxed);
-        let out = wait.await;
-        c.paused.fetch_sub(1, Ordering::Relaxed);
-        out
+        let _paused = Paused::new(&c.paused);
+        wait.await
     }
 
     fn discard(&self, message: String) -> String {
@@ -314,6 +312,22 @@ impl Slot {
 impl Drop for Slot {
     fn drop(&mut self) {
         self.limits().disconnect(self.ip);
+    }
+}
+
+/// Counts a connection as paused for as long as it lives (a wait may be dropped midway).
+struct Paused<'a>(&'a AtomicU64);
+
+impl<'a> Paused<'a> {
+    fn new(count: &'a AtomicU64) -> Paused<'a> {
+        count.fetch_add(1, Ordering::Relaxed);
+        Paused(count)
+    }
+}
+
+impl Drop for Paused<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -401,5 +415,18 @@ mod tests {
         assert_eq!((stats.paused_connections, stats.pauses), (0, 1));
         assert_eq!(stats.bytes_in_flight, 40);
         drop(reservation);
+    }
+
+    #[tokio::test]
+    async fn a_wait_given_up_is_no_longer_counted_as_paused() {
+        let limits = limits(100, 100);
+        let slot = Arc::new(limits.connect(A).unwrap());
+        let held = slot.try_admit(80, 5).unwrap();
+        let gave_up = tokio::time::timeout(Duration::from_millis(20), slot.admit(40)).await;
+        assert!(gave_up.is_err());
+        let stats = limits.stats();
+        assert_eq!((stats.paused_connections, stats.pauses), (0, 1));
+        assert_eq!(stats.bytes_in_flight, 80);
+        drop(held);
     }
 }
