@@ -10,6 +10,7 @@ pub mod filter;
 pub mod health;
 pub mod sstable;
 
+mod arena;
 mod backoff;
 mod counter;
 mod log_entry;

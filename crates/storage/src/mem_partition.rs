@@ -1,8 +1,8 @@
-//! A memtable's partition. Its rows are kept in the compact row encoding SSTables store, one
-//! allocation of the exact size per row: about a sixth of a decoded row's memory (a
-//! `standard1` row: 206 bytes against some 1,250 in structures and in the request buffer its
-//! values pointed into), and a flush copies them as they are instead of encoding them and
-//! then freeing each structure from another thread. The rest of the partition (its deletion,
+//! A memtable's partition. Its rows are kept in the compact row encoding SSTables store, in
+//! the memtable's arena: about a sixth of a decoded row's memory (a `standard1` row: 206
+//! bytes against some 1,250 in structures and in the request buffer its values pointed into),
+//! and a flush copies them as they are instead of encoding them and then freeing each
+//! structure from another thread. The rest of the partition (its deletion,
 //! static row and range tombstones) is rare and stays decoded, allocated only when present.
 
 use std::mem::size_of;
@@ -10,6 +10,7 @@ use std::mem::size_of;
 use mutation::codec::put_row;
 use mutation::{Cell, ColumnData, ColumnValue, PartitionUpdate, Row};
 
+use crate::arena::Arena;
 use crate::error::Result;
 use crate::filter::ReadFilter;
 use crate::partition::{select_rows, PartitionData, SourceRows};
@@ -37,8 +38,10 @@ pub(crate) struct MemPartition {
 }
 
 impl MemPartition {
-    /// Reconciles `update` into the partition; returns the bytes it grew by (an estimate).
-    pub fn apply(&mut self, mut update: PartitionUpdate) -> usize {
+    /// Reconciles `update` into the partition, its rows encoded into `arena`; returns the
+    /// bytes it grew by (an estimate, which counts the whole of an overwritten row again: its
+    /// old encoding stays in the arena).
+    pub fn apply(&mut self, mut update: PartitionUpdate, arena: &Arena) -> usize {
         let rows = std::mem::take(&mut update.rows);
         let mut grown = 0;
         if has_head(&update) {
@@ -46,14 +49,14 @@ impl MemPartition {
             self.head.get_or_insert_default().apply(update);
         }
         for row in rows {
-            grown += self.add_row(normalize_row(row));
+            grown += self.add_row(normalize_row(row), arena);
         }
         grown
     }
 
-    fn add_row(&mut self, row: Row) -> usize {
+    fn add_row(&mut self, row: Row, arena: &Arena) -> usize {
         let Some(existing) = self.rows.get_mut(&row.clustering) else {
-            let encoded = encode(&row);
+            let encoded = encode(&row, arena);
             let grown = ROW_OVERHEAD + row.clustering.len() + encoded.len();
             // A copy: the clustering would otherwise keep the request buffer it points into.
             let clustering = bytes::Bytes::copy_from_slice(&row.clustering);
@@ -64,10 +67,8 @@ impl MemPartition {
             .to_row()
             .expect("a memtable row decodes: the memtable encoded it");
         merge_row(&mut merged, row);
-        let encoded = encode(&merged);
-        let grown = encoded.len().saturating_sub(existing.len());
-        *existing = encoded;
-        grown
+        *existing = encode(&merged, arena);
+        existing.len()
     }
 
     /// A copy restricted to what `filter` can return (all tombstones are kept), holding at
@@ -94,15 +95,15 @@ impl PartitionRecords for MemPartition {
     }
 }
 
-/// `row` encoded, in an allocation of its size (encoded first in a buffer kept per thread).
-fn encode(row: &Row) -> EncodedRow {
+/// `row` encoded into `arena` (encoded first in a buffer kept per thread).
+fn encode(row: &Row, arena: &Arena) -> EncodedRow {
     thread_local! {
         static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
     }
     SCRATCH.with_borrow_mut(|scratch| {
         scratch.clear();
         put_row(scratch, row);
-        Box::from(&scratch[..])
+        arena.copy(scratch)
     })
 }
 
@@ -161,9 +162,9 @@ mod tests {
 
     #[test]
     fn rows_written_twice_reconcile_and_read_back_decoded() {
-        let mut partition = MemPartition::default();
-        assert!(partition.apply(update(vec![row("b", "x", 1), row("a", "x", 1)])) > 0);
-        partition.apply(update(vec![row("b", "y", 2), row("b", "x", 0)]));
+        let (mut partition, arena) = (MemPartition::default(), Arena::default());
+        assert!(partition.apply(update(vec![row("b", "x", 1), row("a", "x", 1)]), &arena) > 0);
+        partition.apply(update(vec![row("b", "y", 2), row("b", "x", 0)]), &arena);
         let read = partition
             .select(&ReadFilter::all(), usize::MAX)
             .expect("select");
@@ -178,11 +179,11 @@ mod tests {
 
     #[test]
     fn the_head_holds_what_is_not_a_row() {
-        let mut partition = MemPartition::default();
+        let (mut partition, arena) = (MemPartition::default(), Arena::default());
         let mut deletion = update(vec![row("a", "x", 5)]);
         deletion.partition_deletion = DeletionTime::new(3, 9);
         deletion.static_row = Some(row("", "s", 4));
-        partition.apply(deletion);
+        partition.apply(deletion, &arena);
         let head = partition.head();
         assert_eq!(head.partition_deletion, DeletionTime::new(3, 9));
         assert_eq!(head.static_row, Some(row("", "s", 4)));

@@ -10,6 +10,7 @@ use bytes::Bytes;
 use crossbeam_skiplist::SkipMap;
 use parking_lot::Mutex;
 
+use crate::arena::Arena;
 use crate::commitlog::Position;
 use crate::engine::PartitionSource;
 use crate::error::Result;
@@ -38,6 +39,8 @@ pub struct Memtable {
     min_position: AtomicU64,
     /// Smallest timestamp of any write applied (`i64::MAX`: none).
     min_timestamp: AtomicI64,
+    /// The rows' encodings, which live as long as the memtable.
+    arena: Arena,
 }
 
 impl Default for Memtable {
@@ -59,6 +62,7 @@ impl Memtable {
             allocated: AtomicUsize::new(0),
             min_position: AtomicU64::new(u64::MAX),
             min_timestamp: AtomicI64::new(i64::MAX),
+            arena: Arena::default(),
         }
     }
 
@@ -121,7 +125,7 @@ impl Memtable {
             added += PARTITION_OVERHEAD + key.key.len();
             Mutex::new(MemPartition::default())
         });
-        added += entry.value().lock().apply(update);
+        added += entry.value().lock().apply(update, &self.arena);
         self.allocated.fetch_add(added, Ordering::Relaxed);
         if oldest < self.min_timestamp.load(Ordering::Relaxed) {
             self.min_timestamp.fetch_min(oldest, Ordering::Relaxed);

@@ -36,8 +36,8 @@ impl RowRecord for Row {
     }
 }
 
-/// A row in the compact row encoding.
-pub(crate) type EncodedRow = Box<[u8]>;
+/// A row in the compact row encoding, in its memtable's arena.
+pub(crate) type EncodedRow = crate::arena::ArenaBytes;
 
 impl RowRecord for EncodedRow {
     fn put_record(&self, out: &mut Vec<u8>) {
@@ -45,12 +45,12 @@ impl RowRecord for EncodedRow {
     }
 
     fn add_stats(&self, stats: &mut StatsCollector) -> Result<()> {
-        let mut reader = Reader { bytes: self };
+        let mut reader = Reader { bytes: &self[..] };
         reader.visit_compact_row(stats).map_err(invalid)
     }
 
     fn to_row(&self) -> Result<Row> {
-        Reader { bytes: self }.row().map_err(invalid)
+        Reader { bytes: &self[..] }.row().map_err(invalid)
     }
 }
 
