@@ -103,7 +103,8 @@ impl Region {
     fn new(size: usize) -> Region {
         let layout = Region::layout(size);
         // SAFETY: the layout's size is at least one byte.
-        let ptr = NonNull::new(unsafe { alloc(layout) }).unwrap_or_else(|| handle_alloc_error(layout));
+        let ptr =
+            NonNull::new(unsafe { alloc(layout) }).unwrap_or_else(|| handle_alloc_error(layout));
         Region { ptr, size }
     }
 
@@ -160,7 +161,9 @@ mod tests {
     #[test]
     fn copies_keep_their_bytes_across_regions_and_large_rows() {
         let arena = Arena::default();
-        let sizes = (0..3000).map(|n| (n * 37) % 700).chain([LARGEST_IN_REGION + 1, 0]);
+        let sizes = (0..3000)
+            .map(|n| (n * 37) % 700)
+            .chain([LARGEST_IN_REGION + 1, 0]);
         let copies: Vec<(Vec<u8>, ArenaBytes)> = sizes
             .enumerate()
             .map(|(n, size)| {
@@ -174,7 +177,10 @@ mod tests {
         }
         let bump = arena.bump.lock();
         assert!(bump.full.len() > 2, "several regions were filled");
-        assert!(bump.full.iter().all(|r| r.size <= MAX_REGION || r.size == LARGEST_IN_REGION + 1));
+        assert!(bump
+            .full
+            .iter()
+            .all(|r| r.size <= MAX_REGION || r.size == LARGEST_IN_REGION + 1));
     }
 
     #[test]
@@ -189,7 +195,9 @@ mod tests {
         let ptrs: Vec<usize> = {
             let bump = arena.bump.lock();
             let full = bump.full.iter().chain(&bump.current);
-            full.filter(|r| r.size == MAX_REGION).map(|r| r.ptr.as_ptr() as usize).collect()
+            full.filter(|r| r.size == MAX_REGION)
+                .map(|r| r.ptr.as_ptr() as usize)
+                .collect()
         };
         assert!(!ptrs.is_empty());
         drop(arena);
@@ -198,7 +206,9 @@ mod tests {
         let bump = next.bump.lock();
         let reused = bump.full.iter().chain(&bump.current);
         // Other tests may take pooled regions meanwhile: at least one comes back here.
-        assert!(reused.into_iter().any(|r| ptrs.contains(&(r.ptr.as_ptr() as usize))));
+        assert!(reused
+            .into_iter()
+            .any(|r| ptrs.contains(&(r.ptr.as_ptr() as usize))));
         assert!(POOL.lock().len() <= POOL_REGIONS);
     }
 }

@@ -19,6 +19,7 @@ mod memtable;
 mod metrics;
 mod params;
 mod partition;
+mod partition_map;
 mod reconcile;
 mod repair;
 mod resolve;

@@ -1,14 +1,12 @@
-//! The concurrent in-memory write buffer of one table: a lock-free skiplist of partitions, each
-//! holding its reconciled data behind a short-lived mutex, with a filter of the tokens written
-//! (point reads of absent partitions skip the search), an allocation counter, the oldest
-//! commit-log position of its data and its oldest timestamp.
+//! The concurrent in-memory write buffer of one table: its partitions in token order (a
+//! [`PartitionMap`]), their rows in an arena, with a filter of the tokens written (point reads
+//! of absent partitions skip the search), an allocation counter, the oldest commit-log
+//! position of its data and its oldest timestamp.
 
 use std::mem::size_of;
 use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
 
 use bytes::Bytes;
-use crossbeam_skiplist::SkipMap;
-use parking_lot::Mutex;
 
 use crate::arena::Arena;
 use crate::commitlog::Position;
@@ -17,20 +15,19 @@ use crate::error::Result;
 use crate::filter::{KeyRange, ReadFilter};
 use crate::mem_partition::MemPartition;
 use crate::partition::SourceRows;
+use crate::partition_map::PartitionMap;
 use crate::token_filter::TokenFilter;
 use mutation::{ColumnValue, PartitionKey, PartitionUpdate, Row};
 
-/// What a partition takes besides its rows: its skiplist node (key, lock and partition, a
-/// tower of two links on average), and the header `Bytes` allocates when a key buffer it owns
-/// alone (one the query layer built) is first shared.
-const PARTITION_OVERHEAD: usize = size_of::<PartitionKey>()
-    + size_of::<Mutex<MemPartition>>()
-    + 4 * size_of::<usize>()
-    + 3 * size_of::<usize>();
+/// What a partition takes besides its rows: its key and partition in a B-tree node (two
+/// thirds full on average), and the header `Bytes` allocates when a key buffer it owns alone
+/// is first shared.
+const PARTITION_OVERHEAD: usize =
+    (size_of::<PartitionKey>() + size_of::<MemPartition>()) * 3 / 2 + 3 * size_of::<usize>();
 
 /// A memtable: writers on different partitions never contend.
 pub struct Memtable {
-    partitions: SkipMap<PartitionKey, Mutex<MemPartition>>,
+    partitions: PartitionMap<MemPartition>,
     /// Every token written. Not counted in `allocated`: at most 1 MiB, sized from the
     /// previous memtable's partition count (about 0.5% of the data it describes).
     tokens: TokenFilter,
@@ -57,7 +54,7 @@ impl Memtable {
     /// A memtable expected to receive about `partitions` partitions (sizes its token filter).
     pub fn for_partitions(partitions: usize) -> Self {
         Memtable {
-            partitions: SkipMap::new(),
+            partitions: PartitionMap::for_partitions(partitions),
             tokens: TokenFilter::for_partitions(partitions),
             allocated: AtomicUsize::new(0),
             min_position: AtomicU64::new(u64::MAX),
@@ -93,25 +90,22 @@ impl Memtable {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.partitions.is_empty()
+        self.partitions.len() == 0
     }
 
     /// Whether the memtable holds partition `key`.
     pub fn contains(&self, key: &PartitionKey) -> bool {
-        self.tokens.may_contain(key.token) && self.partitions.contains_key(key)
+        self.tokens.may_contain(key.token) && self.partitions.contains(key)
     }
 
     /// Visits every partition in (token, key) order by reference, without copying it (for a
-    /// flush). Each partition's lock is held while `visit` runs on it, so `visit` must not
-    /// touch this memtable; the first error stops the walk and is returned.
+    /// flush). Writers wait while `visit` runs on a partition of theirs, so `visit` must not
+    /// write to this memtable; the first error stops the walk and is returned.
     pub(crate) fn try_for_each<E>(
         &self,
-        mut visit: impl FnMut(&PartitionKey, &MemPartition) -> std::result::Result<(), E>,
+        visit: impl FnMut(&PartitionKey, &MemPartition) -> std::result::Result<(), E>,
     ) -> std::result::Result<(), E> {
-        for entry in self.partitions.iter() {
-            visit(entry.key(), &entry.value().lock())?;
-        }
-        Ok(())
+        self.partitions.try_for_each(visit)
     }
 
     /// Reconciles `update` into the partition `key`.
@@ -120,13 +114,15 @@ impl Memtable {
         // Before the partition is visible: a reader that finds it also finds its token.
         self.tokens.insert(key.token);
         let mut added = 0;
-        // One search of the skiplist, whether the partition is new or not.
-        let entry = self.partitions.get_or_insert_with(own_copy(key), || {
+        let new = || {
             added += PARTITION_OVERHEAD + key.key.len();
-            Mutex::new(MemPartition::default())
-        });
-        added += entry.value().lock().apply(update, &self.arena);
-        self.allocated.fetch_add(added, Ordering::Relaxed);
+            own_copy(key)
+        };
+        let apply = |partition: &mut MemPartition| partition.apply(update, &self.arena);
+        let grown = self
+            .partitions
+            .upsert(key, new, MemPartition::default, apply);
+        self.allocated.fetch_add(added + grown, Ordering::Relaxed);
         if oldest < self.min_timestamp.load(Ordering::Relaxed) {
             self.min_timestamp.fetch_min(oldest, Ordering::Relaxed);
         }
@@ -148,11 +144,8 @@ impl PartitionSource for Memtable {
         if !self.tokens.may_contain(key.token) {
             return Ok(None);
         }
-        let Some(entry) = self.partitions.get(key) else {
-            return Ok(None);
-        };
-        let selected = entry.value().lock().select(filter, cap)?;
-        Ok(Some(selected))
+        let selected = self.partitions.read(key, |p| p.select(filter, cap));
+        selected.transpose()
     }
 
     fn keys<'a>(&'a self, range: &KeyRange) -> Box<dyn Iterator<Item = Result<PartitionKey>> + 'a> {
@@ -162,8 +155,7 @@ impl PartitionSource for Memtable {
         let (start, end) = (range.clone(), range.clone());
         let keys = self
             .partitions
-            .range((seek, std::ops::Bound::Unbounded))
-            .map(|entry| entry.key().clone())
+            .keys_from(seek)
             .skip_while(move |key| !start.after_start(key))
             .take_while(move |key| end.before_end(key))
             .map(Ok);
@@ -172,8 +164,7 @@ impl PartitionSource for Memtable {
 }
 
 /// `key` in a buffer of its own: a key the query layer decoded points into the request's
-/// buffer, which it would keep in memory until the flush. (Copied even when the partition
-/// exists, which costs less than a second search of the skiplist.)
+/// buffer, which it would keep in memory until the flush.
 fn own_copy(key: &PartitionKey) -> PartitionKey {
     PartitionKey {
         token: key.token,
