@@ -65,19 +65,22 @@ impl Arena {
 }
 
 impl Bump {
-    /// The start of `len` free bytes in the current region, taking a new one when it is full.
+    /// The start of `len` free bytes (at most [`LARGEST_IN_REGION`]) in the current region,
+    /// taking a new one, large enough, when it is full.
     fn reserve(&mut self, len: usize) -> NonNull<u8> {
         let room = self.current.as_ref().map(|r| r.size - self.used);
         if room.is_none_or(|room| room < len) {
-            let size = self
+            let doubled = self
                 .current
                 .as_ref()
                 .map_or(MIN_REGION, |r| (r.size * 2).min(MAX_REGION));
+            let size = doubled.max(len.next_power_of_two());
             self.full.extend(self.current.replace(Region::take(size)));
             self.used = 0;
         }
         let region = self.current.as_ref().expect("a region was just installed");
-        // SAFETY: `used + len <= size`, within the region's allocation.
+        assert!(self.used + len <= region.size, "a region holds what it is given");
+        // SAFETY: `used + len <= size` (just checked), within the region's allocation.
         let at = unsafe { region.ptr.add(self.used) };
         self.used += len;
         at
@@ -161,8 +164,11 @@ mod tests {
     #[test]
     fn copies_keep_their_bytes_across_regions_and_large_rows() {
         let arena = Arena::default();
-        let sizes = (0..3000)
-            .map(|n| (n * 37) % 700)
+        // The first row larger than the first region, rows larger than the next ones, then
+        // many small ones, one too large for any region and an empty one.
+        let sizes = [MIN_REGION + 1, 5 * MIN_REGION, LARGEST_IN_REGION]
+            .into_iter()
+            .chain((0..3000).map(|n| (n * 37) % 700))
             .chain([LARGEST_IN_REGION + 1, 0]);
         let copies: Vec<(Vec<u8>, ArenaBytes)> = sizes
             .enumerate()
