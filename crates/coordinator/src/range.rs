@@ -386,13 +386,13 @@ impl Found {
             }
         }
         let mut partition_filter = filter.clone();
-        for (key, data) in &complete {
+        for (key, data) in complete {
             if self.full() {
                 return Ok(None);
             }
             let cap = filter.row_limit.unwrap_or(usize::MAX).min(self.rows_left);
             partition_filter.row_limit = Some(cap).filter(|&c| c < usize::MAX);
-            if let Some(p) = resolve_partition(key, data, &partition_filter, now, stats) {
+            if let Some(p) = resolve_partition(&key, data, &partition_filter, now, stats) {
                 self.keep(p);
             }
         }

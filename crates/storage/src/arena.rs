@@ -79,7 +79,10 @@ impl Bump {
             self.used = 0;
         }
         let region = self.current.as_ref().expect("a region was just installed");
-        assert!(self.used + len <= region.size, "a region holds what it is given");
+        assert!(
+            self.used + len <= region.size,
+            "a region holds what it is given"
+        );
         // SAFETY: `used + len <= size` (just checked), within the region's allocation.
         let at = unsafe { region.ptr.add(self.used) };
         self.used += len;

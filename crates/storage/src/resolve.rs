@@ -1,37 +1,43 @@
 //! Turns reconciled partition data into what a read returns at `now`: live data only, with
 //! tombstones, shadowed and expired cells removed, rows ordered and limited per the filter.
-//! Tombstones and live rows met on the way are counted into [`ReadStats`].
+//! Tombstones and live rows met on the way are counted into [`ReadStats`]. The data is
+//! consumed: the live cells move into the rows returned instead of being copied (a cell
+//! decoded from an SSTable owns its buffers, which a copy would first have to share).
 
 use crate::filter::ReadFilter;
 use crate::metrics::ReadStats;
 use crate::partition::PartitionData;
 use crate::sstable::ranges_overlap;
-use mutation::{Cell, ColumnData, ColumnValue, ComplexColumn, DeletionTime, RangeTombstone, Row};
+use mutation::{Cell, ColumnData, ColumnValue, DeletionTime, RangeTombstone, Row};
 
-/// The live part of the static row, if any.
+/// The live part of the static row, if any (taken out of `data`).
 pub(crate) fn live_static_row(
-    data: &PartitionData,
+    data: &mut PartitionData,
     now: i32,
     stats: &mut ReadStats,
 ) -> Option<Row> {
-    let row = data.static_row.as_ref()?;
+    let row = data.static_row.take()?;
     counted_live_row(row, data.partition_deletion, now, stats)
 }
 
 /// The first `limit` live rows `filter` selects, in its order.
+/// The rows are taken out of `data`.
 pub(crate) fn live_rows(
-    data: &PartitionData,
+    data: &mut PartitionData,
     filter: &ReadFilter,
     limit: usize,
     now: i32,
     stats: &mut ReadStats,
 ) -> Vec<Row> {
-    let selected = data
-        .rows
-        .values()
+    let rows = std::mem::take(&mut data.rows);
+    let selected = rows
+        .into_values()
         .filter(|row| filter.selects(&row.clustering));
-    let live =
-        |row: &Row| counted_live_row(row, data.deletion_covering(&row.clustering), now, stats);
+    let data = &*data;
+    let live = |row: Row| {
+        let covering = data.deletion_covering(&row.clustering);
+        counted_live_row(row, covering, now, stats)
+    };
     if filter.reversed {
         selected.rev().filter_map(live).take(limit).collect()
     } else {
@@ -55,17 +61,18 @@ pub(crate) fn counted_range_tombstones<'a>(
 
 /// [`live_row`], counting the row's tombstones and whether it is live into `stats`.
 fn counted_live_row(
-    row: &Row,
+    row: Row,
     covering: DeletionTime,
     now: i32,
     stats: &mut ReadStats,
 ) -> Option<Row> {
+    let dead_cells = dead_cells(&row, covering.merge(row.deletion), now);
+    let row_deleted = row_level_deletion(&row, covering, now);
     let live = live_row(row, covering, now);
-    let dead_cells = dead_cells(row, covering.merge(row.deletion), now);
     stats.tombstones += dead_cells;
     if live.is_some() {
         stats.live_rows += 1;
-    } else if dead_cells == 0 && row_level_deletion(row, covering, now) {
+    } else if dead_cells == 0 && row_deleted {
         stats.tombstones += 1;
     }
     live
@@ -99,54 +106,40 @@ fn row_level_deletion(row: &Row, covering: DeletionTime, now: i32) -> bool {
 }
 
 /// The live part of `row` under the deletion `covering` it, or `None` if nothing is live.
-pub fn live_row(row: &Row, covering: DeletionTime, now: i32) -> Option<Row> {
+pub fn live_row(mut row: Row, covering: DeletionTime, now: i32) -> Option<Row> {
     let deletion = covering.merge(row.deletion);
     let liveness = row
         .liveness
         .filter(|l| !deletion.deletes(l.timestamp) && l.is_live(now));
-    let columns: Vec<ColumnData> = row
-        .columns
-        .iter()
-        .filter_map(|column| live_column(column, deletion, now))
-        .collect();
-    if liveness.is_none() && columns.is_empty() {
+    row.columns
+        .retain_mut(|column| keep_live(column, deletion, now));
+    if liveness.is_none() && row.columns.is_empty() {
         return None;
     }
-    Some(Row {
-        clustering: row.clustering.clone(),
-        liveness,
-        deletion: DeletionTime::LIVE,
-        columns,
-    })
+    row.liveness = liveness;
+    row.deletion = DeletionTime::LIVE;
+    Some(row)
 }
 
-fn live_column(column: &ColumnData, deletion: DeletionTime, now: i32) -> Option<ColumnData> {
-    let value = match &column.value {
-        ColumnValue::Simple(cell) => {
-            let live = cell.is_live(now) && !deletion.deletes(cell.timestamp);
-            ColumnValue::Simple(live.then(|| crate::counter::readable(cell))?)
+/// Leaves only the live part of `column` (a counter cell as its total); false when nothing
+/// of it is live.
+fn keep_live(column: &mut ColumnData, deletion: DeletionTime, now: i32) -> bool {
+    let live = |cell: &Cell, deletion: DeletionTime| {
+        cell.is_live(now) && !deletion.deletes(cell.timestamp)
+    };
+    match &mut column.value {
+        ColumnValue::Simple(cell) if cell.is_counter() && live(cell, deletion) => {
+            *cell = crate::counter::readable(cell);
+            true
         }
+        ColumnValue::Simple(cell) => live(cell, deletion),
         ColumnValue::Complex(complex) => {
             let deletion = deletion.merge(complex.deletion);
-            let cells: Vec<_> = complex
-                .cells
-                .iter()
-                .filter(|c| c.is_live(now) && !deletion.deletes(c.timestamp))
-                .cloned()
-                .collect();
-            if cells.is_empty() {
-                return None;
-            }
-            ColumnValue::Complex(ComplexColumn {
-                deletion: DeletionTime::LIVE,
-                cells,
-            })
+            complex.cells.retain(|c| live(c, deletion));
+            complex.deletion = DeletionTime::LIVE;
+            !complex.cells.is_empty()
         }
-    };
-    Some(ColumnData {
-        name: column.name.clone(),
-        value,
-    })
+    }
 }
 
 #[cfg(test)]
@@ -174,7 +167,7 @@ mod tests {
             Cell::live(7, Bytes::from_static(b"y")),
         ));
         r.deletion = DeletionTime::new(6, 0);
-        let live = live_row(&r, DeletionTime::LIVE, 0).expect("w is newer than the deletion");
+        let live = live_row(r, DeletionTime::LIVE, 0).expect("w is newer than the deletion");
         assert!(live.liveness.is_none());
         assert_eq!(live.columns.len(), 1);
         assert_eq!(live.columns[0].name, Bytes::from_static(b"w"));
@@ -198,7 +191,7 @@ mod tests {
             ..ReadFilter::all()
         };
         let mut stats = ReadStats::default();
-        let rows = live_rows(&data, &filter, 2, 0, &mut stats);
+        let rows = live_rows(&mut data, &filter, 2, 0, &mut stats);
         let order: Vec<_> = rows.iter().map(|r| r.clustering.clone()).collect();
         assert_eq!(
             order,
@@ -221,7 +214,7 @@ mod tests {
         });
         let mut stats = ReadStats::default();
         assert_eq!(
-            live_rows(&data, &ReadFilter::all(), usize::MAX, 0, &mut stats),
+            live_rows(&mut data, &ReadFilter::all(), usize::MAX, 0, &mut stats),
             vec![]
         );
         assert_eq!(

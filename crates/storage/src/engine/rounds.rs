@@ -140,12 +140,14 @@ impl Rounds {
 
     /// Takes the merged answer to the round [`next`](Rounds::next) gave, resolving its complete
     /// part at `now` (tombstones and live rows met are counted into `stats`).
-    pub fn add(&mut self, round: Round, now: i32, stats: &mut ReadStats) {
+    pub fn add(&mut self, mut round: Round, now: i32, stats: &mut ReadStats) {
         let Some(round_filter) = self.next.take() else {
             return;
         };
-        let Some(data) = &round.data else { return };
         let complete = round.complete_filter(&round_filter);
+        let Some(data) = round.data.take() else {
+            return;
+        };
         self.resolve(data, &complete, now, stats);
         let Some(horizon) = round.horizon.filter(|_| self.rows.len() < self.limit) else {
             return;
@@ -173,23 +175,23 @@ impl Rounds {
     /// Adds the live part of `data` that `complete` selects, up to the row limit.
     fn resolve(
         &mut self,
-        data: &PartitionData,
+        mut data: PartitionData,
         complete: &ReadFilter,
         now: i32,
         stats: &mut ReadStats,
     ) {
-        for tombstone in counted_range_tombstones(data, complete) {
+        for tombstone in counted_range_tombstones(&data, complete) {
             if !self.counted.contains(tombstone) {
                 stats.tombstones += 2;
                 self.counted.push(tombstone.clone());
             }
         }
         if complete.include_static {
-            self.static_row = live_static_row(data, now, stats);
+            self.static_row = live_static_row(&mut data, now, stats);
         }
         let wanted = self.limit - self.rows.len();
         self.rows
-            .extend(live_rows(data, complete, wanted, now, stats));
+            .extend(live_rows(&mut data, complete, wanted, now, stats));
     }
 }
 
@@ -197,7 +199,7 @@ impl Rounds {
 /// `filter.row_limit`, the static row if asked; counted into `stats` as a local read is.
 pub fn resolve_partition(
     key: &PartitionKey,
-    data: &PartitionData,
+    data: PartitionData,
     filter: &ReadFilter,
     now: i32,
     stats: &mut ReadStats,
@@ -362,7 +364,8 @@ mod tests {
                 rounds.add(round, 0, &mut stats);
             }
             let mut expected_stats = ReadStats::default();
-            let expected = resolve_partition(&key(), &merged, &filter, 0, &mut expected_stats);
+            let expected =
+                resolve_partition(&key(), merged.clone(), &filter, 0, &mut expected_stats);
             let live = expected.as_ref().map(|p| p.rows.len());
             assert_eq!(
                 live,
