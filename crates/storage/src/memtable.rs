@@ -216,12 +216,7 @@ mod tests {
     use mutation::{Cell, ColumnData};
     use std::ops::Bound;
 
-    fn key(token: i64) -> PartitionKey {
-        PartitionKey {
-            token,
-            key: Bytes::from(token.to_be_bytes().to_vec()),
-        }
-    }
+    use crate::testing::keyed_by_token as key;
 
     #[test]
     fn point_reads_find_every_partition_of_an_undersized_filter_and_no_other() {

@@ -126,14 +126,8 @@ impl<V> PartitionMap<V> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bytes::Bytes;
 
-    fn key(token: i64) -> PartitionKey {
-        PartitionKey {
-            token,
-            key: Bytes::from(token.to_be_bytes().to_vec()),
-        }
-    }
+    use crate::testing::keyed_by_token as key;
 
     fn spread(n: i64) -> i64 {
         n.wrapping_mul(0x9e37_79b9_7f4a_7c15_u64 as i64)

@@ -11,6 +11,14 @@ use mutation::{
     Row,
 };
 
+/// A partition key of `token` whose key bytes are the token's (so keys differ with tokens).
+pub(crate) fn keyed_by_token(token: i64) -> PartitionKey {
+    PartitionKey {
+        token,
+        key: Bytes::from(token.to_be_bytes().to_vec()),
+    }
+}
+
 pub(crate) fn clustering() -> impl Strategy<Value = Bytes> {
     prop::collection::vec(prop::sample::select(vec![0u8, 1, 2, 0x7f, 0xff]), 0..3)
         .prop_map(Bytes::from)
