@@ -62,7 +62,7 @@ impl Budget {
         if self.try_take(n) {
             return;
         }
-        let _waiting = Waiting::new(&self.waiting);
+        let _waiting = Counted::new(&self.waiting);
         let _turn = self.turn.lock().await;
         loop {
             let freed = self.freed.notified();
@@ -109,17 +109,17 @@ impl Drop for Taken {
     }
 }
 
-/// Counts a taker as waiting for as long as it lives (a taker may be dropped while waiting).
-struct Waiting<'a>(&'a AtomicUsize);
+/// Counts one in `count` for as long as it lives (a waiter may be dropped while it waits).
+pub(crate) struct Counted<'a>(&'a AtomicUsize);
 
-impl<'a> Waiting<'a> {
-    fn new(count: &'a AtomicUsize) -> Waiting<'a> {
+impl<'a> Counted<'a> {
+    pub fn new(count: &'a AtomicUsize) -> Counted<'a> {
         count.fetch_add(1, SeqCst);
-        Waiting(count)
+        Counted(count)
     }
 }
 
-impl Drop for Waiting<'_> {
+impl Drop for Counted<'_> {
     fn drop(&mut self) {
         self.0.fetch_sub(1, SeqCst);
     }

@@ -6,12 +6,12 @@
 //! A request's bytes are its envelope's declared body length. They are reserved when its
 //! header is read, before its body is (see `Framer`), and held until its response is queued,
 //! so a client declaring large bodies holds no more memory than the budgets admit.
-use crate::budget::Budget;
+use crate::budget::{Budget, Counted};
 use crate::rate::RateLimiter;
 use crate::server::ServerConfig;
 use std::collections::HashMap;
 use std::net::IpAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -47,7 +47,7 @@ pub struct LimitStats {
 
 #[derive(Debug, Default)]
 struct Counters {
-    paused: AtomicU64,
+    paused: AtomicUsize,
     pauses: AtomicU64,
     discarded: AtomicU64,
     refused: AtomicU64,
@@ -94,7 +94,7 @@ impl Limits {
         LimitStats {
             bytes_in_flight: self.global.used(),
             bytes_limit: self.settings.bytes,
-            paused_connections: c.paused.load(Ordering::Relaxed),
+            paused_connections: c.paused.load(Ordering::Relaxed) as u64,
             pauses: c.pauses.load(Ordering::Relaxed),
             discarded: c.discarded.load(Ordering::Relaxed),
             refused_connections: c.refused.load(Ordering::Relaxed),
@@ -277,7 +277,7 @@ impl Slot {
     async fn paused<T>(&self, wait: impl std::future::Future<Output = T>) -> T {
         let c = &self.limits().counters;
         c.pauses.fetch_add(1, Ordering::Relaxed);
-        let _paused = Paused::new(&c.paused);
+        let _paused = Counted::new(&c.paused);
         wait.await
     }
 
@@ -312,22 +312,6 @@ impl Slot {
 impl Drop for Slot {
     fn drop(&mut self) {
         self.limits().disconnect(self.ip);
-    }
-}
-
-/// Counts a connection as paused for as long as it lives (a wait may be dropped midway).
-struct Paused<'a>(&'a AtomicU64);
-
-impl<'a> Paused<'a> {
-    fn new(count: &'a AtomicU64) -> Paused<'a> {
-        count.fetch_add(1, Ordering::Relaxed);
-        Paused(count)
-    }
-}
-
-impl Drop for Paused<'_> {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
