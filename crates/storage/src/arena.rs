@@ -49,8 +49,10 @@ impl Arena {
     pub fn copy(&self, bytes: &[u8]) -> ArenaBytes {
         let mut bump = self.bump.lock();
         let at = if bytes.len() > LARGEST_IN_REGION {
-            bump.full.push(Region::new(bytes.len()));
-            bump.full.last().map_or(NonNull::dangling(), |r| r.ptr)
+            let own = Region::new(bytes.len());
+            let at = own.ptr;
+            bump.full.push(own);
+            at
         } else {
             bump.reserve(bytes.len())
         };
