@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::sstable::index::{IndexEntry, RowIndexBlock};
-use crate::sstable::lru::{CacheStats, ShardedLru};
+use crate::sstable::lru::{CacheStats, Equivalent, ShardedLru};
 use mutation::PartitionKey;
 
 /// The header a key's `Bytes` allocates when it is first shared (the map keeps a clone).
@@ -38,7 +38,7 @@ impl KeyCache {
 
     /// The cached entry of `key` in SSTable `sstable`, counting a hit or a miss.
     pub(crate) fn get(&self, sstable: u64, key: &PartitionKey) -> Option<Arc<IndexEntry>> {
-        self.lru.get(&(sstable, key.clone()))
+        self.lru.get(&KeyRef(sstable, key))
     }
 
     /// Caches the entry of its key in SSTable `sstable`.
@@ -49,6 +49,17 @@ impl KeyCache {
 
     pub fn stats(&self) -> KeyCacheStats {
         self.lru.stats()
+    }
+}
+
+/// A key-cache key borrowed from the caller: hashes as the owned `(sstable, key)` does (a
+/// reference hashes as what it points at).
+#[derive(Hash)]
+struct KeyRef<'a>(u64, &'a PartitionKey);
+
+impl Equivalent<(u64, PartitionKey)> for KeyRef<'_> {
+    fn equivalent(&self, owned: &(u64, PartitionKey)) -> bool {
+        self.0 == owned.0 && *self.1 == owned.1
     }
 }
 

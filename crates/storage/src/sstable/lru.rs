@@ -1,13 +1,20 @@
-//! [`ShardedLru`]: the node-wide caches' map — a least-recently-used map bounded by the summed
-//! byte weight of its entries, split into shards each behind its own lock so that readers
-//! rarely contend, counting hits and misses. [`IntHasher`] is a cheap hasher for keys made of
-//! integers (SipHash would cost more than the chunk-cache lookup itself).
+//! [`ShardedLru`]: the node-wide caches' map — a map bounded by the summed byte weight of its
+//! entries that evicts about the least recently used (CLOCK: a lookup marks its entry
+//! referenced, and eviction sweeps the slots in turn, sparing a referenced entry once), split
+//! into shards each behind its own lock so that readers rarely contend, counting hits and
+//! misses. A lookup touches only its hash bucket and its entry's slot: the linked LRU list this
+//! replaced also rewrote both neighbours and the head, each a cache miss (the caches' bookkeeping
+//! was a tenth of a mixed workload's CPU). Lookups may use a borrowed form of the key
+//! ([`Equivalent`]), so a caller need not build (and clone into) an owned key to ask.
+//! [`IntHasher`] is a cheap hasher for keys made of integers (SipHash would cost more than the
+//! chunk-cache lookup itself).
 
-use std::collections::HashMap;
 use std::hash::{BuildHasher, BuildHasherDefault, Hash, Hasher, RandomState};
 use std::mem::size_of;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+pub(crate) use hashbrown::Equivalent;
+use hashbrown::HashTable;
 use parking_lot::Mutex;
 
 /// Number of independently locked shards (a power of two).
@@ -30,31 +37,31 @@ pub struct CacheStats {
     pub miss_nanos: u64,
 }
 
-/// A sharded, size-bounded LRU map; `S` hashes keys both to pick a shard and within it.
+/// A sharded, size-bounded map evicting about the least recently used; `S` hashes keys both to
+/// pick a shard and within it.
 pub(crate) struct ShardedLru<K, V, S = RandomState> {
-    shards: Box<[Mutex<Lru<K, V, S>>]>,
+    shards: Box<[Mutex<Shard<K, V>>]>,
     hasher: S,
     capacity: u64,
     hits: AtomicU64,
     misses: AtomicU64,
 }
 
-impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher + Clone + Default> ShardedLru<K, V, S> {
-    /// The memory an entry takes in the map itself: its slot in the slab (a vector grown by
-    /// doubling: a third more than its slots on average) and its hash map bucket (kept at
-    /// most 7/8 full, doubling: about half again).
+impl<K: Hash + Eq, V: Clone, S: BuildHasher + Default> ShardedLru<K, V, S> {
+    /// The memory an entry takes in the map itself: its slot (in a vector grown by doubling: a
+    /// third more than its slots on average) and its hash table bucket, an index and a control
+    /// byte (kept at most 7/8 full, doubling: twice as many buckets as entries at worst).
     pub(crate) const ENTRY_COST: u64 =
-        (size_of::<Slot<K, V>>() * 4 / 3 + size_of::<(K, usize)>() * 3 / 2) as u64;
+        (size_of::<Option<Entry<K, V>>>() * 4 / 3 + (size_of::<u32>() + 1) * 2) as u64;
 
     /// A map holding at most about `capacity_bytes`; 0 disables it.
     pub fn new(capacity_bytes: u64) -> Self {
         let per_shard = capacity_bytes / SHARDS as u64;
-        let hasher = S::default();
         ShardedLru {
             shards: (0..SHARDS)
-                .map(|_| Mutex::new(Lru::new(per_shard, hasher.clone())))
+                .map(|_| Mutex::new(Shard::new(per_shard)))
                 .collect(),
-            hasher,
+            hasher: S::default(),
             capacity: capacity_bytes,
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
@@ -66,9 +73,11 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher + Clone + Default> ShardedLr
         self.capacity >= SHARDS as u64
     }
 
-    /// The value of `key`, made the most recently used; counts a hit or a miss.
-    pub fn get(&self, key: &K) -> Option<V> {
-        let found = self.shard(key).lock().get(key);
+    /// The value of `key` (or of the key it stands for: equivalent keys hash alike), marked
+    /// recently used; counts a hit or a miss.
+    pub fn get<Q: Hash + Equivalent<K> + ?Sized>(&self, key: &Q) -> Option<V> {
+        let hash = self.hasher.hash_one(key);
+        let found = self.shard(hash).lock().get(hash, key);
         let counter = if found.is_some() {
             &self.hits
         } else {
@@ -79,11 +88,12 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher + Clone + Default> ShardedLr
     }
 
     /// Adds or replaces `key` weighing `weight` bytes (what its key and value hold elsewhere:
-    /// the map adds what it takes itself, `ENTRY_COST`), evicting the least recently used
-    /// entries of its shard beyond the capacity. An entry heavier than a shard is not kept.
+    /// the map adds what it takes itself, `ENTRY_COST`), evicting entries of its shard beyond
+    /// the capacity. An entry heavier than a shard is not kept.
     pub fn insert(&self, key: K, value: V, weight: u64) {
+        let hash = self.hasher.hash_one(&key);
         let weight = weight + Self::ENTRY_COST;
-        self.shard(&key).lock().insert(key, value, weight);
+        self.shard(hash).lock().insert(hash, key, value, weight);
     }
 
     pub fn stats(&self) -> CacheStats {
@@ -91,7 +101,7 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher + Clone + Default> ShardedLr
         for shard in self.shards.iter() {
             let shard = shard.lock();
             size_bytes += shard.size;
-            entries += shard.map.len() as u64;
+            entries += shard.table.len() as u64;
         }
         CacheStats {
             capacity_bytes: self.capacity,
@@ -103,10 +113,9 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher + Clone + Default> ShardedLr
         }
     }
 
-    /// The shard of `key`, chosen by middle bits of its hash: the shard's own map indexes
-    /// buckets by the low bits and tags slots with the high ones.
-    fn shard(&self, key: &K) -> &Mutex<Lru<K, V, S>> {
-        let hash = self.hasher.hash_one(key);
+    /// The shard of a key hashing to `hash`, chosen by middle bits: the shard's table indexes
+    /// buckets by the low bits and tags them with the high ones.
+    fn shard(&self, hash: u64) -> &Mutex<Shard<K, V>> {
         &self.shards[(hash >> 32) as usize % SHARDS]
     }
 }
@@ -148,107 +157,114 @@ impl Hasher for IntHasher {
     }
 }
 
-/// Marks the ends of the recency list.
-const NIL: usize = usize::MAX;
-
-/// One slot of the LRU's slab; `entry` is `None` for a free slot.
-struct Slot<K, V> {
-    entry: Option<(K, V, u64)>,
-    prev: usize,
-    next: usize,
+/// One cached entry.
+struct Entry<K, V> {
+    hash: u64,
+    key: K,
+    value: V,
+    weight: u64,
+    /// Looked up since the clock hand last passed.
+    referenced: bool,
 }
 
-/// One shard: a hash map into a slab of slots linked from the most (`head`) to the least
-/// (`tail`) recently used.
-struct Lru<K, V, S> {
-    map: HashMap<K, usize, S>,
-    slots: Vec<Slot<K, V>>,
-    free: Vec<usize>,
-    head: usize,
-    tail: usize,
+/// One shard: a hash table of indexes into a slab of slots (`None`: free), and the clock hand
+/// sweeping the slab for an entry to evict.
+struct Shard<K, V> {
+    table: HashTable<u32>,
+    slots: Vec<Option<Entry<K, V>>>,
+    free: Vec<u32>,
+    hand: usize,
     size: u64,
     capacity: u64,
 }
 
-impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Lru<K, V, S> {
-    fn new(capacity: u64, hasher: S) -> Self {
-        Lru {
-            map: HashMap::with_hasher(hasher),
+impl<K: Eq, V: Clone> Shard<K, V> {
+    fn new(capacity: u64) -> Self {
+        Shard {
+            table: HashTable::new(),
             slots: Vec::new(),
             free: Vec::new(),
-            head: NIL,
-            tail: NIL,
+            hand: 0,
             size: 0,
             capacity,
         }
     }
 
-    fn get(&mut self, key: &K) -> Option<V> {
-        let index = *self.map.get(key)?;
-        self.unlink(index);
-        self.push_front(index);
-        self.slots[index].entry.as_ref().map(|(_, v, _)| v.clone())
+    fn get<Q: Equivalent<K> + ?Sized>(&mut self, hash: u64, key: &Q) -> Option<V> {
+        let index = self.find(hash, key)?;
+        let entry = self.slots[index as usize].as_mut()?;
+        if !entry.referenced {
+            entry.referenced = true;
+        }
+        Some(entry.value.clone())
     }
 
-    fn insert(&mut self, key: K, value: V, weight: u64) {
+    fn insert(&mut self, hash: u64, key: K, value: V, weight: u64) {
+        if let Some(index) = self.find(hash, &key) {
+            self.remove(index);
+        }
         if weight > self.capacity {
             return;
         }
-        if let Some(index) = self.map.get(&key).copied() {
-            self.remove(index);
-        }
-        let slot = Slot {
-            entry: Some((key.clone(), value, weight)),
-            prev: NIL,
-            next: NIL,
-        };
         let index = match self.free.pop() {
-            Some(index) => {
-                self.slots[index] = slot;
-                index
-            }
+            Some(index) => index,
             None => {
-                self.slots.push(slot);
-                self.slots.len() - 1
+                self.slots.push(None);
+                (self.slots.len() - 1) as u32
             }
         };
-        self.map.insert(key, index);
-        self.push_front(index);
+        self.slots[index as usize] = Some(Entry {
+            hash,
+            key,
+            value,
+            weight,
+            referenced: false,
+        });
+        let slots = &self.slots;
+        self.table.insert_unique(hash, index, |&i| {
+            slots[i as usize].as_ref().map_or(0, |e| e.hash)
+        });
         self.size += weight;
-        while self.size > self.capacity && self.tail != NIL {
-            self.remove(self.tail);
+        self.evict_beyond_capacity(index);
+    }
+
+    fn find<Q: Equivalent<K> + ?Sized>(&self, hash: u64, key: &Q) -> Option<u32> {
+        let slots = &self.slots;
+        let matches = |&i: &u32| {
+            slots[i as usize]
+                .as_ref()
+                .is_some_and(|e| key.equivalent(&e.key))
+        };
+        self.table.find(hash, matches).copied()
+    }
+
+    /// Sweeps the clock hand over the slots, unmarking referenced entries and evicting the
+    /// first unmarked one, until the shard is within its capacity; never evicts `keep` (the
+    /// entry just inserted, which alone fits).
+    fn evict_beyond_capacity(&mut self, keep: u32) {
+        while self.size > self.capacity {
+            let index = self.hand;
+            self.hand = (self.hand + 1) % self.slots.len();
+            if index == keep as usize {
+                continue;
+            }
+            match &mut self.slots[index] {
+                Some(entry) if entry.referenced => entry.referenced = false,
+                Some(_) => self.remove(index as u32),
+                None => {}
+            }
         }
     }
 
-    fn remove(&mut self, index: usize) {
-        self.unlink(index);
-        if let Some((key, _, weight)) = self.slots[index].entry.take() {
-            self.map.remove(&key);
-            self.size -= weight;
+    fn remove(&mut self, index: u32) {
+        let Some(entry) = self.slots[index as usize].take() else {
+            return;
+        };
+        if let Ok(found) = self.table.find_entry(entry.hash, |&i| i == index) {
+            found.remove();
         }
+        self.size -= entry.weight;
         self.free.push(index);
-    }
-
-    fn unlink(&mut self, index: usize) {
-        let (prev, next) = (self.slots[index].prev, self.slots[index].next);
-        match prev {
-            NIL => self.head = next,
-            p => self.slots[p].next = next,
-        }
-        match next {
-            NIL => self.tail = prev,
-            n => self.slots[n].prev = prev,
-        }
-    }
-
-    fn push_front(&mut self, index: usize) {
-        self.slots[index].prev = NIL;
-        self.slots[index].next = self.head;
-        match self.head {
-            NIL => self.tail = index,
-            h => self.slots[h].prev = index,
-        }
-        self.head = index;
     }
 }
 
@@ -256,30 +272,60 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Lru<K, V, S> {
 mod tests {
     use super::*;
 
+    type TestShard = Shard<u64, u64>;
+
+    impl TestShard {
+        fn put(&mut self, key: u64, value: u64, weight: u64) {
+            self.insert(IntHashBuilder::default().hash_one(key), key, value, weight);
+        }
+
+        fn look(&mut self, key: u64) -> Option<u64> {
+            self.get(IntHashBuilder::default().hash_one(key), &key)
+        }
+    }
+
     #[test]
     fn lru_evicts_the_least_recently_used() {
-        let mut lru: Lru<u64, u64, RandomState> = Lru::new(30, RandomState::new());
+        let mut shard = TestShard::new(30);
         for k in 0..3 {
-            lru.insert(k, k * 10, 10);
+            shard.put(k, k * 10, 10);
         }
-        assert_eq!(lru.get(&0), Some(0));
-        lru.insert(3, 30, 10);
-        assert_eq!(lru.get(&1), None, "1 was the least recently used");
+        assert_eq!(shard.look(0), Some(0));
+        shard.put(3, 30, 10);
+        assert_eq!(shard.look(1), None, "1 was the least recently used");
         for k in [0, 2, 3] {
-            assert_eq!(lru.get(&k), Some(k * 10));
+            assert_eq!(shard.look(k), Some(k * 10));
         }
-        assert_eq!((lru.map.len(), lru.size), (3, 30));
-        lru.insert(3, 31, 10);
-        assert_eq!((lru.map.len(), lru.size), (3, 30));
-        assert_eq!(lru.get(&3), Some(31), "replaced");
+        assert_eq!((shard.table.len(), shard.size), (3, 30));
+        shard.put(3, 31, 10);
+        assert_eq!((shard.table.len(), shard.size), (3, 30));
+        assert_eq!(shard.look(3), Some(31), "replaced");
+    }
+
+    #[test]
+    fn the_clock_spares_entries_looked_up_since_it_passed_and_keeps_the_newest() {
+        let mut shard = TestShard::new(40);
+        for k in 0..4 {
+            shard.put(k, k, 10);
+        }
+        for k in [0, 2] {
+            shard.look(k);
+        }
+        shard.put(4, 4, 10);
+        shard.put(5, 5, 10);
+        let kept: Vec<u64> = (0..6).filter(|&k| shard.look(k).is_some()).collect();
+        assert_eq!(kept, [0, 2, 4, 5]);
+        // An entry as heavy as the whole shard evicts everything else, but stays itself.
+        shard.put(6, 6, 40);
+        assert_eq!((shard.table.len(), shard.look(6)), (1, Some(6)));
     }
 
     #[test]
     fn lru_skips_an_entry_heavier_than_its_capacity() {
-        let mut lru: Lru<u64, u64, RandomState> = Lru::new(30, RandomState::new());
-        lru.insert(1, 1, 10);
-        lru.insert(2, 2, 31);
-        assert_eq!((lru.get(&1), lru.get(&2)), (Some(1), None));
+        let mut shard = TestShard::new(30);
+        shard.put(1, 1, 10);
+        shard.put(2, 2, 31);
+        assert_eq!((shard.look(1), shard.look(2)), (Some(1), None));
     }
 
     #[test]
