@@ -151,10 +151,20 @@ impl<'a> Reader<'a> {
         Ok(head)
     }
 
-    /// A row in either encoding (see [`row`] and [`legacy`]).
+    /// A row in either encoding (see [`row`] and [`legacy`]), its bytes copied.
     pub fn row(&mut self) -> Result<Row, DecodeError> {
         match self.bytes.first() {
-            Some(first) if first & row::COMPACT_ROW != 0 => self.compact_row(),
+            Some(first) if first & row::COMPACT_ROW != 0 => self.compact_row(None),
+            _ => self.legacy_row(),
+        }
+    }
+
+    /// [`row`](Self::row) read from a payload lying in `source`: a compact row's names and
+    /// values are slices sharing `source`'s buffer instead of copies (a part outside `source`
+    /// is copied). They keep all of `source` alive: for rows read and dropped soon, not kept.
+    pub fn shared_row(&mut self, source: &Bytes) -> Result<Row, DecodeError> {
+        match self.bytes.first() {
+            Some(first) if first & row::COMPACT_ROW != 0 => self.compact_row(Some(source)),
             _ => self.legacy_row(),
         }
     }

@@ -132,6 +132,24 @@ fn compact_rows_are_smaller_and_round_trip() {
 }
 
 #[test]
+fn shared_rows_slice_their_bytes_out_of_the_source() {
+    let row = sample().update.rows.remove(0);
+    let source = Bytes::from(encoded(&row));
+    let shared = Reader { bytes: &source }.shared_row(&source).unwrap();
+    assert_eq!(shared, row);
+    let within = |b: &Bytes| source.as_ptr_range().contains(&b.as_ptr());
+    assert!(within(&shared.clustering));
+    for column in &shared.columns {
+        assert!(within(&column.name), "{:?}", column.name);
+    }
+    // A payload outside `source` is copied, not sliced.
+    let elsewhere = Bytes::from(encoded(&row));
+    let copied = Reader { bytes: &elsewhere }.shared_row(&source).unwrap();
+    assert_eq!(copied, row);
+    assert!(!within(&copied.clustering));
+}
+
+#[test]
 fn legacy_rows_still_decode() {
     for row in sample().update.rows.iter().chain([&standard1_row()]) {
         let old = legacy_row(row);

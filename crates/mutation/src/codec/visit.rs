@@ -1,7 +1,8 @@
 //! Reading a compact row (see [`super::row`]) without copying it: [`Reader::visit_compact_row`]
 //! checks the encoding and hands its parts, borrowed from it, to a [`RowVisitor`]. Decoding
-//! into a [`Row`] is one visitor (it copies what it keeps); statistics over rows still encoded
-//! are another. [`visit_decoded`] walks a decoded row the same way, so a visitor serves both.
+//! into a [`Row`] is one visitor (it copies what it keeps, or slices it out of the shared buffer
+//! the encoding lies in: see [`Reader::shared_row`]); statistics over rows still encoded are
+//! another. [`visit_decoded`] walks a decoded row the same way, so a visitor serves both.
 
 use bytes::Bytes;
 
@@ -69,12 +70,17 @@ impl<'a> CellView<'a> {
 
     /// The cell, its bytes copied.
     pub fn to_cell(&self) -> Cell {
+        self.cell_in(None)
+    }
+
+    /// The cell, its bytes sliced out of `source` when they lie in it, else copied.
+    fn cell_in(&self, source: Option<&Bytes>) -> Cell {
         Cell {
             timestamp: self.timestamp,
             ttl: self.ttl,
             local_deletion_time: self.local_deletion_time,
-            value: self.value.map(Bytes::copy_from_slice),
-            path: self.path.map(Bytes::copy_from_slice),
+            value: self.value.map(|v| keep(source, v)),
+            path: self.path.map(|p| keep(source, p)),
             counter: self.counter,
         }
     }
@@ -112,38 +118,57 @@ pub fn visit_decoded<'a>(row: &'a Row, visitor: &mut impl RowVisitor<'a>) {
     }
 }
 
-/// Builds the row a visit reads, copying its bytes.
-pub(super) struct RowBuilder(pub Row);
+/// `part` as its own `Bytes`: a slice of `source` (sharing its buffer) when it lies in it,
+/// else a copy.
+fn keep(source: Option<&Bytes>, part: &[u8]) -> Bytes {
+    let Some(source) = source else {
+        return Bytes::copy_from_slice(part);
+    };
+    let start = (part.as_ptr() as usize).wrapping_sub(source.as_ptr() as usize);
+    match start.checked_add(part.len()) {
+        Some(end) if end <= source.len() && !part.is_empty() => source.slice(start..end),
+        _ => Bytes::copy_from_slice(part),
+    }
+}
 
-impl<'a> RowVisitor<'a> for RowBuilder {
+/// Builds the row a visit reads, slicing its bytes out of `source` when given (the buffer the
+/// encoding lies in), else copying them.
+pub(super) struct RowBuilder<'s> {
+    pub row: Row,
+    pub source: Option<&'s Bytes>,
+}
+
+impl<'a> RowVisitor<'a> for RowBuilder<'_> {
     fn head(
         &mut self,
         clustering: &'a [u8],
         liveness: Option<LivenessInfo>,
         deletion: DeletionTime,
     ) {
-        self.0.clustering = Bytes::copy_from_slice(clustering);
-        self.0.liveness = liveness;
-        self.0.deletion = deletion;
+        self.row.clustering = keep(self.source, clustering);
+        self.row.liveness = liveness;
+        self.row.deletion = deletion;
     }
 
     fn simple(&mut self, name: &'a [u8], cell: CellView<'a>) {
-        let value = ColumnValue::Simple(cell.to_cell());
-        let name = Bytes::copy_from_slice(name);
-        self.0.columns.push(ColumnData { name, value });
+        let value = ColumnValue::Simple(cell.cell_in(self.source));
+        let name = keep(self.source, name);
+        self.row.columns.push(ColumnData { name, value });
     }
 
     fn complex(&mut self, name: &'a [u8], deletion: DeletionTime) {
         let cells = Vec::new();
         let value = ColumnValue::Complex(ComplexColumn { deletion, cells });
-        let name = Bytes::copy_from_slice(name);
-        self.0.columns.push(ColumnData { name, value });
+        let name = keep(self.source, name);
+        self.row.columns.push(ColumnData { name, value });
     }
 
     fn complex_cell(&mut self, cell: CellView<'a>) {
-        if let Some(ColumnValue::Complex(complex)) = self.0.columns.last_mut().map(|c| &mut c.value)
+        let source = self.source;
+        if let Some(ColumnValue::Complex(complex)) =
+            self.row.columns.last_mut().map(|c| &mut c.value)
         {
-            complex.cells.push(cell.to_cell());
+            complex.cells.push(cell.cell_in(source));
         }
     }
 }
@@ -217,10 +242,14 @@ impl<'a> Reader<'a> {
         Ok(())
     }
 
-    pub(super) fn compact_row(&mut self) -> Result<Row, DecodeError> {
-        let mut builder = RowBuilder(Row::new(Bytes::new()));
+    /// A compact row, its bytes sliced out of `source` when given, else copied.
+    pub(super) fn compact_row(&mut self, source: Option<&Bytes>) -> Result<Row, DecodeError> {
+        let mut builder = RowBuilder {
+            row: Row::new(Bytes::new()),
+            source,
+        };
         self.visit_compact_row(&mut builder)?;
-        Ok(builder.0)
+        Ok(builder.row)
     }
 
     fn marker(&mut self, expiring: bool) -> Result<LivenessInfo, DecodeError> {

@@ -324,6 +324,8 @@ fn text_map(
         .collect()
 }
 
+/// A map of text to blobs; the blobs are copied (a value read from an SSTable shares the
+/// buffer of the chunk it was read from, which a schema kept for the node's life must not pin).
 fn blob_map(
     row: &Row,
     source: &'static str,
@@ -332,7 +334,7 @@ fn blob_map(
     map_entries(row, source, column)?
         .iter()
         .map(|(k, v)| match v {
-            Value::Blob(b) => Ok((as_text(k, source, column)?, b.clone())),
+            Value::Blob(b) => Ok((as_text(k, source, column)?, Bytes::copy_from_slice(b))),
             _ => Err(wrong_type(source, column)),
         })
         .collect()

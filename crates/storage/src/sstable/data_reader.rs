@@ -225,17 +225,41 @@ impl<'a> DataCursor<'a> {
         Ok(chunk)
     }
 
-    /// Reads one length-prefixed record into `out` (cleared first); `false` for an empty
-    /// record (the end-of-partition marker).
-    pub fn record(&mut self, out: &mut Vec<u8>) -> Result<bool> {
-        out.clear();
-        self.read_into(4, out)?;
-        let len = u32::from_be_bytes([out[0], out[1], out[2], out[3]]) as usize;
-        out.clear();
+    /// Reads one length-prefixed record; `None` for an empty record (the end-of-partition
+    /// marker). A record within one chunk is a slice of it, sharing its buffer (the rows
+    /// decoded from it then slice their names and values out of it too, instead of copying
+    /// each); one spanning chunks is copied through `scratch`.
+    pub fn shared_record(&mut self, scratch: &mut Vec<u8>) -> Result<Option<Bytes>> {
+        scratch.clear();
+        self.read_into(4, scratch)?;
+        let len = u32::from_be_bytes([scratch[0], scratch[1], scratch[2], scratch[3]]) as usize;
         if len == 0 {
-            return Ok(false);
+            return Ok(None);
         }
-        self.read_into(len, out)?;
-        Ok(true)
+        if let Some(record) = self.slice_of_chunk(len)? {
+            return Ok(Some(record));
+        }
+        scratch.clear();
+        self.read_into(len, scratch)?;
+        Ok(Some(Bytes::copy_from_slice(scratch)))
+    }
+
+    /// The next `len` bytes as a slice of the chunk holding them, when one chunk does.
+    fn slice_of_chunk(&mut self, len: usize) -> Result<Option<Bytes>> {
+        if self.pos + len as u64 > self.data.uncompressed_len() {
+            return Ok(None);
+        }
+        let chunk_length = self.data.chunk_length();
+        let within = (self.pos % chunk_length) as usize;
+        let chunk = self.load((self.pos / chunk_length) as usize)?;
+        if within + len > chunk.len() {
+            return Ok(None);
+        }
+        let record = self
+            .chunk
+            .as_ref()
+            .map(|(_, chunk)| chunk.slice(within..within + len));
+        self.pos += len as u64;
+        Ok(record)
     }
 }

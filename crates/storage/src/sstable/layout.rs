@@ -107,9 +107,10 @@ pub(crate) fn decode_header(bytes: &[u8], file: &Path, offset: u64) -> Result<Pa
     })
 }
 
-pub(crate) fn decode_row(bytes: &[u8], file: &Path, offset: u64) -> Result<Row> {
-    let mut d = Decoder::new(bytes, file, offset);
-    let row = d.codec(|r| r.row())?;
+/// The row of a record, its names and values slices of `record`'s buffer.
+pub(crate) fn decode_row(record: &Bytes, file: &Path, offset: u64) -> Result<Row> {
+    let mut d = Decoder::new(record, file, offset);
+    let row = d.codec(|r| r.shared_row(record))?;
     d.finish()?;
     Ok(row)
 }
@@ -190,9 +191,9 @@ mod tests {
         let header = decode_header(&header, file, 0).expect("header");
         assert_eq!(header.clone().into_data(), (key, data));
         let mut bad = record(&|out| put_row_record(out, &row));
-        assert_eq!(decode_row(&bad, file, 0).expect("row"), row);
+        assert_eq!(decode_row(&bad.clone().into(), file, 0).expect("row"), row);
         bad.push(0);
-        assert!(decode_row(&bad, file, 0).is_err());
+        assert!(decode_row(&bad.into(), file, 0).is_err());
     }
 
     #[test]

@@ -264,18 +264,18 @@ pub(crate) fn read_header(
     position: u64,
 ) -> Result<PartitionHeader> {
     cursor.seek(position);
-    if !cursor.record(buf)? {
+    let Some(record) = cursor.shared_record(buf)? else {
         return Err(cursor.corrupt("empty partition header"));
-    }
-    decode_header(buf, cursor.file(), 0).map_err(|e| cursor.relocate(e, position))
+    };
+    decode_header(&record, cursor.file(), 0).map_err(|e| cursor.relocate(e, position))
 }
 
 /// Decodes the next row, or `None` at the end of the partition.
 pub(crate) fn next_row(cursor: &mut DataCursor<'_>, buf: &mut Vec<u8>) -> Result<Option<Row>> {
     let position = cursor.position();
-    if !cursor.record(buf)? {
+    let Some(record) = cursor.shared_record(buf)? else {
         return Ok(None);
-    }
-    let row = decode_row(buf, cursor.file(), 0).map_err(|e| cursor.relocate(e, position))?;
+    };
+    let row = decode_row(&record, cursor.file(), 0).map_err(|e| cursor.relocate(e, position))?;
     Ok(Some(row))
 }
