@@ -4,9 +4,8 @@
 //! give them (else Unavailable), and whether failures made them unreachable.
 use std::collections::BTreeMap;
 use std::net::IpAddr;
-use std::sync::Arc;
 
-use ring::{Endpoint, ReplicationStrategy};
+use ring::{Endpoint, ReplicationStrategy, SmolStr};
 use types::Consistency;
 
 use crate::consistency::block_for;
@@ -17,17 +16,13 @@ pub enum Requirement {
     /// This many answers from any replicas.
     Total(i32),
     /// This many answers from replicas in the datacenter.
-    InDatacenter { dc: Arc<str>, n: i32 },
+    InDatacenter { dc: SmolStr, n: i32 },
     /// This many answers in each datacenter.
     EachDatacenter(BTreeMap<String, i32>),
 }
 
 impl Requirement {
-    pub fn new(
-        strategy: &ReplicationStrategy,
-        cl: Consistency,
-        local_dc: &Arc<str>,
-    ) -> Requirement {
+    pub fn new(strategy: &ReplicationStrategy, cl: Consistency, local_dc: &SmolStr) -> Requirement {
         let n = block_for(strategy, cl, local_dc);
         match (cl, strategy) {
             (Consistency::LocalOne | Consistency::LocalQuorum | Consistency::LocalSerial, _) => {

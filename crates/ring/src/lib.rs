@@ -14,6 +14,7 @@ pub use error::RingError;
 pub use murmur3::{hash3_x64_128, murmur3_token};
 pub use ownership::{effective_ownership, primary_ownership, range_fraction};
 pub use partition_key::{compose_partition_key, split_partition_key};
+pub use smol_str::SmolStr;
 pub use strategy::ReplicationStrategy;
 pub use token::Token;
 pub use token_metadata::{random_tokens, Endpoint, TokenMetadata};

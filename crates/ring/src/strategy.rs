@@ -1,8 +1,8 @@
 //! Replication strategies: parsing and validating `replication = {...}` options as Cassandra
 //! does, the normalised options `system_schema.keyspaces.replication` stores, and replica
 //! placement on the ring.
+use smol_str::SmolStr;
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 
 use crate::{Endpoint, RingError, Token, TokenMetadata};
 
@@ -266,7 +266,7 @@ fn network_topology_replicas(
 struct DcPlacement {
     left: usize,
     rack_repeats: isize,
-    racks: BTreeSet<Arc<str>>,
+    racks: BTreeSet<SmolStr>,
 }
 
 impl DcPlacement {

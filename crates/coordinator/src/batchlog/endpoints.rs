@@ -34,9 +34,9 @@ pub(crate) fn choose(
     if candidates <= REPLICAS {
         return by_rack.into_values().flatten().cloned().collect();
     }
-    let in_local_rack = by_rack.get(local.rack.as_ref()).map_or(0, Vec::len);
+    let in_local_rack = by_rack.get(local.rack.as_str()).map_or(0, Vec::len);
     if candidates - in_local_rack >= REPLICAS {
-        by_rack.remove(local.rack.as_ref());
+        by_rack.remove(local.rack.as_str());
     }
     if by_rack.len() == 1 {
         let mut rack: Vec<&Endpoint> = by_rack.into_values().flatten().collect();
