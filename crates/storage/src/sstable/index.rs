@@ -8,6 +8,7 @@ use std::io::{BufWriter, Write};
 use std::ops::Bound;
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use bytes::{BufMut, Bytes};
 
@@ -36,14 +37,38 @@ pub(crate) struct RowIndexBlock {
     pub offset: u64,
 }
 
-/// Where one partition is.
+/// One partition's Index entry.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct IndexEntry {
     pub key: PartitionKey,
+    pub location: Location,
+}
+
+/// Where a partition is: what a read needs from its Index entry (and what the key cache keeps).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Location {
     /// Position of the partition's header record in the uncompressed Data stream.
     pub position: u64,
-    /// Empty for partitions that fit in one block.
-    pub row_index: Vec<RowIndexBlock>,
+    pub row_index: RowIndex,
+}
+
+/// A partition's row index: empty (and without an allocation) for partitions that fit in one
+/// block; shared, so a copy of a [`Location`] costs no more than its position.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct RowIndex(Option<Arc<[RowIndexBlock]>>);
+
+impl From<Vec<RowIndexBlock>> for RowIndex {
+    fn from(blocks: Vec<RowIndexBlock>) -> Self {
+        RowIndex((!blocks.is_empty()).then(|| blocks.into()))
+    }
+}
+
+impl std::ops::Deref for RowIndex {
+    type Target = [RowIndexBlock];
+
+    fn deref(&self) -> &[RowIndexBlock] {
+        self.0.as_deref().unwrap_or(&[])
+    }
 }
 
 /// An [`IndexEntry`]'s encoding, from its parts (the writer has no entry to borrow them from).
@@ -59,7 +84,7 @@ fn encode_entry(out: &mut Vec<u8>, key: &PartitionKey, position: u64, row_index:
     }
 }
 
-impl IndexEntry {
+impl Location {
     /// Stream position to start decoding rows at for a slice starting at `start`, or `None`
     /// when every row of the partition precedes the slice. `None` is never returned without a
     /// row index: then decoding starts after the header (`rows_start`).
@@ -100,21 +125,8 @@ impl IndexEntry {
         whole.into_iter().chain(stretches)
     }
 
-    fn decode(d: &mut Decoder<'_>) -> Result<IndexEntry> {
-        let key = PartitionKey {
-            token: d.i64()?,
-            key: d.bytes()?,
-        };
-        let (position, row_index) = Self::decode_tail(d)?;
-        Ok(IndexEntry {
-            key,
-            position,
-            row_index,
-        })
-    }
-
-    /// What follows the key: the position and the row index.
-    fn decode_tail(d: &mut Decoder<'_>) -> Result<(u64, Vec<RowIndexBlock>)> {
+    /// What follows the key in an entry: the position and the row index.
+    fn decode(d: &mut Decoder<'_>) -> Result<Location> {
         let position = d.u64()?;
         let count = d.count(16)?;
         let mut row_index = Vec::with_capacity(count);
@@ -125,7 +137,21 @@ impl IndexEntry {
                 offset: d.u64()?,
             });
         }
-        Ok((position, row_index))
+        Ok(Location {
+            position,
+            row_index: row_index.into(),
+        })
+    }
+}
+
+impl IndexEntry {
+    fn decode(d: &mut Decoder<'_>) -> Result<IndexEntry> {
+        let key = PartitionKey {
+            token: d.i64()?,
+            key: d.bytes()?,
+        };
+        let location = Location::decode(d)?;
+        Ok(IndexEntry { key, location })
     }
 }
 
@@ -264,15 +290,16 @@ impl IndexFile {
         Ok(entries)
     }
 
-    /// The entry of `key` in block `at`, if there is one, the block taken from (and, if
-    /// asked to, put in) the chunk cache when one is given. Entries are compared where they
-    /// lie and skipped without being decoded, so a lookup allocates only the one it returns.
+    /// Where the entry of `key` in block `at` says its partition is, if there is one, the block
+    /// taken from (and, if asked to, put in) the chunk cache when one is given. Entries are
+    /// compared where they lie and skipped without being decoded, so a lookup allocates only
+    /// the row index it returns (if the partition has one).
     pub fn find(
         &self,
         at: &SummaryEntry,
         key: &PartitionKey,
         cached: Option<CachedChunks<'_>>,
-    ) -> Result<Option<IndexEntry>> {
+    ) -> Result<Option<Location>> {
         let buf = self.cached_block(at, cached)?;
         let mut d = Decoder::new(&buf, &self.path, at.offset);
         let count = d.count(24)?;
@@ -284,14 +311,7 @@ impl IndexFile {
             match (token, bytes).cmp(&(key.token, &key.key[..])) {
                 std::cmp::Ordering::Less => skip_entry_tail(&mut d)?,
                 std::cmp::Ordering::Equal => {
-                    let (position, row_index) = IndexEntry::decode_tail(&mut d)?;
-                    let key = key.clone();
-                    let entry = IndexEntry {
-                        key,
-                        position,
-                        row_index,
-                    };
-                    return Ok(Some(entry));
+                    return Location::decode(&mut d).map(Some);
                 }
                 std::cmp::Ordering::Greater => return Ok(None),
             }
@@ -369,7 +389,7 @@ mod tests {
     }
 
     fn entry(token: i64, name: &str, rows: usize) -> IndexEntry {
-        let row_index = (0..rows)
+        let row_index: Vec<_> = (0..rows)
             .map(|i| RowIndexBlock {
                 first: Bytes::from(vec![i as u8]),
                 last: Bytes::from(vec![i as u8, 9]),
@@ -378,8 +398,10 @@ mod tests {
             .collect();
         IndexEntry {
             key: key(token, name),
-            position: token.unsigned_abs() * 7,
-            row_index,
+            location: Location {
+                position: token.unsigned_abs() * 7,
+                row_index: row_index.into(),
+            },
         }
     }
 
@@ -390,9 +412,11 @@ mod tests {
             .collect();
         let path = dir.join("Index.db");
         let mut writer = IndexWriter::create(path.clone()).unwrap();
-        entries
-            .iter()
-            .for_each(|e| writer.add(&e.key, e.position, &e.row_index).unwrap());
+        entries.iter().for_each(|e| {
+            writer
+                .add(&e.key, e.location.position, &e.location.row_index)
+                .unwrap()
+        });
         let (summary, len) = writer.finish().unwrap();
         (entries, summary, IndexFile::open(path, len).unwrap())
     }
@@ -409,7 +433,10 @@ mod tests {
         assert_eq!(summary.len(), 300usize.div_ceil(INDEX_BLOCK_ENTRIES));
         for e in &entries {
             let at = block_for(&summary, &e.key);
-            assert_eq!(index.find(at, &e.key, None).unwrap().as_ref(), Some(e));
+            assert_eq!(
+                index.find(at, &e.key, None).unwrap(),
+                Some(e.location.clone())
+            );
             assert!(index.block(at).unwrap().contains(e));
         }
     }

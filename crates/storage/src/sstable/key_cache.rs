@@ -1,19 +1,26 @@
-//! [`KeyCache`]: Cassandra's key cache — a bounded LRU of Index entries (partition position and
-//! row index) shared by every SSTable of a node, so that a hot partition's lookup skips the
-//! Summary search and the Index block read. Entries are keyed by the SSTable's unique id and
-//! the partition key; those of deleted SSTables are never asked for again and age out.
-//! The map is a [`ShardedLru`], so readers rarely contend.
+//! [`KeyCache`]: Cassandra's key cache — a bounded map of where partitions are (their
+//! [`Location`]: position and row index) shared by every SSTable of a node, so that a hot
+//! partition's lookup skips the Summary search and the Index block scan. Entries are keyed by
+//! the SSTable's unique id and the partition key; those of deleted SSTables are never asked
+//! for again and age out. The map is a [`ShardedLru`], so readers rarely contend.
+//!
+//! An entry is held in its slot of the map: its key (bytes inline up to [`INLINE_KEY`]) and
+//! its location (the row index, if any, shared). A hit then reads the hash bucket and the slot
+//! and nothing else: each pointer followed was a cache miss (the key's bytes, the entry behind
+//! its `Arc`), and with them a lookup cost more than the Index scan it saves.
 
+use std::hash::{Hash, Hasher};
 use std::mem::size_of;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
 
-use crate::sstable::index::{IndexEntry, RowIndexBlock};
+use bytes::Bytes;
+
+use crate::sstable::index::{Location, RowIndexBlock};
 use crate::sstable::lru::{CacheStats, Equivalent, ShardedLru};
 use mutation::PartitionKey;
 
-/// The header a key's `Bytes` allocates when it is first shared (the map keeps a clone).
-const SHARED_HEADER: usize = 4 * size_of::<usize>();
+/// Partition keys up to this many bytes are held inline in the cache's slots.
+pub(crate) const INLINE_KEY: usize = 22;
 
 /// Size and effectiveness of the key cache.
 pub type KeyCacheStats = CacheStats;
@@ -21,7 +28,7 @@ pub type KeyCacheStats = CacheStats;
 /// The node's key cache. Keys hash with foldhash (seeded per process, so clients cannot
 /// choose colliding keys): SipHash, the standard map's, cost more than the rest of a hit.
 pub struct KeyCache {
-    lru: ShardedLru<(u64, PartitionKey), Arc<IndexEntry>, foldhash::fast::RandomState>,
+    lru: ShardedLru<CachedKey, Location, foldhash::fast::RandomState>,
 }
 
 impl KeyCache {
@@ -36,15 +43,20 @@ impl KeyCache {
         self.lru.is_enabled()
     }
 
-    /// The cached entry of `key` in SSTable `sstable`, counting a hit or a miss.
-    pub(crate) fn get(&self, sstable: u64, key: &PartitionKey) -> Option<Arc<IndexEntry>> {
-        self.lru.get(&KeyRef(sstable, key))
+    /// Where partition `key` is in SSTable `sstable`, if cached; counts a hit or a miss.
+    pub(crate) fn get(&self, sstable: u64, key: &PartitionKey) -> Option<Location> {
+        self.lru.get(&KeyRef { sstable, key })
     }
 
-    /// Caches the entry of its key in SSTable `sstable`.
-    pub(crate) fn insert(&self, sstable: u64, entry: Arc<IndexEntry>) {
-        let size = entry_size(&entry);
-        self.lru.insert((sstable, entry.key.clone()), entry, size);
+    /// Caches where partition `key` is in SSTable `sstable`.
+    pub(crate) fn insert(&self, sstable: u64, key: &PartitionKey, location: Location) {
+        let cached = CachedKey {
+            sstable,
+            token: key.token,
+            bytes: KeyBytes::of(&key.key),
+        };
+        let weight = cached.bytes.outside() + row_index_size(&location.row_index);
+        self.lru.insert(cached, location, weight as u64);
     }
 
     pub fn stats(&self) -> KeyCacheStats {
@@ -52,29 +64,97 @@ impl KeyCache {
     }
 }
 
-/// A key-cache key borrowed from the caller: hashes as the owned `(sstable, key)` does (a
-/// reference hashes as what it points at).
-#[derive(Hash)]
-struct KeyRef<'a>(u64, &'a PartitionKey);
+/// A cached entry's key.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct CachedKey {
+    sstable: u64,
+    token: i64,
+    bytes: KeyBytes,
+}
 
-impl Equivalent<(u64, PartitionKey)> for KeyRef<'_> {
-    fn equivalent(&self, owned: &(u64, PartitionKey)) -> bool {
-        self.0 == owned.0 && *self.1 == owned.1
+/// A partition key's bytes: inline when short, else a copy of their own (never a slice of a
+/// larger buffer, which the cache would keep alive).
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum KeyBytes {
+    Inline { len: u8, bytes: [u8; INLINE_KEY] },
+    Owned(Bytes),
+}
+
+impl KeyBytes {
+    fn of(key: &[u8]) -> KeyBytes {
+        let mut bytes = [0; INLINE_KEY];
+        match bytes.get_mut(..key.len()) {
+            Some(inline) => {
+                inline.copy_from_slice(key);
+                KeyBytes::Inline {
+                    len: key.len() as u8,
+                    bytes,
+                }
+            }
+            None => KeyBytes::Owned(Bytes::copy_from_slice(key)),
+        }
+    }
+
+    fn as_slice(&self) -> &[u8] {
+        match self {
+            KeyBytes::Inline { len, bytes } => &bytes[..*len as usize],
+            KeyBytes::Owned(bytes) => bytes,
+        }
+    }
+
+    /// The bytes held outside the slot: an owned key's buffer and the header it shares it by.
+    fn outside(&self) -> usize {
+        match self {
+            KeyBytes::Inline { .. } => 0,
+            KeyBytes::Owned(bytes) => bytes.len() + 4 * size_of::<usize>(),
+        }
     }
 }
 
-/// The memory behind an entry (the map counts its own): the `Arc`'d index entry, its key's
-/// buffer and shared header, and its row index. Measured against the process's memory: 600k
-/// entries of 10-byte keys took 200 MiB, which these weights and the map's count (about 350
-/// bytes an entry); before, 106 bytes an entry were counted.
-fn entry_size(entry: &IndexEntry) -> u64 {
-    let blocks: usize = entry
-        .row_index
+/// Hashes a key's parts; [`CachedKey`] and [`KeyRef`] hash alike through it.
+fn hash_key<H: Hasher>(sstable: u64, token: i64, bytes: &[u8], state: &mut H) {
+    state.write_u64(sstable);
+    state.write_i64(token);
+    state.write(bytes);
+}
+
+impl Hash for CachedKey {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        hash_key(self.sstable, self.token, self.bytes.as_slice(), state);
+    }
+}
+
+/// A key-cache key borrowed from the caller.
+struct KeyRef<'a> {
+    sstable: u64,
+    key: &'a PartitionKey,
+}
+
+impl Hash for KeyRef<'_> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        hash_key(self.sstable, self.key.token, &self.key.key, state);
+    }
+}
+
+impl Equivalent<CachedKey> for KeyRef<'_> {
+    fn equivalent(&self, cached: &CachedKey) -> bool {
+        self.sstable == cached.sstable
+            && self.key.token == cached.token
+            && *self.key.key == *cached.bytes.as_slice()
+    }
+}
+
+/// The memory behind a row index (the map counts the slot holding it): its shared block list
+/// and the bounds' buffers.
+fn row_index_size(row_index: &[RowIndexBlock]) -> usize {
+    if row_index.is_empty() {
+        return 0;
+    }
+    let blocks: usize = row_index
         .iter()
         .map(|b| b.first.len() + b.last.len() + size_of::<RowIndexBlock>())
         .sum();
-    let arc = 2 * size_of::<usize>() + size_of::<IndexEntry>();
-    (arc + SHARED_HEADER + entry.key.key.len() + blocks) as u64
+    2 * size_of::<usize>() + blocks
 }
 
 /// Unique ids for open SSTables, the first half of key-cache and chunk-cache keys; never reused,
@@ -87,32 +167,36 @@ pub(crate) fn next_sstable_id() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bytes::Bytes;
 
-    fn entry(token: i64) -> Arc<IndexEntry> {
-        Arc::new(IndexEntry {
-            key: PartitionKey {
-                token,
-                key: Bytes::from(token.to_be_bytes().to_vec()),
-            },
-            position: token as u64,
-            row_index: Vec::new(),
-        })
+    fn key(token: i64, len: usize) -> PartitionKey {
+        PartitionKey {
+            token,
+            key: Bytes::from(vec![token as u8; len]),
+        }
+    }
+
+    fn at(position: u64) -> Location {
+        Location {
+            position,
+            ..Default::default()
+        }
     }
 
     #[test]
     fn cache_counts_hits_and_misses_and_stays_bounded() {
         let cache = KeyCache::new(64 * 1024);
-        let key = entry(7).key.clone();
-        assert!(cache.get(1, &key).is_none());
-        cache.insert(1, entry(7));
-        assert_eq!(cache.get(1, &key).map(|e| e.position), Some(7));
-        assert!(cache.get(2, &key).is_none(), "another SSTable");
+        let (short, long) = (key(7, 8), key(7, INLINE_KEY + 1));
+        assert!(cache.get(1, &short).is_none());
+        cache.insert(1, &short, at(7));
+        cache.insert(1, &long, at(8));
+        assert_eq!(cache.get(1, &short), Some(at(7)));
+        assert_eq!(cache.get(1, &long), Some(at(8)));
+        assert!(cache.get(2, &short).is_none(), "another SSTable");
         for t in 0..100_000 {
-            cache.insert(1, entry(t));
+            cache.insert(1, &key(t, 8), at(t as u64));
         }
         let stats = cache.stats();
-        assert_eq!((stats.hits, stats.misses), (1, 2));
+        assert_eq!((stats.hits, stats.misses), (2, 2));
         assert!(stats.size_bytes <= 64 * 1024, "{stats:?}");
         assert!(stats.entries > 100, "{stats:?}");
     }
@@ -121,7 +205,7 @@ mod tests {
     fn a_zero_capacity_cache_is_disabled() {
         let cache = KeyCache::new(0);
         assert!(!cache.is_enabled());
-        cache.insert(1, entry(1));
+        cache.insert(1, &key(1, 8), at(1));
         assert_eq!(cache.stats().entries, 0);
     }
 }

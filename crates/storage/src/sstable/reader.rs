@@ -5,7 +5,6 @@
 
 use std::fs;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::sync::Arc;
 
 use crate::error::{Result, StorageError};
 use crate::filter::{KeyRange, ReadFilter};
@@ -15,7 +14,7 @@ use crate::sstable::caches::ReadCaches;
 use crate::sstable::data::CompressionInfo;
 use crate::sstable::data_reader::{DataCursor, DataFile};
 use crate::sstable::descriptor::{Component, Descriptor};
-use crate::sstable::index::{IndexEntry, IndexFile};
+use crate::sstable::index::{IndexFile, Location};
 use crate::sstable::key_cache::next_sstable_id;
 use crate::sstable::layout::{decode_header, decode_row, PartitionHeader};
 use crate::sstable::salvage::{Loss, Salvage};
@@ -170,7 +169,7 @@ impl Sstable {
         &self,
         key: &PartitionKey,
         caches: ReadCaches<'_>,
-    ) -> Result<Option<IndexEntry>> {
+    ) -> Result<Option<Location>> {
         let Some(block) = self.summary.block_for(key) else {
             return Ok(None);
         };
@@ -206,9 +205,9 @@ impl Sstable {
         };
         counter.fetch_add(1, Ordering::Relaxed);
         match entry {
-            Some(entry) => {
+            Some(location) => {
                 let mut cursor = DataCursor::cached(&self.data, caches.chunks_of(self.id));
-                PartitionRead::new(&entry, filter, cap)
+                PartitionRead::new(&location, filter, cap)
                     .run(&mut cursor, key)
                     .map(Some)
             }
@@ -217,20 +216,16 @@ impl Sstable {
     }
 
     /// [`find`](Self::find) through the key cache, when there is one.
-    fn find_cached(
-        &self,
-        key: &PartitionKey,
-        caches: ReadCaches<'_>,
-    ) -> Result<Option<Arc<IndexEntry>>> {
+    fn find_cached(&self, key: &PartitionKey, caches: ReadCaches<'_>) -> Result<Option<Location>> {
         let Some(cache) = caches.keys else {
-            return Ok(self.find(key, caches)?.map(Arc::new));
+            return self.find(key, caches);
         };
-        if let Some(entry) = cache.get(self.id, key) {
-            return Ok(Some(entry));
+        if let Some(location) = cache.get(self.id, key) {
+            return Ok(Some(location));
         }
-        let found = self.find(key, caches)?.map(Arc::new);
-        if let Some(entry) = &found {
-            cache.insert(self.id, entry.clone());
+        let found = self.find(key, caches)?;
+        if let Some(location) = &found {
+            cache.insert(self.id, key, location.clone());
         }
         Ok(found)
     }

@@ -79,7 +79,9 @@ impl<'a> Salvage<'a> {
             };
             self.next_block += 1;
             match self.sstable.index.block(block) {
-                Ok(entries) => self.starts.extend(entries.iter().map(|e| e.position)),
+                Ok(entries) => self
+                    .starts
+                    .extend(entries.iter().map(|e| e.location.position)),
                 Err(error) => self.loss.lock().note(error.to_string()),
             }
         }

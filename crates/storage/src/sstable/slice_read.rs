@@ -8,14 +8,14 @@ use crate::filter::{ReadFilter, Slice};
 use crate::partition::{last_read, SourceRows};
 use crate::row_map::RowMap;
 use crate::sstable::data_reader::DataCursor;
-use crate::sstable::index::IndexEntry;
+use crate::sstable::index::Location;
 use crate::sstable::layout::{after_end, before_start, ranges_overlap};
 use crate::sstable::reader::{next_row, read_header};
 use mutation::{PartitionKey, Row};
 
 /// One partition read of at most `cap` rows of `filter`, in its read order.
 pub(crate) struct PartitionRead<'a> {
-    entry: &'a IndexEntry,
+    location: &'a Location,
     filter: &'a ReadFilter,
     cap: usize,
     buf: Vec<u8>,
@@ -24,9 +24,9 @@ pub(crate) struct PartitionRead<'a> {
 }
 
 impl<'a> PartitionRead<'a> {
-    pub fn new(entry: &'a IndexEntry, filter: &'a ReadFilter, cap: usize) -> Self {
+    pub fn new(location: &'a Location, filter: &'a ReadFilter, cap: usize) -> Self {
         PartitionRead {
-            entry,
+            location,
             filter,
             cap,
             buf: Vec::new(),
@@ -37,7 +37,7 @@ impl<'a> PartitionRead<'a> {
 
     /// Reads the header, then the slices in read order until `cap` rows are kept.
     pub fn run(mut self, cursor: &mut DataCursor<'_>, key: &PartitionKey) -> Result<SourceRows> {
-        let header = read_header(cursor, &mut self.buf, self.entry.position)?;
+        let header = read_header(cursor, &mut self.buf, self.location.position)?;
         if header.key != *key {
             return Err(cursor.corrupt("index entry points at another partition"));
         }
@@ -88,7 +88,7 @@ impl<'a> PartitionRead<'a> {
         (start, end): &Slice,
         rows_start: u64,
     ) -> Result<bool> {
-        let Some(position) = self.entry.seek_rows(start, rows_start) else {
+        let Some(position) = self.location.seek_rows(start, rows_start) else {
             return Ok(false);
         };
         cursor.seek(position);
@@ -113,7 +113,7 @@ impl<'a> PartitionRead<'a> {
         (start, end): &Slice,
         rows_start: u64,
     ) -> Result<bool> {
-        for (from, until) in self.entry.blocks_meeting(start, end, rows_start).rev() {
+        for (from, until) in self.location.blocks_meeting(start, end, rows_start).rev() {
             cursor.seek(from);
             let mut block = Vec::new();
             let mut previous: Option<Bytes> = None;

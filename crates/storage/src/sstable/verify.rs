@@ -43,7 +43,7 @@ impl Sstable {
                     return Err(corrupt(index, block.offset, reason));
                 };
                 let (key, _) = partition?;
-                if key != entry.key || position != entry.position {
+                if key != entry.key || position != entry.location.position {
                     let reason = format!(
                         "the Index entry of token {} does not match the partition at stream position {position}",
                         entry.key.token

@@ -190,14 +190,14 @@ fn large_partition_slice_reads_touch_few_chunks() {
     let sstable = open(&writer.finish().expect("finish"));
     let total_chunks = sstable.stats().uncompressed_size.div_ceil(16 * 1024);
     assert!(total_chunks > 200, "{total_chunks} chunks");
-    let entry = sstable
+    let location = sstable
         .find(&key(0, "big"), ReadCaches::default())
         .expect("index")
         .expect("entry");
     assert!(
-        entry.row_index.len() > 50,
+        location.row_index.len() > 50,
         "{} row-index blocks",
-        entry.row_index.len()
+        location.row_index.len()
     );
 
     let before = sstable.chunks_read();
