@@ -20,7 +20,7 @@ use crate::sstable::lru::{CacheStats, Equivalent, ShardedLru};
 use mutation::PartitionKey;
 
 /// Partition keys up to this many bytes are held inline in the cache's slots.
-pub(crate) const INLINE_KEY: usize = 22;
+const INLINE_KEY: usize = 22;
 
 /// Size and effectiveness of the key cache.
 pub type KeyCacheStats = CacheStats;
@@ -66,7 +66,7 @@ impl KeyCache {
 
 /// A cached entry's key.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct CachedKey {
+struct CachedKey {
     sstable: u64,
     token: i64,
     bytes: KeyBytes,
