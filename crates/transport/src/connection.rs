@@ -17,9 +17,12 @@ use crate::response;
 use crate::server::ServerConfig;
 use crate::writer::{self, Framing, Out};
 use bytes::{Bytes, BytesMut};
+use std::future::Future;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, Interest};
 use tokio::net::tcp::OwnedReadHalf;
@@ -362,7 +365,7 @@ impl<H: QueryHandler> Connection<H> {
             }
             Request::Register(kinds) => self.register(version, stream, &kinds).await,
             Request::AuthResponse(_) => self.send(response::auth_success(version, stream)).await,
-            work => self.spawn(version, stream, work, traced, held).await,
+            work => self.run(version, stream, work, traced, held).await,
         }
         None
     }
@@ -427,9 +430,11 @@ impl<H: QueryHandler> Connection<H> {
         self.send(response::ready(version, stream)).await;
     }
 
-    /// Runs a request on its own task, which holds the request's reservation until the
-    /// response is queued.
-    async fn spawn(
+    /// Runs a request: polled once here, it is answered at once when it does not wait (a
+    /// local write, a read from cached data), sparing a task and a wake-up of another core;
+    /// a request that waits moves to a task of its own, which holds the request's
+    /// reservation until the response is queued.
+    async fn run(
         &mut self,
         version: u8,
         stream: i16,
@@ -441,22 +446,51 @@ impl<H: QueryHandler> Connection<H> {
         self.client.count_request();
         let handler = Arc::clone(&self.shared.handler);
         let client = Arc::clone(&self.client);
+        let what = name(&request);
+        // Boxed: the large request future lives in an ordinary allocation that the allocator
+        // recycles at once, and moves to a task without being copied. A panic anywhere in the
+        // request (handler or encoding) is this request's ServerError, nothing more.
+        let mut work = panics::catch(Box::pin(async move {
+            execute(&*handler, &client, version, stream, request, traced).await
+        }));
+        if let Some(outcome) = poll_once(&mut work).await {
+            let envelope = answer(outcome, what, &self.client, version, stream);
+            self.send(envelope).await;
+            drop((permit, held));
+            return;
+        }
         let out = self.out.clone();
+        let client = Arc::clone(&self.client);
         tokio::spawn(async move {
-            let what = name(&request);
-            // Boxed: the task cell stays small, and the large request future lives in an
-            // ordinary allocation that the allocator recycles at once. A panic anywhere in the
-            // request (handler or encoding) is this request's ServerError, nothing more.
-            let work = panics::catch(Box::pin(execute(
-                &*handler, &client, version, stream, request, traced,
-            )));
-            let envelope = match work.await {
-                Ok(envelope) => envelope,
-                Err(report) => panicked(&report, what, &client, version, stream),
-            };
+            let envelope = answer(work.await, what, &client, version, stream);
             let _ = out.send(Out::Envelope(envelope)).await;
             drop((permit, held));
         });
+    }
+}
+
+/// Polls `work` once: its output when it is ready, `None` when it waits.
+async fn poll_once<F: Future + Unpin>(work: &mut F) -> Option<F::Output> {
+    std::future::poll_fn(|cx| {
+        Poll::Ready(match Pin::new(&mut *work).poll(cx) {
+            Poll::Ready(output) => Some(output),
+            Poll::Pending => None,
+        })
+    })
+    .await
+}
+
+/// The response to a request that ran to its end or panicked.
+fn answer(
+    outcome: Result<BytesMut, PanicReport>,
+    what: &str,
+    client: &ClientState,
+    version: u8,
+    stream: i16,
+) -> BytesMut {
+    match outcome {
+        Ok(envelope) => envelope,
+        Err(report) => panicked(&report, what, client, version, stream),
     }
 }
 

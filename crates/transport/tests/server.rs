@@ -194,6 +194,23 @@ async fn concurrent_streams_on_one_connection() {
     }
 }
 
+/// A request that completes at once is answered from the connection's own task; one that
+/// waits moves to a task of its own and does not hold back the requests behind it.
+#[tokio::test]
+async fn a_waiting_request_does_not_hold_back_the_next() {
+    let server = started().await;
+    let mut c = Client::connect(server.addr, 4).await;
+    c.startup(None).await;
+    c.send_query(1, "sleep 300").await;
+    c.send_query(2, "at once").await;
+    let first = c.recv().await;
+    assert_eq!(first.stream, 2);
+    assert_rows_echo(&first, "at once");
+    let second = c.recv().await;
+    assert_eq!(second.stream, 1);
+    assert_rows_echo(&second, "sleep 300");
+}
+
 #[tokio::test]
 async fn unsupported_versions_are_refused_and_closed() {
     let server = started().await;
