@@ -21,6 +21,8 @@ const PRESSURE_CHECK: Duration = Duration::from_millis(50);
 const FIRST_FLUSH_RETRY: Duration = Duration::from_millis(100);
 /// The longest pause between flush attempts while they keep failing.
 const MAX_FLUSH_RETRY: Duration = Duration::from_secs(10);
+/// The CPU priority of flush and compaction threads (request threads run at 0).
+const BACKGROUND_NICE: libc::c_int = 10;
 /// How often strategies are asked for work when nothing wakes the scheduler.
 const SCHEDULE_INTERVAL: Duration = Duration::from_secs(1);
 
@@ -37,8 +39,29 @@ pub fn start(core: &Arc<Core>) -> Result<Vec<JoinHandle<()>>> {
 fn spawn(name: &str, body: impl FnOnce() + Send + 'static) -> Result<JoinHandle<()>> {
     std::thread::Builder::new()
         .name(name.to_string())
-        .spawn(body)
+        .spawn(move || {
+            yield_to_requests();
+            body()
+        })
         .map_err(|e| StorageError::Invalid(format!("cannot start the {name} thread: {e}")))
+}
+
+/// Runs the calling thread at a lower CPU priority (nice 10) than the threads that serve
+/// requests, as Cassandra runs its compaction threads: a flush or a compaction then uses
+/// the time they leave idle instead of keeping a request waiting for a core. It still gets
+/// a share of a busy machine, and writers wait for memtable space when it falls behind.
+fn yield_to_requests() {
+    // SAFETY: plain system calls on the calling thread, with no memory passed.
+    let failed = unsafe {
+        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+        libc::setpriority(libc::PRIO_PROCESS, tid, BACKGROUND_NICE) != 0
+    };
+    if failed {
+        tracing::debug!(
+            "cannot lower the priority of a background thread: {}",
+            std::io::Error::last_os_error()
+        );
+    }
 }
 
 /// Sleeps up to `timeout` or until woken; `false` once the node stops.
@@ -186,4 +209,26 @@ fn now_millis() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn background_threads_run_below_the_request_threads() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let thread = spawn("niced", move || {
+            // SAFETY: plain system calls on the calling thread.
+            let nice = unsafe {
+                let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+                libc::getpriority(libc::PRIO_PROCESS, tid)
+            };
+            let _ = tx.send(nice);
+        })
+        .unwrap();
+        thread.join().unwrap();
+        // At least BACKGROUND_NICE: a test run already niced further stays as it is.
+        assert!(rx.recv().unwrap() >= BACKGROUND_NICE);
+    }
 }
