@@ -87,9 +87,10 @@ pub async fn run<W: AsyncWrite + Unpin>(mut wr: W, mut rx: mpsc::Receiver<Out>) 
     while open {
         let Some(first) = rx.recv().await else { break };
         open = enc.handle(first);
-        // Let the requests that are ready to finish in this scheduler round queue their
-        // responses, so one send carries them all.
-        tokio::task::yield_now().await;
+        // What is queued now goes in one send. Waiting for more (a yield) would cost a
+        // scheduler round, often a sleep and a wake-up of the worker, for every batch: the
+        // requests a read carries are answered before this task runs, and those that waited
+        // finish at scattered times anyway.
         while open && enc.buf.len() < COALESCE_LIMIT {
             match rx.try_recv() {
                 Ok(next) => open = enc.handle(next),
