@@ -4,7 +4,7 @@
 //! per-table map is replaced whole when a table is first used).
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -52,15 +52,6 @@ struct Stripe {
     buckets: [AtomicU64; BUCKETS],
 }
 
-/// This thread's stripe: threads take them in turn as they first record.
-fn stripe() -> usize {
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    thread_local! {
-        static MINE: usize = NEXT.fetch_add(1, Ordering::Relaxed) % STRIPES;
-    }
-    MINE.with(|mine| *mine)
-}
-
 /// A copy of a [`LatencyHistogram`]'s counters.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LatencySnapshot {
@@ -74,7 +65,7 @@ impl LatencyHistogram {
     pub fn record(&self, elapsed: Duration) {
         let micros = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
         let bucket = LATENCY_BOUNDS_MICROS.partition_point(|&bound| bound < micros);
-        let stripe = &self.stripes[stripe()];
+        let stripe = &self.stripes[storage::stripes::thread_stripe(STRIPES)];
         stripe.buckets[bucket].fetch_add(1, Ordering::Relaxed);
         stripe.sum_micros.fetch_add(micros, Ordering::Relaxed);
     }

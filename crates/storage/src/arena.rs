@@ -3,7 +3,8 @@
 //! memtable goes. Full-size regions return to a process-wide pool that the next memtables take
 //! from, so steady writes neither fault fresh pages in (and have the kernel zero them) nor free
 //! their rows one by one on the flush thread. A row that is overwritten keeps its old space
-//! until the memtable goes, which the memtable's size counts.
+//! until the memtable goes, which the memtable's size counts. Each thread bumps in a shard of
+//! its own (`stripes`), and copies its row out of the lock.
 //!
 //! Written here rather than taken from a crate: rows are allocated from many threads at once,
 //! live exactly as long as their memtable, and their regions are recycled across memtables,
@@ -14,6 +15,8 @@ use std::ptr::NonNull;
 
 use parking_lot::Mutex;
 
+use crate::stripes::thread_stripe;
+
 const MIN_REGION: usize = 8 * 1024;
 const MAX_REGION: usize = 1024 * 1024;
 /// Rows larger than this get an allocation of their own rather than waste a region's tail.
@@ -23,10 +26,19 @@ const POOL_REGIONS: usize = 64;
 
 static POOL: Mutex<Vec<Region>> = Mutex::new(Vec::new());
 
+/// Bump allocators per memtable: each thread copies into the shard its id picks, so writers
+/// on different cores neither wait for one another nor bounce one lock's cache line.
+const SHARDS: usize = 8;
+
 /// A memtable's row memory.
 pub(crate) struct Arena {
-    bump: Mutex<Bump>,
+    shards: [Shard; SHARDS],
 }
+
+/// One bump allocator, on a cache line of its own.
+#[derive(Default)]
+#[repr(align(64))]
+struct Shard(Mutex<Bump>);
 
 #[derive(Default)]
 struct Bump {
@@ -39,7 +51,7 @@ struct Bump {
 impl Default for Arena {
     fn default() -> Self {
         Arena {
-            bump: Mutex::new(Bump::default()),
+            shards: std::array::from_fn(|_| Shard::default()),
         }
     }
 }
@@ -47,17 +59,19 @@ impl Default for Arena {
 impl Arena {
     /// A copy of `bytes` that lives as long as this arena.
     pub fn copy(&self, bytes: &[u8]) -> ArenaBytes {
-        let mut bump = self.bump.lock();
-        let at = if bytes.len() > LARGEST_IN_REGION {
-            let own = Region::new(bytes.len());
-            let at = own.ptr;
-            bump.full.push(own);
-            at
-        } else {
-            bump.reserve(bytes.len())
+        let at = {
+            let mut bump = self.shards[thread_stripe(SHARDS)].0.lock();
+            if bytes.len() > LARGEST_IN_REGION {
+                let own = Region::new(bytes.len());
+                let at = own.ptr;
+                bump.full.push(own);
+                at
+            } else {
+                bump.reserve(bytes.len())
+            }
         };
         // SAFETY: `at` starts `bytes.len()` bytes of a region this arena owns that nothing else
-        // was given, and regions never overlap the caller's bytes.
+        // was given (the copy needs no lock), and regions never overlap the caller's bytes.
         unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), at.as_ptr(), bytes.len()) };
         ArenaBytes {
             ptr: at,
@@ -186,12 +200,39 @@ mod tests {
         for (bytes, copy) in &copies {
             assert_eq!(&bytes[..], &copy[..]);
         }
-        let bump = arena.bump.lock();
+        let bump = arena.shards[thread_stripe(SHARDS)].0.lock();
         assert!(bump.full.len() > 2, "several regions were filled");
         assert!(bump
             .full
             .iter()
             .all(|r| r.size <= MAX_REGION || r.size == LARGEST_IN_REGION + 1));
+    }
+
+    #[test]
+    fn threads_copy_into_their_own_shards() {
+        let arena = Arena::default();
+        let copies: Vec<Vec<(u8, ArenaBytes)>> = std::thread::scope(|scope| {
+            let threads: Vec<_> = (0..4u8)
+                .map(|t| {
+                    let arena = &arena;
+                    scope.spawn(move || {
+                        (0..2000)
+                            .map(|n| (t, arena.copy(&[t; 100][..n % 100])))
+                            .collect()
+                    })
+                })
+                .collect();
+            threads.into_iter().map(|t| t.join().unwrap()).collect()
+        });
+        for (t, copy) in copies.iter().flatten() {
+            assert!(copy.iter().all(|b| b == t));
+        }
+        let used = arena
+            .shards
+            .iter()
+            .filter(|s| s.0.lock().current.is_some())
+            .count();
+        assert!(used >= 2, "threads spread over shards ({used} used)");
     }
 
     #[test]
@@ -204,7 +245,7 @@ mod tests {
         let arena = Arena::default();
         fill(&arena);
         let ptrs: Vec<usize> = {
-            let bump = arena.bump.lock();
+            let bump = arena.shards[thread_stripe(SHARDS)].0.lock();
             let full = bump.full.iter().chain(&bump.current);
             full.filter(|r| r.size == MAX_REGION)
                 .map(|r| r.ptr.as_ptr() as usize)
@@ -214,7 +255,7 @@ mod tests {
         drop(arena);
         let next = Arena::default();
         fill(&next);
-        let bump = next.bump.lock();
+        let bump = next.shards[thread_stripe(SHARDS)].0.lock();
         let reused = bump.full.iter().chain(&bump.current);
         // Other tests may take pooled regions meanwhile: at least one comes back here.
         assert!(reused

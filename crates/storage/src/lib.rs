@@ -26,6 +26,7 @@ mod resolve;
 mod row_map;
 mod snapshot;
 mod storage;
+pub mod stripes;
 #[cfg(test)]
 mod testing;
 mod token_filter;

@@ -4,7 +4,7 @@
 //! position of its data and its oldest timestamp.
 
 use std::mem::size_of;
-use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
 use bytes::Bytes;
 
@@ -16,6 +16,7 @@ use crate::filter::{KeyRange, ReadFilter};
 use crate::mem_partition::MemPartition;
 use crate::partition::SourceRows;
 use crate::partition_map::PartitionMap;
+use crate::stripes::StripedCounter;
 use crate::token_filter::TokenFilter;
 use mutation::{ColumnValue, PartitionKey, PartitionUpdate, Row};
 
@@ -31,7 +32,7 @@ pub struct Memtable {
     /// Every token written. Not counted in `allocated`: at most 1 MiB, sized from the
     /// previous memtable's partition count (about 0.5% of the data it describes).
     tokens: TokenFilter,
-    allocated: AtomicUsize,
+    allocated: StripedCounter,
     /// Packed [`Position`] of the oldest logged write applied (`u64::MAX`: none).
     min_position: AtomicU64,
     /// Smallest timestamp of any write applied (`i64::MAX`: none).
@@ -56,7 +57,7 @@ impl Memtable {
         Memtable {
             partitions: PartitionMap::for_partitions(partitions),
             tokens: TokenFilter::for_partitions(partitions),
-            allocated: AtomicUsize::new(0),
+            allocated: StripedCounter::default(),
             min_position: AtomicU64::new(u64::MAX),
             min_timestamp: AtomicI64::new(i64::MAX),
             arena: Arena::default(),
@@ -69,13 +70,18 @@ impl Memtable {
     }
 
     /// Applies a write logged at `position`.
-    pub fn apply_logged(&self, key: &PartitionKey, update: PartitionUpdate, position: Position) {
+    pub fn apply_logged(
+        &self,
+        key: &PartitionKey,
+        update: PartitionUpdate,
+        position: Position,
+    ) -> usize {
         // Positions and timestamps mostly grow: a load first spares the shared line a write.
         let packed = position.pack();
         if packed < self.min_position.load(Ordering::Relaxed) {
             self.min_position.fetch_min(packed, Ordering::Relaxed);
         }
-        self.apply(key, update);
+        self.apply(key, update)
     }
 
     /// The oldest commit-log position of the data held, if any write was logged.
@@ -108,8 +114,9 @@ impl Memtable {
         self.partitions.try_for_each(visit)
     }
 
-    /// Reconciles `update` into the partition `key`.
-    pub fn apply(&self, key: &PartitionKey, update: PartitionUpdate) {
+    /// Reconciles `update` into the partition `key`; returns the bytes it added to the
+    /// memtable's estimate.
+    pub fn apply(&self, key: &PartitionKey, update: PartitionUpdate) -> usize {
         let oldest = min_timestamp(&update);
         // Before the partition is visible: a reader that finds it also finds its token.
         self.tokens.insert(key.token);
@@ -122,15 +129,16 @@ impl Memtable {
         let grown = self
             .partitions
             .upsert(key, new, MemPartition::default, apply);
-        self.allocated.fetch_add(added + grown, Ordering::Relaxed);
+        self.allocated.add(added + grown);
         if oldest < self.min_timestamp.load(Ordering::Relaxed) {
             self.min_timestamp.fetch_min(oldest, Ordering::Relaxed);
         }
+        added + grown
     }
 
     /// Bytes allocated by writes so far (an estimate; never decreases).
     pub fn allocated_bytes(&self) -> usize {
-        self.allocated.load(Ordering::Relaxed)
+        self.allocated.sum()
     }
 }
 

@@ -5,7 +5,7 @@
 //! `TombstoneScannedHistogram`), exposed as [`TableMetrics`]. Read and write counts and
 //! latencies are the coordinator's (`coordinator::metrics`), their one source.
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use hdrhistogram::Histogram;
 use parking_lot::Mutex;
@@ -127,15 +127,6 @@ fn merge(into: &mut Histogram<u64>, from: &Histogram<u64>) {
         .expect("auto-resizing histograms of one precision always add up");
 }
 
-/// The shard of the calling thread: threads take shards in turn as they first record.
-fn shard_index() -> usize {
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    thread_local! {
-        static INDEX: usize = NEXT.fetch_add(1, Ordering::Relaxed) % SHARDS;
-    }
-    INDEX.with(|index| *index)
-}
-
 impl Default for MetricsRecorder {
     fn default() -> Self {
         MetricsRecorder {
@@ -147,7 +138,7 @@ impl Default for MetricsRecorder {
 
 impl MetricsRecorder {
     fn record(&self, record: impl FnOnce(&mut Histograms)) {
-        let mut shard = self.shards[shard_index()].lock();
+        let mut shard = self.shards[crate::stripes::thread_stripe(SHARDS)].lock();
         record(shard.get_or_insert_with(Histograms::new));
     }
 

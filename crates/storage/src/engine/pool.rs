@@ -3,10 +3,9 @@
 //! offheap pool (`memtable_offheap_space`) and the rest of the memtable's estimate to the heap
 //! pool (`memtable_heap_space`) when an offheap `memtable_allocation_type` is configured.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-
 use crate::commitlog::Position;
 use crate::memtable::Memtable;
+use crate::stripes::StripedCounter;
 use mutation::{ColumnValue, PartitionKey, PartitionUpdate, Row};
 
 /// Bytes held by memtables: the whole estimate, and the part of it that is cell values.
@@ -46,7 +45,7 @@ impl std::iter::Sum for MemtableUsage {
 #[derive(Default)]
 pub struct PooledMemtable {
     memtable: Memtable,
-    values: AtomicUsize,
+    values: StripedCounter,
 }
 
 impl PooledMemtable {
@@ -58,7 +57,7 @@ impl PooledMemtable {
     pub fn for_partitions(partitions: usize) -> PooledMemtable {
         PooledMemtable {
             memtable: Memtable::for_partitions(partitions),
-            values: AtomicUsize::new(0),
+            values: StripedCounter::default(),
         }
     }
 
@@ -67,28 +66,25 @@ impl PooledMemtable {
     }
 
     /// Applies a write, logged at `position` when it went through the commit log. Returns how
-    /// much the memtable's estimate grew meanwhile (concurrent writes may be included: never
-    /// less than this write's own growth).
+    /// much it grew the memtable's estimate.
     pub fn apply(
         &self,
         key: &PartitionKey,
         update: PartitionUpdate,
         position: Option<Position>,
     ) -> u64 {
-        let before = self.memtable.allocated_bytes();
-        self.values
-            .fetch_add(value_bytes(&update), Ordering::Relaxed);
-        match position {
+        self.values.add(value_bytes(&update));
+        let grown = match position {
             Some(position) => self.memtable.apply_logged(key, update, position),
             None => self.memtable.apply(key, update),
-        }
-        self.memtable.allocated_bytes().saturating_sub(before) as u64
+        };
+        grown as u64
     }
 
     pub fn usage(&self) -> MemtableUsage {
         MemtableUsage {
             total: self.memtable.allocated_bytes() as u64,
-            values: self.values.load(Ordering::Relaxed) as u64,
+            values: self.values.sum() as u64,
         }
     }
 }
