@@ -51,17 +51,21 @@ fn spawn(name: &str, body: impl FnOnce() + Send + 'static) -> Result<JoinHandle<
 /// the time they leave idle instead of keeping a request waiting for a core. It still gets
 /// a share of a busy machine, and writers wait for memtable space when it falls behind.
 fn yield_to_requests() {
-    // SAFETY: plain system calls on the calling thread, with no memory passed.
-    let failed = unsafe {
-        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
-        libc::setpriority(libc::PRIO_PROCESS, tid, BACKGROUND_NICE) != 0
-    };
+    // SAFETY: a plain system call on the calling thread, with no memory passed.
+    let failed =
+        unsafe { libc::setpriority(libc::PRIO_PROCESS, this_thread(), BACKGROUND_NICE) != 0 };
     if failed {
         tracing::debug!(
             "cannot lower the priority of a background thread: {}",
             std::io::Error::last_os_error()
         );
     }
+}
+
+/// The calling thread's id, which per-thread system calls such as `setpriority` take.
+fn this_thread() -> libc::id_t {
+    // SAFETY: gettid takes no argument and cannot fail.
+    unsafe { libc::syscall(libc::SYS_gettid) as libc::id_t }
 }
 
 /// Sleeps up to `timeout` or until woken; `false` once the node stops.
@@ -219,11 +223,8 @@ mod tests {
     fn background_threads_run_below_the_request_threads() {
         let (tx, rx) = std::sync::mpsc::channel();
         let thread = spawn("niced", move || {
-            // SAFETY: plain system calls on the calling thread.
-            let nice = unsafe {
-                let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
-                libc::getpriority(libc::PRIO_PROCESS, tid)
-            };
+            // SAFETY: a plain system call on the calling thread.
+            let nice = unsafe { libc::getpriority(libc::PRIO_PROCESS, this_thread()) };
             let _ = tx.send(nice);
         })
         .unwrap();
