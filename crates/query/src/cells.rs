@@ -367,14 +367,14 @@ mod tests {
     #[test]
     fn udt_values_write_one_cell_per_non_null_field_over_a_deletion() {
         let ctx = ExecContext::new(&QueryOptions::default(), Vec::new());
-        let udt = UdtType {
-            keyspace: "ks".into(),
-            name: "u".into(),
-            fields: vec![
+        let udt = UdtType::new(
+            "ks",
+            "u",
+            vec![
                 ("a".into(), CqlType::Native(NativeType::Int)),
                 ("b".into(), CqlType::Native(NativeType::Int)),
             ],
-        };
+        );
         let col = ColumnMetadata::regular("u", CqlType::Udt(Arc::new(udt)));
         let value = collections::encode_fields(&[None, Some(int(2))]);
         let op = Op::Set(col.clone(), Operand::Const(Some(value)));

@@ -96,11 +96,7 @@ mod tests {
             ks.with_new_table(table),
             Err(SchemaError::AlreadyExists { .. })
         ));
-        let udt = UdtType {
-            keyspace: "ks".into(),
-            name: "u".into(),
-            fields: vec![],
-        };
+        let udt = UdtType::new("ks", "u", vec![]);
         assert!(ks.with_type(udt).user_type("u").is_some());
         Ok(())
     }

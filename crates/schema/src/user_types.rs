@@ -132,11 +132,11 @@ mod tests {
     use types::NativeType;
 
     fn udt(name: &str, fields: Vec<(&str, CqlType)>) -> UdtType {
-        UdtType {
-            keyspace: "ks".into(),
-            name: name.into(),
-            fields: fields.into_iter().map(|(n, t)| (n.into(), t)).collect(),
-        }
+        UdtType::new(
+            "ks",
+            name,
+            fields.into_iter().map(|(n, t)| (n.into(), t)).collect(),
+        )
     }
 
     fn int() -> CqlType {

@@ -13,6 +13,7 @@
 //! | 0x38 | end of a clustering written by [`encode_clustering`] |
 //! | 0x20 | end of a [`BoundKind::Before`] bound |
 //! | 0x60 | end of a [`BoundKind::After`] bound |
+//! | 0xE0 .. 0xFE | start of the added fields of a user type value (below) |
 //!
 //! Bodies are prefix-free per type: fixed-length integers with the sign bit flipped; date and
 //! time as is; booleans as 0/1; floats with the IEEE total-order trick (NaNs canonical and
@@ -20,9 +21,17 @@
 //! moved to the front as Cassandra's comparators order them; varints as a sign+length header
 //! and minimal two's complement; decimals as sign, exponent and base-100 digits; text, blob,
 //! inet, duration and other bytes with 0x00 escaped as 0x00 0xFF and ended by 0x00; frozen
-//! lists/sets/maps as their items (each with its own separator) ended by 0x20; tuples/UDTs as
-//! one item per field (missing trailing fields as nulls). A reversed component's body is
-//! bit-inverted.
+//! lists/sets/maps as their items (each with its own separator) ended by 0x20; tuples as one
+//! item per field (missing trailing fields as nulls). A user type is spelt the same way up to
+//! the fields ALTER TYPE ADD appended (`UdtType::added_fields`); those follow only when one is
+//! set: a marker, the added fields up to the last one set, then 0x20. So a value written
+//! before `ALTER TYPE ... ADD` and the same value with the new fields null have one key, as
+//! Cassandra's comparator holds them equal, and keys written before Helenus counted added
+//! fields keep their bytes. Such a body is the one that may be a prefix of another (the same
+//! value with added fields set); its marker, 0xE0 to 0xFE, is above every byte that can follow
+//! a value, so the shorter value still sorts first, and where types end together (one the last
+//! fixed field of the other) the inner one's marker is the higher. A reversed component's body
+//! is bit-inverted.
 //!
 //! # Invariants
 //!
@@ -35,7 +44,8 @@
 //!   The static row is keyed by the empty byte string, which sorts before everything.
 //! * [`decode_clustering`] inverts [`encode_clustering`] up to normalisation: varints come
 //!   back minimal, decimals with the smallest exact scale (1.50 → 1.5, zero → scale 0),
-//!   booleans as 0/1, NaNs canonical, tuples with explicit trailing nulls.
+//!   booleans as 0/1, NaNs canonical, tuples and user types with every field of their type
+//!   (explicit trailing nulls).
 //! * Malformed values (wrong length for a fixed-size type, composites that do not split) never
 //!   panic: they sort after every well-formed value of their type and bytewise among
 //!   themselves, in [`compare`] and the encoding alike.

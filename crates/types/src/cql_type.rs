@@ -42,6 +42,22 @@ pub struct UdtType {
     pub keyspace: String,
     pub name: String,
     pub fields: Vec<(String, CqlType)>,
+    /// How many of the last `fields` ALTER TYPE ADD appended (0 for a type never altered, or
+    /// altered before Helenus counted them). Clustering keys spell the other fields always and
+    /// these only up to the last one set, so a key written before an ALTER keeps its bytes.
+    pub added_fields: usize,
+}
+
+impl UdtType {
+    /// A type as CREATE TYPE makes it: no field added since.
+    pub fn new(keyspace: &str, name: &str, fields: Vec<(String, CqlType)>) -> UdtType {
+        UdtType {
+            keyspace: keyspace.to_string(),
+            name: name.to_string(),
+            fields,
+            added_fields: 0,
+        }
+    }
 }
 
 /// Any CQL type. `Frozen` wraps collections/UDTs/tuples stored as a single cell.
@@ -178,11 +194,7 @@ mod tests {
     fn freeze_leaves_natives_alone() {
         let int = CqlType::native(NativeType::Int);
         assert_eq!(int.clone().freeze(), int);
-        let udt = CqlType::Udt(Arc::new(UdtType {
-            keyspace: "ks".into(),
-            name: "u".into(),
-            fields: vec![],
-        }));
+        let udt = CqlType::Udt(Arc::new(UdtType::new("ks", "u", vec![])));
         assert!(matches!(udt.freeze(), CqlType::Frozen(_)));
     }
 

@@ -67,7 +67,8 @@ fn renamed(mut keyspace: KeyspaceMetadata, name: &str) -> KeyspaceMetadata {
     keyspace
 }
 
-/// A keyspace of user types, each holding the one before it in collections.
+/// A keyspace of user types, each holding the one before it in collections, the odd ones with
+/// their last field added by ALTER TYPE.
 fn user_types() -> KeyspaceMetadata {
     let replication = BTreeMap::from([
         (
@@ -79,14 +80,16 @@ fn user_types() -> KeyspaceMetadata {
     let mut keyspace = KeyspaceMetadata::new("fuzz", replication, true);
     let mut inner = CqlType::Native(NativeType::Int);
     for i in 0..4 {
-        let udt = Arc::new(UdtType {
-            keyspace: "fuzz".into(),
-            name: format!("t{i}"),
-            fields: vec![
+        let mut udt = UdtType::new(
+            "fuzz",
+            &format!("t{i}"),
+            vec![
                 ("a".into(), inner.clone()),
                 ("b".into(), CqlType::List(Box::new(inner.clone())).freeze()),
             ],
-        });
+        );
+        udt.added_fields = i % 2;
+        let udt = Arc::new(udt);
         inner = CqlType::Udt(udt.clone()).freeze();
         keyspace.types.insert(udt.name.clone(), udt);
     }

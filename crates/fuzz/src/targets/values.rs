@@ -66,13 +66,13 @@ fn cql_type(rng: &mut Rng, depth: usize) -> CqlType {
                 .map(|_| cql_type(rng, depth - 1))
                 .collect(),
         ),
-        4 => CqlType::Udt(Arc::new(UdtType {
-            keyspace: "ks".into(),
-            name: format!("u{}", rng.below(100)),
-            fields: (0..1 + rng.below(4))
+        4 => CqlType::Udt(Arc::new(UdtType::new(
+            "ks",
+            &format!("u{}", rng.below(100)),
+            (0..1 + rng.below(4))
                 .map(|i| (format!("f{i}"), cql_type(rng, depth - 1)))
                 .collect(),
-        })),
+        ))),
         5 => CqlType::Vector(inner(rng), 1 + rng.below(4) as u32),
         6 => CqlType::Custom("org.apache.cassandra.db.marshal.BytesType".into()),
         _ => CqlType::Frozen(inner(rng)),

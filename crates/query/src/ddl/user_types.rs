@@ -40,11 +40,7 @@ pub(super) fn create_type(
         }
         fields.push((name.clone(), field_type(ty, ks)?));
     }
-    let udt = UdtType {
-        keyspace: ks_name.clone(),
-        name: s.name.name.clone(),
-        fields,
-    };
+    let udt = UdtType::new(&ks_name, &s.name.name, fields);
     check_bounds(&CqlType::Udt(Arc::new(udt.clone())))?;
     Ok(DdlOutcome::save(
         ks.with_type(udt),
@@ -181,6 +177,7 @@ fn add_field(
     }
     let mut altered = udt.clone();
     altered.fields.push((field.to_string(), resolved));
+    altered.added_fields += 1;
     Ok(Some(altered))
 }
 
@@ -306,14 +303,14 @@ mod tests {
     use cql::ast::QualifiedName;
 
     fn udt(fields: &[&str]) -> UdtType {
-        UdtType {
-            keyspace: "ks".into(),
-            name: "a".into(),
-            fields: fields
+        UdtType::new(
+            "ks",
+            "a",
+            fields
                 .iter()
                 .map(|f| (f.to_string(), CqlType::Native(NativeType::Int)))
                 .collect(),
-        }
+        )
     }
 
     fn renames(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
@@ -338,6 +335,25 @@ mod tests {
             .unwrap_or_else(|e| panic!("{e}"))
             .unwrap_or_else(|| panic!());
         assert_eq!(names(&renamed), ["z", "w"]);
+    }
+
+    #[test]
+    fn added_fields_are_counted() {
+        let ks = KeyspaceMetadata::new("ks", BTreeMap::new(), true);
+        let int = TypeExpr::Native(NativeType::Int);
+        let add = |udt: &UdtType, field: &str| {
+            add_field(&ks, udt, field, &int, false)
+                .unwrap_or_else(|e| panic!("{e}"))
+                .unwrap_or_else(|| panic!("no field added"))
+        };
+        let once = add(&udt(&["x"]), "y");
+        let twice = add(&once, "z");
+        assert_eq!(
+            (names(&twice), twice.added_fields),
+            (vec!["x", "y", "z"], 2)
+        );
+        let renamed = rename_fields(&twice, &renames(&[("x", "w")]), false);
+        assert_eq!(renamed.map(|t| t.map(|t| t.added_fields)), Ok(Some(2)));
     }
 
     #[test]

@@ -23,11 +23,11 @@ fn native(n: NativeType) -> CqlType {
 /// `addr (street text, zip int)` non-frozen.
 fn table() -> TableMetadata {
     let (int, text) = (native(NativeType::Int), native(NativeType::Text));
-    let udt = UdtType {
-        keyspace: "ks".into(),
-        name: "addr".into(),
-        fields: vec![("street".into(), text.clone()), ("zip".into(), int.clone())],
-    };
+    let udt = UdtType::new(
+        "ks",
+        "addr",
+        vec![("street".into(), text.clone()), ("zip".into(), int.clone())],
+    );
     let columns = vec![
         ColumnMetadata::partition_key("k", int.clone(), 0),
         ColumnMetadata::regular(

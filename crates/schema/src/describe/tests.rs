@@ -87,10 +87,10 @@ fn keyspace_describes_like_cassandra() {
 // matches Cassandra 5.0.4
 #[test]
 fn type_describes_like_cassandra() {
-    let udt = UdtType {
-        keyspace: "helper_schema_ks".into(),
-        name: "Addr".into(),
-        fields: vec![
+    let udt = UdtType::new(
+        "helper_schema_ks",
+        "Addr",
+        vec![
             ("street".into(), native(NativeType::Text)),
             ("Zip".into(), native(NativeType::Int)),
             (
@@ -98,7 +98,7 @@ fn type_describes_like_cassandra() {
                 CqlType::Set(Box::new(native(NativeType::Text))).freeze(),
             ),
         ],
-    };
+    );
     assert_eq!(
         describe_type(&udt),
         include_str!("fixtures/addr.cql").trim_end()

@@ -146,11 +146,21 @@ fn type_from_row(keyspace: &str, row: &Row, resolve: Resolver<'_>) -> Result<Udt
     for (field, ty) in names.into_iter().zip(type_texts) {
         fields.push((field, parse_type("types", &ty, resolve)?));
     }
-    Ok(UdtType {
-        keyspace: keyspace.to_string(),
-        name: name.to_string(),
-        fields,
-    })
+    let mut udt = UdtType::new(keyspace, name, fields);
+    udt.added_fields = added_fields(row, udt.fields.len())?;
+    Ok(udt)
+}
+
+/// The type's `added_fields` (0 when null), at most its field count.
+fn added_fields(row: &Row, field_count: usize) -> Result<usize, SchemaError> {
+    const COLUMN: &str = "added_fields";
+    if optional_cell(row, COLUMN).is_none() {
+        return Ok(0);
+    }
+    usize::try_from(int(row, "types", COLUMN)?)
+        .ok()
+        .filter(|added| *added <= field_count)
+        .ok_or_else(|| SchemaError::corrupt("types", format!("{COLUMN} out of range")))
 }
 
 fn parse_type(

@@ -209,8 +209,10 @@ fn dropped_row(table: &TableMetadata, name: &str, dropped: &DroppedColumn) -> Ro
     ])
 }
 
+/// The type's row: Cassandra's columns, and `added_fields` (Helenus's own) once ALTER TYPE
+/// has added a field, so that a type never altered has the row Cassandra writes.
 fn type_row(udt: &UdtType) -> Row {
-    row(vec![
+    let mut entries = vec![
         ("keyspace_name", text(&udt.keyspace)),
         ("type_name", text(&udt.name)),
         (
@@ -221,7 +223,12 @@ fn type_row(udt: &UdtType) -> Row {
             "field_types",
             text_list(udt.fields.iter().map(|(_, t)| t.cql_name())),
         ),
-    ])
+    ];
+    if udt.added_fields > 0 {
+        let added = i32::try_from(udt.added_fields).unwrap_or(i32::MAX);
+        entries.push(("added_fields", Some(Value::Int(added))));
+    }
+    row(entries)
 }
 
 #[cfg(test)]

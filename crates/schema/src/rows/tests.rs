@@ -12,10 +12,10 @@ fn native(n: NativeType) -> CqlType {
 }
 
 fn address() -> Arc<UdtType> {
-    Arc::new(UdtType {
-        keyspace: "shop".into(),
-        name: "Addr".into(),
-        fields: vec![
+    Arc::new(UdtType::new(
+        "shop",
+        "Addr",
+        vec![
             ("street".into(), native(NativeType::Text)),
             ("Zip".into(), native(NativeType::Int)),
             (
@@ -23,7 +23,7 @@ fn address() -> Arc<UdtType> {
                 CqlType::Set(Box::new(native(NativeType::Text))).freeze(),
             ),
         ],
-    })
+    ))
 }
 
 fn option(name: &str, value: &str) -> (String, OptionValue) {
@@ -225,6 +225,48 @@ fn corrupt_rows_are_errors() -> Result<(), SchemaError> {
             table: "columns",
             ..
         })
+    ));
+    Ok(())
+}
+
+/// `shop` whose `Addr` got its last field from ALTER TYPE ADD (its table sees the same type).
+fn shop_with_an_added_field() -> Result<KeyspaceMetadata, SchemaError> {
+    let mut udt = address().as_ref().clone();
+    udt.added_fields = 1;
+    Ok(shop()?.with_altered_type(udt))
+}
+
+#[test]
+fn only_altered_types_have_added_fields_and_keep_them() -> Result<(), SchemaError> {
+    let rows = keyspace_rows(&shop()?);
+    let columns: Vec<&str> = rows.rows("types")[0].keys().map(String::as_str).collect();
+    assert_eq!(
+        columns,
+        ["field_names", "field_types", "keyspace_name", "type_name"]
+    );
+    let altered = shop_with_an_added_field()?;
+    let rows = keyspace_rows(&altered);
+    assert_eq!(
+        rows.rows("types")[0].get("added_fields"),
+        Some(&Some(Value::Int(1)))
+    );
+    let loaded = load(&rows)?;
+    assert_eq!(loaded.keyspace("shop").map(|k| k.as_ref()), Some(&altered));
+    assert_eq!(decode_keyspace(&encode_keyspace(&altered))?, altered);
+    Ok(())
+}
+
+#[test]
+fn more_added_fields_than_fields_are_corrupt() -> Result<(), SchemaError> {
+    let mut rows = keyspace_rows(&shop_with_an_added_field()?);
+    for (table, table_rows) in rows.tables.iter_mut() {
+        if *table == "types" {
+            table_rows[0].insert("added_fields".into(), Some(Value::Int(4)));
+        }
+    }
+    assert!(matches!(
+        load(&rows),
+        Err(SchemaError::Corrupt { table: "types", .. })
     ));
     Ok(())
 }

@@ -207,6 +207,8 @@ pub(super) const SYSTEM_SCHEMA: &[TableDef] = &[
             ("type_name", "text", C(0, Asc)),
             ("field_names", "frozen<list<text>>", R),
             ("field_types", "frozen<list<text>>", R),
+            // Helenus's own: `UdtType::added_fields`, null while none.
+            ("added_fields", "int", R),
         ],
     },
     TableDef {

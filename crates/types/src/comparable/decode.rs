@@ -1,9 +1,9 @@
 //! Decoding of item encodings back to Cassandra's serialized form.
-use super::encode::{separator, END_OF_ITEMS};
+use super::encode::{added_marker, separator, END_OF_ITEMS};
 use super::fixed::{double_from_key, float_from_key, timeuuid_from_key, uuid_from_key};
 use super::numeric::{decode_decimal, decode_varint};
 use super::reader::Reader;
-use super::shape::{shape, ItemKind, Shape};
+use super::shape::{shape, Fields, ItemKind, Shape};
 use crate::{CqlType, TypeError};
 
 const KINDS: [ItemKind; 4] = [
@@ -73,13 +73,34 @@ fn decode_value(shape: Shape<'_>, r: &mut Reader<'_>, out: &mut Vec<u8>) -> Resu
         Shape::Map(key, value) => {
             decode_collection(r, 2, |i| if i % 2 == 0 { key } else { value }, out)
         }
-        Shape::Tuple(fields) => {
-            for ty in (0..fields.len()).filter_map(|i| fields.get(i)) {
-                decode_length_prefixed(ty, r, out)?;
-            }
-            Ok(())
-        }
+        Shape::Tuple(fields) => decode_fields(fields, r, out),
     }
+}
+
+/// The fields written by `encode_fields`, every one of the type's (unset ones as nulls).
+fn decode_fields(
+    fields: Fields<'_>,
+    r: &mut Reader<'_>,
+    out: &mut Vec<u8>,
+) -> Result<(), TypeError> {
+    let mut read = fields.fixed();
+    for ty in (0..read).filter_map(|i| fields.get(i)) {
+        decode_length_prefixed(ty, r, out)?;
+    }
+    if read < fields.len() && r.skip(added_marker(fields)) {
+        while r.peek() != Some(END_OF_ITEMS) {
+            let ty = fields
+                .get(read)
+                .ok_or_else(|| bad("more fields than the user type has".to_string()))?;
+            decode_length_prefixed(ty, r, out)?;
+            read += 1;
+        }
+        r.byte()?;
+    }
+    for _ in read..fields.len() {
+        out.extend_from_slice(&(-1i32).to_be_bytes());
+    }
+    Ok(())
 }
 
 fn read_array<const N: usize>(r: &mut Reader<'_>) -> Result<[u8; N], TypeError> {

@@ -2,7 +2,7 @@
 //! tuple fields): a separator byte for the item kind, then a prefix-free body.
 use super::fixed::{double_key, float_key, timeuuid_key, uuid_key};
 use super::numeric::{encode_decimal, encode_varint};
-use super::shape::{collection_items, item_kind, shape, tuple_items, ItemKind, Shape};
+use super::shape::{collection_items, item_kind, shape, tuple_items, Fields, ItemKind, Shape};
 use crate::CqlType;
 
 /// Ends the items of a frozen list, set or map; below every separator.
@@ -64,13 +64,48 @@ fn encode_value(shape: Shape<'_>, v: &[u8], out: &mut Vec<u8>) {
         Shape::Map(key, value) => {
             encode_collection(v, 2, |i| if i % 2 == 0 { key } else { value }, out)
         }
-        Shape::Tuple(fields) => {
-            let mut items = tuple_items(v, fields.len()).into_iter().flatten();
-            for ty in (0..fields.len()).filter_map(|i| fields.get(i)) {
-                encode_item(ty, items.next().flatten(), false, out);
-            }
-        }
+        Shape::Tuple(fields) => encode_fields(fields, v, out),
     }
+}
+
+/// A tuple's or user type's fields: each fixed one as an item (missing ones as nulls); then,
+/// when an added one is set, the marker, the added ones up to the last one set, and
+/// `END_OF_ITEMS`. A value written before ALTER TYPE ADD and the same value with the new
+/// fields null have the same encoding.
+fn encode_fields(fields: Fields<'_>, v: &[u8], out: &mut Vec<u8>) {
+    let mut items = tuple_items(v, fields.len()).into_iter().flatten();
+    let fixed = fields.fixed();
+    for ty in (0..fixed).filter_map(|i| fields.get(i)) {
+        encode_item(ty, items.next().flatten(), false, out);
+    }
+    let added = items
+        .clone()
+        .enumerate()
+        .filter(|(_, item)| item.is_some())
+        .last()
+        .map_or(0, |(i, _)| i + 1);
+    if added == 0 {
+        return;
+    }
+    out.extend(added_marker(fields));
+    let types = (fixed..fields.len()).filter_map(|i| fields.get(i));
+    for (ty, item) in types.zip(items.take(added)) {
+        encode_item(ty, item, false, out);
+    }
+    out.push(END_OF_ITEMS);
+}
+
+/// Starts the added fields of a user type value that has some set. A marker is 0xE0 to 0xFE,
+/// above every byte that can follow a value (separators, terminators), so a value sorts before
+/// the same value with added fields set, and after it once inverted in a reversed column; it
+/// is never 0xFF, which after an escaped body's 0x00 would read as an escaped zero. Where user
+/// types or tuples end together (each the last fixed field of the next), the inner one's
+/// marker is above the outer one's, since both would come at the same position: `0xFE - n`
+/// for `n` types ending inside this one's end, `0xE0` first for each 30 more.
+pub(super) fn added_marker(fields: Fields<'_>) -> impl Iterator<Item = u8> {
+    let nested = fields.nested_at_end();
+    let last = 0xFE - u8::try_from(nested % 30).unwrap_or(0);
+    std::iter::repeat_n(0xE0, nested / 30).chain(std::iter::once(last))
 }
 
 fn encode_collection<'t>(

@@ -27,6 +27,19 @@ impl<'a> Reader<'a> {
         self.bytes.get(self.pos).map(|b| b ^ self.mask)
     }
 
+    /// Consumes `expected` when the next bytes are exactly it; otherwise reads nothing.
+    pub(super) fn skip(&mut self, expected: impl Iterator<Item = u8>) -> bool {
+        let mut end = self.pos;
+        for b in expected {
+            if self.bytes.get(end).map(|x| x ^ self.mask) != Some(b) {
+                return false;
+            }
+            end += 1;
+        }
+        self.pos = end;
+        true
+    }
+
     pub(super) fn byte(&mut self) -> Result<u8, TypeError> {
         let b = self.peek().ok_or_else(truncated)?;
         self.pos += 1;

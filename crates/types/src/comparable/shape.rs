@@ -1,6 +1,6 @@
 //! How each CQL type is laid out for comparison and encoding, and the structural walk over
 //! serialized frozen collections, tuples and UDTs (i32 lengths, -1 = null).
-use crate::{CqlType, NativeType};
+use crate::{CqlType, NativeType, UdtType};
 
 /// The comparison-relevant layout of a type.
 #[derive(Clone, Copy, Debug)]
@@ -28,22 +28,48 @@ pub(super) enum Shape<'t> {
 #[derive(Clone, Copy, Debug)]
 pub(super) enum Fields<'t> {
     Tuple(&'t [CqlType]),
-    Udt(&'t [(String, CqlType)]),
+    Udt(&'t UdtType),
 }
 
 impl<'t> Fields<'t> {
     pub(super) fn len(self) -> usize {
         match self {
             Fields::Tuple(types) => types.len(),
-            Fields::Udt(fields) => fields.len(),
+            Fields::Udt(udt) => udt.fields.len(),
         }
     }
 
     pub(super) fn get(self, i: usize) -> Option<&'t CqlType> {
         match self {
             Fields::Tuple(types) => types.get(i),
-            Fields::Udt(fields) => fields.get(i).map(|(_, ty)| ty),
+            Fields::Udt(udt) => udt.fields.get(i).map(|(_, ty)| ty),
         }
+    }
+
+    /// The leading fields every encoding spells, null or not: all of a tuple's, a user
+    /// type's but those ALTER TYPE added.
+    pub(super) fn fixed(self) -> usize {
+        match self {
+            Fields::Tuple(types) => types.len(),
+            Fields::Udt(udt) => udt.fields.len().saturating_sub(udt.added_fields),
+        }
+    }
+
+    /// How many tuples and user types end where this one's fixed fields end: its last fixed
+    /// field if that is one, that one's last fixed field, and so on.
+    pub(super) fn nested_at_end(self) -> usize {
+        let mut nested = 0;
+        let mut fields = self;
+        while let Some(Shape::Tuple(last)) = fields
+            .fixed()
+            .checked_sub(1)
+            .and_then(|i| fields.get(i))
+            .map(shape)
+        {
+            nested += 1;
+            fields = last;
+        }
+        nested
     }
 }
 
@@ -54,7 +80,7 @@ pub(super) fn shape(ty: &CqlType) -> Shape<'_> {
         CqlType::List(element) | CqlType::Set(element) => Shape::List(element),
         CqlType::Map(key, value) => Shape::Map(key, value),
         CqlType::Tuple(types) => Shape::Tuple(Fields::Tuple(types)),
-        CqlType::Udt(udt) => Shape::Tuple(Fields::Udt(&udt.fields)),
+        CqlType::Udt(udt) => Shape::Tuple(Fields::Udt(udt)),
         CqlType::Vector(..) | CqlType::Custom(_) => Shape::Bytes,
     }
 }

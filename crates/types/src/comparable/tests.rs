@@ -38,12 +38,35 @@ fn types_under_test() -> Vec<CqlType> {
     types.push(frozen(CqlType::List(Box::new(frozen(CqlType::Tuple(
         vec![native(Varint), native(Timeuuid)],
     ))))));
-    types.push(frozen(CqlType::Udt(Arc::new(UdtType {
-        keyspace: "ks".into(),
-        name: "u".into(),
-        fields: vec![("a".into(), native(Decimal)), ("b".into(), native(Boolean))],
-    }))));
+    types.push(frozen(CqlType::Udt(Arc::new(UdtType::new(
+        "ks",
+        "u",
+        vec![("a".into(), native(Decimal)), ("b".into(), native(Boolean))],
+    )))));
+    let inner = altered("i", vec![native(Int), native(Text)], 1);
+    types.push(altered(
+        "o",
+        vec![native(Text), native(Int), native(Blob)],
+        2,
+    ));
+    types.push(altered("n", vec![inner.clone(), native(Text)], 1));
+    types.push(frozen(CqlType::List(Box::new(CqlType::Tuple(vec![
+        native(Int),
+        inner,
+    ])))));
     types
+}
+
+/// A frozen user type whose last `added` fields ALTER TYPE ADD appended.
+fn altered(name: &str, types: Vec<CqlType>, added: usize) -> CqlType {
+    let fields = types
+        .into_iter()
+        .enumerate()
+        .map(|(i, t)| (format!("f{i}"), t))
+        .collect();
+    let mut udt = UdtType::new("ks", name, fields);
+    udt.added_fields = added;
+    frozen(CqlType::Udt(Arc::new(udt)))
 }
 
 fn be<const N: usize>(bytes: [u8; N]) -> Vec<u8> {
@@ -70,7 +93,14 @@ fn value(ty: &CqlType) -> BoxedStrategy<Vec<u8>> {
             })
             .boxed(),
         CqlType::Tuple(types) => fields_value(types.clone()),
-        CqlType::Udt(udt) => fields_value(udt.fields.iter().map(|(_, t)| t.clone()).collect()),
+        CqlType::Udt(udt) => {
+            let full = fields_value(udt.fields.iter().map(|(_, t)| t.clone()).collect());
+            if udt.added_fields == 0 {
+                full
+            } else {
+                written_before_alter(full, udt.fields.len() - udt.added_fields)
+            }
+        }
         _ => prop::collection::vec(any::<u8>(), 0..4).boxed(),
     };
     prop_oneof![1 => Just(Vec::new()), 12 => strategy].boxed()
@@ -83,6 +113,24 @@ fn fields_value(types: Vec<CqlType>) -> BoxedStrategy<Vec<u8>> {
         .collect();
     fields
         .prop_map(|fields| serialize_items(fields.into_iter()))
+        .boxed()
+}
+
+/// Values of an altered user type, some written before the ALTER: their last fields cut off
+/// (down to `fixed` fields).
+fn written_before_alter(full: BoxedStrategy<Vec<u8>>, fixed: usize) -> BoxedStrategy<Vec<u8>> {
+    (full, any::<bool>())
+        .prop_map(move |(value, cut)| {
+            if !cut {
+                return value;
+            }
+            let mut rest = &value[..];
+            for _ in 0..fixed {
+                let len = i32::from_be_bytes(rest[..4].try_into().unwrap());
+                rest = &rest[4 + usize::try_from(len).unwrap_or(0)..];
+            }
+            value[..value.len() - rest.len()].to_vec()
+        })
         .boxed()
 }
 
@@ -257,7 +305,9 @@ fn is_canonical(ty: &CqlType) -> bool {
         CqlType::Frozen(inner) | CqlType::List(inner) | CqlType::Set(inner) => is_canonical(inner),
         CqlType::Map(k, v) => is_canonical(k) && is_canonical(v),
         CqlType::Tuple(types) => types.iter().all(is_canonical),
-        CqlType::Udt(udt) => udt.fields.iter().all(|(_, t)| is_canonical(t)),
+        CqlType::Udt(udt) => {
+            udt.added_fields == 0 && udt.fields.iter().all(|(_, t)| is_canonical(t))
+        }
         _ => true,
     }
 }
@@ -271,8 +321,11 @@ proptest! {
 
     #[test]
     fn decode_inverts_encode((schema, a, _b) in schema_and_pair()) {
-        let decoded = decode_clustering(&schema, &encode(&schema, &a)).unwrap();
+        let encoded = encode(&schema, &a);
+        let decoded = decode_clustering(&schema, &encoded).unwrap();
         prop_assert_eq!(decoded.len(), a.len());
+        let again: Vec<Vec<u8>> = decoded.iter().flatten().map(|v| v.to_vec()).collect();
+        prop_assert_eq!(encode(&schema, &again), encoded);
         for ((ty, _), (got, want)) in schema.iter().zip(decoded.iter().zip(&a)) {
             let got = got.as_ref().unwrap();
             prop_assert_eq!(compare(ty, got, want), Ordering::Equal);
@@ -407,4 +460,116 @@ fn known_comparisons() {
         compare(&list_ty, &list(&[2]), &list(&[1, 5])),
         Ordering::Greater
     );
+}
+
+fn text(v: &str) -> Option<Vec<u8>> {
+    Some(v.as_bytes().to_vec())
+}
+
+fn fields(items: Vec<Option<Vec<u8>>>) -> Vec<u8> {
+    serialize_items(items.into_iter())
+}
+
+#[test]
+fn alter_type_add_keeps_keys() {
+    let before = altered("ty", vec![native(NativeType::Text)], 0);
+    let after = altered(
+        "ty",
+        vec![native(NativeType::Text), native(NativeType::Text)],
+        1,
+    );
+    let old = fields(vec![text("foo")]);
+    let with_null = fields(vec![text("foo"), None]);
+    let with_bar = fields(vec![text("foo"), text("b")]);
+    let with_empty = fields(vec![text("foo"), text("")]);
+    let key = encode(&vec![(before.clone(), false)], std::slice::from_ref(&old));
+    assert_eq!(key, vec![0x40, 0x40, b'f', b'o', b'o', 0x00, 0x38]);
+    let schema = vec![(after.clone(), false)];
+    assert_eq!(encode(&schema, std::slice::from_ref(&old)), key);
+    assert_eq!(encode(&schema, std::slice::from_ref(&with_null)), key);
+    assert_eq!(
+        decode_clustering(&schema, &key),
+        Ok(vec![Some(with_null.clone().into())])
+    );
+    assert_eq!(
+        encode(&schema, std::slice::from_ref(&with_bar)),
+        vec![0x40, 0x40, b'f', b'o', b'o', 0x00, 0xFE, 0x40, b'b', 0x00, 0x20, 0x38]
+    );
+    let ascending = [&old, &with_empty, &with_bar, &fields(vec![text("fop")])];
+    for reversed in [false, true] {
+        let schema = vec![(after.clone(), reversed)];
+        let keys: Vec<Vec<u8>> = ascending
+            .iter()
+            .map(|v| encode(&schema, std::slice::from_ref(*v)))
+            .collect();
+        for pair in keys.windows(2) {
+            assert_eq!(pair[0] < pair[1], !reversed);
+        }
+        for (key, value) in keys.iter().zip(ascending) {
+            let decoded = decode_clustering(&schema, key).unwrap();
+            let decoded = decoded[0].as_ref().unwrap();
+            assert_eq!(compare(&after, decoded, value), Ordering::Equal);
+        }
+    }
+}
+
+#[test]
+fn unaltered_types_spell_every_field() {
+    let ty = altered(
+        "u",
+        vec![native(NativeType::Int), native(NativeType::Text)],
+        0,
+    );
+    let value = fields(vec![Some(int(1))]);
+    assert_eq!(
+        encode(&vec![(ty, false)], &[value]),
+        vec![0x40, 0x40, 0x80, 0, 0, 1, 0x3E, 0x38]
+    );
+}
+
+/// `u0` has an int and an added text; each `u{i+1}` has `u{i}` and an added text. `levels`
+/// values, each setting the added field of one level.
+fn chain(levels: usize) -> (CqlType, Vec<Vec<u8>>) {
+    let mut ty = altered(
+        "u0",
+        vec![native(NativeType::Int), native(NativeType::Text)],
+        1,
+    );
+    let mut values: Vec<Vec<u8>> = vec![
+        fields(vec![Some(int(1))]),
+        fields(vec![Some(int(1)), text("x")]),
+    ];
+    for level in 1..levels {
+        values = values.into_iter().map(|v| fields(vec![Some(v)])).collect();
+        values.push(fields(vec![Some(values[0].clone()), text("x")]));
+        ty = altered(&format!("u{level}"), vec![ty, native(NativeType::Text)], 1);
+    }
+    (ty, values)
+}
+
+#[test]
+fn types_ending_together_order_by_the_inner_one() {
+    for levels in [2, 3, 33] {
+        let (ty, values) = chain(levels);
+        for reversed in [false, true] {
+            let schema = vec![(ty.clone(), reversed)];
+            for a in &values {
+                let key = encode(&schema, std::slice::from_ref(a));
+                let decoded = decode_clustering(&schema, &key).unwrap();
+                assert_eq!(
+                    encode(&schema, &[decoded[0].clone().unwrap().to_vec()]),
+                    key
+                );
+                for b in &values {
+                    let expected = compare_clusterings(
+                        &schema,
+                        std::slice::from_ref(a),
+                        std::slice::from_ref(b),
+                    );
+                    let other = encode(&schema, std::slice::from_ref(b));
+                    assert_eq!(key.cmp(&other), expected, "{levels} levels");
+                }
+            }
+        }
+    }
 }

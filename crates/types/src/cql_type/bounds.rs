@@ -94,11 +94,7 @@ mod tests {
             .enumerate()
             .map(|(i, t)| (format!("f{i}"), t))
             .collect();
-        CqlType::Udt(Arc::new(UdtType {
-            keyspace: "ks".into(),
-            name: name.into(),
-            fields,
-        }))
+        CqlType::Udt(Arc::new(UdtType::new("ks", name, fields)))
     }
 
     #[test]

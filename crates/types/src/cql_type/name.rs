@@ -207,13 +207,7 @@ mod tests {
 
     #[test]
     fn udt_names_quoted_when_needed() {
-        let udt = |name: &str| {
-            CqlType::Udt(Arc::new(UdtType {
-                keyspace: "ks".into(),
-                name: name.into(),
-                fields: vec![],
-            }))
-        };
+        let udt = |name: &str| CqlType::Udt(Arc::new(UdtType::new("ks", name, vec![])));
         assert_eq!(udt("address").cql_name(), "address");
         assert_eq!(udt("Address").cql_name(), "\"Address\"");
         assert_eq!(udt("select").cql_name(), "\"select\"");

@@ -144,11 +144,9 @@ fn read_udt(buf: &mut &[u8], depth: usize) -> Result<CqlType, TypeError> {
     for _ in 0..count {
         fields.push((read_string(buf)?, read_nested(buf, depth)?));
     }
-    Ok(CqlType::Udt(Arc::new(UdtType {
-        keyspace,
-        name,
-        fields,
-    })))
+    Ok(CqlType::Udt(Arc::new(UdtType::new(
+        &keyspace, &name, fields,
+    ))))
 }
 
 fn read_nested(buf: &mut &[u8], depth: usize) -> Result<CqlType, TypeError> {
@@ -204,14 +202,14 @@ mod tests {
     }
 
     fn parse(s: &str) -> CqlType {
-        let udt = Arc::new(UdtType {
-            keyspace: "ks".into(),
-            name: "address".into(),
-            fields: vec![
+        let udt = Arc::new(UdtType::new(
+            "ks",
+            "address",
+            vec![
                 ("street".into(), CqlType::native(NativeType::Text)),
                 ("zips".into(), parse_plain("frozen<set<int>>")),
             ],
-        });
+        ));
         CqlType::parse(s, &|_| Some(udt.clone())).unwrap_or(CqlType::Custom("bad".into()))
     }
 

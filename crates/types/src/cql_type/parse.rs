@@ -265,11 +265,11 @@ mod tests {
     use super::*;
 
     fn address() -> Arc<UdtType> {
-        Arc::new(UdtType {
-            keyspace: "ks".into(),
-            name: "address".into(),
-            fields: vec![("street".into(), CqlType::native(NativeType::Text))],
-        })
+        Arc::new(UdtType::new(
+            "ks",
+            "address",
+            vec![("street".into(), CqlType::native(NativeType::Text))],
+        ))
     }
 
     fn lookup(name: &str) -> Option<Arc<UdtType>> {

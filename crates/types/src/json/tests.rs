@@ -297,14 +297,14 @@ fn map_keys_are_strings_and_udt_fields_quoted_when_needed() {
         Box::new(CqlType::List(Box::new(native(NativeType::Int))).freeze()),
     );
     assert_eq!(round_trip(&map, r#"{"[2, 1]": [3]}"#), r#"{"[1, 2]": [3]}"#);
-    let udt = CqlType::Udt(Arc::new(UdtType {
-        keyspace: "ks".into(),
-        name: "addr".into(),
-        fields: vec![
+    let udt = CqlType::Udt(Arc::new(UdtType::new(
+        "ks",
+        "addr",
+        vec![
             ("street".into(), native(NativeType::Text)),
             ("Zip".into(), native(NativeType::Int)),
         ],
-    }));
+    )));
     assert_eq!(
         round_trip(&udt, r#"{"\"Zip\"": 1}"#),
         r#"{"street": null, "\"Zip\"": 1}"#

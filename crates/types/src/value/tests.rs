@@ -6,14 +6,14 @@ use proptest::prelude::*;
 use std::sync::Arc;
 
 fn ty(s: &str) -> CqlType {
-    let udt = Arc::new(UdtType {
-        keyspace: "ks".into(),
-        name: "address".into(),
-        fields: vec![
+    let udt = Arc::new(UdtType::new(
+        "ks",
+        "address",
+        vec![
             ("street".into(), CqlType::native(NativeType::Text)),
             ("zip".into(), CqlType::native(NativeType::Int)),
         ],
-    });
+    ));
     CqlType::parse(s, &|_| Some(udt.clone())).unwrap_or(CqlType::Custom("bad".into()))
 }
 
