@@ -93,6 +93,12 @@ BEFORE = [
     "WITH CLUSTERING ORDER BY (c DESC, d ASC)",
     "INSERT INTO dsc (pk, c, d, v) VALUES (0, {foo: 'foo'}, 1, 0)",
     "INSERT INTO dsc (pk, c, d, v) VALUES (0, {foo: 'zzz'}, 1, 0)",
+    "CREATE TABLE del (pk int, c frozen<ty>, v int, PRIMARY KEY (pk, c))",
+    *[f"INSERT INTO del (pk, c, v) VALUES (0, {{foo: '{foo}'}}, 0)" for foo in "abcd"],
+    # a tuple literal may leave out its last items: they are nulls, in one clustering
+    "CREATE TABLE short (pk int, c frozen<tuple<int, text>>, v int, PRIMARY KEY (pk, c))",
+    "INSERT INTO short (pk, c, v) VALUES (0, (1, null), 1)",
+    "INSERT INTO short (pk, c, v) VALUES (0, (1), 2)",
     "CREATE TABLE reg (pk int PRIMARY KEY, r frozen<ty>)",
     "INSERT INTO reg (pk, r) VALUES (0, {foo: 'foo'})",
     *[f"CREATE TABLE {table} (pk int, c {ty}, v int, PRIMARY KEY (pk, c))"
@@ -110,6 +116,9 @@ ALTER = [
     "INSERT INTO dsc (pk, c, d, v) VALUES (0, {foo: 'foo', bar: 'b'}, 1, 2)",
     "INSERT INTO dsc (pk, c, d, v) VALUES (0, {foo: 'foo', bar: 'b'}, 0, 3)",
     "INSERT INTO reg (pk, r) VALUES (1, {foo: 'foo', bar: null})",
+    "INSERT INTO del (pk, c, v) VALUES (0, {foo: 'b', bar: 'x'}, 1)",
+    "DELETE FROM del WHERE pk = 0 AND c = {foo: 'a', bar: null}",
+    "DELETE FROM del WHERE pk = 0 AND c > {foo: 'b'} AND c <= {foo: 'c', bar: null}",
     "ALTER TYPE ty ADD baz int",
     *[f"INSERT INTO {table} (pk, c, v) VALUES (0, {value}, {i + 1})"
       for table, (_, _, values) in SHAPES.items() for i, value in enumerate(values)],
@@ -130,6 +139,8 @@ QUERIES = [
     "SELECT v FROM plain WHERE pk = 0 AND (c) < ({foo: 'foo', baz: 1})",
     "SELECT v FROM tup WHERE pk = 0 AND c = (1, {foo: 'foo'})",
     "SELECT v FROM wr WHERE pk = 0 AND c > {n: 1, inner: {foo: 'foo'}, m: 2}",
+    "SELECT c, v FROM short WHERE pk = 0 AND c = (1, null)",
+    "SELECT c, v FROM del",
     "SELECT * FROM reg",
     "SELECT JSON * FROM reg",
 ]
