@@ -1,7 +1,7 @@
 """Replication on a three-node cluster (RF=3), as drivers see it: writes reach every replica,
 reads are answered at the consistency level asked, a lost node leaves QUORUM working and ALL
-Unavailable with Cassandra's fields, a paused node makes ALL time out with them, and a stale
-replica is repaired by a read."""
+Unavailable with Cassandra's fields, a paused node (or a killed one not yet held down) makes
+ALL time out with them, and a stale replica is repaired by a read."""
 import contextlib
 import re
 import time
@@ -133,6 +133,33 @@ def test_a_paused_replica_times_out_all_with_cassandras_fields(trio):
         assert read.value.received_responses in (1, 2)
     finally:
         node2.resume()
+    all_up(trio)
+
+
+def test_a_killed_replica_not_yet_held_down_times_out_all_counting_the_live_answers(trio):
+    """kill -9 node3 and ask node1 at ALL before its failure detector convicts node3: node3's
+    connection is refused at once and it simply does not answer, so the errors count the two
+    live replicas' answers, as Cassandra's ReadCallback and write handler do (data_retrieved:
+    node1 read the data itself). Issue 27: the read counted only the answers already in when
+    the refusal came."""
+    node1, _, node3 = trio.nodes
+    session = node1.session()
+    session.execute(at(ConsistencyLevel.ALL, "INSERT INTO rep.t (k, c, v) VALUES (6, 0, 'x')"))
+    node3.kill()
+    try:
+        for query in ("SELECT v FROM rep.t WHERE k = 6", "SELECT k FROM rep.t"):
+            with pytest.raises(ReadTimeout) as read:
+                session.execute(at(ConsistencyLevel.ALL, query), timeout=30)
+            error = read.value
+            assert (error.received_responses, error.required_responses) == (2, 3), query
+            assert error.data_retrieved is True, query
+        with pytest.raises(WriteTimeout) as write:
+            session.execute(at(ConsistencyLevel.ALL,
+                               "INSERT INTO rep.t (k, c, v) VALUES (6, 1, 'y')"), timeout=30)
+        assert (write.value.received_responses, write.value.required_responses) == (2, 3)
+        assert node1.status_of(node3.address) == "UN"  # still not convicted: the case tested
+    finally:
+        node3.start()
     all_up(trio)
 
 

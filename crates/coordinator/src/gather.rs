@@ -53,6 +53,9 @@ pub(crate) struct Speculation<'a> {
 /// Asks every contact with `ask(slot, endpoint)` and waits for all their answers (until
 /// `deadline`), replacing one that fails by the first of `spares`, and asking a spare for a
 /// slot still unanswered when `speculation` says so (the first answer for a slot counts).
+/// A failure no spare can replace ends the wait at once, as Cassandra's ReadCallback signals
+/// on a failure that leaves too few replicas; a silent replica (unreachable: its connection
+/// refused or reset) does not answer, so the others' answers are still awaited and counted.
 pub(crate) async fn gather<R>(
     contacts: &mut [Endpoint],
     spares: &mut Vec<Endpoint>,
@@ -96,15 +99,18 @@ pub(crate) async fn gather<R>(
         match answer {
             Ok(reply) => replies[slot] = Some((endpoint, reply)),
             Err(failure) => {
-                if let Failure::Failed(code) = failure {
+                let failed = if let Failure::Failed(code) = failure {
                     failures.push((endpoint.addr, code));
-                }
+                    true
+                } else {
+                    false
+                };
                 if !spares.is_empty() {
                     let spare = spares.remove(0);
                     contacts[slot] = spare.clone();
                     pending.push(ask(slot, spare));
                     in_flight[slot] += 1;
-                } else if in_flight[slot] == 0 {
+                } else if failed && in_flight[slot] == 0 {
                     return Err(Shortfall { replies, failures });
                 }
             }

@@ -75,7 +75,7 @@ fn coordinator_and_others(cluster: &Cluster) -> (usize, Vec<usize>) {
         key_bytes(KEY).token,
         true,
     );
-    let mut replicas: Vec<usize> = plan.live.iter().map(|e| node_of(cluster, e.addr)).collect();
+    let mut replicas: Vec<usize> = plan.live.iter().map(|e| cluster.node_of(e.addr)).collect();
     let coordinator = replicas.remove(0);
     (coordinator, replicas)
 }
@@ -102,10 +102,4 @@ fn expected(nodes: &[usize]) -> Vec<(IpAddr, u16)> {
 fn sorted(mut reasons: Vec<(IpAddr, u16)>) -> Vec<(IpAddr, u16)> {
     reasons.sort();
     reasons
-}
-
-fn node_of(cluster: &Cluster, addr: IpAddr) -> usize {
-    (0..cluster.len())
-        .find(|i| common::addr(*i) == addr)
-        .expect("a replica is a node of the cluster")
 }

@@ -23,7 +23,7 @@ async fn a_read_whose_repair_is_not_applied_times_out_instead_of_answering() {
     // The replica the holder asks for a digest never applies a mutation.
     let topology = cluster.node(holder).coordinator.topology();
     let plan = ReplicaPlan::new(topology, &STRATEGY, key_bytes(KEY).token, true);
-    never_apply_mutations(&cluster, node_of(&cluster, plan.live[1].addr));
+    never_apply_mutations(&cluster, cluster.node_of(plan.live[1].addr));
 
     let coordinator = &cluster.node(holder).coordinator;
     let started = Instant::now();
@@ -69,7 +69,7 @@ const KEY: u64 = 1;
 async fn one_replica_holds(key: u64) -> (Cluster, usize) {
     let cluster = Cluster::start(3, 11).await;
     let token = ring::Token(key_bytes(key).token);
-    let holder = node_of(&cluster, STRATEGY.replicas(token, &cluster.ring)[0].addr);
+    let holder = cluster.node_of(STRATEGY.replicas(token, &cluster.ring)[0].addr);
     let storage = &cluster.node(holder).storage;
     storage.apply(mutation(key, 5)).await.unwrap();
     (cluster, holder)
@@ -84,23 +84,5 @@ fn never_apply_mutations(cluster: &Cluster, node: usize) {
 
 /// Cassandra's answer when a blocking read repair is not acknowledged in time.
 fn assert_repair_timed_out(read: Result<(), CqlError>) {
-    match read {
-        Err(CqlError::ReadTimeout {
-            consistency,
-            received,
-            block_for,
-            data_present,
-            ..
-        }) => {
-            assert_eq!(consistency, Consistency::Quorum);
-            assert_eq!((received, block_for, data_present), (1, 2, true));
-        }
-        other => panic!("a read whose repair was not applied answered {other:?}"),
-    }
-}
-
-fn node_of(cluster: &Cluster, addr: std::net::IpAddr) -> usize {
-    (0..cluster.len())
-        .find(|i| common::addr(*i) == addr)
-        .expect("a replica is a node of the cluster")
+    assert_eq!(read_timeout(read), (Consistency::Quorum, 1, 2, true));
 }

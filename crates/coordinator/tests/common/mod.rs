@@ -140,6 +140,13 @@ impl Cluster {
         self.nodes[i].running.as_ref().expect("the node runs")
     }
 
+    /// The index of the node at address `at`.
+    pub fn node_of(&self, at: IpAddr) -> usize {
+        (0..self.len())
+            .find(|&i| addr(i) == at)
+            .expect("an address of the cluster")
+    }
+
     /// Starts node `i` from its directories: storage replays its commit log.
     pub async fn boot(&mut self, i: usize) {
         self.net.revive(addr(i));

@@ -75,3 +75,19 @@ fn value_of(partition: &Partition) -> Option<i64> {
     );
     Some(cell.timestamp)
 }
+
+/// The figures of a ReadTimeout: (consistency, received, block_for, data_present).
+pub fn read_timeout<T: std::fmt::Debug>(
+    result: Result<T, CqlError>,
+) -> (Consistency, i32, i32, bool) {
+    match result {
+        Err(CqlError::ReadTimeout {
+            consistency,
+            received,
+            block_for,
+            data_present,
+            ..
+        }) => (consistency, received, block_for, data_present),
+        other => panic!("expected a ReadTimeout, got {other:?}"),
+    }
+}
