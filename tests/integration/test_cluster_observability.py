@@ -1,9 +1,12 @@
 """The cluster path as operators see it, in Cassandra 5.0's words and layouts, on three nodes
 (RF=3): a traced request names the replicas it was sent to and holds each replica's own events
 (source: the replica), `nodetool tpstats` prints every verb's dropped messages and the time
-messages waited for their handler, `/metrics` has the dropped counter and those waits, and
-`nodetool proxyhistograms` shows the coordinator's end-to-end latencies, timeouts included."""
+messages waited for their handler, `/metrics` has the dropped counter and those waits (and
+passes `promtool check metrics`), and `nodetool proxyhistograms` shows the coordinator's
+end-to-end latencies, timeouts included."""
 import re
+import shutil
+import subprocess
 import time
 import urllib.request
 
@@ -52,7 +55,7 @@ def test_tpstats_and_metrics_show_each_verbs_drops_and_queue_waits(trio):
     assert 0 < p50 <= p95 <= p99 <= most, rows["MUTATION_REQ"]
     assert rows["COUNTER_MUTATION_REQ"][1:] == (0.0, 0.0, 0.0, 0.0)  # none received
     text = metrics(replica)
-    assert "# TYPE helenus_messages_dropped counter" in text
+    assert "# TYPE helenus_messages_dropped_total counter" in text
     assert f'helenus_messages_dropped_total{{verb="MUTATION_REQ"}} {dropped}\n' in text
     # tpstats and /metrics read the same histogram; more messages may arrive in between.
     waits = re.findall(r'helenus_message_queue_wait_micros\{verb="MUTATION_REQ",quantile="1"\} '
@@ -73,6 +76,39 @@ def events_by_source(session, trace_id, sources, timeout=10):
         if set(sources) <= set(found) or time.monotonic() > deadline:
             return found
         time.sleep(0.2)
+
+
+PROMTOOL = shutil.which("promtool")
+
+
+@pytest.mark.skipif(PROMTOOL is None, reason="promtool is not installed (Debian's prometheus "
+                    "package; .ci/run installs it)")
+def test_every_nodes_metrics_pass_promtool_after_every_kind_of_traffic(trio):
+    """Writes and reads (digests) coordinated by every node, a scan, flushes and a compaction
+    give every family samples: counters, gauges, latency histograms, and the per-read and
+    queue-wait summaries."""
+    sessions = [node.session() for node in trio.nodes]
+    for _ in range(2):
+        for k in range(9):
+            sessions[k % 3].execute(at(ConsistencyLevel.ALL,
+                                       f"INSERT INTO obs.t (k, v) VALUES ({k}, 'm')"))
+        for node in trio.nodes:
+            node.nodetool("flush", "obs")
+    for k in range(9):
+        sessions[k % 3].execute(at(ConsistencyLevel.ALL, f"SELECT v FROM obs.t WHERE k = {k}"))
+    sessions[0].execute(at(ConsistencyLevel.ALL, "SELECT k FROM obs.t"))
+    for node in trio.nodes:
+        node.nodetool("compact", "obs")
+    for node in trio.nodes:
+        text = metrics(node)
+        for family in ("helenus_table_sstables_per_read", "helenus_table_tombstones_per_read",
+                       "helenus_message_queue_wait_micros"):
+            assert f"# TYPE {family} summary\n" in text, (node, family)
+        assert "# TYPE helenus_client_request_latency_seconds histogram\n" in text
+        assert "# TYPE helenus_compactions_completed_total counter\n" in text
+        checked = subprocess.run([PROMTOOL, "check", "metrics"], input=text, text=True,
+                                 capture_output=True, timeout=60)
+        assert (checked.returncode, checked.stdout + checked.stderr) == (0, ""), node
 
 
 def test_a_traced_quorum_write_and_read_show_each_replicas_events(trio):

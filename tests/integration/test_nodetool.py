@@ -6,7 +6,7 @@ import subprocess
 import urllib.request
 
 import pytest
-from prometheus_client.openmetrics.parser import text_string_to_metric_families
+from prometheus_client.parser import text_string_to_metric_families
 
 from conftest import connect
 from helenus_node import BIN, Node

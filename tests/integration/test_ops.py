@@ -9,7 +9,7 @@ import urllib.request
 
 import pytest
 from cassandra import ConsistencyLevel, ReadTimeout
-from prometheus_client.openmetrics.parser import text_string_to_metric_families
+from prometheus_client.parser import text_string_to_metric_families
 
 from conftest import connect
 from helenus_node import Node

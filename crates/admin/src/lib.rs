@@ -5,6 +5,7 @@
 mod access;
 mod api;
 mod error;
+mod exposition;
 mod http;
 mod lifecycle;
 mod metrics;

@@ -1,109 +1,14 @@
-//! `GET /metrics`: the node's figures in the Prometheus text format, encoded with
-//! `prometheus-client` from a snapshot taken at scrape time (nothing is kept in between).
+//! `GET /metrics`: the node's figures in the Prometheus text format (see `exposition`), from a
+//! snapshot taken at scrape time (nothing is kept in between).
 
-use coordinator::metrics::{LatencySnapshot, LATENCY_BOUNDS_MICROS};
 use coordinator::RequestKind;
-use prometheus_client::collector::Collector;
-use prometheus_client::encoding::{DescriptorEncoder, MetricEncoder, NoLabelSet};
-use prometheus_client::metrics::MetricType;
-use prometheus_client::registry::Registry;
 use storage::{Percentiles, TableId};
 
 use crate::api::tables::select;
 use crate::api::types::TableSelection;
-use crate::error::{ApiError, ApiResult};
+use crate::error::ApiResult;
+use crate::exposition::{Labels, Sample, Snapshot, Summary};
 use crate::node::AdminNode;
-
-pub(crate) type Labels = Vec<(&'static str, String)>;
-
-/// One metric family: its name, help, type and samples.
-#[derive(Debug)]
-struct Family {
-    name: &'static str,
-    help: &'static str,
-    samples: Vec<(Labels, Sample)>,
-}
-
-#[derive(Debug)]
-pub(crate) enum Sample {
-    Counter(u64),
-    Gauge(i64),
-    Latency(LatencySnapshot),
-}
-
-impl Sample {
-    fn metric_type(&self) -> MetricType {
-        match self {
-            Sample::Counter(_) => MetricType::Counter,
-            Sample::Gauge(_) => MetricType::Gauge,
-            Sample::Latency(_) => MetricType::Histogram,
-        }
-    }
-}
-
-/// The figures of one scrape.
-#[derive(Debug, Default)]
-pub(crate) struct Snapshot(Vec<Family>);
-
-impl Snapshot {
-    pub(crate) fn add(
-        &mut self,
-        name: &'static str,
-        help: &'static str,
-        samples: Vec<(Labels, Sample)>,
-    ) {
-        if !samples.is_empty() {
-            self.0.push(Family {
-                name,
-                help,
-                samples,
-            });
-        }
-    }
-
-    pub(crate) fn one(&mut self, name: &'static str, help: &'static str, sample: Sample) {
-        self.add(name, help, vec![(Vec::new(), sample)]);
-    }
-}
-
-impl Collector for Snapshot {
-    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        for family in &self.0 {
-            let kind = family.samples[0].1.metric_type();
-            let mut metric = encoder.encode_descriptor(family.name, family.help, None, kind)?;
-            for (labels, sample) in &family.samples {
-                if labels.is_empty() {
-                    encode_sample(&mut metric, sample)?;
-                } else {
-                    encode_sample(&mut metric.encode_family(labels)?, sample)?;
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
-fn encode_sample(encoder: &mut MetricEncoder<'_>, sample: &Sample) -> Result<(), std::fmt::Error> {
-    match sample {
-        Sample::Counter(v) => encoder.encode_counter::<NoLabelSet, _, u64>(v, None),
-        Sample::Gauge(v) => encoder.encode_gauge(v),
-        Sample::Latency(h) => {
-            let buckets = histogram_buckets(h);
-            let sum = h.sum_micros as f64 / 1e6;
-            encoder.encode_histogram::<NoLabelSet>(sum, h.count, &buckets, None)
-        }
-    }
-}
-
-/// (upper bound in seconds, observations in that bucket) pairs; the encoder accumulates them.
-fn histogram_buckets(h: &LatencySnapshot) -> Vec<(f64, u64)> {
-    LATENCY_BOUNDS_MICROS
-        .iter()
-        .map(|&b| b as f64 / 1e6)
-        .chain([f64::MAX])
-        .zip(h.buckets.iter().copied())
-        .collect()
-}
 
 /// The node's metrics in the Prometheus text format.
 pub fn render(node: &AdminNode) -> ApiResult<String> {
@@ -115,12 +20,7 @@ pub fn render(node: &AdminNode) -> ApiResult<String> {
     pools(node, &mut snapshot);
     messages(node, &mut snapshot);
     hints(node, &mut snapshot);
-    let mut registry = Registry::default();
-    registry.register_collector(Box::new(snapshot));
-    let mut text = String::new();
-    prometheus_client::encoding::text::encode(&mut text, &registry)
-        .map_err(|e| ApiError::internal(format!("cannot encode metrics: {e}")))?;
-    Ok(text)
+    Ok(snapshot.encode())
 }
 
 fn client_requests(node: &AdminNode, snapshot: &mut Snapshot) {
@@ -162,16 +62,16 @@ struct TableFamilies {
     corrupt_reads: Vec<(Labels, Sample)>,
 }
 
-/// Median, 99th percentile and maximum of a per-read histogram, as `quantile` gauges.
-fn quantiles(labels: &Labels, p: &Percentiles) -> Vec<(Labels, Sample)> {
-    [("0.5", p.p50), ("0.99", p.p99), ("1", p.max)]
-        .into_iter()
-        .map(|(q, v)| {
-            let mut labels = labels.clone();
-            labels.push(("quantile", q.to_string()));
-            (labels, Sample::Gauge(v as i64))
-        })
-        .collect()
+/// A per-read histogram as a summary: median, 99th percentile and maximum (quantile `1`), the
+/// reads counted and their sum (from the histogram's mean: exact below 256 a read, within 1%
+/// above).
+fn per_read(p: &Percentiles) -> Sample {
+    let quantiles = [("0.5", p.p50), ("0.99", p.p99), ("1", p.max)];
+    Sample::Summary(Summary {
+        quantiles: quantiles.map(|(q, v)| (q, v as f64)).to_vec(),
+        count: p.count,
+        sum: (p.mean * p.count as f64).round(),
+    })
 }
 
 fn tables(node: &AdminNode, snapshot: &mut Snapshot) -> ApiResult<()> {
@@ -211,26 +111,30 @@ fn tables(node: &AdminNode, snapshot: &mut Snapshot) -> ApiResult<()> {
             labels.clone(),
             Sample::Gauge(usage.pending_compactions as i64),
         ));
-        if let Ok(per_read) = node.storage.table_metrics(id) {
+        if let Ok(m) = node.storage.table_metrics(id) {
             f.sstables_per_read
-                .extend(quantiles(&labels, &per_read.sstables_per_read));
+                .push((labels.clone(), per_read(&m.sstables_per_read)));
             f.tombstones_per_read
-                .extend(quantiles(&labels, &per_read.tombstones_per_read));
+                .push((labels.clone(), per_read(&m.tombstones_per_read)));
             f.corrupt_reads
-                .push((labels.clone(), Sample::Counter(per_read.corrupt_reads)));
+                .push((labels.clone(), Sample::Counter(m.corrupt_reads)));
         }
     }
     snapshot.add(
-        "helenus_table_reads",
+        "helenus_table_reads_total",
         "Local single-partition reads",
         f.reads,
     );
     snapshot.add(
-        "helenus_table_range_reads",
+        "helenus_table_range_reads_total",
         "Local partition-range reads",
         f.range_reads,
     );
-    snapshot.add("helenus_table_writes", "Local partition updates", f.writes);
+    snapshot.add(
+        "helenus_table_writes_total",
+        "Local partition updates",
+        f.writes,
+    );
     snapshot.add(
         "helenus_table_read_latency_seconds",
         "Local read latency",
@@ -253,7 +157,7 @@ fn tables(node: &AdminNode, snapshot: &mut Snapshot) -> ApiResult<()> {
         f.memtable,
     );
     snapshot.add(
-        "helenus_table_flushes",
+        "helenus_table_flushes_total",
         "Memtables flushed to SSTables",
         f.flushes,
     );
@@ -273,7 +177,7 @@ fn tables(node: &AdminNode, snapshot: &mut Snapshot) -> ApiResult<()> {
         f.tombstones_per_read,
     );
     snapshot.add(
-        "helenus_table_corrupt_reads",
+        "helenus_table_corrupt_reads_total",
         "Reads failed by corrupt SSTable data (since the table was opened)",
         f.corrupt_reads,
     );
@@ -300,42 +204,43 @@ fn pools(node: &AdminNode, snapshot: &mut Snapshot) {
         pending,
     );
     snapshot.add(
-        "helenus_pool_completed",
+        "helenus_pool_completed_total",
         "Tasks done (nodetool tpstats)",
         completed,
     );
 }
 
 /// Internode messages per verb: dropped unstarted, and how long those that ran waited for
-/// their handler (the message table of `tpstats`).
+/// their handler (the message table of `tpstats`), a summary of verbs received at least once.
 fn messages(node: &AdminNode, snapshot: &mut Snapshot) {
     let (mut dropped, mut waits) = (Vec::new(), Vec::new());
-    for verb in crate::api::pools::dropped(node) {
-        let labels = vec![("verb", verb.message_type)];
+    for verb in crate::api::pools::verb_stats(node) {
+        let labels = vec![("verb", verb.verb.name().to_string())];
         dropped.push((labels.clone(), Sample::Counter(verb.dropped)));
-        let w = verb.queue_wait_micros;
-        if w.max == 0 {
+        let wait = &verb.queue_wait;
+        if wait.count() == 0 {
             continue;
         }
-        for (q, v) in [
-            ("0.5", w.p50),
-            ("0.95", w.p95),
-            ("0.99", w.p99),
-            ("1", w.max),
-        ] {
-            let mut labels = labels.clone();
-            labels.push(("quantile", q.to_string()));
-            waits.push((labels, Sample::Gauge(i64::try_from(v).unwrap_or(i64::MAX))));
-        }
+        let mut quantiles: Vec<(&str, f64)> = [("0.5", 0.5), ("0.95", 0.95), ("0.99", 0.99)]
+            .into_iter()
+            .map(|(q, f)| (q, wait.percentile_micros(f) as f64))
+            .collect();
+        quantiles.push(("1", wait.max_micros() as f64));
+        let summary = Summary {
+            quantiles,
+            count: wait.count(),
+            sum: wait.sum_micros as f64,
+        };
+        waits.push((labels, Sample::Summary(summary)));
     }
     snapshot.add(
-        "helenus_messages_dropped",
+        "helenus_messages_dropped_total",
         "Internode messages received and dropped: expired before their handler started",
         dropped,
     );
     snapshot.add(
         "helenus_message_queue_wait_micros",
-        "Time internode messages waited between arrival and their handler's start",
+        "Microseconds internode messages waited between arrival and their handler's start",
         waits,
     );
 }
@@ -349,12 +254,12 @@ fn node_figures(node: &AdminNode, snapshot: &mut Snapshot) {
         .map(|c| c.bytes_total.saturating_sub(c.bytes_done))
         .sum();
     snapshot.one(
-        "helenus_compactions_completed",
+        "helenus_compactions_completed_total",
         "Compactions completed",
         Sample::Counter(totals.completed),
     );
     snapshot.one(
-        "helenus_compaction_bytes_compacted",
+        "helenus_compaction_bytes_compacted_total",
         "Input bytes of completed compactions",
         Sample::Counter(totals.bytes_compacted),
     );
@@ -369,7 +274,7 @@ fn node_figures(node: &AdminNode, snapshot: &mut Snapshot) {
         Sample::Gauge(node.storage.commitlog_bytes() as i64),
     );
     snapshot.one(
-        "helenus_flush_failures",
+        "helenus_flush_failures_total",
         "Memtable flushes that failed (a full or broken disk)",
         Sample::Counter(node.storage.flush_failures()),
     );
@@ -394,7 +299,7 @@ fn node_figures(node: &AdminNode, snapshot: &mut Snapshot) {
         Sample::Gauge(node.native.active() as i64),
     );
     snapshot.one(
-        "helenus_native_requests",
+        "helenus_native_requests_total",
         "Native-protocol requests completed",
         Sample::Counter(node.native.completed()),
     );
@@ -422,22 +327,22 @@ fn native_limits(node: &AdminNode, snapshot: &mut Snapshot) {
             gauge(limits.paused_connections),
         ),
         (
-            "helenus_native_connection_pauses",
+            "helenus_native_connection_pauses_total",
             "Times a connection was paused by the overload limits",
             Sample::Counter(limits.pauses),
         ),
         (
-            "helenus_native_requests_discarded",
+            "helenus_native_requests_discarded_total",
             "Requests answered Overloaded (Client.RequestDiscarded)",
             Sample::Counter(limits.discarded),
         ),
         (
-            "helenus_native_connections_refused",
+            "helenus_native_connections_refused_total",
             "Connections closed on arrival for exceeding a connection limit",
             Sample::Counter(limits.refused_connections),
         ),
         (
-            "helenus_native_connections_timed_out",
+            "helenus_native_connections_timed_out_total",
             "Connections closed for idling or for a frame that did not arrive in time",
             Sample::Counter(limits.timed_out_connections),
         ),
@@ -456,37 +361,37 @@ fn hints(node: &AdminNode, snapshot: &mut Snapshot) {
     let m = service.metrics();
     let counters = [
         (
-            "helenus_hints_created",
+            "helenus_hints_created_total",
             "Hints stored for replicas that missed a write (TotalHints)",
             m.written,
         ),
         (
-            "helenus_hints_succeeded",
+            "helenus_hints_succeeded_total",
             "Hints delivered and applied by their replica (HintsSucceeded)",
             m.dispatched,
         ),
         (
-            "helenus_hints_failed",
+            "helenus_hints_failed_total",
             "Hint deliveries the replica answered with an error (HintsFailed)",
             m.failed,
         ),
         (
-            "helenus_hints_timed_out",
+            "helenus_hints_timed_out_total",
             "Hint deliveries not answered in time (HintsTimedOut)",
             m.timed_out,
         ),
         (
-            "helenus_hints_expired",
+            "helenus_hints_expired_total",
             "Hints dropped unsent: past their gc grace, or their table is gone",
             m.expired,
         ),
         (
-            "helenus_hints_corrupt",
+            "helenus_hints_corrupt_total",
             "Hint records or files found corrupt",
             m.corrupt,
         ),
         (
-            "helenus_hints_not_stored",
+            "helenus_hints_not_stored_total",
             "Hints refused (window passed, size limits) or lost to a disk error",
             m.not_stored,
         ),

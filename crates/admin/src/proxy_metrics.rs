@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use coordinator::RequestKind;
 
-use crate::metrics::{Labels, Sample, Snapshot};
+use crate::exposition::{Labels, Sample, Snapshot};
 use crate::AdminNode;
 
 pub(crate) fn add(node: &AdminNode, snapshot: &mut Snapshot) {
@@ -24,23 +24,23 @@ pub(crate) fn add(node: &AdminNode, snapshot: &mut Snapshot) {
         })
         .collect();
     snapshot.add(
-        "helenus_client_request_errors",
+        "helenus_client_request_errors_total",
         "Client requests that failed, by kind and outcome (timeouts, unavailables, failures)",
         errors,
     );
     let counters = [
         (
-            "helenus_speculative_retries",
+            "helenus_speculative_retries_total",
             "Reads that asked one more replica (speculative_retry)",
             &proxy.speculative_retries,
         ),
         (
-            "helenus_digest_mismatches",
+            "helenus_digest_mismatches_total",
             "Reads whose replicas' digests disagreed",
             &proxy.digest_mismatches,
         ),
         (
-            "helenus_read_repairs",
+            "helenus_read_repairs_total",
             "Repair mutations sent to replicas found stale by a read",
             &proxy.read_repairs,
         ),
@@ -61,7 +61,7 @@ pub(crate) fn add(node: &AdminNode, snapshot: &mut Snapshot) {
     })
     .collect();
     snapshot.add(
-        "helenus_single_partition_requests",
+        "helenus_single_partition_requests_total",
         "Single-partition requests this node coordinated, by whether it is a replica of the key",
         routed,
     );

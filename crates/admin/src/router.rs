@@ -32,8 +32,6 @@ pub struct Reply {
 }
 
 const JSON: &str = "application/json";
-/// The text format `prometheus-client` writes: OpenMetrics, which Prometheus scrapes.
-const PROMETHEUS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
 impl Api {
     pub fn new(node: Arc<AdminNode>) -> Api {
@@ -55,7 +53,7 @@ impl Api {
         match path {
             "/metrics" if get => Ok(Reply {
                 status: StatusCode::OK,
-                content_type: PROMETHEUS,
+                content_type: crate::exposition::CONTENT_TYPE,
                 body: Bytes::from(metrics::render(node)?),
             }),
             "/v1/node" if get => ok(&cluster::node(node)),

@@ -23,15 +23,18 @@ const fn bounds() -> [u64; 98] {
     out
 }
 
-/// One verb's waits: a count per bucket of [`WAIT_BOUNDS_MICROS`], then an overflow bucket.
+/// One verb's waits: a count per bucket of [`WAIT_BOUNDS_MICROS`], then an overflow bucket,
+/// and their sum.
 pub(crate) struct WaitHistogram {
     buckets: [AtomicU64; WAIT_BOUNDS_MICROS.len() + 1],
+    sum_micros: AtomicU64,
 }
 
 impl Default for WaitHistogram {
     fn default() -> Self {
         WaitHistogram {
             buckets: std::array::from_fn(|_| AtomicU64::new(0)),
+            sum_micros: AtomicU64::new(0),
         }
     }
 }
@@ -41,6 +44,7 @@ impl WaitHistogram {
         let micros = u64::try_from(waited.as_micros()).unwrap_or(u64::MAX);
         let bucket = WAIT_BOUNDS_MICROS.partition_point(|&bound| bound < micros);
         self.buckets[bucket].fetch_add(1, Relaxed);
+        self.sum_micros.fetch_add(micros, Relaxed);
     }
 
     pub fn snapshot(&self) -> QueueWait {
@@ -48,7 +52,10 @@ impl WaitHistogram {
         if buckets.iter().all(|&n| n == 0) {
             buckets.clear();
         }
-        QueueWait { buckets }
+        QueueWait {
+            buckets,
+            sum_micros: self.sum_micros.load(Relaxed),
+        }
     }
 }
 
@@ -58,6 +65,8 @@ pub struct QueueWait {
     /// Messages per bucket of [`WAIT_BOUNDS_MICROS`] (not cumulative), overflow last; empty
     /// for a verb never received.
     pub buckets: Vec<u64>,
+    /// The waits added up (a Prometheus summary's `_sum`).
+    pub sum_micros: u64,
 }
 
 impl QueueWait {
@@ -115,7 +124,7 @@ mod tests {
             h.record(Duration::from_micros(micros));
         }
         let s = h.snapshot();
-        assert_eq!(s.count(), 4);
+        assert_eq!((s.count(), s.sum_micros), (4, 615));
         assert_eq!(s.percentile_micros(0.5), 3);
         assert_eq!(s.percentile_micros(0.75), 10);
         assert_eq!(s.percentile_micros(0.99), 642);

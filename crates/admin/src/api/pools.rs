@@ -89,22 +89,25 @@ fn native_transport(node: &AdminNode) -> PoolStats {
 }
 
 /// Every verb, the messages of it dropped here since start and how long those that ran waited
-/// for their handler (all zero on a node that runs alone: it has no internode messaging).
+/// for their handler.
 pub fn dropped(node: &AdminNode) -> Vec<DroppedMessages> {
+    let dropped = |stats: net::VerbStats| DroppedMessages {
+        message_type: stats.verb.name().to_string(),
+        dropped: stats.dropped,
+        queue_wait_micros: queue_wait(&stats.queue_wait),
+    };
+    verb_stats(node).into_iter().map(dropped).collect()
+}
+
+/// Every verb's messaging figures here (all zero on a node that runs alone: it has no
+/// internode messaging).
+pub fn verb_stats(node: &AdminNode) -> Vec<net::VerbStats> {
     let stats = node
         .messaging
         .as_ref()
         .map(|m| m.stats())
         .unwrap_or_default();
-    let dropped = |verb: net::Verb| {
-        let stats = stats.verb(verb);
-        DroppedMessages {
-            message_type: verb.name().to_string(),
-            dropped: stats.dropped,
-            queue_wait_micros: queue_wait(&stats.queue_wait),
-        }
-    };
-    net::Verb::ALL.into_iter().map(dropped).collect()
+    net::Verb::ALL.into_iter().map(|v| stats.verb(v)).collect()
 }
 
 fn queue_wait(wait: &net::QueueWait) -> QueueWaitMicros {
