@@ -35,9 +35,10 @@ impl Budget {
         self.used.load(SeqCst)
     }
 
-    /// Takes `n` bytes if the budget has them and nobody waits for bytes.
+    /// Takes `n` bytes if the budget has them and nobody waits for bytes. Taking nothing
+    /// always succeeds: it waits for nobody.
     pub fn try_take(&self, n: u64) -> bool {
-        self.waiting.load(SeqCst) == 0 && self.take_now(n)
+        n == 0 || self.waiting.load(SeqCst) == 0 && self.take_now(n)
     }
 
     fn take_now(&self, n: u64) -> bool {
@@ -76,8 +77,11 @@ impl Budget {
         }
     }
 
-    /// Gives back `n` bytes taken before.
+    /// Gives back `n` bytes taken before (giving nothing wakes nobody).
     pub fn give(&self, n: u64) {
+        if n == 0 {
+            return;
+        }
         self.used.fetch_sub(n, SeqCst);
         if self.waiting.load(SeqCst) > 0 {
             self.freed.notify_waiters();
@@ -202,6 +206,19 @@ mod tests {
         assert!(!small.is_finished(), "the whole budget is taken");
         budget.give(10);
         served(small, "then the second").await;
+    }
+
+    #[tokio::test]
+    async fn taking_nothing_waits_for_nobody() {
+        let budget = Arc::new(Budget::new(10));
+        assert!(budget.try_take(10));
+        let waiter = spawn_take(&budget, 5);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        assert!(budget.try_take(0), "past the waiter");
+        served(spawn_take(&budget, 0), "nothing taken at once").await;
+        assert!(!waiter.is_finished());
+        budget.give(10);
+        served(waiter, "the waiter then").await;
     }
 
     #[tokio::test]

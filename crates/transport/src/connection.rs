@@ -1,7 +1,9 @@
 //! One client connection: reads envelopes, reserves each request's bytes against the
-//! server's limits before its body is read (waiting, or answering Overloaded), enforces the
-//! STARTUP handshake, runs requests concurrently (bounded per connection), forwards
-//! registered events, closes clients that stall mid-frame or idle, and drains on close.
+//! server's limits (a large body's declared length before it is read, its bytes as they
+//! arrive; waiting, or answering Overloaded), serves the STARTUP handshake outside the limits,
+//! runs requests concurrently (bounded per connection), forwards registered events, closes
+//! clients that stall mid-frame or idle, and drains on close.
+use crate::body::{declared, FIRST_STEP};
 use crate::budget::{Budget, Taken};
 use crate::client::{ClientState, Clients, DriverInfo};
 use crate::clock::{Expiry, ReadClock};
@@ -10,7 +12,7 @@ use crate::event::Event;
 use crate::framer::{Framer, Inbound, LegacyDecoder, V5Decoder};
 use crate::handler::QueryHandler;
 use crate::header::{Header, Opcode, FLAG_COMPRESSED, FLAG_TRACING, MAX_VERSION, MIN_VERSION};
-use crate::limits::{Limits, Reservation, Slot};
+use crate::limits::{Kind, Limits, Reservation, Slot};
 use crate::panics::{self, PanicReport};
 use crate::request::{decode_request, EventKind, Request};
 use crate::response;
@@ -60,8 +62,8 @@ struct Connection<H> {
     slot: Slot,
     /// Overloaded answers instead of waiting: the server's setting or the client's STARTUP.
     throw_on_overload: bool,
-    /// The reservation of an announced body, for its envelope.
-    announced: Option<Reservation>,
+    /// The reservation of the body being received, for its envelope.
+    receiving: Option<Reservation>,
     shutdown: watch::Receiver<bool>,
 }
 
@@ -95,7 +97,7 @@ pub(crate) async fn serve_connection<H: QueryHandler>(
         event_task: None,
         slot,
         throw_on_overload,
-        announced: None,
+        receiving: None,
         shutdown,
     };
     conn.read_loop(&mut rd).await;
@@ -217,8 +219,20 @@ impl<H: QueryHandler> Connection<H> {
     async fn on_inbound(&mut self, inbound: Inbound, framer: &mut Framer, rd: &OwnedReadHalf) {
         match inbound {
             Inbound::Announced { header } => {
-                self.announced = self.admit(&header, rd).await;
-                framer.decide(self.announced.is_some());
+                self.receiving = self.admit_body(&header, rd).await;
+                framer.decide(self.receiving.is_some());
+            }
+            Inbound::Grow { header, bytes } => {
+                let mut held = self.receiving.take();
+                let grown = match held.as_mut() {
+                    Some(held) => {
+                        let bytes = bytes as u64;
+                        self.reserve(held, &header, Kind::Held, bytes, rd).await
+                    }
+                    None => false,
+                };
+                self.receiving = held.filter(|_| grown);
+                framer.decide(grown);
             }
             Inbound::TooBig { header } => {
                 let msg = format!(
@@ -235,9 +249,15 @@ impl<H: QueryHandler> Connection<H> {
                 .await;
             }
             Inbound::Envelope { header, body } => {
-                let held = match self.announced.take() {
-                    Some(held) => Some(held),
-                    None => self.admit(&header, rd).await,
+                let held = match self.receiving.take() {
+                    Some(mut held) => {
+                        held.arrived();
+                        Some(held)
+                    }
+                    None => {
+                        let bytes = declared(&header) as u64;
+                        self.admit(&header, Kind::Held, bytes, rd).await
+                    }
                 };
                 if let Some(held) = held {
                     if let Some(next) = self.on_envelope(header, body, held).await {
@@ -248,32 +268,91 @@ impl<H: QueryHandler> Connection<H> {
         }
     }
 
-    /// Reserves the envelope's body against the limits: waits for room, or answers
-    /// Overloaded (`None`) when the connection throws on overload. `None` too when the
-    /// server shuts down or the client leaves meanwhile: a paused connection whose client
-    /// has gone neither keeps its place in the queue nor takes bytes when its turn comes.
-    async fn admit(&mut self, header: &Header, rd: &OwnedReadHalf) -> Option<Reservation> {
-        let bytes = u32::try_from(header.length).unwrap_or(0);
-        if !self.throw_on_overload {
-            if let Some(held) = self.slot.admit_at_once(bytes) {
-                return Some(held);
-            }
-            return tokio::select! {
-                held = self.slot.admit(bytes) => Some(held),
-                _ = self.shutdown.changed() => None,
-                _ = peer_closed(rd) => None,
+    /// Admits a body announced before its bytes: a large one reserves its declared length
+    /// from the announced budgets, a short one nothing yet (its room is reserved at once when
+    /// its bytes come).
+    async fn admit_body(&mut self, header: &Header, rd: &OwnedReadHalf) -> Option<Reservation> {
+        let length = declared(header);
+        let announced = if length > FIRST_STEP {
+            length as u64
+        } else {
+            0
+        };
+        self.admit(header, Kind::Announced, announced, rd).await
+    }
+
+    /// Frames before STARTUP are served outside the limits, as Cassandra's
+    /// `InitialConnectionHandler` serves them, so a client address whose budgets are spent
+    /// can still connect: they are answered at once and hold nothing after. Only frames of up
+    /// to one first step (128 KiB), so that is all a connection holds outside the limits
+    /// besides its read buffer.
+    fn exempt(&self, header: &Header) -> bool {
+        self.version.is_none() && declared(header) <= FIRST_STEP
+    }
+
+    /// A new reservation of `bytes` of `kind` for the request `header` begins, past the rate
+    /// limit; `None` when refused (see [`Connection::reserve`]).
+    async fn admit(
+        &mut self,
+        header: &Header,
+        kind: Kind,
+        bytes: u64,
+        rd: &OwnedReadHalf,
+    ) -> Option<Reservation> {
+        let mut held = self.slot.nothing();
+        if !self.reserve(&mut held, header, kind, bytes, rd).await {
+            return None;
+        }
+        if self.exempt(header) || !self.slot.rate_limited() {
+            return Some(held);
+        }
+        if self.throw_on_overload {
+            return match self.slot.try_pass_rate() {
+                Ok(()) => Some(held),
+                Err(message) => {
+                    self.overloaded(header, message).await;
+                    None
+                }
             };
         }
+        let passed = unless_gone(&mut self.shutdown, rd, self.slot.pass_rate()).await;
+        passed.map(|()| held)
+    }
+
+    /// Adds `bytes` of `kind` to `held` for the request `header` begins: waits for room, or
+    /// answers Overloaded (false) when the connection throws on overload. False too when the
+    /// server shuts down or the client leaves meanwhile: a paused connection whose client
+    /// has gone neither keeps its place in the queue nor takes bytes when its turn comes.
+    async fn reserve(
+        &mut self,
+        held: &mut Reservation,
+        header: &Header,
+        kind: Kind,
+        bytes: u64,
+        rd: &OwnedReadHalf,
+    ) -> bool {
+        if self.exempt(header) || self.slot.reserve_at_once(held, kind, bytes) {
+            return true;
+        }
+        if !self.throw_on_overload {
+            let wait = self.slot.reserve(held, kind, bytes);
+            return unless_gone(&mut self.shutdown, rd, wait).await.is_some();
+        }
         let version = self.reply_version(header);
-        match self.slot.try_admit(bytes, version) {
-            Ok(held) => Some(held),
+        match self.slot.try_reserve(held, kind, bytes, version) {
+            Ok(()) => true,
             Err(message) => {
-                let err = CqlError::Overloaded(message);
-                self.send(response::error(version, header.stream, &err))
-                    .await;
-                None
+                self.overloaded(header, message).await;
+                false
             }
         }
+    }
+
+    async fn overloaded(&self, header: &Header, message: String) {
+        let version = self.reply_version(header);
+        let err = CqlError::Overloaded(message);
+        self.send(response::error(version, header.stream, &err))
+            .await;
     }
 
     async fn on_envelope(
@@ -491,6 +570,19 @@ fn answer(
     match outcome {
         Ok(envelope) => envelope,
         Err(report) => panicked(&report, what, client, version, stream),
+    }
+}
+
+/// Runs `wait` unless the server shuts down or the client leaves first (`None` then).
+async fn unless_gone<T>(
+    shutdown: &mut watch::Receiver<bool>,
+    rd: &OwnedReadHalf,
+    wait: impl Future<Output = T>,
+) -> Option<T> {
+    tokio::select! {
+        done = wait => Some(done),
+        _ = shutdown.changed() => None,
+        _ = peer_closed(rd) => None,
     }
 }
 

@@ -1,8 +1,10 @@
 //! Splits the inbound byte stream into envelopes: legacy framing (v3/v4, and every connection
 //! until STARTUP is answered) and v5 segments. A body not yet read in full is first
-//! [`Inbound::Announced`]: the connection reserves budget for it ([`Framer::decide`]) before
-//! any of it is buffered, or refuses it, and then it is skipped. Bodies over the size limit
-//! are skipped, not buffered; anything that makes the stream unreadable is a [`Fatal`] error.
+//! [`Inbound::Announced`]: the connection admits it ([`Framer::decide`]) or refuses it, and
+//! then it is skipped. An admitted body is collected as its bytes arrive, its buffer grown in
+//! steps the connection reserves first ([`Inbound::Grow`]). Bodies over the size limit are
+//! skipped, not buffered; anything that makes the stream unreadable is a [`Fatal`] error.
+use crate::body::{declared as body_len, Body};
 use crate::header::{check_version, invalid_version_message, Header, HEADER_LEN};
 use crate::segment::{read_segment, Segment};
 use bytes::{Buf, Bytes, BytesMut};
@@ -14,6 +16,12 @@ pub enum Inbound {
     /// A header whose body has not arrived in full: call [`Framer::decide`] before `next`.
     Announced {
         header: Header,
+    },
+    /// The admitted body of `header` needs `bytes` more room for the bytes that arrived: call
+    /// [`Framer::decide`] (with the room reserved) before `next`.
+    Grow {
+        header: Header,
+        bytes: usize,
     },
     Envelope {
         header: Header,
@@ -56,11 +64,6 @@ fn parse_header(bytes: &[u8]) -> Result<Header, Fatal> {
     Ok(h)
 }
 
-/// The declared body length (never negative: [`parse_header`] refuses that).
-fn body_len(header: &Header) -> usize {
-    usize::try_from(header.length).unwrap_or(0)
-}
-
 /// Where a legacy decoder is in the stream.
 #[derive(Debug)]
 enum Legacy {
@@ -69,7 +72,7 @@ enum Legacy {
     /// A body was announced; waiting for [`LegacyDecoder::decide`].
     Announced(Header),
     /// Collecting an admitted body.
-    Body { header: Header, body: BytesMut },
+    Body(Body),
     /// Skipping a body; `too_big` reports it once skipped.
     Skip {
         header: Header,
@@ -96,16 +99,25 @@ impl LegacyDecoder {
         match &mut self.state {
             Legacy::Header => self.header(buf),
             Legacy::Announced(_) => Ok(None),
-            Legacy::Body { header, body } => {
-                let n = (body_len(header) - body.len()).min(buf.len());
-                body.extend_from_slice(&buf[..n]);
-                buf.advance(n);
-                if body.len() < body_len(header) {
+            Legacy::Body(body) => {
+                let n = body.missing().min(buf.len());
+                if n == 0 {
                     return Ok(None);
                 }
-                let (header, body) = (*header, std::mem::take(body).freeze());
-                self.state = Legacy::Header;
-                Ok(Some(Inbound::Envelope { header, body }))
+                if let Err(unit) = body.offer(&buf[..n]) {
+                    return Ok(unit);
+                }
+                buf.advance(n);
+                if body.missing() > 0 {
+                    return Ok(None);
+                }
+                match std::mem::replace(&mut self.state, Legacy::Header) {
+                    Legacy::Body(body) => Ok(Some(Inbound::Envelope {
+                        header: body.header(),
+                        body: body.into_bytes(),
+                    })),
+                    _ => Ok(None),
+                }
             }
             Legacy::Skip {
                 header,
@@ -168,27 +180,32 @@ impl LegacyDecoder {
         };
     }
 
-    /// Reads the announced body (its budget is reserved) or skips it.
+    /// Reads the announced body or skips it; gives the room asked for, or skips the rest of
+    /// the body.
     pub fn decide(&mut self, admit: bool) {
-        let Legacy::Announced(header) = self.state else {
-            return;
-        };
-        if admit {
-            self.state = Legacy::Body {
-                header,
-                body: BytesMut::with_capacity(body_len(&header)),
-            };
-        } else {
-            self.skip(header, false);
+        match &mut self.state {
+            Legacy::Announced(header) if admit => self.state = Legacy::Body(Body::new(*header)),
+            Legacy::Announced(header) => {
+                let header = *header;
+                self.skip(header, false);
+            }
+            Legacy::Body(body) if body.asking() && admit => body.give_room(),
+            Legacy::Body(body) if body.asking() => {
+                self.state = Legacy::Skip {
+                    header: body.header(),
+                    remaining: body.missing(),
+                    too_big: false,
+                }
+            }
+            _ => {}
         }
     }
 
     fn pending_body(&self) -> Option<usize> {
         match &self.state {
             Legacy::Header => None,
-            Legacy::Announced(header)
-            | Legacy::Body { header, .. }
-            | Legacy::Skip { header, .. } => Some(body_len(header)),
+            Legacy::Announced(header) | Legacy::Skip { header, .. } => Some(body_len(header)),
+            Legacy::Body(body) => Some(body_len(&body.header())),
         }
     }
 }
@@ -201,11 +218,8 @@ enum Large {
         first: Bytes,
         remaining: usize,
     },
-    Collect {
-        header: Header,
-        buf: BytesMut,
-        remaining: usize,
-    },
+    /// Admitted: `pending` arrived and waits for room in `body`.
+    Collect { body: Body, pending: Bytes },
     /// Skipped; `too_big` reports it once skipped.
     Skip {
         header: Header,
@@ -215,11 +229,10 @@ enum Large {
 }
 
 impl Large {
-    fn header(&self) -> &Header {
+    fn header(&self) -> Header {
         match self {
-            Large::Announced { header, .. }
-            | Large::Collect { header, .. }
-            | Large::Skip { header, .. } => header,
+            Large::Announced { header, .. } | Large::Skip { header, .. } => *header,
+            Large::Collect { body, .. } => body.header(),
         }
     }
 }
@@ -244,8 +257,17 @@ impl V5Decoder {
 
     pub fn next(&mut self, buf: &mut BytesMut) -> Result<Option<Inbound>, Fatal> {
         while self.ready.is_empty() {
-            if matches!(self.large, Some(Large::Announced { .. })) {
-                return Ok(None);
+            match &mut self.large {
+                Some(Large::Announced { .. }) => return Ok(None),
+                Some(Large::Collect { body, pending }) if !pending.is_empty() => {
+                    if let Err(unit) = body.offer(pending) {
+                        return Ok(unit);
+                    }
+                    *pending = Bytes::new();
+                    self.finish_large();
+                    continue;
+                }
+                _ => {}
             }
             let segment = match read_segment(buf, self.lz4) {
                 Ok(Some(s)) => s,
@@ -330,52 +352,48 @@ impl V5Decoder {
         Ok(())
     }
 
-    /// Collects the announced envelope (its budget is reserved) or skips it.
+    /// Collects the announced envelope or skips it; gives the room asked for, or skips the
+    /// rest of the envelope.
     pub fn decide(&mut self, admit: bool) {
-        let (header, first, remaining) = match self.large.take() {
+        self.large = match self.large.take() {
+            Some(Large::Announced { header, first, .. }) if admit => Some(Large::Collect {
+                body: Body::new(header),
+                pending: first,
+            }),
             Some(Large::Announced {
-                header,
-                first,
-                remaining,
-            }) => (header, first, remaining),
-            other => {
-                self.large = other;
-                return;
-            }
-        };
-        self.large = Some(if admit {
-            let mut buf = BytesMut::with_capacity(body_len(&header));
-            buf.extend_from_slice(&first);
-            Large::Collect {
-                header,
-                buf,
-                remaining,
-            }
-        } else {
-            Large::Skip {
+                header, remaining, ..
+            }) => Some(Large::Skip {
                 header,
                 remaining,
                 too_big: false,
+            }),
+            Some(Large::Collect { mut body, pending }) if body.asking() && admit => {
+                body.give_room();
+                Some(Large::Collect { body, pending })
             }
-        });
+            Some(Large::Collect { body, pending }) if body.asking() => Some(Large::Skip {
+                header: body.header(),
+                remaining: body.missing() - pending.len(),
+                too_big: false,
+            }),
+            other => other,
+        };
         self.finish_large();
     }
 
     fn pending_body(&self) -> Option<usize> {
-        self.large.as_ref().map(|large| body_len(large.header()))
+        self.large.as_ref().map(|large| body_len(&large.header()))
     }
 
     fn continue_large(&mut self, payload: Bytes) -> Result<(), Fatal> {
         let (stream, remaining) = match self.large.as_mut() {
-            Some(Large::Collect {
-                header,
-                buf,
-                remaining,
-            }) => {
-                if payload.len() <= *remaining {
-                    buf.extend_from_slice(&payload);
+            Some(Large::Collect { body, pending }) => {
+                if payload.len() > body.missing() {
+                    let stream = body.header().stream;
+                    return fatal(5, stream, "Frame overruns its large envelope");
                 }
-                (header.stream, remaining)
+                *pending = payload;
+                return Ok(());
             }
             Some(Large::Skip {
                 header, remaining, ..
@@ -392,18 +410,17 @@ impl V5Decoder {
 
     fn finish_large(&mut self) {
         let done = match &self.large {
-            Some(Large::Collect { remaining, .. } | Large::Skip { remaining, .. }) => {
-                *remaining == 0
-            }
+            Some(Large::Collect { body, pending }) => body.missing() == 0 && pending.is_empty(),
+            Some(Large::Skip { remaining, .. }) => *remaining == 0,
             Some(Large::Announced { .. }) | None => false,
         };
         if !done {
             return;
         }
         match self.large.take() {
-            Some(Large::Collect { header, buf, .. }) => self.ready.push_back(Inbound::Envelope {
-                header,
-                body: buf.freeze(),
+            Some(Large::Collect { body, .. }) => self.ready.push_back(Inbound::Envelope {
+                header: body.header(),
+                body: body.into_bytes(),
             }),
             Some(Large::Skip {
                 header,
@@ -429,8 +446,9 @@ impl Framer {
         }
     }
 
-    /// After [`Inbound::Announced`]: `true` reads the body (its budget is reserved), `false`
-    /// skips it.
+    /// After [`Inbound::Announced`]: `true` reads the body, `false` skips it. After
+    /// [`Inbound::Grow`]: `true` gives the room (reserved now), `false` skips the rest of the
+    /// body.
     pub fn decide(&mut self, admit: bool) {
         match self {
             Framer::Legacy(d) => d.decide(admit),
@@ -463,12 +481,25 @@ mod tests {
         out
     }
 
-    /// Every unit `buf` yields, admitting announced bodies.
+    /// Every unit `buf` yields, admitting announced bodies and giving the room they ask for.
     fn drain(framer: &mut Framer, buf: &mut BytesMut) -> Vec<Inbound> {
+        drain_growing(framer, buf, &mut Vec::new())
+    }
+
+    /// As [`drain`], noting the room each body asks for in `steps`.
+    fn drain_growing(
+        framer: &mut Framer,
+        buf: &mut BytesMut,
+        steps: &mut Vec<usize>,
+    ) -> Vec<Inbound> {
         let mut got = Vec::new();
         while let Some(i) = framer.next(buf).unwrap() {
             match i {
                 Inbound::Announced { .. } => framer.decide(true),
+                Inbound::Grow { bytes, .. } => {
+                    steps.push(bytes);
+                    framer.decide(true);
+                }
                 other => got.push(other),
             }
         }
@@ -503,18 +534,65 @@ mod tests {
                 "nothing before the decision"
             );
             framer.decide(admit);
-            let mut got = Vec::new();
+            let (mut got, mut steps) = (Vec::new(), Vec::new());
             for chunk in wire[1000..].chunks(4096) {
                 buf.put_slice(chunk);
-                while let Some(i) = framer.next(&mut buf).unwrap() {
-                    got.push(i);
-                }
+                got.extend(drain_growing(&mut framer, &mut buf, &mut steps));
             }
             if let Some(Inbound::Envelope { body, .. }) = got.first().filter(|_| admit) {
                 assert_eq!(body[..], big[..]);
             }
             assert_eq!(streams(&got), if admit { vec![1, 2] } else { vec![2] });
+            // A short body asks for all its room once, when its first bytes are read.
+            assert_eq!(steps, if admit { vec![100_000] } else { vec![] });
             assert_eq!(framer.pending_body(), None);
+        }
+    }
+
+    /// A long body asks for room as its bytes arrive, never before; room refused skips the
+    /// rest of the body and the stream goes on.
+    #[test]
+    fn a_long_body_asks_for_room_as_it_arrives() {
+        for (framing, give) in [(4, true), (4, false), (5, true), (5, false)] {
+            let length = 600_000;
+            let big = request(framing, 1, 7, &vec![5u8; length]);
+            let next = request(framing, 2, 5, b"");
+            let (mut framer, wire) = if framing == 4 {
+                let framer = Framer::Legacy(LegacyDecoder::new(1 << 20));
+                (framer, [big, next].concat())
+            } else {
+                let mut packer = SegmentPacker::new(false);
+                let mut wire = BytesMut::new();
+                packer.push(&big, &mut wire);
+                packer.push(&next, &mut wire);
+                packer.flush(&mut wire);
+                (Framer::V5(V5Decoder::new(1 << 20, false)), wire.to_vec())
+            };
+            let (mut asked, mut got) = (Vec::new(), Vec::new());
+            let mut buf = BytesMut::new();
+            for chunk in wire.chunks(64 << 10) {
+                buf.put_slice(chunk);
+                while let Some(i) = framer.next(&mut buf).unwrap() {
+                    match i {
+                        Inbound::Announced { .. } => framer.decide(true),
+                        Inbound::Grow { header, bytes } => {
+                            assert_eq!(header.stream, 1);
+                            asked.push(bytes);
+                            // Refused at the third step, when half the body is in.
+                            framer.decide(give || asked.len() < 3);
+                        }
+                        other => got.push(other),
+                    }
+                }
+            }
+            let k = 128 << 10;
+            if give {
+                assert_eq!(asked, vec![k, k, 2 * k, length - 4 * k], "{framing}");
+                assert_eq!(streams(&got), vec![1, 2]);
+            } else {
+                assert_eq!(asked, vec![k, k, 2 * k], "{framing}");
+                assert_eq!(streams(&got), vec![2], "the rest skipped ({framing})");
+            }
         }
     }
 

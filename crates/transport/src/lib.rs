@@ -9,6 +9,7 @@
 //! per frame (`split_off`) and reports errors as strings, while a server needs stream-id-aware
 //! ProtocolErrors, per-frame size limits that skip oversized bodies without buffering them,
 //! and version negotiation that answers the way drivers expect in order to downgrade.
+mod body;
 mod budget;
 mod client;
 mod clock;

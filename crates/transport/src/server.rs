@@ -20,8 +20,9 @@ pub struct ServerConfig {
     pub max_concurrent_requests_per_connection: usize,
     /// How long shutdown waits for in-flight requests.
     pub shutdown_grace: Duration,
-    /// `native_transport_max_request_data_in_flight`: request bytes all clients may have in
-    /// flight, counted from the header (before the body is read) until the response is queued.
+    /// `native_transport_max_request_data_in_flight`: request bytes all clients may hold,
+    /// counted as a body's bytes arrive and until the response is queued (and, for large
+    /// bodies being received, their declared lengths; see `limits`).
     pub max_request_data_in_flight: u64,
     /// `native_transport_max_request_data_in_flight_per_ip`: the same for one client address.
     pub max_request_data_in_flight_per_ip: u64,

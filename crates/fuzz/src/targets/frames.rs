@@ -342,8 +342,8 @@ fn check(input: &[u8]) -> Result<usize, String> {
 }
 
 /// Feeds `stream` to a framer in reads of `read_size` bytes, answering each announced body
-/// with `admit`. Announcements are left out of the result (an admitted body follows as an
-/// envelope).
+/// and each body's call for room with `admit`. Both are left out of the result (an admitted
+/// body follows as an envelope).
 fn decode(
     mode: Mode,
     max_body: usize,
@@ -368,7 +368,9 @@ fn decode(
                 .checked_sub(1)
                 .ok_or("the framer yields more units than the stream can hold")?;
             match framer.next(&mut buf) {
-                Ok(Some(Inbound::Announced { .. })) => framer.decide(admit(budget)),
+                Ok(Some(Inbound::Announced { .. } | Inbound::Grow { .. })) => {
+                    framer.decide(admit(budget))
+                }
                 Ok(Some(unit)) => decoded.inbound.push(unit),
                 Ok(None) => break,
                 Err(fatal) => {
