@@ -1,9 +1,9 @@
-"""Bounded overload: request bytes in flight are reserved from a frame's header before its body
-is read (`native_transport_max_request_data_in_flight[_per_ip]`), so clients declaring huge
-bodies cannot grow the node's memory; over the budget the node stops reading them
-(back-pressure) or answers Overloaded (0x1001, `native_transport_throw_on_overload`, with
-Cassandra 5.0.4's message), while other clients are still served. Connection caps and the idle
-timeout close what they should."""
+"""Bounded overload: request bytes in flight (`native_transport_max_request_data_in_flight
+[_per_ip]`) are reserved as a body's bytes arrive, and a large body's declared length from its
+header in a second budget, so clients declaring huge bodies cannot grow the node's memory nor
+lock others out; over the budget the node stops reading them (back-pressure) or answers
+Overloaded (0x1001, `native_transport_throw_on_overload`, with Cassandra 5.0.4's message), while
+other clients are still served. Connection caps and the idle timeout close what they should."""
 import re
 import socket
 import struct
@@ -82,12 +82,14 @@ def flooded_node():
     node.cleanup()
 
 
-def flood(node, count, source):
-    """`count` sockets from `source` each send STARTUP and a header declaring ~16 MiB."""
+def flood(node, count, source, declared=BIG, sent=0):
+    """`count` sockets from `source` each send STARTUP, a QUERY header declaring a `declared`
+    body and `sent` bytes of it."""
     socks = []
     for _ in range(count):
         s = socket.create_connection((node.addr, node.port), timeout=10, source_address=(source, 0))
-        s.sendall(envelope(0, 0x01, len(STARTUP_BODY)) + STARTUP_BODY + envelope(1, 0x07, BIG))
+        s.sendall(envelope(0, 0x01, len(STARTUP_BODY)) + STARTUP_BODY
+                  + envelope(1, 0x07, declared) + b"x" * sent)
         s.setblocking(False)
         socks.append(s)
     return socks
@@ -122,6 +124,7 @@ def test_500_clients_declaring_16_mib_bodies_do_not_grow_memory_and_others_are_s
         assert peak < 300, f"VmRSS reached {peak} MB"
         in_flight = metric(node, "helenus_native_request_bytes_in_flight")
         assert 0 < in_flight <= 64 * 1024 * 1024 + 1024 * 1024, in_flight
+        assert metric(node, "helenus_native_request_bytes_announced") == 4 * BIG
         assert metric(node, "helenus_native_paused_connections") > 0
         tpstats = subprocess.run([BIN, "nodetool", "-p", str(node.admin_port), "tpstats"],
                                  capture_output=True, text=True, timeout=60)
@@ -155,10 +158,62 @@ def test_a_paused_client_that_leaves_gives_up_its_place_at_once():
         gone.close()
         # Left while paused, with bytes unread: no longer waiting, though nothing was freed.
         wait_for(lambda: metric(node, "helenus_native_paused_connections") == 0, within=2)
-        assert metric(node, "helenus_native_request_bytes_in_flight") == 900 * 1024
+        assert metric(node, "helenus_native_request_bytes_announced") == 900 * 1024
+        # The holder's body holds the room of what it sent: a first step of 128 KiB.
+        assert metric(node, "helenus_native_request_bytes_in_flight") == 128 * 1024
         holder.close()
         wait_for(lambda: metric(node, "helenus_native_request_bytes_in_flight") == 0)
+        assert metric(node, "helenus_native_request_bytes_announced") == 0
     finally:
+        node.cleanup()
+
+
+def served_at_once(node, source, established):
+    """A new connection from `source` gets READY and SUPPORTED, and it and `established` get a
+    QUERY's RESULT, each within 5 s."""
+    fresh = socket.create_connection((node.addr, node.port), timeout=5, source_address=(source, 0))
+    try:
+        fresh.sendall(envelope(0, 0x01, len(STARTUP_BODY)) + STARTUP_BODY)
+        assert read_frame(fresh)[2] == 0x02, "READY"
+        fresh.sendall(envelope(1, 0x05, 0))
+        assert read_frame(fresh)[2] == 0x06, "SUPPORTED"
+        body = query_body("SELECT release_version FROM system.local")
+        for s in (fresh, established):
+            s.sendall(envelope(2, 0x07, len(body)) + body)
+            assert read_frame(s)[2] == 0x08, "RESULT"
+    finally:
+        fresh.close()
+
+
+def test_half_sent_large_requests_do_not_lock_their_address_out():
+    """Issue 27: from one address, connections each send a STARTUP, a QUERY header declaring
+    16 MiB and 64 KiB of that body. Four bodies fit the address's 64 MiB and the rest wait their
+    turn, yet with 10 and with 500 of them the address's new connections are answered (READY,
+    SUPPORTED) and its small queries run at once, on a new connection and on one established
+    before. Cassandra 5.0.4 (refcass, the same per-IP limit) answers all four at once with 10
+    and with 500. The metrics show what is held (the 128 KiB of room each begun body has) and
+    announced."""
+    node = Node(extra_yaml="native_transport_max_request_data_in_flight_per_ip: 64MiB\n").start()
+    declared, source = 16 * 1024 * 1024, "127.0.0.2"
+    socks = []
+    try:
+        socks.append(raw_client(node, source))
+        established = socks[0]
+        established.settimeout(5)
+        for total in (10, 500):
+            socks += flood(node, total + 1 - len(socks), source, declared, sent=64 * 1024)
+            served_at_once(node, source, established)
+            wait_for(lambda: (metric(node, "helenus_native_paused_connections"),
+                              metric(node, "helenus_native_request_bytes_announced"),
+                              metric(node, "helenus_native_request_bytes_in_flight"))
+                     == (total - 4, 4 * declared, 4 * 128 * 1024))
+        for s in socks:
+            s.close()
+        wait_for(lambda: (metric(node, "helenus_native_request_bytes_announced"),
+                          metric(node, "helenus_native_request_bytes_in_flight")) == (0, 0))
+    finally:
+        for s in socks:
+            s.close()
         node.cleanup()
 
 

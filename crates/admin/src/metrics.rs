@@ -313,8 +313,13 @@ fn native_limits(node: &AdminNode, snapshot: &mut Snapshot) {
     let families = [
         (
             "helenus_native_request_bytes_in_flight",
-            "Request bytes reserved by requests being read or run (Client.RequestsSize)",
+            "Request bytes held by requests being read (as their bytes arrive) or run (Client.RequestsSize)",
             gauge(limits.bytes_in_flight),
+        ),
+        (
+            "helenus_native_request_bytes_announced",
+            "Declared lengths of the large request bodies being received",
+            gauge(limits.bytes_announced),
         ),
         (
             "helenus_native_request_bytes_limit",

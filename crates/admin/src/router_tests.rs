@@ -206,6 +206,7 @@ async fn stats_and_metrics() {
     assert!(text.contains("# TYPE helenus_commitlog_bytes gauge\n"));
     assert!(text.contains("helenus_table_live_sstables{keyspace=\"system\",table=\"local\"}"));
     assert!(text.contains("helenus_native_request_bytes_in_flight 0\n"));
+    assert!(text.contains("helenus_native_request_bytes_announced 0\n"));
     assert!(text.contains("helenus_native_request_bytes_limit 107374182\n"));
     assert!(text.contains("helenus_native_paused_connections 0\n"));
     assert!(text.contains("# TYPE helenus_messages_dropped_total counter\n"));
