@@ -296,17 +296,20 @@ impl QueryProcessor {
         self.drop_tables(ks.tables.values()).await
     }
 
-    /// Snapshots (with `auto_snapshot`) and drops tables from storage.
+    /// Snapshots (with `auto_snapshot`) and drops tables from storage; a table storage no
+    /// longer has (an earlier attempt dropped it) is skipped.
     async fn drop_tables(
         &self,
         tables: impl Iterator<Item = &Arc<TableMetadata>>,
     ) -> CqlResult<()> {
+        let storage = self.coordinator.storage();
         for table in tables {
+            let id = storage::TableId(table.id);
+            if !storage.has_table(id) {
+                continue;
+            }
             self.auto_snapshot("dropped", table).await?;
-            self.coordinator
-                .storage()
-                .drop_table(storage::TableId(table.id))
-                .map_err(storage_error)?;
+            storage.drop_table(id).await.map_err(storage_error)?;
         }
         Ok(())
     }

@@ -42,6 +42,10 @@ pub enum StorageError {
     /// (`ignore`).
     #[error("the commit log cannot take writes: {0}")]
     CommitLogUnavailable(String),
+    /// Work on a table stopped because the table was dropped or truncated meanwhile (see
+    /// [`Work`](crate::engine::Work)); no disk failed.
+    #[error("cancelled: {0}")]
+    Cancelled(String),
 }
 
 impl StorageError {
@@ -79,6 +83,7 @@ impl StorageError {
             StorageError::CommitLogUnavailable(reason) => {
                 StorageError::CommitLogUnavailable(reason.clone())
             }
+            StorageError::Cancelled(reason) => StorageError::Cancelled(reason.clone()),
         }
     }
 }

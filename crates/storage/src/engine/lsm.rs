@@ -21,10 +21,11 @@ use super::pool::{MemtableUsage, PooledMemtable};
 use super::replica_scan::{scan_source, ScanSource};
 use super::rounds::Round;
 use super::table_dir::{open_table_dirs, read_floor, write_floor, LiveSstable};
+use super::work::{Cancel, Pause, Task, Work};
 use super::{read_round, scan_sources, PartitionSource, TableEngine};
 use crate::commitlog::Position;
 use crate::compaction::{CompactionTask, SstableInfo};
-use crate::error::Result;
+use crate::error::{Result, StorageError};
 use crate::filter::{KeyRange, ReadFilter};
 use crate::health::Health;
 use crate::memtable::Memtable;
@@ -36,6 +37,9 @@ use crate::sstable::{
 };
 use crate::storage::now_seconds;
 use mutation::{Partition, PartitionKey, PartitionUpdate};
+
+/// How often [`LsmEngine::claim_waiting`] tries again while a compaction holds an SSTable.
+const CLAIM_POLL: std::time::Duration = std::time::Duration::from_millis(10);
 
 /// What a read sees: the memtables and the open SSTables at one instant.
 #[derive(Clone)]
@@ -89,6 +93,8 @@ pub struct LsmEngine {
     next_generation: AtomicU64,
     /// Generations owned by a running compaction.
     compacting: Mutex<HashSet<u64>>,
+    /// The compactions and other tasks on the table's files, and their cancellation.
+    work: Work,
     floor: Mutex<Position>,
     autocompaction: AtomicBool,
     /// Memtables flushed to an SSTable since the table was opened.
@@ -131,6 +137,7 @@ impl LsmEngine {
             flush_lock: Mutex::new(()),
             next_generation: AtomicU64::new(next),
             compacting: Mutex::new(HashSet::new()),
+            work: Work::default(),
             floor: Mutex::new(floor),
             flushes: AtomicU64::new(0),
             caches: Caches::default(),
@@ -286,6 +293,49 @@ impl LsmEngine {
         self.autocompaction.store(enabled, Ordering::Relaxed);
     }
 
+    /// Starts a task on the table's files (a compaction, a scrub, a snapshot…); it checks
+    /// [`check`](Self::check) as it goes. Waits while a truncation runs; fails once the table
+    /// is dropped.
+    pub fn start_task(&self) -> Result<Task<'_>> {
+        self.work.start().map_err(|cause| self.cancelled(cause))
+    }
+
+    /// Fails with [`StorageError::Cancelled`] once `task` must stop.
+    pub fn check(&self, task: &Task<'_>) -> Result<()> {
+        task.cancelled()
+            .map_or(Ok(()), |cause| Err(self.cancelled(cause)))
+    }
+
+    /// Fails with [`StorageError::Cancelled`] once the table is dropped.
+    pub fn check_live(&self) -> Result<()> {
+        match self.work.closed() {
+            true => Err(self.cancelled(Cancel::Dropped)),
+            false => Ok(()),
+        }
+    }
+
+    /// Cancels the table's tasks for good and waits until they have stopped (a drop); later
+    /// flushes fail.
+    pub fn close(&self) {
+        self.work.close();
+    }
+
+    /// Cancels the table's running tasks and waits until they have stopped; none starts
+    /// until the pause is dropped (a truncation).
+    pub fn pause_tasks(&self) -> Pause<'_> {
+        self.work.pause()
+    }
+
+    fn cancelled(&self, cause: Cancel) -> StorageError {
+        let settings = self.settings();
+        StorageError::Cancelled(format!(
+            "{}.{} was {}",
+            settings.keyspace,
+            settings.name,
+            cause.verb()
+        ))
+    }
+
     /// Commit-log records before this position are already in SSTables.
     pub fn floor(&self) -> Position {
         *self.floor.lock()
@@ -350,12 +400,14 @@ impl LsmEngine {
     }
 
     /// Writes every flushing memtable to a new SSTable, oldest first, then records `floor`.
-    /// A memtable stays readable until its SSTable is in the view.
+    /// A memtable stays readable until its SSTable is in the view. Fails with
+    /// [`StorageError::Cancelled`] once the table is dropped.
     pub fn flush_switched(
         &self,
         _lock: &MutexGuard<'_, ()>,
         floor: Position,
     ) -> Result<FlushReport> {
+        self.check_live()?;
         let started = Instant::now();
         let mut report = FlushReport::default();
         for memtable in self.view().flushing.clone() {
@@ -475,7 +527,8 @@ impl LsmEngine {
     }
 
     /// Deletes the SSTables of a view emptied by [`reset_view`](Self::reset_view), then
-    /// records `floor` so replay skips what was logged before the truncation.
+    /// records `floor` so replay skips what was logged before the truncation. The caller
+    /// holds a [`pause_tasks`](Self::pause_tasks): no task reads the deleted files.
     pub fn finish_truncate(
         &self,
         _lock: &MutexGuard<'_, ()>,
@@ -506,6 +559,24 @@ impl LsmEngine {
         }
         compacting.extend(generations);
         true
+    }
+
+    /// Claims `generations` as [`claim`](Self::claim) does, first waiting for the compaction
+    /// holding one of them to end; `false` once one is no longer live (compacted away or
+    /// truncated). Fails when `task` is cancelled meanwhile.
+    pub fn claim_waiting(&self, generations: &[u64], task: &Task<'_>) -> Result<bool> {
+        loop {
+            if self.claim(generations) {
+                return Ok(true);
+            }
+            let view = self.view();
+            let live = |g: &u64| view.sstables.iter().any(|s| s.generation() == *g);
+            if !generations.iter().all(live) {
+                return Ok(false);
+            }
+            self.check(task)?;
+            std::thread::sleep(CLAIM_POLL);
+        }
     }
 
     /// Releases generations claimed by [`claim`](Self::claim).
@@ -657,6 +728,7 @@ impl TableEngine for LsmEngine {
     }
 
     fn truncate(&self) -> Result<()> {
+        let _pause = self.pause_tasks();
         let lock = self.lock_flush();
         let old = self.reset_view(&lock);
         self.finish_truncate(&lock, &old, self.floor())

@@ -12,6 +12,7 @@ mod pool;
 mod replica_scan;
 mod rounds;
 mod table_dir;
+mod work;
 
 pub use lsm::{FlushReport, LsmEngine, View};
 pub use memtable_engine::MemtableEngine;
@@ -20,6 +21,7 @@ pub use pool::MemtableUsage;
 pub use replica_scan::{ScanRound, ScanSource};
 pub use rounds::{resolve_partition, Round, Rounds};
 pub use table_dir::{table_dir, LiveSstable};
+pub use work::{Cancel, Pause, Task, Work};
 
 use std::iter::Peekable;
 

@@ -10,15 +10,20 @@ use crate::sstable::scan::PartitionIter;
 impl Sstable {
     /// The problems found in the SSTable's files (none: intact), each a
     /// [`StorageError::Corrupt`] naming its file and offset; an I/O failure is an error.
-    /// `progress` is told the uncompressed bytes checked so far.
-    pub fn verify(&self, extended: bool, progress: &dyn Fn(u64)) -> Result<Vec<StorageError>> {
+    /// `progress` is told the uncompressed bytes checked so far; an error it answers (the
+    /// table was dropped) ends the check.
+    pub fn verify(
+        &self,
+        extended: bool,
+        progress: &dyn Fn(u64) -> Result<()>,
+    ) -> Result<Vec<StorageError>> {
         let mut problems = Vec::new();
         keep_corruption(&mut problems, Sstable::open(self.descriptor()).map(drop))?;
         let mut checked = 0;
         for i in 0..self.data.chunk_count() {
             keep_corruption(&mut problems, self.data.chunk(i).map(drop))?;
             checked += self.data.chunk_size(i) as u64;
-            progress(checked);
+            progress(checked)?;
         }
         for block in &self.summary.blocks {
             keep_corruption(&mut problems, self.index.block(block).map(drop))?;

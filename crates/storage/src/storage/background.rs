@@ -167,13 +167,17 @@ fn pick(core: &Core) -> Option<(Arc<LsmEngine>, CompactionTask)> {
 }
 
 /// Runs a task whose inputs are claimed, then releases them. A failure applies the disk
-/// failure policy and holds back the next background compactions ([`Backoff`]).
+/// failure policy and holds back the next background compactions ([`Backoff`]); a compaction
+/// cancelled by a DROP or TRUNCATE did not fail.
 pub fn run_claimed(core: &Core, engine: &LsmEngine, task: &CompactionTask) {
     let context = core.compaction_context();
     let result = exec::run(engine, task, &context);
     engine.release(&task.inputs);
     match result {
         Err(StorageError::Closed) => tracing::info!("compaction of {:?} stopped", task.inputs),
+        Err(StorageError::Cancelled(why)) => {
+            tracing::info!("compaction of {:?} cancelled: {why}", task.inputs)
+        }
         Err(error) => {
             core.compaction_failed(engine, &task.inputs, &error);
             if core.compaction_backoff.lock().failed(Instant::now()) {

@@ -25,7 +25,7 @@ use crate::compaction::exec::{Context, Registry, Throttle};
 use crate::counter::CounterLocks;
 use crate::engine::{FlushReport, LsmEngine};
 use crate::error::{Result, StorageError};
-use crate::health::Health;
+use crate::health::{Health, Operation};
 use crate::log_entry::encode_mutations;
 use crate::sstable::{Caches, ChunkCache, KeyCache, WatchSlot};
 use crate::waited::take_timed;
@@ -203,14 +203,25 @@ impl Core {
     pub fn flush_all(&self) -> Result<()> {
         let mut outcome = Ok(());
         for engine in self.engines() {
-            outcome = outcome.and(self.flush(&engine).map(drop));
+            outcome = outcome.and(self.flush_unless_dropped(&engine));
         }
         outcome
     }
 
-    /// Discards the table's data (its truncation record is already logged).
+    /// Flushes a table the caller found registered; nothing when it was dropped meanwhile.
+    fn flush_unless_dropped(&self, engine: &LsmEngine) -> Result<()> {
+        match self.flush(engine) {
+            Err(StorageError::Cancelled(_)) => Ok(()),
+            flushed => flushed.map(drop),
+        }
+    }
+
+    /// Discards the table's data (its truncation record is already logged), once its running
+    /// compactions and other tasks are cancelled and stopped.
     pub fn truncate(&self, engine: &LsmEngine) -> Result<()> {
+        let _pause = engine.pause_tasks();
         let lock = engine.lock_flush();
+        engine.check_live()?;
         let (old, floor) = {
             let _barrier = self.barrier.write();
             (engine.reset_view(&lock), self.switch_position())
@@ -220,6 +231,21 @@ impl Core {
         self.recycle();
         self.pools.notify();
         Ok(())
+    }
+
+    /// Deletes the files of a table no longer registered, except its snapshots, once its
+    /// tasks are cancelled and stopped and a flush under way is over (later ones fail). A
+    /// failure to delete goes through the disk failure policy.
+    pub fn drop_files(&self, engine: &LsmEngine) -> Result<()> {
+        engine.set_autocompaction(false);
+        engine.close();
+        let _lock = engine.lock_flush();
+        self.pools.notify();
+        engine
+            .dirs()
+            .iter()
+            .try_for_each(|dir| crate::snapshot::remove_table_data(dir))
+            .inspect_err(|error| self.disk_failure(Operation::Write, error))
     }
 
     /// Deletes the commit-log segments no table needs any more.
@@ -252,7 +278,7 @@ impl Core {
             };
             if let Some(largest) = engines.iter().max_by_key(|e| charged(e)) {
                 if charged(largest) > 0 {
-                    self.flush(largest)?;
+                    self.flush_unless_dropped(largest)?;
                 }
             }
         }
@@ -264,7 +290,7 @@ impl Core {
                         .min_position()
                         .is_some_and(|p| p.segment == o.segment)
                 }) {
-                    self.flush(engine)?;
+                    self.flush_unless_dropped(engine)?;
                 }
             }
         }

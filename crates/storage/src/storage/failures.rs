@@ -1,7 +1,8 @@
 //! How storage reacts to failed disks and corrupt SSTables, per the policies of
 //! [`Health`](crate::health::Health): every failed flush, compaction and read of a data
 //! directory goes through [`Core::disk_failure`]; a corrupt SSTable is marked suspect (background
-//! compactions leave it alone) and counted in its table's metrics.
+//! compactions leave it alone) and counted in its table's metrics. Work a DROP or TRUNCATE
+//! cancelled ([`StorageError::Cancelled`]) is no failure: the policies never see it.
 
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
@@ -33,12 +34,18 @@ impl Core {
                     }
                 }
             }
+            // Work cancelled by a DROP or TRUNCATE, a closed storage, an unknown table: no
+            // disk failed.
             _ => {}
         }
     }
 
-    /// A failed flush: counted, then the disk failure policy.
+    /// A failed flush: counted, then the disk failure policy (a flush of a table dropped
+    /// meanwhile did not fail).
     pub fn flush_failed(&self, error: &StorageError) {
+        if matches!(error, StorageError::Cancelled(_)) {
+            return;
+        }
         self.flush_failures.fetch_add(1, Ordering::Relaxed);
         self.disk_failure(Operation::Write, error);
     }

@@ -140,28 +140,28 @@ impl Storage {
         Ok(())
     }
 
-    /// Forgets a table and deletes its files except its snapshots; a drop record keeps replay
-    /// from restoring it.
-    pub fn drop_table(&self, id: TableId) -> Result<()> {
+    /// Forgets a table and deletes its files except its snapshots, once its compactions and
+    /// other tasks are cancelled and stopped and a flush under way is over; a drop record keeps
+    /// replay from restoring it. Dropping a table that is not registered does nothing (a
+    /// schema change applied again after a failure).
+    pub async fn drop_table(&self, id: TableId) -> Result<()> {
         let mut removed = None;
         self.core.tables.rcu(|tables| {
             let mut tables = HashMap::clone(tables);
             removed = tables.remove(&id);
             tables
         });
-        let engine = removed.ok_or(StorageError::UnknownTable(id))?;
+        let Some(engine) = removed else {
+            return Ok(());
+        };
         // Durable with the next sync; no need to wait, the table is already gone in memory.
         let _ = self.core.log.append(&encode(&LogEntry::Drop(id)))?;
-        engine.set_autocompaction(false);
-        let _lock = engine.lock_flush();
-        self.core.pools.notify();
-        engine
-            .dirs()
-            .iter()
-            .try_for_each(|dir| crate::snapshot::remove_table_data(dir))
+        let core = self.core.clone();
+        blocking(move || core.drop_files(&engine)).await
     }
 
-    /// Removes all data of a table, durably: memtables are discarded and SSTables deleted.
+    /// Removes all data of a table, durably: memtables are discarded and SSTables deleted,
+    /// once its compactions and other tasks are cancelled and stopped.
     pub async fn truncate(&self, id: TableId) -> Result<()> {
         let engine = self.engine(id)?;
         self.core

@@ -11,7 +11,8 @@ use super::garbage::one_by_one;
 use super::Storage;
 use crate::compaction::exec;
 use crate::compaction::TaskKind;
-use crate::error::Result;
+use crate::engine::{LiveSstable, LsmEngine};
+use crate::error::{Result, StorageError};
 use crate::health::Operation;
 use crate::sstable::{Component, Loss};
 use mutation::TableId;
@@ -90,21 +91,14 @@ impl Storage {
     /// An I/O failure ends the check (and goes through the disk failure policy).
     pub fn verify(&self, table: TableId, options: VerifyOptions) -> Result<VerifyReport> {
         let engine = self.engine(table)?;
-        let settings = engine.settings();
         let mut report = VerifyReport::default();
         // Not the view itself: held for the whole check, it would keep every memtable flushed
         // meanwhile in memory.
         let sstables = engine.view().sstables.clone();
         for live in &sstables {
-            let sstable = &live.sstable;
-            let total = sstable.stats().uncompressed_size;
-            let registry = &self.core.registry;
-            let tracker =
-                registry.start(&settings.keyspace, &settings.name, TaskKind::Verify, total);
-            let progress = |done| tracker.bytes_done.store(done, Ordering::Relaxed);
-            let checked = sstable.verify(options.extended, &progress);
-            registry.finish(&tracker, None);
-            let problems = checked.inspect_err(|e| self.core.disk_failure(Operation::Read, e))?;
+            let Some(problems) = self.verify_one(&engine, live, options.extended)? else {
+                continue;
+            };
             report.sstables += 1;
             let Some(first) = problems.first() else {
                 continue;
@@ -114,10 +108,40 @@ impl Storage {
                 self.core.disk_failure(Operation::Read, first);
             }
             report.corrupt.push(CorruptSstable {
-                data_file: sstable.descriptor().path(Component::Data),
+                data_file: live.sstable.descriptor().path(Component::Data),
                 problems: problems.iter().map(|p| p.to_string()).collect(),
             });
         }
         Ok(report)
+    }
+
+    /// Checks one SSTable as a task of its table, claimed meanwhile (after the compaction
+    /// holding it, if any, is over) so that no compaction deletes its files under the check;
+    /// `None` when a compaction or a truncation removed it first.
+    fn verify_one(
+        &self,
+        engine: &LsmEngine,
+        live: &LiveSstable,
+        extended: bool,
+    ) -> Result<Option<Vec<StorageError>>> {
+        let work = engine.start_task()?;
+        let generation = [live.generation()];
+        if !engine.claim_waiting(&generation, &work)? {
+            return Ok(None);
+        }
+        let settings = engine.settings();
+        let total = live.sstable.stats().uncompressed_size;
+        let registry = &self.core.registry;
+        let tracker = registry.start(&settings.keyspace, &settings.name, TaskKind::Verify, total);
+        let progress = |done| {
+            tracker.bytes_done.store(done, Ordering::Relaxed);
+            engine.check(&work)
+        };
+        let checked = live.sstable.verify(extended, &progress);
+        registry.finish(&tracker, None);
+        engine.release(&generation);
+        checked
+            .inspect_err(|e| self.core.disk_failure(Operation::Read, e))
+            .map(Some)
     }
 }

@@ -66,8 +66,10 @@ impl Storage {
 }
 
 /// Links the engine's current SSTables into a part per directory holding some (the primary
-/// directory always has one), retrying when a compaction replaced some meanwhile.
+/// directory always has one), retrying when a compaction replaced some meanwhile. Runs as a
+/// task of the table, so a DROP or TRUNCATE waits for it instead of deleting files under it.
 fn link_live_sstables(engine: &LsmEngine, tag: &str, schema: Option<&str>) -> Result<()> {
+    let _work = engine.start_task()?;
     let mut attempt = 1;
     loop {
         match link_once(engine, tag, schema) {

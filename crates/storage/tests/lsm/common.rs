@@ -2,11 +2,12 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use storage::{
-    Cell, ColumnData, ColumnValue, CommitlogSync, DeletionTime, KeyRange, Mutation, PartitionKey,
-    PartitionUpdate, ReadFilter, Row, Storage, StorageConfig, TableId, TableParams,
+    Cell, ColumnData, ColumnValue, CommitlogSync, DeletionTime, KeyRange, Mutation, NodeAction,
+    PartitionKey, PartitionUpdate, ReadFilter, Row, Storage, StorageConfig, TableId, TableParams,
 };
 use uuid::Uuid;
 
@@ -143,4 +144,21 @@ pub fn now() -> i32 {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
     i32::try_from(secs).unwrap_or(i32::MAX)
+}
+
+/// The actions the failure policies asked of the node, as a listener records them.
+pub type Actions = Arc<Mutex<Vec<NodeAction>>>;
+
+/// Records the actions the failure policies ask of the node.
+pub fn listen(storage: &Storage) -> Actions {
+    let actions = Actions::default();
+    let sink = actions.clone();
+    storage.on_failure(Arc::new(move |action, _| {
+        sink.lock().expect("actions").push(action)
+    }));
+    actions
+}
+
+pub fn taken(actions: &Actions) -> Vec<NodeAction> {
+    actions.lock().expect("actions").clone()
 }

@@ -126,7 +126,7 @@ async fn snapshots_truncate_and_drop_cover_every_directory() {
     assert!(parts.iter().all(|p| !p.exists()));
 
     write_flushed(&storage, 2).await;
-    storage.drop_table(TABLE).expect("drop");
+    storage.drop_table(TABLE).await.expect("drop");
     assert!(
         dirs.iter().all(|d| !d.exists()),
         "table directories removed"

@@ -5,7 +5,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::common::*;
@@ -42,22 +42,6 @@ impl Drop for Broken {
         let _ = fs::remove_file(&self.path);
         let _ = fs::rename(&self.moved, &self.path);
     }
-}
-
-/// The actions the policies asked of the node, as a listener records them.
-type Actions = Arc<Mutex<Vec<NodeAction>>>;
-
-fn listen(storage: &Storage) -> Actions {
-    let actions = Actions::default();
-    let sink = actions.clone();
-    storage.on_failure(Arc::new(move |action, _| {
-        sink.lock().expect("actions").push(action)
-    }));
-    actions
-}
-
-fn taken(actions: &Actions) -> Vec<NodeAction> {
-    actions.lock().expect("actions").clone()
 }
 
 fn with_policies(

@@ -8,6 +8,7 @@ mod data_dirs;
 mod disk_failures;
 mod flush;
 mod paging;
+mod races;
 mod read_path;
 mod replica_reads;
 mod scrub;

@@ -132,7 +132,7 @@ async fn snapshots_survive_truncate_and_drop_until_cleared() {
     storage
         .snapshot("dropped-2-t", &table(None))
         .expect("snapshot");
-    storage.drop_table(TABLE).expect("drop");
+    storage.drop_table(TABLE).await.expect("drop");
     let tags: Vec<String> = storage
         .list_snapshots()
         .expect("list")

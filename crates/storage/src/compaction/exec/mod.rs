@@ -3,7 +3,9 @@
 //! swap inputs for outputs in the engine's view and delete the inputs — inside a transaction log
 //! ([`txn`]) so a crash at any point leaves a consistent set. Fully expired inputs are dropped
 //! without being read; uplevel tasks only rewrite the level. Pacing comes from the node-wide
-//! [`Throttle`]; progress is published through a [`Tracker`].
+//! [`Throttle`]; progress is published through a [`Tracker`]. Every job runs as one of the
+//! table's [`Task`]s: a DROP or TRUNCATE cancels it between two partitions, and it removes its
+//! outputs and stops with [`StorageError::Cancelled`].
 
 mod merge;
 mod progress;
@@ -27,7 +29,7 @@ use parking_lot::Mutex;
 
 use crate::compaction::garbage::{remove_shadowed, Granularity};
 use crate::compaction::{CompactionTask, TaskKind};
-use crate::engine::{LiveSstable, LsmEngine, PartitionSource};
+use crate::engine::{LiveSstable, LsmEngine, PartitionSource, Task};
 use crate::error::{Result, StorageError};
 use crate::filter::ReadFilter;
 use crate::partition::PartitionData;
@@ -59,7 +61,8 @@ enum Rewrite<'a> {
 }
 
 /// Runs `task` on `engine`, whose inputs the caller has claimed. `Ok(None)` when the inputs
-/// changed meanwhile and nothing was done.
+/// changed meanwhile and nothing was done; [`StorageError::Cancelled`] when the table was
+/// dropped or truncated.
 pub fn run(
     engine: &LsmEngine,
     task: &CompactionTask,
@@ -97,6 +100,7 @@ fn run_job(
     ctx: &Context<'_>,
     rewrite: Rewrite<'_>,
 ) -> Result<Option<CompactionRecord>> {
+    let work = engine.start_task()?;
     // The view is dropped at once: held for the whole compaction, it would keep every memtable
     // flushed meanwhile in memory until the compaction ends.
     let (inputs, memtable_min) = {
@@ -128,6 +132,7 @@ fn run_job(
         let job = Job {
             engine,
             task,
+            work: &work,
             ctx,
             tracker: &tracker,
             options: WriteOptions {
@@ -161,6 +166,7 @@ fn uplevel(inputs: &[Arc<LiveSstable>], level: u32) -> Result<Option<Vec<Arc<Liv
 struct Job<'a> {
     engine: &'a LsmEngine,
     task: &'a CompactionTask,
+    work: &'a Task<'a>,
     ctx: &'a Context<'a>,
     tracker: &'a Tracker,
     options: WriteOptions,
@@ -226,9 +232,7 @@ impl<'a> Job<'a> {
         let mut writer: Option<SstableWriter> = None;
         let mut read = 0;
         while let Some(item) = merged.next() {
-            if self.ctx.stop.load(Ordering::Relaxed) {
-                return Err(StorageError::Closed);
-            }
+            self.check()?;
             let (key, data) = item?;
             let purger = Purger::new(self.ctx.now, self.gc_before, || self.horizon(&key))
                 .with_dropped(self.dropped);
@@ -248,12 +252,23 @@ impl<'a> Job<'a> {
                 }
             }
             let now_read = merged.bytes_read();
-            self.ctx.throttle.acquire(now_read - read, self.ctx.stop);
+            self.ctx
+                .throttle
+                .acquire(now_read - read, || self.check().is_err());
             read = now_read;
             self.tracker.bytes_done.store(read, Ordering::Relaxed);
         }
         outputs.extend(finish(writer)?);
         Ok(())
+    }
+
+    /// Fails once the node stops ([`StorageError::Closed`]) or the table is dropped or
+    /// truncated ([`StorageError::Cancelled`]).
+    fn check(&self) -> Result<()> {
+        if self.ctx.stop.load(Ordering::Relaxed) {
+            return Err(StorageError::Closed);
+        }
+        self.engine.check(self.work)
     }
 
     /// The inputs' partition streams: salvaged for a scrub, as written otherwise.

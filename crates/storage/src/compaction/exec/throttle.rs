@@ -1,7 +1,7 @@
 //! A node-wide byte-rate limiter shared by every compaction (`compaction_throughput`), changeable
 //! at run time; 0 means unthrottled.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
@@ -36,9 +36,9 @@ impl Throttle {
         self.rate.store(bytes_per_second, Ordering::Relaxed);
     }
 
-    /// Accounts for `bytes` and sleeps until the rate allows them; returns early when `stop`
-    /// is set.
-    pub fn acquire(&self, bytes: u64, stop: &AtomicBool) {
+    /// Accounts for `bytes` and sleeps until the rate allows them; returns early once
+    /// `stopped` (the node stops, the table is dropped) answers `true`.
+    pub fn acquire(&self, bytes: u64, stopped: impl Fn() -> bool) {
         let rate = self.rate();
         if rate == 0 || bytes == 0 {
             return;
@@ -52,7 +52,7 @@ impl Throttle {
         if due.saturating_duration_since(Instant::now()) < MIN_NAP {
             return;
         }
-        while !stop.load(Ordering::Relaxed) {
+        while !stopped() {
             let now = Instant::now();
             if now >= due {
                 break;
@@ -68,15 +68,15 @@ mod tests {
 
     #[test]
     fn pacing_follows_the_rate_and_zero_is_free() {
-        let stop = AtomicBool::new(false);
+        let stop = || false;
         let throttle = Throttle::new(0);
         let started = Instant::now();
-        throttle.acquire(1 << 30, &stop);
+        throttle.acquire(1 << 30, stop);
         assert!(started.elapsed() < Duration::from_millis(50));
         throttle.set_rate(1_000_000);
         let started = Instant::now();
         for _ in 0..4 {
-            throttle.acquire(50_000, &stop);
+            throttle.acquire(50_000, stop);
         }
         let elapsed = started.elapsed();
         assert!(elapsed >= Duration::from_millis(190), "{elapsed:?}");
@@ -85,11 +85,11 @@ mod tests {
 
     #[test]
     fn many_small_grants_keep_the_rate() {
-        let stop = AtomicBool::new(false);
+        let stop = || false;
         let throttle = Throttle::new(10_000_000);
         let started = Instant::now();
         for _ in 0..10_000 {
-            throttle.acquire(100, &stop);
+            throttle.acquire(100, stop);
         }
         // 1 MB at 10 MB/s: about 100 ms, not 10,000 separate naps.
         let elapsed = started.elapsed();
