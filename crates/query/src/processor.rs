@@ -28,6 +28,7 @@ use crate::local::{self, NodeInfo};
 use crate::modify::ModifyPlan;
 use crate::operand::{BindSpecs, Binder};
 use crate::restrictions::{PartitionSelection, Values};
+use crate::schema_follow::SchemaLag;
 use crate::select::SelectPlan;
 use crate::tombstones::TombstoneLimits;
 use crate::trace::{TraceRequest, Tracer, Tracing};
@@ -141,6 +142,8 @@ pub struct QueryProcessor {
     pub(crate) metadata: OnceLock<Arc<MetadataService>>,
     /// The metadata epoch this node's schema has caught up with.
     pub(crate) synced: watch::Sender<u64>,
+    /// Why this node could not apply the metadata log's latest schema, while it cannot.
+    pub(crate) lag: watch::Sender<Option<SchemaLag>>,
     /// How a schema change waits for the other live nodes to apply it (set in a cluster).
     pub(crate) agreement: OnceLock<AgreementWait>,
     pub(crate) node: NodeInfo,
@@ -176,6 +179,7 @@ impl QueryProcessor {
             metadata: OnceLock::new(),
             agreement: OnceLock::new(),
             synced: watch::Sender::new(0),
+            lag: watch::Sender::new(None),
             node,
             limits: ArcSwap::from_pointee(Limits::default()),
         });

@@ -28,9 +28,6 @@ use crate::{local, schema_store};
 /// How many times a statement is planned again after another schema change won the race.
 const MAX_PLANS: usize = 8;
 
-/// How long a statement waits for its own change to be applied on this node.
-const APPLY_TIMEOUT: Duration = Duration::from_secs(10);
-
 /// How long a statement waits for the metadata group to commit it, or to regain a majority (a
 /// leader being elected after a node died or came back), before it fails as Unavailable —
 /// well within drivers' request timeouts.
@@ -63,30 +60,15 @@ impl QueryProcessor {
     }
 
     /// Connects the node to the cluster metadata log: schema statements commit through it, and
-    /// every schema the log reaches is applied here (a task that runs while the node does).
+    /// every schema the log reaches is applied here (a task that runs while the node does; see
+    /// [`schema_follow`](crate::schema_follow)).
     pub fn attach_metadata(self: &Arc<Self>, metadata: Arc<MetadataService>) {
-        let mut states = metadata.watch();
+        let states = metadata.watch();
         if self.metadata.set(metadata).is_err() {
             tracing::error!("the cluster metadata log is already attached");
             return;
         }
-        let qp = Arc::downgrade(self);
-        tokio::spawn(async move {
-            loop {
-                let meta = states.borrow_and_update().clone();
-                let Some(qp) = qp.upgrade() else { return };
-                if let Err(e) = qp.sync_schema(&meta).await {
-                    tracing::error!(
-                        "cannot apply the schema at metadata epoch {}: {e}",
-                        meta.epoch
-                    );
-                }
-                drop(qp);
-                if states.changed().await.is_err() {
-                    return;
-                }
-            }
-        });
+        self.follow_metadata(states);
     }
 
     /// The cluster metadata log, once attached.
@@ -101,6 +83,7 @@ impl QueryProcessor {
 
     /// Runs a schema statement: plans it, commits the changed keyspace to the metadata log and
     /// waits until this node has applied it; plans again when another change won the race.
+    /// Refused at once while this node is behind the log (it could not apply what it commits).
     pub(crate) async fn apply_ddl(
         &self,
         stmt: &Statement,
@@ -110,6 +93,7 @@ impl QueryProcessor {
         let metadata = self.metadata.get().ok_or_else(|| {
             CqlError::Server("schema changes are not available while the node starts".into())
         })?;
+        self.check_caught_up()?;
         let deadline = tokio::time::Instant::now() + QUORUM_WAIT;
         let mut plans = 0;
         while plans < MAX_PLANS {
@@ -171,18 +155,6 @@ impl QueryProcessor {
     async fn await_agreement(&self) {
         if let Some(wait) = self.agreement.get() {
             wait(self.schema().schema.version()).await;
-        }
-    }
-
-    /// Waits until this node's schema has caught up with `epoch`.
-    async fn await_synced(&self, epoch: u64) -> CqlResult<()> {
-        let mut synced = self.synced.subscribe();
-        let caught_up = async { synced.wait_for(|&applied| applied >= epoch).await.is_ok() };
-        match tokio::time::timeout(APPLY_TIMEOUT, caught_up).await {
-            Ok(true) => Ok(()),
-            _ => Err(CqlError::Server(format!(
-                "the schema change was committed (epoch {epoch}) but not yet applied on this node"
-            ))),
         }
     }
 
