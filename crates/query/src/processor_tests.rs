@@ -1,14 +1,6 @@
-use types::request::QueryOptions;
-use types::{CqlError, CqlResult};
+use types::CqlError;
 
-use crate::testing::local_processor;
-use crate::QueryProcessor;
-
-async fn run(qp: &QueryProcessor, text: &str) -> CqlResult<()> {
-    qp.query(Some("ks"), text, QueryOptions::default())
-        .await
-        .map(|_| ())
-}
+use crate::testing::{processor_with_ks, run_in_ks as run};
 
 /// Found by the statements fuzz target: the schema accepted the sub-option and storage
 /// refused it only when applying the change, after it was committed to the metadata log (a
@@ -17,11 +9,9 @@ async fn run(qp: &QueryProcessor, text: &str) -> CqlResult<()> {
 #[tokio::test]
 async fn table_options_storage_cannot_use_are_a_configuration_error() {
     let dir = tempfile::tempdir().expect("a directory");
-    let qp = local_processor(dir.path())
+    let qp = processor_with_ks(dir.path())
         .await
-        .expect("the processor starts");
-    let keyspace = "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}";
-    run(&qp, keyspace).await.expect("the keyspace");
+        .expect("the processor and its keyspace");
     let bad = "{'class': 'SizeTieredCompactionStrategy', 'enabled': 'falze'}";
     let expected = Err(CqlError::Config(
         "enabled should either be 'true' or 'false', not falze".into(),

@@ -147,16 +147,9 @@ async fn follow(qp: Weak<QueryProcessor>, mut states: watch::Receiver<Arc<Cluste
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::local_processor;
+    use crate::testing::{processor_with_ks, run_in_ks as run};
     use std::path::{Path, PathBuf};
     use std::time::Instant;
-    use types::request::QueryOptions;
-
-    async fn run(qp: &QueryProcessor, text: &str) -> CqlResult<()> {
-        qp.query(Some("ks"), text, QueryOptions::default())
-            .await
-            .map(drop)
-    }
 
     /// The only table directory of keyspace `ks` under `dir`.
     fn table_dir(dir: &Path) -> PathBuf {
@@ -174,11 +167,9 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_node_behind_the_log_refuses_schema_changes_and_catches_up() {
         let dir = tempfile::tempdir().expect("a directory");
-        let qp = local_processor(dir.path())
+        let qp = processor_with_ks(dir.path())
             .await
-            .expect("the processor starts");
-        let keyspace = "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}";
-        run(&qp, keyspace).await.expect("the keyspace");
+            .expect("the processor and its keyspace");
         run(&qp, "CREATE TABLE t (k int PRIMARY KEY, v int)")
             .await
             .expect("a table");

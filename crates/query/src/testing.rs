@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use coordinator::{Coordinator, Timeouts};
 use storage::{Storage, StorageConfig};
+use types::request::QueryOptions;
 use types::{CqlError, CqlResult};
 
 use crate::{NodeInfo, QueryProcessor, RELEASE_VERSION};
@@ -39,4 +40,19 @@ pub async fn local_processor(dir: &Path) -> CqlResult<Arc<QueryProcessor>> {
         host_id,
     };
     QueryProcessor::start_alone(Arc::new(coordinator), info, dir.join("metadata")).await
+}
+
+/// A [`local_processor`] with keyspace `ks` (SimpleStrategy, replication factor 1).
+pub async fn processor_with_ks(dir: &Path) -> CqlResult<Arc<QueryProcessor>> {
+    let qp = local_processor(dir).await?;
+    let keyspace = "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}";
+    run_in_ks(&qp, keyspace).await?;
+    Ok(qp)
+}
+
+/// Runs `text` with `ks` as the session's keyspace; the result is dropped.
+pub async fn run_in_ks(qp: &QueryProcessor, text: &str) -> CqlResult<()> {
+    qp.query(Some("ks"), text, QueryOptions::default())
+        .await
+        .map(drop)
 }
