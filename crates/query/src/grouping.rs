@@ -83,7 +83,7 @@ fn restricted_by_eq(r: &Restrictions, column: &schema::ColumnMetadata) -> bool {
             PartitionSelection::Keys(values) => values.get(position),
             PartitionSelection::Range(_) => None,
         },
-        _ => r.clustering_eq.get(position),
+        _ => r.clustering_values(position),
     };
     matches!(values, Some(Values::Eq(_)))
 }

@@ -20,6 +20,7 @@ mod json;
 mod keys;
 mod local;
 mod modify;
+mod multi_column;
 mod operand;
 mod paging;
 mod peers;

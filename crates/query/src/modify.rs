@@ -18,7 +18,7 @@ use crate::columns::{column, spec};
 use crate::exec::ExecContext;
 use crate::keys::KeyLayout;
 use crate::operand::{Binder, Operand, Resolved};
-use crate::restrictions::{self, Restrictions, StatementKind, Values};
+use crate::restrictions::{self, Prefix, Restrictions, StatementKind, Values};
 use crate::slices;
 use crate::terms;
 
@@ -167,7 +167,7 @@ impl ModifyPlan {
         }
         let restrictions = Restrictions {
             partition: restrictions::PartitionSelection::Keys(pk.into_iter().flatten().collect()),
-            clustering_eq: ck.into_iter().flatten().collect(),
+            clustering_eq: ck.into_iter().flatten().map(Prefix::Column).collect(),
             clustering_slice: None,
             multi_slice: None,
             filters: Vec::new(),
@@ -241,19 +241,13 @@ impl ModifyPlan {
         }
         let restrictions =
             restrictions::analyze(&table, &s.where_clause, StatementKind::Delete, binder)?;
-        let partial = restrictions.clustering_eq.len() < table.clustering.len();
-        if !ops.is_empty()
-            && (restrictions.clustering_slice.is_some() || restrictions.multi_slice.is_some())
-        {
-            return Err(CqlError::invalid(
-                "Range deletions are not supported for specific columns",
-            ));
-        }
+        let partial = restrictions.clustering_eq_columns() < table.clustering.len();
+        let ranged = restrictions.clustering_slice.is_some() || restrictions.multi_slice.is_some();
         let only_static =
             !ops.is_empty() && ops.iter().all(|o| o.column().kind == ColumnKind::Static);
         if only_static {
             only_static_rows(&restrictions, "DELETE")?;
-        } else if !ops.is_empty() && partial {
+        } else if !ops.is_empty() && (partial || ranged) {
             return Err(CqlError::invalid(
                 "Range deletions are not supported for specific columns",
             ));
@@ -462,7 +456,7 @@ impl ModifyPlan {
             .clustering_columns()
             .map(|c| c.name.clone())
             .collect();
-        let combos = slices::combinations(&self.restrictions.clustering_eq, &names, ctx)?;
+        let combos = slices::prefixes(&self.restrictions.clustering_eq, &names, ctx)?;
         for combo in &combos {
             crate::keys::check_key_length(combo)?;
         }
@@ -471,7 +465,7 @@ impl ModifyPlan {
 
     /// Whether the statement names whole rows (every clustering column given by `=` or `IN`).
     fn names_rows(&self) -> bool {
-        self.restrictions.clustering_eq.len() == self.layout.clustering_types.len()
+        self.restrictions.clustering_eq_columns() == self.layout.clustering_types.len()
             && self.restrictions.clustering_slice.is_none()
             && self.restrictions.multi_slice.is_none()
     }

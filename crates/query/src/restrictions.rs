@@ -6,6 +6,7 @@ use cql::ast::{Operator, Relation, Term};
 use schema::{ColumnKind, ColumnMetadata, TableMetadata};
 use types::{CqlError, CqlResult, CqlType, NativeType};
 
+use crate::multi_column::{self, Group, GroupKind, Written};
 use crate::operand::{Binder, Operand};
 use crate::terms;
 
@@ -18,6 +19,27 @@ pub enum Values {
     In(Vec<Operand>),
     /// `IN ?`: one bound list.
     InList(Operand),
+}
+
+/// One entry of the clustering `=`/`IN` prefix.
+#[derive(Clone, Debug)]
+pub enum Prefix {
+    Column(Values),
+    /// `(a, b) IN ((1, 2), (3, 4))`: several columns at once.
+    Tuples(Vec<Vec<Operand>>),
+    /// `(a, b) IN ?`: one bound list of tuples over so many columns.
+    TupleList(Operand, usize),
+}
+
+impl Prefix {
+    /// How many clustering columns the entry restricts.
+    pub fn width(&self) -> usize {
+        match self {
+            Prefix::Column(_) => 1,
+            Prefix::Tuples(tuples) => tuples.first().map_or(1, Vec::len),
+            Prefix::TupleList(_, width) => *width,
+        }
+    }
 }
 
 /// A one-sided bound of a slice: the value and whether it is inclusive.
@@ -33,17 +55,13 @@ pub struct Slice {
 /// One bound of a multi-column slice: the tuple and whether it is inclusive.
 pub type TupleBound = Option<(Vec<Operand>, bool)>;
 
-/// A multi-column relation over consecutive clustering columns that follow the single-column
-/// `=`/`IN` prefix: `(a, b) > (1, 2)`, `(a, b) = (1, 2)` or `(a, b) IN ((1, 2), (3, 4))`.
-#[derive(Clone, Debug)]
-pub enum MultiSlice {
-    Slice {
-        start: TupleBound,
-        end: TupleBound,
-    },
-    In(Vec<Vec<Operand>>),
-    /// `(a, b) IN ?`: one bound list of tuples.
-    InList(Operand),
+/// A multi-column slice right after the `=`/`IN` prefix: `(a, b) > (1, 2)`, merged with the
+/// slices that start on the same column (`AND (a) < (3)`, `AND a < 3`): each bound is a tuple
+/// of its own length.
+#[derive(Clone, Debug, Default)]
+pub struct MultiSlice {
+    pub start: TupleBound,
+    pub end: TupleBound,
 }
 
 /// A relation kept for row-by-row evaluation.
@@ -69,12 +87,33 @@ pub enum PartitionSelection {
 #[derive(Clone, Debug)]
 pub struct Restrictions {
     pub partition: PartitionSelection,
-    /// `=`/`IN` on the first clustering columns.
-    pub clustering_eq: Vec<Values>,
+    /// `=`/`IN` on the first clustering columns: one column each, several for a
+    /// multi-column `IN`.
+    pub clustering_eq: Vec<Prefix>,
     /// A slice on the clustering column after `clustering_eq`.
     pub clustering_slice: Option<Slice>,
     pub multi_slice: Option<MultiSlice>,
     pub filters: Vec<Filter>,
+}
+
+impl Restrictions {
+    /// How many clustering columns the `=`/`IN` prefix restricts.
+    pub fn clustering_eq_columns(&self) -> usize {
+        self.clustering_eq.iter().map(Prefix::width).sum()
+    }
+
+    /// The `=`/`IN` restriction of one clustering column, when it restricts that column alone.
+    pub fn clustering_values(&self, position: usize) -> Option<&Values> {
+        let mut at = 0;
+        for entry in &self.clustering_eq {
+            match entry {
+                Prefix::Column(values) if at == position => return Some(values),
+                _ if at >= position => return None,
+                _ => at += entry.width(),
+            }
+        }
+        None
+    }
 }
 
 /// What the statement kind allows (SELECT, UPDATE, DELETE differ).
@@ -91,7 +130,7 @@ struct Collected {
     token: Option<Slice>,
     eq: Vec<Option<Values>>,
     slices: Vec<Option<Slice>>,
-    multi: Vec<(Vec<String>, Operator, Term)>,
+    multi: Vec<Written>,
     /// The columns of each `(a, b) = (...)`, restricted as single columns.
     multi_eq: Vec<Vec<String>>,
     /// Relations filtered row by row (map entries `m[key] = value` too), their values
@@ -123,27 +162,19 @@ pub fn analyze(
     );
     let mut pk_filters = Vec::new();
     let partition = partition_selection(table, &mut c, kind, filtering, &mut pk_filters)?;
-    let (clustering_eq, clustering_slice, mut filters) =
-        clustering(table, &mut c, kind, &partition, filtering)?;
+    let groups = multi_column::groups(table, std::mem::take(&mut c.multi), &c.multi_eq, binder)?;
+    let parts = clustering(table, &mut c, groups, kind, &partition, filtering)?;
+    let mut filters = parts.filters;
     filters.append(&mut pk_filters);
-    let multi_names: Vec<String> = c.multi.iter().flat_map(|(n, _, _)| n.clone()).collect();
-    let multi_slice = multi(table, &mut c, clustering_eq.len(), binder)?;
-    let filters_multi_column =
-        |names: &[String]| filters.iter().any(|f| names.contains(&f.column.name));
-    if multi_slice.is_some() && (clustering_slice.is_some() || filters_multi_column(&multi_names)) {
-        return Err(CqlError::invalid(
-            "Clustering columns may not be restricted by both single-column slices and multi-column relations",
-        ));
-    }
     if !filtering && !c.filters.is_empty() {
         return Err(filtering_error(kind, &c.filters));
     }
     filters.append(&mut c.filters);
     Ok(Restrictions {
         partition,
-        clustering_eq,
-        clustering_slice,
-        multi_slice,
+        clustering_eq: parts.eq,
+        clustering_slice: parts.slice,
+        multi_slice: parts.multi,
         filters,
     })
 }
@@ -197,7 +228,7 @@ fn collect(
                 if columns[..i].contains(name) {
                     return Err(CqlError::invalid(format!(
                         "Column \"{name}\" appeared twice in a relation: {}",
-                        multi_relation_text(columns, *op, value)
+                        multi_column::relation_text(columns, *op, value)
                     )));
                 }
                 let col = column(table, name)?;
@@ -207,6 +238,12 @@ fn collect(
                         col.name
                     )));
                 }
+            }
+            if *op == Operator::Neq {
+                return Err(CqlError::invalid(format!(
+                    "Unsupported \"!=\" relation: {}",
+                    multi_column::relation_text(columns, *op, value)
+                )));
             }
             if *op == Operator::Eq {
                 return multi_eq(table, columns, value, c, binder);
@@ -253,12 +290,10 @@ fn multi_eq(
     c: &mut Collected,
     binder: &mut Binder,
 ) -> CqlResult<()> {
-    let Some(first) = names.first() else {
+    if names.is_empty() {
         return Err(CqlError::invalid("Empty multi-column relation"));
-    };
-    let first = column(table, first)?.position.max(0) as usize;
-    check_multi_columns(table, names, Operator::Eq, value, first)?;
-    let operands = multi_operands(table, names, value.clone(), binder)?;
+    }
+    let operands = multi_column::equality(table, names, value, binder)?;
     for (name, operand) in names.iter().zip(operands) {
         let col = column(table, name)?.clone();
         let pos = col.position.max(0) as usize;
@@ -463,7 +498,7 @@ fn check_collection_relation(col: &ColumnMetadata, op: Operator) -> CqlResult<()
     Ok(())
 }
 
-fn operator_text(op: Operator) -> &'static str {
+pub(crate) fn operator_text(op: Operator) -> &'static str {
     match op {
         Operator::Eq => "=",
         Operator::Lt => "<",
@@ -624,33 +659,63 @@ fn key_filter(column: &ColumnMetadata, values: Values) -> Filter {
 }
 
 /// The `=`/`IN` prefix, the slice after it, and restrictions left for filtering.
-type ClusteringParts = (Vec<Values>, Option<Slice>, Vec<Filter>);
+struct ClusteringParts {
+    eq: Vec<Prefix>,
+    slice: Option<Slice>,
+    multi: Option<MultiSlice>,
+    filters: Vec<Filter>,
+}
 
+/// The restricted clustering columns must follow each other from the first one: `=`/`IN`
+/// on single columns or (multi-column `IN`) several, then at most one slice.
 fn clustering(
     table: &TableMetadata,
     c: &mut Collected,
+    mut groups: Vec<Group>,
     kind: StatementKind,
     partition: &PartitionSelection,
     filtering: bool,
 ) -> CqlResult<ClusteringParts> {
     let cols: Vec<&ColumnMetadata> = table.clustering_columns().collect();
-    let mut eq = Vec::new();
-    let mut slice = None;
+    multi_column::merge_single(&mut groups, &cols, &c.eq, &mut c.slices)?;
+    let mut parts = ClusteringParts {
+        eq: Vec::new(),
+        slice: None,
+        multi: None,
+        filters: Vec::new(),
+    };
+    // The first column of the slice that ends the prefix.
+    let mut slice_start = None;
     let mut i = 0;
     while i < cols.len() {
         if let Some(v) = c.eq[i].take() {
-            eq.push(v);
-        } else if let Some(s) = c.slices[i].take() {
-            slice = Some(s);
+            parts.eq.push(Prefix::Column(v));
             i += 1;
-            break;
-        } else {
-            break;
+            continue;
         }
-        i += 1;
+        if let Some(at) = groups.iter().position(|g| g.first == i) {
+            let group = groups.swap_remove(at);
+            i += group.names.len();
+            match group.kind {
+                GroupKind::In(values) => {
+                    parts.eq.push(values);
+                    continue;
+                }
+                GroupKind::Slice(slice) => {
+                    parts.multi = Some(slice);
+                    slice_start = Some(group.first);
+                    break;
+                }
+            }
+        }
+        if let Some(s) = c.slices[i].take() {
+            parts.slice = Some(s);
+            slice_start = Some(i);
+            i += 1;
+        }
+        break;
     }
     let stop = i;
-    let mut filters = Vec::new();
     for j in stop..cols.len() {
         if c.eq[j].is_none() && c.slices[j].is_none() {
             continue;
@@ -660,46 +725,49 @@ fn clustering(
             return Err(CqlError::invalid(FILTERING_MESSAGE));
         }
         if filtering {
-            filters.extend(clustering_filters(
+            parts.filters.extend(clustering_filters(
                 cols[j],
                 c.eq[j].take(),
                 c.slices[j].take(),
             ));
             continue;
         }
-        let prev = cols[j - 1];
-        // A multi-column slice starting where the single-column restrictions stop.
-        let multi_slice_start = c
-            .multi
-            .iter()
-            .find(|(names, op, _)| *op != Operator::In && names.first() == Some(&cols[stop].name))
-            .map(|_| cols[stop].name.clone());
-        let msg = if slice.is_some() && j > 0 && stop == j {
-            format!(
-                "Clustering column \"{}\" cannot be restricted (preceding column \"{}\" is restricted by a non-EQ relation)",
-                cols[j].name, cols[stop - 1].name
-            )
-        } else if let Some(first) = multi_slice_start {
-            format!(
-                "Clustering column \"{}\" cannot be restricted (preceding column \"{first}\" is restricted by a non-EQ relation)",
-                cols[j].name
-            )
-        } else {
-            format!(
-                "PRIMARY KEY column \"{}\" cannot be restricted as preceding column \"{}\" is not restricted",
-                cols[j].name, prev.name
-            )
+        let msg = match slice_start {
+            Some(s) if parts.multi.is_some() || stop == j => {
+                after_slice(&cols[j].name, &cols[s].name)
+            }
+            _ => unrestricted_before(&cols[j].name, &cols[j - 1].name),
         };
         return Err(CqlError::invalid(msg));
     }
-    let restricted_any = !eq.is_empty() || slice.is_some();
+    if let Some(group) = groups.iter().min_by_key(|g| g.first) {
+        let name = &cols[group.first].name;
+        let msg = match slice_start {
+            Some(s) => after_slice(name, &cols[s].name),
+            None => unrestricted_before(name, &cols[group.first.saturating_sub(1)].name),
+        };
+        return Err(CqlError::invalid(msg));
+    }
+    let restricted_any = !parts.eq.is_empty() || parts.slice.is_some() || parts.multi.is_some();
     if restricted_any && matches!(kind, StatementKind::Select { .. }) && !filtering {
         if let PartitionSelection::Range(_) = partition {
             return Err(CqlError::invalid(FILTERING_MESSAGE));
         }
     }
-    check_modification_clustering(&cols, &eq, &slice, kind)?;
-    Ok((eq, slice, filters))
+    check_modification_clustering(&cols, &parts.eq, &parts.slice, kind)?;
+    Ok(parts)
+}
+
+fn after_slice(column: &str, slice_column: &str) -> String {
+    format!(
+        "Clustering column \"{column}\" cannot be restricted (preceding column \"{slice_column}\" is restricted by a non-EQ relation)"
+    )
+}
+
+fn unrestricted_before(column: &str, previous: &str) -> String {
+    format!(
+        "PRIMARY KEY column \"{column}\" cannot be restricted as preceding column \"{previous}\" is not restricted"
+    )
 }
 
 /// Row-by-row checks for a clustering column restricted out of primary key order.
@@ -739,7 +807,7 @@ fn clustering_filters(
 
 fn check_modification_clustering(
     cols: &[&ColumnMetadata],
-    eq: &[Values],
+    eq: &[Prefix],
     slice: &Option<Slice>,
     kind: StatementKind,
 ) -> CqlResult<()> {
@@ -749,8 +817,9 @@ fn check_modification_clustering(
                 "Slice restrictions are not supported on the clustering columns in UPDATE statements",
             ));
         }
-        if eq.len() < cols.len() {
-            let missing: Vec<&str> = cols[eq.len()..].iter().map(|c| c.name.as_str()).collect();
+        let restricted: usize = eq.iter().map(Prefix::width).sum();
+        if restricted < cols.len() {
+            let missing: Vec<&str> = cols[restricted..].iter().map(|c| c.name.as_str()).collect();
             return Err(CqlError::invalid(format!(
                 "Some clustering keys are missing: {}",
                 missing.join(", ")
@@ -758,200 +827,4 @@ fn check_modification_clustering(
         }
     }
     Ok(())
-}
-
-fn multi(
-    table: &TableMetadata,
-    c: &mut Collected,
-    prefix: usize,
-    binder: &mut Binder,
-) -> CqlResult<Option<MultiSlice>> {
-    let mut out: Option<(Vec<String>, MultiSlice)> = None;
-    for (names, op, value) in std::mem::take(&mut c.multi) {
-        if c.multi_eq.contains(&names) {
-            return Err(CqlError::invalid(format!(
-                "{} cannot be restricted by more than one relation if it includes an Equal",
-                names.join(" ,")
-            )));
-        }
-        check_multi_columns(table, &names, op, &value, prefix)?;
-        if let Some((first, _)) = &out {
-            if *first != names {
-                return Err(CqlError::invalid(
-                    "Multi-column slices must restrict the same columns",
-                ));
-            }
-        }
-        let current = out.take().map(|(_, m)| m);
-        let next = add_multi(table, &names, op, value, current, binder)?;
-        out = Some((names, next));
-    }
-    Ok(out.map(|(_, m)| m))
-}
-
-/// Adds one multi-column relation to what the earlier ones restricted.
-fn add_multi(
-    table: &TableMetadata,
-    names: &[String],
-    op: Operator,
-    value: Term,
-    current: Option<MultiSlice>,
-    binder: &mut Binder,
-) -> CqlResult<MultiSlice> {
-    let listed = names.join(" ,");
-    let is_eq = matches!(op, Operator::Eq | Operator::In);
-    let (mut start, mut end) = match current {
-        None => (None, None),
-        Some(MultiSlice::Slice { start, end }) if !is_eq => (start, end),
-        Some(MultiSlice::Slice { .. }) => {
-            return Err(CqlError::invalid(format!(
-                "Column \"{listed}\" cannot be restricted by both an equality and an inequality relation"
-            )))
-        }
-        Some(MultiSlice::In(_) | MultiSlice::InList(_)) => {
-            return Err(CqlError::invalid(format!(
-                "{listed} cannot be restricted by more than one relation if it includes an Equal"
-            )))
-        }
-    };
-    let (slot, which, inclusive) = match op {
-        Operator::Gt => (&mut start, "start", false),
-        Operator::Gte => (&mut start, "start", true),
-        Operator::Lt => (&mut end, "end", false),
-        Operator::Lte => (&mut end, "end", true),
-        Operator::Eq => {
-            let tuple = multi_operands(table, names, value, binder)?;
-            return Ok(MultiSlice::In(vec![tuple]));
-        }
-        Operator::In => return multi_in(table, names, value, binder),
-        _ => return Err(CqlError::invalid("Unsupported multi-column relation")),
-    };
-    if slot.is_some() {
-        return Err(CqlError::invalid(format!(
-            "More than one restriction was found for the {which} bound on {}",
-            names.join(", ")
-        )));
-    }
-    *slot = Some((multi_operands(table, names, value, binder)?, inclusive));
-    Ok(MultiSlice::Slice { start, end })
-}
-
-fn multi_in(
-    table: &TableMetadata,
-    names: &[String],
-    value: Term,
-    binder: &mut Binder,
-) -> CqlResult<MultiSlice> {
-    let Term::List(tuples) = value else {
-        let tuple = CqlType::Tuple(multi_types(table, names)?);
-        let list = CqlType::List(Box::new(tuple));
-        let operand = terms::analyze(&value, &spec(table, &tuple_name(names), list), binder)?;
-        return Ok(MultiSlice::InList(operand));
-    };
-    tuples
-        .into_iter()
-        .map(|t| multi_operands(table, names, t, binder))
-        .collect::<CqlResult<Vec<_>>>()
-        .map(MultiSlice::In)
-}
-
-/// The columns of a multi-column relation must be consecutive clustering columns right
-/// after the single-column `=`/`IN` prefix.
-fn check_multi_columns(
-    table: &TableMetadata,
-    names: &[String],
-    op: Operator,
-    value: &Term,
-    prefix: usize,
-) -> CqlResult<()> {
-    let cols: Vec<&ColumnMetadata> = table.clustering_columns().collect();
-    let first = cols
-        .iter()
-        .position(|c| Some(&c.name) == names.first())
-        .unwrap_or(0);
-    for (i, name) in names.iter().enumerate() {
-        if cols.get(first + i).map(|c| &c.name) != Some(name) {
-            return Err(CqlError::invalid(format!(
-                "Clustering columns must appear in the PRIMARY KEY order in multi-column relations: {}",
-                multi_relation_text(names, op, value)
-            )));
-        }
-    }
-    if first > prefix {
-        return Err(CqlError::invalid(format!(
-            "PRIMARY KEY column \"{}\" cannot be restricted as preceding column \"{}\" is not restricted",
-            cols[first].name,
-            cols[first - 1].name
-        )));
-    }
-    if first < prefix {
-        return Err(CqlError::invalid(format!(
-            "{} cannot be restricted by more than one relation if it includes an Equal",
-            cols[first].name
-        )));
-    }
-    Ok(())
-}
-
-/// A multi-column relation as Cassandra prints it in messages: `(a, b) > (1, 2)`.
-fn multi_relation_text(names: &[String], op: Operator, value: &Term) -> String {
-    let op = operator_text(op);
-    let value = match value {
-        Term::List(items) if op == "IN" => {
-            let items: Vec<String> = items.iter().map(terms::term_text).collect();
-            format!("({})", items.join(", "))
-        }
-        other => terms::term_text(other),
-    };
-    format!("({}) {op} {value}", names.join(", "))
-}
-
-/// The types of the columns of a multi-column relation.
-fn multi_types(table: &TableMetadata, names: &[String]) -> CqlResult<Vec<CqlType>> {
-    names
-        .iter()
-        .map(|name| column(table, name).map(|c| c.ty.clone()))
-        .collect()
-}
-
-/// A tuple bind marker's name, as Cassandra names it: `(a,b)`.
-fn tuple_name(names: &[String]) -> String {
-    format!("({})", names.join(","))
-}
-
-fn multi_operands(
-    table: &TableMetadata,
-    names: &[String],
-    value: Term,
-    binder: &mut Binder,
-) -> CqlResult<Vec<Operand>> {
-    if matches!(value, Term::Bind(_)) {
-        let tuple = CqlType::Tuple(multi_types(table, names)?);
-        let operand = terms::analyze(&value, &spec(table, &tuple_name(names), tuple), binder)?;
-        let fields = (0..names.len()).map(|i| Operand::Field(Box::new(operand.clone()), i));
-        return Ok(fields.collect());
-    }
-    let items = match value {
-        Term::Tuple(items) if items.len() == names.len() => items,
-        other => {
-            let count = if let Term::Tuple(items) = &other {
-                items.len()
-            } else {
-                1
-            };
-            return Err(CqlError::invalid(format!(
-                "Expected {} elements in value tuple, but got {count}: {}",
-                names.len(),
-                terms::term_text(&other)
-            )));
-        }
-    };
-    names
-        .iter()
-        .zip(&items)
-        .map(|(name, t)| {
-            let col = column(table, name)?;
-            terms::analyze(t, &spec(table, &col.name, col.ty.clone()), binder)
-        })
-        .collect()
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use cql::ast::{Operator, Order, Select};
 use ring::ReplicationStrategy;
-use schema::{ColumnKind, TableMetadata};
+use schema::{ColumnKind, ColumnMetadata, TableMetadata};
 use storage::{KeyRange, Partition, PartitionKey, PartitionPosition, ReadFilter, ReadStats, Row};
 use types::comparable::compare;
 use types::result::{ColumnSpec, Rows};
@@ -68,8 +68,19 @@ impl SelectPlan {
         };
         let restrictions = restrictions::analyze(&table, &s.where_clause, kind, binder)?;
         let grouping = grouping::analyze(&table, &s.group_by, &restrictions, s.distinct)?;
+        check_static_only(&selection, &restrictions)?;
         if s.distinct {
+            if s.per_partition_limit.is_some() {
+                return Err(CqlError::invalid(
+                    "PER PARTITION LIMIT is not allowed with SELECT DISTINCT queries",
+                ));
+            }
             check_distinct(&table, &selection, &restrictions)?;
+        }
+        if selection.is_aggregate && grouping.is_none() && s.per_partition_limit.is_some() {
+            return Err(CqlError::invalid(
+                "PER PARTITION LIMIT is not allowed with aggregate queries.",
+            ));
         }
         let result_specs = if s.json {
             vec![crate::columns::spec(
@@ -246,6 +257,32 @@ impl SelectPlan {
     }
 }
 
+/// Whether any clustering column is restricted, by a slice or `=`/`IN` or filtered.
+fn restricts_clustering(r: &Restrictions) -> bool {
+    !r.clustering_eq.is_empty()
+        || r.clustering_slice.is_some()
+        || r.multi_slice.is_some()
+        || r.filters
+            .iter()
+            .any(|f| f.column.kind == ColumnKind::Clustering)
+}
+
+/// A selection of static columns (and partition key columns) reads no rows, so it cannot
+/// restrict them.
+fn check_static_only(sel: &Selection, r: &Restrictions) -> CqlResult<()> {
+    let read: Vec<&ColumnMetadata> = sel.leaves.iter().filter_map(|l| l.column()).collect();
+    let any_static = read.iter().any(|c| c.kind == ColumnKind::Static);
+    let only_static = read
+        .iter()
+        .all(|c| matches!(c.kind, ColumnKind::PartitionKey | ColumnKind::Static));
+    if any_static && only_static && restricts_clustering(r) {
+        return Err(CqlError::invalid(
+            "Cannot restrict clustering columns when selecting only static columns",
+        ));
+    }
+    Ok(())
+}
+
 fn check_distinct(table: &TableMetadata, sel: &Selection, r: &Restrictions) -> CqlResult<()> {
     for c in sel.plain_columns().flatten() {
         if !matches!(c.kind, ColumnKind::PartitionKey | ColumnKind::Static) {
@@ -268,13 +305,19 @@ fn check_distinct(table: &TableMetadata, sel: &Selection, r: &Restrictions) -> C
         .filter(|pk| !read(&pk.name))
         .map(|c| c.name.as_str())
         .collect();
-    if !missing.is_empty() {
+    // Partitions named by `=`/`IN` need no key to tell them apart: static columns alone do.
+    let key_range = matches!(r.partition, PartitionSelection::Range(_));
+    if key_range && !missing.is_empty() {
         return Err(CqlError::invalid(format!(
             "SELECT DISTINCT queries must request all the partition key columns (missing {})",
             missing.join(", ")
         )));
     }
-    if !r.clustering_eq.is_empty() || r.clustering_slice.is_some() || r.multi_slice.is_some() {
+    let filters_rows = r
+        .filters
+        .iter()
+        .any(|f| !matches!(f.column.kind, ColumnKind::PartitionKey | ColumnKind::Static));
+    if restricts_clustering(r) || filters_rows {
         return Err(CqlError::invalid(
             "SELECT DISTINCT with WHERE clause only supports restriction by partition key and/or static columns.",
         ));

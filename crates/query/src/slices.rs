@@ -12,7 +12,7 @@ use crate::collections;
 use crate::exec::ExecContext;
 use crate::keys::KeyLayout;
 use crate::operand::{Operand, Resolved};
-use crate::restrictions::{MultiSlice, Restrictions, Slice, TupleBound, Values};
+use crate::restrictions::{MultiSlice, Prefix, Restrictions, Slice, TupleBound, Values};
 
 /// A clustering slice in storage order.
 pub type ByteSlice = (Bound<Bytes>, Bound<Bytes>);
@@ -40,20 +40,57 @@ pub fn combinations(
     names: &[String],
     ctx: &ExecContext,
 ) -> CqlResult<Vec<Vec<Bytes>>> {
-    let mut out: Vec<Vec<Bytes>> = vec![Vec::new()];
+    let mut parts = Vec::with_capacity(columns.len());
     for (values, name) in columns.iter().zip(names) {
         let resolved = resolve_values(values, ctx, name)?;
-        let mut next = Vec::with_capacity(out.len() * resolved.len());
+        parts.push(resolved.into_iter().map(|v| vec![v]).collect());
+    }
+    Ok(product(parts))
+}
+
+/// The clusterings (or clustering prefixes) a clustering `=`/`IN` prefix names: the
+/// cartesian product of its entries, a multi-column `IN` giving several columns at once.
+pub fn prefixes(
+    entries: &[Prefix],
+    names: &[String],
+    ctx: &ExecContext,
+) -> CqlResult<Vec<Vec<Bytes>>> {
+    let mut parts = Vec::with_capacity(entries.len());
+    let mut at = 0;
+    for entry in entries {
+        let rest = names.get(at..).unwrap_or_default();
+        parts.push(match entry {
+            Prefix::Column(values) => {
+                let name = rest.first().map_or("", String::as_str);
+                let resolved = resolve_values(values, ctx, name)?;
+                resolved.into_iter().map(|v| vec![v]).collect()
+            }
+            Prefix::Tuples(tuples) => tuples
+                .iter()
+                .map(|t| resolve_tuple(t, rest, ctx))
+                .collect::<CqlResult<_>>()?,
+            Prefix::TupleList(list, _) => bound_tuples(list, ctx)?,
+        });
+        at += entry.width();
+    }
+    Ok(product(parts))
+}
+
+/// Every way of taking one item of each part, in order, the items' values joined.
+fn product(parts: Vec<Vec<Vec<Bytes>>>) -> Vec<Vec<Bytes>> {
+    let mut out: Vec<Vec<Bytes>> = vec![Vec::new()];
+    for items in parts {
+        let mut next = Vec::with_capacity(out.len() * items.len());
         for prefix in &out {
-            for v in &resolved {
+            for item in &items {
                 let mut p = prefix.clone();
-                p.push(v.clone());
+                p.extend(item.iter().cloned());
                 next.push(p);
             }
         }
         out = next;
     }
-    Ok(out)
+    out
 }
 
 /// The partition keys selected by `=`/`IN`, deduplicated, in the order Cassandra reads
@@ -135,9 +172,9 @@ pub fn clustering_slices(
         .clustering_columns()
         .map(|c| c.name.clone())
         .collect();
-    let prefixes = combinations(&r.clustering_eq, &names, ctx)?;
+    let prefixes = prefixes(&r.clustering_eq, &names, ctx)?;
     let mut slices = Vec::with_capacity(prefixes.len());
-    let slice_col = r.clustering_eq.len();
+    let slice_col = r.clustering_eq_columns();
     for prefix in prefixes {
         match (&r.multi_slice, &r.clustering_slice) {
             (Some(multi), _) => slices.extend(multi_slices(layout, &prefix, multi, ctx)?),
@@ -232,37 +269,22 @@ fn bounded(
     (start, end)
 }
 
-/// The slices of a multi-column relation after `prefix`. A tuple bound over columns of
-/// mixed order is not one storage range: `(a, b) > (1, 2)` is `a > 1` or `a = 1 AND b > 2`,
-/// so each bound becomes one piece per column, and the pieces of the two bounds intersect.
+/// The slices of a multi-column slice after `prefix`. A tuple bound over columns of mixed
+/// order is not one storage range: `(a, b) > (1, 2)` is `a > 1` or `a = 1 AND b > 2`, so
+/// each bound becomes one piece per column, and the pieces of the two bounds intersect.
 fn multi_slices(
     layout: &KeyLayout,
     prefix: &[Bytes],
     multi: &MultiSlice,
     ctx: &ExecContext,
 ) -> CqlResult<Vec<ByteSlice>> {
-    let names = tuple_names(layout, prefix.len());
-    let whole = |tuple: Vec<Bytes>| {
-        let mut key = prefix.to_vec();
-        key.extend(tuple);
-        whole_prefix(layout, &key)
-    };
-    match multi {
-        MultiSlice::In(tuples) => tuples
-            .iter()
-            .map(|t| Ok(whole(resolve_tuple(t, &names, ctx)?)))
-            .collect(),
-        MultiSlice::InList(list) => Ok(bound_tuples(list, ctx)?.into_iter().map(whole).collect()),
-        MultiSlice::Slice { start, end } => {
-            let lower = bound_pieces(layout, prefix, start, true, ctx)?;
-            let upper = bound_pieces(layout, prefix, end, false, ctx)?;
-            Ok(lower
-                .iter()
-                .flat_map(|l| upper.iter().map(move |u| intersect(l, u)))
-                .filter(|(s, e)| !storage::filter::slice_is_empty(s, e))
-                .collect())
-        }
-    }
+    let lower = bound_pieces(layout, prefix, &multi.start, true, ctx)?;
+    let upper = bound_pieces(layout, prefix, &multi.end, false, ctx)?;
+    Ok(lower
+        .iter()
+        .flat_map(|l| upper.iter().map(move |u| intersect(l, u)))
+        .filter(|(s, e)| !storage::filter::slice_is_empty(s, e))
+        .collect())
 }
 
 /// The names of the clustering columns from position `from` on.

@@ -12,7 +12,7 @@ use crate::collections;
 use crate::exec::ExecContext;
 use crate::keys::KeyLayout;
 use crate::operand::Resolved;
-use crate::restrictions::{MultiSlice, PartitionSelection, Restrictions, Values};
+use crate::restrictions::{PartitionSelection, Prefix, Restrictions, Values};
 use crate::select::SelectPlan;
 use crate::slices;
 
@@ -85,30 +85,25 @@ pub(crate) fn clustering_product(
     ctx: &ExecContext,
 ) -> CqlResult<()> {
     let product = limits.in_select_cartesian_product();
-    if !product.enabled() || r.clustering_slice.is_some() {
+    if !product.enabled() || r.clustering_slice.is_some() || r.multi_slice.is_some() {
         return Ok(());
     }
-    let mut counts = counts(&r.clustering_eq, ctx)?;
-    let mut columns = r.clustering_eq.len();
-    let mut any_in = has_in(&r.clustering_eq);
-    match &r.multi_slice {
-        Some(MultiSlice::In(tuples)) => {
-            columns += tuples.first().map_or(0, Vec::len);
-            counts.push(tuples.len());
-            any_in = true;
-        }
-        Some(MultiSlice::InList(list)) => {
-            let tuples = slices::bound_tuples(list, ctx)?;
-            columns += tuples.first().map_or(0, Vec::len);
-            counts.push(tuples.len());
-            any_in = true;
-        }
-        Some(MultiSlice::Slice { .. }) => return Ok(()),
-        None => {}
-    }
-    if columns < layout.clustering_types.len() || !any_in {
+    let any_in = r
+        .clustering_eq
+        .iter()
+        .any(|e| !matches!(e, Prefix::Column(Values::Eq(_))));
+    if r.clustering_eq_columns() < layout.clustering_types.len() || !any_in {
         return Ok(());
     }
+    let counts = r
+        .clustering_eq
+        .iter()
+        .map(|entry| match entry {
+            Prefix::Column(values) => count(values, ctx),
+            Prefix::Tuples(tuples) => Ok(tuples.len()),
+            Prefix::TupleList(list, _) => Ok(slices::bound_tuples(list, ctx)?.len()),
+        })
+        .collect::<CqlResult<Vec<_>>>()?;
     guard_products(&product, "clustering key", &counts, ctx).map(|_| ())
 }
 
