@@ -475,6 +475,13 @@ fn create_table(s: &CreateTable, session: Option<&str>, schema: &Schema) -> CqlR
             other => schema_error(other),
         },
     )?;
+    if s.compact_storage {
+        // Cassandra 5.0 still creates them; their rows live and die with their cells (no row
+        // marker), which Helenus's tables do not do: refused rather than answered otherwise.
+        return Err(CqlError::invalid(
+            "COMPACT STORAGE tables are not supported by Helenus: create the table without COMPACT STORAGE",
+        ));
+    }
     let table = Arc::new(table);
     let new_ks = ks
         .with_new_table(table.as_ref().clone())
