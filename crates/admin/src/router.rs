@@ -171,6 +171,12 @@ impl Api {
                 let replayed = replayed.map_err(|e| ApiError::internal(e.to_string()))?;
                 ok(&serde_json::json!({ "replayed": replayed }))
             }
+            "/v1/size_estimates/refresh" => {
+                let schema = node.processor.schema().schema.clone();
+                let recorded = query::size_estimates::record(&node.coordinator, &schema).await;
+                recorded.map_err(|e| ApiError::internal(e.to_string()))?;
+                ok(&serde_json::json!({}))
+            }
             _ => Err(unknown(method, path)),
         }
     }
@@ -178,7 +184,7 @@ impl Api {
 
 /// 404 for an unknown path, 405 for a known path with the wrong method.
 fn unknown(method: &Method, path: &str) -> ApiError {
-    const PATHS: [&str; 48] = [
+    const PATHS: [&str; 49] = [
         "/metrics",
         "/v1/garbagecollect",
         "/v1/logging",
@@ -216,6 +222,7 @@ fn unknown(method: &Method, path: &str) -> ApiError {
         "/v1/binary/enable",
         "/v1/binary/disable",
         "/v1/batchlog/replay",
+        "/v1/size_estimates/refresh",
         "/v1/scrub",
         "/v1/verify",
         "/v1/hints",

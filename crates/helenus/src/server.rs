@@ -7,7 +7,7 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use admin::{AdminNode, Lifecycle, NativeStats};
@@ -235,6 +235,10 @@ async fn serve(
     })
     .await?;
     coordinator.start_batchlog_replay(config.batchlog_replay_throttle.as_bytes());
+    tokio::spawn(record_size_estimates(
+        Arc::downgrade(&processor),
+        coordinator.clone(),
+    ));
     let tokens = join::join(&cluster.metadata, &processor, &config).await?;
     tracing::info!("joined the ring with {} tokens", tokens.len());
     let (events, _) = broadcast::channel(1024);
@@ -347,6 +351,24 @@ async fn until_stop(lifecycle: &Lifecycle, signals: &mut StopSignals) {
 async fn admin_stopped(lifecycle: Arc<Lifecycle>) {
     lifecycle.stop_requested().await;
     lifecycle.drained().await;
+}
+
+/// Records `system.size_estimates` 30 seconds after start and then every five minutes, as
+/// Cassandra does, while the node runs.
+async fn record_size_estimates(processor: Weak<QueryProcessor>, coordinator: Arc<Coordinator>) {
+    tokio::time::sleep(query::size_estimates::FIRST_DELAY).await;
+    let mut ticks = tokio::time::interval(query::size_estimates::INTERVAL);
+    loop {
+        ticks.tick().await;
+        let Some(processor) = processor.upgrade() else {
+            return;
+        };
+        let schema = processor.schema().schema.clone();
+        drop(processor);
+        if let Err(e) = query::size_estimates::record(&coordinator, &schema).await {
+            tracing::debug!("size estimates not recorded: {e}");
+        }
+    }
 }
 
 fn forward_schema_events(processor: &QueryProcessor, events: broadcast::Sender<Event>) {

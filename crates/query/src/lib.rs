@@ -32,6 +32,7 @@ mod schema_store;
 mod schema_sync;
 mod select;
 mod selection;
+pub mod size_estimates;
 mod slices;
 mod terms;
 #[doc(hidden)]

@@ -57,6 +57,6 @@ pub use sstable::{
 };
 pub use storage::{
     default_commitlog_total_space, CorruptSstable, MemtableAllocation, PoolUsage, ReplayStats,
-    ScrubReport, SnapshotTable, Storage, StorageConfig, TableStats, TableUsage,
-    TombstoneThresholds, VerifyOptions, VerifyReport,
+    ScrubReport, SizeEstimates, SnapshotTable, Storage, StorageConfig, TableStats, TableUsage,
+    TokenRange, TombstoneThresholds, VerifyOptions, VerifyReport,
 };

@@ -3,7 +3,7 @@
 use super::{unexpected, Output};
 
 /// Commands, their arguments and descriptions (Cassandra 5.0.4's wording).
-const COMMANDS: [(&str, &str, &str); 61] = [
+const COMMANDS: [(&str, &str, &str); 62] = [
     ("cfstats", "[-i] [-H] [<keyspace.table>...]", "Print statistics on tables (alias of tablestats)"),
     ("clearsnapshot", "[(-t <snapshot_name> | --all)] [<keyspaces>...]", "Remove the snapshot with the given name from the given keyspaces"),
     ("cms", "[describe]", "Describe the cluster metadata group: members, leader, epoch (Cassandra 5.1's cms describe)"),
@@ -42,6 +42,7 @@ const COMMANDS: [(&str, &str, &str); 61] = [
     ("listsnapshots", "", "Lists all the snapshots along with the size on disk and true size."),
     ("pausehandoff", "", "Pause hints delivery process"),
     ("proxyhistograms", "", "Print statistic histograms for network operations"),
+    ("refreshsizeestimates", "", "Refresh system.size_estimates"),
     ("replaybatchlog", "", "Kick off batchlog replay and wait for finish"),
     ("resumehandoff", "", "Resume hints delivery process"),
     ("ring", "[<keyspace>]", "Print information about the token ring"),

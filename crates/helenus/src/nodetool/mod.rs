@@ -125,6 +125,7 @@ fn execute(client: &Client, inv: &Invocation) -> Output {
         "tpstats" | "gcstats" | "drain" | "stopdaemon" => threads::run(client, &inv.command, args),
         "proxyhistograms" => proxy::run(client, args),
         "replaybatchlog" => proxy::replay_batchlog(client, args),
+        "refreshsizeestimates" => proxy::refresh_size_estimates(client, args),
         "scrub" | "verify" | "statusbinary" | "enablebinary" | "disablebinary" => {
             checks::run(client, &inv.command, args)
         }

@@ -21,6 +21,15 @@ pub fn replay_batchlog(client: &Client, args: &[String]) -> Output {
     Ok(String::new())
 }
 
+/// `refreshsizeestimates`: records `system.size_estimates` now.
+pub fn refresh_size_estimates(client: &Client, args: &[String]) -> Output {
+    no_args(args)?;
+    let _: serde_json::Value = client
+        .post("/v1/size_estimates/refresh", &serde_json::json!({}))
+        .map_err(node_error)?;
+    Ok(String::new())
+}
+
 /// `%-10s%19s%19s%19s%19s%19s%19s` rows, values with two decimals, then a blank line.
 pub fn render(h: &ProxyHistograms) -> String {
     let row = |cells: [&str; 7]| {

@@ -133,6 +133,20 @@ impl EstimatedHistogram {
         }
     }
 
+    /// The mean, each value counted as its bucket's upper bound, rounded up (Cassandra's
+    /// EstimatedHistogram.mean; values past the last bucket are left out); 0 when empty.
+    pub fn mean(&self) -> u64 {
+        let (mut count, mut sum) = (0u64, 0u128);
+        for (bound, n) in bucket_offsets().zip(&self.counts) {
+            count += n;
+            sum += u128::from(bound) * u128::from(*n);
+        }
+        if count == 0 {
+            return 0;
+        }
+        sum.div_ceil(u128::from(count)) as u64
+    }
+
     /// Upper bound of the highest non-empty bucket (`u64::MAX` if values overflowed).
     pub fn max(&self) -> u64 {
         match self.counts.iter().rposition(|c| *c > 0) {

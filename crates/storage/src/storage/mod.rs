@@ -6,6 +6,7 @@
 mod background;
 mod config;
 mod core;
+mod estimates;
 mod failures;
 mod garbage;
 mod pressure;
@@ -16,6 +17,7 @@ mod snapshots;
 mod usage;
 
 pub use config::{default_commitlog_total_space, MemtableAllocation, StorageConfig};
+pub use estimates::{SizeEstimates, TokenRange};
 pub use pressure::PoolUsage;
 pub use reads::TombstoneThresholds;
 pub use replay::ReplayStats;
