@@ -167,6 +167,7 @@ impl ModifyPlan {
         }
         let restrictions = Restrictions {
             partition: restrictions::PartitionSelection::Keys(pk.into_iter().flatten().collect()),
+            key_token: None,
             clustering_eq: ck.into_iter().flatten().map(Prefix::Column).collect(),
             clustering_slice: None,
             multi_slice: None,

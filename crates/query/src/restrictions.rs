@@ -87,6 +87,8 @@ pub enum PartitionSelection {
 #[derive(Clone, Debug)]
 pub struct Restrictions {
     pub partition: PartitionSelection,
+    /// `token(...)` bounds the keys named by `=`/`IN` must also meet (`k = 1 AND token(k) > 0`).
+    pub key_token: Option<Slice>,
     /// `=`/`IN` on the first clustering columns: one column each, several for a
     /// multi-column `IN`.
     pub clustering_eq: Vec<Prefix>,
@@ -164,6 +166,7 @@ pub fn analyze(
     let partition = partition_selection(table, &mut c, kind, filtering, &mut pk_filters)?;
     let groups = multi_column::groups(table, std::mem::take(&mut c.multi), &c.multi_eq, binder)?;
     let parts = clustering(table, &mut c, groups, kind, &partition, filtering)?;
+    let key_token = c.token.take();
     let mut filters = parts.filters;
     filters.append(&mut pk_filters);
     if !filtering && !c.filters.is_empty() {
@@ -172,6 +175,7 @@ pub fn analyze(
     filters.append(&mut c.filters);
     Ok(Restrictions {
         partition,
+        key_token,
         clustering_eq: parts.eq,
         clustering_slice: parts.slice,
         multi_slice: parts.multi,
@@ -566,21 +570,26 @@ fn partition_selection(
     filtering: bool,
     pk_filters: &mut Vec<Filter>,
 ) -> CqlResult<PartitionSelection> {
+    let statement = match kind {
+        StatementKind::Select { .. } => None,
+        StatementKind::Update => Some("UPDATE"),
+        StatementKind::Delete => Some("DELETE"),
+    };
+    if let (Some(statement), Some(_)) = (statement, &c.token) {
+        return Err(CqlError::invalid(format!(
+            "The token function cannot be used in WHERE clauses for {statement} statements"
+        )));
+    }
     let restricted = c.pk.iter().filter(|v| v.is_some()).count();
-    if restricted == c.pk.len() && c.token.is_none() {
+    if restricted == c.pk.len() {
         return Ok(PartitionSelection::Keys(c.pk.drain(..).flatten().collect()));
     }
-    if !matches!(kind, StatementKind::Select { .. }) {
+    if let Some(statement) = statement {
         let key_slice = c
             .filters
             .iter()
             .any(|f| f.column.kind == ColumnKind::PartitionKey);
         if key_slice {
-            let statement = if kind == StatementKind::Update {
-                "UPDATE"
-            } else {
-                "DELETE"
-            };
             return Err(CqlError::invalid(format!(
                 "Only EQ and IN relation are supported on the partition key (unless you use the token() function) for {statement} statements"
             )));
@@ -731,6 +740,16 @@ fn clustering(
                 c.slices[j].take(),
             ));
             continue;
+        }
+        if kind == StatementKind::Update && slice_start.is_none() {
+            let missing: Vec<&str> = (stop..cols.len())
+                .filter(|&p| c.eq[p].is_none())
+                .map(|p| cols[p].name.as_str())
+                .collect();
+            return Err(CqlError::invalid(format!(
+                "Some clustering keys are missing: {}",
+                missing.join(", ")
+            )));
         }
         let msg = match slice_start {
             Some(s) if parts.multi.is_some() || stop == j => {

@@ -180,7 +180,11 @@ impl SelectPlan {
         }
         match &self.restrictions.partition {
             PartitionSelection::Keys(cols) => {
-                let keys = slices::partition_keys(&self.layout, cols, ctx)?;
+                let mut keys = slices::partition_keys(&self.layout, cols, ctx)?;
+                if let Some(token) = &self.restrictions.key_token {
+                    let range = slices::token_range(token, ctx)?;
+                    keys.retain(|key| range.contains(key));
+                }
                 run.read_keys(keys, state.as_ref()).await?;
             }
             PartitionSelection::Range(slice) => {
