@@ -773,7 +773,8 @@ fn clustering(
             return Err(CqlError::invalid(FILTERING_MESSAGE));
         }
     }
-    check_modification_clustering(&cols, &parts.eq, &parts.slice, kind)?;
+    let sliced = parts.slice.is_some() || parts.multi.is_some();
+    check_modification_clustering(&cols, &parts.eq, sliced, kind)?;
     Ok(parts)
 }
 
@@ -827,11 +828,11 @@ fn clustering_filters(
 fn check_modification_clustering(
     cols: &[&ColumnMetadata],
     eq: &[Prefix],
-    slice: &Option<Slice>,
+    sliced: bool,
     kind: StatementKind,
 ) -> CqlResult<()> {
     if kind == StatementKind::Update {
-        if slice.is_some() {
+        if sliced {
             return Err(CqlError::invalid(
                 "Slice restrictions are not supported on the clustering columns in UPDATE statements",
             ));

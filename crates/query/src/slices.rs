@@ -67,9 +67,17 @@ pub fn prefixes(
             }
             Prefix::Tuples(tuples) => tuples
                 .iter()
-                .map(|t| resolve_tuple(t, rest, ctx))
+                .map(|t| resolve_in_tuple(t, rest, ctx))
                 .collect::<CqlResult<_>>()?,
-            Prefix::TupleList(list, _) => bound_tuples(list, ctx)?,
+            Prefix::TupleList(list, width) => {
+                if let Resolved::Unset = list.resolve(ctx)? {
+                    let listed = rest.get(..*width).unwrap_or(rest).join(",");
+                    return Err(CqlError::invalid(format!(
+                        "Invalid unset value for in({listed})"
+                    )));
+                }
+                bound_tuples(list, ctx)?
+            }
         });
         at += entry.width();
     }
@@ -293,6 +301,27 @@ fn tuple_names(layout: &KeyLayout, from: usize) -> Vec<String> {
     columns.map(|c| c.name.clone()).collect()
 }
 
+/// A tuple of a multi-column `IN`: a null names all the relation's columns, as Cassandra.
+fn resolve_in_tuple(
+    tuple: &[Operand],
+    names: &[String],
+    ctx: &ExecContext,
+) -> CqlResult<Vec<Bytes>> {
+    let null = tuple
+        .iter()
+        .map(|operand| operand.resolve(ctx))
+        .collect::<CqlResult<Vec<_>>>()?
+        .iter()
+        .any(|value| matches!(value, Resolved::Null));
+    if null {
+        let listed = names.get(..tuple.len()).unwrap_or(names).join(", ");
+        return Err(CqlError::invalid(format!(
+            "Invalid null value in condition for columns: [{listed}]"
+        )));
+    }
+    resolve_tuple(tuple, names, ctx)
+}
+
 /// A tuple's values, refusing null and unset ones with Cassandra's messages.
 fn resolve_tuple(tuple: &[Operand], names: &[String], ctx: &ExecContext) -> CqlResult<Vec<Bytes>> {
     let value = |(i, operand): (usize, &Operand)| match operand.resolve(ctx)? {
@@ -301,6 +330,13 @@ fn resolve_tuple(tuple: &[Operand], names: &[String], ctx: &ExecContext) -> CqlR
             "Invalid null value in condition for column {}",
             names.get(i).map_or("", String::as_str)
         ))),
+        // A field of a bound tuple is unset when the whole tuple is.
+        Resolved::Unset if matches!(operand, Operand::Field(..)) => {
+            Err(CqlError::invalid(format!(
+                "Invalid unset value for tuple ({})",
+                names.get(..tuple.len()).unwrap_or(names).join(",")
+            )))
+        }
         Resolved::Unset => Err(CqlError::invalid(format!(
             "Invalid unset value for tuple field number {i}"
         ))),
