@@ -579,7 +579,7 @@ fn table_columns(
 fn key_type(def: &ColumnDef, ks: &KeyspaceMetadata) -> CqlResult<CqlType> {
     if def.is_static {
         return Err(CqlError::invalid(format!(
-            "Static column {} cannot be part of the PRIMARY KEY",
+            "Static column '{}' cannot be part of the PRIMARY KEY",
             def.name
         )));
     }
