@@ -340,6 +340,20 @@ STATEMENTS = [
     "ALTER TABLE sc2 ADD t int static",
     "ALTER TABLE sc ADD (a int static, b int)",
     "SELECT * FROM sc WHERE k = 2",
+    # --- an empty multi-column IN, and multi-column IN in UPDATE ---
+    "CREATE TABLE ei (p int, a int, b int, c int, v int, PRIMARY KEY (p, a, b, c))",
+    "INSERT INTO ei (p, a, b, c, v) VALUES (1, 1, 1, 1, 1)",
+    "UPDATE ei SET v = 2 WHERE p = 1 AND (a, b, c) IN ()",
+    "UPDATE ei SET v = 2 WHERE p = 1 AND a = 1 AND (b, c) IN ()",
+    "DELETE FROM ei WHERE p = 1 AND (a, b, c) IN ()",
+    "DELETE FROM ei WHERE p = 1 AND (a, b) IN ()",
+    "DELETE v FROM ei WHERE p = 1 AND (a, b, c) IN ()",
+    "SELECT * FROM ei WHERE p = 1 AND (a, b) IN () AND c = 1",
+    "SELECT * FROM ei WHERE p = 1 AND (a, b) IN () AND c > 1",
+    "SELECT * FROM ei",
+    "UPDATE ei SET v = 3 WHERE p = 1 AND (a, b, c) IN ((1, 1, 1), (2, 2, 2))",
+    "UPDATE ei SET v = 3 WHERE p = 1 AND (a, b) IN ((1, 1)) AND c = 5",
+    "SELECT * FROM ei",
 ]
 
 # Entries still answered differently (docs/differences.md, "CQL: WHERE clauses and

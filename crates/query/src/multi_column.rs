@@ -175,11 +175,7 @@ fn add_bound(
         Operator::Gte => (&mut slice.start, "start", true),
         Operator::Lt => (&mut slice.end, "end", false),
         Operator::Lte => (&mut slice.end, "end", true),
-        _ => {
-            return Err(CqlError::invalid(
-                "Unsupported multi-column relation".to_string(),
-            ))
-        }
+        _ => return Err(CqlError::invalid("Unsupported multi-column relation")),
     };
     if slot.is_some() {
         return Err(CqlError::invalid(format!(
@@ -206,7 +202,7 @@ fn tuples(
         .into_iter()
         .map(|t| operands(table, names, t, binder))
         .collect::<CqlResult<Vec<_>>>()
-        .map(Prefix::Tuples)
+        .map(|tuples| Prefix::Tuples(tuples, names.len()))
 }
 
 /// The position of the relation's first column, once its columns are checked to follow each

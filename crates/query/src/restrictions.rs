@@ -25,8 +25,8 @@ pub enum Values {
 #[derive(Clone, Debug)]
 pub enum Prefix {
     Column(Values),
-    /// `(a, b) IN ((1, 2), (3, 4))`: several columns at once.
-    Tuples(Vec<Vec<Operand>>),
+    /// `(a, b) IN ((1, 2), (3, 4))`: so many columns at once.
+    Tuples(Vec<Vec<Operand>>, usize),
     /// `(a, b) IN ?`: one bound list of tuples over so many columns.
     TupleList(Operand, usize),
 }
@@ -36,8 +36,7 @@ impl Prefix {
     pub fn width(&self) -> usize {
         match self {
             Prefix::Column(_) => 1,
-            Prefix::Tuples(tuples) => tuples.first().map_or(1, Vec::len),
-            Prefix::TupleList(_, width) => *width,
+            Prefix::Tuples(_, width) | Prefix::TupleList(_, width) => *width,
         }
     }
 }

@@ -65,7 +65,7 @@ pub fn prefixes(
                 let resolved = resolve_values(values, ctx, name)?;
                 resolved.into_iter().map(|v| vec![v]).collect()
             }
-            Prefix::Tuples(tuples) => tuples
+            Prefix::Tuples(tuples, _) => tuples
                 .iter()
                 .map(|t| resolve_in_tuple(t, rest, ctx))
                 .collect::<CqlResult<_>>()?,

@@ -100,7 +100,7 @@ pub(crate) fn clustering_product(
         .iter()
         .map(|entry| match entry {
             Prefix::Column(values) => count(values, ctx),
-            Prefix::Tuples(tuples) => Ok(tuples.len()),
+            Prefix::Tuples(tuples, _) => Ok(tuples.len()),
             Prefix::TupleList(list, _) => Ok(slices::bound_tuples(list, ctx)?.len()),
         })
         .collect::<CqlResult<Vec<_>>>()?;
