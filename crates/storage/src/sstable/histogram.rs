@@ -191,6 +191,17 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_mean_counts_values_as_their_buckets_upper_bounds() {
+        let mut h = EstimatedHistogram::default();
+        assert_eq!(h.mean(), 0);
+        h.add(10);
+        h.add(20);
+        h.add(19);
+        // 10, 20 and 20 (19 falls in the bucket that ends at 20): 50 / 3, rounded up.
+        assert_eq!(h.mean(), 17);
+    }
+
+    #[test]
     fn streaming_histogram_bounds_bins_and_counts_below() {
         let mut h = StreamingHistogram::default();
         for t in 0..10_000i64 {
