@@ -30,6 +30,8 @@ mod store;
 mod types;
 
 #[cfg(test)]
+mod sim;
+#[cfg(test)]
 mod testing;
 
 pub use ballot::{Ballot, BallotGenerator, Clock, SystemClock};

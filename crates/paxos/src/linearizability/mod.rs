@@ -14,7 +14,7 @@ mod register;
 use std::collections::{HashMap, HashSet};
 use std::hash::Hash;
 
-pub use register::{Register, RegisterInput, RegisterOutput};
+pub use register::{check_registers, Register, RegisterInput, RegisterOutput};
 
 /// A sequential specification.
 pub trait Model {

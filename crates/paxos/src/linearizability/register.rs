@@ -1,5 +1,9 @@
 //! A register with reads, writes and compare-and-set, starting at 0 (Knossos' `cas-register`).
-use super::Model;
+use std::hash::Hash;
+
+use std::marker::PhantomData;
+
+use super::{check_parts, Model, Operation};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RegisterInput {
@@ -47,5 +51,34 @@ impl Model for Register {
             (Cas { expect, new }, Unknown) => Some(if state == expect { new } else { state }),
             _ => None,
         }
+    }
+}
+
+/// Whether a history of registers named by `K` is linearizable, each register on its own.
+pub fn check_registers<K: Clone + Eq + Hash>(
+    history: &[Operation<(K, RegisterInput), RegisterOutput>],
+) -> bool {
+    check_parts(&Keyed(PhantomData), history, |(key, _)| key.clone())
+}
+
+/// A register named by a key: [`Register`] on the key's operations.
+struct Keyed<K>(PhantomData<K>);
+
+impl<K> Model for Keyed<K> {
+    type State = i64;
+    type Input = (K, RegisterInput);
+    type Output = RegisterOutput;
+
+    fn init(&self) -> i64 {
+        Register.init()
+    }
+
+    fn step(
+        &self,
+        state: &i64,
+        input: &(K, RegisterInput),
+        output: &RegisterOutput,
+    ) -> Option<i64> {
+        Register.step(state, &input.1, output)
     }
 }

@@ -60,10 +60,18 @@ pub struct Proposer<T: Types, R, C> {
     config: Config,
     rng: Mutex<SmallRng>,
     metrics: Metrics,
-    /// Test-only: skip completing in-progress proposals, to show the checker catches it.
+    /// Test-only: a protocol rule broken on purpose, to show the checker catches it.
     #[cfg(test)]
-    pub(crate) skip_repair: bool,
+    pub(crate) broken: Option<Broken>,
     types: PhantomData<fn() -> T>,
+}
+
+/// Test-only ways to break the protocol.
+#[cfg(test)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Broken {
+    /// Go on past an in-progress proposal instead of completing it.
+    SkipRepair,
 }
 
 /// What a successful begin leaves for the operation.
@@ -94,7 +102,7 @@ impl<T: Types, R: Replicas<T>, C: Clock> Proposer<T, R, C> {
             rng: Mutex::new(SmallRng::seed_from_u64(seed)),
             metrics: Metrics::default(),
             #[cfg(test)]
-            skip_repair: false,
+            broken: None,
             types: PhantomData,
         }
     }

@@ -247,7 +247,7 @@ impl<T: Types, R: Replicas<T>, C: Clock> Proposer<T, R, C> {
 
     #[cfg(test)]
     fn skips_repair(&self) -> bool {
-        self.skip_repair
+        self.broken == Some(super::Broken::SkipRepair)
     }
 
     #[cfg(not(test))]
