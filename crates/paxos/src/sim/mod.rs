@@ -10,6 +10,7 @@
 //!
 //! `cargo test -p paxos` runs fixed seeds; `PAXOS_SEEDS=N cargo test -p paxos -- sim::` runs
 //! N more random ones and prints any failing seed (`PAXOS_SEED=S` replays one).
+mod store;
 mod world;
 
 use std::collections::HashMap;
@@ -59,8 +60,10 @@ impl Settings {
             faults: Faults {
                 drop: [0.0, 0.05, 0.15][rng.random_range(0..3)],
                 crash: 0.002,
-                restart: 0.01,
+                restart: [0.01, 0.2][rng.random_range(0..2)],
+                crash_after_answer: 0.01,
                 max_down: 1,
+                write_behind: false,
             },
             broken: None,
         }
@@ -354,6 +357,36 @@ fn seeds_catching(how: Broken) -> usize {
 fn the_checker_catches_a_proposer_that_skips_repairing_in_progress_proposals() {
     let caught = seeds_catching(Broken::SkipRepair);
     assert!(caught > 0, "no seed of {SEEDS} caught the broken proposer");
+}
+
+/// Replicas crashing right after they answer, often, and restarting soon: a `kill -9` between
+/// an answer and the next request.
+fn crashing_after_answers(seed: u64, write_behind: bool) -> Settings {
+    let mut settings = Settings::for_seed(seed);
+    settings.faults.crash_after_answer = 0.2;
+    settings.faults.restart = 0.5;
+    settings.faults.write_behind = write_behind;
+    settings
+}
+
+#[test]
+fn the_checker_catches_replicas_that_answer_before_their_state_is_durable() {
+    let mut caught = 0;
+    for seed in 0..SEEDS {
+        let durable = run(crashing_after_answers(seed, false));
+        assert!(
+            check_registers(&durable.history),
+            "seed {seed}: {}",
+            durable.describe()
+        );
+        if !check_registers(&run(crashing_after_answers(seed, true)).history) {
+            caught += 1;
+        }
+    }
+    assert!(
+        caught > 0,
+        "no seed of {SEEDS} caught replicas losing answered state"
+    );
 }
 
 /// `PAXOS_SEEDS=N` random seeds, or `PAXOS_SEED=S` one; nothing when neither is set.

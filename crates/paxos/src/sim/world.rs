@@ -15,11 +15,12 @@ use crate::ballot::Clock;
 use crate::messages::{Answer, NoReply, Prepare, PrepareAnswer, ProposeAnswer};
 use crate::replica::Replica;
 use crate::replicas::{Electorate, Replicas};
-use crate::store::MemoryStore;
 use crate::testing::{MemoryData, Reg, Write};
 use crate::types::Proposal;
 
-type SimReplica = Replica<Reg, Arc<MemoryStore<Reg>>, Arc<MemoryData>>;
+use super::store::SimStore;
+
+type SimReplica = Replica<Reg, Arc<SimStore>, Arc<MemoryData>>;
 
 /// How hostile the network and the replicas are.
 #[derive(Clone, Copy, Debug)]
@@ -29,8 +30,13 @@ pub(super) struct Faults {
     /// Chance per step that an up replica crashes, and that a down one restarts.
     pub(super) crash: f64,
     pub(super) restart: f64,
+    /// Chance that a replica crashes right after it handled a request (its answer is out).
+    pub(super) crash_after_answer: f64,
     /// At most this many replicas down at once.
     pub(super) max_down: usize,
+    /// Broken on purpose: replicas' Paxos stores sync in the background, so a crash loses
+    /// state a replica already answered with.
+    pub(super) write_behind: bool,
 }
 
 type Delivery = Box<dyn FnOnce() + Send>;
@@ -50,6 +56,7 @@ enum Message {
 struct Node {
     /// What survives a crash: the durable store and data (the replica keeps nothing else).
     replica: Arc<SimReplica>,
+    store: Arc<SimStore>,
     up: bool,
 }
 
@@ -71,9 +78,13 @@ impl World {
             rng: SmallRng::seed_from_u64(seed),
             now: 1_000_000_000,
             nodes: (0..natural + pending)
-                .map(|_| Node {
-                    replica: Arc::new(Replica::new(Arc::default(), Arc::default())),
-                    up: true,
+                .map(|_| {
+                    let store = Arc::new(SimStore::new(faults.write_behind));
+                    Node {
+                        replica: Arc::new(Replica::new(store.clone(), Arc::default())),
+                        store,
+                        up: true,
+                    }
                 })
                 .collect(),
             natural: (0..natural).collect(),
@@ -112,6 +123,9 @@ impl World {
                 }
                 let deliver = handle(&self.nodes[to].replica);
                 self.in_flight.push(Message::Response { deliver, timeout });
+                if self.rng.random_bool(self.faults.crash_after_answer) {
+                    self.crash(to);
+                }
             }
             Message::Response { deliver, timeout } => match lost {
                 true => timeout(),
@@ -132,15 +146,26 @@ impl World {
     }
 
     fn crash_or_restart(&mut self) {
-        let down = self.nodes.iter().filter(|n| !n.up).count();
         let node = self.rng.random_range(0..self.nodes.len());
+        if self.rng.random_bool(0.005) {
+            self.nodes[node].store.sync();
+        }
         if self.nodes[node].up {
-            if down < self.faults.max_down && self.rng.random_bool(self.faults.crash) {
-                self.nodes[node].up = false;
-                self.crashes += 1;
+            if self.rng.random_bool(self.faults.crash) {
+                self.crash(node);
             }
         } else if self.rng.random_bool(self.faults.restart) {
             self.nodes[node].up = true;
+        }
+    }
+
+    /// Crashes `node` (a `kill -9`) unless that would put too many down.
+    fn crash(&mut self, node: usize) {
+        let down = self.nodes.iter().filter(|n| !n.up).count();
+        if down < self.faults.max_down && self.nodes[node].up {
+            self.nodes[node].up = false;
+            self.nodes[node].store.crash();
+            self.crashes += 1;
         }
     }
 }
