@@ -66,10 +66,16 @@ impl Shortfall {
         self.received + self.timeouts > 0
     }
 
+    /// Whether the replicas yet to answer could still make a quorum.
+    pub(crate) fn quorum_possible(&self) -> bool {
+        let missing = self.failures + self.timeouts;
+        self.polled.saturating_sub(missing) >= self.required
+    }
+
     /// The error: Failure when failures alone made a quorum impossible (as Cassandra counts
     /// them), else Timeout.
     pub(crate) fn error(self, contentions: u32, write_unknown: bool) -> PaxosError {
-        if self.polled - self.failures < self.required {
+        if self.polled.saturating_sub(self.failures) < self.required {
             PaxosError::Failure {
                 received: self.received,
                 required: self.required,

@@ -313,12 +313,9 @@ impl<T: Types, R: Replicas<T>, C: Clock> Proposer<T, R, C> {
         attempts.contentions += 1;
         Metrics::count(&self.metrics.contentions);
         let growth = 1.8f64.powi(attempts.contentions.saturating_sub(1).min(64) as i32);
-        let ceiling = self
-            .config
-            .first_backoff
-            .mul_f64(growth)
-            .min(self.config.max_backoff);
-        let wait = self.rng.lock().random_range(0..=ceiling.as_micros() as u64);
+        let first = self.config.first_backoff.as_micros() as f64;
+        let ceiling = (first * growth).min(self.config.max_backoff.as_micros() as f64);
+        let wait = self.rng.lock().random_range(0..=ceiling as u64);
         if self.now() + wait >= attempts.deadline {
             return Err(contended(attempts, required));
         }

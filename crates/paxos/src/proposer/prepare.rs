@@ -105,12 +105,6 @@ impl<T: Types, N> Tally<T, N> {
         }
     }
 
-    /// Whether the replicas still to answer cannot make a quorum.
-    fn hopeless(&self) -> bool {
-        let missing = self.shortfall.failures + self.shortfall.timeouts;
-        self.shortfall.polled - missing < self.shortfall.required
-    }
-
     /// A proposal accepted and not committed, newer than the latest commit and not a
     /// re-proposal of it. One older than the latest commit lost to it and must never be
     /// replayed (CASSANDRA-12126); an empty one changes nothing and needs no completing.
@@ -173,7 +167,7 @@ impl<T: Types, R: Replicas<T>, C: Clock> Proposer<T, R, C> {
                 }
                 Err(reason) => {
                     tally.fail(reason);
-                    if tally.hopeless() {
+                    if !tally.shortfall.quorum_possible() {
                         break;
                     }
                 }

@@ -29,8 +29,7 @@ struct Votes {
 
 impl Votes {
     fn can_succeed(&self) -> bool {
-        let silent = self.shortfall.failures + self.shortfall.timeouts;
-        self.refusals == 0 && self.shortfall.required <= self.shortfall.polled - silent
+        self.refusals == 0 && self.shortfall.quorum_possible()
     }
 
     /// Whether a replica accepted or may have.

@@ -354,6 +354,14 @@ fn seeds_catching(how: Broken) -> usize {
 }
 
 #[test]
+fn a_seed_replays_the_same_run() {
+    let settings = Settings::for_seed(11);
+    let (one, two) = (run(settings), run(settings));
+    assert_eq!(one.history, two.history);
+    assert_eq!((one.steps, one.crashes), (two.steps, two.crashes));
+}
+
+#[test]
 fn the_checker_catches_a_proposer_that_skips_repairing_in_progress_proposals() {
     let caught = seeds_catching(Broken::SkipRepair);
     assert!(caught > 0, "no seed of {SEEDS} caught the broken proposer");
