@@ -200,6 +200,26 @@ mod tests {
     }
 
     #[test]
+    fn threads_sharing_a_generator_never_get_the_same_ballot() {
+        let generator = Arc::new(BallotGenerator::new(SetClock::default(), 1, 0, None));
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                let generator = generator.clone();
+                std::thread::spawn(move || {
+                    (0..1_000).map(|_| generator.next(None)).collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        let mut all: Vec<Ballot> = threads
+            .into_iter()
+            .flat_map(|t| t.join().unwrap())
+            .collect();
+        all.sort();
+        all.dedup_by_key(|b| b.micros);
+        assert_eq!(all.len(), 4_000, "every ballot of its own microsecond");
+    }
+
+    #[test]
     fn two_runs_at_the_same_microsecond_issue_different_ballots() {
         // A start whose seed was lost still differs from the previous run by its counter.
         let clock = SetClock::default();

@@ -552,3 +552,14 @@ fn replicas_that_answer_failures_make_the_operation_fail() {
     );
     assert_eq!(Metrics::get(&p.metrics().failures), 1);
 }
+
+#[test]
+fn operations_are_futures_a_multi_threaded_runtime_can_run() {
+    fn assert_send<F: Future + Send>(future: F) -> F {
+        future
+    }
+    let p = proposer(Local::new(3, 0));
+    let write = assert_send(p.cas(&KEY, &(), |_, ballot| Some(set(3, ballot.micros))));
+    assert_eq!(block_on(write), Ok(Outcome::Applied));
+    assert_eq!(block_on(assert_send(p.read(&KEY, &()))), Ok(3));
+}
