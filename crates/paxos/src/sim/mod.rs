@@ -2,9 +2,9 @@
 //!
 //! A few clients, each with its own proposer (and a clock skewed from the others'), run
 //! reads, writes and compare-and-sets on a few registers over three replicas (and, for some
-//! seeds, a pending fourth). One seeded generator orders every message delivery, loses
-//! messages, and crashes and restarts replicas (which keep only their durable store and
-//! data). Each operation's call and return are recorded in real-time order; an operation
+//! seeds, a pending fourth, voting from the start or joining, empty, while operations run).
+//! One seeded generator orders every message delivery, loses messages, and crashes and
+//! restarts replicas (which keep only their durable store and data). Each operation's call and return are recorded in real-time order; an operation
 //! that timed out with its write unknown returns at infinity, one that surely did not apply
 //! is left out. The history must be linearizable ([`check_registers`]).
 //!
@@ -43,6 +43,8 @@ struct Settings {
     ops_per_client: usize,
     keys: u8,
     pending: usize,
+    /// The step at which the pending replica starts to vote.
+    joins_at: u64,
     faults: Faults,
     broken: Option<Broken>,
 }
@@ -57,6 +59,7 @@ impl Settings {
             ops_per_client: 30,
             keys: rng.random_range(1..=3),
             pending: usize::from(rng.random_bool(0.3)),
+            joins_at: [0, rng.random_range(0..3_000)][rng.random_range(0..2)],
             faults: Faults {
                 drop: [0.0, 0.05, 0.15][rng.random_range(0..3)],
                 crash: 0.002,
@@ -250,6 +253,7 @@ fn run(settings: Settings) -> Report {
         settings.seed,
         3,
         settings.pending,
+        settings.joins_at,
         settings.faults,
     )));
     let recorder = Arc::new(Recorder::default());

@@ -66,6 +66,10 @@ pub(super) struct World {
     nodes: Vec<Node>,
     natural: Vec<usize>,
     pending: Vec<usize>,
+    /// The step at which the pending replicas join the electorate (a topology change
+    /// starting while operations run); they are idle and empty before.
+    joins_at: u64,
+    steps: u64,
     in_flight: Vec<Message>,
     timers: Vec<(u64, Delivery)>,
     faults: Faults,
@@ -73,7 +77,13 @@ pub(super) struct World {
 }
 
 impl World {
-    pub(super) fn new(seed: u64, natural: usize, pending: usize, faults: Faults) -> Self {
+    pub(super) fn new(
+        seed: u64,
+        natural: usize,
+        pending: usize,
+        joins_at: u64,
+        faults: Faults,
+    ) -> Self {
         World {
             rng: SmallRng::seed_from_u64(seed),
             now: 1_000_000_000,
@@ -89,6 +99,8 @@ impl World {
                 .collect(),
             natural: (0..natural).collect(),
             pending: (natural..natural + pending).collect(),
+            joins_at,
+            steps: 0,
             in_flight: Vec::new(),
             timers: Vec::new(),
             faults,
@@ -99,6 +111,7 @@ impl World {
     /// One step: time moves on, due timers fire, a replica may crash or restart, and one
     /// message is delivered or lost; with nothing in flight, time jumps to the next timer.
     pub(super) fn step(&mut self) {
+        self.steps += 1;
         self.now += self.rng.random_range(0..=200);
         self.fire_timers();
         self.crash_or_restart();
@@ -230,7 +243,10 @@ impl Replicas<Reg> for Link {
         let world = self.world.lock();
         Electorate {
             natural: world.natural.clone(),
-            pending: world.pending.clone(),
+            pending: match world.steps >= world.joins_at {
+                true => world.pending.clone(),
+                false => Vec::new(),
+            },
         }
     }
 
