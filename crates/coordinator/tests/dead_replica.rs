@@ -3,6 +3,7 @@
 //! at ALL times out with `received` 2 of 3 (`data_present` false when the dead replica was the
 //! one asked for data), as does a write (2 acknowledgements) and a scan. Ending the request at
 //! the refused connection would count only the answers already in (issue 27).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test crate
 
 mod common;
 

@@ -2,6 +2,7 @@
 //! (the v5 reason map), as Cassandra's failureReasonByEndpoint does. QUORUM of three with two
 //! replicas failing: the level is lost only at the second failure, so both are named (the
 //! read's failed contact is replaced by the other, which fails too).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test crate
 
 mod common;
 

@@ -1,5 +1,6 @@
 //! A range scan asks several stretches of the ring at once (Cassandra's concurrency factor) and
 //! still answers exactly the first partitions in token order, up to its limit.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test crate
 
 mod common;
 

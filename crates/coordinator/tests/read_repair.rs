@@ -3,6 +3,7 @@
 //! BlockingReadRepair.awaitWrites does (ReadTimeout with data_present). Answering without the
 //! repair would let a later QUORUM read, from the replicas that lack the value, return older
 //! data than this one did.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test crate
 
 mod common;
 

@@ -17,6 +17,7 @@
 //!
 //! The default suite runs fixed seeds; `HELENUS_SIM_SEEDS=N` runs seeds 1..=N and
 //! `HELENUS_SIM_STEPS` sets the steps per seed (default 120).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test crate
 
 mod common;
 

@@ -11,6 +11,7 @@
 //! Why not cargo-fuzz or bolero: cargo-fuzz needs a nightly compiler; bolero runs on stable
 //! only with its random engine (no coverage feedback either) and replays corpora without
 //! mutating them, and neither survives an abort in the middle of a long run.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test tool: seeds and harness state are built here, not read from untrusted input
 
 pub mod driver;
 pub mod long;

@@ -1,6 +1,7 @@
 //! The long mode survives what a fuzz target can do to its process: a stack overflow aborts
 //! the worker and an endless loop stops its progress; either way the supervisor saves the
 //! input, restarts the worker and reports it in the summary.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test crate
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -1,6 +1,7 @@
 //! The short mode of every fuzz target, as the test suite runs it: a fixed seed and a few
 //! dozen to a few thousand inputs each (`HELENUS_FUZZ_SEED`, `HELENUS_FUZZ_ITERATIONS`
 //! vary them). The long mode is `tests/fuzz/run-long`.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test crate
 
 use fuzz::driver::short;
 use fuzz::targets;

@@ -1,6 +1,7 @@
 //! Gossip clusters on the in-memory network, in paused tokio time: timing is deterministic, and
 //! the network's losses and delays come from a fixed seed (chitchat picks its gossip partners with
 //! its own unseeded generator, so the bounds below are asserted, not exact traces).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test crate
 
 mod support;
 

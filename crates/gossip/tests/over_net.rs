@@ -1,6 +1,7 @@
 //! Gossip over real internode messaging (`net` on loopback TCP, real time): three nodes on
 //! ephemeral ports of 127.0.0.1 find each other through a seed, a node stopping cleanly is seen
 //! down at once, and a node whose messaging dies is convicted by the failure detector.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test crate
 #![cfg(feature = "net")]
 
 use std::collections::BTreeMap;

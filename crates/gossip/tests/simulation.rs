@@ -6,6 +6,7 @@
 //!
 //! The default suite runs one fixed seed; `HELENUS_SIM_SEEDS=N` runs seeds 0..N and
 //! `HELENUS_SIM_SEEDS=3,17` the seeds listed.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test crate
 
 mod support;
 

@@ -6,6 +6,7 @@
 //! a tenth of the server's CPU per write in `helenus stress write` (page faults and
 //! `clear_page` in the profile). Like a JVM heap sized once, the pages stay with the process; what
 //! the node may use is bounded by its memtable, cache and in-flight request settings.
+#![allow(unsafe_code)] // mimalloc's option calls
 
 use std::os::raw::{c_int, c_long};
 

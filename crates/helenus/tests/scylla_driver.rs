@@ -7,6 +7,7 @@
 //! paging, batches, counters, an error case, and a SIGTERM restart on the same data dir
 //! after which everything reads back (also through the session that was connected before
 //! the restart, whose prepared statements the new process no longer knows).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test crate
 
 mod common;
 

@@ -1,5 +1,6 @@
 //! Delivery through an in-memory `Deliver`, in paused time: order, throttle, resumption after a
 //! failure, file deletion, pause/resume, liveness, expiry, and the operators' switches.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test crate
 mod common;
 
 use std::time::Duration;

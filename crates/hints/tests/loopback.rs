@@ -1,5 +1,6 @@
 //! Hints delivered over internode messaging to a second node on loopback TCP, whose
 //! `Verb::Hint` handler decodes them with `decode_hint`.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test crate
 mod common;
 
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -1,6 +1,7 @@
 //! Hints survive a restart of the service: written files are found again and delivered; a
 //! crash loses only what was buffered since the last flush; damaged files are read up to the
 //! damage, counted and logged.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test crate
 mod common;
 
 use std::io::Write;

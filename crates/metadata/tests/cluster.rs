@@ -1,5 +1,6 @@
 //! Metadata groups on the in-memory network, in simulated time (tokio's paused clock): group
 //! formation, concurrent changes, leader loss, partitions, catching up, restarts.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test crate
 
 mod common;
 

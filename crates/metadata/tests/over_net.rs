@@ -1,5 +1,6 @@
 //! Metadata services over real internode messaging (`net` on loopback TCP, ports chosen by the
 //! system): the same group behaviour as on the in-memory network, through `NetTransport`.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test crate
 #![cfg(feature = "net")]
 
 mod common;

@@ -1,4 +1,5 @@
 //! Requests, one-way messages, errors and failures between real nodes on loopback TCP.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test crate
 mod common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -3,6 +3,7 @@
 //!
 //! `HELENUS_SIM_SEEDS=N cargo test -p net --test sim -- --ignored` runs N random fault
 //! schedules as well (not part of the default suite).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test crate
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::Arc;

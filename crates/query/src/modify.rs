@@ -159,7 +159,8 @@ impl ModifyPlan {
         let missing_ck = missing(table.clustering_columns().collect(), &ck);
         let only_static =
             !ops.is_empty() && ops.iter().all(|o| o.column().kind == ColumnKind::Static);
-        if !missing_ck.is_empty() && !(only_static && ck.iter().all(Option::is_none)) {
+        let statics_only = only_static && ck.iter().all(Option::is_none);
+        if !missing_ck.is_empty() && !statics_only {
             return Err(CqlError::invalid(format!(
                 "Some clustering keys are missing: {}",
                 missing_ck.join(", ")

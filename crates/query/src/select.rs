@@ -542,6 +542,9 @@ struct OpenGroup {
     clustering: Vec<Option<Bytes>>,
 }
 
+/// A result row kept back for ordering: its clustering values, then its output values.
+type HeldRow = (Vec<Option<Bytes>>, Vec<Option<Bytes>>);
+
 /// The state of one execution.
 struct Run<'a> {
     plan: &'a SelectPlan,
@@ -552,7 +555,7 @@ struct Run<'a> {
     per_partition: Option<i64>,
     rows: Rows,
     /// Rows (with their clustering) kept for post-query ordering.
-    held: Vec<(Vec<Option<Bytes>>, Vec<Option<Bytes>>)>,
+    held: Vec<HeldRow>,
     eval: Evaluator<'a>,
     /// The group being aggregated.
     group: Option<OpenGroup>,

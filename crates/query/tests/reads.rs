@@ -1,6 +1,7 @@
 //! The query processor in process over a real storage: paged reads keep static values and
 //! resume after their last row, counter deletions are written, bound frozen sets are stored in
 //! their canonical order, and prepared statements naming a dropped table are unprepared.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test crate
 
 use std::sync::Arc;
 

@@ -9,6 +9,7 @@
 //! Written here rather than taken from a crate: rows are allocated from many threads at once,
 //! live exactly as long as their memtable, and their regions are recycled across memtables,
 //! which is what the bump arenas on crates.io (single-threaded, freed on drop) do not offer.
+#![allow(unsafe_code)] // regions are raw allocations that rows are bump-copied into
 
 use std::alloc::{alloc, dealloc, handle_alloc_error, Layout};
 use std::ptr::NonNull;
@@ -83,6 +84,10 @@ impl Arena {
 impl Bump {
     /// The start of `len` free bytes (at most [`LARGEST_IN_REGION`]) in the current region,
     /// taking a new one, large enough, when it is full.
+    #[expect(
+        clippy::expect_used,
+        reason = "the branch above installs a region when there is none"
+    )]
     fn reserve(&mut self, len: usize) -> NonNull<u8> {
         let room = self.current.as_ref().map(|r| r.size - self.used);
         if room.is_none_or(|room| room < len) {
@@ -130,6 +135,10 @@ impl Region {
         Region { ptr, size }
     }
 
+    #[expect(
+        clippy::expect_used,
+        reason = "a region is at most MAX_REGION bytes, far below isize::MAX"
+    )]
     fn layout(size: usize) -> Layout {
         Layout::from_size_align(size.max(1), 1).expect("a region's size fits a layout")
     }

@@ -54,6 +54,10 @@ impl MemPartition {
         grown
     }
 
+    #[expect(
+        clippy::expect_used,
+        reason = "memtable rows were encoded by this memtable; decoding them cannot fail"
+    )]
     fn add_row(&mut self, row: Row, arena: &Arena) -> usize {
         let Some(existing) = self.rows.get_mut(&row.clustering) else {
             let encoded = encode(&row, arena);

@@ -118,10 +118,18 @@ impl Histograms {
 const PRECISION: u8 = 2;
 
 /// An auto-resizing histogram: no value is ever out of range.
+#[expect(
+    clippy::expect_used,
+    reason = "PRECISION is a valid number of significant digits"
+)]
 fn histogram() -> Histogram<u64> {
     Histogram::new(PRECISION).expect("PRECISION is a valid number of significant digits")
 }
 
+#[expect(
+    clippy::expect_used,
+    reason = "auto-resizing histograms of one precision always add up"
+)]
 fn merge(into: &mut Histogram<u64>, from: &Histogram<u64>) {
     into.add(from)
         .expect("auto-resizing histograms of one precision always add up");

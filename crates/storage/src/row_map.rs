@@ -220,6 +220,10 @@ impl<V> FromIterator<(Bytes, V)> for RowMap<V> {
 impl<V> std::ops::Index<&Bytes> for RowMap<V> {
     type Output = V;
 
+    #[expect(
+        clippy::expect_used,
+        reason = "indexing a missing key panics, as for a std map"
+    )]
     fn index(&self, clustering: &Bytes) -> &V {
         self.get(clustering).expect("no row with this clustering")
     }

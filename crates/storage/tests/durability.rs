@@ -1,4 +1,5 @@
 //! Commit-log durability and replay through the public `Storage` API.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test crate
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -1,5 +1,6 @@
 //! Hand-run timing of a memtable flush (~300k rows of ~300 bytes):
 //! `cargo test --release -p storage --test flush_bench -- --ignored --nocapture`.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test crate
 
 use std::time::{Duration, Instant};
 

@@ -1,6 +1,8 @@
 //! The memtable's counted bytes against what its writes really allocate: a counting global
 //! allocator measures the heap a memtable keeps for cassandra-stress-shaped rows, and the
 //! count the flush and back-pressure decisions use must be close to it.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test crate
+#![allow(unsafe_code)] // a counting global allocator
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell as ThreadCell;

@@ -1,5 +1,6 @@
 //! Property test: the memtable engine against the naive model of `model/` (every write kept,
 //! Cassandra's reconciliation and shadowing rules evaluated directly at read time).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test crate
 
 mod model;
 

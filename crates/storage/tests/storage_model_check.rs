@@ -7,6 +7,7 @@
 //! where a compaction's expired-cell-to-tombstone conversion may legitimately change the
 //! winner) and local times are real seconds, so compactions see the same clock as reads;
 //! `gc_grace_seconds` keeps its default, so no tombstone is purged behind the model's back.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test crate
 
 mod model;
 

@@ -9,6 +9,7 @@
 //! - write amplification: (flushed bytes on disk + compaction output bytes) / flushed bytes on
 //!   disk (1.0 = nothing rewritten; the commit log is not counted);
 //! - read amplification: mean SSTables touched per point read (the read metrics).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test crate
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 

@@ -1,4 +1,5 @@
 //! The process's own CPU time (`getrusage(RUSAGE_SELF)`), for the client CPU per operation.
+#![allow(unsafe_code)] // getrusage(2) for the client's own CPU time
 
 use std::time::Duration;
 

@@ -12,6 +12,10 @@ use parking_lot::Mutex;
 /// Longest latency a histogram tracks exactly (longer ones are clamped): one hour.
 const MAX_MICROS: u64 = 3_600_000_000;
 
+#[expect(
+    clippy::expect_used,
+    reason = "the bounds are constants hdrhistogram accepts"
+)]
 pub fn new_histogram() -> Histogram<u64> {
     // The bounds are constants that hdrhistogram accepts; failure would be a programming error.
     Histogram::new_with_bounds(1, MAX_MICROS, 3).expect("valid histogram bounds")

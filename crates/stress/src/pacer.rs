@@ -8,6 +8,7 @@
 //! intended start never follows its release, and a worker busy when a slot fell due still
 //! has the wait counted (no coordinated omission). The lateness of operations whose worker
 //! was already waiting (release and wake-up, nothing else) is kept for the summary.
+#![allow(unsafe_code)] // prctl(2) sets the pacer thread's timer slack
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;

@@ -1,5 +1,6 @@
 //! `helenus stress` against a live Helenus node: write then read (every read finds the row
 //! written), mixed, a fixed-rate run whose latencies include queueing, and the output shape.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test crate
 
 mod common;
 

@@ -3,6 +3,7 @@
 //! columns and a `multirow` query, and the pictures and logs: the `-graph` page holding two
 //! revisions, the `--png` image and the `-log hdrfile=` interval log; `insert: visits`
 //! writing each partition over several inserts.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test crate
 
 mod common;
 

@@ -1,5 +1,6 @@
 //! `helenus stress ycsb` against a live Helenus node: workloads A to F (load and run), with
 //! YCSB's report lines, and the status lines of `-s`.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test crate
 
 mod common;
 

@@ -1,6 +1,7 @@
 //! Overload limits over TCP: request bytes reserved (a large body's declared length from its
 //! header, its bytes as they arrive; back-pressure or Overloaded), connection caps, the rate
 //! limit, and clients that stall mid-frame or idle.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test crate
 mod echo;
 #[allow(dead_code)] // the client's other helpers serve tests/server.rs
 mod wire_client;

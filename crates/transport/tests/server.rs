@@ -1,4 +1,5 @@
 //! End-to-end tests: `serve` on a loopback port driven by hand-built frames.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test crate
 mod echo;
 mod wire_client;
 

@@ -1,6 +1,7 @@
 //! A node's process: `helenus server --config <node>/cassandra.yaml` started in its own process
 //! group (a Ctrl-C in the terminal does not reach it), found again through its pid file, told
 //! apart from an unrelated process that reused the pid by its command line, and signalled.
+#![allow(unsafe_code)] // kill(2) signals the cluster's node processes
 
 use std::fs::File;
 use std::path::{Path, PathBuf};

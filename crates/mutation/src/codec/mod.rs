@@ -130,6 +130,11 @@ impl<'a> Reader<'a> {
         Ok(i64::from_be_bytes(self.take()?))
     }
 
+    /// Reads a length prefix (a u32), checked against the bytes left.
+    #[allow(
+        clippy::len_without_is_empty,
+        reason = "reads a length; the reader is no container"
+    )]
     pub fn len(&mut self) -> Result<usize, DecodeError> {
         let len = u32::from_be_bytes(self.take()?) as usize;
         if len > self.bytes.len() {

@@ -86,9 +86,9 @@ fn legacy_row(row: &Row) -> Vec<u8> {
 }
 
 fn legacy_cell(out: &mut Vec<u8>, cell: &Cell) {
-    let flags = u8::from(cell.value.is_some()) * HAS_VALUE
-        | u8::from(cell.path.is_some()) * HAS_PATH
-        | u8::from(cell.counter) * IS_COUNTER;
+    let flags = (u8::from(cell.value.is_some()) * HAS_VALUE)
+        | (u8::from(cell.path.is_some()) * HAS_PATH)
+        | (u8::from(cell.counter) * IS_COUNTER);
     out.put_u8(flags);
     out.put_i64(cell.timestamp);
     out.put_i32(cell.ttl);

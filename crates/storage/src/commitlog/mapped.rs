@@ -4,6 +4,7 @@
 //! pages are the kernel's page cache, so a record is with the OS (it survives a crash of the
 //! process) as soon as it is copied; fsyncs of the file make it durable. A segment's unwritten
 //! tail is zeros, which replay reads as its end.
+#![allow(unsafe_code)] // the segment is a memory mapping written in place
 
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};

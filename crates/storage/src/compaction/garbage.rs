@@ -237,8 +237,10 @@ mod tests {
         let nothing = PartitionData::default();
         let kept = remove_shadowed(mine.clone(), &nothing, Granularity::Cell);
         assert_eq!(kept, Some(mine.clone()));
-        let mut later = PartitionData::default();
-        later.partition_deletion = deletion(7);
+        let later = PartitionData {
+            partition_deletion: deletion(7),
+            ..PartitionData::default()
+        };
         assert_eq!(remove_shadowed(mine, &later, Granularity::Row), None);
         assert_eq!(Granularity::from_name("cell"), Some(Granularity::Cell));
         assert_eq!(Granularity::from_name("partition"), None);

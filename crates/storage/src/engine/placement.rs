@@ -5,6 +5,7 @@
 //! the table's live SSTables wins (then the earlier one), which spreads a table evenly over
 //! directories that share a disk. When no directory has room the write fails, as Cassandra's
 //! "Insufficient disk space" does.
+#![allow(unsafe_code)] // statvfs(2) for a directory's free space
 
 use std::collections::HashMap;
 use std::ffi::CString;
@@ -25,6 +26,10 @@ pub struct DiskSpace {
 }
 
 /// The sizes of the file system holding `path`; `None` when they cannot be read.
+#[allow(
+    clippy::useless_conversion,
+    reason = "statvfs field types differ between platforms"
+)]
 pub fn disk_space(path: &Path) -> Option<DiskSpace> {
     let c_path = CString::new(path.as_os_str().as_bytes()).ok()?;
     let mut stat = std::mem::MaybeUninit::<libc::statvfs>::zeroed();

@@ -431,8 +431,10 @@ mod tests {
 
     #[test]
     fn statistics_written_before_cell_counts_still_read() {
-        let mut stats = SstableStats::default();
-        stats.partitions = 3;
+        let mut stats = SstableStats {
+            partitions: 3,
+            ..SstableStats::default()
+        };
         stats.cell_counts.add(12);
         let file = Path::new("Statistics.db");
         let encoded = stats.encode();

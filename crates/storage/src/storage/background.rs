@@ -1,6 +1,7 @@
 //! The node's background threads: the flush thread (memtable and commit-log pressure, checked
 //! every [`PRESSURE_CHECK`]) and the compaction scheduler, which asks each table's strategy for
 //! work and runs up to `concurrent_compactors` tasks, each on its own thread.
+#![allow(unsafe_code)] // setpriority(2) and gettid(2) for the background threads' nice value
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;

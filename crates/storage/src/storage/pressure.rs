@@ -192,6 +192,10 @@ mod tests {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[allow(
+        clippy::await_holding_lock,
+        reason = "the test holds the flush lock on purpose while writers wait"
+    )]
     async fn writers_wait_for_a_blocked_flush_and_memory_stays_bounded() {
         let dir = tempfile::tempdir().expect("tempdir");
         let mut config = StorageConfig::new(dir.path().join("data"), dir.path().join("log"));

@@ -1,5 +1,6 @@
 //! The LSM engine end to end through `Storage`: flushes, recycling, restarts, crashes and
 //! compactions under every strategy.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test crate
 
 mod common;
 mod compaction;

@@ -2,6 +2,7 @@
 //! line on standard error with the operations done so far, the current rate, the estimated
 //! time to completion and each operation's latencies over the interval, worded as YCSB 0.17's
 //! `StatusThread` and `OneMeasurementHdrHistogram.getSummary` print them.
+#![allow(unsafe_code)] // localtime_r(3) for YCSB's local-time status lines
 
 use std::time::{Duration, Instant, SystemTime};
 
