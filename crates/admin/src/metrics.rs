@@ -2,7 +2,8 @@
 //! snapshot taken at scrape time (nothing is kept in between).
 
 use coordinator::RequestKind;
-use storage::{Percentiles, TableId};
+use mutation::TableId;
+use storage::Percentiles;
 
 use crate::api::tables::select;
 use crate::api::types::TableSelection;

@@ -11,9 +11,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use mutation::{CounterUpdate, PartitionKey, TableId};
 use net::{NetError, Peer, RemoteError, Verb};
 use ring::{Endpoint, ReplicationStrategy};
-use storage::{CounterUpdate, PartitionKey, Storage, TableId};
+use storage::Storage;
 use types::{Consistency, CqlError, CqlResult};
 
 use crate::failures::{Needed, Replica};
@@ -262,9 +263,10 @@ mod tests {
     use crate::Timeouts;
     use bytes::Bytes;
     use mutation::counter_context::{CounterContext, Shard};
+    use mutation::{Cell, ColumnValue, ReadFilter};
     use ring::{Token, TokenMetadata};
     use std::net::IpAddr;
-    use storage::{Cell, ColumnValue, ReadFilter, StorageConfig, TableParams};
+    use storage::{StorageConfig, TableParams};
 
     const TABLE: TableId = TableId(uuid::Uuid::from_u128(7));
 

@@ -28,12 +28,10 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use mutation::{KeyRange, Mutation, Partition, PartitionKey, ReadFilter, ReadStats, TableId};
 use net::Verb;
 use ring::{Endpoint, ReplicationStrategy, Token};
-use storage::{
-    KeyRange, Mutation, Partition, PartitionKey, ReadFilter, ReadStats, Storage, StorageError,
-    TableId,
-};
+use storage::{Storage, StorageError};
 use types::{Consistency, CqlError, CqlResult};
 
 pub use batchlog::{BatchGroups, BatchlogStats, StrategyLookup};

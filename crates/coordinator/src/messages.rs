@@ -7,13 +7,12 @@ use std::time::Duration;
 
 use bytes::{BufMut, Bytes};
 use mutation::codec::{put_bytes, put_len, put_mutation, DecodeError, Reader};
+use mutation::wire::{key_range, put_key_range, put_read_filter, read_filter};
+use mutation::{CounterUpdate, KeyRange, ReadFilter};
 use mutation::{Mutation, PartitionKey, TableId};
 use ring::ReplicationStrategy;
-use storage::wire::{
-    key_range, put_key_range, put_read_filter, put_scan_source, put_source_rows, read_filter,
-    scan_source, source_rows,
-};
-use storage::{CounterUpdate, KeyRange, ReadFilter, ScanSource, SourceRows};
+use storage::wire::{put_scan_source, put_source_rows, scan_source, source_rows};
+use storage::{ScanSource, SourceRows};
 use types::{Consistency, CqlError, CqlResult};
 use uuid::Uuid;
 
@@ -213,7 +212,7 @@ pub fn encode_scan(scan: &ScanSource) -> Bytes {
 }
 
 pub fn decode_scan(payload: &[u8]) -> Result<ScanSource, DecodeError> {
-    storage::wire::decode_all(payload, scan_source)
+    mutation::wire::decode_all(payload, scan_source)
 }
 
 /// `Verb::Counter`: counter deltas of one partition for their leader replica to apply and
@@ -639,10 +638,10 @@ mod tests {
             session: None,
             table: TableId(uuid::Uuid::from_u128(4)),
             range: KeyRange {
-                start: std::ops::Bound::Excluded(storage::PartitionPosition::Key(
+                start: std::ops::Bound::Excluded(mutation::PartitionPosition::Key(
                     mutation("a").key,
                 )),
-                end: std::ops::Bound::Included(storage::PartitionPosition::Token(99)),
+                end: std::ops::Bound::Included(mutation::PartitionPosition::Token(99)),
             },
             filter: ReadFilter::all(),
             partition_limit: 128,

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
-use storage::TableId;
+use mutation::TableId;
 use types::Consistency;
 
 /// Upper bounds of the latency buckets, in microseconds (an overflow bucket follows).

@@ -16,11 +16,11 @@ use std::ops::Bound;
 
 use futures::future::BoxFuture;
 use futures::stream::{FuturesOrdered, StreamExt};
-use ring::{Endpoint, ReplicationStrategy, Token};
-use storage::{
-    resolve_partition, KeyRange, Partition, PartitionData, PartitionKey, PartitionPosition,
-    ReadFilter, ReadStats, ScanRound, ScanSource, Storage, TableId,
+use mutation::{
+    KeyRange, Partition, PartitionKey, PartitionPosition, ReadFilter, ReadStats, TableId,
 };
+use ring::{Endpoint, ReplicationStrategy, Token};
+use storage::{resolve_partition, PartitionData, ScanRound, ScanSource, Storage};
 use tokio::time::Instant;
 use types::{Consistency, CqlResult};
 
@@ -483,7 +483,7 @@ async fn repair(
             let empty = PartitionData::default();
             let mine = theirs.get(key).copied().unwrap_or(&empty);
             if let Some(update) = merged.missing_in(mine) {
-                let mutation = storage::Mutation {
+                let mutation = mutation::Mutation {
                     table,
                     key: key.clone(),
                     update,
@@ -563,7 +563,7 @@ mod tests {
             },
             static_row: None,
             rows: (0..rows)
-                .map(|_| storage::Row::new(bytes::Bytes::new()))
+                .map(|_| mutation::Row::new(bytes::Bytes::new()))
                 .collect(),
         };
         let mut found = Found::new(3, 5);

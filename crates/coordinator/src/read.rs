@@ -15,11 +15,10 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use futures::stream::{FuturesUnordered, StreamExt};
+use mutation::{Mutation, Partition, PartitionKey, ReadFilter, ReadStats, TableId};
 use net::{Messaging, Verb};
 use ring::Endpoint;
-use storage::{
-    Mutation, Partition, PartitionKey, ReadFilter, ReadStats, Round, Rounds, Storage, TableId,
-};
+use storage::{Round, Rounds, Storage};
 use tokio::time::Instant;
 use types::{Consistency, CqlError, CqlResult};
 use uuid::Uuid;

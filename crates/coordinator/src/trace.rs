@@ -9,8 +9,9 @@ use std::time::Instant;
 
 use net::Verb;
 
+use mutation::{KeyRange, PartitionPosition, ReadStats};
 use parking_lot::Mutex;
-use storage::{KeyRange, PartitionData, PartitionPosition, ReadStats};
+use storage::PartitionData;
 use uuid::Uuid;
 
 /// One traced step.
@@ -203,7 +204,7 @@ pub(crate) fn data_read<'a>(t: &Trace, partitions: impl Iterator<Item = &'a Part
 mod tests {
     use super::*;
     use bytes::Bytes;
-    use storage::PartitionKey;
+    use mutation::PartitionKey;
 
     #[test]
     fn events_keep_order_and_elapsed_time() {

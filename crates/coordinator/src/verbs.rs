@@ -6,8 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use mutation::TableId;
 use net::{handler_fn, Messaging, Peer, RemoteError, Verb};
-use storage::{Storage, StorageError, TableId};
+use storage::{Storage, StorageError};
 
 use crate::messages::{encode_scan, MutationRequest, RangeRequest, ReadReply, ReadRequest};
 use crate::remote::{Attachments, EpochWaiter};

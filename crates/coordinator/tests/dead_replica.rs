@@ -10,7 +10,7 @@ mod common;
 use common::ops::*;
 use common::*;
 use coordinator::{ReadPolicy, ReplicaPlan};
-use storage::{KeyRange, ReadFilter, ReadStats};
+use mutation::{KeyRange, ReadFilter, ReadStats};
 use types::{Consistency, CqlError};
 
 const KEY: u64 = 3;

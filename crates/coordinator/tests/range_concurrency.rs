@@ -11,9 +11,9 @@ use std::time::Duration;
 use bytes::Bytes;
 use common::ops::*;
 use common::*;
+use mutation::{KeyRange, PartitionKey, ReadFilter, ReadStats};
 use net::{handler_fn, Verb};
 use ring::ReplicationStrategy;
-use storage::{KeyRange, PartitionKey, ReadFilter, ReadStats};
 use types::Consistency;
 
 /// One replica per key: every node owns its own stretches of the ring.

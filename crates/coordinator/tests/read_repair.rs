@@ -13,8 +13,8 @@ use bytes::Bytes;
 use common::ops::*;
 use common::*;
 use coordinator::{ReadPolicy, ReplicaPlan};
+use mutation::{KeyRange, ReadFilter, ReadStats};
 use net::{handler_fn, Verb};
-use storage::{KeyRange, ReadFilter, ReadStats};
 use tokio::time::Instant;
 use types::{Consistency, CqlError};
 

@@ -201,10 +201,10 @@ pub async fn apply_hint(storage: &Storage, payload: &[u8]) -> Result<(), RemoteE
 
 #[cfg(test)]
 mod tests {
-    use storage::{
-        Cell, ColumnData, Mutation, PartitionKey, PartitionUpdate, ReadFilter, Row, StorageConfig,
-        TableId, TableParams,
+    use mutation::{
+        Cell, ColumnData, Mutation, PartitionKey, PartitionUpdate, ReadFilter, Row, TableId,
     };
+    use storage::{StorageConfig, TableParams};
 
     use super::*;
 

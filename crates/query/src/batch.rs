@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use coordinator::{ReadPolicy, Trace};
 use cql::ast::{self, BatchKind, Statement, UsingOption};
-use storage::{CounterUpdate, PartitionKey, ReadFilter, ReadStats};
+use mutation::{CounterUpdate, PartitionKey, ReadFilter, ReadStats};
 use types::request::{BatchRequest, BatchStatement, QueryOptions, Values};
 use types::result::{Outcome, QueryResult};
 use types::{Consistency, CqlError, CqlResult, CqlType, NativeType};
@@ -178,7 +178,7 @@ async fn apply_each<'a>(
         return apply_counters(qp, &limits, &items, kind).await;
     }
     let mut batch = BatchWrites::default();
-    let mut by_keyspace: BTreeMap<String, Vec<storage::Mutation>> = BTreeMap::new();
+    let mut by_keyspace: BTreeMap<String, Vec<mutation::Mutation>> = BTreeMap::new();
     for (plan, ctx) in &items {
         writes::keys(&limits, plan, ctx)?;
         let stored = stored_rows(qp, plan, ctx).await?;
@@ -235,7 +235,7 @@ async fn stored_rows(
     );
     let scope = ReadScope {
         strategy: &strategy,
-        table: storage::TableId(plan.table().id),
+        table: mutation::TableId(plan.table().id),
         cl: match ctx.consistency {
             Consistency::Any => Consistency::One,
             cl => cl,
@@ -277,7 +277,7 @@ async fn stored_rows(
 /// the totals, write new ones); deletions are written as they are (tombstones need no read).
 enum CounterChange {
     Add(Vec<(PartitionKey, Vec<CounterUpdate>)>),
-    Delete(Vec<storage::Mutation>),
+    Delete(Vec<mutation::Mutation>),
 }
 
 /// Counter statements: their changes are built (and a batch checked) before any is applied.
@@ -327,7 +327,7 @@ async fn apply_counters(
         };
         let ts = plan.timestamp(ctx)?;
         for (key, updates) in updates {
-            let table = storage::TableId(plan.table().id);
+            let table = mutation::TableId(plan.table().id);
             qp.coordinator
                 .write_counters(&strategy, table, key, updates, ts, cl, trace)
                 .await?;

@@ -4,7 +4,7 @@
 //! `Maps` and `UserTypes` operations write them. List positions and removal of list elements
 //! by value use the list as read before the write.
 use bytes::Bytes;
-use storage::{Cell, ColumnData, ColumnValue, DeletionTime, Row};
+use mutation::{Cell, ColumnData, ColumnValue, DeletionTime, Row};
 use types::{CqlError, CqlResult, CqlType};
 
 use crate::assignments::Op;

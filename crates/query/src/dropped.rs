@@ -1,7 +1,7 @@
 //! Cassandra's `dropped_columns` semantics on reads: cells of a dropped column written at or
 //! before the drop never come back, even once a column of that name is added again.
+use mutation::{ColumnValue, DeletionTime, Partition, Row};
 use schema::TableMetadata;
-use storage::{ColumnValue, DeletionTime, Partition, Row};
 
 /// Removes from `p` the cells that a drop of their column hides. Rows left with nothing that
 /// keeps them alive (no row marker, no cell) stay, so that the caller still sees how many
@@ -65,8 +65,8 @@ fn forget_in_row(table: &TableMetadata, row: &mut Row) {
 mod tests {
     use std::collections::BTreeMap;
 
+    use mutation::{Cell, ColumnData, PartitionKey};
     use schema::{ColumnKind, ColumnMetadata, DroppedColumn, TableOptions};
-    use storage::{Cell, ColumnData, PartitionKey};
     use types::{CqlType, NativeType};
     use uuid::Uuid;
 

@@ -2,11 +2,12 @@
 //! `system_schema`, `system.local`. Rows are maps of column name to value, as the schema
 //! crate produces them.
 use bytes::Bytes;
-use schema::{ColumnKind, Row as ValueRow, TableMetadata};
-use storage::{
+use mutation::{
     Cell, ColumnData, DeletionTime, KeyRange, LivenessInfo, Mutation, PartitionUpdate, ReadFilter,
-    Row, Storage,
+    Row,
 };
+use schema::{ColumnKind, Row as ValueRow, TableMetadata};
+use storage::Storage;
 use types::{CqlError, CqlResult, CqlType, Value};
 
 use crate::collections;
@@ -54,7 +55,7 @@ pub fn insert_expiring(
     }
     update.rows.push(row);
     Ok(Mutation {
-        table: storage::TableId(table.id),
+        table: mutation::TableId(table.id),
         key: partition_key(&pk),
         update,
     })
@@ -67,7 +68,7 @@ pub fn delete_partition(table: &TableMetadata, key: &[Bytes], ts: i64, now: i32)
         ..PartitionUpdate::default()
     };
     Mutation {
-        table: storage::TableId(table.id),
+        table: mutation::TableId(table.id),
         key: partition_key(key),
         update,
     }
@@ -137,7 +138,7 @@ fn column_data(
 pub fn read_all(storage: &Storage, table: &TableMetadata, now: i32) -> CqlResult<Vec<ValueRow>> {
     let partitions = storage
         .scan(
-            storage::TableId(table.id),
+            mutation::TableId(table.id),
             &KeyRange::all(),
             &ReadFilter::all(),
             now,

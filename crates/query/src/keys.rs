@@ -3,8 +3,8 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
+use mutation::PartitionKey;
 use schema::TableMetadata;
-use storage::PartitionKey;
 use types::comparable::{decode_clustering, encode_bound, encode_clustering, BoundKind};
 use types::{CqlError, CqlResult, CqlType};
 

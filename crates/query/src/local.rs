@@ -5,8 +5,9 @@ use std::net::IpAddr;
 use std::sync::Arc;
 
 use coordinator::Coordinator;
+use mutation::TableId;
 use schema::{system_keyspaces, KeyspaceMetadata, Row as ValueRow, Schema, TableMetadata};
-use storage::{Storage, TableId, TableParams};
+use storage::{Storage, TableParams};
 use types::{CqlError, CqlResult, Value};
 use uuid::Uuid;
 

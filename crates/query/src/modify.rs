@@ -5,11 +5,11 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use cql::ast::{Delete, Insert, InsertValues, Relation, Update, UsingOption};
-use schema::{ColumnKind, ColumnMetadata, TableMetadata};
-use storage::{
+use mutation::{
     CounterUpdate, DeletionTime, LivenessInfo, Mutation, PartitionKey, PartitionUpdate,
     RangeTombstone, Row,
 };
+use schema::{ColumnKind, ColumnMetadata, TableMetadata};
 use types::{CqlError, CqlResult, CqlType, NativeType};
 
 use crate::assignments::{self, Op};
@@ -286,7 +286,7 @@ impl ModifyPlan {
             ts: self.timestamp(ctx)?,
             ttl: self.ttl(ctx)?,
         };
-        let table = storage::TableId(self.layout.table.id);
+        let table = mutation::TableId(self.layout.table.id);
         if !self.ops.iter().any(Op::reads_existing) {
             let update = self.partition_update(&w, None)?;
             // Cloned for every key but the last, which takes it (one key: no copy).

@@ -210,7 +210,7 @@ impl QueryProcessor {
         let storage = self.coordinator.storage();
         let mut total = (0, 0);
         for table in schema.keyspaces().values().flat_map(|k| k.tables.values()) {
-            if let Ok(usage) = storage.table_usage(storage::TableId(table.id)) {
+            if let Ok(usage) = storage.table_usage(mutation::TableId(table.id)) {
                 total.0 += usage.disk_bytes;
                 total.1 += usage.uncompressed_bytes;
             }
@@ -618,7 +618,7 @@ impl QueryProcessor {
         self.auto_snapshot("truncated", table).await?;
         self.coordinator
             .storage()
-            .truncate(storage::TableId(table.id))
+            .truncate(mutation::TableId(table.id))
             .await
             .map_err(|e| CqlError::Truncate(format!("Error during truncate: {e}")))
     }
@@ -641,7 +641,7 @@ impl QueryProcessor {
         }
         let tag = format!("{kind}-{}-{}", unique_micros() / 1000, table.name);
         let tables = [storage::SnapshotTable {
-            id: storage::TableId(table.id),
+            id: mutation::TableId(table.id),
             schema: Some(schema::describe_table(table, true)),
         }];
         tokio::task::spawn_blocking(move || storage.snapshot(&tag, &tables))

@@ -2,8 +2,9 @@
 //! partitions in every schema table (one atomic batch), and loaded back at start-up.
 use std::collections::BTreeMap;
 
+use mutation::Mutation;
 use schema::{keyspace_rows, load_schema, KeyspaceMetadata, Schema, TableMetadata};
-use storage::{Mutation, Storage};
+use storage::Storage;
 use types::{CqlError, CqlResult, Value};
 
 use crate::internal;

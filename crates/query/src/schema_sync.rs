@@ -239,7 +239,7 @@ impl QueryProcessor {
         let storage = self.coordinator.storage();
         let before = schema.keyspace(&ks.name);
         for (t, new) in tables_to_apply(schema, ks) {
-            let (id, params) = (storage::TableId(t.id), local::table_params(t));
+            let (id, params) = (mutation::TableId(t.id), local::table_params(t));
             match new {
                 true => storage.create_table(id, params),
                 false => storage.alter_table(id, params),
@@ -276,7 +276,7 @@ impl QueryProcessor {
     ) -> CqlResult<()> {
         let storage = self.coordinator.storage();
         for table in tables {
-            let id = storage::TableId(table.id);
+            let id = mutation::TableId(table.id);
             if !storage.has_table(id) {
                 continue;
             }

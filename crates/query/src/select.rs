@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use cql::ast::{Operator, Order, Select};
+use mutation::{KeyRange, Partition, PartitionKey, PartitionPosition, ReadFilter, ReadStats, Row};
 use ring::ReplicationStrategy;
 use schema::{ColumnKind, ColumnMetadata, TableMetadata};
-use storage::{KeyRange, Partition, PartitionKey, PartitionPosition, ReadFilter, ReadStats, Row};
 use types::comparable::compare;
 use types::result::{ColumnSpec, Rows};
 use types::{CqlError, CqlResult, CqlType, NativeType};
@@ -660,7 +660,7 @@ impl<'a> Run<'a> {
     fn scope(&self) -> ReadScope<'a> {
         ReadScope {
             strategy: self.strategy,
-            table: storage::TableId(self.plan.layout.table.id),
+            table: mutation::TableId(self.plan.layout.table.id),
             cl: self.ctx.consistency,
             now: self.ctx.now_seconds,
             trace: self.ctx.trace(),

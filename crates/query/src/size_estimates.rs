@@ -5,8 +5,9 @@
 //! estimates are deleted just before its new ones are written. Both of Cassandra's range
 //! types, `primary` and `local_primary`, hold this node's primary ranges.
 use coordinator::Coordinator;
+use mutation::TableId;
 use schema::{Row as ValueRow, Schema, TableMetadata};
-use storage::{SizeEstimates, TableId, TokenRange};
+use storage::{SizeEstimates, TokenRange};
 use types::{CqlResult, Value};
 
 use crate::exec::unique_micros;

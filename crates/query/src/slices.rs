@@ -4,7 +4,7 @@ use std::cmp::Ordering;
 use std::ops::Bound;
 
 use bytes::Bytes;
-use storage::{KeyRange, PartitionKey, PartitionPosition};
+use mutation::{KeyRange, PartitionKey, PartitionPosition};
 use types::comparable::{compare, BoundKind};
 use types::{CqlError, CqlResult};
 
@@ -291,7 +291,7 @@ fn multi_slices(
     Ok(lower
         .iter()
         .flat_map(|l| upper.iter().map(move |u| intersect(l, u)))
-        .filter(|(s, e)| !storage::filter::slice_is_empty(s, e))
+        .filter(|(s, e)| !mutation::filter::slice_is_empty(s, e))
         .collect())
 }
 

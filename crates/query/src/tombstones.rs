@@ -5,8 +5,9 @@
 //! exempt, as in Cassandra.
 use std::net::IpAddr;
 
+use mutation::{PartitionKey, ReadStats};
 use schema::ColumnKind;
-use storage::{PartitionKey, ReadStats, TombstoneThresholds};
+use storage::TombstoneThresholds;
 use types::value::Value;
 use types::{Consistency, CqlError, CqlResult};
 

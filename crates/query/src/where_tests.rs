@@ -225,8 +225,8 @@ async fn a_drop_time_is_kept_to_the_microsecond() {
 fn stored_partitions(qp: &QueryProcessor, name: &str) -> usize {
     let table = qp.schema().schema.table("ks", name).cloned().expect(name);
     let storage = qp.coordinator.storage();
-    let all = (&storage::KeyRange::all(), &storage::ReadFilter::all());
-    let scan = storage.scan(storage::TableId(table.id), all.0, all.1, i32::MAX, 100);
+    let all = (&mutation::KeyRange::all(), &mutation::ReadFilter::all());
+    let scan = storage.scan(mutation::TableId(table.id), all.0, all.1, i32::MAX, 100);
     scan.expect("a scan").len()
 }
 
@@ -245,7 +245,7 @@ async fn compaction_purges_the_cells_of_dropped_columns() {
     )
     .await;
     let storage = qp.coordinator.storage().clone();
-    let id = storage::TableId(qp.schema().schema.table("ks", "dp").expect("dp").id);
+    let id = mutation::TableId(qp.schema().schema.table("ks", "dp").expect("dp").id);
     storage.flush(id).expect("a flush");
     run(&qp, "ALTER TABLE dp DROP v").await.expect("the drop");
     assert_eq!(stored_partitions(&qp, "dp"), 2, "hidden, not yet purged");

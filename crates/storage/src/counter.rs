@@ -19,14 +19,7 @@ use crate::partition::PartitionData;
 use mutation::counter_context::{CounterContext, Shard};
 use mutation::{Cell, ColumnData, ColumnValue, PartitionKey, PartitionUpdate, Row, TableId};
 
-/// Adds `delta` to counter `column` of a row.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CounterUpdate {
-    /// The row's clustering, or `None` for the static row.
-    pub clustering: Option<Bytes>,
-    pub column: Bytes,
-    pub delta: i64,
-}
+pub(crate) use mutation::CounterUpdate;
 
 const STRIPES: usize = 1024;
 

@@ -1,12 +1,11 @@
 //! Storage for Helenus: reconciliation, memtables, SSTables, compaction, the per-table engine
-//! trait and the commit log, tied together by [`Storage`]. The data model it stores comes from
-//! the `mutation` crate and is re-exported here.
+//! trait and the commit log, tied together by [`Storage`]. The data model it stores, and the
+//! vocabulary of reads, come from the `mutation` crate.
 
 pub mod commitlog;
 pub mod compaction;
 pub mod engine;
 pub mod error;
-pub mod filter;
 pub mod health;
 pub mod sstable;
 
@@ -33,20 +32,20 @@ mod token_filter;
 mod waited;
 pub mod wire;
 
+// The read vocabulary, under the name storage's modules use for it.
+pub(crate) use mutation::filter;
+
 pub use commitlog::CommitlogSync;
 pub use compaction::exec::{CompactionProgress, CompactionRecord, CompactionTotals};
 pub use compaction::garbage::Granularity;
 pub use compaction::TaskKind;
-pub use counter::CounterUpdate;
 pub use engine::FlushReport;
 pub use engine::{
     resolve_partition, LsmEngine, MemtableEngine, Round, Rounds, ScanRound, ScanSource, TableEngine,
 };
 pub use error::{Result, StorageError};
-pub use filter::{KeyRange, PartitionPosition, ReadFilter};
 pub use health::{CommitFailurePolicy, DiskFailurePolicy, FailureListener, NodeAction};
-pub use metrics::{Percentiles, ReadStats, TableMetrics};
-pub use mutation::*;
+pub use metrics::{Percentiles, TableMetrics};
 pub use params::{TableParams, TableSettings, DEFAULT_GC_GRACE_SECONDS};
 pub use partition::{PartitionData, SourceRows};
 pub use row_map::RowMap;

@@ -1,73 +1,16 @@
-//! The binary form of what replicas are asked and answer — [`ReadFilter`], [`KeyRange`],
-//! [`SourceRows`], [`ScanSource`] — on the data model's codec (`mutation::codec`). Decoding
-//! checks every length and tag and never panics on bad input. Also the digest of an answer.
+//! The binary form of what replicas answer — [`SourceRows`], [`ScanSource`] — on the
+//! model's encoding of partition content (`mutation::wire`). Decoding checks every length and
+//! tag and never panics on bad input. Also the digest of an answer.
 
-use std::ops::Bound;
-use std::sync::Arc;
-
-use bytes::BufMut;
 use md5::{Digest, Md5};
 
 use crate::compaction::garbage::{remove_shadowed, Granularity};
 use crate::engine::ScanSource;
-use crate::filter::{KeyRange, PartitionPosition, ReadFilter};
 use crate::partition::{PartitionData, SourceRows};
-use mutation::codec::{put_bound, put_bytes, put_deletion, put_len, put_row, DecodeError, Reader};
-use mutation::{PartitionKey, PartitionUpdate, RangeTombstone};
-
-type Decoded<T> = Result<T, DecodeError>;
-
-/// Decodes the whole of `bytes` with `read`; bytes left over are an error.
-pub fn decode_all<T>(bytes: &[u8], read: impl FnOnce(&mut Reader<'_>) -> Decoded<T>) -> Decoded<T> {
-    let mut reader = Reader { bytes };
-    let value = read(&mut reader)?;
-    if !reader.bytes.is_empty() {
-        return Err(DecodeError("bytes after the end of the payload"));
-    }
-    Ok(value)
-}
-
-pub fn put_read_filter(out: &mut Vec<u8>, filter: &ReadFilter) {
-    put_len(out, filter.slices.len());
-    for (start, end) in &filter.slices {
-        put_bound(out, start);
-        put_bound(out, end);
-    }
-    out.put_u8(u8::from(filter.reversed));
-    put_limit(out, filter.row_limit);
-    put_limit(out, filter.total_row_limit);
-    out.put_u8(u8::from(filter.include_static));
-    put_option(out, filter.columns.as_ref(), |out, columns| {
-        put_len(out, columns.len());
-        for column in columns.iter() {
-            put_bytes(out, column);
-        }
-    });
-}
-
-pub fn read_filter(r: &mut Reader<'_>) -> Decoded<ReadFilter> {
-    let slices = counted(r, |r| Ok((r.bound()?, r.bound()?)))?;
-    Ok(ReadFilter {
-        slices,
-        reversed: r.flag()?,
-        row_limit: limit(r)?,
-        total_row_limit: limit(r)?,
-        include_static: r.flag()?,
-        columns: option(r, |r| counted(r, Reader::bytes))?.map(Arc::from),
-    })
-}
-
-pub fn put_key_range(out: &mut Vec<u8>, range: &KeyRange) {
-    put_position_bound(out, &range.start);
-    put_position_bound(out, &range.end);
-}
-
-pub fn key_range(r: &mut Reader<'_>) -> Decoded<KeyRange> {
-    Ok(KeyRange {
-        start: position_bound(r)?,
-        end: position_bound(r)?,
-    })
-}
+use mutation::codec::{put_bytes, put_len, Reader};
+use mutation::wire::{
+    counted, key, option, partition_update, put_content, put_key, put_option, Content, Decoded,
+};
 
 pub fn put_source_rows(out: &mut Vec<u8>, rows: &SourceRows) {
     put_partition_data(out, &rows.data);
@@ -99,48 +42,19 @@ pub fn scan_source(r: &mut Reader<'_>) -> Decoded<ScanSource> {
     })
 }
 
-/// Rows in clustering order and range tombstones sorted by their encoding, so equal data
-/// encodes the same whatever order its tombstones were added in.
 pub fn put_partition_data(out: &mut Vec<u8>, data: &PartitionData) {
-    put_deletion(out, &data.partition_deletion);
-    put_option(out, data.static_row.as_ref(), put_row);
-    put_len(out, data.rows.len());
-    for row in data.rows.values() {
-        put_row(out, row);
-    }
-    let mut tombstones: Vec<Vec<u8>> = data
-        .range_tombstones
-        .iter()
-        .map(|t| {
-            let mut encoded = Vec::new();
-            put_bound(&mut encoded, &t.start);
-            put_bound(&mut encoded, &t.end);
-            put_deletion(&mut encoded, &t.deletion);
-            encoded
-        })
-        .collect();
-    tombstones.sort();
-    put_len(out, tombstones.len());
-    for tombstone in tombstones {
-        out.put_slice(&tombstone);
-    }
+    let content = Content {
+        partition_deletion: &data.partition_deletion,
+        static_row: data.static_row.as_ref(),
+        rows: data.rows.len(),
+        range_tombstones: &data.range_tombstones,
+    };
+    put_content(out, &content, data.rows.values());
 }
 
 pub fn partition_data(r: &mut Reader<'_>) -> Decoded<PartitionData> {
-    let update = PartitionUpdate {
-        partition_deletion: r.deletion()?,
-        static_row: option(r, Reader::row)?,
-        rows: counted(r, Reader::row)?,
-        range_tombstones: counted(r, |r| {
-            Ok(RangeTombstone {
-                start: r.bound()?,
-                end: r.bound()?,
-                deletion: r.deletion()?,
-            })
-        })?,
-    };
     let mut data = PartitionData::default();
-    data.apply(update);
+    data.apply(partition_update(r)?);
     Ok(data)
 }
 
@@ -158,103 +72,6 @@ impl SourceRows {
         put_source_rows(&mut encoded, &canonical);
         Md5::digest(&encoded).into()
     }
-}
-
-fn put_key(out: &mut Vec<u8>, key: &PartitionKey) {
-    out.put_i64(key.token);
-    put_bytes(out, &key.key);
-}
-
-fn key(r: &mut Reader<'_>) -> Decoded<PartitionKey> {
-    Ok(PartitionKey {
-        token: r.i64()?,
-        key: r.bytes()?,
-    })
-}
-
-fn put_position_bound(out: &mut Vec<u8>, bound: &Bound<PartitionPosition>) {
-    let (tag, position) = match bound {
-        Bound::Unbounded => (0, None),
-        Bound::Included(p) => (1, Some(p)),
-        Bound::Excluded(p) => (2, Some(p)),
-    };
-    out.put_u8(tag);
-    match position {
-        Some(PartitionPosition::Token(token)) => {
-            out.put_u8(0);
-            out.put_i64(*token);
-        }
-        Some(PartitionPosition::Key(k)) => {
-            out.put_u8(1);
-            put_key(out, k);
-        }
-        None => {}
-    }
-}
-
-fn position_bound(r: &mut Reader<'_>) -> Decoded<Bound<PartitionPosition>> {
-    let tag = r.u8()?;
-    if tag == 0 {
-        return Ok(Bound::Unbounded);
-    }
-    let position = match r.u8()? {
-        0 => PartitionPosition::Token(r.i64()?),
-        1 => PartitionPosition::Key(key(r)?),
-        _ => return Err(DecodeError("invalid partition position tag")),
-    };
-    match tag {
-        1 => Ok(Bound::Included(position)),
-        2 => Ok(Bound::Excluded(position)),
-        _ => Err(DecodeError("invalid bound tag")),
-    }
-}
-
-fn put_limit(out: &mut Vec<u8>, limit: Option<usize>) {
-    put_option(out, limit.as_ref(), |out, n| {
-        out.put_u64(u64::try_from(*n).unwrap_or(u64::MAX));
-    });
-}
-
-fn limit(r: &mut Reader<'_>) -> Decoded<Option<usize>> {
-    option(r, |r| {
-        let n = u64::from_be_bytes(r.i64()?.to_be_bytes());
-        // A limit beyond the address space cannot be reached: it is no limit.
-        Ok(usize::try_from(n).unwrap_or(usize::MAX))
-    })
-}
-
-fn put_option<T: ?Sized>(out: &mut Vec<u8>, value: Option<&T>, put: impl Fn(&mut Vec<u8>, &T)) {
-    match value {
-        Some(value) => {
-            out.put_u8(1);
-            put(out, value);
-        }
-        None => out.put_u8(0),
-    }
-}
-
-fn option<'a, T>(
-    r: &mut Reader<'a>,
-    read: impl Fn(&mut Reader<'a>) -> Decoded<T>,
-) -> Decoded<Option<T>> {
-    if r.flag()? {
-        Ok(Some(read(r)?))
-    } else {
-        Ok(None)
-    }
-}
-
-/// A count then that many items; the count is checked against the payload left.
-fn counted<'a, T>(
-    r: &mut Reader<'a>,
-    read: impl Fn(&mut Reader<'a>) -> Decoded<T>,
-) -> Decoded<Vec<T>> {
-    let count = r.len()?;
-    let mut items = Vec::with_capacity(count.min(1024));
-    for _ in 0..count {
-        items.push(read(r)?);
-    }
-    Ok(items)
 }
 
 #[cfg(test)]

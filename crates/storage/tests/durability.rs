@@ -7,10 +7,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use storage::{
-    commitlog, Cell, ColumnData, ColumnValue, CommitlogSync, CounterUpdate, Mutation, PartitionKey,
-    PartitionUpdate, ReadFilter, Row, Storage, StorageConfig, StorageError, TableId, TableParams,
+use mutation::{
+    Cell, ColumnData, ColumnValue, CounterUpdate, Mutation, PartitionKey, PartitionUpdate,
+    ReadFilter, Row, TableId,
 };
+use storage::{commitlog, CommitlogSync, Storage, StorageConfig, StorageError, TableParams};
 use uuid::Uuid;
 
 const TABLE: TableId = TableId(Uuid::from_u128(1));

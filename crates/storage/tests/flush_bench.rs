@@ -5,10 +5,8 @@
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use storage::{
-    Cell, ColumnData, CommitlogSync, Mutation, PartitionKey, PartitionUpdate, Row, Storage,
-    StorageConfig, TableId, TableParams,
-};
+use mutation::{Cell, ColumnData, Mutation, PartitionKey, PartitionUpdate, Row, TableId};
+use storage::{CommitlogSync, Storage, StorageConfig, TableParams};
 use uuid::Uuid;
 
 const TABLE: TableId = TableId(Uuid::from_u128(1));

@@ -8,7 +8,8 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell as ThreadCell;
 
 use bytes::Bytes;
-use storage::{Cell, ColumnData, MemtableEngine, PartitionKey, PartitionUpdate, Row, TableEngine};
+use mutation::{Cell, ColumnData, PartitionKey, PartitionUpdate, Row};
+use storage::{MemtableEngine, TableEngine};
 
 /// Counts the bytes held by the calling thread (tests run on threads of their own).
 struct Counting;

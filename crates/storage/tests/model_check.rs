@@ -6,8 +6,9 @@ mod model;
 
 use bytes::Bytes;
 use model::*;
+use mutation::{LivenessInfo, PartitionKey, ReadFilter};
 use proptest::prelude::*;
-use storage::{LivenessInfo, MemtableEngine, PartitionKey, ReadFilter, TableEngine};
+use storage::{MemtableEngine, TableEngine};
 
 fn check(ops: &[Op], now: i32, reversed: bool, limit: Option<usize>) {
     let engine = MemtableEngine::new();

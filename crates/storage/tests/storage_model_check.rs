@@ -15,10 +15,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
 use model::*;
+use mutation::{Mutation, PartitionKey, ReadFilter, TableId};
 use proptest::prelude::*;
-use storage::{
-    CommitlogSync, Mutation, PartitionKey, ReadFilter, Storage, StorageConfig, TableId, TableParams,
-};
+use storage::{CommitlogSync, Storage, StorageConfig, TableParams};
 
 const TABLE: TableId = TableId(uuid::Uuid::from_u128(0x30de1));
 const STRATEGIES: [&str; 4] = [

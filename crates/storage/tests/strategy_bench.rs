@@ -14,10 +14,10 @@
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
-use storage::{
-    Cell, ColumnData, CommitlogSync, Mutation, PartitionKey, PartitionUpdate, ReadFilter, Row,
-    Storage, StorageConfig, TableId, TableParams,
+use mutation::{
+    Cell, ColumnData, Mutation, PartitionKey, PartitionUpdate, ReadFilter, Row, TableId,
 };
+use storage::{CommitlogSync, Storage, StorageConfig, TableParams};
 use uuid::Uuid;
 
 const TABLE: TableId = TableId(Uuid::from_u128(0x5747));

@@ -1,7 +1,8 @@
 //! Compactions: what runs and is due (`compactionstats`), what ran (`compactionhistory`), and
 //! the throughput and concurrency settings.
 
-use storage::{CompactionProgress, CompactionRecord, TableId, TaskKind};
+use mutation::TableId;
+use storage::{CompactionProgress, CompactionRecord, TaskKind};
 
 use super::tables::select;
 use super::types::{

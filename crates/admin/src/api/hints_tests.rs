@@ -6,7 +6,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use hints::{BoxFuture, Deliver, DeliveryError, HintsConfig, HintsEnv, HintsService};
 use hyper::{Method, StatusCode};
-use storage::{Mutation, PartitionKey, PartitionUpdate, TableId};
+use mutation::{Mutation, PartitionKey, PartitionUpdate, TableId};
 
 use crate::router::tests::{api, json};
 use crate::router::Api;

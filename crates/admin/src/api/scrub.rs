@@ -6,8 +6,9 @@
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use mutation::TableId;
 use schema::TableMetadata;
-use storage::{ScrubReport, TableId, VerifyOptions, VerifyReport};
+use storage::{ScrubReport, VerifyOptions, VerifyReport};
 
 use super::snapshots;
 use super::tables::{blocking, select};

@@ -4,9 +4,10 @@
 use std::sync::Arc;
 
 use coordinator::metrics::{LatencySnapshot, LATENCY_BOUNDS_MICROS};
+use mutation::TableId;
 use schema::TableMetadata;
 use storage::sstable::EstimatedHistogram;
-use storage::{SnapshotTable, StorageError, TableId};
+use storage::{SnapshotTable, StorageError};
 
 use super::tables::{blocking, select};
 use super::types::{

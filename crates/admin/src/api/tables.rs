@@ -3,9 +3,10 @@
 
 use std::sync::Arc;
 
+use mutation::TableId;
 use schema::TableMetadata;
 use storage::sstable::FilterStats;
-use storage::{Granularity, Percentiles, TableId, TableMetrics, TableUsage};
+use storage::{Granularity, Percentiles, TableMetrics, TableUsage};
 
 use super::types::{GarbageCollectRequest, TableSelection, TableStats, TablesDone};
 use crate::error::{ApiError, ApiResult};

@@ -13,9 +13,9 @@ use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, OnceLock};
 
 use futures::future::join_all;
+use mutation::Mutation;
 use net::Verb;
 use ring::{Endpoint, ReplicationStrategy};
-use storage::Mutation;
 use types::{Consistency, CqlError, CqlResult};
 use uuid::Uuid;
 

@@ -10,8 +10,8 @@ use std::sync::{Arc, Weak};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use futures::future::join_all;
+use mutation::{KeyRange, Mutation, ReadFilter, TableId};
 use ring::ReplicationStrategy;
-use storage::{KeyRange, Mutation, ReadFilter, TableId};
 use types::{Consistency, CqlError, CqlResult};
 
 use super::codec::Batch;

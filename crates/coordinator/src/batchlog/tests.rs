@@ -6,8 +6,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
 use mutation::{Cell, ColumnData, PartitionKey, PartitionUpdate, Row};
+use mutation::{KeyRange, ReadFilter, TableId};
 use ring::{Token, TokenMetadata};
-use storage::{KeyRange, ReadFilter, Storage, StorageConfig, TableId, TableParams};
+use storage::{Storage, StorageConfig, TableParams};
 use uuid::timestamp::{context::NoContext, Timestamp};
 
 use super::*;

@@ -14,10 +14,11 @@ use std::time::Duration;
 use bytes::Bytes;
 use coordinator::{Coordinator, Remote, Timeouts};
 use hints::{decode_hint, HintsConfig, HintsEnv, HintsService, MessagingDeliver};
+use mutation::TableId;
 use net::{handler_fn, Messaging, NetConfig, Network, RemoteError, Tuning, Verb};
 use parking_lot::Mutex;
 use ring::{Endpoint, Token, TokenMetadata};
-use storage::{Storage, StorageConfig, TableId, TableParams};
+use storage::{Storage, StorageConfig, TableParams};
 use uuid::Uuid;
 
 use simnet::{SimNet, SimNetwork};

@@ -2,11 +2,11 @@
 //! its value, so a read tells which write it returns.
 use bytes::Bytes;
 use coordinator::{Coordinator, ReadPolicy};
-use ring::ReplicationStrategy;
-use storage::{
+use mutation::{
     Cell, ColumnData, ColumnValue, Mutation, Partition, PartitionKey, PartitionUpdate, ReadFilter,
     ReadStats, Row,
 };
+use ring::ReplicationStrategy;
 use types::{Consistency, CqlError};
 
 use crate::common::{token_of, TABLE};

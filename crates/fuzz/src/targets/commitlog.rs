@@ -9,8 +9,8 @@
 use std::fs;
 use std::sync::OnceLock;
 
+use mutation::{ColumnValue, ReadFilter};
 use storage::commitlog::{list_segments, read_segment};
-use storage::{ColumnValue, ReadFilter};
 
 use super::reseal::{reseal, Framing};
 use super::{corrupt, dataset};

@@ -6,10 +6,11 @@ use std::ops::Bound;
 use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
-use storage::{
+use mutation::{
     Cell, ColumnData, DeletionTime, Mutation, PartitionKey, PartitionUpdate, RangeTombstone, Row,
-    Storage, StorageConfig, TableId, TableParams,
+    TableId,
 };
+use storage::{Storage, StorageConfig, TableParams};
 use uuid::Uuid;
 
 pub const TABLE: TableId = TableId(Uuid::from_u128(0xf022));

@@ -8,8 +8,8 @@
 use std::fs;
 use std::sync::OnceLock;
 
+use mutation::{KeyRange, PartitionKey, ReadFilter};
 use storage::sstable::{Component, Descriptor, Sstable};
-use storage::{KeyRange, PartitionKey, ReadFilter};
 
 use super::{corrupt, dataset};
 use crate::driver::Target;

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use coordinator::trace::trace;
 use cql::ast::BatchKind;
-use storage::{
+use mutation::{
     Cell, ColumnValue, CounterUpdate, DeletionTime, Mutation, PartitionKey, Row, TableId,
 };
 use types::comparable::encode_clustering;

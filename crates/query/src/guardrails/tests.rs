@@ -400,7 +400,7 @@ fn create(schema: &Schema, cql: &str) -> Arc<TableMetadata> {
     outcome.created_tables[0].clone()
 }
 
-fn mutations(table: &Arc<TableMetadata>, cql: &str, ctx: &ExecContext) -> Vec<storage::Mutation> {
+fn mutations(table: &Arc<TableMetadata>, cql: &str, ctx: &ExecContext) -> Vec<mutation::Mutation> {
     let parsed = cql::parse(cql).expect("parses");
     let mut binder = Binder::new(0);
     let plan = match &parsed.statement {

@@ -4,8 +4,8 @@
 //! the keys, and on each cell written the column value size and the collection guardrails.
 use bytes::Bytes;
 use cql::ast::{Assignment, Delete, DeleteTarget, Update};
+use mutation::{Cell, ColumnValue, Mutation, Row};
 use schema::{ColumnMetadata, TableMetadata};
-use storage::{Cell, ColumnValue, Mutation, Row};
 use types::{Consistency, CqlResult, CqlType};
 
 use super::check::{Notice, Threshold};

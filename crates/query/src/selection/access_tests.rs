@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use cql::ast::Statement;
+use mutation::{Cell, ColumnData, DeletionTime, Row};
 use schema::{ColumnMetadata, TableMetadata, TableOptions};
-use storage::{Cell, ColumnData, DeletionTime, Row};
 use types::request::{BoundValue, QueryOptions};
 use types::{CqlError, CqlType, NativeType, UdtType};
 

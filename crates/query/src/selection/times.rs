@@ -5,8 +5,8 @@
 use std::ops::Range;
 
 use bytes::Bytes;
+use mutation::Cell;
 use schema::ColumnMetadata;
-use storage::Cell;
 use types::CqlType;
 
 use super::access::{Access, Bound};

@@ -13,9 +13,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 
 use coordinator::{Coordinator, Trace, TraceEvent, TraceSink};
+use mutation::Mutation;
 use ring::ReplicationStrategy;
 use schema::{Schema, TableMetadata};
-use storage::Mutation;
 use types::request::QueryOptions;
 use types::result::Outcome;
 use types::{Consistency, CqlResult};

@@ -3,8 +3,8 @@
 use std::net::IpAddr;
 
 use coordinator::TraceEvent;
+use mutation::Mutation;
 use schema::{Row as ValueRow, TableMetadata};
-use storage::Mutation;
 use types::{CqlResult, Value};
 use uuid::Uuid;
 

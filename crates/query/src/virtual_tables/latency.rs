@@ -4,8 +4,8 @@
 //! per-table histograms. Percentiles are bucket upper bounds; `per_second` is the mean rate
 //! since the node started.
 use coordinator::metrics::{LatencySnapshot, TableMetrics};
+use mutation::TableId;
 use schema::{Row as ValueRow, TableMetadata};
-use storage::TableId;
 use types::{CqlResult, Value};
 
 use super::{all_tables, per_second, row, text, NodeView, VirtualTable};

@@ -6,12 +6,12 @@ use std::ops::Bound;
 
 use bytes::Bytes;
 use coordinator::{Coordinator, ReadPolicy, Trace};
+use mutation::{
+    KeyRange, Partition, PartitionKey, PartitionPosition, ReadFilter, ReadStats, TableId,
+};
 use ring::ReplicationStrategy;
 use schema::{Row as ValueRow, TableMetadata};
-use storage::{
-    KeyRange, MemtableEngine, Partition, PartitionKey, PartitionPosition, ReadFilter, ReadStats,
-    TableEngine, TableId,
-};
+use storage::{MemtableEngine, TableEngine};
 use types::comparable::compare;
 use types::{Consistency, CqlError, CqlResult, CqlType};
 

@@ -1,8 +1,9 @@
 //! Per-table figures, one row per table: the per-read histograms `rows_per_read` and
 //! `tombstones_per_read`, and the sizes `disk_usage` (live SSTables on disk) and
 //! `max_partition_size` (largest partition in the SSTables), in mebibytes rounded up.
+use mutation::TableId;
 use schema::{Row as ValueRow, TableMetadata};
-use storage::{Percentiles, Storage, TableId};
+use storage::{Percentiles, Storage};
 use types::{CqlResult, Value};
 
 use super::{all_tables, row, text, NodeView, VirtualTable};

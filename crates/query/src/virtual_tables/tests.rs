@@ -61,7 +61,7 @@ fn schema_tables_describe_the_virtual_keyspaces() -> CqlResult<()> {
     Ok(())
 }
 
-fn names(partitions: &[storage::Partition]) -> Vec<String> {
+fn names(partitions: &[mutation::Partition]) -> Vec<String> {
     partitions
         .iter()
         .map(|p| String::from_utf8_lossy(&p.key.key).into_owned())
@@ -70,8 +70,8 @@ fn names(partitions: &[storage::Partition]) -> Vec<String> {
 
 #[tokio::test]
 async fn snapshots_scan_in_key_order_and_resume_after_a_key() -> CqlResult<()> {
+    use mutation::{KeyRange, PartitionPosition, ReadFilter, ReadStats, TableId};
     use ring::ReplicationStrategy;
-    use storage::{KeyRange, PartitionPosition, ReadFilter, ReadStats, TableId};
     use types::Consistency;
 
     let table = lookup("system_views", "settings")?.ok_or(CqlError::invalid("missing"))?;

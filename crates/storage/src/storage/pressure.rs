@@ -150,8 +150,9 @@ impl Core {
 mod tests {
     use super::*;
     use crate::storage::Storage;
-    use crate::{ReadFilter, TableParams};
+    use crate::TableParams;
     use bytes::Bytes;
+    use mutation::ReadFilter;
     use mutation::{Cell, ColumnData, Mutation, PartitionKey, PartitionUpdate, Row, TableId};
     use std::sync::atomic::AtomicUsize;
     use std::sync::Arc;

@@ -1,8 +1,12 @@
 use super::*;
 use crate::testing::{arb_partition_data, bound, partition_key};
 use bytes::Bytes;
-use mutation::{Cell, ColumnData, DeletionTime, Row};
+use mutation::wire::{decode_all, key_range, put_key_range, put_read_filter, read_filter};
+use mutation::{
+    Cell, ColumnData, DeletionTime, KeyRange, PartitionPosition, PartitionUpdate, ReadFilter, Row,
+};
 use proptest::prelude::*;
+use std::ops::Bound;
 
 fn encoded<T>(value: &T, put: impl Fn(&mut Vec<u8>, &T)) -> Vec<u8> {
     let mut out = Vec::new();

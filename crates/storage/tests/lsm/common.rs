@@ -5,10 +5,11 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
-use storage::{
-    Cell, ColumnData, ColumnValue, CommitlogSync, DeletionTime, KeyRange, Mutation, NodeAction,
-    PartitionKey, PartitionUpdate, ReadFilter, Row, Storage, StorageConfig, TableId, TableParams,
+use mutation::{
+    Cell, ColumnData, ColumnValue, DeletionTime, KeyRange, Mutation, PartitionKey, PartitionUpdate,
+    ReadFilter, Row, TableId,
 };
+use storage::{CommitlogSync, NodeAction, Storage, StorageConfig, TableParams};
 use uuid::Uuid;
 
 pub const TABLE: TableId = TableId(Uuid::from_u128(0x7ab1e));

@@ -9,9 +9,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::common::*;
+use mutation::ReadFilter;
 use storage::{
-    CommitFailurePolicy, DiskFailurePolicy, NodeAction, ReadFilter, Storage, StorageConfig,
-    StorageError,
+    CommitFailurePolicy, DiskFailurePolicy, NodeAction, Storage, StorageConfig, StorageError,
 };
 
 /// A directory replaced by a file until dropped (or restored).
@@ -254,7 +254,13 @@ async fn corrupt_reads_are_counted_and_stop_only_a_paranoid_node() {
         write_range(&storage, 0..50).await;
         storage.flush(TABLE).expect("flush");
         corrupt_last_chunk(&data_files(&config.data_dirs[0])[0]);
-        let scan = storage.scan(TABLE, &storage::KeyRange::all(), &ReadFilter::all(), 1, 100);
+        let scan = storage.scan(
+            TABLE,
+            &mutation::KeyRange::all(),
+            &ReadFilter::all(),
+            1,
+            100,
+        );
         assert!(
             matches!(scan, Err(StorageError::Corrupt { .. })),
             "{scan:?}"

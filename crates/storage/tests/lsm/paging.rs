@@ -9,10 +9,11 @@ use std::ops::Bound;
 use bytes::Bytes;
 
 use super::common::*;
-use storage::{
+use mutation::{
     Cell, ColumnData, DeletionTime, KeyRange, Mutation, Partition, PartitionUpdate, RangeTombstone,
-    ReadFilter, Row, Storage,
+    ReadFilter, Row,
 };
+use storage::Storage;
 
 const ROWS: u16 = 4000;
 const ROUNDS: u16 = 5;

@@ -9,10 +9,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::common::*;
-use storage::{
-    Granularity, Mutation, Storage, StorageConfig, StorageError, TableId, TableParams,
-    VerifyOptions,
-};
+use mutation::{Mutation, TableId};
+use storage::{Granularity, Storage, StorageConfig, StorageError, TableParams, VerifyOptions};
 use uuid::Uuid;
 
 /// The id of table number 0; table `n` has `FIRST_ID + n`.
@@ -85,7 +83,7 @@ impl Node {
 
     /// The live partitions of `id`'s table.
     fn live_partitions(&self, id: TableId) -> usize {
-        let (all, filter) = (storage::KeyRange::all(), storage::ReadFilter::all());
+        let (all, filter) = (mutation::KeyRange::all(), mutation::ReadFilter::all());
         let live = self.storage.scan(id, &all, &filter, 1, usize::MAX);
         live.expect("scan").len()
     }

@@ -5,7 +5,8 @@
 use bytes::Bytes;
 
 use super::common::*;
-use storage::{LivenessInfo, Mutation, ReadFilter, ReadStats, Storage, StorageConfig, TableParams};
+use mutation::{LivenessInfo, Mutation, ReadFilter, ReadStats};
+use storage::{Storage, StorageConfig, TableParams};
 
 const STRATEGIES: [&str; 4] = [
     "SizeTieredCompactionStrategy",
@@ -38,8 +39,8 @@ fn read(storage: &Storage, n: u64, filter: &ReadFilter) -> (Option<String>, Read
     let value = found
         .and_then(|p| p.rows.into_iter().next())
         .and_then(|r| match r.columns.into_iter().next()?.value {
-            storage::ColumnValue::Simple(cell) => cell.value,
-            storage::ColumnValue::Complex(_) => None,
+            mutation::ColumnValue::Simple(cell) => cell.value,
+            mutation::ColumnValue::Complex(_) => None,
         })
         .map(|v| String::from_utf8_lossy(&v).into_owned());
     (value, stats)

@@ -4,10 +4,8 @@
 //! brings a stale replica's digest in line.
 
 use super::common::*;
-use storage::{
-    KeyRange, Mutation, Partition, PartitionData, ReadFilter, ReadStats, Round, Rounds, ScanRound,
-    Storage, StorageError, TableId,
-};
+use mutation::{KeyRange, Mutation, Partition, ReadFilter, ReadStats, TableId};
+use storage::{PartitionData, Round, Rounds, ScanRound, Storage, StorageError};
 
 fn node() -> (Storage, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -27,8 +25,8 @@ async fn replicas() -> [(Storage, tempfile::TempDir); 3] {
     let deletions: Vec<Mutation> = (0..6)
         .map(|c| delete_row(1, c, 5, now()))
         .chain([Mutation {
-            update: storage::PartitionUpdate {
-                partition_deletion: storage::DeletionTime::new(5, now()),
+            update: mutation::PartitionUpdate {
+                partition_deletion: mutation::DeletionTime::new(5, now()),
                 ..Default::default()
             },
             ..upsert(2, 0, 0, "")
@@ -110,8 +108,8 @@ fn scanned(
     nodes: &[(Storage, tempfile::TempDir)],
     limit: usize,
 ) -> (
-    Vec<(storage::PartitionKey, PartitionData)>,
-    Option<storage::PartitionKey>,
+    Vec<(mutation::PartitionKey, PartitionData)>,
+    Option<mutation::PartitionKey>,
 ) {
     let mut scan = ScanRound::new();
     for (storage, _) in nodes {

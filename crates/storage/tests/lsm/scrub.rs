@@ -9,7 +9,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::common::*;
-use storage::{ReadFilter, Storage, StorageConfig, TaskKind, VerifyOptions};
+use mutation::ReadFilter;
+use storage::{Storage, StorageConfig, TaskKind, VerifyOptions};
 
 const PARTITIONS: u64 = 500;
 
@@ -114,7 +115,7 @@ async fn scrub_drops_only_the_partitions_of_a_corrupt_chunk() {
     flip_middle(&component(&config, "-Data.db"));
     let scan = storage.scan(
         TABLE,
-        &storage::KeyRange::all(),
+        &mutation::KeyRange::all(),
         &ReadFilter::all(),
         1,
         1000,

@@ -8,11 +8,11 @@
 use std::ops::Bound;
 
 use bytes::Bytes;
-use proptest::prelude::*;
-use storage::{
+use mutation::{
     Cell, ColumnData, ColumnValue, DeletionTime, LivenessInfo, Partition, PartitionUpdate,
     RangeTombstone, Row,
 };
+use proptest::prelude::*;
 
 pub const ROWS: [&str; 4] = ["a", "b", "c", "d"];
 pub const COLUMNS: [&str; 2] = ["x", "y"];

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
-use mutation::{in_slice, PartitionKey};
+use crate::{in_slice, PartitionKey};
 
 /// A clustering slice: rows whose clustering lies between the bounds (byte order).
 pub type Slice = (Bound<Bytes>, Bound<Bytes>);
