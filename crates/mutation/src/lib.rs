@@ -4,6 +4,7 @@
 //! increments, what a read did (`ReadStats`), and their binary form (`wire`).
 //! Query builds mutations and reads, the coordinator routes them, hints keep them, storage
 //! applies and answers them.
+pub mod clock;
 pub mod codec;
 pub mod counter_context;
 mod counter_update;

@@ -1,8 +1,7 @@
 //! What one execution of a statement sees: its bound values, its timestamps, the
 //! consistency level the client asked for and, when the request is traced, its trace.
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
 use coordinator::Trace;
@@ -138,23 +137,7 @@ impl ExecContext {
     }
 }
 
-static LAST_MICROS: AtomicI64 = AtomicI64::new(0);
-
-/// Wall-clock microseconds, strictly increasing across calls (Cassandra's server timestamps).
-pub fn unique_micros() -> i64 {
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_micros() as i64)
-        .unwrap_or(0);
-    let mut last = LAST_MICROS.load(Ordering::Relaxed);
-    loop {
-        let next = now.max(last + 1);
-        match LAST_MICROS.compare_exchange_weak(last, next, Ordering::Relaxed, Ordering::Relaxed) {
-            Ok(_) => return next,
-            Err(seen) => last = seen,
-        }
-    }
-}
+pub use mutation::clock::unique_micros;
 
 static UUID_SEQ: AtomicU64 = AtomicU64::new(0);
 

@@ -5,7 +5,6 @@ mod assignments;
 mod batch;
 mod calls;
 mod cells;
-mod collections;
 mod columns;
 mod ddl;
 mod describe;
@@ -15,9 +14,7 @@ mod exec;
 pub mod functions;
 mod grouping;
 pub mod guardrails;
-mod internal;
 mod json;
-mod keys;
 mod local;
 mod modify;
 mod multi_column;
@@ -26,7 +23,6 @@ mod paging;
 mod peers;
 mod processor;
 mod restrictions;
-mod rows;
 mod schema_follow;
 mod schema_store;
 mod schema_sync;
@@ -42,6 +38,10 @@ pub mod trace;
 pub mod virtual_tables;
 #[cfg(test)]
 mod where_tests;
+
+// How values sit in stored rows (keys, collections, row views) is the schema crate's; the
+// modules here name it as their own.
+use schema::{collections, keys, row_view as rows};
 
 pub use endpoints::RangeReplicas;
 pub use guardrails::Limits;

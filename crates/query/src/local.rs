@@ -5,14 +5,15 @@ use std::net::IpAddr;
 use std::sync::Arc;
 
 use coordinator::Coordinator;
-use mutation::TableId;
+use mutation::{KeyRange, ReadFilter, TableId};
 use schema::{system_keyspaces, KeyspaceMetadata, Row as ValueRow, Schema, TableMetadata};
 use storage::{Storage, TableParams};
 use types::{CqlError, CqlResult, Value};
 use uuid::Uuid;
 
 use crate::exec::unique_micros;
-use crate::{internal, schema_store};
+use crate::schema_store;
+use schema::value_rows;
 
 /// What this node is, as `system.local` reports it.
 #[derive(Clone, Debug)]
@@ -38,6 +39,24 @@ pub const CQL_VERSION: &str = "3.4.7";
 
 fn storage_error(e: storage::StorageError) -> CqlError {
     CqlError::Server(format!("storage error: {e}"))
+}
+
+/// Every live row of `table` in this node's storage, as column-name maps.
+pub(crate) fn read_all(
+    storage: &Storage,
+    table: &TableMetadata,
+    now: i32,
+) -> CqlResult<Vec<ValueRow>> {
+    let partitions = storage
+        .scan(
+            TableId(table.id),
+            &KeyRange::all(),
+            &ReadFilter::all(),
+            now,
+            usize::MAX,
+        )
+        .map_err(|e| CqlError::Server(format!("reading {}.{}: {e}", table.keyspace, table.name)))?;
+    value_rows::rows_of(table, &partitions, now)
 }
 
 /// The storage parameters of a table (compaction, compression, filters, grace periods, the
@@ -100,7 +119,7 @@ pub async fn bootstrap(coord: &Coordinator, mut node: NodeInfo) -> CqlResult<(Sc
         .table("system", "local")
         .cloned()
         .ok_or_else(|| CqlError::Server("system.local missing".into()))?;
-    match internal::read_all(storage, &local, now)?.into_iter().next() {
+    match read_all(storage, &local, now)?.into_iter().next() {
         Some(saved) => restore_identity(&mut node, &saved),
         None => save_system_keyspaces(storage, &schema).await?,
     }
@@ -208,7 +227,7 @@ async fn write_local(
     schema: &Schema,
     ts: i64,
 ) -> CqlResult<()> {
-    let m = internal::insert(local, &local_row(node, schema), ts)?;
+    let m = value_rows::insert(local, &local_row(node, schema), ts)?;
     coord.storage().apply(m).await.map_err(storage_error)
 }
 
@@ -220,7 +239,7 @@ pub async fn save_tokens(coord: &Coordinator, schema: &Schema, tokens: &[i64]) -
     let mut row = ValueRow::new();
     row.insert("key".into(), text("local"));
     row.insert("tokens".into(), tokens_value(tokens));
-    let m = internal::insert(local, &row, unique_micros())?;
+    let m = value_rows::insert(local, &row, unique_micros())?;
     coord.storage().apply(m).await.map_err(storage_error)
 }
 
@@ -232,7 +251,7 @@ pub async fn save_schema_version(coord: &Coordinator, schema: &Schema, ts: i64) 
     let mut row = ValueRow::new();
     row.insert("key".into(), text("local"));
     row.insert("schema_version".into(), Some(Value::Uuid(schema.version())));
-    let m = internal::insert(local, &row, ts)?;
+    let m = value_rows::insert(local, &row, ts)?;
     coord.storage().apply(m).await.map_err(storage_error)
 }
 
@@ -257,7 +276,7 @@ pub async fn save_prepared(
         keyspace.map(|k| Value::Text(k.to_string())),
     );
     row.insert("query_string".into(), text(query));
-    let m = internal::insert(table, &row, unique_micros())?;
+    let m = value_rows::insert(table, &row, unique_micros())?;
     coord.storage().apply(m).await.map_err(storage_error)
 }
 
@@ -270,7 +289,7 @@ pub fn saved_prepared(
         return Ok(Vec::new());
     };
     let now = (unique_micros() / 1_000_000) as i32;
-    let rows = internal::read_all(coord.storage(), table, now)?;
+    let rows = read_all(coord.storage(), table, now)?;
     Ok(rows
         .into_iter()
         .filter_map(|r| {

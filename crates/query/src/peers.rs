@@ -9,9 +9,9 @@ use types::{CqlError, CqlResult, Value};
 use uuid::Uuid;
 
 use crate::exec::unique_micros;
-use crate::internal;
 use crate::local::tokens_value;
 use crate::processor::{storage_error, QueryProcessor};
+use schema::value_rows;
 
 /// One other node of the cluster, as the peers tables describe it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -46,18 +46,18 @@ impl QueryProcessor {
         let storage = self.coordinator.storage();
         let keep: BTreeSet<IpAddr> = peers.iter().map(|p| p.peer.ip()).collect();
         let mut mutations = Vec::new();
-        for row in internal::read_all(storage, &v1, now)? {
+        for row in crate::local::read_all(storage, &v1, now)? {
             if let Some(Some(Value::Inet(addr))) = row.get("peer") {
                 if !keep.contains(addr) {
                     let key = [Value::Inet(*addr).to_bytes()];
-                    mutations.push(internal::delete_partition(&v1, &key, ts, now));
-                    mutations.push(internal::delete_partition(&v2, &key, ts, now));
+                    mutations.push(value_rows::delete_partition(&v1, &key, ts, now));
+                    mutations.push(value_rows::delete_partition(&v2, &key, ts, now));
                 }
             }
         }
         for peer in peers {
-            mutations.push(internal::insert(&v1, &peers_row(peer), ts)?);
-            mutations.push(internal::insert(&v2, &peers_v2_row(peer), ts)?);
+            mutations.push(value_rows::insert(&v1, &peers_row(peer), ts)?);
+            mutations.push(value_rows::insert(&v2, &peers_v2_row(peer), ts)?);
         }
         storage.apply_batch(mutations).await.map_err(storage_error)
     }

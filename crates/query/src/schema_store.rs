@@ -7,7 +7,7 @@ use schema::{keyspace_rows, load_schema, KeyspaceMetadata, Schema, TableMetadata
 use storage::Storage;
 use types::{CqlError, CqlResult, Value};
 
-use crate::internal;
+use schema::value_rows;
 
 /// Mutations that make `system_schema` describe `ks` exactly (older rows are shadowed).
 pub fn save_keyspace(
@@ -21,13 +21,13 @@ pub fn save_keyspace(
     for table in system_schema.tables.values() {
         by_table.insert(
             table.name.clone(),
-            internal::delete_partition(table, &key, ts - 1, now),
+            value_rows::delete_partition(table, &key, ts - 1, now),
         );
     }
     for (name, rows) in keyspace_rows(ks).tables {
         let table = schema_table(system_schema, name)?;
         for row in &rows {
-            let m = internal::insert(table, row, ts)?;
+            let m = value_rows::insert(table, row, ts)?;
             if let Some(existing) = by_table.get_mut(name) {
                 existing.update.rows.extend(m.update.rows);
             }
@@ -52,7 +52,7 @@ pub fn drop_keyspace(
     system_schema
         .tables
         .values()
-        .map(|t| internal::delete_partition(t, &key, ts, now))
+        .map(|t| value_rows::delete_partition(t, &key, ts, now))
         .collect()
 }
 
@@ -70,7 +70,7 @@ fn schema_table<'a>(
 pub fn load(storage: &Storage, system_schema: &KeyspaceMetadata, now: i32) -> CqlResult<Schema> {
     let read = |name: &str| -> Vec<schema::Row> {
         match system_schema.table(name) {
-            Some(t) => internal::read_all(storage, t, now).unwrap_or_else(|e| {
+            Some(t) => crate::local::read_all(storage, t, now).unwrap_or_else(|e| {
                 tracing::error!("cannot read system_schema.{name}: {e}");
                 Vec::new()
             }),

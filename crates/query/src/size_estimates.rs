@@ -11,7 +11,7 @@ use storage::{SizeEstimates, TokenRange};
 use types::{CqlResult, Value};
 
 use crate::exec::unique_micros;
-use crate::internal;
+use schema::value_rows;
 use crate::processor::storage_error;
 
 /// How often Cassandra records the estimates (`cassandra.size_recorder_interval`), and how
@@ -38,7 +38,7 @@ pub async fn record(coord: &Coordinator, schema: &Schema) -> CqlResult<()> {
         for target in [sizes, tables] {
             let key = [bytes::Bytes::copy_from_slice(keyspace.name.as_bytes())];
             let now = (ts / 1_000_000) as i32;
-            mutations.push(internal::delete_partition(target, &key, ts - 1, now));
+            mutations.push(value_rows::delete_partition(target, &key, ts - 1, now));
         }
         for table in keyspace.tables.values() {
             let Ok(estimates) = coord.storage().size_estimates(TableId(table.id), &ranges) else {
@@ -46,11 +46,11 @@ pub async fn record(coord: &Coordinator, schema: &Schema) -> CqlResult<()> {
             };
             let rows = estimate_rows(table, &ranges, &estimates);
             for row in &rows {
-                mutations.push(internal::insert(sizes, row, ts)?);
+                mutations.push(value_rows::insert(sizes, row, ts)?);
                 for range_type in ["primary", "local_primary"] {
                     let mut typed = row.clone();
                     typed.insert("range_type".into(), text(range_type));
-                    mutations.push(internal::insert(tables, &typed, ts)?);
+                    mutations.push(value_rows::insert(tables, &typed, ts)?);
                 }
             }
         }

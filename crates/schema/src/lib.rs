@@ -1,19 +1,26 @@
 //! Schema metadata for Helenus: keyspaces, tables, columns, user types and table options;
 //! the fixed system keyspaces of Cassandra 5.0; conversion to and from `system_schema` rows;
-//! and DESCRIBE output formatted exactly as Cassandra 5.0 prints it.
+//! and DESCRIBE output formatted exactly as Cassandra 5.0 prints it. Also how a table's
+//! values sit in the model: partition and clustering keys (`keys`), non-frozen collections
+//! (`collections`), reading values out of rows (`row_view`), and rows as column-name maps
+//! written and read by the node itself (`value_rows`).
+pub mod collections;
 mod column;
 mod describe;
 mod describe_virtual;
 mod error;
+pub mod keys;
 mod keyspace;
 mod md5;
 mod options;
 mod quote;
+pub mod row_view;
 mod rows;
 mod snapshot;
 mod system;
 mod table;
 mod user_types;
+pub mod value_rows;
 
 pub use column::{ClusteringOrder, ColumnKind, ColumnMetadata};
 pub use describe::{describe_keyspace, describe_table, describe_type};

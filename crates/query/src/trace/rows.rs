@@ -10,7 +10,7 @@ use uuid::Uuid;
 
 use super::{Session, TRACE_TTL_SECONDS};
 use crate::exec::{timeuuid, unique_micros};
-use crate::internal;
+use schema::value_rows;
 
 /// The node that ran the request or a replica's part of it: `coordinator`/`source` and
 /// their ports.
@@ -36,7 +36,7 @@ pub(super) fn mutations(
     let ts = unique_micros();
     let ttl = Some(TRACE_TTL_SECONDS);
     let row = session_row(source, session, duration);
-    let mut out = vec![internal::insert_expiring(tables.sessions, &row, ts, ttl)?];
+    let mut out = vec![value_rows::insert_expiring(tables.sessions, &row, ts, ttl)?];
     let events = session.trace.take_events();
     let started = session.started_at_micros;
     out.extend(event_mutations(
@@ -67,7 +67,7 @@ pub(super) fn event_mutations(
         last = at;
         let row = event_row(source, session, &event, at);
         let ttl = Some(TRACE_TTL_SECONDS);
-        out.push(internal::insert_expiring(table, &row, ts, ttl)?);
+        out.push(value_rows::insert_expiring(table, &row, ts, ttl)?);
     }
     Ok(out)
 }

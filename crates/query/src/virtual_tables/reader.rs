@@ -15,7 +15,7 @@ use storage::{MemtableEngine, TableEngine};
 use types::comparable::compare;
 use types::{Consistency, CqlError, CqlResult, CqlType};
 
-use crate::internal;
+use schema::value_rows;
 
 /// What every read of one SELECT shares: where the table lives, how consistent, when, traced.
 pub struct ReadScope<'a> {
@@ -98,7 +98,7 @@ impl Snapshot {
         let engine = MemtableEngine::new();
         let mut keys: Vec<(Vec<Bytes>, PartitionKey)> = Vec::new();
         for row in rows {
-            let mutation = internal::insert(table, row, 0)?;
+            let mutation = value_rows::insert(table, row, 0)?;
             engine
                 .apply(&mutation.key, &mutation.update)
                 .map_err(snapshot_error)?;

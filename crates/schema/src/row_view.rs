@@ -1,7 +1,7 @@
 //! Reading values out of stored rows: key components and cells (simple and multi-cell).
+use crate::{ColumnKind, ColumnMetadata};
 use bytes::Bytes;
 use mutation::{Cell, ColumnValue, PartitionKey, Row};
-use schema::{ColumnKind, ColumnMetadata};
 use types::comparable::compare;
 use types::CqlType;
 

@@ -2,9 +2,9 @@
 //! bounds for one table.
 use std::sync::Arc;
 
+use crate::TableMetadata;
 use bytes::Bytes;
 use mutation::PartitionKey;
-use schema::TableMetadata;
 use types::comparable::{decode_clustering, encode_bound, encode_clustering, BoundKind};
 use types::{CqlError, CqlResult, CqlType};
 
@@ -121,8 +121,8 @@ pub fn partition_key(components: &[Bytes]) -> PartitionKey {
 }
 
 /// Whether a clustering column is stored in descending order.
-pub fn is_reversed(col: &schema::ColumnMetadata) -> bool {
-    col.order == schema::ClusteringOrder::Desc
+pub fn is_reversed(col: &crate::ColumnMetadata) -> bool {
+    col.order == crate::ClusteringOrder::Desc
 }
 
 #[cfg(test)]

@@ -1,18 +1,16 @@
-//! Rows written and read by the node itself, not by a client statement: the schema in
-//! `system_schema`, `system.local`. Rows are maps of column name to value, as the schema
-//! crate produces them.
+//! Rows as maps of column name to value (as this crate produces `system_schema` rows) turned
+//! into mutations and read back from partitions: what the node writes and reads itself, not a
+//! client statement (the schema in `system_schema`, `system.local`, trace sessions).
 use bytes::Bytes;
 use mutation::{
-    Cell, ColumnData, DeletionTime, KeyRange, LivenessInfo, Mutation, PartitionUpdate, ReadFilter,
-    Row,
+    Cell, ColumnData, DeletionTime, LivenessInfo, Mutation, Partition, PartitionUpdate, Row,
 };
-use schema::{ColumnKind, Row as ValueRow, TableMetadata};
-use storage::Storage;
 use types::{CqlError, CqlResult, CqlType, Value};
 
 use crate::collections;
 use crate::keys::{partition_key, KeyLayout};
-use crate::rows::RowView;
+use crate::row_view::RowView;
+use crate::{ColumnKind, Row as ValueRow, TableMetadata};
 
 /// A mutation inserting `values` (a full primary key plus any other columns) at `ts`.
 pub fn insert(table: &TableMetadata, values: &ValueRow, ts: i64) -> CqlResult<Mutation> {
@@ -75,7 +73,7 @@ pub fn delete_partition(table: &TableMetadata, key: &[Bytes], ts: i64, now: i32)
 }
 
 fn key_values<'a>(
-    cols: impl Iterator<Item = &'a schema::ColumnMetadata>,
+    cols: impl Iterator<Item = &'a crate::ColumnMetadata>,
     values: &ValueRow,
 ) -> CqlResult<Vec<Bytes>> {
     cols.map(|c| match values.get(&c.name) {
@@ -134,20 +132,15 @@ fn column_data(
     Ok(ColumnData::complex(name, deletion, cells))
 }
 
-/// Every live row of `table` as a column-name map.
-pub fn read_all(storage: &Storage, table: &TableMetadata, now: i32) -> CqlResult<Vec<ValueRow>> {
-    let partitions = storage
-        .scan(
-            mutation::TableId(table.id),
-            &KeyRange::all(),
-            &ReadFilter::all(),
-            now,
-            usize::MAX,
-        )
-        .map_err(|e| CqlError::Server(format!("reading {}.{}: {e}", table.keyspace, table.name)))?;
+/// The live rows of `partitions`, read from `table`, as column-name maps.
+pub fn rows_of(
+    table: &TableMetadata,
+    partitions: &[Partition],
+    now: i32,
+) -> CqlResult<Vec<ValueRow>> {
     let layout = KeyLayout::new(std::sync::Arc::new(table.clone()));
     let mut out = Vec::new();
-    for p in &partitions {
+    for p in partitions {
         let pk = layout.split_partition_key(&p.key.key)?;
         for row in &p.rows {
             let clustering = layout.decode_clustering(&row.clustering)?;
