@@ -173,7 +173,8 @@ impl Api {
             }
             "/v1/size_estimates/refresh" => {
                 let schema = node.processor.schema().schema.clone();
-                let recorded = query::size_estimates::record(&node.coordinator, &schema).await;
+                let recorded =
+                    system::size_estimates::record(&node.coordinator, &node.storage, &schema).await;
                 recorded.map_err(|e| ApiError::internal(e.to_string()))?;
                 ok(&serde_json::json!({}))
             }

@@ -12,6 +12,7 @@ use gossip::{keys, EndpointView, Membership, MembershipEvent};
 use metadata::{ClusterMetadata, HostId, MetadataService, NodeRecord, NodeState};
 use query::{AgreementWait, PeerInfo, QueryProcessor};
 use ring::{Endpoint, Token, TokenMetadata};
+use storage::Storage;
 use tokio::sync::{broadcast, watch};
 use transport::{Event, TopologyChangeKind};
 use uuid::Uuid;
@@ -66,6 +67,7 @@ pub fn start(
     services: &ClusterServices,
     processor: Arc<QueryProcessor>,
     coordinator: Arc<Coordinator>,
+    storage: Arc<Storage>,
     events: broadcast::Sender<Event>,
 ) {
     let gossip = services.membership();
@@ -80,7 +82,7 @@ pub fn start(
             services.metadata.clone(),
             processor.node().listen_address,
         ));
-        tokio::spawn(advertise_load(gossip.clone(), processor.clone()));
+        tokio::spawn(advertise_load(gossip.clone(), processor.clone(), storage));
     }
     let mirror = Mirror {
         processor,
@@ -299,11 +301,15 @@ fn behind_on_schema(
 }
 
 /// Gossips this node's load (bytes of live data on disk) every minute.
-async fn advertise_load(gossip: Arc<dyn Membership>, processor: Arc<QueryProcessor>) {
+async fn advertise_load(
+    gossip: Arc<dyn Membership>,
+    processor: Arc<QueryProcessor>,
+    storage: Arc<Storage>,
+) {
     let mut ticks = tokio::time::interval(LOAD_INTERVAL);
     loop {
         ticks.tick().await;
-        let (load, _) = processor.load_bytes();
+        let (load, _) = system::load_bytes(&storage, &processor.schema().schema);
         gossip.set_local(keys::LOAD, load.to_string());
     }
 }

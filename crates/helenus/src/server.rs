@@ -238,6 +238,7 @@ async fn serve(
     tokio::spawn(record_size_estimates(
         Arc::downgrade(&processor),
         coordinator.clone(),
+        storage.clone(),
     ));
     let tokens = join::join(&cluster.metadata, &processor, &config).await?;
     tracing::info!("joined the ring with {} tokens", tokens.len());
@@ -247,6 +248,7 @@ async fn serve(
         &cluster,
         processor.clone(),
         coordinator.clone(),
+        storage.clone(),
         events.clone(),
     );
     if let (Some(messaging), Some(gossip)) = (&cluster.messaging, cluster.membership()) {
@@ -355,9 +357,13 @@ async fn admin_stopped(lifecycle: Arc<Lifecycle>) {
 
 /// Records `system.size_estimates` 30 seconds after start and then every five minutes, as
 /// Cassandra does, while the node runs.
-async fn record_size_estimates(processor: Weak<QueryProcessor>, coordinator: Arc<Coordinator>) {
-    tokio::time::sleep(query::size_estimates::FIRST_DELAY).await;
-    let mut ticks = tokio::time::interval(query::size_estimates::INTERVAL);
+async fn record_size_estimates(
+    processor: Weak<QueryProcessor>,
+    coordinator: Arc<Coordinator>,
+    storage: Arc<Storage>,
+) {
+    tokio::time::sleep(system::size_estimates::FIRST_DELAY).await;
+    let mut ticks = tokio::time::interval(system::size_estimates::INTERVAL);
     loop {
         ticks.tick().await;
         let Some(processor) = processor.upgrade() else {
@@ -365,7 +371,7 @@ async fn record_size_estimates(processor: Weak<QueryProcessor>, coordinator: Arc
         };
         let schema = processor.schema().schema.clone();
         drop(processor);
-        if let Err(e) = query::size_estimates::record(&coordinator, &schema).await {
+        if let Err(e) = system::size_estimates::record(&coordinator, &storage, &schema).await {
             tracing::debug!("size estimates not recorded: {e}");
         }
     }

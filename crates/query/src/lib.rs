@@ -28,7 +28,6 @@ mod schema_store;
 mod schema_sync;
 mod select;
 mod selection;
-pub mod size_estimates;
 mod slices;
 mod terms;
 #[doc(hidden)]

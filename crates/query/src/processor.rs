@@ -204,20 +204,6 @@ impl QueryProcessor {
         &self.node
     }
 
-    /// Bytes on disk and uncompressed of every table's SSTables (nodetool's Load).
-    pub fn load_bytes(&self) -> (u64, u64) {
-        let schema = self.schema().schema.clone();
-        let storage = self.coordinator.storage();
-        let mut total = (0, 0);
-        for table in schema.keyspaces().values().flat_map(|k| k.tables.values()) {
-            if let Ok(usage) = storage.table_usage(mutation::TableId(table.id)) {
-                total.0 += usage.disk_bytes;
-                total.1 += usage.uncompressed_bytes;
-            }
-        }
-        total
-    }
-
     /// Records the tokens this node took in the ring, in `system.local` and on the
     /// coordinator's ring.
     pub async fn set_local_tokens(&self, tokens: &[i64]) -> CqlResult<()> {

@@ -25,7 +25,7 @@ const NOT_ALIKE: &str = "Non-system keyspaces don't have the same replication se
 
 pub fn node(node: &AdminNode) -> NodeInfo {
     let info = node.processor.node();
-    let (load, uncompressed) = node.processor.load_bytes();
+    let (load, uncompressed) = system::load_bytes(&node.storage, &node.processor.schema().schema);
     let mut tokens: Vec<i64> = node
         .coordinator
         .local_tokens()

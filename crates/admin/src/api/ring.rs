@@ -83,7 +83,8 @@ fn ring_node(
     let gossiped = |key: &str| view.and_then(|v| v.get(key)).map(str::to_string);
     let (load_bytes, schema_version) = if local {
         let schema = node.processor.schema().schema.version().to_string();
-        (Some(node.processor.load_bytes().0), Some(schema))
+        let load = system::load_bytes(&node.storage, &node.processor.schema().schema).0;
+        (Some(load), Some(schema))
     } else {
         let load = gossiped(keys::LOAD).and_then(|l| l.parse().ok());
         (load, gossiped(keys::SCHEMA_VERSION))

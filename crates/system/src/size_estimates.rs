@@ -7,12 +7,12 @@
 use coordinator::Coordinator;
 use mutation::TableId;
 use schema::{Row as ValueRow, Schema, TableMetadata};
-use storage::{SizeEstimates, TokenRange};
+use storage::{SizeEstimates, Storage, TokenRange};
 use types::{CqlResult, Value};
 
-use crate::exec::unique_micros;
+use crate::storage_error;
+use mutation::clock::unique_micros;
 use schema::value_rows;
-use crate::processor::storage_error;
 
 /// How often Cassandra records the estimates (`cassandra.size_recorder_interval`), and how
 /// long after start it first does.
@@ -20,7 +20,7 @@ pub const INTERVAL: std::time::Duration = std::time::Duration::from_secs(300);
 pub const FIRST_DELAY: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// Records the estimates of every user table.
-pub async fn record(coord: &Coordinator, schema: &Schema) -> CqlResult<()> {
+pub async fn record(coord: &Coordinator, storage: &Storage, schema: &Schema) -> CqlResult<()> {
     let ranges = primary_ranges(coord);
     let (Some(sizes), Some(tables)) = (
         schema.table("system", "size_estimates"),
@@ -41,7 +41,7 @@ pub async fn record(coord: &Coordinator, schema: &Schema) -> CqlResult<()> {
             mutations.push(value_rows::delete_partition(target, &key, ts - 1, now));
         }
         for table in keyspace.tables.values() {
-            let Ok(estimates) = coord.storage().size_estimates(TableId(table.id), &ranges) else {
+            let Ok(estimates) = storage.size_estimates(TableId(table.id), &ranges) else {
                 continue; // a table dropped meanwhile
             };
             let rows = estimate_rows(table, &ranges, &estimates);
@@ -55,7 +55,7 @@ pub async fn record(coord: &Coordinator, schema: &Schema) -> CqlResult<()> {
             }
         }
         for m in mutations {
-            coord.storage().apply(m).await.map_err(storage_error)?;
+            storage.apply(m).await.map_err(storage_error)?;
         }
     }
     Ok(())
