@@ -3,7 +3,8 @@
 
 Both offer the interface of servers.py's single servers — start() (fresh data; the seconds until
 every node answers CQL), pids (every running node), addr (the contact points, comma-separated),
-flush(keyspace) on every node, data_bytes(keyspace) and peak_rss() summed over the nodes, stop() —
+flush(keyspace) (and a major compaction) on every node, data_components(keyspace) and peak_rss() summed
+over the nodes, stop() —
 plus what the timeline run needs: nodes (their addresses), kill_node(i) (SIGKILL) and start_node(i)
 (back with its data, waiting until it answers CQL)."""
 import ipaddress
@@ -134,18 +135,36 @@ class HelenusCluster:
         return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
 
     def flush(self, keyspace, settle_timeout=180):
+        """`nodetool flush` on every node, compactions settled, then a major compaction on every node
+        (one after the other; `nodetool compact` returns when done) and compactions settled again."""
         for a in self.nodes:
             r = self.nodetool(a, "flush", keyspace)
             if r.returncode != 0:
                 raise ServerError(f"helenus nodetool -h {a} flush failed: {r.stderr.strip()[:300]}")
-        done = [_settle_by_compactionstats(lambda a=a: self.nodetool(a, "compactionstats"), settle_timeout)
-                for a in self.nodes]
-        settled = sorted(set(d or "compactionstats failed" for d in done))
-        return "nodetool flush; " + ", ".join(settled) + " (every node)"
+        settled = self._settle(settle_timeout)
+        for a in self.nodes:
+            r = self.nodetool(a, "compact", keyspace, timeout=settle_timeout * 5)
+            if r.returncode != 0:
+                raise ServerError(f"helenus nodetool -h {a} compact failed: {r.stderr.strip()[:300]}")
+        return f"nodetool flush; {settled}; nodetool compact; {self._settle(settle_timeout)} (every node)"
 
-    def data_bytes(self, keyspace):
-        return sum(proc.dir_bytes(os.path.join(self.dir, f"node{i}", "data", keyspace))
-                   for i in range(1, self.n + 1))
+    def _settle(self, timeout):
+        done = [_settle_by_compactionstats(lambda a=a: self.nodetool(a, "compactionstats"), timeout)
+                for a in self.nodes]
+        return ", ".join(sorted(set(d or "compactionstats failed" for d in done)))
+
+    def data_components(self, keyspace):
+        """Bytes by SSTable component, summed over the nodes."""
+        return sum_components(proc.dir_components(os.path.join(self.dir, f"node{i}", "data", keyspace))
+                              for i in range(1, self.n + 1))
+
+
+def sum_components(parts):
+    out = {}
+    for part in parts:
+        for key, size in part.items():
+            out[key] = out.get(key, 0) + size
+    return out
 
 
 def cassandra_yaml(seed):
@@ -220,8 +239,8 @@ class CassandraCluster:
         methods = {m.flush(keyspace, settle_timeout) for m in self.members}
         return ", ".join(sorted(methods)) + " (every node)"
 
-    def data_bytes(self, keyspace):
-        return sum(m.data_bytes(keyspace) for m in self.members)
+    def data_components(self, keyspace):
+        return sum_components(m.data_components(keyspace) for m in self.members)
 
 
 # --- the report's parts that differ from one node's ----------------------------------------------
@@ -265,8 +284,9 @@ NOTES = [
     "client command, divided by the operations the client issued (measured plus warm-up).",
     "Start-up is the wall time to start the nodes one after the other until each answers CQL (Cassandra: and "
     "`nodetool status` shows every node UN); RSS is the sum of the nodes' peak RSS (VmHWM).",
-    "Bytes per row: the keyspace's data directories on all nodes (so about replication_factor copies), after a "
-    "flush on every node and compactions settle, divided by the rows written.",
+    "Bytes per row: the keyspace's data directories on all nodes (so replication_factor copies), after a "
+    "flush on every node, compactions settled, a major compaction (`nodetool compact`) on every node and "
+    "compactions settled again, divided by the rows the load wrote (the client's count).",
     "Timeline: a fixed-rate mixed run (write:read 1:3, QUORUM, `-errors ignore`) during which the last node "
     "(not the first contact point) is killed with SIGKILL at a third of the run and restarted at two thirds; "
     "op/s, p99 and errors per second come from the client's one-second interval rows, a second without a "

@@ -1,7 +1,8 @@
 """Parsers for the client's output: the cassandra-stress `Results:` block and YCSB's report lines.
 
 Both return a dict with the same keys, latencies in milliseconds:
-  throughput, mean_ms, p50_ms, p95_ms, p99_ms, p999_ms, max_ms, ops, errors, warmup_ops, rows
+  throughput, mean_ms, p50_ms, p95_ms, p99_ms, p999_ms, max_ms, ops, errors, warmup_ops, rows (the stress
+  client's `Total rows`, else row rate × elapsed; YCSB: its operations)
 and, for `-rate fixed=`/`throttle=` runs of `helenus stress`, pacing_p50_ms, pacing_p99_ms, pacing_max_ms
 (how late the client started operations after their due time: its own error).
 A figure the output does not carry (YCSB prints no median or 99.9th percentile) is None.
@@ -20,6 +21,7 @@ _RESULTS = {
     "p999_ms": rf"^Latency 99\.9th percentile\s*:\s*{_NUM} ms",
     "max_ms": rf"^Latency max\s*:\s*{_NUM} ms",
     "partitions": rf"^Total partitions\s*:\s*{_NUM}",
+    "total_rows": rf"^Total rows\s*:\s*{_NUM}",
     "errors": rf"^Total errors\s*:\s*{_NUM}",
 }
 
@@ -63,7 +65,11 @@ def parse_stress(text):
     out["pacing_p50_ms"], out["pacing_p99_ms"], out["pacing_max_ms"] = \
         (_num(m.group(1)), _num(m.group(2)), _num(m.group(3))) if m else (None, None, None)
     out["warmup_ops"] = sum(int(n) for n in re.findall(r"^Warming up \S+ with (\d+) iterations", text, re.M))
-    if out["row_rate"] is not None and elapsed:
+    # The rows the run wrote or read: `helenus stress` counts them (Total rows); else estimated.
+    total_rows = out.pop("total_rows")
+    if total_rows is not None:
+        out["rows"] = int(total_rows)
+    elif out["row_rate"] is not None and elapsed:
         out["rows"] = int(round(out["row_rate"] * elapsed))
     else:
         out["rows"] = out["ops"]

@@ -33,7 +33,7 @@ class Step:
     args: list = field(default_factory=list)
     timeout: float = 0.0
     keyspace: str = ""      # data the workload reads/writes, for bytes per row
-    rows: int = 0           # flush steps: rows in the keyspace (0: take them from `rows_from`)
+    rows: int = 0           # flush steps: rows in the keyspace (0: those the workload `rows_from` counted)
     rows_from: str = ""
     group: str = "main"     # cold | main | sweep | fixed | ycsb | insanity
     threads: int = 0
@@ -77,7 +77,7 @@ def steps(mode, fixed_rate_fn, profile_path):
              warmup_windows(mode), t_n, "bench_warm", group="warmup", max_windows=m["warmup_max"]),
         Step("write", f"write n={n}, 50 threads", "stress", ["write", f"n={n}", "-rate", "threads=50"], t_n,
              "keyspace1"),
-        Step("flush:keyspace1", "flush keyspace1", "flush", keyspace="keyspace1", rows=n),
+        Step("flush:keyspace1", "flush keyspace1", "flush", keyspace="keyspace1", rows_from="write"),
         Step("read", f"read n={n}, 50 threads", "stress", ["read", f"n={n}", "-rate", "threads=50"], t_n,
              "keyspace1"),
         Step("mixed", f"mixed write:read 1:3 n={n}, 50 threads", "stress",
@@ -96,7 +96,7 @@ def steps(mode, fixed_rate_fn, profile_path):
     out += [
         Step("ycsb_load", f"YCSB load {n} records, 50 threads", "ycsb", ["load", "-P", "workloada", *ycsb], t_n,
              "ycsb", group="ycsb"),
-        Step("flush:ycsb", "flush ycsb", "flush", keyspace="ycsb", rows=n),
+        Step("flush:ycsb", "flush ycsb", "flush", keyspace="ycsb", rows_from="ycsb_load", group="ycsb"),
         Step("ycsb_a", f"YCSB A (50% read, 50% update) {n} ops", "ycsb", ["run", "-P", "workloada", *ycsb], t_n,
              "ycsb", group="ycsb"),
         Step("ycsb_f", f"YCSB F (50% read, 50% read-modify-write) {n} ops", "ycsb",
@@ -115,6 +115,16 @@ def steps(mode, fixed_rate_fn, profile_path):
              group="insanity", optional=True),
     ]
     return out
+
+
+# The loads whose bytes per row are measured (--disk runs only these and their flushes).
+DISK_LOADS = ("write", "ycsb_load", "insanity_insert")
+
+
+def disk_only(steps):
+    """The steps of `--disk`: the loads of DISK_LOADS, each followed by its flush and major
+    compaction and the count of its bytes (and, on a cluster, the keyspace created first)."""
+    return [s for s in steps if s.id in DISK_LOADS or s.kind in ("flush", "keyspace")]
 
 
 def _fixed_args(seconds, rate_fn, level):

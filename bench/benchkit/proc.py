@@ -1,6 +1,7 @@
 """/proc readings (server CPU, RSS, start time), a raw CQL probe, and the machine description."""
 import os
 import platform
+import re
 import socket
 import struct
 import time
@@ -201,12 +202,27 @@ def machine():
 
 def dir_bytes(path):
     """Bytes of the regular files under `path`, leaving out snapshots and backups."""
-    total = 0
+    return sum(dir_components(path).values())
+
+
+def component_of(name):
+    """The SSTable component a file name is of: `ha-3-Data.db` and `oa-3gdm_0x2a-bti-Data.db` are
+    Data, `nb-1-big-TOC.txt` is TOC, `Digest.crc32` files Digest; other files are "other"."""
+    m = re.search(r"-([A-Za-z]+)\.(db|txt|crc32|adler32)$", name)
+    return m.group(1) if m and not name.startswith("tmp") else "other"
+
+
+def dir_components(path):
+    """Bytes of the regular files under `path` by SSTable component (see `component_of`), leaving
+    out snapshots and backups."""
+    out = {}
     for root, dirs, files in os.walk(path):
         dirs[:] = [d for d in dirs if d not in ("snapshots", "backups")]
         for name in files:
             try:
-                total += os.lstat(os.path.join(root, name)).st_size
+                size = os.lstat(os.path.join(root, name)).st_size
             except OSError:
-                pass  # removed by a compaction while we walked
-    return total
+                continue  # removed by a compaction while we walked
+            key = component_of(name)
+            out[key] = out.get(key, 0) + size
+    return out

@@ -64,9 +64,11 @@ def _disk_medians(runs):
     out = {}
     for ks in keyspaces:
         entries = [r["disk"][ks] for r in runs if ks in r.get("disk", {})]
+        names = sorted({c for e in entries for c in e.get("components") or {}})
         out[ks] = {"bytes_per_row": median(e.get("bytes_per_row") for e in entries),
                    "bytes": median(e.get("bytes") for e in entries),
                    "rows": median(e.get("rows") for e in entries),
+                   "components": {c: median((e.get("components") or {}).get(c) for e in entries) for c in names},
                    "method": entries[0].get("method") if entries else None}
     return out
 
@@ -217,6 +219,15 @@ def _validate_timeline(doc, need):
 
 # --- Markdown -----------------------------------------------------------------------------------
 
+def components_text(disk):
+    """`Data 200.1, Index 14.2, …` bytes per row, largest first."""
+    rows, parts = disk.get("rows"), disk.get("components") or {}
+    if not rows:
+        return ""
+    return ", ".join(f"{name} {size / rows:.1f}" for name, size in
+                     sorted(parts.items(), key=lambda kv: -(kv[1] or 0)) if size is not None)
+
+
 def fmt(v, digits=2):
     if v is None:
         return "–"
@@ -328,12 +339,13 @@ def markdown(doc, charts):
     for s in servers:
         r = doc["results"][s]
         lines.append(f"| {s} | {fmt(r['startup_s'], 3)} s | {mib(r['peak_rss_bytes'])} |")
-    lines += ["", "On-disk bytes per row after flush and compaction settle:", "",
-              "| server | keyspace | bytes | rows | bytes/row | how |", "|---|---|---|---|---|---|"]
+    lines += ["", "On-disk bytes per row after a flush, a major compaction and compactions settled "
+              "(bytes per row of each SSTable component in the last column):", "",
+              "| server | keyspace | bytes | rows | bytes/row | how | by component |", "|---|---|---|---|---|---|---|"]
     for s in servers:
         for ks, d in doc["results"][s]["disk"].items():
             lines.append(f"| {s} | {ks} | {fmt(d['bytes'], 0)} | {fmt(d['rows'], 0)} | {fmt(d['bytes_per_row'], 1)} | "
-                         f"{d.get('method') or ''} |")
+                         f"{d.get('method') or ''} | {components_text(d)} |")
     sweep = [w for w in doc["workloads"] if w.get("group") == "sweep"]
     if sweep:
         lines += ["", "## Write thread sweep", "", "| threads | " + " | ".join(f"{s} op/s | {s} p99" for s in servers) + " |",

@@ -1,7 +1,8 @@
 """The two servers under test: a `helenus server` process and Apache Cassandra via refcass.
 
 Both offer the same interface: start() (fresh data, measures start-up to the first successful CQL
-query), pid, flush(keyspace) (memtables to disk and compaction settled), data_bytes(keyspace),
+query), pid, flush(keyspace) (memtables to disk, compactions settled, then a major compaction settled),
+data_components(keyspace) (bytes on disk by SSTable component),
 peak_rss(), stop(). stop() is safe to call twice and only ever stops what this object started."""
 import os
 import re
@@ -137,15 +138,25 @@ class Helenus:
         return self._nodetool
 
     def flush(self, keyspace, settle_timeout=180):
-        """`helenus nodetool flush` and wait for compactions, else SIGTERM (which flushes) and restart."""
+        """`helenus nodetool flush`, compactions settled, then a major compaction (`nodetool compact`)
+        settled, so overwritten rows are merged as they are in Cassandra's count; without nodetool,
+        SIGTERM (which flushes) and restart."""
         if self.has_nodetool():
             r = self.nodetool("flush", keyspace)
             if r.returncode == 0:
-                return "nodetool flush; " + self._settle(keyspace, settle_timeout)
+                settled = self._settle(keyspace, settle_timeout)
+                return f"nodetool flush; {settled}; " + self.compact(keyspace, settle_timeout)
             self.log(f"helenus nodetool flush failed ({r.stderr.strip()[:200]}); falling back to a restart")
         self.stop()
         self.start(fresh=False)
         return "SIGTERM (flushes on shutdown) and restart; " + self._settle(keyspace, settle_timeout)
+
+    def compact(self, keyspace, settle_timeout=180):
+        """A major compaction of the keyspace's tables (`nodetool compact` returns when it is done)."""
+        r = self.nodetool("compact", keyspace, timeout=settle_timeout * 5)
+        if r.returncode != 0:
+            raise ServerError(f"helenus nodetool compact failed: {r.stderr.strip()[:300]}")
+        return "nodetool compact; " + self._settle(keyspace, settle_timeout)
 
     def _settle(self, keyspace, timeout):
         if self.has_nodetool():
@@ -159,8 +170,8 @@ class Helenus:
     def data_path(self, keyspace):
         return os.path.join(self.dir, "data", keyspace)
 
-    def data_bytes(self, keyspace):
-        return proc.dir_bytes(self.data_path(keyspace))
+    def data_components(self, keyspace):
+        return proc.dir_components(self.data_path(keyspace))
 
 
 def compaction_idle(text):
@@ -328,17 +339,25 @@ class Cassandra:
         self._pid = None
 
     def flush(self, keyspace, settle_timeout=180):
+        """`nodetool flush`, compactions settled, then a major compaction (`nodetool compact`) settled."""
         r = self._refcass("nodetool", "--addr", self.addr, "flush", keyspace, timeout=180)
         if r.returncode != 0:
             raise ServerError(f"nodetool flush failed: {r.stderr.strip()[:300]}")
+        settled = self._settle(settle_timeout)
+        r = self._refcass("nodetool", "--addr", self.addr, "compact", keyspace, timeout=settle_timeout * 5)
+        if r.returncode != 0:
+            raise ServerError(f"nodetool compact failed: {r.stderr.strip()[:300]}")
+        return f"nodetool flush; {settled}; nodetool compact; " + self._settle(settle_timeout)
+
+    def _settle(self, timeout):
         done = _settle_by_compactionstats(
-            lambda: self._refcass("nodetool", "--addr", self.addr, "compactionstats", timeout=120), settle_timeout)
+            lambda: self._refcass("nodetool", "--addr", self.addr, "compactionstats", timeout=120), timeout)
         if not done:
             raise ServerError("nodetool compactionstats failed")
-        return "nodetool flush; " + done
+        return done
 
     def data_path(self, keyspace):
         return os.path.join(self.dir, "data", "data", keyspace)
 
-    def data_bytes(self, keyspace):
-        return proc.dir_bytes(self.data_path(keyspace))
+    def data_components(self, keyspace):
+        return proc.dir_components(self.data_path(keyspace))

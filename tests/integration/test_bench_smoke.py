@@ -62,6 +62,21 @@ def test_parse_stress_results_block():
     assert (r["ops"], r["errors"], r["warmup_ops"], r["elapsed_s"]) == (2000, 3, 500, 1.5)
 
 
+def test_parse_stress_takes_the_rows_the_client_counted():
+    assert parse.parse_stress(STRESS)["rows"] == round(16382 * 1.5)  # no count: rate × elapsed
+    counted = STRESS.replace("Total errors", "Total rows                :      1,999 [WRITE: 1,999]\nTotal errors")
+    assert parse.parse_stress(counted)["rows"] == 1999
+
+
+def test_disk_runs_only_the_loads_each_with_its_flush():
+    steps = plan.disk_only(plan.steps("smoke", lambda level: 100, "p.yaml"))
+    assert [s.id for s in steps] == ["write", "flush:keyspace1", "ycsb_load", "flush:ycsb", "insanity_insert",
+                                     "flush:stresscql"]
+    assert [s.rows_from for s in steps if s.kind == "flush"] == ["write", "ycsb_load", "insanity_insert"]
+    cluster = plan.disk_only(plan.cluster_steps("smoke", lambda level: 100, 3))
+    assert [s.id for s in cluster] == ["write", "flush:keyspace1", "keyspace:ycsb", "ycsb_load", "flush:ycsb"]
+
+
 def test_parse_stress_reads_the_pacing_lateness_of_fixed_rate_runs():
     line = "Pacing lateness           : median 0.012 ms, .99 0.085 ms, max 1.204 ms (39,871 ops whose worker waited)\n"
     r = parse.parse_stress(STRESS + line)
@@ -232,7 +247,11 @@ def test_bench_smoke(tmp_path):
         # The client's own CPU and the machine's busy cores, to tell a client-bound run.
         assert w["client_cpu_s_per_1k_ops"] > 0 and 0 < w["busy_cores"] <= doc["machine"]["cores"] + 0.5, w
     assert doc["results"]["helenus"]["startup_s"] > 0
-    assert doc["results"]["helenus"]["disk"]["keyspace1"]["bytes_per_row"] > 0
+    disk = doc["results"]["helenus"]["disk"]["keyspace1"]
+    # Counted after a major compaction, over the rows the client counted, by component.
+    assert disk["bytes_per_row"] > 0 and disk["rows"] == 2000 and "nodetool compact" in disk["method"], disk
+    assert disk["components"]["Data"] > 0 and disk["components"]["Index"] > 0, disk
+    assert sum(disk["components"].values()) == disk["bytes"], disk
     assert doc["charts"]["files"]
     for name in doc["charts"]["files"]:
         with open(out / name, "rb") as f:

@@ -121,6 +121,13 @@ pub fn results(total: &Span, per_op: &[(&str, Span)], cpu: CpuUse) -> Vec<String
             grouped_int(total.stats.partitions),
             list(&|s| grouped_int(s.stats.partitions))
         ),
+        // Not in cassandra-stress's summary: the rows the run wrote or read, which bench/run
+        // divides the bytes on disk by.
+        format!(
+            "Total rows                : {:>10} {}",
+            grouped_int(total.stats.rows),
+            list(&|s| grouped_int(s.stats.rows))
+        ),
         format!(
             "Total errors              : {:>10} {}",
             grouped_int(total.stats.errors),

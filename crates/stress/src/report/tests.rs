@@ -68,6 +68,7 @@ fn results_block_golden() {
         "Latency 99.9th percentile :    4.0 ms [WRITE: 4.0 ms]",
         "Latency max               :    4.0 ms [WRITE: 4.0 ms]",
         "Total partitions          :          2 [WRITE: 2]",
+        "Total rows                :          2 [WRITE: 2]",
         "Total errors              :          0 [WRITE: 0]",
         "Total GC count            : 0",
         "Total GC memory           : 0 B",
