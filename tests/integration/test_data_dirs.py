@@ -31,7 +31,7 @@ class TwoDirectoryNode(Node):
 
 
 def sstables(node, data_dir):
-    return glob.glob(os.path.join(data_dir, "dirs", "t-*", "ha-*-Data.db"))
+    return glob.glob(os.path.join(data_dir, "dirs", "t-*", "h?-*-Data.db"))
 
 
 def test_sstables_spread_over_two_directories_and_read_back_after_restart():

@@ -150,7 +150,7 @@ def test_sigterm_exits_even_when_a_flush_is_stuck():
         table_dir = os.path.join(node.data_dir, "data", "ks")
         [table] = os.listdir(table_dir)
         for generation in range(1, 50):
-            os.mkfifo(os.path.join(table_dir, table, f"tmp-ha-{generation}-Data.db"))
+            os.mkfifo(os.path.join(table_dir, table, f"tmp-hb-{generation}-Data.db"))
         flushing = subprocess.Popen([BIN, "nodetool", "-p", str(node.admin_port), "flush", "ks"])
         time.sleep(1.0)
         began = time.monotonic()

@@ -15,7 +15,7 @@ PAYLOAD = "x" * 900
 
 
 def sstables(node, keyspace):
-    return glob.glob(os.path.join(node.data_dir, "data", keyspace, "t-*", "ha-*-Data.db"))
+    return glob.glob(os.path.join(node.data_dir, "data", keyspace, "t-*", "h?-*-Data.db"))
 
 
 def last_replay(node):

@@ -13,7 +13,7 @@ mod legacy;
 mod row;
 mod visit;
 
-pub use row::put_row;
+pub use row::{put_numbered_row, put_row, NameSpan};
 pub use visit::{visit_decoded, CellView, RowVisitor};
 
 /// Cell flags both row encodings share.

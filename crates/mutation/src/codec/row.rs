@@ -18,6 +18,9 @@ pub(super) const ROW_LIVENESS: u8 = 1;
 pub(super) const ROW_LIVENESS_EXPIRY: u8 = 2;
 pub(super) const ROW_DELETION: u8 = 4;
 pub(super) const ROW_FLAGS: u8 = COMPACT_ROW | ROW_LIVENESS | ROW_LIVENESS_EXPIRY | ROW_DELETION;
+/// In a numbered row (see [`put_numbered_row`]): its columns are numbers 0, 1, … of the name
+/// table in that order, and no number is written.
+pub(super) const DENSE_COLUMNS: u8 = 8;
 
 /// Cell flags beyond the legacy ones: the timestamp follows (else it is the reference: the
 /// timestamp of the row marker or of the cell before), a TTL follows, a local deletion time
@@ -154,4 +157,77 @@ pub(super) fn put_varint(out: &mut Vec<u8>, value: usize) {
 pub(super) fn put_varbytes(out: &mut Vec<u8>, bytes: &[u8]) {
     put_varint(out, bytes.len());
     out.put_slice(bytes);
+}
+
+/// The bytes [`put_varint`] writes for `value`.
+fn varint_len(value: usize) -> usize {
+    let bits = usize::BITS - (value | 1).leading_zeros();
+    bits.div_ceil(7) as usize
+}
+
+/// A column name of an encoded row: its offset in the encoding, its length, its number.
+pub type NameSpan = (usize, usize, u64);
+
+/// Re-encodes compact row `encoded` as a *numbered* row, as SSTables of format version 2 store
+/// rows: each column name is replaced by the number `number` gives it (a varint), and a row
+/// whose columns are numbers 0, 1, … in order is flagged [`DENSE_COLUMNS`] and writes none.
+/// The rest of the encoding is copied as it is. `spans` is scratch space.
+pub fn put_numbered_row(
+    out: &mut Vec<u8>,
+    encoded: &[u8],
+    spans: &mut Vec<NameSpan>,
+    mut number: impl FnMut(&[u8]) -> u64,
+) -> Result<(), super::DecodeError> {
+    spans.clear();
+    let mut names = NameSpans {
+        base: encoded.as_ptr() as usize,
+        spans,
+    };
+    super::Reader { bytes: encoded }.visit_compact_row(&mut names)?;
+    for span in spans.iter_mut() {
+        span.2 = number(&encoded[span.0..span.0 + span.1]);
+    }
+    let dense = spans.iter().enumerate().all(|(i, span)| span.2 == i as u64);
+    let start = out.len();
+    let mut copied = 0;
+    for &(offset, len, id) in spans.iter() {
+        out.extend_from_slice(&encoded[copied..offset - varint_len(len)]);
+        if !dense {
+            put_varint(out, usize::try_from(id).unwrap_or(usize::MAX));
+        }
+        copied = offset + len;
+    }
+    out.extend_from_slice(&encoded[copied..]);
+    if dense {
+        out[start] |= DENSE_COLUMNS;
+    }
+    Ok(())
+}
+
+/// Collects where the column names of a visited encoding lie in it.
+struct NameSpans<'s> {
+    /// The address of the encoding's first byte.
+    base: usize,
+    spans: &'s mut Vec<NameSpan>,
+}
+
+impl NameSpans<'_> {
+    fn add(&mut self, name: &[u8]) {
+        let offset = (name.as_ptr() as usize).wrapping_sub(self.base);
+        self.spans.push((offset, name.len(), 0));
+    }
+}
+
+impl<'a> super::RowVisitor<'a> for NameSpans<'_> {
+    fn head(&mut self, _: &'a [u8], _: Option<LivenessInfo>, _: crate::model::DeletionTime) {}
+
+    fn simple(&mut self, name: &'a [u8], _: super::CellView<'a>) {
+        self.add(name);
+    }
+
+    fn complex(&mut self, name: &'a [u8], _: crate::model::DeletionTime) {
+        self.add(name);
+    }
+
+    fn complex_cell(&mut self, _: super::CellView<'a>) {}
 }

@@ -149,6 +149,49 @@ fn shared_rows_slice_their_bytes_out_of_the_source() {
     assert!(!within(&copied.clustering));
 }
 
+/// `row` numbered with `number`, decoded again with `names`.
+fn numbered(row: &Row, number: impl FnMut(&[u8]) -> u64) -> Vec<u8> {
+    let mut out = vec![9]; // numbered rows append after what the buffer holds
+    put_numbered_row(&mut out, &encoded(row), &mut Vec::new(), number).unwrap();
+    out.split_off(1)
+}
+
+#[test]
+fn numbered_rows_name_columns_by_number_and_dense_rows_by_none() {
+    let row = standard1_row();
+    let names: Vec<Bytes> = (0..5).map(|i| Bytes::from(format!("C{i}"))).collect();
+    let position = |name: &[u8]| names.iter().position(|n| n == name).unwrap() as u64;
+    // Dense: numbers 0..4 in order, none written: 206 bytes less five 3-byte names.
+    let dense = numbered(&row, position);
+    assert_eq!(dense.len(), 206 - 15);
+    let source = Bytes::from(dense);
+    let decoded = Reader { bytes: &source }.shared_numbered_row(&source, &names);
+    assert_eq!(decoded.as_ref(), Ok(&row));
+    for (column, name) in decoded.unwrap().columns.iter().zip(&names) {
+        assert_eq!(
+            column.name.as_ptr(),
+            name.as_ptr(),
+            "names are shared, not copied"
+        );
+    }
+    // Sparse: numbers written (one byte each) when they are not 0, 1, … in order.
+    let reversed: Vec<Bytes> = names.iter().rev().cloned().collect();
+    let sparse = numbered(&row, |n| 4 - position(n));
+    assert_eq!(sparse.len(), 206 - 10);
+    let decoded = Reader { bytes: &sparse }.shared_numbered_row(&source, &reversed);
+    assert_eq!(decoded, Ok(row.clone()));
+    for len in 0..sparse.len() {
+        let mut reader = Reader {
+            bytes: &sparse[..len],
+        };
+        assert!(reader.shared_numbered_row(&source, &reversed).is_err());
+    }
+    // A number past the table, and the dense flag outside a numbered row, are refused.
+    let short = Reader { bytes: &sparse }.shared_numbered_row(&source, &reversed[..2]);
+    assert_eq!(short, Err(DecodeError("unknown column number")));
+    assert!(Reader { bytes: &source }.row().is_err());
+}
+
 #[test]
 fn legacy_rows_still_decode() {
     for row in sample().update.rows.iter().chain([&standard1_row()]) {

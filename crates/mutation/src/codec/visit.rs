@@ -8,7 +8,7 @@ use bytes::Bytes;
 
 use super::row::{
     marker_expiry, CELL_DELETION_TIME, CELL_FLAGS, CELL_TIMESTAMP, CELL_TTL, COMPLEX,
-    COMPLEX_DELETION, ROW_DELETION, ROW_FLAGS, ROW_LIVENESS, ROW_LIVENESS_EXPIRY,
+    COMPLEX_DELETION, DENSE_COLUMNS, ROW_DELETION, ROW_FLAGS, ROW_LIVENESS, ROW_LIVENESS_EXPIRY,
 };
 use super::{check_counter, DecodeError, Reader, HAS_PATH, HAS_VALUE, IS_COUNTER};
 use crate::model::{
@@ -118,6 +118,16 @@ pub fn visit_decoded<'a>(row: &'a Row, visitor: &mut impl RowVisitor<'a>) {
     }
 }
 
+/// `name` as its own `Bytes`: the entry of `names` it is (a numbered row's name), else as
+/// [`keep`] gives it.
+fn keep_name(source: Option<&Bytes>, names: &[Bytes], name: &[u8]) -> Bytes {
+    let same = |entry: &&Bytes| entry.as_ptr() == name.as_ptr() && entry.len() == name.len();
+    match names.iter().find(same) {
+        Some(entry) => entry.clone(),
+        None => keep(source, name),
+    }
+}
+
 /// `part` as its own `Bytes`: a slice of `source` (sharing its buffer) when it lies in it,
 /// else a copy.
 fn keep(source: Option<&Bytes>, part: &[u8]) -> Bytes {
@@ -136,6 +146,8 @@ fn keep(source: Option<&Bytes>, part: &[u8]) -> Bytes {
 pub(super) struct RowBuilder<'s> {
     pub row: Row,
     pub source: Option<&'s Bytes>,
+    /// The name table of a numbered row (empty otherwise): its names are shared, not copied.
+    pub names: &'s [Bytes],
 }
 
 impl<'a> RowVisitor<'a> for RowBuilder<'_> {
@@ -152,14 +164,14 @@ impl<'a> RowVisitor<'a> for RowBuilder<'_> {
 
     fn simple(&mut self, name: &'a [u8], cell: CellView<'a>) {
         let value = ColumnValue::Simple(cell.cell_in(self.source));
-        let name = keep(self.source, name);
+        let name = keep_name(self.source, self.names, name);
         self.row.columns.push(ColumnData { name, value });
     }
 
     fn complex(&mut self, name: &'a [u8], deletion: DeletionTime) {
         let cells = Vec::new();
         let value = ColumnValue::Complex(ComplexColumn { deletion, cells });
-        let name = keep(self.source, name);
+        let name = keep_name(self.source, self.names, name);
         self.row.columns.push(ColumnData { name, value });
     }
 
@@ -221,9 +233,44 @@ impl<'a> Reader<'a> {
         &mut self,
         visitor: &mut impl RowVisitor<'a>,
     ) -> Result<(), DecodeError> {
+        self.visit_row(None, visitor)
+    }
+
+    /// Reads a numbered row (see [`super::put_numbered_row`]) whose column numbers index
+    /// `names`, handing its parts to `visitor` as they are checked.
+    pub fn visit_numbered_row(
+        &mut self,
+        names: &'a [Bytes],
+        visitor: &mut impl RowVisitor<'a>,
+    ) -> Result<(), DecodeError> {
+        self.visit_row(Some(names), visitor)
+    }
+
+    /// A numbered row, its values sliced out of `source` and its names shared with `names`.
+    pub fn shared_numbered_row(
+        &mut self,
+        source: &Bytes,
+        names: &'a [Bytes],
+    ) -> Result<Row, DecodeError> {
+        let mut builder = RowBuilder {
+            row: Row::new(Bytes::new()),
+            source: Some(source),
+            names,
+        };
+        self.visit_numbered_row(names, &mut builder)?;
+        Ok(builder.row)
+    }
+
+    /// A compact row (`names` absent) or a numbered one.
+    fn visit_row(
+        &mut self,
+        names: Option<&'a [Bytes]>,
+        visitor: &mut impl RowVisitor<'a>,
+    ) -> Result<(), DecodeError> {
         let flags = self.u8()?;
         let expiry_without_marker = flags & ROW_LIVENESS_EXPIRY != 0 && flags & ROW_LIVENESS == 0;
-        if flags & !ROW_FLAGS != 0 || expiry_without_marker {
+        let allowed = ROW_FLAGS | if names.is_some() { DENSE_COLUMNS } else { 0 };
+        if flags & !allowed != 0 || expiry_without_marker {
             return Err(DecodeError("invalid row flags"));
         }
         let clustering = self.varslice()?;
@@ -235,8 +282,17 @@ impl<'a> Reader<'a> {
         let deletion = self.present_deletion(flags & ROW_DELETION != 0)?;
         visitor.head(clustering, liveness, deletion);
         let mut reference = liveness.map(|l| l.timestamp);
-        for _ in 0..self.varlen()? {
-            let name = self.varslice()?;
+        let dense = flags & DENSE_COLUMNS != 0;
+        for i in 0..self.varlen()? {
+            let name = match names {
+                None => self.varslice()?,
+                Some(names) => {
+                    let number = if dense { i } else { self.varint()? as usize };
+                    &names
+                        .get(number)
+                        .ok_or(DecodeError("unknown column number"))?[..]
+                }
+            };
             self.column(name, &mut reference, visitor)?;
         }
         Ok(())
@@ -247,6 +303,7 @@ impl<'a> Reader<'a> {
         let mut builder = RowBuilder {
             row: Row::new(Bytes::new()),
             source,
+            names: &[],
         };
         self.visit_compact_row(&mut builder)?;
         Ok(builder.row)

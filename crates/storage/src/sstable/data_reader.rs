@@ -13,7 +13,9 @@ use bytes::Bytes;
 use crate::error::{Result, StorageError};
 use crate::sstable::caches::CachedChunks;
 use crate::sstable::data::CompressionInfo;
-use crate::sstable::format::{check_stream_header, corrupt, DATA_MAGIC, STREAM_HEADER_LEN};
+use crate::sstable::format::{
+    check_stream_header, corrupt, read_varint, DATA_MAGIC, STREAM_HEADER_LEN,
+};
 
 /// An open Data file. Reads are positioned (`pread`), so one instance serves many threads.
 pub(crate) struct DataFile {
@@ -21,11 +23,16 @@ pub(crate) struct DataFile {
     path: PathBuf,
     info: CompressionInfo,
     chunk_reads: AtomicU64,
+    /// The format version its header names (how records are laid out).
+    version: u16,
+    /// The column names its rows number (format version 2; Statistics holds them).
+    names: Vec<Bytes>,
 }
 
 impl DataFile {
-    /// Opens `path` and checks its header and length against `info`.
-    pub fn open(path: PathBuf, info: CompressionInfo) -> Result<DataFile> {
+    /// Opens `path` and checks its header and length against `info`; its rows number their
+    /// columns from `names` (ignored for format version 1, whose rows spell them).
+    pub fn open(path: PathBuf, info: CompressionInfo, names: Vec<Bytes>) -> Result<DataFile> {
         let file = File::open(&path).map_err(|e| StorageError::io(&path, e))?;
         let len = file
             .metadata()
@@ -41,14 +48,16 @@ impl DataFile {
                 ),
             ));
         }
-        let data = DataFile {
+        let mut data = DataFile {
             file,
             path,
             info,
             chunk_reads: AtomicU64::new(0),
+            version: 0,
+            names,
         };
         let header = data.read_at(0, STREAM_HEADER_LEN as usize)?;
-        check_stream_header(&header, DATA_MAGIC, &data.path)?;
+        data.version = check_stream_header(&header, DATA_MAGIC, &data.path)?;
         Ok(data)
     }
 
@@ -225,14 +234,21 @@ impl<'a> DataCursor<'a> {
         Ok(chunk)
     }
 
+    pub fn version(&self) -> u16 {
+        self.data.version
+    }
+
+    /// The name table rows number their columns from, if they do (format version 2).
+    pub fn names(&self) -> Option<&'a [Bytes]> {
+        (self.data.version != 1).then_some(&self.data.names[..])
+    }
+
     /// Reads one length-prefixed record; `None` for an empty record (the end-of-partition
     /// marker). A record within one chunk is a slice of it, sharing its buffer (the rows
     /// decoded from it then slice their names and values out of it too, instead of copying
     /// each); one spanning chunks is copied through `scratch`.
     pub fn shared_record(&mut self, scratch: &mut Vec<u8>) -> Result<Option<Bytes>> {
-        scratch.clear();
-        self.read_into(4, scratch)?;
-        let len = u32::from_be_bytes([scratch[0], scratch[1], scratch[2], scratch[3]]) as usize;
+        let len = self.record_len(scratch)?;
         if len == 0 {
             return Ok(None);
         }
@@ -242,6 +258,26 @@ impl<'a> DataCursor<'a> {
         scratch.clear();
         self.read_into(len, scratch)?;
         Ok(Some(Bytes::copy_from_slice(scratch)))
+    }
+
+    /// A record's length: a `u32` in format version 1, a varint since.
+    fn record_len(&mut self, scratch: &mut Vec<u8>) -> Result<usize> {
+        scratch.clear();
+        if self.data.version == 1 {
+            self.read_into(4, scratch)?;
+            let len = [scratch[0], scratch[1], scratch[2], scratch[3]];
+            return Ok(u32::from_be_bytes(len) as usize);
+        }
+        loop {
+            self.read_into(1, scratch)?;
+            if scratch[scratch.len() - 1] & 0x80 == 0 || scratch.len() == 10 {
+                break;
+            }
+        }
+        match read_varint(scratch) {
+            Some((len, _)) if len <= self.data.uncompressed_len() => Ok(len as usize),
+            _ => Err(self.corrupt("invalid record length")),
+        }
     }
 
     /// The next `len` bytes as a slice of the chunk holding them, when one chunk does.

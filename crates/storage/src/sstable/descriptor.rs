@@ -1,15 +1,16 @@
 //! Naming of SSTable components on disk, discovery of complete SSTables in a table directory and
 //! removal of the leftovers of interrupted writes.
 //!
-//! Component files are named `ha-<generation>-<Component>`; while being written they carry a
-//! `tmp-` prefix. The TOC is renamed into place last: an SSTable without a TOC is a leftover.
+//! Component files are named `<version tag>-<generation>-<Component>` (`hb-3-Data.db`; files of
+//! format version 1 are `ha-…`); while being written they carry a `tmp-` prefix. The TOC is
+//! renamed into place last: an SSTable without a TOC is a leftover.
 
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Result, StorageError};
-use crate::sstable::format::VERSION_TAG;
+use crate::sstable::format::{version_tag, FORMAT_VERSION, VERSIONS};
 
 /// Prefix of components still being written.
 pub(crate) const TMP_PREFIX: &str = "tmp-";
@@ -56,49 +57,71 @@ impl Component {
     }
 }
 
-/// Identifies one SSTable: its table directory and generation number.
+/// Identifies one SSTable: its table directory, generation number and format version. A
+/// generation names one SSTable of its directory whatever its version.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Descriptor {
     pub dir: PathBuf,
     pub generation: u64,
+    /// The format version of its files ([`FORMAT_VERSION`] for the SSTables this build writes).
+    pub version: u16,
 }
 
 impl Descriptor {
+    /// An SSTable of the current format version.
     pub fn new(dir: impl Into<PathBuf>, generation: u64) -> Self {
+        Descriptor::of_version(dir, generation, FORMAT_VERSION)
+    }
+
+    /// An SSTable of format `version`.
+    pub fn of_version(dir: impl Into<PathBuf>, generation: u64, version: u16) -> Self {
         Descriptor {
             dir: dir.into(),
             generation,
+            version,
         }
     }
 
     /// The final path of `component`.
     pub fn path(&self, component: Component) -> PathBuf {
-        self.dir.join(file_name(self.generation, component))
+        self.dir.join(self.file_name(component))
     }
 
     /// The temporary path `component` is written to before the commit.
     pub fn tmp_path(&self, component: Component) -> PathBuf {
-        let name = format!("{TMP_PREFIX}{}", file_name(self.generation, component));
+        let name = format!("{TMP_PREFIX}{}", self.file_name(component));
         self.dir.join(name)
     }
 
-    /// Deletes the SSTable: the TOC first, so a crash midway leaves only a cleanable leftover.
+    fn file_name(&self, component: Component) -> String {
+        let tag = version_tag(self.version);
+        format!("{tag}-{}-{}", self.generation, component.suffix())
+    }
+
+    /// The same generation in every format version this build reads.
+    pub(crate) fn every_version(&self) -> impl Iterator<Item = Descriptor> + '_ {
+        VERSIONS
+            .iter()
+            .map(|(v, _)| Descriptor::of_version(&self.dir, self.generation, *v))
+    }
+
+    /// Deletes the SSTable — the files of its generation, whatever their format version: the
+    /// TOC first, so a crash midway leaves only a cleanable leftover.
     pub fn delete(&self) -> Result<()> {
-        for component in Component::ALL.iter().rev() {
-            remove_if_exists(&self.path(*component))?;
+        for desc in self.every_version() {
+            for component in Component::ALL.iter().rev() {
+                remove_if_exists(&desc.path(*component))?;
+            }
         }
         Ok(())
     }
-}
-
-fn file_name(generation: u64, component: Component) -> String {
-    format!("{VERSION_TAG}-{generation}-{}", component.suffix())
 }
 
 /// What a file name in a table directory denotes.
 #[derive(Debug, PartialEq, Eq)]
 struct ParsedName {
     tmp: bool,
+    version: u16,
     generation: u64,
     component: Component,
 }
@@ -108,10 +131,12 @@ fn parse_file_name(name: &str) -> Option<ParsedName> {
         Some(rest) => (true, rest),
         None => (false, name),
     };
-    let rest = rest.strip_prefix(VERSION_TAG)?.strip_prefix('-')?;
+    let (tag, rest) = rest.split_once('-')?;
+    let (version, _) = VERSIONS.iter().find(|(_, t)| *t == tag)?;
     let (generation, suffix) = rest.split_once('-')?;
     Some(ParsedName {
         tmp,
+        version: *version,
         generation: generation.parse().ok()?,
         component: Component::from_suffix(suffix)?,
     })
@@ -122,7 +147,7 @@ fn parse_file_name(name: &str) -> Option<ParsedName> {
 ///
 /// Call it at start-up (or when no writer is active in `dir`): it deletes in-progress files.
 pub fn list(dir: &Path) -> Result<Vec<Descriptor>> {
-    let mut generations: BTreeMap<u64, Vec<(PathBuf, Component)>> = BTreeMap::new();
+    let mut generations: BTreeMap<(u64, u16), Vec<(PathBuf, Component)>> = BTreeMap::new();
     let entries = fs::read_dir(dir).map_err(|e| StorageError::io(dir, e))?;
     for entry in entries {
         let entry = entry.map_err(|e| StorageError::io(dir, e))?;
@@ -135,14 +160,16 @@ pub fn list(dir: &Path) -> Result<Vec<Descriptor>> {
             tracing::info!("removing unfinished SSTable file {}", path.display());
             remove_if_exists(&path)?;
         } else {
-            let files = generations.entry(parsed.generation).or_default();
+            let files = generations
+                .entry((parsed.generation, parsed.version))
+                .or_default();
             files.push((path, parsed.component));
         }
     }
     let mut complete = Vec::new();
-    for (generation, files) in generations {
+    for ((generation, version), files) in generations {
         if files.iter().any(|(_, c)| *c == Component::Toc) {
-            complete.push(Descriptor::new(dir, generation));
+            complete.push(Descriptor::of_version(dir, generation, version));
             continue;
         }
         for (path, _) in files {
@@ -188,6 +215,7 @@ mod tests {
                 parsed,
                 Some(ParsedName {
                     tmp: false,
+                    version: FORMAT_VERSION,
                     generation: 42,
                     component: c
                 })
@@ -200,8 +228,12 @@ mod tests {
             assert!(parsed.is_some_and(|p| p.tmp));
         }
         assert_eq!(parse_file_name("ha-x-Data.db"), None);
-        assert_eq!(parse_file_name("hb-1-Data.db"), None);
+        assert_eq!(parse_file_name("hz-1-Data.db"), None);
         assert_eq!(parse_file_name("ha-1-Other.db"), None);
+        let old = parse_file_name("ha-7-Index.db").map(|p| (p.version, p.generation));
+        assert_eq!(old, Some((1, 7)));
+        let path = Descriptor::of_version("/t", 7, 1).path(Component::Index);
+        assert_eq!(path, Path::new("/t/ha-7-Index.db"));
     }
 
     #[test]
@@ -219,7 +251,16 @@ mod tests {
         touch(partial.path(Component::Index));
         touch(tmp.tmp_path(Component::Data));
         touch(dir.path().join("unrelated.txt"));
-        assert_eq!(list(dir.path()).expect("list"), vec![done.clone()]);
+        let old = Descriptor::of_version(dir.path(), 4, 1);
+        touch(old.path(Component::Data));
+        touch(old.path(Component::Toc));
+        let listed = list(dir.path()).expect("list");
+        assert_eq!(listed, vec![done.clone(), old.clone()]);
+        Descriptor::new(dir.path(), 4).delete().expect("delete");
+        assert!(
+            !old.path(Component::Data).exists(),
+            "a generation goes whatever its version"
+        );
         assert!(done.path(Component::Data).exists());
         assert!(!partial.path(Component::Data).exists());
         assert!(!partial.path(Component::Index).exists());

@@ -10,9 +10,21 @@ use crate::error::{Result, StorageError};
 use mutation::codec::{DecodeError, Reader};
 
 /// The on-disk format version written into every component header.
-pub const FORMAT_VERSION: u16 = 1;
-/// The version as it appears in file names (`ha-<generation>-<Component>`).
-pub const VERSION_TAG: &str = "ha";
+pub const FORMAT_VERSION: u16 = 2;
+/// The version as it appears in file names (`hb-<generation>-<Component>`).
+pub const VERSION_TAG: &str = "hb";
+/// Every version this build reads, each with its file-name tag: 1 (`ha`, fixed-width lengths,
+/// tokens and deletion times in Data and Index) and 2 (`hb`, varint lengths, tokens and
+/// partition-header fields only when they are not the usual; see docs/sstable-format.md).
+pub const VERSIONS: [(u16, &str); 2] = [(1, "ha"), (FORMAT_VERSION, VERSION_TAG)];
+
+/// The file-name tag of a version this build reads.
+pub(crate) fn version_tag(version: u16) -> &'static str {
+    VERSIONS
+        .iter()
+        .find(|(v, _)| *v == version)
+        .map_or(VERSION_TAG, |(_, tag)| tag)
+}
 
 pub(crate) const DATA_MAGIC: [u8; 4] = *b"HSDA";
 pub(crate) const COMPRESSION_MAGIC: [u8; 4] = *b"HSCI";
@@ -34,30 +46,30 @@ pub(crate) fn stream_header(magic: [u8; 4]) -> Vec<u8> {
     out
 }
 
-/// Checks a stream header read from the start of `file`.
-pub(crate) fn check_stream_header(bytes: &[u8], magic: [u8; 4], file: &Path) -> Result<()> {
+/// Checks a stream header read from the start of `file`; returns the format version it names.
+pub(crate) fn check_stream_header(bytes: &[u8], magic: [u8; 4], file: &Path) -> Result<u16> {
     let mut d = Decoder::new(bytes, file, 0);
-    check_magic_version(&mut d, magic)?;
+    let version = check_magic_version(&mut d, magic)?;
     let crc = d.u32()?;
     if crc != crc32fast::hash(&bytes[..6]) {
         return Err(corrupt(file, 6, "header checksum mismatch"));
     }
-    Ok(())
+    Ok(version)
 }
 
-fn check_magic_version(d: &mut Decoder<'_>, magic: [u8; 4]) -> Result<()> {
+fn check_magic_version(d: &mut Decoder<'_>, magic: [u8; 4]) -> Result<u16> {
     if d.take(4)? != magic {
         return Err(corrupt(d.file, 0, "bad magic number"));
     }
     let version = d.u16()?;
-    if version != FORMAT_VERSION {
+    if !VERSIONS.iter().any(|(v, _)| *v == version) {
         return Err(corrupt(
             d.file,
             4,
             format!("unsupported format version {version}"),
         ));
     }
-    Ok(())
+    Ok(version)
 }
 
 /// A whole-file component: magic, version, `body`, then the CRC32 of everything before it.
@@ -189,6 +201,33 @@ impl<'a> Decoder<'a> {
         self.take(len)
     }
 
+    /// A varint as [`put_varint`] writes it (at most ten bytes, minimal).
+    pub(crate) fn varint(&mut self) -> Result<u64> {
+        let rest = &self.bytes[self.pos..];
+        match read_varint(rest) {
+            Some((value, used)) => {
+                self.pos += used;
+                Ok(value)
+            }
+            None => Err(self.corrupt("invalid varint")),
+        }
+    }
+
+    /// A varint count of items that each take at least one byte (guards allocations).
+    pub(crate) fn varcount(&mut self) -> Result<usize> {
+        let n = self.varint()?;
+        if n > (self.bytes.len() - self.pos) as u64 {
+            return Err(self.corrupt(format!("count {n} exceeds the remaining bytes")));
+        }
+        Ok(n as usize)
+    }
+
+    /// Varint length-prefixed bytes, borrowed.
+    pub(crate) fn varslice(&mut self) -> Result<&'a [u8]> {
+        let len = self.varcount()?;
+        self.take(len)
+    }
+
     /// `u32` length-prefixed bytes.
     pub(crate) fn bytes(&mut self) -> Result<Bytes> {
         Ok(Bytes::copy_from_slice(self.slice()?))
@@ -210,6 +249,38 @@ impl<'a> Decoder<'a> {
 /// Appends `u32` length-prefixed bytes.
 pub(crate) fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
     mutation::codec::put_bytes(out, bytes);
+}
+
+/// Appends `value` as LEB128: seven bits a byte, low bits first (format version 2).
+pub(crate) fn put_varint(out: &mut Vec<u8>, mut value: u64) {
+    while value >= 0x80 {
+        out.put_u8(value as u8 | 0x80);
+        value >>= 7;
+    }
+    out.put_u8(value as u8);
+}
+
+/// Appends varint length-prefixed bytes.
+pub(crate) fn put_varbytes(out: &mut Vec<u8>, bytes: &[u8]) {
+    put_varint(out, bytes.len() as u64);
+    out.put_slice(bytes);
+}
+
+/// The varint at the start of `bytes` and the bytes it takes; `None` if it is cut short,
+/// longer than ten bytes, overflows 64 bits or is not minimal.
+pub(crate) fn read_varint(bytes: &[u8]) -> Option<(u64, usize)> {
+    let mut value = 0u64;
+    for (i, &byte) in bytes.iter().enumerate().take(10) {
+        let bits = u64::from(byte & 0x7f);
+        if i == 9 && bits > 1 {
+            return None;
+        }
+        value |= bits << (7 * i);
+        if byte & 0x80 == 0 {
+            return (byte != 0 || i == 0).then_some((value, i + 1));
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -243,6 +314,31 @@ mod tests {
         assert!(check_stream_header(&header, DATA_MAGIC, file).is_ok());
         assert!(check_stream_header(&header, INDEX_MAGIC, file).is_err());
         assert!(check_stream_header(&header[..5], DATA_MAGIC, file).is_err());
+    }
+
+    #[test]
+    fn varints_round_trip_and_refuse_what_put_varint_never_writes() {
+        for value in [
+            0,
+            1,
+            127,
+            128,
+            16_383,
+            16_384,
+            u64::from(u32::MAX),
+            u64::MAX,
+        ] {
+            let mut out = Vec::new();
+            put_varint(&mut out, value);
+            assert_eq!(read_varint(&out), Some((value, out.len())));
+            assert_eq!(read_varint(&out[..out.len() - 1]), None, "cut short");
+            let mut d = Decoder::new(&out, Path::new("f"), 0);
+            assert_eq!(d.varint().ok(), Some(value));
+        }
+        assert_eq!(read_varint(&[0x80, 0x00]), None, "not minimal");
+        assert_eq!(read_varint(&[0xff; 10]), None, "over 64 bits");
+        let mut d = Decoder::new(&[5, 1, 2], Path::new("f"), 0);
+        assert!(d.varslice().is_err(), "length past the end");
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! The Index component: one entry per partition (key → position of its header record in the
 //! uncompressed Data stream, plus a row index for partitions larger than one row-index block),
 //! grouped into blocks of [`INDEX_BLOCK_ENTRIES`] entries, each block followed by its CRC32.
-//! The Summary holds the first key and extent of every block.
+//! The Summary holds the first key and extent of every block. Format version 2 (written) packs
+//! an entry's key length and flags in one varint, leaves out a token the key implies and gives
+//! positions as varints from the entry before; version 1 (read) had fixed-width fields.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -15,9 +17,10 @@ use bytes::{BufMut, Bytes};
 use crate::error::{Result, StorageError};
 use crate::sstable::caches::CachedChunks;
 use crate::sstable::format::{
-    check_stream_header, corrupt, put_bytes, stream_header, Decoder, INDEX_MAGIC, STREAM_HEADER_LEN,
+    check_stream_header, corrupt, put_varbytes, put_varint, stream_header, Decoder, INDEX_MAGIC,
+    STREAM_HEADER_LEN,
 };
-use crate::sstable::layout::{after_end, before_start};
+use crate::sstable::layout::{after_end, before_start, implied_token};
 use crate::sstable::summary::SummaryEntry;
 use mutation::PartitionKey;
 
@@ -71,16 +74,112 @@ impl std::ops::Deref for RowIndex {
     }
 }
 
-/// An [`IndexEntry`]'s encoding, from its parts (the writer has no entry to borrow them from).
-fn encode_entry(out: &mut Vec<u8>, key: &PartitionKey, position: u64, row_index: &[RowIndexBlock]) {
-    out.put_i64(key.token);
-    put_bytes(out, &key.key);
-    out.put_u64(position);
-    out.put_u32(row_index.len() as u32);
+/// Entry flags (version 2), the low bits of the varint that gives the key's length.
+const EXPLICIT_TOKEN: u64 = 1;
+const HAS_ROW_INDEX: u64 = 2;
+const FLAG_BITS: u32 = 2;
+
+/// An [`IndexEntry`]'s encoding (version 2), from its parts (the writer has no entry to borrow
+/// them from); `previous` is the position of the entry before it in the block, if any.
+fn encode_entry(
+    out: &mut Vec<u8>,
+    key: &PartitionKey,
+    (position, previous): (u64, Option<u64>),
+    row_index: &[RowIndexBlock],
+) {
+    let explicit = implied_token(&key.key) != key.token;
+    let flags = if explicit { EXPLICIT_TOKEN } else { 0 }
+        | if row_index.is_empty() {
+            0
+        } else {
+            HAS_ROW_INDEX
+        };
+    put_varint(out, (key.key.len() as u64) << FLAG_BITS | flags);
+    out.put_slice(&key.key);
+    if explicit {
+        out.put_i64(key.token);
+    }
+    put_varint(out, position - previous.unwrap_or(0));
+    if !row_index.is_empty() {
+        put_varint(out, row_index.len() as u64);
+    }
     for block in row_index {
-        put_bytes(out, &block.first);
-        put_bytes(out, &block.last);
-        out.put_u64(block.offset);
+        put_varbytes(out, &block.first);
+        put_varbytes(out, &block.last);
+        put_varint(out, block.offset);
+    }
+}
+
+/// The start of an entry (version 2): its key bytes, its token if written, its position and
+/// whether a row index follows.
+struct EntryHead<'a> {
+    key: &'a [u8],
+    token: Option<i64>,
+    position: u64,
+    row_index: bool,
+}
+
+impl<'a> EntryHead<'a> {
+    fn decode(d: &mut Decoder<'a>, previous: Option<u64>) -> Result<EntryHead<'a>> {
+        let head = d.varint()?;
+        let len = usize::try_from(head >> FLAG_BITS).map_err(|_| d.corrupt("key too long"))?;
+        let key = d.take(len)?;
+        let token = if head & EXPLICIT_TOKEN != 0 {
+            Some(d.i64()?)
+        } else {
+            None
+        };
+        let delta = d.varint()?;
+        let position = match previous {
+            None => delta,
+            Some(p) if delta > 0 => p.checked_add(delta).ok_or_else(|| d.corrupt("position"))?,
+            Some(_) => return Err(d.corrupt("index positions do not ascend")),
+        };
+        let row_index = head & HAS_ROW_INDEX != 0;
+        Ok(EntryHead {
+            key,
+            token,
+            position,
+            row_index,
+        })
+    }
+
+    fn token(&self) -> i64 {
+        self.token.unwrap_or_else(|| implied_token(self.key))
+    }
+
+    fn partition_key(&self) -> PartitionKey {
+        PartitionKey {
+            token: self.token(),
+            key: Bytes::copy_from_slice(self.key),
+        }
+    }
+
+    /// The row index after the head (read when the head says one follows).
+    fn row_index(&self, d: &mut Decoder<'_>) -> Result<RowIndex> {
+        if !self.row_index {
+            return Ok(RowIndex::default());
+        }
+        let count = d.varcount()?;
+        let mut blocks = Vec::with_capacity(count);
+        for _ in 0..count {
+            blocks.push(RowIndexBlock {
+                first: Bytes::copy_from_slice(d.varslice()?),
+                last: Bytes::copy_from_slice(d.varslice()?),
+                offset: d.varint()?,
+            });
+        }
+        if blocks.is_empty() {
+            return Err(d.corrupt("empty row index flagged"));
+        }
+        Ok(blocks.into())
+    }
+
+    fn location(&self, d: &mut Decoder<'_>) -> Result<Location> {
+        Ok(Location {
+            position: self.position,
+            row_index: self.row_index(d)?,
+        })
     }
 }
 
@@ -125,8 +224,8 @@ impl Location {
         whole.into_iter().chain(stretches)
     }
 
-    /// What follows the key in an entry: the position and the row index.
-    fn decode(d: &mut Decoder<'_>) -> Result<Location> {
+    /// What follows the key in an entry of format version 1: the position and the row index.
+    fn decode_v1(d: &mut Decoder<'_>) -> Result<Location> {
         let position = d.u64()?;
         let count = d.count(16)?;
         let mut row_index = Vec::with_capacity(count);
@@ -145,12 +244,12 @@ impl Location {
 }
 
 impl IndexEntry {
-    fn decode(d: &mut Decoder<'_>) -> Result<IndexEntry> {
+    fn decode_v1(d: &mut Decoder<'_>) -> Result<IndexEntry> {
         let key = PartitionKey {
             token: d.i64()?,
             key: d.bytes()?,
         };
-        let location = Location::decode(d)?;
+        let location = Location::decode_v1(d)?;
         Ok(IndexEntry { key, location })
     }
 }
@@ -163,6 +262,8 @@ pub(crate) struct IndexWriter {
     block: Vec<u8>,
     block_entries: u32,
     block_first: Option<PartitionKey>,
+    /// The position of the block's last entry (the next one's is written from it).
+    previous: Option<u64>,
     summary: Vec<SummaryEntry>,
 }
 
@@ -176,6 +277,7 @@ impl IndexWriter {
             block: Vec::new(),
             block_entries: 0,
             block_first: None,
+            previous: None,
             summary: Vec::new(),
         };
         writer.write_raw(&stream_header(INDEX_MAGIC))?;
@@ -197,7 +299,8 @@ impl IndexWriter {
         if self.block_first.is_none() {
             self.block_first = Some(key.clone());
         }
-        encode_entry(&mut self.block, key, position, row_index);
+        encode_entry(&mut self.block, key, (position, self.previous), row_index);
+        self.previous = Some(position);
         self.block_entries += 1;
         if self.block_entries as usize == INDEX_BLOCK_ENTRIES {
             self.flush_block()?;
@@ -222,6 +325,7 @@ impl IndexWriter {
         self.write_raw(&block)?;
         self.block.clear();
         self.block_entries = 0;
+        self.previous = None;
         Ok(())
     }
 
@@ -250,6 +354,8 @@ impl IndexWriter {
 pub(crate) struct IndexFile {
     file: File,
     path: PathBuf,
+    /// The format version its header names.
+    version: u16,
 }
 
 impl IndexFile {
@@ -267,8 +373,12 @@ impl IndexFile {
         let mut header = vec![0u8; STREAM_HEADER_LEN as usize];
         file.read_exact_at(&mut header, 0)
             .map_err(|e| StorageError::io(&path, e))?;
-        check_stream_header(&header, INDEX_MAGIC, &path)?;
-        Ok(IndexFile { file, path })
+        let version = check_stream_header(&header, INDEX_MAGIC, &path)?;
+        Ok(IndexFile {
+            file,
+            path,
+            version,
+        })
     }
 
     pub fn path(&self) -> &std::path::Path {
@@ -279,10 +389,14 @@ impl IndexFile {
     pub fn block(&self, at: &SummaryEntry) -> Result<Vec<IndexEntry>> {
         let buf = self.read_block(at)?;
         let mut d = Decoder::new(&buf, &self.path, at.offset);
-        let count = d.count(24)?;
-        let entries = (0..count)
-            .map(|_| IndexEntry::decode(&mut d))
-            .collect::<Result<Vec<_>>>()?;
+        let entries = if self.version == 1 {
+            let count = d.count(24)?;
+            (0..count)
+                .map(|_| IndexEntry::decode_v1(&mut d))
+                .collect::<Result<Vec<_>>>()?
+        } else {
+            decode_entries(&mut d)?
+        };
         d.finish()?;
         if entries.first().map(|e| &e.key) != Some(&at.first_key) {
             return Err(block_start_mismatch(&self.path, at));
@@ -302,6 +416,9 @@ impl IndexFile {
     ) -> Result<Option<Location>> {
         let buf = self.cached_block(at, cached)?;
         let mut d = Decoder::new(&buf, &self.path, at.offset);
+        if self.version != 1 {
+            return self.find_v2(&mut d, at, key);
+        }
         let count = d.count(24)?;
         for i in 0..count {
             let (token, bytes) = (d.i64()?, d.slice()?);
@@ -311,10 +428,36 @@ impl IndexFile {
             match (token, bytes).cmp(&(key.token, &key.key[..])) {
                 std::cmp::Ordering::Less => skip_entry_tail(&mut d)?,
                 std::cmp::Ordering::Equal => {
-                    return Location::decode(&mut d).map(Some);
+                    return Location::decode_v1(&mut d).map(Some);
                 }
                 std::cmp::Ordering::Greater => return Ok(None),
             }
+        }
+        Ok(None)
+    }
+
+    /// [`find`](Self::find) in a block of format version 2. Entries do not hold the tokens
+    /// their keys imply, so they are compared by key bytes (a token is computed only for a key
+    /// that matches, and for the block's first key) and the whole block may be scanned.
+    fn find_v2(
+        &self,
+        d: &mut Decoder<'_>,
+        at: &SummaryEntry,
+        key: &PartitionKey,
+    ) -> Result<Option<Location>> {
+        let count = d.count(3)?;
+        let mut previous = None;
+        for i in 0..count {
+            let head = EntryHead::decode(d, previous)?;
+            previous = Some(head.position);
+            let first = &at.first_key;
+            if i == 0 && (head.key != &first.key[..] || head.token() != first.token) {
+                return Err(block_start_mismatch(&self.path, at));
+            }
+            if head.key == &key.key[..] && head.token() == key.token {
+                return head.location(d).map(Some);
+            }
+            head.row_index(d)?;
         }
         Ok(None)
     }
@@ -365,7 +508,24 @@ fn block_start_mismatch(path: &std::path::Path, at: &SummaryEntry) -> StorageErr
     corrupt(path, at.offset, "block does not start with its Summary key")
 }
 
-/// Steps over an entry's position and row index.
+/// Every entry of a block of format version 2.
+fn decode_entries(d: &mut Decoder<'_>) -> Result<Vec<IndexEntry>> {
+    let count = d.count(3)?;
+    let mut entries = Vec::with_capacity(count);
+    let mut previous = None;
+    for _ in 0..count {
+        let head = EntryHead::decode(d, previous)?;
+        previous = Some(head.position);
+        let location = head.location(d)?;
+        entries.push(IndexEntry {
+            key: head.partition_key(),
+            location,
+        });
+    }
+    Ok(entries)
+}
+
+/// Steps over an entry's position and row index (format version 1).
 fn skip_entry_tail(d: &mut Decoder<'_>) -> Result<()> {
     d.u64()?;
     let count = d.count(16)?;
@@ -399,7 +559,7 @@ mod tests {
         IndexEntry {
             key: key(token, name),
             location: Location {
-                position: token.unsigned_abs() * 7,
+                position: (token + 10_000) as u64 * 7, // ascending, as partitions are written
                 row_index: row_index.into(),
             },
         }

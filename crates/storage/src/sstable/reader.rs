@@ -57,6 +57,7 @@ impl Sstable {
         toc::verify(
             &read_component(desc, Component::Toc)?,
             &desc.path(Component::Toc),
+            desc.version,
         )?;
         let info = CompressionInfo::decode(
             &read_component(desc, Component::CompressionInfo)?,
@@ -75,7 +76,8 @@ impl Sstable {
             &desc.path(Component::Statistics),
         )?;
         let index = IndexFile::open(desc.path(Component::Index), summary.index_len)?;
-        let data = DataFile::open(desc.path(Component::Data), info)?;
+        let names = stats.column_names.clone();
+        let data = DataFile::open(desc.path(Component::Data), info, names)?;
         let size_on_disk = Component::ALL
             .iter()
             .map(|c| fs::metadata(desc.path(*c)).map_or(0, |m| m.len()))
@@ -262,7 +264,8 @@ pub(crate) fn read_header(
     let Some(record) = cursor.shared_record(buf)? else {
         return Err(cursor.corrupt("empty partition header"));
     };
-    decode_header(&record, cursor.file(), 0).map_err(|e| cursor.relocate(e, position))
+    decode_header(&record, cursor.file(), 0, cursor.version())
+        .map_err(|e| cursor.relocate(e, position))
 }
 
 /// Decodes the next row, or `None` at the end of the partition.
@@ -271,6 +274,7 @@ pub(crate) fn next_row(cursor: &mut DataCursor<'_>, buf: &mut Vec<u8>) -> Result
     let Some(record) = cursor.shared_record(buf)? else {
         return Ok(None);
     };
-    let row = decode_row(&record, cursor.file(), 0).map_err(|e| cursor.relocate(e, position))?;
+    let row = decode_row(&record, cursor.file(), 0, cursor.names())
+        .map_err(|e| cursor.relocate(e, position))?;
     Ok(Some(row))
 }

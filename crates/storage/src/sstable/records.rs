@@ -7,23 +7,23 @@ use std::borrow::Cow;
 use crate::error::Result;
 use crate::partition::PartitionData;
 use crate::row_map::RowMap;
-use crate::sstable::layout::{put_encoded_row_record, put_row_record};
+use crate::sstable::layout::ColumnNumbers;
 use crate::sstable::stats::StatsCollector;
 use mutation::codec::{visit_decoded, Reader};
 use mutation::Row;
 
 /// A row the writer can write and take statistics of.
 pub(crate) trait RowRecord {
-    /// Appends the row's record to `out`.
-    fn put_record(&self, out: &mut Vec<u8>);
+    /// Appends the row's record to `out`, its columns numbered by `numbers`.
+    fn put_record(&self, out: &mut Vec<u8>, numbers: &mut ColumnNumbers) -> Result<()>;
     /// Adds the row's marker, deletions and cells to `stats`.
     fn add_stats(&self, stats: &mut StatsCollector) -> Result<()>;
     fn to_row(&self) -> Result<Row>;
 }
 
 impl RowRecord for Row {
-    fn put_record(&self, out: &mut Vec<u8>) {
-        put_row_record(out, self);
+    fn put_record(&self, out: &mut Vec<u8>, numbers: &mut ColumnNumbers) -> Result<()> {
+        numbers.put_row_record(out, self)
     }
 
     fn add_stats(&self, stats: &mut StatsCollector) -> Result<()> {
@@ -40,8 +40,8 @@ impl RowRecord for Row {
 pub(crate) type EncodedRow = crate::arena::ArenaBytes;
 
 impl RowRecord for EncodedRow {
-    fn put_record(&self, out: &mut Vec<u8>) {
-        put_encoded_row_record(out, self);
+    fn put_record(&self, out: &mut Vec<u8>, numbers: &mut ColumnNumbers) -> Result<()> {
+        numbers.put_encoded_row_record(out, self)
     }
 
     fn add_stats(&self, stats: &mut StatsCollector) -> Result<()> {

@@ -65,6 +65,9 @@ pub struct SstableStats {
     /// Cells per partition (Cassandra's `estimatedCellPerPartitionCount`); empty for
     /// SSTables written before it was recorded.
     pub cell_counts: EstimatedHistogram,
+    /// The column names the rows of the Data component number, in the order numbered (format
+    /// version 2; empty in version 1, whose rows spell their names).
+    pub column_names: Vec<Bytes>,
 }
 
 impl Default for SstableStats {
@@ -92,6 +95,7 @@ impl Default for SstableStats {
             level: 0,
             repaired_at: 0,
             cell_counts: EstimatedHistogram::default(),
+            column_names: Vec::new(),
         }
     }
 }
@@ -162,6 +166,10 @@ impl SstableStats {
         out.put_u32(self.level);
         out.put_u64(self.repaired_at);
         self.cell_counts.encode(&mut out);
+        out.put_u32(self.column_names.len() as u32);
+        for name in &self.column_names {
+            put_bytes(&mut out, name);
+        }
         seal(STATS_MAGIC, &out)
     }
 
@@ -201,10 +209,30 @@ impl SstableStats {
             } else {
                 EstimatedHistogram::decode(&mut d)?
             },
+            column_names: if d.is_empty() {
+                Vec::new()
+            } else {
+                decode_names(&mut d)?
+            },
         };
         d.finish()?;
         Ok(stats)
     }
+}
+
+/// The column names, each shared with every row decoded (interned when they are text, as the
+/// names of rows written are).
+fn decode_names(d: &mut Decoder<'_>) -> Result<Vec<Bytes>> {
+    let count = d.count(4)?;
+    let mut names = Vec::with_capacity(count);
+    for _ in 0..count {
+        let name = d.slice()?;
+        names.push(match std::str::from_utf8(name) {
+            Ok(text) => mutation::column_name(text),
+            Err(_) => Bytes::copy_from_slice(name),
+        });
+    }
+    Ok(names)
 }
 
 fn encode_clustering(out: &mut Vec<u8>, range: &Option<ClusteringRange>) {
@@ -430,20 +458,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn statistics_written_before_cell_counts_still_read() {
+    fn statistics_written_before_cell_counts_or_column_names_still_read() {
         let mut stats = SstableStats {
             partitions: 3,
             ..SstableStats::default()
         };
         stats.cell_counts.add(12);
+        stats.column_names = vec![Bytes::from_static(b"C0"), Bytes::from_static(b"v")];
         let file = Path::new("Statistics.db");
         let encoded = stats.encode();
         let decoded = SstableStats::decode(&encoded, file).expect("decode");
         assert_eq!(decoded, stats);
         let body = unseal(&encoded, STATS_MAGIC, file).expect("unseal");
+        let names = 4 + (4 + 2) + (4 + 1);
+        let version_1 = seal(STATS_MAGIC, &body[..body.len() - names]);
+        let old = SstableStats::decode(&version_1, file).expect("decode a version 1 file");
+        assert!(old.column_names.is_empty());
+        assert_eq!(old.cell_counts, stats.cell_counts);
         let mut histogram = Vec::new();
         stats.cell_counts.encode(&mut histogram);
-        let older = seal(STATS_MAGIC, &body[..body.len() - histogram.len()]);
+        let older = seal(STATS_MAGIC, &body[..body.len() - names - histogram.len()]);
         let old = SstableStats::decode(&older, file).expect("decode an older file");
         assert_eq!(old.cell_counts.count(), 0);
         assert_eq!(old.partitions, 3);

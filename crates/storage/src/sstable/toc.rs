@@ -5,11 +5,12 @@ use std::path::Path;
 
 use crate::error::Result;
 use crate::sstable::descriptor::Component;
-use crate::sstable::format::{corrupt, FORMAT_VERSION, VERSION_TAG};
+use crate::sstable::format::{corrupt, version_tag};
 
-/// The TOC text.
-pub(crate) fn encode() -> String {
-    let mut text = format!("helenus-sstable {VERSION_TAG} {FORMAT_VERSION}\n");
+/// The TOC text of an SSTable of format `version`.
+pub(crate) fn encode(version: u16) -> String {
+    let tag = version_tag(version);
+    let mut text = format!("helenus-sstable {tag} {version}\n");
     for component in Component::ALL {
         text.push_str(component.suffix());
         text.push('\n');
@@ -19,9 +20,9 @@ pub(crate) fn encode() -> String {
     text
 }
 
-/// Checks that `bytes` is a TOC of this format version listing every component.
-pub(crate) fn verify(bytes: &[u8], file: &Path) -> Result<()> {
-    if bytes == encode().as_bytes() {
+/// Checks that `bytes` is a TOC of format `version` listing every component.
+pub(crate) fn verify(bytes: &[u8], file: &Path, version: u16) -> Result<()> {
+    if bytes == encode(version).as_bytes() {
         return Ok(());
     }
     let text = String::from_utf8_lossy(bytes);
@@ -45,12 +46,15 @@ mod tests {
     #[test]
     fn toc_verifies_and_detects_changes() {
         let file = Path::new("t");
-        let toc = encode();
-        assert!(verify(toc.as_bytes(), file).is_ok());
+        let toc = encode(2);
+        assert!(toc.starts_with("helenus-sstable hb 2\n"));
+        assert!(verify(toc.as_bytes(), file, 2).is_ok());
+        assert!(verify(toc.as_bytes(), file, 1).is_err());
+        assert!(verify(encode(1).as_bytes(), file, 1).is_ok());
         for i in 0..toc.len() {
             let mut bad = toc.clone().into_bytes();
             bad[i] ^= 0x01;
-            assert!(verify(&bad, file).is_err(), "flip at {i} undetected");
+            assert!(verify(&bad, file, 2).is_err(), "flip at {i} undetected");
         }
     }
 }

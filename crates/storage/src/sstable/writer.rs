@@ -4,7 +4,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use bytes::{BufMut, Bytes};
+use bytes::Bytes;
 
 use crate::error::{Result, StorageError};
 use crate::partition::PartitionData;
@@ -14,7 +14,7 @@ use crate::sstable::compression::Compression;
 use crate::sstable::data::{DataWriter, MAX_CHUNK_LENGTH};
 use crate::sstable::descriptor::{remove_if_exists, sync_dir, Component, Descriptor};
 use crate::sstable::index::{IndexWriter, RowIndexBlock};
-use crate::sstable::layout::put_header_record;
+use crate::sstable::layout::{put_header_record, ColumnNumbers, END_MARKER};
 use crate::sstable::records::{PartitionRecords, RowRecord};
 use crate::sstable::stats::StatsCollector;
 use crate::sstable::summary::Summary;
@@ -87,6 +87,8 @@ pub struct SstableWriter {
     last_token: Option<i64>,
     last_key_bytes: Vec<u8>,
     scratch: Vec<u8>,
+    /// The column names the rows number.
+    numbers: ColumnNumbers,
     committed: bool,
     /// Reports large partitions (see [`SstableWriter::watched`]).
     watcher: Option<Watcher>,
@@ -97,7 +99,8 @@ impl SstableWriter {
     pub fn create(dir: &Path, generation: u64, options: WriteOptions) -> Result<SstableWriter> {
         options.validate()?;
         let desc = Descriptor::new(dir, generation);
-        if Component::ALL.iter().any(|c| desc.path(*c).exists()) {
+        let taken = |d: Descriptor| Component::ALL.iter().any(|c| d.path(*c).exists());
+        if desc.every_version().any(taken) {
             return Err(StorageError::Invalid(format!(
                 "SSTable generation {generation} already exists in {}",
                 dir.display()
@@ -118,6 +121,7 @@ impl SstableWriter {
             last_token: None,
             last_key_bytes: Vec::new(),
             scratch: Vec::new(),
+            numbers: ColumnNumbers::default(),
             committed: false,
             watcher: None,
         };
@@ -182,9 +186,9 @@ impl SstableWriter {
         let row_index = write_rows(
             data,
             partition.rows(),
-            start,
-            self.options.row_index_block,
+            (start, self.options.row_index_block),
             &mut self.scratch,
+            &mut self.numbers,
         )?;
         index.add(key, start, &row_index)?;
         let size = data.position() - start;
@@ -224,17 +228,18 @@ impl SstableWriter {
             index_len,
         };
         let filter = BloomFilter::from_hashes(&self.key_hashes, self.options.bloom_fp_chance);
-        let stats = std::mem::take(&mut self.stats).finish(
+        let mut stats = std::mem::take(&mut self.stats).finish(
             info.uncompressed_len,
             info.data_len,
             self.options.level,
             self.options.repaired_at,
         );
+        stats.column_names = std::mem::take(&mut self.numbers).into_names();
         self.write_component(Component::CompressionInfo, &info.encode())?;
         self.write_component(Component::Summary, &summary.encode())?;
         self.write_component(Component::Filter, &filter.encode())?;
         self.write_component(Component::Statistics, &stats.encode())?;
-        self.write_component(Component::Toc, toc::encode().as_bytes())?;
+        self.write_component(Component::Toc, toc::encode(self.desc.version).as_bytes())?;
         self.commit()?;
         Ok(self.desc.clone())
     }
@@ -286,9 +291,9 @@ impl Drop for SstableWriter {
 fn write_rows<R: RowRecord>(
     data: &mut DataWriter,
     rows: &RowMap<R>,
-    start: u64,
-    block_size: usize,
+    (start, block_size): (u64, usize),
     scratch: &mut Vec<u8>,
+    numbers: &mut ColumnNumbers,
 ) -> Result<Vec<RowIndexBlock>> {
     let mut blocks = Vec::new();
     // The block being written: its first row's clustering and position (borrowed: cloned
@@ -300,7 +305,7 @@ fn write_rows<R: RowRecord>(
         let (_, block_start) = open.get_or_insert((clustering, position));
         let block_start = *block_start;
         scratch.clear();
-        row.put_record(scratch);
+        row.put_record(scratch, numbers)?;
         data.write(scratch)?;
         last = clustering;
         if data.position() - block_start >= block_size as u64 {
@@ -311,9 +316,7 @@ fn write_rows<R: RowRecord>(
         // A partition in one block has no row index: its block is not built.
         close_block(&mut blocks, open.take(), last, start);
     }
-    scratch.clear();
-    scratch.put_u32(0);
-    data.write(scratch)?;
+    data.write(&END_MARKER)?;
     if blocks.len() <= 1 {
         blocks.clear();
     }

@@ -143,7 +143,7 @@ async fn a_corrupt_sstable_is_named_or_quarantined() {
     drop(storage);
     let stats = table_files(&config)
         .into_iter()
-        .find(|p| p.to_string_lossy().ends_with("ha-2-Statistics.db"))
+        .find(|p| p.to_string_lossy().ends_with("hb-2-Statistics.db"))
         .expect("statistics of generation 2");
     let mut bytes = fs::read(&stats).expect("read");
     bytes[10] ^= 0xff;
@@ -152,7 +152,7 @@ async fn a_corrupt_sstable_is_named_or_quarantined() {
     let storage = Storage::open(config.clone()).expect("open");
     match storage.create_table(TABLE, storage::TableParams::new("ks", "t")) {
         Err(error @ StorageError::Corrupt { .. }) => {
-            assert!(error.to_string().contains("ha-2-Statistics.db"), "{error}")
+            assert!(error.to_string().contains("hb-2-Statistics.db"), "{error}")
         }
         other => panic!("expected corruption, got {other:?}"),
     }
@@ -161,5 +161,5 @@ async fn a_corrupt_sstable_is_named_or_quarantined() {
     let storage = open(&config);
     assert_eq!(storage.table_stats(TABLE).expect("stats").sstables, 3);
     let quarantine = stats.parent().expect("dir").join("quarantine");
-    assert!(quarantine.join("ha-2-Statistics.db").exists());
+    assert!(quarantine.join("hb-2-Statistics.db").exists());
 }

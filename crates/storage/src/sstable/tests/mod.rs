@@ -2,6 +2,7 @@
 
 mod caching;
 mod corruption;
+mod format1;
 mod lifecycle;
 mod round_trip;
 
