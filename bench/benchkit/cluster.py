@@ -178,13 +178,14 @@ class CassandraCluster:
     name = "cassandra"
     label = "Cassandra"
 
-    def __init__(self, refcass, first_addr, n, heap, workdir, log, port=NATIVE_PORT):
+    def __init__(self, refcass, first_addr, n, heap, workdir, log, port=NATIVE_PORT, jmx_port=None):
         self.refcass, self.n, self.heap, self.log = refcass, n, heap, log
         self.nodes = addresses(first_addr, n)
         self.addr, self.port = ",".join(self.nodes), port
         self.dir = os.path.join(workdir, "cassandra-cluster")
         yaml = cassandra_yaml(self.nodes[0])
-        self.members = [Cassandra(refcass, a, port, heap, os.path.join(self.dir, f"node{i + 1}"), log, yaml=yaml)
+        self.members = [Cassandra(refcass, a, port, heap, os.path.join(self.dir, f"node{i + 1}"), log, yaml=yaml,
+                                  jmx_port=jmx_port + i if jmx_port else None)
                         for i, a in enumerate(self.nodes)]
         self.log_path = os.path.join(self.dir, "node1", "refcass-start.log")
         self.version = None
