@@ -14,7 +14,7 @@ mod row;
 mod visit;
 
 pub use row::{put_numbered_row, put_row, NameSpan};
-pub use visit::{visit_decoded, CellView, RowVisitor};
+pub use visit::{visit_decoded, CellView, Numbering, RowVisitor};
 
 /// Cell flags both row encodings share.
 const HAS_VALUE: u8 = 1;

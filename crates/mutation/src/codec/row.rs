@@ -170,26 +170,37 @@ pub type NameSpan = (usize, usize, u64);
 
 /// Re-encodes compact row `encoded` as a *numbered* row, as SSTables of format version 2 store
 /// rows: each column name is replaced by the number `number` gives it (a varint), and a row
-/// whose columns are numbers 0, 1, … in order is flagged [`DENSE_COLUMNS`] and writes none.
-/// The rest of the encoding is copied as it is. `spans` is scratch space.
+/// whose columns are numbers 0, 1, … in order is flagged [`DENSE_COLUMNS`] and writes none;
+/// the row marker's timestamp is written as a zigzag varint from `timestamp_base` (set to the
+/// first marker's timestamp when unset). The rest of the encoding is copied as it is. `spans`
+/// is scratch space.
 pub fn put_numbered_row(
     out: &mut Vec<u8>,
     encoded: &[u8],
     spans: &mut Vec<NameSpan>,
     mut number: impl FnMut(&[u8]) -> u64,
+    timestamp_base: &mut Option<i64>,
 ) -> Result<(), super::DecodeError> {
     spans.clear();
     let mut names = NameSpans {
         base: encoded.as_ptr() as usize,
         spans,
+        marker: None,
     };
     super::Reader { bytes: encoded }.visit_compact_row(&mut names)?;
+    let marker = names.marker;
     for span in spans.iter_mut() {
         span.2 = number(&encoded[span.0..span.0 + span.1]);
     }
     let dense = spans.iter().enumerate().all(|(i, span)| span.2 == i as u64);
     let start = out.len();
     let mut copied = 0;
+    if let Some((at, timestamp)) = marker {
+        let base = *timestamp_base.get_or_insert(timestamp);
+        out.extend_from_slice(&encoded[..at]);
+        put_varint64(out, zigzag(timestamp.wrapping_sub(base)));
+        copied = at + 8;
+    }
     for &(offset, len, id) in spans.iter() {
         out.extend_from_slice(&encoded[copied..offset - varint_len(len)]);
         if !dense {
@@ -204,22 +215,53 @@ pub fn put_numbered_row(
     Ok(())
 }
 
-/// Collects where the column names of a visited encoding lie in it.
+/// A signed difference as an unsigned number small when the difference is small either way.
+pub(super) fn zigzag(value: i64) -> u64 {
+    ((value << 1) ^ (value >> 63)) as u64
+}
+
+pub(super) fn unzigzag(value: u64) -> i64 {
+    (value >> 1) as i64 ^ -((value & 1) as i64)
+}
+
+/// LEB128 over 64 bits (at most ten bytes).
+fn put_varint64(out: &mut Vec<u8>, mut value: u64) {
+    while value >= 0x80 {
+        out.put_u8(value as u8 | 0x80);
+        value >>= 7;
+    }
+    out.put_u8(value as u8);
+}
+
+/// Collects where the column names (and the row marker's timestamp) of a visited encoding lie.
 struct NameSpans<'s> {
     /// The address of the encoding's first byte.
     base: usize,
     spans: &'s mut Vec<NameSpan>,
+    /// The offset of the row marker's timestamp (right after the clustering) and its value.
+    marker: Option<(usize, i64)>,
 }
 
 impl NameSpans<'_> {
+    fn offset(&self, part: &[u8]) -> usize {
+        (part.as_ptr() as usize).wrapping_sub(self.base)
+    }
+
     fn add(&mut self, name: &[u8]) {
-        let offset = (name.as_ptr() as usize).wrapping_sub(self.base);
-        self.spans.push((offset, name.len(), 0));
+        self.spans.push((self.offset(name), name.len(), 0));
     }
 }
 
 impl<'a> super::RowVisitor<'a> for NameSpans<'_> {
-    fn head(&mut self, _: &'a [u8], _: Option<LivenessInfo>, _: crate::model::DeletionTime) {}
+    fn head(
+        &mut self,
+        clustering: &'a [u8],
+        liveness: Option<LivenessInfo>,
+        _: crate::model::DeletionTime,
+    ) {
+        let at = self.offset(clustering) + clustering.len();
+        self.marker = liveness.map(|l| (at, l.timestamp));
+    }
 
     fn simple(&mut self, name: &'a [u8], _: super::CellView<'a>) {
         self.add(name);

@@ -149,11 +149,19 @@ fn shared_rows_slice_their_bytes_out_of_the_source() {
     assert!(!within(&copied.clustering));
 }
 
-/// `row` numbered with `number`, decoded again with `names`.
-fn numbered(row: &Row, number: impl FnMut(&[u8]) -> u64) -> Vec<u8> {
+/// `row` numbered with `number`, its marker's timestamp from `base`.
+fn numbered(row: &Row, number: impl FnMut(&[u8]) -> u64, base: i64) -> Vec<u8> {
     let mut out = vec![9]; // numbered rows append after what the buffer holds
-    put_numbered_row(&mut out, &encoded(row), &mut Vec::new(), number).unwrap();
+    let mut base = Some(base);
+    put_numbered_row(&mut out, &encoded(row), &mut Vec::new(), number, &mut base).unwrap();
     out.split_off(1)
+}
+
+fn numbering(names: &[Bytes], timestamp_base: i64) -> Numbering<'_> {
+    Numbering {
+        names,
+        timestamp_base,
+    }
 }
 
 #[test]
@@ -161,11 +169,13 @@ fn numbered_rows_name_columns_by_number_and_dense_rows_by_none() {
     let row = standard1_row();
     let names: Vec<Bytes> = (0..5).map(|i| Bytes::from(format!("C{i}"))).collect();
     let position = |name: &[u8]| names.iter().position(|n| n == name).unwrap() as u64;
-    // Dense: numbers 0..4 in order, none written: 206 bytes less five 3-byte names.
-    let dense = numbered(&row, position);
-    assert_eq!(dense.len(), 206 - 15);
+    // Dense: numbers 0..4 in order, none written: 206 bytes less five 3-byte names, and the
+    // marker's timestamp one second after the base: 3 bytes instead of 8.
+    let base = 1_700_000_000_000_000 - 1_000_000;
+    let dense = numbered(&row, position, base);
+    assert_eq!(dense.len(), 206 - 15 - 5);
     let source = Bytes::from(dense);
-    let decoded = Reader { bytes: &source }.shared_numbered_row(&source, &names);
+    let decoded = Reader { bytes: &source }.shared_numbered_row(&source, numbering(&names, base));
     assert_eq!(decoded.as_ref(), Ok(&row));
     for (column, name) in decoded.unwrap().columns.iter().zip(&names) {
         assert_eq!(
@@ -174,20 +184,24 @@ fn numbered_rows_name_columns_by_number_and_dense_rows_by_none() {
             "names are shared, not copied"
         );
     }
-    // Sparse: numbers written (one byte each) when they are not 0, 1, … in order.
+    // Sparse: numbers written (one byte each) when they are not 0, 1, … in order; a timestamp
+    // before the base takes a negative difference.
     let reversed: Vec<Bytes> = names.iter().rev().cloned().collect();
-    let sparse = numbered(&row, |n| 4 - position(n));
-    assert_eq!(sparse.len(), 206 - 10);
-    let decoded = Reader { bytes: &sparse }.shared_numbered_row(&source, &reversed);
+    let later = base + 2_000_000;
+    let sparse = numbered(&row, |n| 4 - position(n), later);
+    assert_eq!(sparse.len(), 206 - 10 - 5);
+    let table = numbering(&reversed, later);
+    let decoded = Reader { bytes: &sparse }.shared_numbered_row(&source, table);
     assert_eq!(decoded, Ok(row.clone()));
     for len in 0..sparse.len() {
         let mut reader = Reader {
             bytes: &sparse[..len],
         };
-        assert!(reader.shared_numbered_row(&source, &reversed).is_err());
+        assert!(reader.shared_numbered_row(&source, table).is_err());
     }
     // A number past the table, and the dense flag outside a numbered row, are refused.
-    let short = Reader { bytes: &sparse }.shared_numbered_row(&source, &reversed[..2]);
+    let two = numbering(&reversed[..2], later);
+    let short = Reader { bytes: &sparse }.shared_numbered_row(&source, two);
     assert_eq!(short, Err(DecodeError("unknown column number")));
     assert!(Reader { bytes: &source }.row().is_err());
 }

@@ -7,7 +7,7 @@
 use bytes::Bytes;
 
 use super::row::{
-    marker_expiry, CELL_DELETION_TIME, CELL_FLAGS, CELL_TIMESTAMP, CELL_TTL, COMPLEX,
+    marker_expiry, unzigzag, CELL_DELETION_TIME, CELL_FLAGS, CELL_TIMESTAMP, CELL_TTL, COMPLEX,
     COMPLEX_DELETION, DENSE_COLUMNS, ROW_DELETION, ROW_FLAGS, ROW_LIVENESS, ROW_LIVENESS_EXPIRY,
 };
 use super::{check_counter, DecodeError, Reader, HAS_PATH, HAS_VALUE, IS_COUNTER};
@@ -84,6 +84,14 @@ impl<'a> CellView<'a> {
             counter: self.counter,
         }
     }
+}
+
+/// What the numbered rows of an SSTable (format version 2) are read with: the column names
+/// their numbers index and the timestamp their row markers' are written from.
+#[derive(Clone, Copy, Debug)]
+pub struct Numbering<'a> {
+    pub names: &'a [Bytes],
+    pub timestamp_base: i64,
 }
 
 /// Receives a row's parts in order: its head, then each column (a complex column's cells
@@ -186,6 +194,26 @@ impl<'a> RowVisitor<'a> for RowBuilder<'_> {
 }
 
 impl<'a> Reader<'a> {
+    /// A 64-bit varint as numbered rows write timestamps: at most ten bytes, minimal.
+    fn varint64(&mut self) -> Result<u64, DecodeError> {
+        let mut value = 0u64;
+        for i in 0..10 {
+            let byte = self.u8()?;
+            let bits = u64::from(byte & 0x7f);
+            if i == 9 && bits > 1 {
+                return Err(DecodeError("varint overflows 64 bits"));
+            }
+            value |= bits << (7 * i);
+            if byte & 0x80 == 0 {
+                if byte == 0 && i > 0 {
+                    return Err(DecodeError("varint not minimal"));
+                }
+                return Ok(value);
+            }
+        }
+        Err(DecodeError("varint longer than ten bytes"))
+    }
+
     /// A varint as [`super::row::put_varint`] writes it: at most five bytes, no redundant high
     /// zeros.
     pub(super) fn varint(&mut self) -> Result<u32, DecodeError> {
@@ -236,46 +264,55 @@ impl<'a> Reader<'a> {
         self.visit_row(None, visitor)
     }
 
-    /// Reads a numbered row (see [`super::put_numbered_row`]) whose column numbers index
-    /// `names`, handing its parts to `visitor` as they are checked.
+    /// Reads a numbered row (see [`super::put_numbered_row`]), handing its parts to `visitor`
+    /// as they are checked.
     pub fn visit_numbered_row(
         &mut self,
-        names: &'a [Bytes],
+        numbering: Numbering<'a>,
         visitor: &mut impl RowVisitor<'a>,
     ) -> Result<(), DecodeError> {
-        self.visit_row(Some(names), visitor)
+        self.visit_row(Some(numbering), visitor)
     }
 
-    /// A numbered row, its values sliced out of `source` and its names shared with `names`.
+    /// A numbered row, its values sliced out of `source` and its names shared with the table's.
     pub fn shared_numbered_row(
         &mut self,
         source: &Bytes,
-        names: &'a [Bytes],
+        numbering: Numbering<'a>,
     ) -> Result<Row, DecodeError> {
         let mut builder = RowBuilder {
             row: Row::new(Bytes::new()),
             source: Some(source),
-            names,
+            names: numbering.names,
         };
-        self.visit_numbered_row(names, &mut builder)?;
+        self.visit_numbered_row(numbering, &mut builder)?;
         Ok(builder.row)
     }
 
-    /// A compact row (`names` absent) or a numbered one.
+    /// A compact row (`numbering` absent) or a numbered one.
     fn visit_row(
         &mut self,
-        names: Option<&'a [Bytes]>,
+        numbering: Option<Numbering<'a>>,
         visitor: &mut impl RowVisitor<'a>,
     ) -> Result<(), DecodeError> {
         let flags = self.u8()?;
         let expiry_without_marker = flags & ROW_LIVENESS_EXPIRY != 0 && flags & ROW_LIVENESS == 0;
-        let allowed = ROW_FLAGS | if names.is_some() { DENSE_COLUMNS } else { 0 };
+        let allowed = ROW_FLAGS
+            | if numbering.is_some() {
+                DENSE_COLUMNS
+            } else {
+                0
+            };
         if flags & !allowed != 0 || expiry_without_marker {
             return Err(DecodeError("invalid row flags"));
         }
         let clustering = self.varslice()?;
         let liveness = if flags & ROW_LIVENESS != 0 {
-            Some(self.marker(flags & ROW_LIVENESS_EXPIRY != 0)?)
+            let timestamp = match numbering {
+                Some(n) => n.timestamp_base.wrapping_add(unzigzag(self.varint64()?)),
+                None => self.i64()?,
+            };
+            Some(self.marker(timestamp, flags & ROW_LIVENESS_EXPIRY != 0)?)
         } else {
             None
         };
@@ -284,7 +321,7 @@ impl<'a> Reader<'a> {
         let mut reference = liveness.map(|l| l.timestamp);
         let dense = flags & DENSE_COLUMNS != 0;
         for i in 0..self.varlen()? {
-            let name = match names {
+            let name = match numbering.map(|n| n.names) {
                 None => self.varslice()?,
                 Some(names) => {
                     let number = if dense { i } else { self.varint()? as usize };
@@ -309,8 +346,8 @@ impl<'a> Reader<'a> {
         Ok(builder.row)
     }
 
-    fn marker(&mut self, expiring: bool) -> Result<LivenessInfo, DecodeError> {
-        let mut liveness = LivenessInfo::new(self.i64()?);
+    fn marker(&mut self, timestamp: i64, expiring: bool) -> Result<LivenessInfo, DecodeError> {
+        let mut liveness = LivenessInfo::new(timestamp);
         if expiring {
             liveness.ttl = self.i32()?;
             liveness.local_expiration_time = self.i32()?;

@@ -16,6 +16,7 @@ use crate::sstable::data::CompressionInfo;
 use crate::sstable::format::{
     check_stream_header, corrupt, read_varint, DATA_MAGIC, STREAM_HEADER_LEN,
 };
+use mutation::codec::Numbering;
 
 /// An open Data file. Reads are positioned (`pread`), so one instance serves many threads.
 pub(crate) struct DataFile {
@@ -25,14 +26,20 @@ pub(crate) struct DataFile {
     chunk_reads: AtomicU64,
     /// The format version its header names (how records are laid out).
     version: u16,
-    /// The column names its rows number (format version 2; Statistics holds them).
+    /// The column names its rows number and the timestamp their markers are written from
+    /// (format version 2; Statistics holds them).
     names: Vec<Bytes>,
+    timestamp_base: i64,
 }
 
 impl DataFile {
-    /// Opens `path` and checks its header and length against `info`; its rows number their
-    /// columns from `names` (ignored for format version 1, whose rows spell them).
-    pub fn open(path: PathBuf, info: CompressionInfo, names: Vec<Bytes>) -> Result<DataFile> {
+    /// Opens `path` and checks its header and length against `info`; its rows are numbered
+    /// with `names` and `timestamp_base` (ignored for format version 1, whose rows spell them).
+    pub fn open(
+        path: PathBuf,
+        info: CompressionInfo,
+        (names, timestamp_base): (Vec<Bytes>, i64),
+    ) -> Result<DataFile> {
         let file = File::open(&path).map_err(|e| StorageError::io(&path, e))?;
         let len = file
             .metadata()
@@ -55,6 +62,7 @@ impl DataFile {
             chunk_reads: AtomicU64::new(0),
             version: 0,
             names,
+            timestamp_base,
         };
         let header = data.read_at(0, STREAM_HEADER_LEN as usize)?;
         data.version = check_stream_header(&header, DATA_MAGIC, &data.path)?;
@@ -238,9 +246,13 @@ impl<'a> DataCursor<'a> {
         self.data.version
     }
 
-    /// The name table rows number their columns from, if they do (format version 2).
-    pub fn names(&self) -> Option<&'a [Bytes]> {
-        (self.data.version != 1).then_some(&self.data.names[..])
+    /// How rows are numbered, if they are (format version 2).
+    pub fn numbering(&self) -> Option<Numbering<'a>> {
+        let data = self.data;
+        (data.version != 1).then_some(Numbering {
+            names: &data.names,
+            timestamp_base: data.timestamp_base,
+        })
     }
 
     /// Reads one length-prefixed record; `None` for an empty record (the end-of-partition

@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use crate::error::{Result, StorageError};
 use crate::partition::PartitionData;
 use crate::sstable::format::{put_varbytes, put_varint, Decoder};
-use mutation::codec::{put_bound, put_deletion, put_numbered_row, put_row, NameSpan};
+use mutation::codec::{put_bound, put_deletion, put_numbered_row, put_row, NameSpan, Numbering};
 use mutation::{DeletionTime, PartitionKey, RangeTombstone, Row};
 
 /// Everything of a partition that precedes its rows.
@@ -110,6 +110,8 @@ pub(crate) fn put_header_record(out: &mut Vec<u8>, key: &PartitionKey, data: &Pa
 #[derive(Default)]
 pub(crate) struct ColumnNumbers {
     names: Vec<Bytes>,
+    /// The timestamp row markers are written from: the first one written.
+    timestamp_base: Option<i64>,
     numbers: HashMap<Bytes, u64>,
     spans: Vec<NameSpan>,
     scratch: Vec<u8>,
@@ -138,10 +140,13 @@ impl ColumnNumbers {
         let mut result = Ok(());
         put_record(out, |out| {
             let mut i = 0;
-            result = put_numbered_row(out, encoded, &mut spans, |name| {
+            let mut base = self.timestamp_base;
+            let number = |name: &[u8]| {
                 i += 1;
                 self.number(name, i - 1)
-            });
+            };
+            result = put_numbered_row(out, encoded, &mut spans, number, &mut base);
+            self.timestamp_base = base;
         });
         self.spans = spans;
         result.map_err(|e| StorageError::Invalid(format!("a row does not encode: {}", e.0)))
@@ -157,9 +162,9 @@ impl ColumnNumbers {
         result
     }
 
-    /// The names, numbered by their places.
-    pub fn into_names(self) -> Vec<Bytes> {
-        self.names
+    /// The names, numbered by their places, and the timestamp row markers are written from.
+    pub fn into_parts(self) -> (Vec<Bytes>, i64) {
+        (self.names, self.timestamp_base.unwrap_or(0))
     }
 }
 
@@ -246,17 +251,17 @@ fn range_tombstones(d: &mut Decoder<'_>, count: usize) -> Result<Vec<RangeTombst
     Ok(range_tombstones)
 }
 
-/// The row of a record, its values (and names, when `names` is `None`) slices of `record`'s
-/// buffer; `names` is the SSTable's name table when its rows number their columns (version 2).
+/// The row of a record, its values (and names, when `numbering` is `None`) slices of
+/// `record`'s buffer; `numbering` is the SSTable's when its rows are numbered (version 2).
 pub(crate) fn decode_row(
     record: &Bytes,
     file: &Path,
     offset: u64,
-    names: Option<&[Bytes]>,
+    numbering: Option<Numbering<'_>>,
 ) -> Result<Row> {
     let mut d = Decoder::new(record, file, offset);
-    let row = match names {
-        Some(names) => d.codec(|r| r.shared_numbered_row(record, names))?,
+    let row = match numbering {
+        Some(numbering) => d.codec(|r| r.shared_numbered_row(record, numbering))?,
         None => d.codec(|r| r.shared_row(record))?,
     };
     d.finish()?;
@@ -359,16 +364,20 @@ mod tests {
         });
         let mut out = Vec::new();
         numbers.put_row_record(&mut out, &row).expect("row");
-        let names = numbers.into_names();
+        let (names, timestamp_base) = numbers.into_parts();
         assert_eq!(names, vec![b("v")]);
-        let decoded = decode_row(&bad.clone().into(), file, 0, Some(&names)).expect("row");
+        let numbering = Some(Numbering {
+            names: &names,
+            timestamp_base,
+        });
+        let decoded = decode_row(&bad.clone().into(), file, 0, numbering).expect("row");
         assert_eq!(decoded, row);
         assert!(
             decode_row(&bad.clone().into(), file, 0, None).is_err(),
             "numbered"
         );
         bad.push(0);
-        assert!(decode_row(&bad.into(), file, 0, Some(&names)).is_err());
+        assert!(decode_row(&bad.into(), file, 0, numbering).is_err());
     }
 
     #[test]

@@ -76,8 +76,8 @@ impl Sstable {
             &desc.path(Component::Statistics),
         )?;
         let index = IndexFile::open(desc.path(Component::Index), summary.index_len)?;
-        let names = stats.column_names.clone();
-        let data = DataFile::open(desc.path(Component::Data), info, names)?;
+        let numbering = (stats.column_names.clone(), stats.timestamp_base);
+        let data = DataFile::open(desc.path(Component::Data), info, numbering)?;
         let size_on_disk = Component::ALL
             .iter()
             .map(|c| fs::metadata(desc.path(*c)).map_or(0, |m| m.len()))
@@ -274,7 +274,7 @@ pub(crate) fn next_row(cursor: &mut DataCursor<'_>, buf: &mut Vec<u8>) -> Result
     let Some(record) = cursor.shared_record(buf)? else {
         return Ok(None);
     };
-    let row = decode_row(&record, cursor.file(), 0, cursor.names())
+    let row = decode_row(&record, cursor.file(), 0, cursor.numbering())
         .map_err(|e| cursor.relocate(e, position))?;
     Ok(Some(row))
 }

@@ -68,6 +68,8 @@ pub struct SstableStats {
     /// The column names the rows of the Data component number, in the order numbered (format
     /// version 2; empty in version 1, whose rows spell their names).
     pub column_names: Vec<Bytes>,
+    /// The timestamp the rows' markers are written from (format version 2).
+    pub timestamp_base: i64,
 }
 
 impl Default for SstableStats {
@@ -96,6 +98,7 @@ impl Default for SstableStats {
             repaired_at: 0,
             cell_counts: EstimatedHistogram::default(),
             column_names: Vec::new(),
+            timestamp_base: 0,
         }
     }
 }
@@ -170,6 +173,7 @@ impl SstableStats {
         for name in &self.column_names {
             put_bytes(&mut out, name);
         }
+        out.put_i64(self.timestamp_base);
         seal(STATS_MAGIC, &out)
     }
 
@@ -182,7 +186,7 @@ impl SstableStats {
         }
         let [partitions, rows, cells, expiring_cells, cell_tombstones, row_tombstones, range_tombstones, partition_tombstones] =
             counts;
-        let stats = SstableStats {
+        let mut stats = SstableStats {
             partitions,
             rows,
             cells,
@@ -209,12 +213,13 @@ impl SstableStats {
             } else {
                 EstimatedHistogram::decode(&mut d)?
             },
-            column_names: if d.is_empty() {
-                Vec::new()
-            } else {
-                decode_names(&mut d)?
-            },
+            column_names: Vec::new(),
+            timestamp_base: 0,
         };
+        if !d.is_empty() {
+            stats.column_names = decode_names(&mut d)?;
+            stats.timestamp_base = d.i64()?;
+        }
         d.finish()?;
         Ok(stats)
     }
@@ -465,12 +470,13 @@ mod tests {
         };
         stats.cell_counts.add(12);
         stats.column_names = vec![Bytes::from_static(b"C0"), Bytes::from_static(b"v")];
+        stats.timestamp_base = 1_700_000_000_000_000;
         let file = Path::new("Statistics.db");
         let encoded = stats.encode();
         let decoded = SstableStats::decode(&encoded, file).expect("decode");
         assert_eq!(decoded, stats);
         let body = unseal(&encoded, STATS_MAGIC, file).expect("unseal");
-        let names = 4 + (4 + 2) + (4 + 1);
+        let names = 4 + (4 + 2) + (4 + 1) + 8;
         let version_1 = seal(STATS_MAGIC, &body[..body.len() - names]);
         let old = SstableStats::decode(&version_1, file).expect("decode a version 1 file");
         assert!(old.column_names.is_empty());
