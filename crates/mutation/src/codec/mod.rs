@@ -13,8 +13,8 @@ mod legacy;
 mod row;
 mod visit;
 
-pub use row::{put_numbered_row, put_row, NameSpan};
-pub use visit::{visit_decoded, CellView, Numbering, RowVisitor};
+pub use row::{put_numbered_row, put_row, ColumnTable, RowSpans};
+pub use visit::{visit_decoded, CellView, Numbering, RowVisitor, NO_USUAL_LENGTH};
 
 /// Cell flags both row encodings share.
 const HAS_VALUE: u8 = 1;

@@ -30,6 +30,8 @@ pub(super) const CELL_TTL: u8 = 16;
 pub(super) const CELL_DELETION_TIME: u8 = 32;
 pub(super) const CELL_FLAGS: u8 =
     HAS_VALUE | HAS_PATH | IS_COUNTER | CELL_TIMESTAMP | CELL_TTL | CELL_DELETION_TIME;
+/// In a numbered row's simple cell: the value has its column's usual length, not written.
+pub(super) const CELL_USUAL_LENGTH: u8 = 0x80;
 /// In place of a simple column's cell flags: a complex column, with its deletion if flagged.
 pub(super) const COMPLEX: u8 = 0x40;
 pub(super) const COMPLEX_DELETION: u8 = 1;
@@ -165,50 +167,87 @@ fn varint_len(value: usize) -> usize {
     bits.div_ceil(7) as usize
 }
 
-/// A column name of an encoded row: its offset in the encoding, its length, its number.
-pub type NameSpan = (usize, usize, u64);
+/// What a numbered row's writer asks of the SSTable it writes: the numbers of its columns and
+/// their usual value lengths.
+pub trait ColumnTable {
+    /// The number of column `name`, the `i`th of its row.
+    fn number(&mut self, name: &[u8], i: usize) -> u64;
+    /// Whether a value of `len` bytes of column `number` is the column's usual length (that of
+    /// its first value, which this call records when the column has none yet), so a cell may
+    /// leave its length out.
+    fn usual_length(&mut self, number: u64, len: usize) -> bool;
+}
+
+/// Scratch space of [`put_numbered_row`]: where the names and cells of the row lie.
+#[derive(Debug, Default)]
+pub struct RowSpans {
+    columns: Vec<ColumnSpan>,
+    /// The offset of the row marker's timestamp (right after the clustering) and its value.
+    marker: Option<(usize, i64)>,
+    /// The timestamp a cell without one of its own has (the codec's reference).
+    reference: Option<i64>,
+    /// The address of the encoding's first byte.
+    base: usize,
+}
+
+#[derive(Debug)]
+struct ColumnSpan {
+    /// Where the column's name lies.
+    name: (usize, usize),
+    number: u64,
+    /// A simple column's cell with a value: where its flags byte and value lie.
+    cell: Option<(usize, usize, usize)>,
+}
 
 /// Re-encodes compact row `encoded` as a *numbered* row, as SSTables of format version 2 store
-/// rows: each column name is replaced by the number `number` gives it (a varint), and a row
-/// whose columns are numbers 0, 1, … in order is flagged [`DENSE_COLUMNS`] and writes none;
-/// the row marker's timestamp is written as a zigzag varint from `timestamp_base` (set to the
-/// first marker's timestamp when unset). The rest of the encoding is copied as it is. `spans`
-/// is scratch space.
+/// rows: each column name is replaced by the number `table` gives it (a varint), and a row whose
+/// columns are numbers 0, 1, … in order is flagged [`DENSE_COLUMNS`] and writes none; a simple
+/// cell whose value has its column's usual length is flagged [`CELL_USUAL_LENGTH`] and writes
+/// no length; the row marker's timestamp is written as a zigzag varint from `timestamp_base`
+/// (set to the first marker's timestamp when unset). The rest is copied as it is.
 pub fn put_numbered_row(
     out: &mut Vec<u8>,
     encoded: &[u8],
-    spans: &mut Vec<NameSpan>,
-    mut number: impl FnMut(&[u8]) -> u64,
+    spans: &mut RowSpans,
+    table: &mut impl ColumnTable,
     timestamp_base: &mut Option<i64>,
 ) -> Result<(), super::DecodeError> {
-    spans.clear();
-    let mut names = NameSpans {
-        base: encoded.as_ptr() as usize,
-        spans,
-        marker: None,
-    };
-    super::Reader { bytes: encoded }.visit_compact_row(&mut names)?;
-    let marker = names.marker;
-    for span in spans.iter_mut() {
-        span.2 = number(&encoded[span.0..span.0 + span.1]);
+    spans.columns.clear();
+    spans.base = encoded.as_ptr() as usize;
+    super::Reader { bytes: encoded }.visit_compact_row(spans)?;
+    for (i, column) in spans.columns.iter_mut().enumerate() {
+        let (offset, len) = column.name;
+        column.number = table.number(&encoded[offset..offset + len], i);
     }
-    let dense = spans.iter().enumerate().all(|(i, span)| span.2 == i as u64);
+    let dense = (spans.columns.iter().enumerate()).all(|(i, c)| c.number == i as u64);
     let start = out.len();
+    let copy =
+        |out: &mut Vec<u8>, from: usize, to: usize| out.extend_from_slice(&encoded[from..to]);
     let mut copied = 0;
-    if let Some((at, timestamp)) = marker {
+    if let Some((at, timestamp)) = spans.marker {
         let base = *timestamp_base.get_or_insert(timestamp);
-        out.extend_from_slice(&encoded[..at]);
+        copy(out, 0, at);
         put_varint64(out, zigzag(timestamp.wrapping_sub(base)));
         copied = at + 8;
     }
-    for &(offset, len, id) in spans.iter() {
-        out.extend_from_slice(&encoded[copied..offset - varint_len(len)]);
+    for column in &spans.columns {
+        let (offset, len) = column.name;
+        copy(out, copied, offset - varint_len(len));
         if !dense {
-            put_varint(out, usize::try_from(id).unwrap_or(usize::MAX));
+            put_varint(out, usize::try_from(column.number).unwrap_or(usize::MAX));
         }
         copied = offset + len;
+        let Some((flags_at, value_at, value_len)) = column.cell else {
+            continue;
+        };
+        if table.usual_length(column.number, value_len) {
+            copy(out, copied, flags_at);
+            out.put_u8(encoded[flags_at] | CELL_USUAL_LENGTH);
+            copy(out, flags_at + 1, value_at - varint_len(value_len));
+            copied = value_at;
+        }
     }
-    out.extend_from_slice(&encoded[copied..]);
+    copy(out, copied, encoded.len());
     if dense {
         out[start] |= DENSE_COLUMNS;
     }
@@ -233,26 +272,29 @@ fn put_varint64(out: &mut Vec<u8>, mut value: u64) {
     out.put_u8(value as u8);
 }
 
-/// Collects where the column names (and the row marker's timestamp) of a visited encoding lie.
-struct NameSpans<'s> {
-    /// The address of the encoding's first byte.
-    base: usize,
-    spans: &'s mut Vec<NameSpan>,
-    /// The offset of the row marker's timestamp (right after the clustering) and its value.
-    marker: Option<(usize, i64)>,
-}
-
-impl NameSpans<'_> {
+impl RowSpans {
     fn offset(&self, part: &[u8]) -> usize {
         (part.as_ptr() as usize).wrapping_sub(self.base)
     }
 
     fn add(&mut self, name: &[u8]) {
-        self.spans.push((self.offset(name), name.len(), 0));
+        let name = (self.offset(name), name.len());
+        self.columns.push(ColumnSpan {
+            name,
+            number: 0,
+            cell: None,
+        });
+    }
+
+    /// Follows the reference timestamp past `cell`; whether `cell` wrote its own.
+    fn own_timestamp(&mut self, cell: &super::CellView<'_>) -> bool {
+        let own = self.reference != Some(cell.timestamp);
+        self.reference = Some(cell.timestamp);
+        own
     }
 }
 
-impl<'a> super::RowVisitor<'a> for NameSpans<'_> {
+impl<'a> super::RowVisitor<'a> for RowSpans {
     fn head(
         &mut self,
         clustering: &'a [u8],
@@ -261,15 +303,36 @@ impl<'a> super::RowVisitor<'a> for NameSpans<'_> {
     ) {
         let at = self.offset(clustering) + clustering.len();
         self.marker = liveness.map(|l| (at, l.timestamp));
+        self.reference = liveness.map(|l| l.timestamp);
     }
 
-    fn simple(&mut self, name: &'a [u8], _: super::CellView<'a>) {
+    fn simple(&mut self, name: &'a [u8], cell: super::CellView<'a>) {
         self.add(name);
+        let own = self.own_timestamp(&cell);
+        let (Some(value), None) = (cell.value, cell.path) else {
+            return;
+        };
+        // The cell's fields before its value: flags, then each only when present.
+        let fields = 1
+            + if own { 8 } else { 0 }
+            + if cell.ttl != 0 { 4 } else { 0 }
+            + if cell.local_deletion_time != NO_DELETION_TIME {
+                4
+            } else {
+                0
+            };
+        let value_at = self.offset(value);
+        let flags_at = value_at - varint_len(value.len()) - fields;
+        if let Some(column) = self.columns.last_mut() {
+            column.cell = Some((flags_at, value_at, value.len()));
+        }
     }
 
     fn complex(&mut self, name: &'a [u8], _: crate::model::DeletionTime) {
         self.add(name);
     }
 
-    fn complex_cell(&mut self, _: super::CellView<'a>) {}
+    fn complex_cell(&mut self, cell: super::CellView<'a>) {
+        self.own_timestamp(&cell);
+    }
 }

@@ -149,17 +149,39 @@ fn shared_rows_slice_their_bytes_out_of_the_source() {
     assert!(!within(&copied.clustering));
 }
 
-/// `row` numbered with `number`, its marker's timestamp from `base`.
-fn numbered(row: &Row, number: impl FnMut(&[u8]) -> u64, base: i64) -> Vec<u8> {
+/// A column table numbering names as `number` says, each column's usual length its first.
+struct Table<F> {
+    number: F,
+    lengths: Vec<u32>,
+}
+
+impl<F: FnMut(&[u8]) -> u64> ColumnTable for Table<F> {
+    fn number(&mut self, name: &[u8], _: usize) -> u64 {
+        (self.number)(name)
+    }
+
+    fn usual_length(&mut self, number: u64, len: usize) -> bool {
+        let usual = &mut self.lengths[number as usize];
+        if *usual == NO_USUAL_LENGTH {
+            *usual = len as u32;
+        }
+        *usual == len as u32
+    }
+}
+
+/// `row` numbered in `table`, its marker's timestamp from `base`.
+fn numbered<F: FnMut(&[u8]) -> u64>(row: &Row, table: &mut Table<F>, base: i64) -> Vec<u8> {
     let mut out = vec![9]; // numbered rows append after what the buffer holds
     let mut base = Some(base);
-    put_numbered_row(&mut out, &encoded(row), &mut Vec::new(), number, &mut base).unwrap();
+    let mut spans = RowSpans::default();
+    put_numbered_row(&mut out, &encoded(row), &mut spans, table, &mut base).unwrap();
     out.split_off(1)
 }
 
-fn numbering(names: &[Bytes], timestamp_base: i64) -> Numbering<'_> {
+fn numbering<'a>(names: &'a [Bytes], lengths: &'a [u32], timestamp_base: i64) -> Numbering<'a> {
     Numbering {
         names,
+        lengths,
         timestamp_base,
     }
 }
@@ -169,13 +191,21 @@ fn numbered_rows_name_columns_by_number_and_dense_rows_by_none() {
     let row = standard1_row();
     let names: Vec<Bytes> = (0..5).map(|i| Bytes::from(format!("C{i}"))).collect();
     let position = |name: &[u8]| names.iter().position(|n| n == name).unwrap() as u64;
-    // Dense: numbers 0..4 in order, none written: 206 bytes less five 3-byte names, and the
-    // marker's timestamp one second after the base: 3 bytes instead of 8.
+    // Dense: numbers 0..4 in order, none written: 206 bytes less five 3-byte names, five
+    // lengths (the columns' usual 34), and the marker's timestamp one second after the base:
+    // 3 bytes instead of 8.
     let base = 1_700_000_000_000_000 - 1_000_000;
-    let dense = numbered(&row, position, base);
-    assert_eq!(dense.len(), 206 - 15 - 5);
+    let mut table = Table {
+        number: position,
+        lengths: vec![NO_USUAL_LENGTH; 5],
+    };
+    let dense = numbered(&row, &mut table, base);
+    assert_eq!(dense.len(), 206 - 15 - 5 - 5);
+    assert_eq!(table.lengths, vec![34; 5]);
+    let lengths = table.lengths.clone();
     let source = Bytes::from(dense);
-    let decoded = Reader { bytes: &source }.shared_numbered_row(&source, numbering(&names, base));
+    let table_of = numbering(&names, &lengths, base);
+    let decoded = Reader { bytes: &source }.shared_numbered_row(&source, table_of);
     assert_eq!(decoded.as_ref(), Ok(&row));
     for (column, name) in decoded.unwrap().columns.iter().zip(&names) {
         assert_eq!(
@@ -184,13 +214,26 @@ fn numbered_rows_name_columns_by_number_and_dense_rows_by_none() {
             "names are shared, not copied"
         );
     }
+    // A value of another length writes it.
+    let mut odd = row.clone();
+    if let ColumnValue::Simple(cell) = &mut odd.columns[2].value {
+        cell.value = Some(Bytes::from_static(b"seven.."));
+    }
+    let odd_bytes = numbered(&odd, &mut table, base);
+    assert_eq!(odd_bytes.len(), 181 + 1 - 27);
+    let decoded = Reader { bytes: &odd_bytes }.shared_numbered_row(&source, table_of);
+    assert_eq!(decoded, Ok(odd));
     // Sparse: numbers written (one byte each) when they are not 0, 1, … in order; a timestamp
     // before the base takes a negative difference.
     let reversed: Vec<Bytes> = names.iter().rev().cloned().collect();
     let later = base + 2_000_000;
-    let sparse = numbered(&row, |n| 4 - position(n), later);
-    assert_eq!(sparse.len(), 206 - 10 - 5);
-    let table = numbering(&reversed, later);
+    let mut reversed_table = Table {
+        number: |n: &[u8]| 4 - position(n),
+        lengths: vec![NO_USUAL_LENGTH; 5],
+    };
+    let sparse = numbered(&row, &mut reversed_table, later);
+    assert_eq!(sparse.len(), 206 - 10 - 5 - 5);
+    let table = numbering(&reversed, &lengths, later);
     let decoded = Reader { bytes: &sparse }.shared_numbered_row(&source, table);
     assert_eq!(decoded, Ok(row.clone()));
     for len in 0..sparse.len() {
@@ -199,10 +242,15 @@ fn numbered_rows_name_columns_by_number_and_dense_rows_by_none() {
         };
         assert!(reader.shared_numbered_row(&source, table).is_err());
     }
-    // A number past the table, and the dense flag outside a numbered row, are refused.
-    let two = numbering(&reversed[..2], later);
+    // A number past the table, a usual length the table lacks, and the flags of numbered rows
+    // outside one, are refused.
+    let two = numbering(&reversed[..2], &lengths, later);
     let short = Reader { bytes: &sparse }.shared_numbered_row(&source, two);
     assert_eq!(short, Err(DecodeError("unknown column number")));
+    let unknown = numbering(&reversed, &[], later);
+    assert!(Reader { bytes: &sparse }
+        .shared_numbered_row(&source, unknown)
+        .is_err());
     assert!(Reader { bytes: &source }.row().is_err());
 }
 

@@ -7,8 +7,9 @@
 use bytes::Bytes;
 
 use super::row::{
-    marker_expiry, unzigzag, CELL_DELETION_TIME, CELL_FLAGS, CELL_TIMESTAMP, CELL_TTL, COMPLEX,
-    COMPLEX_DELETION, DENSE_COLUMNS, ROW_DELETION, ROW_FLAGS, ROW_LIVENESS, ROW_LIVENESS_EXPIRY,
+    marker_expiry, unzigzag, CELL_DELETION_TIME, CELL_FLAGS, CELL_TIMESTAMP, CELL_TTL,
+    CELL_USUAL_LENGTH, COMPLEX, COMPLEX_DELETION, DENSE_COLUMNS, ROW_DELETION, ROW_FLAGS,
+    ROW_LIVENESS, ROW_LIVENESS_EXPIRY,
 };
 use super::{check_counter, DecodeError, Reader, HAS_PATH, HAS_VALUE, IS_COUNTER};
 use crate::model::{
@@ -87,12 +88,17 @@ impl<'a> CellView<'a> {
 }
 
 /// What the numbered rows of an SSTable (format version 2) are read with: the column names
-/// their numbers index and the timestamp their row markers' are written from.
+/// their numbers index, each column's usual value length ([`NO_USUAL_LENGTH`] for none) and
+/// the timestamp their row markers' are written from.
 #[derive(Clone, Copy, Debug)]
 pub struct Numbering<'a> {
     pub names: &'a [Bytes],
+    pub lengths: &'a [u32],
     pub timestamp_base: i64,
 }
+
+/// A column without a usual value length (none of its simple cells had a value).
+pub const NO_USUAL_LENGTH: u32 = u32::MAX;
 
 /// Receives a row's parts in order: its head, then each column (a complex column's cells
 /// follow it).
@@ -321,16 +327,17 @@ impl<'a> Reader<'a> {
         let mut reference = liveness.map(|l| l.timestamp);
         let dense = flags & DENSE_COLUMNS != 0;
         for i in 0..self.varlen()? {
-            let name = match numbering.map(|n| n.names) {
-                None => self.varslice()?,
-                Some(names) => {
+            let (name, usual) = match numbering {
+                None => (self.varslice()?, None),
+                Some(n) => {
                     let number = if dense { i } else { self.varint()? as usize };
-                    &names
-                        .get(number)
-                        .ok_or(DecodeError("unknown column number"))?[..]
+                    let name = n.names.get(number);
+                    let name = name.ok_or(DecodeError("unknown column number"))?;
+                    let usual = n.lengths.get(number).copied().unwrap_or(NO_USUAL_LENGTH);
+                    (&name[..], Some(usual))
                 }
             };
-            self.column(name, &mut reference, visitor)?;
+            self.column(name, usual, &mut reference, visitor)?;
         }
         Ok(())
     }
@@ -370,9 +377,11 @@ impl<'a> Reader<'a> {
         Ok(deletion)
     }
 
+    /// A column; `usual` is its usual value length in a numbered row (`None` in a compact one).
     fn column(
         &mut self,
         name: &'a [u8],
+        usual: Option<u32>,
         reference: &mut Option<i64>,
         visitor: &mut impl RowVisitor<'a>,
     ) -> Result<(), DecodeError> {
@@ -380,7 +389,7 @@ impl<'a> Reader<'a> {
             return Err(DecodeError("payload ends early"));
         };
         if flags & COMPLEX == 0 {
-            visitor.simple(name, self.compact_cell(reference)?);
+            visitor.simple(name, self.compact_cell(reference, usual)?);
             return Ok(());
         }
         self.u8()?;
@@ -389,14 +398,26 @@ impl<'a> Reader<'a> {
         }
         visitor.complex(name, self.present_deletion(flags & COMPLEX_DELETION != 0)?);
         for _ in 0..self.varlen()? {
-            visitor.complex_cell(self.compact_cell(reference)?);
+            visitor.complex_cell(self.compact_cell(reference, None)?);
         }
         Ok(())
     }
 
-    fn compact_cell(&mut self, reference: &mut Option<i64>) -> Result<CellView<'a>, DecodeError> {
+    /// A cell; `usual` is its column's usual value length when its length may be left out (a
+    /// numbered row's simple cell).
+    fn compact_cell(
+        &mut self,
+        reference: &mut Option<i64>,
+        usual: Option<u32>,
+    ) -> Result<CellView<'a>, DecodeError> {
         let flags = self.u8()?;
-        if flags & !CELL_FLAGS != 0 {
+        let allowed = CELL_FLAGS
+            | if usual.is_some() {
+                CELL_USUAL_LENGTH
+            } else {
+                0
+            };
+        if flags & !allowed != 0 {
             return Err(DecodeError("invalid cell flags"));
         }
         let timestamp = if flags & CELL_TIMESTAMP != 0 {
@@ -412,9 +433,27 @@ impl<'a> Reader<'a> {
         let ttl = self.i32_unless_default(flags & CELL_TTL != 0, 0)?;
         let local_deletion_time =
             self.i32_unless_default(flags & CELL_DELETION_TIME != 0, NO_DELETION_TIME)?;
-        let value = self.varslice_if(flags & HAS_VALUE != 0)?;
+        let value = if flags & CELL_USUAL_LENGTH != 0 {
+            Some(self.usual_value(flags, usual)?)
+        } else {
+            self.varslice_if(flags & HAS_VALUE != 0)?
+        };
         let path = self.varslice_if(flags & HAS_PATH != 0)?;
         CellView::checked(flags, timestamp, (ttl, local_deletion_time), (value, path))
+    }
+
+    /// A value of its column's usual length, which a flagged cell leaves out.
+    fn usual_value(&mut self, flags: u8, usual: Option<u32>) -> Result<&'a [u8], DecodeError> {
+        let len = usual.filter(|&l| l != NO_USUAL_LENGTH && flags & HAS_VALUE != 0);
+        let len = len.ok_or(DecodeError(
+            "usual length without a value or a usual length",
+        ))?;
+        if len as usize > self.bytes.len() {
+            return Err(DecodeError("length exceeds payload"));
+        }
+        let (value, rest) = self.bytes.split_at(len as usize);
+        self.bytes = rest;
+        Ok(value)
     }
 
     /// An `i32` written only when it differs from `default`.

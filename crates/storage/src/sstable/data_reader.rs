@@ -16,6 +16,7 @@ use crate::sstable::data::CompressionInfo;
 use crate::sstable::format::{
     check_stream_header, corrupt, read_varint, DATA_MAGIC, STREAM_HEADER_LEN,
 };
+use crate::sstable::stats::RowNumbering;
 use mutation::codec::Numbering;
 
 /// An open Data file. Reads are positioned (`pread`), so one instance serves many threads.
@@ -26,20 +27,14 @@ pub(crate) struct DataFile {
     chunk_reads: AtomicU64,
     /// The format version its header names (how records are laid out).
     version: u16,
-    /// The column names its rows number and the timestamp their markers are written from
-    /// (format version 2; Statistics holds them).
-    names: Vec<Bytes>,
-    timestamp_base: i64,
+    /// What its rows are numbered with (format version 2; Statistics holds it).
+    numbering: RowNumbering,
 }
 
 impl DataFile {
     /// Opens `path` and checks its header and length against `info`; its rows are numbered
-    /// with `names` and `timestamp_base` (ignored for format version 1, whose rows spell them).
-    pub fn open(
-        path: PathBuf,
-        info: CompressionInfo,
-        (names, timestamp_base): (Vec<Bytes>, i64),
-    ) -> Result<DataFile> {
+    /// with `numbering` (ignored for format version 1, whose rows spell their names).
+    pub fn open(path: PathBuf, info: CompressionInfo, numbering: RowNumbering) -> Result<DataFile> {
         let file = File::open(&path).map_err(|e| StorageError::io(&path, e))?;
         let len = file
             .metadata()
@@ -61,8 +56,7 @@ impl DataFile {
             info,
             chunk_reads: AtomicU64::new(0),
             version: 0,
-            names,
-            timestamp_base,
+            numbering,
         };
         let header = data.read_at(0, STREAM_HEADER_LEN as usize)?;
         data.version = check_stream_header(&header, DATA_MAGIC, &data.path)?;
@@ -249,10 +243,7 @@ impl<'a> DataCursor<'a> {
     /// How rows are numbered, if they are (format version 2).
     pub fn numbering(&self) -> Option<Numbering<'a>> {
         let data = self.data;
-        (data.version != 1).then_some(Numbering {
-            names: &data.names,
-            timestamp_base: data.timestamp_base,
-        })
+        (data.version != 1).then(|| data.numbering.as_codec())
     }
 
     /// Reads one length-prefixed record; `None` for an empty record (the end-of-partition

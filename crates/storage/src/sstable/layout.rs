@@ -16,7 +16,11 @@ use std::collections::HashMap;
 use crate::error::{Result, StorageError};
 use crate::partition::PartitionData;
 use crate::sstable::format::{put_varbytes, put_varint, Decoder};
-use mutation::codec::{put_bound, put_deletion, put_numbered_row, put_row, NameSpan, Numbering};
+use crate::sstable::stats::RowNumbering;
+use mutation::codec::{
+    put_bound, put_deletion, put_numbered_row, put_row, ColumnTable, Numbering, RowSpans,
+    NO_USUAL_LENGTH,
+};
 use mutation::{DeletionTime, PartitionKey, RangeTombstone, Row};
 
 /// Everything of a partition that precedes its rows.
@@ -106,20 +110,26 @@ pub(crate) fn put_header_record(out: &mut Vec<u8>, key: &PartitionKey, data: &Pa
 }
 
 /// The column names the rows of one SSTable number (format version 2), in the order they were
-/// first written, and the row records that number them.
+/// first written, with their usual value lengths, and the row records that number them.
 #[derive(Default)]
 pub(crate) struct ColumnNumbers {
-    names: Vec<Bytes>,
+    columns: Columns,
     /// The timestamp row markers are written from: the first one written.
     timestamp_base: Option<i64>,
-    numbers: HashMap<Bytes, u64>,
-    spans: Vec<NameSpan>,
+    spans: RowSpans,
     scratch: Vec<u8>,
 }
 
-impl ColumnNumbers {
-    /// The number of `name`, the `i`th column of its row: rows mostly have the columns of the
-    /// rows before, so the `i`th name is tried before the map.
+#[derive(Default)]
+struct Columns {
+    names: Vec<Bytes>,
+    lengths: Vec<u32>,
+    numbers: HashMap<Bytes, u64>,
+}
+
+impl ColumnTable for Columns {
+    /// Rows mostly have the columns of the rows before, so the `i`th name is tried before the
+    /// map.
     fn number(&mut self, name: &[u8], i: usize) -> u64 {
         if self.names.get(i).is_some_and(|n| n == name) {
             return i as u64;
@@ -130,25 +140,31 @@ impl ColumnNumbers {
         let number = self.names.len() as u64;
         let name = Bytes::copy_from_slice(name);
         self.names.push(name.clone());
+        self.lengths.push(NO_USUAL_LENGTH);
         self.numbers.insert(name, number);
         number
     }
 
+    fn usual_length(&mut self, number: u64, len: usize) -> bool {
+        let Some(usual) = self.lengths.get_mut(number as usize) else {
+            return false;
+        };
+        let len = u32::try_from(len).unwrap_or(NO_USUAL_LENGTH);
+        if *usual == NO_USUAL_LENGTH {
+            *usual = len;
+        }
+        *usual == len && len != NO_USUAL_LENGTH
+    }
+}
+
+impl ColumnNumbers {
     /// Appends the record of the row encoded (compactly) as `encoded`, its columns numbered.
     pub fn put_encoded_row_record(&mut self, out: &mut Vec<u8>, encoded: &[u8]) -> Result<()> {
-        let mut spans = std::mem::take(&mut self.spans);
         let mut result = Ok(());
         put_record(out, |out| {
-            let mut i = 0;
-            let mut base = self.timestamp_base;
-            let number = |name: &[u8]| {
-                i += 1;
-                self.number(name, i - 1)
-            };
-            result = put_numbered_row(out, encoded, &mut spans, number, &mut base);
-            self.timestamp_base = base;
+            let (spans, columns) = (&mut self.spans, &mut self.columns);
+            result = put_numbered_row(out, encoded, spans, columns, &mut self.timestamp_base);
         });
-        self.spans = spans;
         result.map_err(|e| StorageError::Invalid(format!("a row does not encode: {}", e.0)))
     }
 
@@ -162,9 +178,13 @@ impl ColumnNumbers {
         result
     }
 
-    /// The names, numbered by their places, and the timestamp row markers are written from.
-    pub fn into_parts(self) -> (Vec<Bytes>, i64) {
-        (self.names, self.timestamp_base.unwrap_or(0))
+    /// What the rows were numbered with, for Statistics.
+    pub fn into_numbering(self) -> RowNumbering {
+        RowNumbering {
+            names: self.columns.names,
+            lengths: self.columns.lengths,
+            timestamp_base: self.timestamp_base.unwrap_or(0),
+        }
     }
 }
 
@@ -364,12 +384,10 @@ mod tests {
         });
         let mut out = Vec::new();
         numbers.put_row_record(&mut out, &row).expect("row");
-        let (names, timestamp_base) = numbers.into_parts();
-        assert_eq!(names, vec![b("v")]);
-        let numbering = Some(Numbering {
-            names: &names,
-            timestamp_base,
-        });
+        let numbering = numbers.into_numbering();
+        assert_eq!(numbering.names, vec![b("v")]);
+        assert_eq!(numbering.lengths, vec![1]);
+        let numbering = Some(numbering.as_codec());
         let decoded = decode_row(&bad.clone().into(), file, 0, numbering).expect("row");
         assert_eq!(decoded, row);
         assert!(

@@ -76,7 +76,7 @@ impl Sstable {
             &desc.path(Component::Statistics),
         )?;
         let index = IndexFile::open(desc.path(Component::Index), summary.index_len)?;
-        let numbering = (stats.column_names.clone(), stats.timestamp_base);
+        let numbering = stats.numbering.clone();
         let data = DataFile::open(desc.path(Component::Data), info, numbering)?;
         let size_on_disk = Component::ALL
             .iter()

@@ -14,7 +14,7 @@ use crate::sstable::format::{put_bytes, seal, unseal, Decoder, STATS_MAGIC};
 use crate::sstable::histogram::{EstimatedHistogram, StreamingHistogram};
 use crate::sstable::records::RowRecord;
 use crate::sstable::summary::{get_key, put_key};
-use mutation::codec::{visit_decoded, CellView, RowVisitor};
+use mutation::codec::{visit_decoded, CellView, Numbering, RowVisitor};
 use mutation::{DeletionTime, LivenessInfo, PartitionKey};
 
 /// Bounds every row clustering and range-tombstone bound of the SSTable lies within.
@@ -65,11 +65,29 @@ pub struct SstableStats {
     /// Cells per partition (Cassandra's `estimatedCellPerPartitionCount`); empty for
     /// SSTables written before it was recorded.
     pub cell_counts: EstimatedHistogram,
-    /// The column names the rows of the Data component number, in the order numbered (format
-    /// version 2; empty in version 1, whose rows spell their names).
-    pub column_names: Vec<Bytes>,
-    /// The timestamp the rows' markers are written from (format version 2).
+    /// What the rows of the Data component are numbered with (format version 2; empty in
+    /// version 1, whose rows spell their names).
+    pub numbering: RowNumbering,
+}
+
+/// What the rows of an SSTable of format version 2 are numbered with: the column names in the
+/// order numbered, each one's usual value length, the timestamp row markers are written from.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RowNumbering {
+    pub names: Vec<Bytes>,
+    pub lengths: Vec<u32>,
     pub timestamp_base: i64,
+}
+
+impl RowNumbering {
+    /// The form the row decoder takes.
+    pub(crate) fn as_codec(&self) -> Numbering<'_> {
+        Numbering {
+            names: &self.names,
+            lengths: &self.lengths,
+            timestamp_base: self.timestamp_base,
+        }
+    }
 }
 
 impl Default for SstableStats {
@@ -97,8 +115,7 @@ impl Default for SstableStats {
             level: 0,
             repaired_at: 0,
             cell_counts: EstimatedHistogram::default(),
-            column_names: Vec::new(),
-            timestamp_base: 0,
+            numbering: RowNumbering::default(),
         }
     }
 }
@@ -169,11 +186,13 @@ impl SstableStats {
         out.put_u32(self.level);
         out.put_u64(self.repaired_at);
         self.cell_counts.encode(&mut out);
-        out.put_u32(self.column_names.len() as u32);
-        for name in &self.column_names {
+        out.put_u32(self.numbering.names.len() as u32);
+        let numbering = &self.numbering;
+        for (name, length) in numbering.names.iter().zip(&numbering.lengths) {
             put_bytes(&mut out, name);
+            out.put_u32(*length);
         }
-        out.put_i64(self.timestamp_base);
+        out.put_i64(numbering.timestamp_base);
         seal(STATS_MAGIC, &out)
     }
 
@@ -213,31 +232,31 @@ impl SstableStats {
             } else {
                 EstimatedHistogram::decode(&mut d)?
             },
-            column_names: Vec::new(),
-            timestamp_base: 0,
+            numbering: RowNumbering::default(),
         };
         if !d.is_empty() {
-            stats.column_names = decode_names(&mut d)?;
-            stats.timestamp_base = d.i64()?;
+            stats.numbering = decode_numbering(&mut d)?;
         }
         d.finish()?;
         Ok(stats)
     }
 }
 
-/// The column names, each shared with every row decoded (interned when they are text, as the
-/// names of rows written are).
-fn decode_names(d: &mut Decoder<'_>) -> Result<Vec<Bytes>> {
-    let count = d.count(4)?;
-    let mut names = Vec::with_capacity(count);
+/// The column names (each shared with every row decoded: interned when they are text, as the
+/// names of rows written are), their usual lengths and the timestamp base.
+fn decode_numbering(d: &mut Decoder<'_>) -> Result<RowNumbering> {
+    let count = d.count(8)?;
+    let mut numbering = RowNumbering::default();
     for _ in 0..count {
         let name = d.slice()?;
-        names.push(match std::str::from_utf8(name) {
+        numbering.names.push(match std::str::from_utf8(name) {
             Ok(text) => mutation::column_name(text),
             Err(_) => Bytes::copy_from_slice(name),
         });
+        numbering.lengths.push(d.u32()?);
     }
-    Ok(names)
+    numbering.timestamp_base = d.i64()?;
+    Ok(numbering)
 }
 
 fn encode_clustering(out: &mut Vec<u8>, range: &Option<ClusteringRange>) {
@@ -469,17 +488,20 @@ mod tests {
             ..SstableStats::default()
         };
         stats.cell_counts.add(12);
-        stats.column_names = vec![Bytes::from_static(b"C0"), Bytes::from_static(b"v")];
-        stats.timestamp_base = 1_700_000_000_000_000;
+        stats.numbering = RowNumbering {
+            names: vec![Bytes::from_static(b"C0"), Bytes::from_static(b"v")],
+            lengths: vec![34, mutation::codec::NO_USUAL_LENGTH],
+            timestamp_base: 1_700_000_000_000_000,
+        };
         let file = Path::new("Statistics.db");
         let encoded = stats.encode();
         let decoded = SstableStats::decode(&encoded, file).expect("decode");
         assert_eq!(decoded, stats);
         let body = unseal(&encoded, STATS_MAGIC, file).expect("unseal");
-        let names = 4 + (4 + 2) + (4 + 1) + 8;
+        let names = 4 + (4 + 2 + 4) + (4 + 1 + 4) + 8;
         let version_1 = seal(STATS_MAGIC, &body[..body.len() - names]);
         let old = SstableStats::decode(&version_1, file).expect("decode a version 1 file");
-        assert!(old.column_names.is_empty());
+        assert_eq!(old.numbering, RowNumbering::default());
         assert_eq!(old.cell_counts, stats.cell_counts);
         let mut histogram = Vec::new();
         stats.cell_counts.encode(&mut histogram);

@@ -234,7 +234,7 @@ impl SstableWriter {
             self.options.level,
             self.options.repaired_at,
         );
-        (stats.column_names, stats.timestamp_base) = std::mem::take(&mut self.numbers).into_parts();
+        stats.numbering = std::mem::take(&mut self.numbers).into_numbering();
         self.write_component(Component::CompressionInfo, &info.encode())?;
         self.write_component(Component::Summary, &summary.encode())?;
         self.write_component(Component::Filter, &filter.encode())?;

@@ -397,7 +397,7 @@ fn standard1(key: &[u8]) -> (PartitionKey, PartitionData) {
 }
 
 #[test]
-fn a_standard1_partition_takes_200_data_bytes_and_13_or_14_index_bytes() {
+fn a_standard1_partition_takes_195_data_bytes_and_13_or_14_index_bytes() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut partitions: Vec<_> = (0..1000u32)
         .map(|i| standard1(format!("{i:010}").as_bytes()))
@@ -412,11 +412,12 @@ fn a_standard1_partition_takes_200_data_bytes_and_13_or_14_index_bytes() {
         writer.append(key, data).expect("append");
     }
     let sstable = open(&writer.finish().expect("finish"));
-    // Header record 13 (length, flags, key length, key), row record 2 + 184 (its timestamp the
-    // base's: one byte), end marker 1.
-    assert_eq!(sstable.stats().uncompressed_size, 1000 * 200);
+    // Header record 13 (length, flags, key length, key), row record 2 + 179 (its timestamp the
+    // base's: one byte; no names nor lengths), end marker 1.
+    assert_eq!(sstable.stats().uncompressed_size, 1000 * 195);
     let names: Vec<_> = (0..5).map(|i| b(&format!("C{i}"))).collect();
-    assert_eq!(sstable.stats().column_names, names);
+    assert_eq!(sstable.stats().numbering.names, names);
+    assert_eq!(sstable.stats().numbering.lengths, vec![34; 5]);
     // Index: stream header, 32 blocks of count and CRC, entries of head, key and position.
     let index = fs::metadata(sstable.descriptor().path(Component::Index)).expect("index");
     let entries = index.len() - 10 - 32 * 8;
