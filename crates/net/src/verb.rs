@@ -26,11 +26,16 @@ pub enum Verb {
     BatchStore = 25,
     BatchRemove = 26,
     Truncate = 27,
+    /// Streaming (crate `streaming`): the receiver asks for the SSTables of some ranges and
+    /// gets their list; then asks for their bytes a chunk at a time; then ends the session.
+    StreamPrepare = 28,
+    StreamChunk = 29,
+    StreamComplete = 30,
 }
 
 impl Verb {
     /// Every verb, in code order.
-    pub const ALL: [Verb; 15] = [
+    pub const ALL: [Verb; 18] = [
         Verb::Echo,
         Verb::Gossip,
         Verb::RaftVote,
@@ -46,6 +51,9 @@ impl Verb {
         Verb::BatchStore,
         Verb::BatchRemove,
         Verb::Truncate,
+        Verb::StreamPrepare,
+        Verb::StreamChunk,
+        Verb::StreamComplete,
     ];
 
     /// The name `nodetool tpstats` shows (Cassandra's verb names where one exists).
@@ -66,6 +74,9 @@ impl Verb {
             Verb::BatchStore => "BATCH_STORE_REQ",
             Verb::BatchRemove => "BATCH_REMOVE_REQ",
             Verb::Truncate => "TRUNCATE_REQ",
+            Verb::StreamPrepare => "STREAM_PREPARE_REQ",
+            Verb::StreamChunk => "STREAM_CHUNK_REQ",
+            Verb::StreamComplete => "STREAM_COMPLETE_REQ",
         }
     }
 

@@ -25,6 +25,7 @@ mod resolve;
 mod row_map;
 mod snapshot;
 mod storage;
+pub mod stream;
 pub mod stripes;
 #[cfg(test)]
 mod testing;

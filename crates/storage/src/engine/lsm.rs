@@ -483,6 +483,17 @@ impl LsmEngine {
         self.view().sstables.iter().find(|s| s.owns(file)).cloned()
     }
 
+    /// Adds a finished SSTable written outside flushes and compactions (received by a stream)
+    /// to the reads.
+    pub fn add_sstable(&self, sstable: Arc<LiveSstable>) {
+        let mut view = self.view.write();
+        let mut next = View::clone(&view);
+        next.sstables.push(sstable);
+        next.sstables
+            .sort_by_key(|s| std::cmp::Reverse(s.generation()));
+        *view = Arc::new(next);
+    }
+
     /// Stops reading the SSTables under `root` (a data directory `best_effort` made
     /// unreadable); their files stay where they are.
     pub fn forget_sstables_under(&self, root: &Path) {

@@ -109,6 +109,7 @@ pub fn open_table_dirs(dirs: &[PathBuf], quarantine: bool) -> Result<Vec<Arc<Liv
     };
     for dir in dirs {
         fs::create_dir_all(dir).map_err(|e| StorageError::io(dir, e))?;
+        crate::stream::clean_leftovers(dir)?;
     }
     crate::compaction::exec::recover(primary, dirs)?;
     let mut sstables = Vec::new();

@@ -117,6 +117,21 @@ impl Descriptor {
     }
 }
 
+/// The name a component travels under in a stream: its file name without the generation
+/// (`hb-Data.db`), so the receiver can give the SSTable a generation of its own and streaming
+/// itself never looks inside it; the tag says the format version.
+pub fn stream_name(version: u16, component: Component) -> String {
+    format!("{}-{}", version_tag(version), component.suffix())
+}
+
+/// The format version and component a [`stream_name`] names; `None` for a format this build
+/// does not read or an unknown component.
+pub fn parse_stream_name(name: &str) -> Option<(u16, Component)> {
+    let (tag, suffix) = name.split_once('-')?;
+    let (version, _) = VERSIONS.iter().find(|(_, t)| *t == tag)?;
+    Some((*version, Component::from_suffix(suffix)?))
+}
+
 /// What a file name in a table directory denotes.
 #[derive(Debug, PartialEq, Eq)]
 struct ParsedName {
@@ -234,6 +249,17 @@ mod tests {
         assert_eq!(old, Some((1, 7)));
         let path = Descriptor::of_version("/t", 7, 1).path(Component::Index);
         assert_eq!(path, Path::new("/t/ha-7-Index.db"));
+        for version in [1, FORMAT_VERSION] {
+            for c in Component::ALL {
+                assert_eq!(
+                    parse_stream_name(&stream_name(version, c)),
+                    Some((version, c))
+                );
+            }
+        }
+        assert_eq!(stream_name(FORMAT_VERSION, Component::Data), "hb-Data.db");
+        assert_eq!(parse_stream_name("zz-Data.db"), None);
+        assert_eq!(parse_stream_name("ha-Other.db"), None);
     }
 
     #[test]

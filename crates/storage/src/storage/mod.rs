@@ -14,6 +14,7 @@ mod reads;
 mod replay;
 mod scrub;
 mod snapshots;
+mod streams;
 mod usage;
 
 pub use config::{default_commitlog_total_space, MemtableAllocation, StorageConfig};
@@ -365,7 +366,7 @@ impl Storage {
         flushed.and(synced)
     }
 
-    fn engine(&self, table: TableId) -> Result<Arc<LsmEngine>> {
+    pub(crate) fn engine(&self, table: TableId) -> Result<Arc<LsmEngine>> {
         self.core.engine(table)
     }
 
