@@ -1,0 +1,276 @@
+//! Streaming: moving the SSTables of some token ranges of some tables between nodes, the
+//! machinery under `nodetool rebuild` and, later, bootstrap, decommission, replace and repair.
+//!
+//! This crate owns the stream sessions: their protocol (the `Stream*` verbs over `net`,
+//! [`messages`]), the receiving side's driver (`receive`), the sending side's sessions
+//! (`source`), the node-wide outbound throttles (`stream_throughput_outbound` for SSTables
+//! rewritten for a stream, `entire_sstable_stream_throughput_outbound` for whole ones), and
+//! the progress of every session ([`SessionInfo`], `nodetool netstats`). Choosing the SSTables
+//! and checking and adding received ones belongs to `storage::stream`; which ranges to move
+//! and from whom belongs to the caller.
+//!
+//! Every session is pulled by its receiver: it asks the source to prepare (flush, then stage
+//! the SSTables lying in the ranges — whole ones hard-linked, the partitions in range of the
+//! others rewritten), gets the list of files, asks for their bytes chunk by chunk (a few
+//! requests in flight, each retried after a lost message), and ends the session. A session
+//! that fails is ended on both sides: the receiver removes what it staged and tells the
+//! source, which drops its staging (or does so on its own when the receiver goes silent).
+//! SSTables already added stay: retrying streams the ranges again, and the copies merge as
+//! any overlapping SSTables do. To send (decommission), a node will ask the receiver to pull.
+
+pub mod messages;
+mod progress;
+mod receive;
+mod source;
+mod throttle;
+
+pub use progress::{Direction, SessionInfo, State};
+pub use throttle::Throttle;
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use bytes::Bytes;
+use mutation::TableId;
+use net::{handler_fn, Messaging, NetError, RemoteError, Verb};
+use storage::{Storage, StorageError, TokenRange};
+use tokio::task::JoinHandle;
+use uuid::Uuid;
+
+use crate::messages::{ChunkRequest, Complete, DecodeError, Prepare};
+use crate::progress::Registry;
+use crate::source::Sources;
+
+/// Cassandra 5.0's default for both outbound throughputs: 24 MiB/s.
+pub const DEFAULT_THROUGHPUT: u64 = 24 * 1024 * 1024;
+
+#[derive(Clone, Debug)]
+pub struct StreamConfig {
+    /// Bytes asked for per chunk request.
+    pub chunk_bytes: usize,
+    /// Chunk requests in flight per session.
+    pub window: usize,
+    /// Timeout of a chunk or completion request.
+    pub request_timeout: Duration,
+    /// Timeout of the preparation (a flush and the rewriting of straddling SSTables).
+    pub prepare_timeout: Duration,
+    /// A chunk request is sent again this many times after a timeout or a lost connection,
+    /// `retry_delay` times the attempt number apart.
+    pub retries: u32,
+    pub retry_delay: Duration,
+    /// A source ends a session its receiver has asked nothing of for this long.
+    pub idle_timeout: Duration,
+    /// `stream_throughput_outbound` and `entire_sstable_stream_throughput_outbound`, bytes per
+    /// second (0: unlimited).
+    pub throughput: u64,
+    pub entire_sstable_throughput: u64,
+}
+
+impl Default for StreamConfig {
+    fn default() -> StreamConfig {
+        StreamConfig {
+            chunk_bytes: 1024 * 1024,
+            window: 4,
+            request_timeout: Duration::from_secs(60),
+            prepare_timeout: Duration::from_secs(600),
+            retries: 5,
+            retry_delay: Duration::from_millis(500),
+            idle_timeout: Duration::from_secs(300),
+            throughput: DEFAULT_THROUGHPUT,
+            entire_sstable_throughput: DEFAULT_THROUGHPUT,
+        }
+    }
+}
+
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum StreamError {
+    #[error("{0}")]
+    Net(#[from] NetError),
+    #[error("{0}")]
+    Storage(String),
+    #[error("{0}")]
+    Decode(#[from] DecodeError),
+    #[error("no stream session {0}")]
+    UnknownSession(Uuid),
+    #[error("stream protocol error: {0}")]
+    Protocol(String),
+}
+
+impl From<StorageError> for StreamError {
+    fn from(error: StorageError) -> StreamError {
+        StreamError::Storage(error.to_string())
+    }
+}
+
+/// Ranges of tables to pull from one peer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StreamRequest {
+    /// The peer's internode address.
+    pub peer: SocketAddr,
+    pub tables: Vec<(TableId, Vec<TokenRange>)>,
+}
+
+/// The node's streaming service.
+pub struct Streaming {
+    inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    storage: Arc<Storage>,
+    messaging: Arc<Messaging>,
+    config: StreamConfig,
+    throttle: Throttle,
+    entire_sstable_throttle: Throttle,
+    registry: Registry,
+    sources: Sources,
+}
+
+/// A running plan: one session per peer.
+pub struct StreamPlan {
+    pub id: Uuid,
+    sessions: Vec<(SocketAddr, JoinHandle<Result<(), StreamError>>)>,
+}
+
+impl StreamPlan {
+    /// Waits for every session; the failures, by peer, if any failed.
+    pub async fn finish(self) -> Result<(), Vec<(SocketAddr, StreamError)>> {
+        let mut failures = Vec::new();
+        for (peer, session) in self.sessions {
+            let result = session
+                .await
+                .unwrap_or_else(|e| Err(StreamError::Protocol(format!("session task: {e}"))));
+            if let Err(e) = result {
+                failures.push((peer, e));
+            }
+        }
+        if failures.is_empty() {
+            Ok(())
+        } else {
+            Err(failures)
+        }
+    }
+}
+
+impl Streaming {
+    /// Starts the service: registers the stream verbs' handlers on `messaging`.
+    pub fn start(
+        storage: Arc<Storage>,
+        messaging: Arc<Messaging>,
+        config: StreamConfig,
+    ) -> Streaming {
+        let inner = Arc::new(Inner {
+            storage,
+            messaging: messaging.clone(),
+            throttle: Throttle::new(config.throughput),
+            entire_sstable_throttle: Throttle::new(config.entire_sstable_throughput),
+            config,
+            registry: Registry::default(),
+            sources: Sources::default(),
+        });
+        register(&messaging, &inner);
+        tokio::spawn(expire_idle(Arc::downgrade(&inner)));
+        Streaming { inner }
+    }
+
+    /// Pulls the ranges of each request from its peer, one session per request, all at once.
+    pub fn fetch(&self, description: &str, requests: Vec<StreamRequest>) -> StreamPlan {
+        let id = Uuid::new_v4();
+        let sessions = requests
+            .into_iter()
+            .map(|request| {
+                let session = Uuid::new_v4();
+                let progress = self.inner.registry.start(
+                    session,
+                    description,
+                    request.peer,
+                    Direction::Receiving,
+                );
+                let prepare = Prepare {
+                    session,
+                    description: description.to_string(),
+                    tables: request.tables,
+                };
+                let run = receive::run(self.inner.clone(), request.peer, prepare, progress);
+                (request.peer, tokio::spawn(run))
+            })
+            .collect();
+        StreamPlan { id, sessions }
+    }
+
+    /// Every session running and the last ones finished, oldest first.
+    pub fn sessions(&self) -> Vec<SessionInfo> {
+        self.inner.registry.sessions()
+    }
+
+    /// `stream_throughput_outbound`, bytes per second (0: unlimited).
+    pub fn throttle(&self) -> &Throttle {
+        &self.inner.throttle
+    }
+
+    /// `entire_sstable_stream_throughput_outbound`, bytes per second (0: unlimited).
+    pub fn entire_sstable_throttle(&self) -> &Throttle {
+        &self.inner.entire_sstable_throttle
+    }
+}
+
+fn register(messaging: &Messaging, inner: &Arc<Inner>) {
+    let weak = Arc::downgrade(inner);
+    messaging.register(
+        Verb::StreamPrepare,
+        handler_fn(move |from, payload| {
+            let weak = weak.clone();
+            async move {
+                let inner = alive(&weak)?;
+                let prepare = Prepare::decode(&payload).map_err(remote)?;
+                source::prepare(&inner, from.addr, prepare)
+                    .await
+                    .map_err(remote)
+            }
+        }),
+    );
+    let weak = Arc::downgrade(inner);
+    messaging.register(
+        Verb::StreamChunk,
+        handler_fn(move |_, payload| {
+            let weak = weak.clone();
+            async move {
+                let inner = alive(&weak)?;
+                let request = ChunkRequest::decode(&payload).map_err(remote)?;
+                source::chunk(&inner, request).await.map_err(remote)
+            }
+        }),
+    );
+    let weak = Arc::downgrade(inner);
+    messaging.register(
+        Verb::StreamComplete,
+        handler_fn(move |_, payload| {
+            let weak = weak.clone();
+            async move {
+                let inner = alive(&weak)?;
+                let complete = Complete::decode(&payload).map_err(remote)?;
+                Ok::<Bytes, RemoteError>(source::complete(&inner, complete))
+            }
+        }),
+    );
+}
+
+fn alive(weak: &Weak<Inner>) -> Result<Arc<Inner>, RemoteError> {
+    weak.upgrade()
+        .ok_or_else(|| RemoteError::new(RemoteError::SERVER_ERROR, "streaming is shut down"))
+}
+
+fn remote(error: impl std::fmt::Display) -> RemoteError {
+    RemoteError::new(RemoteError::SERVER_ERROR, error.to_string())
+}
+
+/// Ends, every few seconds, the sending sessions whose receiver went silent.
+async fn expire_idle(inner: Weak<Inner>) {
+    loop {
+        let Some(inner) = inner.upgrade() else { return };
+        let idle = inner.config.idle_timeout;
+        inner.sources.expire(idle);
+        drop(inner);
+        tokio::time::sleep((idle / 4).max(Duration::from_millis(100))).await;
+    }
+}
