@@ -66,6 +66,8 @@ pub struct AdminNode {
     pub gossip: Option<Arc<dyn Membership>>,
     /// Internode messaging, on a node with seeds (its dropped messages in `tpstats`).
     pub messaging: Option<Arc<net::Messaging>>,
+    /// Streaming, on a node with seeds (`netstats`, `rebuild`, the stream throttles).
+    pub streaming: Option<Arc<streaming::Streaming>>,
     /// The run-time log levels (`nodetool getlogginglevels`, `setlogginglevel`).
     pub logging: Arc<dyn LogLevels>,
     pub started: Instant,

@@ -11,7 +11,7 @@ use crate::api::pools::GcClock;
 use crate::api::types::{AutocompactionRequest, TableSelection};
 use crate::api::{
     binary, cluster, compaction, hints, logging, pools, proxy, ring, scrub, settings, snapshots,
-    tables, trace,
+    streams, tables, trace,
 };
 use crate::error::{ApiError, ApiResult};
 use crate::metrics;
@@ -74,6 +74,7 @@ impl Api {
             "/v1/binary" if get => ok(&binary::status(node)),
             "/v1/hints" if get => ok(&hints::status(node)?),
             "/v1/hints/pending" if get => ok(&hints::pending(node)?),
+            "/v1/streams" if get => ok(&streams::sessions(node)),
             _ => match histograms_path(path) {
                 Some((keyspace, table)) if get => {
                     ok(&snapshots::histograms(node, keyspace, table)?)
@@ -97,6 +98,10 @@ impl Api {
             "/v1/settings/compaction_throughput" if get => ok(&compaction::throughput(node)),
             "/v1/settings/compaction_throughput" if put => {
                 ok(&compaction::set_throughput(node, &parse(body)?)?)
+            }
+            "/v1/settings/stream_throughput" if get => ok(&streams::throughput(node)?),
+            "/v1/settings/stream_throughput" if put => {
+                ok(&streams::set_throughput(node, &parse(body)?)?)
             }
             "/v1/logging" if get => ok(&logging::levels(node)),
             "/v1/logging" if put => ok(&logging::set(node, &selection_or_default(body)?)?),
@@ -149,6 +154,7 @@ impl Api {
                 ok(&serde_json::json!({ "stopping": true }))
             }
             "/v1/scrub" => ok(&scrub::scrub(node, &selection_or_default(body)?).await?),
+            "/v1/rebuild" => ok(&streams::rebuild(node, &selection_or_default(body)?).await?),
             "/v1/verify" => ok(&scrub::verify(node, &selection_or_default(body)?).await?),
             "/v1/endpoints" => ok(&ring::endpoints(node, &parse(body)?)?),
             "/v1/gossip/enable" => ok(&ring::set_gossip(node, true)?),
@@ -185,7 +191,7 @@ impl Api {
 
 /// 404 for an unknown path, 405 for a known path with the wrong method.
 fn unknown(method: &Method, path: &str) -> ApiError {
-    const PATHS: [&str; 49] = [
+    const PATHS: [&str; 52] = [
         "/metrics",
         "/v1/garbagecollect",
         "/v1/logging",
@@ -235,6 +241,9 @@ fn unknown(method: &Method, path: &str) -> ApiError {
         "/v1/hints/datacenters/enable",
         "/v1/hints/datacenters/disable",
         "/v1/hints/truncate",
+        "/v1/streams",
+        "/v1/settings/stream_throughput",
+        "/v1/rebuild",
     ];
     let known = histograms_path(path).is_some()
         || PATHS

@@ -79,6 +79,7 @@ pub(crate) async fn api(dir: &tempfile::TempDir) -> Api {
         metadata,
         gossip: None,
         messaging: None,
+        streaming: None,
         logging: Arc::new(RecordedLevels::default()),
         started: Instant::now(),
         generation: 1,

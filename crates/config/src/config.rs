@@ -139,6 +139,10 @@ pub struct Config {
     pub concurrent_compactors: Option<u32>,
     /// Zero means unthrottled.
     pub compaction_throughput: DataRate,
+    /// Streams' sending rate for SSTables rewritten for a stream and for whole ones (zero:
+    /// unthrottled); `nodetool setstreamthroughput [-e]` changes them at run time.
+    pub stream_throughput_outbound: DataRate,
+    pub entire_sstable_stream_throughput_outbound: DataRate,
     /// `None`: a quarter of the memory available to the node.
     pub memtable_heap_space: Option<DataSize>,
     pub memtable_offheap_space: Option<DataSize>,
@@ -243,6 +247,8 @@ impl Default for Config {
             concurrent_counter_writes: 32,
             concurrent_compactors: None,
             compaction_throughput: DataRate::mebibytes_per_second(64),
+            stream_throughput_outbound: DataRate::mebibytes_per_second(24),
+            entire_sstable_stream_throughput_outbound: DataRate::mebibytes_per_second(24),
             memtable_heap_space: None,
             memtable_offheap_space: None,
             memtable_allocation_type: MemtableAllocationType::HeapBuffers,

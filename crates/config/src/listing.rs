@@ -157,6 +157,14 @@ impl Config {
             ("max_mutation_size", opt(self.max_mutation_size)),
             ("concurrent_compactors", opt(self.concurrent_compactors)),
             ("compaction_throughput", set(self.compaction_throughput)),
+            (
+                "stream_throughput_outbound",
+                set(self.stream_throughput_outbound),
+            ),
+            (
+                "entire_sstable_stream_throughput_outbound",
+                set(self.entire_sstable_stream_throughput_outbound),
+            ),
             ("memtable_heap_space", opt(self.memtable_heap_space)),
             ("memtable_offheap_space", opt(self.memtable_offheap_space)),
             (

@@ -74,7 +74,15 @@ fn old_names_are_converted() {
         "write_request_timeout_in_ms: 3000\ncommitlog_segment_size_in_mb: 64\n\
          compaction_throughput_mb_per_sec: 0\nnative_transport_max_frame_size_in_mb: 8\n\
          commitlog_sync_period_in_ms: 5000\nbatch_size_fail_threshold_in_kb: 100\n\
-         memtable_heap_space_in_mb: 2048\n",
+         memtable_heap_space_in_mb: 2048\nstream_throughput_outbound_megabits_per_sec: 8\n",
+    );
+    assert_eq!(
+        c.stream_throughput_outbound,
+        DataRate::bytes_per_second(1_000_000)
+    );
+    assert_eq!(
+        c.entire_sstable_stream_throughput_outbound,
+        DataRate::mebibytes_per_second(24)
     );
     assert_eq!(c.write_request_timeout, Duration::from_millis(3000));
     assert_eq!(c.commitlog_segment_size, DataSize::mebibytes(64));

@@ -117,6 +117,10 @@ fn apply_storage(c: &mut Config, v: Value) -> Result<bool, ConfigError> {
         "max_mutation_size" => c.max_mutation_size = Some(v.size(Kibibytes)?),
         "concurrent_compactors" => c.concurrent_compactors = Some(v.integer()?),
         "compaction_throughput" => c.compaction_throughput = v.rate()?,
+        "stream_throughput_outbound" => c.stream_throughput_outbound = v.rate()?,
+        "entire_sstable_stream_throughput_outbound" => {
+            c.entire_sstable_stream_throughput_outbound = v.rate()?
+        }
         "memtable_heap_space" => c.memtable_heap_space = Some(v.size(Mebibytes)?),
         "memtable_offheap_space" => c.memtable_offheap_space = Some(v.size(Mebibytes)?),
         "memtable_allocation_type" => c.memtable_allocation_type = allocation_type(v)?,

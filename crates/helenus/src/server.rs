@@ -234,6 +234,13 @@ async fn serve(
         storage: &storage,
     })
     .await?;
+    let streaming = cluster.messaging.as_ref().map(|messaging| {
+        Arc::new(streaming::Streaming::start(
+            storage.clone(),
+            messaging.clone(),
+            stream_config(&config),
+        ))
+    });
     coordinator.start_batchlog_replay(config.batchlog_replay_throttle.as_bytes());
     tokio::spawn(record_size_estimates(
         Arc::downgrade(&processor),
@@ -279,6 +286,7 @@ async fn serve(
         metadata: cluster.metadata.clone(),
         gossip: cluster.membership(),
         messaging: cluster.messaging.clone(),
+        streaming,
         logging,
         started,
         generation: admin::generation_now(),
@@ -308,6 +316,17 @@ async fn serve(
         tracing::error!("the admin API task failed");
     }
     result.map_err(|e| format!("server: {e}"))
+}
+
+/// The stream throttles from cassandra.yaml, the rest as the crate's defaults.
+fn stream_config(config: &Config) -> streaming::StreamConfig {
+    streaming::StreamConfig {
+        throughput: config.stream_throughput_outbound.as_bytes_per_second(),
+        entire_sstable_throughput: config
+            .entire_sstable_stream_throughput_outbound
+            .as_bytes_per_second(),
+        ..streaming::StreamConfig::default()
+    }
 }
 
 /// Runs `shutdown` (flush every table, sync the commit log) for at most `limit`. A failure or

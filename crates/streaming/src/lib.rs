@@ -129,14 +129,19 @@ pub(crate) struct Inner {
 /// A running plan: one session per peer.
 pub struct StreamPlan {
     pub id: Uuid,
-    sessions: Vec<(SocketAddr, JoinHandle<Result<(), StreamError>>)>,
+    sessions: Vec<(SocketAddr, Uuid, JoinHandle<Result<(), StreamError>>)>,
 }
 
 impl StreamPlan {
+    /// The id of each session, one per peer.
+    pub fn session_ids(&self) -> Vec<Uuid> {
+        self.sessions.iter().map(|(_, id, _)| *id).collect()
+    }
+
     /// Waits for every session; the failures, by peer, if any failed.
     pub async fn finish(self) -> Result<(), Vec<(SocketAddr, StreamError)>> {
         let mut failures = Vec::new();
-        for (peer, session) in self.sessions {
+        for (peer, _, session) in self.sessions {
             let result = session
                 .await
                 .unwrap_or_else(|e| Err(StreamError::Protocol(format!("session task: {e}"))));
@@ -192,7 +197,7 @@ impl Streaming {
                     tables: request.tables,
                 };
                 let run = receive::run(self.inner.clone(), request.peer, prepare, progress);
-                (request.peer, tokio::spawn(run))
+                (request.peer, session, tokio::spawn(run))
             })
             .collect();
         StreamPlan { id, sessions }

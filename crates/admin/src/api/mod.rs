@@ -12,6 +12,7 @@ pub mod ring;
 pub mod scrub;
 pub mod settings;
 pub mod snapshots;
+pub mod streams;
 pub mod tables;
 pub mod trace;
 pub mod types;

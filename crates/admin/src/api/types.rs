@@ -603,3 +603,77 @@ pub struct PendingHintsRow {
     pub oldest_ms: i64,
     pub total_bytes: u64,
 }
+
+/// `GET|PUT /v1/settings/stream_throughput`: the outbound stream throttles in bytes per
+/// second (0: unthrottled); a PUT sets the ones it names.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct StreamThroughput {
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub bytes_per_second: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub entire_sstable_bytes_per_second: Option<u64>,
+}
+
+/// One stream session (`GET /v1/streams`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct StreamSession {
+    pub id: String,
+    /// What it is for: "Rebuild", ...
+    pub description: String,
+    /// The peer's internode address.
+    pub peer: String,
+    /// "Receiving" or "Sending".
+    pub direction: String,
+    /// "preparing", "streaming", "complete" or "failed".
+    pub state: String,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub failure: Option<String>,
+    pub files_total: u64,
+    pub files_done: u64,
+    pub bytes_total: u64,
+    pub bytes_done: u64,
+    /// Milliseconds since the epoch.
+    pub started_ms: u64,
+    pub elapsed_ms: u64,
+}
+
+/// `GET /v1/streams`: the node's mode and its stream sessions, running and recently ended.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Streams {
+    pub mode: String,
+    pub sessions: Vec<StreamSession>,
+    /// Reads whose replicas disagreed, each repaired before it was answered.
+    pub read_repairs: u64,
+    /// Internode messages per connection class: Large, Small, Gossip (urgent).
+    pub messages: Vec<MessagePool>,
+}
+
+/// One connection class's messages, summed over the peers.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct MessagePool {
+    pub name: String,
+    pub pending: u64,
+    pub completed: u64,
+    pub dropped: u64,
+}
+
+/// `POST /v1/rebuild`: stream every range this node replicates (of `keyspace`, or of every
+/// user keyspace) from live replicas (in `source_dc` when given).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct RebuildRequest {
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub source_dc: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub keyspace: Option<String>,
+}
+
+/// What a rebuild streamed.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RebuildReport {
+    pub plan_id: String,
+    /// One per source node.
+    pub sessions: usize,
+    pub ranges: usize,
+    pub files: u64,
+    pub bytes: u64,
+}

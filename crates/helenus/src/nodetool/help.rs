@@ -3,7 +3,7 @@
 use super::{unexpected, Output};
 
 /// Commands, their arguments and descriptions (Cassandra 5.0.4's wording).
-const COMMANDS: [(&str, &str, &str); 62] = [
+const COMMANDS: [(&str, &str, &str); 66] = [
     ("cfstats", "[-i] [-H] [<keyspace.table>...]", "Print statistics on tables (alias of tablestats)"),
     ("clearsnapshot", "[(-t <snapshot_name> | --all)] [<keyspaces>...]", "Remove the snapshot with the given name from the given keyspaces"),
     ("cms", "[describe]", "Describe the cluster metadata group: members, leader, epoch (Cassandra 5.1's cms describe)"),
@@ -32,16 +32,19 @@ const COMMANDS: [(&str, &str, &str); 62] = [
     ("getlogginglevels", "", "Get the runtime logging levels"),
     ("getrangerequesttimeout", "", "Print the range request timeout in ms (gettimeout range)"),
     ("getreadrequesttimeout", "", "Print the read request timeout in ms (gettimeout read)"),
+    ("getstreamthroughput", "[-e | -m | -d]", "Print the throughput cap for streaming and entire SSTable streaming in the system"),
     ("gettimeout", "<timeout_type>", "Print the timeout of the given type in ms"),
     ("gettraceprobability", "", "Print the current trace probability value"),
     ("getwriterequesttimeout", "", "Print the write request timeout in ms (gettimeout write)"),
     ("gossipinfo", "[(-r | --resolve-ip)]", "Shows the gossip information for the cluster"),
     ("help", "[<command>]", "Display help information"),
     ("info", "[(-T | --tokens)]", "Print node information (uptime, load, ...)"),
+    ("netstats", "[(-H | --human-readable)]", "Print network information on provided host (connecting node by default)"),
     ("listpendinghints", "", "Print all pending hints that this node has"),
     ("listsnapshots", "", "Lists all the snapshots along with the size on disk and true size."),
     ("pausehandoff", "", "Pause hints delivery process"),
     ("proxyhistograms", "", "Print statistic histograms for network operations"),
+    ("rebuild", "[(-ks <specific_keyspace> | --keyspace <specific_keyspace>)] <src-dc-name>", "Rebuild data by streaming from other nodes (similarly to bootstrap)"),
     ("refreshsizeestimates", "", "Refresh system.size_estimates"),
     ("replaybatchlog", "", "Kick off batchlog replay and wait for finish"),
     ("resumehandoff", "", "Resume hints delivery process"),
@@ -52,6 +55,7 @@ const COMMANDS: [(&str, &str, &str); 62] = [
     ("setlogginglevel", "[<component|class> <level>]", "Set the log level threshold for a given component or class. Will reset to the initial configuration if called with no parameters."),
     ("setrangerequesttimeout", "<timeout_in_ms>", "Set the range request timeout in ms (settimeout range)"),
     ("setreadrequesttimeout", "<timeout_in_ms>", "Set the read request timeout in ms (settimeout read)"),
+    ("setstreamthroughput", "[-e | -m] <value_in_mb>", "Set throughput cap for streaming and entire SSTable streaming in the system, or 0 to disable throttling"),
     ("settimeout", "<timeout_type> <timeout_in_ms>", "Set the specified timeout in ms, or 0 to disable timeout"),
     ("settraceprobability", "<value>", "Sets the probability for tracing any given request to value. 0 disables, 1 enables for all requests, 0 is the default"),
     ("setwriterequesttimeout", "<timeout_in_ms>", "Set the write request timeout in ms (settimeout write)"),

@@ -15,6 +15,7 @@ mod proxy;
 mod ring;
 mod settings;
 mod snapshots;
+mod streams;
 mod tables;
 mod threads;
 mod trace;
@@ -135,6 +136,9 @@ fn execute(client: &Client, inv: &Invocation) -> Output {
         }
         "getlogginglevels" | "setlogginglevel" => logging::run(client, &inv.command, args),
         "gettraceprobability" | "settraceprobability" => trace::run(client, &inv.command, args),
+        "netstats" | "getstreamthroughput" | "setstreamthroughput" | "rebuild" => {
+            streams::run(client, &inv.command, args)
+        }
         _ => Err(unexpected(std::slice::from_ref(&inv.command))),
     }
 }

@@ -1,0 +1,122 @@
+"""Streaming on a 3-node `helenus cluster`: `nodetool rebuild` brings back the data of a node
+that lost its data directory (it then answers every row alone), `netstats` and the admin API
+show the sessions, and `get/setstreamthroughput` read and change the throttles."""
+import json
+import os
+import shutil
+import subprocess
+import urllib.request
+
+import pytest
+from cassandra import ConsistencyLevel
+from cassandra.query import SimpleStatement
+
+from cluster import BIN, LocalCluster
+
+ADMIN_PORT = 7199
+ROWS = 2000
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    cluster = LocalCluster(nodes=3).start()
+    try:
+        yield cluster
+    finally:
+        cluster.clear()
+
+
+def nodetool(node, *args):
+    return subprocess.run([BIN, "nodetool", "-h", node.address, *map(str, args)],
+                          capture_output=True, text=True, timeout=300)
+
+
+def ok(node, *args):
+    result = nodetool(node, *args)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def api(node, path):
+    with urllib.request.urlopen(f"http://{node.address}:{ADMIN_PORT}{path}", timeout=10) as r:
+        return json.loads(r.read())
+
+
+def sstables(node, keyspace):
+    root = os.path.join(node.dir, "data", keyspace)
+    found = []
+    for base, _, files in os.walk(root):
+        found += [f for f in files if f.endswith("-Data.db") and "snapshots" not in base]
+    return found
+
+
+def test_stream_throughput_settings(cluster):
+    node = cluster.node(1)
+    # Cassandra 5.0's defaults: 24 MiB/s for both.
+    assert ok(node, "getstreamthroughput") == "Current stream throughput: 201 Mb/s\n"
+    assert ok(node, "getstreamthroughput", "-e") == \
+        "Current entire SSTable stream throughput: 24 MiB/s\n"
+    assert ok(node, "setstreamthroughput", "-m", "50") == ""
+    assert ok(node, "getstreamthroughput", "-m") == "Current stream throughput: 50.0 MiB/s\n"
+    assert ok(node, "setstreamthroughput", "-e", "0") == ""
+    assert ok(node, "getstreamthroughput", "-e") == \
+        "Current entire SSTable stream throughput: unlimited\n"
+    both = nodetool(node, "setstreamthroughput", "-e", "-m", "5")
+    assert both.returncode == 1
+    assert "You cannot use -e and -m at the same time" in both.stderr
+    assert ok(node, "setstreamthroughput", "-e", "24") == ""
+    assert ok(node, "setstreamthroughput", "201") == ""
+
+
+def test_rebuild_restores_a_node_that_lost_its_data(cluster):
+    node1, node2, node3 = cluster.nodes
+    session = node1.session()
+    session.execute("CREATE KEYSPACE rb WITH replication = "
+                    "{'class': 'SimpleStrategy', 'replication_factor': 3}")
+    session.execute("CREATE TABLE rb.kv (k int, c int, v text, PRIMARY KEY (k, c))")
+    insert = session.prepare("INSERT INTO rb.kv (k, c, v) VALUES (?, ?, ?)")
+    insert.consistency_level = ConsistencyLevel.ALL
+    for k in range(ROWS):
+        session.execute(insert, (k // 4, k % 4, f"value-{k}" * 10))
+    ok(node1, "flush", "rb")
+
+    node3.stop()
+    shutil.rmtree(os.path.join(node3.dir, "data", "rb"))
+    node3.start()
+    for node in (node1, node2, node3):
+        for other in cluster.nodes:
+            node.await_status(other.address, "UN", timeout=30)
+    assert sstables(node3, "rb") == []
+
+    assert ok(node3, "rebuild") == ""
+    assert sstables(node3, "rb"), "nothing streamed"
+    streams = api(node3, "/v1/streams")
+    received = [s for s in streams["sessions"] if s["description"] == "Rebuild"]
+    assert {s["peer"].split(":")[0] for s in received} <= {node1.address, node2.address}
+    for s in received:
+        assert (s["direction"], s["state"]) == ("Receiving", "complete"), s
+        assert s["bytes_done"] == s["bytes_total"] > 0 and s["files_done"] == s["files_total"]
+    sent = sum(len([s for s in api(n, "/v1/streams")["sessions"]
+                    if s["direction"] == "Sending" and s["state"] == "complete"])
+               for n in (node1, node2))
+    assert sent == len(received)
+    text = ok(node3, "netstats")
+    assert text.startswith("Mode: NORMAL\nNot sending any streams.\nRead Repair Statistics:\n")
+    assert "Large messages" in text
+
+    node1.stop()
+    node2.stop()
+    alone = node3.session()
+    select = SimpleStatement("SELECT k, c, v FROM rb.kv", consistency_level=ConsistencyLevel.ONE,
+                             fetch_size=500)
+    rows = {(r.k, r.c): r.v for r in alone.execute(select)}
+    assert rows == {(k // 4, k % 4): f"value-{k}" * 10 for k in range(ROWS)}
+    node1.start()
+    node2.start()
+
+
+def test_rebuild_refuses_an_unknown_source_dc(cluster):
+    result = nodetool(cluster.node(3), "rebuild", "nodc")
+    assert result.returncode == 2
+    assert "Provided datacenter 'nodc' is not a valid datacenter, available datacenters " \
+           "are: datacenter1" in result.stderr
