@@ -129,8 +129,11 @@ pub(crate) struct Inner {
 /// A running plan: one session per peer.
 pub struct StreamPlan {
     pub id: Uuid,
-    sessions: Vec<(SocketAddr, Uuid, JoinHandle<Result<(), StreamError>>)>,
+    sessions: Vec<RunningSession>,
 }
+
+/// A session's peer, id and task.
+type RunningSession = (SocketAddr, Uuid, JoinHandle<Result<(), StreamError>>);
 
 impl StreamPlan {
     /// The id of each session, one per peer.
@@ -180,11 +183,11 @@ impl Streaming {
 
     /// Pulls the ranges of each request from its peer, one session per request, all at once.
     pub fn fetch(&self, description: &str, requests: Vec<StreamRequest>) -> StreamPlan {
-        let id = Uuid::new_v4();
+        let id = time_uuid();
         let sessions = requests
             .into_iter()
             .map(|request| {
-                let session = Uuid::new_v4();
+                let session = time_uuid();
                 let progress = self.inner.registry.start(
                     session,
                     description,
@@ -217,6 +220,15 @@ impl Streaming {
     pub fn entire_sstable_throttle(&self) -> &Throttle {
         &self.inner.entire_sstable_throttle
     }
+}
+
+/// A time-based (version 1) id with a random node part, as Cassandra's stream plan ids
+/// (`system_views.streaming` keys them as timeuuids).
+fn time_uuid() -> Uuid {
+    let random = Uuid::new_v4();
+    let mut node = [0u8; 6];
+    node.copy_from_slice(&random.as_bytes()[..6]);
+    Uuid::now_v1(&node)
 }
 
 fn register(messaging: &Messaging, inner: &Arc<Inner>) {

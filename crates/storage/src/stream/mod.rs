@@ -45,13 +45,19 @@ fn staging_path(table_dir: &Path, session: &str, direction: &str) -> PathBuf {
         .join(format!("{session}-{direction}"))
 }
 
-/// Removes a staging directory, logging a failure (nothing else can be done about it).
+/// Removes a staging directory, and the streaming directory above it once no other stream
+/// uses it, logging a failure (nothing else can be done about it).
 fn remove_staging(dir: &Path) {
     match fs::remove_dir_all(dir) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
             tracing::warn!("could not remove stream staging {}: {e}", dir.display());
         }
-        _ => {}
+        _ => {
+            if let Some(parent) = dir.parent() {
+                // Fails, as it should, while another stream's staging is there.
+                let _ = fs::remove_dir(parent);
+            }
+        }
     }
 }
 
