@@ -52,10 +52,18 @@ def sstables(node, keyspace):
 
 def test_stream_throughput_settings(cluster):
     node = cluster.node(1)
-    # Cassandra 5.0's defaults: 24 MiB/s for both.
-    assert ok(node, "getstreamthroughput") == "Current stream throughput: 201 Mb/s\n"
+    # Cassandra 5.0.4's defaults, 24 MiB/s for both, and its answers (refcass).
+    odd = nodetool(node, "getstreamthroughput")
+    assert odd.returncode == 2
+    assert odd.stderr == "error: Use the -d flag to quiet this error and get the exact " \
+                         "throughput in megabits/s\n"
+    assert ok(node, "getstreamthroughput", "-d") == "Current stream throughput: 201.326592 Mb/s\n"
     assert ok(node, "getstreamthroughput", "-e") == \
-        "Current entire SSTable stream throughput: 24 MiB/s\n"
+        "Current entire SSTable stream throughput: 24.0 MiB/s\n"
+    assert ok(node, "setstreamthroughput", "200") == ""
+    assert ok(node, "getstreamthroughput") == "Current stream throughput: 200 Mb/s\n"
+    assert ok(node, "getstreamthroughput", "-m") == \
+        "Current stream throughput: 23.84185791015625 MiB/s\n"
     assert ok(node, "setstreamthroughput", "-m", "50") == ""
     assert ok(node, "getstreamthroughput", "-m") == "Current stream throughput: 50.0 MiB/s\n"
     assert ok(node, "setstreamthroughput", "-e", "0") == ""
@@ -65,7 +73,13 @@ def test_stream_throughput_settings(cluster):
     assert both.returncode == 1
     assert "You cannot use -e and -m at the same time" in both.stderr
     assert ok(node, "setstreamthroughput", "-e", "24") == ""
-    assert ok(node, "setstreamthroughput", "201") == ""
+    assert ok(node, "setstreamthroughput", "-m", "24") == ""
+    settings = node.session().execute(
+        "SELECT name, value FROM system_views.settings WHERE name IN "
+        "('stream_throughput_outbound', 'entire_sstable_stream_throughput_outbound')")
+    assert {r.name: r.value for r in settings} == {
+        "stream_throughput_outbound": "24MiB/s",
+        "entire_sstable_stream_throughput_outbound": "24MiB/s"}
 
 
 def test_rebuild_restores_a_node_that_lost_its_data(cluster):
@@ -100,6 +114,16 @@ def test_rebuild_restores_a_node_that_lost_its_data(cluster):
                     if s["direction"] == "Sending" and s["state"] == "complete"])
                for n in (node1, node2))
     assert sent == len(received)
+    views = node3.session().execute(
+        "SELECT operation, status, follower, peers, bytes_received, bytes_to_receive, "
+        "bytes_sent, progress_percentage, status_success_timestamp FROM system_views.streaming")
+    views = [v for v in views if v.operation == "Rebuild"]
+    assert len(views) == len(received)
+    for v in views:
+        assert (v.status, v.follower, v.bytes_sent) == ("success", False, 0)
+        assert v.bytes_received == v.bytes_to_receive > 0 and v.progress_percentage == 100.0
+        assert v.peers[0].split(":")[0] in (node1.address, node2.address)
+        assert v.status_success_timestamp is not None
     text = ok(node3, "netstats")
     assert text.startswith("Mode: NORMAL\nNot sending any streams.\nRead Repair Statistics:\n")
     assert "Large messages" in text

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use admin::AdminNode;
 use config::{Config, DataRate};
 use coordinator::TimeoutKind;
-use query::virtual_tables::{ConnectedClient, NodeSources, ThreadPool};
+use query::virtual_tables::{ConnectedClient, NodeSources, StreamState, ThreadPool};
 use transport::ClientInfo;
 
 /// Installs the sources into the node's query processor. The admin node is held weakly (it
@@ -15,6 +15,7 @@ pub fn install(node: &Arc<AdminNode>) {
     let clients = Arc::clone(&node.clients);
     let for_settings = Arc::downgrade(node);
     let for_pools = Arc::downgrade(node);
+    let streaming = node.streaming.clone();
     node.processor.virtual_tables().install(NodeSources {
         clients: Some(Box::new(move || {
             clients.snapshot().iter().map(connected).collect()
@@ -35,23 +36,55 @@ pub fn install(node: &Arc<AdminNode>) {
                 .map(|node| admin::tpstats(&node).into_iter().map(pool).collect())
                 .unwrap_or_default()
         })),
+        streams: Some(Box::new(move || {
+            streaming
+                .as_ref()
+                .map(|s| s.sessions().iter().map(stream_state).collect())
+                .unwrap_or_default()
+        })),
     });
 }
 
 /// The configuration with the values nodetool changes at run time (compaction throughput
-/// and compactors, request timeouts) replaced by the live ones, as Cassandra's settings
+/// and compactors, stream throughputs, request timeouts) replaced by the live ones, as Cassandra's settings
 /// table shows them.
 fn live_config(node: &AdminNode) -> Config {
     let mut config = (*node.config).clone();
     let storage = &node.storage;
     config.compaction_throughput = DataRate::bytes_per_second(storage.compaction_throughput());
     config.concurrent_compactors = u32::try_from(storage.concurrent_compactors()).ok();
+    if let Some(streaming) = &node.streaming {
+        config.stream_throughput_outbound = DataRate::bytes_per_second(streaming.throttle().rate());
+        config.entire_sstable_stream_throughput_outbound =
+            DataRate::bytes_per_second(streaming.entire_sstable_throttle().rate());
+    }
     let timeouts = node.coordinator.timeouts();
     config.read_request_timeout = timeouts.get(TimeoutKind::Read);
     config.range_request_timeout = timeouts.get(TimeoutKind::Range);
     config.write_request_timeout = timeouts.get(TimeoutKind::Write);
     config.counter_write_request_timeout = timeouts.get(TimeoutKind::CounterWrite);
     config
+}
+
+fn stream_state(info: &streaming::SessionInfo) -> StreamState {
+    let finished = match &info.state {
+        streaming::State::Complete => Some(None),
+        streaming::State::Failed(why) => Some(Some(why.clone())),
+        streaming::State::Preparing | streaming::State::Streaming => None,
+    };
+    StreamState {
+        id: info.id,
+        operation: info.description.clone(),
+        peer: info.peer.to_string(),
+        sending: info.direction == streaming::Direction::Sending,
+        finished,
+        files_total: info.files_total,
+        files_done: info.files_done,
+        bytes_total: info.bytes_total,
+        bytes_done: info.bytes_done,
+        started_ms: i64::try_from(info.started_ms).unwrap_or(i64::MAX),
+        duration_ms: i64::try_from(info.elapsed.as_millis()).unwrap_or(i64::MAX),
+    }
 }
 
 fn connected(info: &ClientInfo) -> ConnectedClient {

@@ -164,10 +164,11 @@ async fn receiver(dir: PathBuf, record: Shared) -> turmoil::Result {
         }
     }
     let scanned = storage.scan(TABLE, &KeyRange::all(), &ReadFilter::all(), 1, usize::MAX)?;
-    let mut record = record.lock();
-    record.receiving = streaming.sessions();
-    record.received = Some(scanned.iter().map(|p| p.key.token).collect());
-    drop(record);
+    {
+        let mut record = record.lock();
+        record.receiving = streaming.sessions();
+        record.received = Some(scanned.iter().map(|p| p.key.token).collect());
+    }
     std::future::pending::<()>().await;
     Ok(())
 }

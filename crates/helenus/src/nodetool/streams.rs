@@ -29,7 +29,7 @@ pub fn run(client: &Client, command: &str, args: &[String]) -> Output {
             let t: StreamThroughput = client
                 .get("/v1/settings/stream_throughput")
                 .map_err(node_error)?;
-            Ok(get_throughput(&t, flag.as_deref()))
+            get_throughput(&t, flag.as_deref())
         }
         "setstreamthroughput" => {
             let body = set_throughput(args)?;
@@ -138,38 +138,29 @@ fn one_flag(args: &[String]) -> Result<Option<String>, Failure> {
     }
 }
 
-fn get_throughput(t: &StreamThroughput, flag: Option<&str>) -> String {
-    let rate = t.bytes_per_second.unwrap_or(0);
-    let shown = |value: String| {
-        if rate == 0 {
-            "unlimited".to_string()
-        } else {
-            value
-        }
+/// As Cassandra 5.0.4 prints it: megabits per second by default (refused when the rate is no
+/// whole number of them: `-d` prints it exactly), MiB/s with `-m`, the entire-SSTable
+/// throttle in MiB/s with `-e`; `unlimited` for 0.
+fn get_throughput(t: &StreamThroughput, flag: Option<&str>) -> Output {
+    let (label, rate) = match flag {
+        Some("-e") => (
+            "Current entire SSTable stream throughput",
+            t.entire_sstable_bytes_per_second.unwrap_or(0),
+        ),
+        _ => ("Current stream throughput", t.bytes_per_second.unwrap_or(0)),
     };
-    match flag {
-        Some("-e") => {
-            let entire = t.entire_sstable_bytes_per_second.unwrap_or(0);
-            let value = if entire == 0 {
-                "unlimited".to_string()
-            } else {
-                format!("{} MiB/s", entire / MIB)
-            };
-            format!("Current entire SSTable stream throughput: {value}\n")
-        }
-        Some("-m") => {
-            let value = shown(format!("{:?} MiB/s", rate as f64 / MIB as f64));
-            format!("Current stream throughput: {value}\n")
-        }
-        Some(_) => {
-            let value = shown(format!("{:?} Mb/s", rate as f64 / MEGABIT_BYTES as f64));
-            format!("Current stream throughput: {value}\n")
-        }
-        None => {
-            let value = shown(format!("{} Mb/s", rate / MEGABIT_BYTES));
-            format!("Current stream throughput: {value}\n")
-        }
-    }
+    let value =
+        match flag {
+            _ if rate == 0 => "unlimited".to_string(),
+            Some("-e") | Some("-m") => format!("{:?} MiB/s", rate as f64 / MIB as f64),
+            Some(_) => format!("{:?} Mb/s", rate as f64 / MEGABIT_BYTES as f64),
+            None if rate % MEGABIT_BYTES == 0 => format!("{} Mb/s", rate / MEGABIT_BYTES),
+            None => return Err(Failure::Node(
+                "Use the -d flag to quiet this error and get the exact throughput in megabits/s"
+                    .into(),
+            )),
+        };
+    Ok(format!("{label}: {value}\n"))
 }
 
 /// `setstreamthroughput [-e | -m] <value>`: megabits per second, or MiB/s with `-m`, or the

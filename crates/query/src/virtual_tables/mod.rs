@@ -10,6 +10,7 @@ mod reader;
 mod schema_tables;
 mod settings;
 mod sstable_tasks;
+mod streaming;
 mod table_stats;
 mod thread_pools;
 
@@ -25,6 +26,7 @@ use types::{CqlError, CqlResult};
 
 pub use clients::ConnectedClient;
 pub use reader::{PartitionReader, ReadScope, Snapshot};
+pub use streaming::StreamState;
 pub use thread_pools::ThreadPool;
 
 /// One virtual table: its name and how to compute its rows.
@@ -49,6 +51,8 @@ pub struct NodeSources {
     pub settings: Option<Listing<(String, Option<String>)>>,
     /// The node's pools of work (as `nodetool tpstats` lists them).
     pub thread_pools: Option<Listing<ThreadPool>>,
+    /// The stream sessions, running and recently ended.
+    pub streams: Option<Listing<StreamState>>,
 }
 
 /// What a virtual table may look at while computing its rows.
@@ -159,6 +163,7 @@ impl VirtualTables {
             Box::new(settings::Settings),
             Box::new(sstable_tasks::SstableTasks),
             Box::new(thread_pools::ThreadPools),
+            Box::new(streaming::Streaming),
         ];
         tables.extend(latency::tables());
         tables.extend(table_stats::tables());
