@@ -280,25 +280,53 @@ mod tests {
             bytes_per_second: Some(24 * MIB),
             entire_sstable_bytes_per_second: Some(24 * MIB),
         };
+        // Cassandra 5.0.4's answers (refcass).
         assert_eq!(
-            get_throughput(&t, None),
-            "Current stream throughput: 201 Mb/s\n"
+            get_throughput(&t, None).unwrap_err(),
+            Failure::Node(
+                "Use the -d flag to quiet this error and get the exact throughput in megabits/s"
+                    .into()
+            )
+        );
+        let get = |t: &StreamThroughput, flag| get_throughput(t, flag).unwrap();
+        assert_eq!(
+            get(&t, Some("-d")),
+            "Current stream throughput: 201.326592 Mb/s\n"
         );
         assert_eq!(
-            get_throughput(&t, Some("-m")),
+            get(&t, Some("-m")),
             "Current stream throughput: 24.0 MiB/s\n"
         );
         assert_eq!(
-            get_throughput(&t, Some("-e")),
-            "Current entire SSTable stream throughput: 24 MiB/s\n"
+            get(&t, Some("-e")),
+            "Current entire SSTable stream throughput: 24.0 MiB/s\n"
+        );
+        let megabits = StreamThroughput {
+            bytes_per_second: Some(200 * MEGABIT_BYTES),
+            ..t.clone()
+        };
+        assert_eq!(
+            get(&megabits, None),
+            "Current stream throughput: 200 Mb/s\n"
+        );
+        assert_eq!(
+            get(&megabits, Some("-m")),
+            "Current stream throughput: 23.84185791015625 MiB/s\n"
+        );
+        assert_eq!(
+            get(&megabits, Some("-d")),
+            "Current stream throughput: 200.0 Mb/s\n"
         );
         let off = StreamThroughput {
             bytes_per_second: Some(0),
             entire_sstable_bytes_per_second: Some(0),
         };
+        for flag in [None, Some("-m"), Some("-d")] {
+            assert_eq!(get(&off, flag), "Current stream throughput: unlimited\n");
+        }
         assert_eq!(
-            get_throughput(&off, None),
-            "Current stream throughput: unlimited\n"
+            get(&off, Some("-e")),
+            "Current entire SSTable stream throughput: unlimited\n"
         );
         let set =
             |args: &[&str]| set_throughput(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>());
