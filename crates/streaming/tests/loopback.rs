@@ -5,11 +5,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use net::{HostId, Messaging, NetConfig, TokioNetwork};
-use storage::{
+use mutation::{
     Cell, ColumnData, ColumnValue, KeyRange, Mutation, PartitionKey, PartitionUpdate, ReadFilter,
-    Row, Storage, StorageConfig, TableId, TableParams,
+    Row, TableId,
 };
+use net::{HostId, Messaging, NetConfig, TokioNetwork};
+use storage::{Storage, StorageConfig, TableParams};
 use streaming::{Direction, State, StreamConfig, StreamRequest, Streaming};
 
 const TABLE: TableId = TableId(uuid::Uuid::from_u128(0x10));

@@ -8,12 +8,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use mutation::{
+    Cell, ColumnData, KeyRange, Mutation, PartitionKey, PartitionUpdate, ReadFilter, Row, TableId,
+};
 use net::{HostId, Messaging, NetConfig, Tuning, TurmoilNetwork};
 use parking_lot::Mutex;
-use storage::{
-    Cell, ColumnData, KeyRange, Mutation, PartitionKey, PartitionUpdate, ReadFilter, Row, Storage,
-    StorageConfig, TableId, TableParams,
-};
+use storage::{Storage, StorageConfig, TableParams};
 use streaming::{Direction, SessionInfo, State, StreamConfig, StreamRequest, Streaming};
 
 const TABLE: TableId = TableId(uuid::Uuid::from_u128(0x51));

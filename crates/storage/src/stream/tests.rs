@@ -4,9 +4,10 @@ use std::path::Path;
 use bytes::Bytes;
 
 use super::*;
-use crate::{
+use crate::{Storage, StorageConfig, StorageError, TableParams};
+use mutation::{
     Cell, ColumnData, ColumnValue, Mutation, PartitionKey, PartitionUpdate, ReadFilter, Row,
-    Storage, StorageConfig, StorageError, TableId, TableParams,
+    TableId,
 };
 
 const TABLE: TableId = TableId(uuid::Uuid::from_u128(0x57ea));
