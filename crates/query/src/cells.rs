@@ -5,6 +5,7 @@
 //! by value use the list as read before the write.
 use bytes::Bytes;
 use mutation::{Cell, ColumnData, ColumnValue, DeletionTime, Row};
+use types::value::Value;
 use types::{CqlError, CqlResult, CqlType};
 
 use crate::assignments::Op;
@@ -114,7 +115,7 @@ fn complex(op: &Op, w: &Write, current: &[Cell]) -> CqlResult<Complex> {
             _ => return Ok(None),
         },
         Op::Put(_, key, value) => {
-            let k = key.resolve_required(w.ctx, &col.name)?;
+            let k = element_path(&col.ty, key.resolve_required(w.ctx, &col.name)?)?;
             (live, keyed_cell(value, k, w)?.into_iter().collect())
         }
         Op::SetField(_, index, value) => {
@@ -128,7 +129,7 @@ fn complex(op: &Op, w: &Write, current: &[Cell]) -> CqlResult<Complex> {
         },
         Op::Delete(_) => (DeletionTime::new(w.ts, w.now()), Vec::new()),
         Op::DeleteElement(_, key) => {
-            let k = key.resolve_required(w.ctx, &col.name)?;
+            let k = element_path(&col.ty, key.resolve_required(w.ctx, &col.name)?)?;
             (live, vec![w.tombstone().with_path(k)])
         }
         Op::DeleteField(_, index) => (
@@ -161,13 +162,16 @@ fn element_cells(ty: &CqlType, value: &[u8], w: &Write) -> CqlResult<Vec<Cell>> 
             .collect(),
         CqlType::Set(_) => collections::split(value, false)?
             .into_iter()
-            .map(|e| w.cell(Bytes::new()).with_path(e))
-            .collect(),
+            .map(|e| Ok(w.cell(Bytes::new()).with_path(element_path(ty, e)?)))
+            .collect::<CqlResult<_>>()?,
         CqlType::Map(..) => collections::split(value, true)?
             .chunks(2)
             .filter(|kv| kv.len() == 2)
-            .map(|kv| w.cell(kv[1].clone()).with_path(kv[0].clone()))
-            .collect(),
+            .map(|kv| {
+                Ok(w.cell(kv[1].clone())
+                    .with_path(element_path(ty, kv[0].clone())?))
+            })
+            .collect::<CqlResult<_>>()?,
         _ => collections::split_fields(value)?
             .into_iter()
             .enumerate()
@@ -176,15 +180,25 @@ fn element_cells(ty: &CqlType, value: &[u8], w: &Write) -> CqlResult<Vec<Cell>> 
     })
 }
 
+/// The path of a set element or map key of a collection of type `ty`: one spelling for the
+/// values its comparator holds equal (`types::Value::element_key`).
+fn element_path(ty: &CqlType, element: Bytes) -> CqlResult<Bytes> {
+    let key_type = match ty {
+        CqlType::Set(key) | CqlType::Map(key, _) => key,
+        _ => return Ok(element),
+    };
+    Value::element_key(key_type, &element).map_err(|e| CqlError::invalid(e.0))
+}
+
 /// `s = s - {..}`, `m = m - {keys}`: tombstones at the paths; `l = l - [..]`: tombstones for
 /// every element of the stored list equal to one of the values.
 fn removed(ty: &CqlType, value: &[u8], w: &Write, current: &[Cell]) -> CqlResult<Vec<Cell>> {
     let values = collections::split(value, false)?;
     if !matches!(ty, CqlType::List(_)) {
-        return Ok(values
+        return values
             .into_iter()
-            .map(|e| w.tombstone().with_path(e))
-            .collect());
+            .map(|e| Ok(w.tombstone().with_path(element_path(ty, e)?)))
+            .collect();
     }
     Ok(current
         .iter()

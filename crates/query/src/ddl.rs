@@ -355,9 +355,21 @@ fn check_bounds(ty: &CqlType) -> CqlResult<()> {
 }
 
 fn resolve(ty: &TypeExpr, keyspace: &str, ks: &UserTypes<'_>) -> CqlResult<CqlType> {
+    resolve_in(ty, keyspace, ks, false)
+}
+
+/// `resolve` inside `frozen<>` or a tuple (`frozen`), where Cassandra freezes every nested
+/// collection and user type implicitly (`frozen<map<set<int>, list<int>>>` holds frozen
+/// sets and lists); elsewhere a collection's elements must be frozen as written.
+fn resolve_in(
+    ty: &TypeExpr,
+    keyspace: &str,
+    ks: &UserTypes<'_>,
+    frozen: bool,
+) -> CqlResult<CqlType> {
     check_elements(ty, keyspace)?;
-    let inner = |t: &TypeExpr| resolve(t, keyspace, ks);
-    Ok(match ty {
+    let inner = |t: &TypeExpr| resolve_in(t, keyspace, ks, frozen);
+    let resolved = match ty {
         TypeExpr::Native(n) => CqlType::Native(*n),
         TypeExpr::List(e) => CqlType::List(Box::new(inner(e)?)),
         TypeExpr::Set(e) => CqlType::Set(Box::new(inner(e)?)),
@@ -365,15 +377,18 @@ fn resolve(ty: &TypeExpr, keyspace: &str, ks: &UserTypes<'_>) -> CqlResult<CqlTy
         TypeExpr::Tuple(items) => CqlType::Tuple(
             items
                 .iter()
-                .map(|t| inner(t).map(CqlType::freeze))
+                .map(|t| resolve_in(t, keyspace, ks, true).map(CqlType::freeze))
                 .collect::<CqlResult<_>>()?,
         ),
-        TypeExpr::Frozen(e) => inner(e)?.freeze(),
+        TypeExpr::Frozen(e) => resolve_in(e, keyspace, ks, true)?.freeze(),
         TypeExpr::Vector(e, n) => CqlType::Vector(Box::new(inner(e)?), vector_dimension(*n)?),
         TypeExpr::UserType(name) => ks(name)?,
         TypeExpr::Custom(class) => CqlType::Custom(class.clone()),
-    })
-    .and_then(check_nesting)
+    };
+    if frozen {
+        return Ok(resolved.freeze());
+    }
+    check_nesting(resolved)
 }
 
 fn vector_dimension(n: i32) -> CqlResult<u32> {
@@ -431,22 +446,32 @@ fn counters_inside(written: &str) -> CqlError {
     ))
 }
 
+/// A collection's elements must be frozen (Cassandra checks a map's values before its keys
+/// and names the kind of the first one that is not).
 fn check_nesting(t: CqlType) -> CqlResult<CqlType> {
     // The collection as written: its non-frozen elements without `frozen<>`.
-    let written = match &t {
-        CqlType::List(e) if e.is_multi_cell() => Some(format!("list<{}>", e.cql_name())),
-        CqlType::Set(e) if e.is_multi_cell() => Some(format!("set<{}>", e.cql_name())),
-        CqlType::Map(k, v) if k.is_multi_cell() || v.is_multi_cell() => {
-            Some(format!("map<{}, {}>", k.cql_name(), v.cql_name()))
-        }
-        _ => None,
+    let (written, unfrozen) = match &t {
+        CqlType::List(e) => (format!("list<{}>", e.cql_name()), vec![e]),
+        CqlType::Set(e) => (format!("set<{}>", e.cql_name()), vec![e]),
+        CqlType::Map(k, v) => (
+            format!("map<{}, {}>", k.cql_name(), v.cql_name()),
+            vec![v, k],
+        ),
+        _ => return Ok(t),
     };
-    if let Some(written) = written {
-        return Err(CqlError::invalid(format!(
+    match unfrozen
+        .into_iter()
+        .find(|e| e.is_multi_cell())
+        .map(|e| e.as_ref())
+    {
+        Some(CqlType::Udt(_)) => Err(CqlError::invalid(format!(
+            "Non-frozen UDTs are not allowed inside collections: {written}"
+        ))),
+        Some(_) => Err(CqlError::invalid(format!(
             "Non-frozen collections are not allowed inside collections: {written}"
-        )));
+        ))),
+        None => Ok(t),
     }
-    Ok(t)
 }
 
 fn create_table(s: &CreateTable, session: Option<&str>, schema: &Schema) -> CqlResult<DdlOutcome> {
@@ -921,6 +946,32 @@ mod tests {
         }
         assert!(resolved("map<int, duration>").is_ok());
         assert!(resolved("vector<float, 8193>").is_ok());
+    }
+
+    #[test]
+    fn collections_inside_frozen_types_and_tuples_are_frozen_implicitly() {
+        let parsed = |text: &str| CqlType::parse(text, &|_| None).expect("a schema type");
+        for (text, stored) in [
+            (
+                "frozen<map<set<int>, list<int>>>",
+                "frozen<map<frozen<set<int>>, frozen<list<int>>>>",
+            ),
+            ("frozen<list<list<int>>>", "frozen<list<frozen<list<int>>>>"),
+            (
+                "tuple<list<list<int>>, int>",
+                "tuple<frozen<list<frozen<list<int>>>>, int>",
+            ),
+        ] {
+            assert_eq!(resolved(text), Ok(parsed(stored)), "{text}");
+        }
+        assert_eq!(
+            refusal("map<frozen<list<int>>, set<int>>"),
+            "Non-frozen collections are not allowed inside collections: map<frozen<list<int>>, set<int>>"
+        );
+        assert_eq!(
+            refusal("vector<list<list<int>>, 2>"),
+            "Non-frozen collections are not allowed inside collections: list<list<int>>"
+        );
     }
 
     #[test]

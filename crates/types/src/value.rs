@@ -12,6 +12,7 @@ pub use cql_literal::{
     format_duration, java_decimal_string, java_double_string, java_float_string,
 };
 mod deserialize;
+mod element_key;
 mod normalize;
 mod serialize;
 pub mod vint;

@@ -166,7 +166,7 @@ pub(super) fn split_collection<'a>(
 }
 
 /// Tuple/UDT layout: i32-length-prefixed fields, -1 for null; trailing fields may be absent.
-fn split_fields(bytes: &[u8], arity: usize) -> Result<Vec<Option<&[u8]>>, TypeError> {
+pub(super) fn split_fields(bytes: &[u8], arity: usize) -> Result<Vec<Option<&[u8]>>, TypeError> {
     let mut buf = bytes;
     let mut fields = Vec::with_capacity(arity);
     for i in 0..arity {
