@@ -16,6 +16,7 @@ mod zone;
 mod zone_names;
 
 pub use duration::parse_duration;
+pub use number::float_needs_decimal;
 pub use temporal::{parse_date, parse_time};
 pub use timestamp::parse_timestamp;
 

@@ -383,7 +383,15 @@ pub fn arithmetic(op: Operator, target: NativeType, a: &Num, b: &Num) -> Result<
             Operator::Sub => Ok(Num::Dec(x.sub(&y))),
             Operator::Mul => Ok(Num::Dec(x.mul(&y))),
             Operator::Div => x.div(&y).map(Num::Dec).ok_or_else(big_zero),
-            Operator::Mod => x.rem(&y).map(Num::Dec).ok_or_else(big_zero),
+            // Java's BigDecimal.remainder words it so (its divide is BigInteger's above).
+            Operator::Mod if x.unscaled.is_zero() => x
+                .rem(&y)
+                .map(Num::Dec)
+                .ok_or_else(|| "Division undefined".into()),
+            Operator::Mod => x
+                .rem(&y)
+                .map(Num::Dec)
+                .ok_or_else(|| "Division by zero".into()),
         },
         _ => Err("mismatched operand types".into()),
     }

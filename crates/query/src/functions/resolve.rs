@@ -169,7 +169,7 @@ fn composite_fit(ty: &CqlType) -> Fit {
 }
 
 /// The type a constant prefers (Cassandra's `Constants.Literal` preferred type: a string of
-/// ASCII characters prefers ascii).
+/// ASCII characters prefers ascii, a float that a double does not hold exactly decimal).
 pub fn preferred(kind: LiteralKind, text: &str) -> NativeType {
     match kind {
         LiteralKind::String if text.is_ascii() => NativeType::Ascii,
@@ -177,6 +177,7 @@ pub fn preferred(kind: LiteralKind, text: &str) -> NativeType {
         LiteralKind::Integer if text.parse::<i32>().is_ok() => NativeType::Int,
         LiteralKind::Integer if text.parse::<i64>().is_ok() => NativeType::Bigint,
         LiteralKind::Integer => NativeType::Varint,
+        LiteralKind::Float if types::literal::float_needs_decimal(text) => NativeType::Decimal,
         LiteralKind::Float => NativeType::Double,
         LiteralKind::Boolean => NativeType::Boolean,
         LiteralKind::Uuid => NativeType::Uuid,
@@ -339,8 +340,11 @@ fn ambiguous(
                 return Ok(f.clone());
             }
         }
+        let text = |i: usize| args.get(i).map_or("", |a| a.text.as_str());
         return Err(CqlError::invalid(format!(
-            "Ambiguous '{op}' operation: use type casts to disambiguate"
+            "Ambiguous '{op}' operation with args {} and {}: use type hint to disambiguate, example '(int) ?'",
+            text(0),
+            text(1)
         )));
     }
     if name.ends_with("_negate") {

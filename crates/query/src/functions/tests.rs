@@ -117,6 +117,19 @@ fn decimal_division_keeps_32_digits_rounded_half_up_without_trailing_zeros() {
 }
 
 #[test]
+fn decimals_by_zero_fail_with_javas_words() {
+    let decimals = [column(NativeType::Decimal), column(NativeType::Decimal)];
+    let failure =
+        |name: &str, a: &str| match call(&function(name, &decimals), &[decimal(a), decimal("0")]) {
+            Err(CqlError::FunctionFailure { message, .. }) => message,
+            other => format!("{other:?}"),
+        };
+    assert!(failure("_divide", "1").ends_with("failed: BigInteger divide by zero"));
+    assert!(failure("_modulo", "1").ends_with("failed: Division by zero"));
+    assert!(failure("_modulo", "0.0").ends_with("failed: Division undefined"));
+}
+
+#[test]
 fn integers_meet_decimals_as_their_double_value() {
     let multiply = function(
         "_multiply",

@@ -283,6 +283,16 @@ fn scalars_write_cassandras_json_text() {
             "123.456",
         ),
         (Value::Text("x".into()), "\"x\""),
+        (Value::Float(f32::NAN), "null"),
+        (Value::Double(f64::NEG_INFINITY), "null"),
+        (
+            Value::Map(vec![(Value::Double(f64::NAN), Value::Float(f32::INFINITY))]),
+            "{\"null\": null}",
+        ),
+        (
+            Value::Tuple(vec![Some(Value::Float(f32::NAN)), Some(Value::Float(1.5))]),
+            "[null, 1.5]",
+        ),
     ];
     for (value, text) in cases {
         assert_eq!(to_json(Some(&value)), text);

@@ -119,6 +119,9 @@ fn scalar_json(value: &Value) -> String {
         Value::Varint(v) => v.to_string(),
         Value::Boolean(b) => b.to_string(),
         Value::Decimal { unscaled, scale } => java_decimal_string(unscaled, *scale),
+        // JSON has no NaN nor infinities: Cassandra writes them as null, at any depth.
+        Value::Double(v) if !v.is_finite() => "null".into(),
+        Value::Float(v) if !v.is_finite() => "null".into(),
         Value::Double(v) => java_double_string(*v),
         Value::Float(v) => java_float_string(*v),
         Value::Blob(b) | Value::Custom(b) => quote_string(&format!("0x{}", to_hex(b))),

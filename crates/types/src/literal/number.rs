@@ -38,6 +38,42 @@ pub fn double(text: &str, what: &str) -> Result<f64, TypeError> {
     rust_form.parse::<f64>().map_err(|_| unable(what, text))
 }
 
+/// Whether a float literal's value is not the double nearest it (Cassandra's
+/// `Constants.Type.FLOAT` then prefers decimal: `BigDecimal(text)` differs from
+/// `BigDecimal.valueOf(double)`, the double's shortest digits). `NaN` and `Infinity` are
+/// doubles; a literal beyond the doubles' range is not.
+pub fn float_needs_decimal(text: &str) -> bool {
+    let bare = text.strip_prefix(['-', '+']).unwrap_or(text);
+    if bare == "NaN" || bare == "Infinity" {
+        return false;
+    }
+    let Ok(double) = text.parse::<f64>() else {
+        return true;
+    };
+    if !double.is_finite() {
+        return true;
+    }
+    match (decimal(text), decimal(&format!("{double:e}"))) {
+        (Ok(written), Ok(nearest)) => !same_decimal(written, nearest),
+        _ => true,
+    }
+}
+
+/// Whether two (unscaled, scale) pairs are one number: the same digits and scale once
+/// trailing zeros are dropped.
+fn same_decimal(a: (BigInt, i32), b: (BigInt, i32)) -> bool {
+    fn stripped((unscaled, scale): (BigInt, i32)) -> (String, i64) {
+        let digits = unscaled.to_string();
+        let kept = digits.trim_end_matches('0');
+        if kept.is_empty() || kept == "-" {
+            return (String::from("0"), 0);
+        }
+        let dropped = (digits.len() - kept.len()) as i64;
+        (kept.to_string(), i64::from(scale) - dropped)
+    }
+    stripped(a) == stripped(b)
+}
+
 /// Java's `BigDecimal(String)`: the unscaled integer and the scale.
 pub fn decimal(text: &str) -> Result<(BigInt, i32), TypeError> {
     let error = || TypeError(format!("unable to make BigDecimal from '{text}'"));

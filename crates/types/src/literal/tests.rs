@@ -224,3 +224,27 @@ fn composite_and_custom_targets() {
     assert!(is_assignable(&custom, K::Integer));
     assert!(!is_assignable(&native(N::Boolean), K::Integer));
 }
+
+#[test]
+fn floats_a_double_does_not_hold_exactly_prefer_decimal() {
+    for text in [
+        "1.5",
+        "0.1",
+        "1e10",
+        "1.10",
+        "-2.5E-3",
+        "0.0e-5000",
+        "NaN",
+        "-Infinity",
+    ] {
+        assert!(!float_needs_decimal(text), "{text}");
+    }
+    for text in [
+        "12345678901234567890.123",
+        "0.1000000000000000000001",
+        "1e400",
+        "1e-400",
+    ] {
+        assert!(float_needs_decimal(text), "{text}");
+    }
+}
