@@ -8,6 +8,7 @@ Helenus and a reference Cassandra 5.0.4 (refcass, as test_differential.py finds 
 without Java or the script) and compares rows, column types and errors. The tests after it
 hold the answers read from Cassandra 5.0.4 and run without it."""
 import pytest
+from cassandra.query import UNSET_VALUE
 
 from test_differential import fresh_keyspace, mismatches
 from test_differential import reference, sessions  # noqa: F401 (fixtures)
@@ -158,6 +159,70 @@ STATEMENTS = [
     "INSERT INTO dm (k, de) VALUES (5, 1.0000000000000000000001 * 3)",
     "SELECT k, de, d FROM dm WHERE k IN (3, 4, 5)",
     "SELECT k FROM dm WHERE de = 1234567890.123456789012345678901234567890 ALLOW FILTERING",
+    # --- bind markers and unset values inside literals ---
+    "CREATE TYPE ud (a int, b text)",
+    "CREATE TABLE bl (k int PRIMARY KEY, u frozen<ud>, t tuple<int, text>, l list<int>, "
+    "s set<int>, m map<int, int>, v vector<int, 2>, fl list<frozen<tuple<int, int>>>)",
+    ("INSERT INTO bl (k, l) VALUES (0, [1, ?])", (2,)),
+    ("INSERT INTO bl (k, l) VALUES (0, [1, ?])", (None,)),
+    ("INSERT INTO bl (k, l) VALUES (0, [1, ?])", (UNSET_VALUE,)),
+    ("INSERT INTO bl (k, s) VALUES (0, {?})", (2,)),
+    ("INSERT INTO bl (k, m) VALUES (0, {1: ?})", (2,)),
+    ("INSERT INTO bl (k, m) VALUES (0, {?: 1})", (UNSET_VALUE,)),
+    ("INSERT INTO bl (k, fl) VALUES (0, [(1, ?)])", (2,)),
+    ("INSERT INTO bl (k, l) VALUES (0, [abs(?)])", (2,)),
+    ("UPDATE bl SET l = l + [?] WHERE k = 0", (2,)),
+    ("UPDATE bl SET s = s + {?} WHERE k = 0", (2,)),
+    ("UPDATE bl SET m = m + {?: 1} WHERE k = 0", (2,)),
+    ("UPDATE bl SET v = [?, 1] WHERE k = 0", (2,)),
+    ("UPDATE bl SET v = [1, ?] WHERE k = 1", (UNSET_VALUE,)),
+    ("UPDATE bl SET v = [1, ?] WHERE k = 1", (None,)),
+    "UPDATE bl SET v = [1, null] WHERE k = 1",
+    ("INSERT INTO bl (k, t) VALUES (2, (?, ?))", (1, "a")),
+    ("INSERT INTO bl (k, u) VALUES (3, {a: ?, b: ?})", (1, "a")),
+    ("INSERT INTO bl (k, u) VALUES (4, {a: ?, b: 'x'})", (UNSET_VALUE,)),
+    ("INSERT INTO bl (k, u) VALUES (4, {a: 1, b: ?})", (UNSET_VALUE,)),
+    ("INSERT INTO bl (k, u) VALUES (4, {a: ?, b: 'x'})", (None,)),
+    ("INSERT INTO bl (k, t) VALUES (5, (?, 'x'))", (UNSET_VALUE,)),
+    ("UPDATE bl SET t = (1, ?) WHERE k = 5", (UNSET_VALUE,)),
+    ("UPDATE bl SET u = {a: ?, b: 'x'} WHERE k = 5", (UNSET_VALUE,)),
+    ("SELECT k FROM bl WHERE t = (1, ?) ALLOW FILTERING", (UNSET_VALUE,)),
+    ("SELECT k FROM bl WHERE u = {a: ?, b: 'x'} ALLOW FILTERING", (UNSET_VALUE,)),
+    "SELECT * FROM bl",
+    # --- collection, tuple and user type literals that do not fit their receiver ---
+    "CREATE TABLE lt (k int PRIMARY KEY, l list<int>, s set<text>, m map<int, text>, i int, "
+    "v vector<int, 2>, t tuple<int, text>, f frozen<list<int>>)",
+    "INSERT INTO lt (k, l) VALUES (0, ['a'])",
+    "INSERT INTO lt (k, l) VALUES (0, [1, 'a'])",
+    "INSERT INTO lt (k, s) VALUES (0, {1})",
+    "INSERT INTO lt (k, m) VALUES (0, {'a': 'b'})",
+    "INSERT INTO lt (k, m) VALUES (0, {1: 2})",
+    "INSERT INTO lt (k, f) VALUES (0, ['x'])",
+    "INSERT INTO lt (k, v) VALUES (0, [1, 'a'])",
+    "INSERT INTO lt (k, l) VALUES (0, [[1]])",
+    "INSERT INTO lt (k, l) VALUES (0, [(1, 2)])",
+    "INSERT INTO lt (k, l) VALUES (0, [null])",
+    "INSERT INTO lt (k, l) VALUES (0, [abs('a')])",
+    "INSERT INTO lt (k, l) VALUES (0, {1})",
+    "INSERT INTO lt (k, l) VALUES (0, (1, 2))",
+    "INSERT INTO lt (k, l) VALUES (0, {a: 1})",
+    "INSERT INTO lt (k, l) VALUES (0, {1: 1})",
+    "INSERT INTO lt (k, i) VALUES (0, {1})",
+    "INSERT INTO lt (k, i) VALUES (0, (1, 2))",
+    "INSERT INTO lt (k, i) VALUES (0, {a: 1})",
+    "INSERT INTO lt (k, s) VALUES (0, {1: 2})",
+    "INSERT INTO lt (k, t) VALUES (0, {1})",
+    "INSERT INTO lt (k, t) VALUES (0, (1, 2))",
+    "INSERT INTO lt (k, t) VALUES (0, (1, 'a', 3))",
+    "UPDATE lt SET l = l + ['a'] WHERE k = 0",
+    "UPDATE lt SET s = s + {1} WHERE k = 0",
+    "UPDATE lt SET s = s - {1} WHERE k = 0",
+    "UPDATE lt SET m = m + {1: 1} WHERE k = 0",
+    "UPDATE lt SET m = m + {1} WHERE k = 0",
+    "UPDATE lt SET m = m - {'a'} WHERE k = 0",
+    "UPDATE lt SET l[0] = 'a' WHERE k = 0",
+    "UPDATE lt SET m['a'] = 'b' WHERE k = 0",
+    "DELETE l['a'] FROM lt WHERE k = 0",
 ]
 
 # Entries still answered differently (docs/differences.md): not compared.

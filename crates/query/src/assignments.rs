@@ -145,6 +145,12 @@ fn add_or_subtract(
                 ))
             })?
         }
+        (CqlType::Map(..), _) => terms::analyze(term, &receiver, binder).map_err(|_| {
+            CqlError::invalid(format!(
+                "Value for a map addition has to be a map, but was: '{}'",
+                term_text(term)
+            ))
+        })?,
         _ => terms::analyze(term, &receiver, binder)?,
     };
     Ok(counter_op(col, operand, sign))

@@ -36,6 +36,23 @@ pub enum Operand {
     Field(Box<Operand>, usize),
 }
 
+/// The refusal of an unset value bound as part `i` of a literal of type `ty`.
+fn unset_part(ty: &CqlType, i: usize) -> CqlError {
+    match ty.unfrozen() {
+        CqlType::Udt(udt) => CqlError::invalid(format!(
+            "Invalid unset value for field '{}' of user defined type {}",
+            udt.fields.get(i).map_or("", |(name, _)| name.as_str()),
+            udt.name
+        )),
+        CqlType::Tuple(_) => {
+            CqlError::invalid(format!("Invalid unset value for tuple field number {i}"))
+        }
+        // Unset elements are refused as nulls are.
+        CqlType::Vector(..) => CqlError::invalid("null is not supported inside vectors"),
+        _ => CqlError::invalid("null is not supported inside collections"),
+    }
+}
+
 /// An operand's value at execution.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Resolved {
@@ -78,8 +95,11 @@ impl Operand {
             }
             Operand::Composite { ty, parts } => {
                 let mut values = Vec::with_capacity(parts.len());
-                for p in parts {
-                    values.push(p.resolve(ctx)?.into_option());
+                for (i, p) in parts.iter().enumerate() {
+                    match p.resolve(ctx)? {
+                        Resolved::Unset => return Err(unset_part(ty, i)),
+                        resolved => values.push(resolved.into_option()),
+                    }
                 }
                 collections::build(ty, values).map(Resolved::Value)
             }

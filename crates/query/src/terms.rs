@@ -262,12 +262,91 @@ fn sequence(
         (_, Term::List(_)) => return Err(functions::list_receiver_refused(&receiver.ty)),
         _ => return Err(unsupported(term, receiver)),
     };
+    let (what, markers_refused) = match receiver.ty.unfrozen() {
+        CqlType::Vector(..) => ("vector", false),
+        CqlType::Set(_) => ("set", true),
+        _ => ("list", true),
+    };
+    let literal = CollectionLiteral::new(what, receiver);
+    for item in items {
+        literal.check_fits("value", item, &elem)?;
+    }
     let spec = element_spec(receiver, &elem, "value");
-    let parts = items
-        .iter()
-        .map(|t| analyze_at(t, &spec, binder, depth))
-        .collect::<CqlResult<Vec<_>>>()?;
+    let mut parts = Vec::with_capacity(items.len());
+    for item in items {
+        parts.push(analyze_at(item, &spec, binder, depth)?);
+        if markers_refused {
+            literal.refuse_markers(item)?;
+        }
+    }
     composite(receiver, parts)
+}
+
+/// A collection literal being analysed, for Cassandra's checks and messages of its elements.
+struct CollectionLiteral<'a> {
+    what: &'static str,
+    receiver: &'a ColumnSpec,
+}
+
+impl<'a> CollectionLiteral<'a> {
+    fn new(what: &'static str, receiver: &'a ColumnSpec) -> Self {
+        CollectionLiteral { what, receiver }
+    }
+
+    /// Cassandra's `validateAssignableTo`: each element (or key) must fit its type before any
+    /// is analysed.
+    fn check_fits(&self, role: &str, item: &Term, ty: &CqlType) -> CqlResult<()> {
+        let takes_lists = matches!(ty.unfrozen(), CqlType::List(_) | CqlType::Vector(..));
+        if matches!(item, Term::List(_)) && !takes_lists {
+            return Err(functions::list_receiver_refused(ty));
+        }
+        if fits(item, ty, &self.receiver.keyspace) {
+            return Ok(());
+        }
+        Err(CqlError::invalid(format!(
+            "Invalid {} literal for {}: {role} {} is not of type {}",
+            self.what,
+            self.receiver.name,
+            term_text(item),
+            ty.cql_name()
+        )))
+    }
+
+    /// Lists, sets and maps take no bind marker among their elements, at any depth.
+    fn refuse_markers(&self, item: &Term) -> CqlResult<()> {
+        if !holds_marker(item) {
+            return Ok(());
+        }
+        Err(CqlError::invalid(format!(
+            "Invalid {} literal for {}: bind variables are not supported inside collection literals",
+            self.what, self.receiver.name
+        )))
+    }
+}
+
+/// Cassandra's `testAssignment` of an element to its type, as far as it can be told before
+/// analysis (a term whose fit cannot be told is left to its analysis).
+fn fits(item: &Term, ty: &CqlType, keyspace: &str) -> bool {
+    term_arg(item, keyspace, Context::Statement)
+        .map_or(true, |arg| arg.fit(ty) != functions::Fit::No)
+}
+
+/// Whether a bind marker hides anywhere in the term.
+fn holds_marker(term: &Term) -> bool {
+    match term {
+        Term::Bind(_) => true,
+        Term::Literal(_) | Term::Null => false,
+        Term::List(items) | Term::Set(items) | Term::Tuple(items) => items.iter().any(holds_marker),
+        Term::Map(pairs) => pairs
+            .iter()
+            .any(|(k, v)| holds_marker(k) || holds_marker(v)),
+        Term::UserTypeLiteral(fields) => fields.iter().any(|(_, t)| holds_marker(t)),
+        Term::FunctionCall { args, .. } => args.iter().any(holds_marker),
+        Term::TypeCast { term, .. } | Term::Cast { term, .. } | Term::Negated(term) => {
+            holds_marker(term)
+        }
+        Term::Arithmetic { left, right, .. } => holds_marker(left) || holds_marker(right),
+    }
 }
 
 fn map(
@@ -281,6 +360,11 @@ fn map(
         CqlType::Udt(_) => return Err(unsupported(&Term::Map(pairs.to_vec()), receiver)),
         _ => return Err(unsupported(&Term::Map(pairs.to_vec()), receiver)),
     };
+    let literal = CollectionLiteral::new("map", receiver);
+    for (kt, vt) in pairs {
+        literal.check_fits("key", kt, &k)?;
+        literal.check_fits("value", vt, &v)?;
+    }
     let (kspec, vspec) = (
         element_spec(receiver, &k, "key"),
         element_spec(receiver, &v, "value"),
@@ -289,6 +373,8 @@ fn map(
     for (kt, vt) in pairs {
         parts.push(analyze_at(kt, &kspec, binder, depth)?);
         parts.push(analyze_at(vt, &vspec, binder, depth)?);
+        literal.refuse_markers(kt)?;
+        literal.refuse_markers(vt)?;
     }
     composite(receiver, parts)
 }
@@ -313,6 +399,15 @@ fn tuple(
             types.len(),
             items.len()
         )));
+    }
+    for (i, (item, ty)) in items.iter().zip(&types).enumerate() {
+        if !fits(item, ty, &receiver.keyspace) {
+            return Err(CqlError::invalid(format!(
+                "Invalid tuple literal for {}: component {i} is not of type {}",
+                receiver.name,
+                ty.cql_name()
+            )));
+        }
     }
     let mut parts = Vec::with_capacity(types.len());
     for (i, ty) in types.iter().enumerate() {
@@ -377,10 +472,24 @@ fn composite(receiver: &ColumnSpec, parts: Vec<Operand>) -> CqlResult<Operand> {
     })
 }
 
+/// A composite literal for a receiver of another kind, named as Cassandra names it.
 fn unsupported(term: &Term, receiver: &ColumnSpec) -> CqlError {
+    let what = match term {
+        Term::Set(_) => "set literal",
+        Term::Map(_) => "map literal",
+        Term::Tuple(_) => "tuple type literal",
+        Term::UserTypeLiteral(_) => "user type literal",
+        _ => {
+            return CqlError::invalid(format!(
+                "Invalid value {} for \"{}\" of type {}",
+                term_text(term),
+                receiver.name,
+                receiver.ty.cql_name()
+            ))
+        }
+    };
     CqlError::invalid(format!(
-        "Invalid value {} for \"{}\" of type {}",
-        term_text(term),
+        "Invalid {what} for {} of type {}",
         receiver.name,
         receiver.ty.cql_name()
     ))
@@ -443,8 +552,12 @@ mod tests {
     #[test]
     fn terms_nested_to_the_limit_analyse_on_a_worker_stack() {
         let (term, column) = (nested_list(MAX_NESTING), receiver(MAX_NESTING));
-        let analysed = on_worker_stack(|| analyze(&term, &column, &mut Binder::new(1)).is_ok());
-        assert!(analysed);
+        // Analysed to the bottom, where Cassandra refuses the marker in a collection literal.
+        let analysed = on_worker_stack(|| analyze(&term, &column, &mut Binder::new(1)));
+        let Err(CqlError::Invalid(message)) = analysed else {
+            panic!("{analysed:?}");
+        };
+        assert!(message.ends_with("bind variables are not supported inside collection literals"));
         let literal = Term::Literal(cql::ast::Literal {
             kind: LiteralKind::Integer,
             text: "7".into(),

@@ -28,7 +28,10 @@ pub fn build(ty: &CqlType, values: Vec<Option<Bytes>>) -> CqlResult<Bytes> {
         }
         CqlType::Tuple(_) | CqlType::Udt(_) => Ok(encode_fields(&values)),
         CqlType::Vector(elem, _) => {
-            let v = elements(values)?;
+            let v = values
+                .into_iter()
+                .map(|v| v.ok_or_else(|| CqlError::invalid("null is not supported inside vectors")))
+                .collect::<CqlResult<Vec<_>>>()?;
             Ok(encode_vector(elem, &v))
         }
         other => Err(CqlError::invalid(format!(
