@@ -500,6 +500,7 @@ fn create_table(s: &CreateTable, session: Option<&str>, schema: &Schema) -> CqlR
             other => schema_error(other),
         },
     )?;
+    check_counter_ttl(&table)?;
     if s.compact_storage {
         // Cassandra 5.0 still creates them; their rows live and die with their cells (no row
         // marker), which Helenus's tables do not do: refused rather than answered otherwise.
@@ -530,12 +531,17 @@ fn table_columns(
     ks: &KeyspaceMetadata,
     full: &str,
 ) -> CqlResult<Vec<ColumnMetadata>> {
+    // The table as written (Cassandra's messages print its QualifiedName).
+    let table = match &s.name.keyspace {
+        Some(ks) => format!("{ks}.{}", s.name.name),
+        None => s.name.name.clone(),
+    };
     let mut seen = BTreeSet::new();
     for c in &s.columns {
         if !seen.insert(c.name.as_str()) {
             return Err(CqlError::invalid(format!(
-                "Duplicate column '{}' declaration for table '{}'",
-                c.name, full
+                "Duplicate column '{}' declaration for table '{table}'",
+                c.name
             )));
         }
     }
@@ -547,10 +553,22 @@ fn table_columns(
     let find = |name: &str| -> CqlResult<&ColumnDef> {
         s.columns.iter().find(|c| c.name == name).ok_or_else(|| {
             CqlError::invalid(format!(
-                "Unknown definition {name} referenced in PRIMARY KEY"
+                "Unknown column '{name}' referenced in PRIMARY KEY for table '{table}'"
             ))
         })
     };
+    let mut keys = BTreeSet::new();
+    if let Some(repeated) = s
+        .partition_key
+        .iter()
+        .chain(&s.clustering)
+        .find(|n| !keys.insert(*n))
+    {
+        return Err(CqlError::invalid(format!(
+            "Duplicate column '{repeated}' in PRIMARY KEY clause for table '{table}'"
+        )));
+    }
+    check_clustering_order(s, &table)?;
     let bad_order: Vec<&str> = s
         .clustering_order
         .iter()
@@ -601,6 +619,50 @@ fn table_columns(
     Ok(out)
 }
 
+/// CLUSTERING ORDER BY names each clustering column once, in their order, from the first
+/// (a prefix of them), as Cassandra's CreateTableStatement checks it. Columns that are not
+/// clustering columns are refused after this, as there.
+fn check_clustering_order(s: &CreateTable, table: &str) -> CqlResult<()> {
+    let mut named = BTreeSet::new();
+    for (name, _) in &s.clustering_order {
+        if !named.insert(name) {
+            return Err(CqlError::invalid(format!(
+                "Duplicate column '{name}' in CLUSTERING ORDER BY clause for table '{table}'"
+            )));
+        }
+    }
+    if s.clustering_order
+        .iter()
+        .any(|(n, _)| !s.clustering.contains(n))
+    {
+        return Ok(());
+    }
+    for ((name, _), expected) in s.clustering_order.iter().zip(&s.clustering) {
+        if name == expected {
+            continue;
+        }
+        if !named.contains(expected) {
+            return Err(CqlError::invalid(format!(
+                "Missing CLUSTERING ORDER for column {expected}"
+            )));
+        }
+        return Err(CqlError::invalid(format!(
+            "The order of columns in the CLUSTERING ORDER directive must match that of the clustering columns ({expected} must appear before {name})"
+        )));
+    }
+    Ok(())
+}
+
+/// Counters cannot expire: a counter table has no default TTL.
+fn check_counter_ttl(table: &TableMetadata) -> CqlResult<()> {
+    if table.is_counter() && table.options.default_time_to_live > 0 {
+        return Err(CqlError::invalid(
+            "Cannot set default_time_to_live on a table with counters",
+        ));
+    }
+    Ok(())
+}
+
 fn key_type(def: &ColumnDef, ks: &KeyspaceMetadata) -> CqlResult<CqlType> {
     if def.is_static {
         return Err(CqlError::invalid(format!(
@@ -611,7 +673,7 @@ fn key_type(def: &ColumnDef, ks: &KeyspaceMetadata) -> CqlResult<CqlType> {
     let ty = resolve_type(&def.ty, ks)?;
     if ty.is_multi_cell() {
         return Err(CqlError::invalid(format!(
-            "Invalid non-frozen collection type {} for PRIMARY KEY component {}",
+            "Invalid non-frozen collection type {} for PRIMARY KEY column '{}'",
             ty.cql_name(),
             def.name
         )));
@@ -665,10 +727,12 @@ fn alter_table(
             options_now
                 .apply_options(&convert_options(options))
                 .map_err(schema_error)?;
-            TableMetadata {
+            let altered = TableMetadata {
                 options: options_now,
                 ..t.clone()
-            }
+            };
+            check_counter_ttl(&altered)?;
+            altered
         }
         AlterTableAction::AlterColumnType { .. } => {
             return Err(CqlError::invalid(
@@ -722,7 +786,24 @@ fn add_columns(
             check_readd(&def.name, &ty, &dropped.ty)?;
         }
         if def.is_static && t.clustering.is_empty() {
-            return Err(CqlError::invalid(format!("Static columns are not allowed in COMPACT STORAGE tables or tables without clustering columns (column {})", def.name)));
+            return Err(CqlError::invalid("Static columns are only useful (and thus allowed) if the table has at least one clustering column"));
+        }
+        if ty.is_counter() != t.is_counter() {
+            let (kind, table_kind) = if t.is_counter() {
+                ("non counter", "counter")
+            } else {
+                ("counter", "non counter")
+            };
+            return Err(CqlError::Config(format!(
+                "{}.{}: Cannot have a {kind} column (\"{}\") in a {table_kind} table",
+                t.keyspace, t.name, def.name
+            )));
+        }
+        if columns.iter().any(|c| c.name == def.name) {
+            return Err(CqlError::invalid(format!(
+                "Column with name '{}' already exists",
+                def.name
+            )));
         }
         columns.push(if def.is_static {
             ColumnMetadata::static_column(&def.name, ty)
