@@ -223,6 +223,25 @@ STATEMENTS = [
     "UPDATE lt SET l[0] = 'a' WHERE k = 0",
     "UPDATE lt SET m['a'] = 'b' WHERE k = 0",
     "DELETE l['a'] FROM lt WHERE k = 0",
+    # --- tuples read from constants (TupleType.fromString) ---
+    'CREATE TABLE ft (k int PRIMARY KEY, t tuple<int, text>, lt list<frozen<tuple<int, text>>>, u frozen<ud>, tu tuple<int, frozen<ud>>)',
+    "INSERT INTO ft (k, t) VALUES (0, '1:a')",
+    'INSERT INTO ft (k, t) VALUES (1, 1)',
+    "INSERT INTO ft (k, t) VALUES (2, '5')",
+    "INSERT INTO ft (k, t) VALUES (3, '@:x')",
+    "INSERT INTO ft (k, t) VALUES (4, '1\\:2')",
+    "INSERT INTO ft (k, t) VALUES (5, '1:a:b')",
+    "INSERT INTO ft (k, t) VALUES (6, '(1, a)')",
+    'INSERT INTO ft (k, t) VALUES (7, 1.5)',
+    'INSERT INTO ft (k, t) VALUES (8, true)',
+    'INSERT INTO ft (k, t) VALUES (9, -3)',
+    "INSERT INTO ft (k, lt) VALUES (10, ['1:a', (2, 'b')])",
+    "INSERT INTO ft (k, tu) VALUES (11, '1:2')",
+    "INSERT INTO ft (k, t) VALUES (12, '')",
+    "UPDATE ft SET t = '7:z' WHERE k = 14",
+    'SELECT * FROM ft',
+    "SELECT k FROM ft WHERE t = '1:a' ALLOW FILTERING",
+    'SELECT k FROM ft WHERE t = 5 ALLOW FILTERING',
     # --- CREATE and ALTER TABLE forms Cassandra refuses (facts of CreateTest, AlterTest) ---
     'CREATE TABLE cc1 (k int PRIMARY KEY, c list<counter>)',
     'CREATE TABLE cc2 (k int PRIMARY KEY, c counter, v int)',
@@ -344,3 +363,14 @@ def test_user_type_elements_and_keys_are_one_across_alter_type_add(db):
     db.execute("DELETE m[{a: 1, b: 'x'}] FROM al WHERE k = 0")
     assert rows(db, "SELECT toJson(s), toJson(m) FROM al WHERE k = 0") == [(
         '[{"a": 1, "b": "x", "c": null}]', '{"{\\"a\\": 2, \\"b\\": null, \\"c\\": null}": 20}')]
+
+
+def test_tuples_are_read_from_constants_and_markers_refused_in_collection_literals(db):
+    db.execute("CREATE TABLE ft (k int PRIMARY KEY, t tuple<int, text>, l list<int>)")
+    db.execute("INSERT INTO ft (k, t) VALUES (0, '1:a\\:b')")
+    db.execute("INSERT INTO ft (k, t) VALUES (1, 5)")
+    assert sorted(rows(db, "SELECT k, t FROM ft")) == [(0, (1, "a:b")), (1, (5, None))]
+    assert error(db, "INSERT INTO ft (k, t) VALUES (2, '(1, a)')") == (
+        "Unable to make int from '(1, a)'")
+    assert error(db, "INSERT INTO ft (k, l) VALUES (3, [1, ?])", 2) == (
+        "Invalid list literal for l: bind variables are not supported inside collection literals")

@@ -204,8 +204,13 @@ fn literal(lit: &Literal, receiver: &ColumnSpec) -> CqlResult<Bytes> {
             receiver.ty.cql_name()
         ))
     };
-    let target = match &receiver.ty {
+    let target = match receiver.ty.unfrozen() {
         CqlType::Native(_) if is_assignable(&receiver.ty, kind) => &receiver.ty,
+        // Cassandra reads any constant but a blob for a tuple with TupleType.fromString.
+        CqlType::Tuple(types) if lit.kind != AstKind::Hex => {
+            return types::literal::tuple_from_string(types, &lit.text, &receiver.ty.cql_name())
+                .map_err(|e| e.into_cql(""));
+        }
         _ => return Err(invalid()),
     };
     // A constant of a kind the type takes but cannot read fails with the type's own message

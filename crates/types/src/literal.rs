@@ -12,6 +12,7 @@ mod number;
 mod system_v;
 mod temporal;
 mod timestamp;
+mod tuple_text;
 mod zone;
 mod zone_names;
 
@@ -19,6 +20,7 @@ pub use duration::parse_duration;
 pub use number::float_needs_decimal;
 pub use temporal::{parse_date, parse_time};
 pub use timestamp::parse_timestamp;
+pub use tuple_text::tuple_from_string;
 
 /// The lexical kind of a constant, as the CQL lexer tells it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

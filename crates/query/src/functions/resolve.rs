@@ -192,7 +192,9 @@ fn literal_fit(kind: LiteralKind, text: &str, ty: &CqlType) -> Fit {
         CqlType::Native(NativeType::Ascii) if kind == LiteralKind::String && !text.is_ascii() => {
             Fit::No
         }
-        CqlType::Custom(_) => Fit::Weak,
+        // Constants are weakly assignable to every type that is not native, a collection, a
+        // user type or a vector (Cassandra's `Constants.Literal.testAssignment`).
+        CqlType::Custom(_) | CqlType::Tuple(_) => Fit::Weak,
         other if is_assignable(other, kind) => Fit::Weak,
         _ => Fit::No,
     }
