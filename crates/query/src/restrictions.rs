@@ -197,6 +197,24 @@ fn filtering_error(kind: StatementKind, filters: &[Filter]) -> CqlError {
     ))
 }
 
+/// A null constant is refused here for key and counter columns, as Cassandra refuses it
+/// when it prepares the relation; for other columns the filter refuses it when it runs
+/// (`Unsupported null value for column v`), after the other checks of the statement.
+fn null_refusal(col: &ColumnMetadata) -> CqlResult<()> {
+    if col.ty.is_counter() {
+        return Err(CqlError::invalid(
+            "Invalid null value for counter increment/decrement",
+        ));
+    }
+    if col.kind.is_primary_key() {
+        return Err(CqlError::invalid(format!(
+            "Invalid null value in condition for column {}",
+            col.name
+        )));
+    }
+    Ok(())
+}
+
 fn collect(
     table: &TableMetadata,
     r: &Relation,
@@ -218,10 +236,7 @@ fn collect(
                 )));
             }
             if matches!(value, Term::Null) {
-                return Err(CqlError::invalid(format!(
-                    "Invalid null value in condition for column {}",
-                    col.name
-                )));
+                null_refusal(&col)?;
             }
             single(table, col, *op, value, c, binder)
         }

@@ -423,6 +423,16 @@ impl ResolvedFilter {
                     "Unsupported unset value for column {name}"
                 )))
             }
+            (_, Resolved::Null) if !f.column.kind.is_primary_key() => {
+                let what = if f.key.is_some() {
+                    "map value"
+                } else {
+                    "value"
+                };
+                return Err(CqlError::invalid(format!(
+                    "Unsupported null {what} for column {name}"
+                )));
+            }
             _ => f.value.resolve_required(ctx, name)?,
         };
         let key = match f.key.as_ref().map(|key| key.resolve(ctx)).transpose()? {
