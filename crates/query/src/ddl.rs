@@ -545,6 +545,11 @@ fn table_columns(
             )));
         }
     }
+    if s.primary_key_clauses > 1 {
+        return Err(CqlError::invalid(format!(
+            "Multiple PRIMARY KEY specified for table '{table}' (exactly one required)"
+        )));
+    }
     if s.partition_key.is_empty() {
         return Err(CqlError::invalid(format!(
             "No PRIMARY KEY specifed for table '{full}' (exactly one required)"

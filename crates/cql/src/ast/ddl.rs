@@ -59,6 +59,9 @@ pub struct CreateTable {
     pub options: Properties,
     pub clustering_order: Vec<(String, Order)>,
     pub compact_storage: bool,
+    /// How many PRIMARY KEY clauses (or column-level `PRIMARY KEY`s) were written; Cassandra
+    /// refuses more than one when it prepares the statement.
+    pub primary_key_clauses: usize,
 }
 
 /// `ALTER TABLE`.

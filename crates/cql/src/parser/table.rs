@@ -20,6 +20,8 @@ pub(crate) struct TableProperties {
 pub(crate) struct PrimaryKey {
     pub partition_key: Vec<String>,
     pub clustering: Vec<String>,
+    /// The PRIMARY KEY clauses met so far.
+    pub clauses: usize,
 }
 
 impl Parser<'_> {
@@ -51,19 +53,23 @@ impl Parser<'_> {
             options: props.options,
             clustering_order: props.clustering_order,
             compact_storage: props.compact_storage,
+            primary_key_clauses: key.clauses,
         })
     }
 
     /// A column definition or a `PRIMARY KEY (...)` clause.
     fn table_element(&mut self, columns: &mut Vec<ColumnDef>, key: &mut PrimaryKey) -> PResult<()> {
         if self.at_kw("primary") {
+            let earlier = key.clauses;
             *key = self.primary_key()?;
+            key.clauses += earlier;
             return Ok(());
         }
         let column = self.column_def()?;
         if self.eat_kw("primary") {
             self.expect_kw("key")?;
             key.partition_key = vec![column.name.clone()];
+            key.clauses += 1;
         }
         columns.push(column);
         Ok(())
@@ -128,6 +134,7 @@ impl Parser<'_> {
         Ok(PrimaryKey {
             partition_key,
             clustering,
+            clauses: 1,
         })
     }
 

@@ -1005,3 +1005,21 @@ fn a_token_after_a_name_is_reported_where_cassandra_predicts_it() {
         assert_eq!(error(text), expected, "{text}");
     }
 }
+
+#[test]
+fn primary_key_clauses_are_counted() {
+    let clauses = |text: &str| match parsed(text) {
+        Statement::CreateTable(table) => table.primary_key_clauses,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(clauses("CREATE TABLE t (k int PRIMARY KEY, v int)"), 1);
+    assert_eq!(
+        clauses("CREATE TABLE t (k int, c int, PRIMARY KEY (k, c))"),
+        1
+    );
+    assert_eq!(
+        clauses("CREATE TABLE t (k int PRIMARY KEY, v int, PRIMARY KEY (k))"),
+        2
+    );
+    assert_eq!(clauses("CREATE TABLE t (k int, v int)"), 0);
+}
