@@ -56,7 +56,7 @@ pub use sstable::{
     WrittenPartition,
 };
 pub use storage::{
-    default_commitlog_total_space, CorruptSstable, MemtableAllocation, PoolUsage, ReplayStats,
-    ScrubReport, SizeEstimates, SnapshotTable, Storage, StorageConfig, TableStats, TableUsage,
-    TokenRange, TombstoneThresholds, VerifyOptions, VerifyReport,
+    default_commitlog_total_space, CleanupReport, CorruptSstable, MemtableAllocation, PoolUsage,
+    ReplayStats, ScrubReport, SizeEstimates, SnapshotTable, Storage, StorageConfig, TableStats,
+    TableUsage, TokenRange, TombstoneThresholds, VerifyOptions, VerifyReport,
 };

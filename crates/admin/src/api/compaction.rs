@@ -67,6 +67,7 @@ fn kind_name(kind: TaskKind) -> &'static str {
         TaskKind::GarbageCollect => "Remove deleted data",
         TaskKind::Scrub => "Scrub",
         TaskKind::Verify => "Verify",
+        TaskKind::Cleanup => "Cleanup",
     }
 }
 

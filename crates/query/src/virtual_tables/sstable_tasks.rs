@@ -29,6 +29,7 @@ fn kind(kind: TaskKind) -> &'static str {
         TaskKind::GarbageCollect => "remove deleted data",
         TaskKind::Scrub => "scrub",
         TaskKind::Verify => "verify",
+        TaskKind::Cleanup => "cleanup",
     }
 }
 

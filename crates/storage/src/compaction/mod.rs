@@ -104,6 +104,8 @@ pub enum TaskKind {
     Scrub,
     /// `nodetool verify`: one SSTable's checksums checked (nothing written).
     Verify,
+    /// `nodetool cleanup`: one SSTable rewritten without the partitions the node does not own.
+    Cleanup,
 }
 
 /// A compaction chosen by a strategy.

@@ -22,11 +22,11 @@ pub struct SizeEstimates {
     pub mean_partition_bytes: u64,
 }
 
-fn contains(range: TokenRange, token: i64) -> bool {
+pub(super) fn contains(range: TokenRange, token: i64) -> bool {
     range.0 < token && token <= right_end(range)
 }
 
-fn right_end((_, right): TokenRange) -> i64 {
+pub(super) fn right_end((_, right): TokenRange) -> i64 {
     if right == i64::MIN {
         i64::MAX
     } else {

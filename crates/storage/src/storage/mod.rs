@@ -4,6 +4,7 @@
 //! pressure and run compactions; [`Storage::shutdown`] drains everything to SSTables.
 
 mod background;
+mod cleanup;
 mod config;
 mod core;
 mod estimates;
@@ -17,6 +18,8 @@ mod snapshots;
 mod streams;
 mod usage;
 
+pub(crate) use cleanup::in_ranges;
+pub use cleanup::CleanupReport;
 pub use config::{default_commitlog_total_space, MemtableAllocation, StorageConfig};
 pub use estimates::{SizeEstimates, TokenRange};
 pub use pressure::PoolUsage;

@@ -2,6 +2,7 @@
 //! compactions under every strategy.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test crate
 
+mod cleanup;
 mod common;
 mod compaction;
 mod crash;

@@ -34,6 +34,7 @@ use crate::error::{Result, StorageError};
 use crate::filter::ReadFilter;
 use crate::partition::PartitionData;
 use crate::sstable::{Loss, PartitionStream, SstableWriter, WriteOptions};
+use crate::storage::{in_ranges, TokenRange};
 use merge::MergedPartitions;
 use mutation::PartitionKey;
 use purge::Purger;
@@ -58,6 +59,8 @@ enum Rewrite<'a> {
     /// Read the inputs through [`Salvage`](crate::sstable::Salvage), which drops what cannot
     /// be read and records it here (`nodetool scrub`).
     Scrub(&'a Mutex<Loss>),
+    /// Keep only the partitions whose token lies in one of these ranges (`nodetool cleanup`).
+    Cleanup(&'a [TokenRange]),
 }
 
 /// Runs `task` on `engine`, whose inputs the caller has claimed. `Ok(None)` when the inputs
@@ -80,6 +83,17 @@ pub fn garbage_collect(
     granularity: Granularity,
 ) -> Result<Option<CompactionRecord>> {
     run_job(engine, task, ctx, Rewrite::GarbageCollect(granularity))
+}
+
+/// Runs `task` (one SSTable) as [`run`] does, keeping only the partitions whose token lies in
+/// one of `owned` (`nodetool cleanup`).
+pub fn cleanup(
+    engine: &LsmEngine,
+    task: &CompactionTask,
+    ctx: &Context<'_>,
+    owned: &[TokenRange],
+) -> Result<Option<CompactionRecord>> {
+    run_job(engine, task, ctx, Rewrite::Cleanup(owned))
 }
 
 /// Runs `task` (one SSTable) as [`run`] does, keeping every partition that can still be read;
@@ -236,7 +250,10 @@ impl<'a> Job<'a> {
             let (key, data) = item?;
             let purger = Purger::new(self.ctx.now, self.gc_before, || self.horizon(&key))
                 .with_dropped(self.dropped);
-            let kept = self.without_garbage(&key, data)?;
+            let kept = match self.rewrite {
+                Rewrite::Cleanup(owned) if !in_ranges(owned, key.token) => None,
+                _ => self.without_garbage(&key, data)?,
+            };
             if let Some(data) = kept.and_then(|data| purger.partition(data)) {
                 let current = match &mut writer {
                     Some(w) => w,
@@ -281,7 +298,9 @@ impl<'a> Job<'a> {
             .map(|s| -> Box<dyn PartitionStream + 's> {
                 match self.rewrite {
                     Rewrite::Scrub(loss) => Box::new(s.sstable.salvage(loss)),
-                    Rewrite::Merge | Rewrite::GarbageCollect(_) => Box::new(s.sstable.iter()),
+                    Rewrite::Merge | Rewrite::GarbageCollect(_) | Rewrite::Cleanup(_) => {
+                        Box::new(s.sstable.iter())
+                    }
                 }
             })
             .collect()
