@@ -39,7 +39,9 @@ mod transport;
 
 pub use config::{settled_voters, MetadataConfig, MAX_VOTERS};
 pub use error::MetadataError;
-pub use model::{ClusterMetadata, HostId, KeyspaceEntry, NodeRecord, NodeState, Transformation};
+pub use model::{
+    ClusterMetadata, HostId, KeyspaceEntry, NodeRecord, NodeState, ReplicationCheck, Transformation,
+};
 #[cfg(feature = "net")]
 pub use net_transport::NetTransport;
 pub use service::MetadataService;

@@ -10,13 +10,27 @@ use serde::{Deserialize, Serialize};
 /// A node's permanent identity (Cassandra's host id).
 pub type HostId = uuid::Uuid;
 
-/// Where a node is in its life in the ring.
+/// Where a node is in its life in the ring. Joining and Replacing nodes are pending owners:
+/// writes reach them, reads do not; a Leaving node still serves reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum NodeState {
     Joining,
     Normal,
     Leaving,
     Left,
+    /// Taking over the tokens of the node named (`replace_address_first_boot`), which keeps
+    /// them until the replacement finishes.
+    Replacing(HostId),
+}
+
+impl NodeState {
+    /// Whether a node in this state is part of a topology change under way.
+    pub fn is_moving(self) -> bool {
+        matches!(
+            self,
+            NodeState::Joining | NodeState::Leaving | NodeState::Replacing(_)
+        )
+    }
 }
 
 /// One node of the ring as the metadata log records it.
@@ -68,14 +82,30 @@ impl ClusterMetadata {
         self.nodes.values().find(|node| node.addr == addr)
     }
 
-    /// Every token of the ring and its owner, in token order (nodes that left own none).
+    /// The node of a topology change under way (joining, leaving or replacing), if any.
+    pub fn moving_node(&self) -> Option<&NodeRecord> {
+        self.nodes.values().find(|node| node.state.is_moving())
+    }
+
+    /// Every token of the ring and its owner, in token order (nodes that left own none; the
+    /// tokens of a node being replaced are its own until the replacement finishes).
     pub fn token_owners(&self) -> BTreeMap<i64, HostId> {
         self.nodes
             .values()
-            .filter(|node| node.state != NodeState::Left)
+            .filter(|node| !matches!(node.state, NodeState::Left | NodeState::Replacing(_)))
             .flat_map(|node| node.tokens.iter().map(|token| (*token, node.host_id)))
             .collect()
     }
+}
+
+/// A keyspace's replication factor that a leaving node must leave enough nodes for (the
+/// schema is opaque here: the planner of the change names them).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReplicationCheck {
+    pub keyspace: String,
+    pub rf: u32,
+    /// Counted in the leaving node's data center (NetworkTopologyStrategy), else the ring.
+    pub per_dc: bool,
 }
 
 /// One change of the cluster's metadata. Each one is checked against the state it is applied
@@ -109,6 +139,33 @@ pub enum Transformation {
     RemoveNode {
         host_id: HostId,
     },
+    /// A new node takes its tokens as a pending owner (Joining). Refused while another
+    /// topology change runs (one at a time: two could overlap their ranges), for a node
+    /// already in the ring, and for a token or address of another node.
+    StartJoin {
+        node: NodeRecord,
+    },
+    /// A Joining or Replacing node owns its ranges (Normal); the node it replaced goes.
+    FinishJoin {
+        host_id: HostId,
+    },
+    /// A Normal node starts leaving the ring (decommission, removenode). Refused while another
+    /// topology change runs, when it is the only Normal node, or when a keyspace of `checks`
+    /// would keep fewer nodes than its replication factor (none for `--force`).
+    StartLeave {
+        host_id: HostId,
+        checks: Vec<ReplicationCheck>,
+    },
+    /// A Leaving node has handed its ranges over: it owns nothing (Left).
+    FinishLeave {
+        host_id: HostId,
+    },
+    /// A new node (`Replacing(replaces)`) takes the tokens of `replaces`, a Normal node, with
+    /// the same address or another. Refused while another topology change runs.
+    StartReplace {
+        node: NodeRecord,
+        replaces: HostId,
+    },
 }
 
 impl Transformation {
@@ -120,6 +177,11 @@ impl Transformation {
             Transformation::RegisterNode { .. } => "RegisterNode",
             Transformation::SetNodeState { .. } => "SetNodeState",
             Transformation::RemoveNode { .. } => "RemoveNode",
+            Transformation::StartJoin { .. } => "StartJoin",
+            Transformation::FinishJoin { .. } => "FinishJoin",
+            Transformation::StartLeave { .. } => "StartLeave",
+            Transformation::FinishLeave { .. } => "FinishLeave",
+            Transformation::StartReplace { .. } => "StartReplace",
         }
     }
 }

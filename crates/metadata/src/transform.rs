@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::{ClusterMetadata, HostId, KeyspaceEntry, NodeRecord, NodeState, Transformation};
+use crate::model::{
+    ClusterMetadata, HostId, KeyspaceEntry, NodeRecord, NodeState, ReplicationCheck, Transformation,
+};
 
 /// What a log entry asks of the state machine.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -108,7 +110,7 @@ pub(crate) fn transform(
             if *expect_topology != state.topology_version {
                 return Err(Refusal::Conflict);
             }
-            check_new_node(&state.nodes, node)?;
+            check_new_node(&state.nodes, node, None)?;
             next.nodes.insert(node.host_id, node.clone());
             next.topology_version = epoch;
         }
@@ -121,9 +123,166 @@ pub(crate) fn transform(
             next.nodes.remove(host_id);
             next.topology_version = epoch;
         }
+        Transformation::StartJoin { node } => {
+            start_join(state, node)?;
+            let joining = NodeRecord {
+                state: NodeState::Joining,
+                ..node.clone()
+            };
+            next.nodes.insert(node.host_id, joining);
+            next.topology_version = epoch;
+        }
+        Transformation::FinishJoin { host_id } => {
+            let joined = known_node(&mut next.nodes, host_id)?;
+            let replaced = match joined.state {
+                NodeState::Joining => None,
+                NodeState::Replacing(old) => Some(old),
+                other => return Err(wrong_state(host_id, other, "finish joining")),
+            };
+            joined.state = NodeState::Normal;
+            if let Some(old) = replaced {
+                next.nodes.remove(&old);
+            }
+            next.topology_version = epoch;
+        }
+        Transformation::StartLeave { host_id, checks } => {
+            start_leave(state, host_id, checks)?;
+            known_node(&mut next.nodes, host_id)?.state = NodeState::Leaving;
+            next.topology_version = epoch;
+        }
+        Transformation::FinishLeave { host_id } => {
+            let leaving = known_node(&mut next.nodes, host_id)?;
+            if leaving.state != NodeState::Leaving {
+                return Err(wrong_state(host_id, leaving.state, "finish leaving"));
+            }
+            leaving.state = NodeState::Left;
+            next.topology_version = epoch;
+        }
+        Transformation::StartReplace { node, replaces } => {
+            start_replace(state, node, replaces)?;
+            let replacing = NodeRecord {
+                state: NodeState::Replacing(*replaces),
+                ..node.clone()
+            };
+            next.nodes.insert(node.host_id, replacing);
+            next.topology_version = epoch;
+        }
     }
     next.epoch = epoch;
     Ok(next)
+}
+
+/// Refuses a change while another node's topology change runs: one at a time, as Cassandra
+/// without consistent range movement overrides, since two could overlap their ranges.
+fn one_change_at_a_time(state: &ClusterMetadata, host_id: &HostId) -> Result<(), Refusal> {
+    match state.moving_node() {
+        Some(other) if other.host_id != *host_id => Err(Refusal::Rejected(format!(
+            "another topology change is in progress: node {} ({}) is {}; wait until it \
+             finishes (or remove that node)",
+            other.addr.ip(),
+            other.host_id,
+            state_name(other.state)
+        ))),
+        _ => Ok(()),
+    }
+}
+
+fn start_join(state: &ClusterMetadata, node: &NodeRecord) -> Result<(), Refusal> {
+    one_change_at_a_time(state, &node.host_id)?;
+    if let Some(known) = state.nodes.get(&node.host_id) {
+        return Err(wrong_state(&node.host_id, known.state, "join"));
+    }
+    check_new_node(&state.nodes, node, None)
+}
+
+fn start_leave(
+    state: &ClusterMetadata,
+    host_id: &HostId,
+    checks: &[ReplicationCheck],
+) -> Result<(), Refusal> {
+    one_change_at_a_time(state, host_id)?;
+    let node = state
+        .nodes
+        .get(host_id)
+        .ok_or_else(|| Refusal::Rejected(format!("no node with host id {host_id}")))?;
+    if node.state != NodeState::Normal {
+        return Err(wrong_state(host_id, node.state, "leave"));
+    }
+    let in_ring = |n: &&NodeRecord| matches!(n.state, NodeState::Normal | NodeState::Leaving);
+    let others = state.nodes.values().filter(in_ring).count() - 1;
+    if others == 0 {
+        return Err(Refusal::Rejected(
+            "no other normal nodes in the ring; decommission would be pointless".to_string(),
+        ));
+    }
+    for check in checks {
+        // Cassandra counts the leaving node too: N nodes keep RF replicas only if N > RF
+        let nodes = state
+            .nodes
+            .values()
+            .filter(in_ring)
+            .filter(|n| !check.per_dc || n.dc == node.dc)
+            .count();
+        if nodes <= check.rf as usize {
+            return Err(Refusal::Rejected(format!(
+                "Not enough live nodes to maintain replication factor in keyspace {} \
+                 (RF = {}, N = {nodes}). Perform a forceful decommission to ignore.",
+                check.keyspace, check.rf
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn start_replace(
+    state: &ClusterMetadata,
+    node: &NodeRecord,
+    replaces: &HostId,
+) -> Result<(), Refusal> {
+    one_change_at_a_time(state, &node.host_id)?;
+    let old = state.nodes.get(replaces).ok_or_else(|| {
+        Refusal::Rejected(format!(
+            "cannot replace {replaces}: no such node in the ring"
+        ))
+    })?;
+    if old.state != NodeState::Normal {
+        return Err(wrong_state(replaces, old.state, "be replaced"));
+    }
+    if let Some(known) = state.nodes.get(&node.host_id) {
+        return Err(wrong_state(
+            &node.host_id,
+            known.state,
+            "replace another node",
+        ));
+    }
+    let mut own = node.tokens.clone();
+    own.sort_unstable();
+    let mut theirs = old.tokens.clone();
+    theirs.sort_unstable();
+    if own != theirs {
+        return Err(Refusal::Rejected(format!(
+            "a replacement takes the tokens of node {replaces}, not others"
+        )));
+    }
+    check_new_node(&state.nodes, node, Some(replaces))
+}
+
+fn wrong_state(host_id: &HostId, state: NodeState, what: &str) -> Refusal {
+    Refusal::Rejected(format!(
+        "node {host_id} is {} and cannot {what}",
+        state_name(state)
+    ))
+}
+
+/// A state as `nodetool` words it.
+fn state_name(state: NodeState) -> &'static str {
+    match state {
+        NodeState::Joining => "joining",
+        NodeState::Normal => "normal",
+        NodeState::Leaving => "leaving",
+        NodeState::Left => "gone (left the ring)",
+        NodeState::Replacing(_) => "replacing another node",
+    }
 }
 
 /// Compare-and-set on a keyspace: `expect` None means "must not exist".
@@ -145,8 +304,12 @@ fn known_node<'a>(
 }
 
 /// A node may not repeat a token, nor take a token or an address of another node that has not
-/// left the ring.
-fn check_new_node(nodes: &BTreeMap<HostId, NodeRecord>, node: &NodeRecord) -> Result<(), Refusal> {
+/// left the ring (but those of the node it `replaces`).
+fn check_new_node(
+    nodes: &BTreeMap<HostId, NodeRecord>,
+    node: &NodeRecord,
+    replaces: Option<&HostId>,
+) -> Result<(), Refusal> {
     let mut own = node.tokens.clone();
     own.sort_unstable();
     if let Some(pair) = own.windows(2).find(|pair| pair[0] == pair[1]) {
@@ -157,7 +320,8 @@ fn check_new_node(nodes: &BTreeMap<HostId, NodeRecord>, node: &NodeRecord) -> Re
     }
     let others = nodes
         .values()
-        .filter(|other| other.host_id != node.host_id && other.state != NodeState::Left);
+        .filter(|other| other.host_id != node.host_id && other.state != NodeState::Left)
+        .filter(|other| Some(&other.host_id) != replaces);
     for other in others {
         if other.addr == node.addr {
             return Err(Refusal::Rejected(format!(
@@ -178,3 +342,7 @@ fn check_new_node(nodes: &BTreeMap<HostId, NodeRecord>, node: &NodeRecord) -> Re
 #[cfg(test)]
 #[path = "transform_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "lifecycle_tests.rs"]
+mod lifecycle_tests;
