@@ -180,8 +180,15 @@ pub struct Config {
     /// `seed_provider`'s seeds. Empty when the file has no `seed_provider`: the node runs alone
     /// and opens no internode port (a one-member cluster).
     pub seeds: Vec<Seed>,
-    /// Recorded; a joining node does not stream data yet (it joins as with `false`).
+    /// A new node that is not a seed joins as a pending owner and becomes Normal once its
+    /// ranges are fetched (no data moves yet: see docs/differences.md); `false` joins at once.
     pub auto_bootstrap: bool,
+    /// `replace_address_first_boot` (also `-Dcassandra.replace_address_first_boot=` in
+    /// `JVM_OPTS`): a new node takes the tokens of the dead node at this address.
+    pub replace_address_first_boot: Option<IpAddr>,
+    /// How long a topology change waits after a step so that every coordinator applies it
+    /// (Cassandra's `ring_delay_ms`, 30 s there; here the metadata log delivers each step).
+    pub ring_delay: Duration,
     /// Balanced token allocation for this many replicas in the node's data center; `None`:
     /// random tokens.
     pub allocate_tokens_for_local_replication_factor: Option<u32>,
@@ -278,6 +285,8 @@ impl Default for Config {
             location: Location::simple(),
             seeds: Vec::new(),
             auto_bootstrap: true,
+            replace_address_first_boot: None,
+            ring_delay: Duration::from_secs(2),
             allocate_tokens_for_local_replication_factor: Some(3),
             phi_convict_threshold: 8.0,
             internode_compression: InternodeCompression::Dc,

@@ -7,6 +7,7 @@
 mod config;
 mod error;
 mod guardrails;
+mod jvm;
 mod keys;
 mod legacy;
 mod listing;
@@ -25,6 +26,7 @@ pub use config::{
 };
 pub use error::ConfigError;
 pub use guardrails::{ConsistencyLevels, Guardrails, Limit, Threshold, CONSISTENCY_LEVELS};
+pub use jvm::apply_jvm_options;
 pub use listing::Setting;
 pub use load::{load, load_str, Loaded};
 pub use policies::{CommitFailurePolicy, DiskFailurePolicy};

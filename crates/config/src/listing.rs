@@ -46,6 +46,11 @@ impl Config {
             ("num_tokens", set(self.num_tokens)),
             ("auto_bootstrap", set(self.auto_bootstrap)),
             (
+                "replace_address_first_boot",
+                opt(self.replace_address_first_boot),
+            ),
+            ("ring_delay_ms", set(self.ring_delay.as_millis())),
+            (
                 "allocate_tokens_for_local_replication_factor",
                 opt(self.allocate_tokens_for_local_replication_factor),
             ),

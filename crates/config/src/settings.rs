@@ -1,6 +1,8 @@
 //! Which cassandra.yaml keys Helenus uses, and how each one sets a [`Config`] field.
 //! Keys not handled here are Cassandra settings Helenus ignores.
 
+use std::time::Duration;
+
 use crate::config::{CommitLogSync, Config, InternodeCompression, MemtableAllocationType, Seed};
 use crate::error::ConfigError;
 use crate::policies::{CommitFailurePolicy, DiskFailurePolicy};
@@ -18,6 +20,8 @@ pub const HELENUS_KEYS: &[&str] = &[
     "admin_port",
     "admin_auth_token_file",
     "metadata_directory",
+    "replace_address_first_boot",
+    "ring_delay_ms",
 ];
 
 /// Sets the field for `value.key`; `Ok(false)` when Helenus does not use that key.
@@ -41,6 +45,8 @@ fn apply_node(c: &mut Config, v: Value) -> Result<bool, ConfigError> {
         "seed_provider" => c.seeds = seeds(v)?,
         "auto_snapshot" => c.auto_snapshot = v.boolean()?,
         "auto_bootstrap" => c.auto_bootstrap = v.boolean()?,
+        "replace_address_first_boot" => c.replace_address_first_boot = Some(v.address()?),
+        "ring_delay_ms" => c.ring_delay = Duration::from_millis(v.integer()?),
         "allocate_tokens_for_local_replication_factor" => {
             c.allocate_tokens_for_local_replication_factor = Some(v.integer()?)
         }
