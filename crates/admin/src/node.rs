@@ -62,6 +62,8 @@ pub struct AdminNode {
     pub lifecycle: Arc<Lifecycle>,
     /// The cluster metadata group (a one-member group on a node that runs alone).
     pub metadata: Arc<MetadataService>,
+    /// This node's part in topology changes (decommission, removenode, the operation mode).
+    pub nodeops: Arc<nodeops::NodeOps>,
     /// Gossip, on a node with seeds.
     pub gossip: Option<Arc<dyn Membership>>,
     /// Internode messaging, on a node with seeds (its dropped messages in `tpstats`).

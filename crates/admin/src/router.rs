@@ -10,8 +10,8 @@ use serde::Serialize;
 use crate::api::pools::GcClock;
 use crate::api::types::{AutocompactionRequest, TableSelection};
 use crate::api::{
-    binary, cluster, compaction, hints, logging, pools, proxy, ring, scrub, settings, snapshots,
-    streams, tables, trace,
+    binary, cleanup, cluster, compaction, hints, logging, operations, pools, proxy, ring, scrub,
+    settings, snapshots, streams, tables, trace,
 };
 use crate::error::{ApiError, ApiResult};
 use crate::metrics;
@@ -63,6 +63,8 @@ impl Api {
             "/v1/gossip" if get => ok(&ring::gossip(node)?),
             "/v1/gossip/status" if get => ok(&ring::gossip_status(node)),
             "/v1/cms" if get => ok(&ring::cms(node)),
+            "/v1/operation_mode" if get => ok(&operations::mode(node)),
+            "/v1/removenode" if get => ok(&operations::removal_status(node)),
             "/v1/tables" if get => ok(&tables::stats(node)?),
             "/v1/compactions" if get => ok(&compaction::stats(node)?),
             "/v1/compactions/history" if get => ok(&compaction::history(node)),
@@ -155,6 +157,12 @@ impl Api {
             }
             "/v1/scrub" => ok(&scrub::scrub(node, &selection_or_default(body)?).await?),
             "/v1/rebuild" => ok(&streams::rebuild(node, &selection_or_default(body)?).await?),
+            "/v1/cleanup" => ok(&cleanup::cleanup(node, &selection_or_default(body)?).await?),
+            "/v1/decommission" => {
+                ok(&operations::decommission(node, &selection_or_default(body)?).await?)
+            }
+            "/v1/removenode" => ok(&operations::removenode(node, &parse(body)?).await?),
+            "/v1/move" => ok(&operations::move_token(node)?),
             "/v1/verify" => ok(&scrub::verify(node, &selection_or_default(body)?).await?),
             "/v1/endpoints" => ok(&ring::endpoints(node, &parse(body)?)?),
             "/v1/gossip/enable" => ok(&ring::set_gossip(node, true)?),
@@ -191,7 +199,7 @@ impl Api {
 
 /// 404 for an unknown path, 405 for a known path with the wrong method.
 fn unknown(method: &Method, path: &str) -> ApiError {
-    const PATHS: [&str; 52] = [
+    const PATHS: [&str; 57] = [
         "/metrics",
         "/v1/garbagecollect",
         "/v1/logging",
@@ -231,6 +239,11 @@ fn unknown(method: &Method, path: &str) -> ApiError {
         "/v1/batchlog/replay",
         "/v1/size_estimates/refresh",
         "/v1/scrub",
+        "/v1/cleanup",
+        "/v1/decommission",
+        "/v1/removenode",
+        "/v1/move",
+        "/v1/operation_mode",
         "/v1/verify",
         "/v1/hints",
         "/v1/hints/pending",

@@ -67,6 +67,12 @@ pub(crate) async fn api(dir: &tempfile::TempDir) -> Api {
         .await
         .unwrap();
     let metadata = processor.metadata().cloned().unwrap();
+    let nodeops = nodeops::NodeOps::new(
+        metadata.clone(),
+        processor.clone(),
+        None,
+        std::time::Duration::ZERO,
+    );
     Api::new(Arc::new(AdminNode {
         storage,
         coordinator,
@@ -77,6 +83,7 @@ pub(crate) async fn api(dir: &tempfile::TempDir) -> Api {
         native_limits: Arc::new(transport::Limits::new(&transport::ServerConfig::default())),
         lifecycle: Arc::new(Lifecycle::default()),
         metadata,
+        nodeops,
         gossip: None,
         messaging: None,
         streaming: None,

@@ -1,17 +1,21 @@
 //! A node takes its place in the ring: it waits until it is in the cluster metadata group, then
-//! registers itself there with its tokens — the ones it held before, `initial_token`, or tokens
-//! allocated to balance its data center (`allocate_tokens_for_local_replication_factor`) — and
-//! records them in `system.local`. A restarted node keeps its host id and tokens.
+//! takes its tokens — the ones it held before, `initial_token`, or tokens allocated to balance
+//! its data center (`allocate_tokens_for_local_replication_factor`) — and records them in
+//! `system.local`. A new node that is not a seed, with `auto_bootstrap` (the default) and a
+//! ring to join, bootstraps (`nodeops`: Joining, then Normal); with
+//! `replace_address_first_boot` it replaces the dead node at that address, taking its tokens;
+//! seeds, nodes with `auto_bootstrap: false` and the first nodes of a cluster register as
+//! Normal at once. A restarted node keeps its host id and tokens, and goes on with a join it
+//! had started.
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use config::Config;
 use metadata::{
-    ClusterMetadata, MetadataError, MetadataService, NodeRecord, NodeState, Transformation,
+    ClusterMetadata, HostId, MetadataError, MetadataService, NodeRecord, NodeState, Transformation,
 };
+use nodeops::{endpoint_of, ring_of, NodeOps};
 use query::{NodeInfo, QueryProcessor};
 use ring::{allocate_tokens, random_tokens};
-
-use crate::membership::{endpoint_of, ring_of};
 
 /// How often a node waiting for its seeds says so.
 const WAIT_REPORT: Duration = Duration::from_secs(10);
@@ -19,13 +23,87 @@ const WAIT_REPORT: Duration = Duration::from_secs(10);
 /// A pause between attempts that found no majority.
 const RETRY: Duration = Duration::from_millis(500);
 
-/// Registers this node in the metadata log and returns its tokens.
+/// Takes this node's place in the ring and returns its tokens.
 pub async fn join(
     metadata: &MetadataService,
     processor: &QueryProcessor,
     config: &Config,
+    ops: &NodeOps,
 ) -> Result<Vec<i64>, String> {
     wait_for_group(metadata, config).await;
+    let node = processor.node();
+    let meta = metadata.current();
+    let known = meta.nodes.get(&node.host_id).map(|n| n.state);
+    match known {
+        Some(NodeState::Joining | NodeState::Replacing(_)) => ops.resume_join().await?,
+        Some(NodeState::Left) => return Err(DECOMMISSIONED.to_string()),
+        Some(_) => return register(metadata, processor, config).await,
+        None => match config.replace_address_first_boot {
+            Some(dead) => {
+                let replaces = replaced_node(&meta, dead, processor, ops)?;
+                let mut record = node_record(node, &meta, config);
+                record.tokens = meta.nodes[&replaces].tokens.clone();
+                ops.replace(record, replaces).await?;
+            }
+            None if bootstraps(&meta, config) => {
+                ops.bootstrap(node_record(node, &meta, config)).await?
+            }
+            None => return register(metadata, processor, config).await,
+        },
+    }
+    let tokens = metadata
+        .current()
+        .nodes
+        .get(&node.host_id)
+        .map(|n| n.tokens.clone())
+        .ok_or("this node is not in the ring after joining it")?;
+    finish(processor, tokens).await
+}
+
+/// Cassandra's refusal to start a decommissioned node again.
+const DECOMMISSIONED: &str = "This node was decommissioned and will not rejoin the ring; \
+                              start it with a new data directory to add it again";
+
+/// A new node bootstraps unless it is a seed, `auto_bootstrap` is off, or no node is in the
+/// ring yet (a new cluster's first nodes).
+fn bootstraps(meta: &ClusterMetadata, config: &Config) -> bool {
+    let seed = config
+        .seed_addresses()
+        .iter()
+        .any(|s| s.ip() == config.listen_address);
+    let ring_exists = meta.nodes.values().any(|n| n.state == NodeState::Normal);
+    config.auto_bootstrap && !seed && ring_exists
+}
+
+/// The host id of the Normal node at `dead`, which must be down (or this node's own address).
+fn replaced_node(
+    meta: &ClusterMetadata,
+    dead: std::net::IpAddr,
+    processor: &QueryProcessor,
+    ops: &NodeOps,
+) -> Result<HostId, String> {
+    let node = meta
+        .nodes
+        .values()
+        .find(|n| n.addr.ip() == dead && n.state != NodeState::Left)
+        .ok_or_else(|| {
+            format!("Cannot replace_address /{dead} because it doesn't exist in the ring")
+        })?;
+    let own = processor.node().listen_address == dead;
+    if !own && ops.is_alive(dead) {
+        return Err(format!(
+            "Cannot replace a live node /{dead}. Make sure it is down before replacing it"
+        ));
+    }
+    Ok(node.host_id)
+}
+
+/// Registers this node as Normal (or updates its record), retrying on conflict.
+async fn register(
+    metadata: &MetadataService,
+    processor: &QueryProcessor,
+    config: &Config,
+) -> Result<Vec<i64>, String> {
     let node = processor.node();
     loop {
         let meta = metadata.current();
@@ -81,7 +159,10 @@ fn node_record(node: &NodeInfo, meta: &ClusterMetadata, config: &Config) -> Node
         dc: node.data_center.clone(),
         rack: node.rack.clone(),
         tokens: tokens_for(node, meta, config),
-        state: NodeState::Normal,
+        state: meta
+            .nodes
+            .get(&node.host_id)
+            .map_or(NodeState::Normal, |known| known.state),
         release_version: node.release_version.clone(),
     }
 }

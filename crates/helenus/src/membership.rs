@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use coordinator::Coordinator;
 use gossip::{keys, EndpointView, Membership, MembershipEvent};
 use metadata::{ClusterMetadata, HostId, MetadataService, NodeRecord, NodeState};
+use nodeops::{future_ring_of, ring_of};
 use query::{AgreementWait, PeerInfo, QueryProcessor};
 use ring::{Endpoint, Token, TokenMetadata};
 use storage::Storage;
@@ -24,42 +25,6 @@ const LOAD_INTERVAL: Duration = Duration::from_secs(60);
 /// How long a schema change waits for the other live nodes to apply it before answering.
 const AGREEMENT_LIMIT: Duration = Duration::from_secs(5);
 const AGREEMENT_POLL: Duration = Duration::from_millis(20);
-
-/// The token map of the nodes that own tokens (normal and leaving ones).
-pub fn ring_of(meta: &ClusterMetadata) -> TokenMetadata {
-    ring_with(meta, |state| {
-        matches!(state, NodeState::Normal | NodeState::Leaving)
-    })
-}
-
-/// The token map once joining nodes have joined and leaving ones have left; `None` when no
-/// node is joining or leaving.
-pub fn future_ring_of(meta: &ClusterMetadata) -> Option<TokenMetadata> {
-    let moving = |n: &NodeRecord| matches!(n.state, NodeState::Joining | NodeState::Leaving);
-    meta.nodes.values().any(moving).then(|| {
-        ring_with(meta, |state| {
-            matches!(state, NodeState::Normal | NodeState::Joining)
-        })
-    })
-}
-
-fn ring_with(meta: &ClusterMetadata, owns: impl Fn(&NodeState) -> bool) -> TokenMetadata {
-    let mut ring = TokenMetadata::new();
-    for node in meta.nodes.values().filter(|n| owns(&n.state)) {
-        let endpoint = endpoint_of(node.host_id, node.addr.ip(), &node.dc, &node.rack);
-        ring.add_endpoint(endpoint, node.tokens.iter().copied().map(Token).collect());
-    }
-    ring
-}
-
-pub fn endpoint_of(host_id: HostId, addr: IpAddr, dc: &str, rack: &str) -> Endpoint {
-    Endpoint {
-        addr,
-        datacenter: dc.into(),
-        rack: rack.into(),
-        host_id: *host_id.as_bytes(),
-    }
-}
 
 /// Starts the tasks that keep the coordinator, the peers tables, gossip and client events in
 /// step with the metadata log and gossip.
@@ -141,10 +106,13 @@ impl Mirror {
             .as_ref()
             .map(|g| g.endpoints_by_ip())
             .unwrap_or_default();
+        // Joining and replacing nodes serve no reads and no CQL yet: drivers learn of them
+        // once they are Normal
         let others: Vec<&NodeRecord> = meta
             .nodes
             .values()
-            .filter(|n| n.host_id != local && n.state != NodeState::Left)
+            .filter(|n| n.host_id != local)
+            .filter(|n| matches!(n.state, NodeState::Normal | NodeState::Leaving))
             .collect();
         let peers: Vec<PeerInfo> = others
             .iter()
@@ -332,27 +300,6 @@ mod tests {
             state,
             release_version: "5.0.4".into(),
         }
-    }
-
-    #[test]
-    fn the_ring_holds_the_tokens_of_normal_and_leaving_nodes() {
-        let mut meta = ClusterMetadata::empty("c");
-        for r in [
-            record(1, vec![10, 20], NodeState::Normal),
-            record(2, vec![30], NodeState::Leaving),
-            record(3, vec![40], NodeState::Joining),
-            record(4, vec![], NodeState::Left),
-        ] {
-            meta.nodes.insert(r.host_id, r);
-        }
-        let ring = ring_of(&meta);
-        assert_eq!(ring.tokens(), vec![Token(10), Token(20), Token(30)]);
-        let owner = ring.primary_range_owner(Token(25)).map(|e| e.rack.clone());
-        assert_eq!(owner.as_deref(), Some("r2"));
-        let future = future_ring_of(&meta).expect("nodes are moving");
-        assert_eq!(future.tokens(), vec![Token(10), Token(20), Token(40)]);
-        meta.nodes.retain(|_, n| n.state == NodeState::Normal);
-        assert!(future_ring_of(&meta).is_none());
     }
 
     fn view(node: &NodeRecord, alive: bool, version: Uuid) -> EndpointView {

@@ -13,6 +13,8 @@ use std::time::Duration;
 use admin::{AdminNode, Lifecycle, NativeStats};
 use config::{CommitLogSync, Config, MemtableAllocationType};
 use coordinator::{Coordinator, Timeouts};
+use metadata::MetadataService;
+use nodeops::NodeOps;
 use query::{NodeInfo, QueryProcessor, RELEASE_VERSION};
 use ring::Endpoint;
 use storage::{CommitlogSync, MemtableAllocation, Storage, StorageConfig};
@@ -75,9 +77,12 @@ pub fn run(config_path: Option<&Path>) -> ExitCode {
 /// The configuration and the admin API's token (read from `admin_auth_token_file`).
 fn load_config(path: Option<&Path>) -> Result<(Config, Option<String>), String> {
     let Some(path) = path else {
-        return Ok((Config::default(), None));
+        let mut config = Config::default();
+        apply_jvm_options(&mut config)?;
+        return Ok((config, None));
     };
-    let loaded = config::load(path).map_err(|e| e.to_string())?;
+    let mut loaded = config::load(path).map_err(|e| e.to_string())?;
+    apply_jvm_options(&mut loaded.config)?;
     if !loaded.ignored.is_empty() {
         tracing::info!(
             "settings not used by Helenus (ignored): {}",
@@ -89,6 +94,17 @@ fn load_config(path: Option<&Path>) -> Result<(Config, Option<String>), String> 
     let token = token.map(admin::read_token).transpose()?;
     tracing::info!("configuration loaded from {}", path.display());
     Ok((loaded.config, token))
+}
+
+/// The `-Dcassandra.*` properties of `JVM_OPTS` and `JVM_EXTRA_OPTS` Helenus honours
+/// (`replace_address_first_boot`, `ring_delay_ms`), as Cassandra's start script passes them.
+fn apply_jvm_options(config: &mut Config) -> Result<(), String> {
+    for var in ["JVM_OPTS", "JVM_EXTRA_OPTS"] {
+        if let Ok(options) = std::env::var(var) {
+            config::apply_jvm_options(config, &options).map_err(|e| format!("{var}: {e}"))?;
+        }
+    }
+    Ok(())
 }
 
 fn storage_config(config: &Config) -> StorageConfig {
@@ -247,7 +263,13 @@ async fn serve(
         coordinator.clone(),
         storage.clone(),
     ));
-    let tokens = join::join(&cluster.metadata, &processor, &config).await?;
+    let ops = NodeOps::new(
+        cluster.metadata.clone(),
+        processor.clone(),
+        cluster.membership(),
+        config.ring_delay,
+    );
+    let tokens = join::join(&cluster.metadata, &processor, &config, &ops).await?;
     tracing::info!("joined the ring with {} tokens", tokens.len());
     let (events, _) = broadcast::channel(1024);
     forward_schema_events(&processor, events.clone());
@@ -274,6 +296,12 @@ async fn serve(
     let server = Server::new(handler, events, server_config);
     let lifecycle = Arc::new(Lifecycle::default());
     storage.on_failure(failures::listener(lifecycle.clone(), cluster.membership()));
+    tokio::spawn(leave_when_decommissioned(
+        ops.clone(),
+        lifecycle.clone(),
+        cluster.membership(),
+    ));
+    resume_leave(&ops, &cluster.metadata, processor.node().host_id);
     let admin_node = Arc::new(AdminNode {
         storage: storage.clone(),
         coordinator,
@@ -284,6 +312,7 @@ async fn serve(
         native_limits: server.limits(),
         lifecycle: lifecycle.clone(),
         metadata: cluster.metadata.clone(),
+        nodeops: ops.clone(),
         gossip: cluster.membership(),
         messaging: cluster.messaging.clone(),
         streaming,
@@ -306,6 +335,9 @@ async fn serve(
         started.elapsed().as_millis()
     );
     cluster.announce_serving();
+    if ops.mode() == nodeops::OperationMode::Starting {
+        ops.mark_normal();
+    }
     let result = native::serve(&server, addr, listener, &lifecycle, &mut signals).await;
     crate::hints::shutdown(hints.as_ref()).await;
     cluster.shutdown().await;
@@ -342,6 +374,33 @@ async fn drain(shutdown: impl Future<Output = storage::Result<()>>, limit: Durat
             "drain did not finish within {limit:?} (a stuck disk?); stopping without it: \
              what was not flushed is replayed from the commit log at the next start"
         ),
+    }
+}
+
+/// Once this node has left the ring (decommission), it stops serving clients and gossiping,
+/// as a decommissioned Cassandra node does; the process stays up until stopped.
+async fn leave_when_decommissioned(
+    ops: Arc<NodeOps>,
+    lifecycle: Arc<Lifecycle>,
+    gossip: Option<Arc<dyn gossip::Membership>>,
+) {
+    ops.decommissioned().await;
+    lifecycle.stop_transport();
+    if let Some(gossip) = gossip {
+        gossip.stop();
+    }
+}
+
+/// A node restarted in the middle of its decommission finishes it.
+fn resume_leave(ops: &Arc<NodeOps>, metadata: &MetadataService, host_id: uuid::Uuid) {
+    let state = metadata.current().nodes.get(&host_id).map(|n| n.state);
+    if state == Some(metadata::NodeState::Leaving) {
+        let ops = ops.clone();
+        tokio::spawn(async move {
+            if let Err(e) = ops.resume_leave().await {
+                tracing::error!("cannot finish the decommission of this node: {e}");
+            }
+        });
     }
 }
 

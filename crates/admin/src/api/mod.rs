@@ -2,10 +2,12 @@
 //! and a parsed request and returns a body of [`types`].
 
 pub mod binary;
+pub mod cleanup;
 pub mod cluster;
 pub mod compaction;
 pub mod hints;
 pub mod logging;
+pub mod operations;
 pub mod pools;
 pub mod proxy;
 pub mod ring;

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::net::IpAddr;
 
 use gossip::{keys, EndpointView};
-use metadata::{RaftRole, RaftStatus};
+use metadata::{ClusterMetadata, NodeState, RaftRole, RaftStatus};
 use ring::{effective_ownership, primary_ownership, Endpoint, TokenMetadata};
 
 use super::cluster::reference_keyspace;
@@ -21,19 +21,55 @@ pub fn ring(node: &AdminNode, keyspace: Option<&str>) -> ApiResult<RingInfo> {
     let ring = node.coordinator.topology().ring();
     let (owns, effective, ownership_note) = ownership(node, &ring, keyspace)?;
     let views = gossip_views(node);
-    let nodes = ring
+    let meta = node.metadata.current();
+    let mut nodes: Vec<RingNode> = ring
         .endpoints()
         .into_iter()
         .map(|endpoint| {
             let owned = owns.get(&endpoint.addr).copied().unwrap_or(0.0);
-            ring_node(node, &ring, endpoint, views.get(&endpoint.addr), owned)
+            let tokens = ring.tokens_of(endpoint.addr).iter().map(|t| t.0).collect();
+            let view = views.get(&endpoint.addr);
+            let state = state_name(&meta, endpoint.addr, view);
+            ring_node(node, endpoint, view, (tokens, state), owned)
         })
         .collect();
+    // pending owners (joining, replacing) own nothing yet but show, as UJ
+    for pending in meta.nodes.values().filter(|n| n.state.is_moving()) {
+        if pending.state == NodeState::Leaving {
+            continue;
+        }
+        let endpoint = nodeops::endpoint_of(
+            pending.host_id,
+            pending.addr.ip(),
+            &pending.dc,
+            &pending.rack,
+        );
+        let view = views.get(&endpoint.addr);
+        let tokens = pending.tokens.clone();
+        nodes.push(ring_node(node, &endpoint, view, (tokens, "Joining"), 0.0));
+    }
     Ok(RingInfo {
         nodes,
         effective,
         ownership_note,
     })
+}
+
+/// A ring node's state as `nodetool status` spells it: from the metadata log, else from
+/// gossip.
+fn state_name(meta: &ClusterMetadata, addr: IpAddr, view: Option<&EndpointView>) -> &'static str {
+    let logged = meta
+        .nodes
+        .values()
+        .find(|n| n.addr.ip() == addr && n.state != NodeState::Left)
+        .map(|n| n.state);
+    let gossiped = view.and_then(EndpointView::status);
+    match logged {
+        Some(NodeState::Leaving) => "Leaving",
+        Some(NodeState::Joining | NodeState::Replacing(_)) => "Joining",
+        _ if gossiped == Some(keys::Status::Leaving) => "Leaving",
+        _ => "Normal",
+    }
 }
 
 /// Ownership under `keyspace`'s replication, else under the one replication all user keyspaces
@@ -71,11 +107,12 @@ fn gossip_views(node: &AdminNode) -> BTreeMap<IpAddr, EndpointView> {
         .unwrap_or_default()
 }
 
+/// One node of `nodetool status`: `tokens` and `state` come from the ring or the log.
 fn ring_node(
     node: &AdminNode,
-    ring: &TokenMetadata,
     endpoint: &Endpoint,
     view: Option<&EndpointView>,
+    (tokens, state): (Vec<i64>, &str),
     owns: f64,
 ) -> RingNode {
     let info = node.processor.node();
@@ -89,7 +126,6 @@ fn ring_node(
         let load = gossiped(keys::LOAD).and_then(|l| l.parse().ok());
         (load, gossiped(keys::SCHEMA_VERSION))
     };
-    let leaving = view.and_then(EndpointView::status) == Some(keys::Status::Leaving);
     RingNode {
         address: endpoint.addr.to_string(),
         storage_port: info.storage_port,
@@ -97,13 +133,9 @@ fn ring_node(
         data_center: endpoint.datacenter.to_string(),
         rack: endpoint.rack.to_string(),
         up: local || node.coordinator.topology().is_alive(endpoint.addr),
-        state: if leaving { "Leaving" } else { "Normal" }.to_string(),
+        state: state.to_string(),
         load_bytes,
-        tokens: ring
-            .tokens_of(endpoint.addr)
-            .iter()
-            .map(|t| t.0.to_string())
-            .collect(),
+        tokens: tokens.iter().map(|t| t.to_string()).collect(),
         owns,
         schema_version,
         release_version: if local {

@@ -161,6 +161,61 @@ pub struct TableScrubbed {
     pub problems: Vec<String>,
 }
 
+/// `POST /v1/cleanup`: `nodetool cleanup [-j jobs] [keyspace [tables]]`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct CleanupRequest {
+    #[serde(flatten)]
+    pub selection: TableSelection,
+}
+
+/// What `POST /v1/cleanup` did.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CleanupDone {
+    pub tables: Vec<TableCleaned>,
+}
+
+/// The cleanup of one table.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TableCleaned {
+    /// `keyspace.table`.
+    pub table: String,
+    /// SSTables rewritten, and those skipped because a compaction held them.
+    pub sstables: usize,
+    pub skipped: usize,
+    /// Partitions of the rewritten SSTables kept, and dropped as no longer owned.
+    pub partitions_kept: u64,
+    pub partitions_dropped: u64,
+}
+
+/// `POST /v1/decommission`: `nodetool decommission [--force]`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct DecommissionRequest {
+    /// Leave even when a keyspace would keep fewer nodes than its replication factor.
+    #[serde(default)]
+    pub force: bool,
+}
+
+/// `POST /v1/removenode`: `nodetool removenode <host id> | status | force`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct RemoveNodeRequest {
+    /// A host id, or `status`, or `force`.
+    pub host_id: String,
+}
+
+/// `nodetool removenode status`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RemovalStatus {
+    /// `RemovalStatus: No removals in process.` or the removal under way.
+    pub status: String,
+}
+
+/// `GET /v1/operation_mode`: the node's mode in the ring.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct OperationModeInfo {
+    /// STARTING, JOINING, NORMAL, LEAVING or DECOMMISSIONED.
+    pub mode: String,
+}
+
 /// `POST /v1/verify`: `nodetool verify`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct VerifyRequest {

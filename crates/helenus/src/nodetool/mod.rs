@@ -10,6 +10,7 @@ mod compaction;
 mod format;
 mod help;
 mod hints;
+mod lifecycle;
 mod logging;
 mod proxy;
 mod ring;
@@ -135,6 +136,9 @@ fn execute(client: &Client, inv: &Invocation) -> Output {
             hints::run(client, &inv.command, args)
         }
         "getlogginglevels" | "setlogginglevel" => logging::run(client, &inv.command, args),
+        "cleanup" | "decommission" | "removenode" | "move" => {
+            lifecycle::run(client, &inv.command, args)
+        }
         "gettraceprobability" | "settraceprobability" => trace::run(client, &inv.command, args),
         "netstats" | "getstreamthroughput" | "setstreamthroughput" | "rebuild" => {
             streams::run(client, &inv.command, args)

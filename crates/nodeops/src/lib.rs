@@ -1,0 +1,22 @@
+//! Node operations — a node joining the ring (bootstrap), replacing a dead node, leaving it
+//! (decommission) or being removed by another (removenode) — each run as steps, every step an
+//! entry of the cluster metadata log that checks, compare-and-set, that the change is still
+//! allowed (one topology change at a time, enough nodes left for every replication factor).
+//! Between the steps a [`RangeMover`] moves the data of the ranges that change hands; until
+//! one is attached the steps run and no data moves.
+//!
+//! - `mover`: the [`RangeMover`] seam and the [`Transfer`]s handed to it;
+//! - `plan`: pure planning: which ranges move from and to whom, the replication factors a
+//!   leaving node must leave room for;
+//! - `rings`: the read ring and the future ring of a metadata state;
+//! - `ops`: [`NodeOps`], the operations and the node's [`OperationMode`].
+
+mod mover;
+mod ops;
+mod plan;
+mod rings;
+
+pub use mover::{MoveFuture, RangeMover, Transfer};
+pub use ops::{NodeOps, OperationMode};
+pub use plan::{gained_ranges, lost_ranges, owned_ranges, replication_checks};
+pub use rings::{endpoint_of, future_ring_of, ring_of};
