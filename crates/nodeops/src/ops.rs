@@ -155,6 +155,7 @@ impl NodeOps {
             host_id: self.host_id(),
         };
         self.commit_retrying(done).await?;
+        self.mode.send_replace(OperationMode::Normal);
         tracing::info!("joined the ring: this node is Normal");
         Ok(())
     }
@@ -321,7 +322,7 @@ impl NodeOps {
         start: Transformation,
         started: impl Fn(NodeState) -> bool,
     ) -> Result<(), String> {
-        let mut reported = Instant::now() - WAIT_REPORT;
+        let mut reported: Option<Instant> = None;
         loop {
             if self
                 .me(&self.metadata.current())
@@ -334,9 +335,9 @@ impl NodeOps {
                 Err(MetadataError::Rejected(reason))
                     if reason.starts_with("another topology change") =>
                 {
-                    if reported.elapsed() >= WAIT_REPORT {
+                    if reported.is_none_or(|at| at.elapsed() >= WAIT_REPORT) {
                         tracing::info!("waiting to join the ring: {reason}");
-                        reported = Instant::now();
+                        reported = Some(Instant::now());
                     }
                     tokio::time::sleep(RETRY).await;
                 }

@@ -200,7 +200,11 @@ mod tests {
             vec![(100, i64::MIN), (i64::MIN, -100)]
         );
         let rf2 = ReplicationStrategy::Simple { rf: 2 };
-        assert_eq!(owned_ranges(&rf2, &ring, ip(2)), vec![(-100, 0), (0, 100)]);
+        // at RF 2 a node also replicates the range before its own: node 1's, which wraps
+        assert_eq!(
+            owned_ranges(&rf2, &ring, ip(2)),
+            vec![(100, i64::MIN), (i64::MIN, -100), (-100, 0)]
+        );
         assert!(owned_ranges(&RF1, &ring, ip(9)).is_empty());
     }
 
