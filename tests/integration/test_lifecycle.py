@@ -2,6 +2,7 @@
 nodetool cleanup after the RF is lowered, decommission under a QUORUM load, removenode of a
 killed node, the refusals, and a node killed while joining that finishes its join on restart."""
 
+import os
 import re
 import subprocess
 import threading
@@ -214,3 +215,31 @@ def test_a_node_killed_while_joining_finishes_its_join_on_restart():
         n1.await_status(new, "UN", timeout=40)
         assert cluster.node(4).session().execute(
             "SELECT host_id FROM system.local").one() is not None
+
+
+def test_a_new_node_replaces_a_dead_one_and_takes_its_tokens():
+    with LocalCluster(nodes=3) as cluster:
+        n1, n3 = cluster.node(1), cluster.node(3)
+        tokens = ring_tokens(n1, n3.address)
+        assert len(tokens) == 16
+        n3.kill()
+        n1.await_status(n3.address, "DN", timeout=30)
+        env = dict(os.environ,
+                   JVM_EXTRA_OPTS=f"-Dcassandra.replace_address_first_boot={n3.address}")
+        out = subprocess.run([BIN, "cluster", "add", "--dir", cluster.dir, "--timeout", "60"],
+                             capture_output=True, text=True, timeout=120, env=env)
+        assert out.returncode == 0, out.stdout + out.stderr
+        new = f"127.0.{cluster.subnet}.4"
+        n1.await_status(new, "UN", timeout=30)
+        assert n1.status_of(n3.address) is None
+        assert ring_tokens(n1, new) == tokens
+
+
+def ring_tokens(node, address):
+    """The tokens `nodetool ring` gives `address`."""
+    found = set()
+    for line in node.nodetool("ring").splitlines():
+        fields = line.split()
+        if fields and fields[0] == address:
+            found.add(fields[-1])
+    return found
