@@ -183,9 +183,10 @@ pub fn describecluster(c: &ClusterInfo, ring: &RingInfo) -> String {
         out.push_str(&format!("\t\t{version}: [{}]\n", addrs.join(", ")));
     }
     let down = ring.nodes.iter().filter(|n| !n.up).count();
-    let leaving = ring.nodes.iter().filter(|n| n.state == "Leaving").count();
+    let in_state = |state: &str| ring.nodes.iter().filter(|n| n.state == state).count();
+    let (joining, leaving) = (in_state("Joining"), in_state("Leaving"));
     out.push_str(&format!(
-        "\nStats for all nodes:\n\tLive: {}\n\tJoining: 0\n\tMoving: 0\n\tLeaving: {leaving}\n\tUnreachable: {down}\n\n",
+        "\nStats for all nodes:\n\tLive: {}\n\tJoining: {joining}\n\tMoving: 0\n\tLeaving: {leaving}\n\tUnreachable: {down}\n\n",
         ring.nodes.len() - down
     ));
     out.push_str("Data Centers: \n");
