@@ -57,7 +57,7 @@ fn rejected(outcome: Outcome) -> String {
 
 fn join(n: u64, tokens: &[i64]) -> Transformation {
     Transformation::StartJoin {
-        node: node(n, "dc1", tokens),
+        node: Box::new(node(n, "dc1", tokens)),
     }
 }
 
@@ -111,7 +111,7 @@ fn one_topology_change_at_a_time() {
     let reason = rejected(run(&state, leave(1, vec![])).1);
     assert!(reason.contains("another topology change"), "{reason}");
     let replace = Transformation::StartReplace {
-        node: node(7, "dc1", &[200]),
+        node: Box::new(node(7, "dc1", &[200])),
         replaces: host(2),
     };
     assert!(rejected(run(&state, replace).1).contains("another topology change"));
@@ -190,7 +190,7 @@ fn the_last_node_cannot_leave_and_only_normal_nodes_start_leaving() {
 fn a_replacement_takes_the_dead_nodes_tokens_and_the_dead_node_goes_when_it_finishes() {
     let state = ring(3);
     let replace = |tokens: &[i64]| Transformation::StartReplace {
-        node: node(9, "dc1", tokens),
+        node: Box::new(node(9, "dc1", tokens)),
         replaces: host(2),
     };
     assert!(rejected(run(&state, replace(&[250])).1).contains("takes the tokens of node"));
@@ -209,13 +209,13 @@ fn a_replacement_takes_the_dead_nodes_tokens_and_the_dead_node_goes_when_it_fini
 fn only_a_normal_node_can_be_replaced() {
     let (state, _) = run(&ring(3), leave(2, vec![]));
     let replace = Transformation::StartReplace {
-        node: node(9, "dc1", &[200]),
+        node: Box::new(node(9, "dc1", &[200])),
         replaces: host(2),
     };
     // node 2 leaving is itself the change under way
     assert!(rejected(run(&state, replace.clone()).1).contains("another topology change"));
     let missing = Transformation::StartReplace {
-        node: node(9, "dc1", &[200]),
+        node: Box::new(node(9, "dc1", &[200])),
         replaces: host(8),
     };
     assert!(rejected(run(&ring(3), missing).1).contains("no such node"));

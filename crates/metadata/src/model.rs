@@ -143,7 +143,7 @@ pub enum Transformation {
     /// topology change runs (one at a time: two could overlap their ranges), for a node
     /// already in the ring, and for a token or address of another node.
     StartJoin {
-        node: NodeRecord,
+        node: Box<NodeRecord>,
     },
     /// A Joining or Replacing node owns its ranges (Normal); the node it replaced goes.
     FinishJoin {
@@ -163,7 +163,7 @@ pub enum Transformation {
     /// A new node (`Replacing(replaces)`) takes the tokens of `replaces`, a Normal node, with
     /// the same address or another. Refused while another topology change runs.
     StartReplace {
-        node: NodeRecord,
+        node: Box<NodeRecord>,
         replaces: HostId,
     },
 }

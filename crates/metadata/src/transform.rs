@@ -127,7 +127,7 @@ pub(crate) fn transform(
             start_join(state, node)?;
             let joining = NodeRecord {
                 state: NodeState::Joining,
-                ..node.clone()
+                ..NodeRecord::clone(node)
             };
             next.nodes.insert(node.host_id, joining);
             next.topology_version = epoch;
@@ -162,7 +162,7 @@ pub(crate) fn transform(
             start_replace(state, node, replaces)?;
             let replacing = NodeRecord {
                 state: NodeState::Replacing(*replaces),
-                ..node.clone()
+                ..NodeRecord::clone(node)
             };
             next.nodes.insert(node.host_id, replacing);
             next.topology_version = epoch;

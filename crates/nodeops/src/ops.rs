@@ -124,7 +124,9 @@ impl NodeOps {
     /// ranges it gains are fetched; a node found Joining (restarted mid-join) goes on.
     pub async fn bootstrap(&self, node: NodeRecord) -> Result<(), String> {
         let _busy = self.busy.lock().await;
-        let start = Transformation::StartJoin { node };
+        let start = Transformation::StartJoin {
+            node: Box::new(node),
+        };
         self.start_unless(start, |s| s == NodeState::Joining)
             .await?;
         self.finish_join().await
@@ -134,7 +136,10 @@ impl NodeOps {
     /// Normal once their ranges are fetched from the live replicas.
     pub async fn replace(&self, node: NodeRecord, replaces: HostId) -> Result<(), String> {
         let _busy = self.busy.lock().await;
-        let start = Transformation::StartReplace { node, replaces };
+        let start = Transformation::StartReplace {
+            node: Box::new(node),
+            replaces,
+        };
         self.start_unless(start, |s| matches!(s, NodeState::Replacing(_)))
             .await?;
         self.finish_join().await
