@@ -10,7 +10,8 @@ use std::sync::Arc;
 use nodeops::{gained_ranges, owned_ranges};
 use ring::ReplicationStrategy;
 use schema::{is_system_keyspace, TableMetadata};
-use storage::{CleanupReport, TableId, TokenRange};
+use mutation::TableId;
+use storage::{CleanupReport, TokenRange};
 
 use super::tables::{blocking, select};
 use super::types::{CleanupDone, CleanupRequest, TableCleaned};
