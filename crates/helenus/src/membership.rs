@@ -12,7 +12,6 @@ use gossip::{keys, EndpointView, Membership, MembershipEvent};
 use metadata::{ClusterMetadata, HostId, MetadataService, NodeRecord, NodeState};
 use nodeops::{future_ring_of, ring_of};
 use query::{AgreementWait, PeerInfo, QueryProcessor};
-use ring::{Endpoint, Token, TokenMetadata};
 use storage::Storage;
 use tokio::sync::{broadcast, watch};
 use transport::{Event, TopologyChangeKind};

@@ -3,7 +3,7 @@
 use super::{unexpected, Output};
 
 /// Commands, their arguments and descriptions (Cassandra 5.0.4's wording).
-const COMMANDS: [(&str, &str, &str); 66] = [
+const COMMANDS: [(&str, &str, &str); 70] = [
     ("cfstats", "[-i] [-H] [<keyspace.table>...]", "Print statistics on tables (alias of tablestats)"),
     ("cleanup", "[(-j <jobs> | --jobs <jobs>)] [<keyspace> <tables>...]", "Triggers the immediate cleanup of keys no longer belonging to a node. By default, clean all keyspaces"),
     ("clearsnapshot", "[(-t <snapshot_name> | --all)] [<keyspaces>...]", "Remove the snapshot with the given name from the given keyspaces"),
@@ -41,10 +41,10 @@ const COMMANDS: [(&str, &str, &str); 66] = [
     ("gossipinfo", "[(-r | --resolve-ip)]", "Shows the gossip information for the cluster"),
     ("help", "[<command>]", "Display help information"),
     ("info", "[(-T | --tokens)]", "Print node information (uptime, load, ...)"),
-    ("netstats", "[(-H | --human-readable)]", "Print network information on provided host (connecting node by default)"),
     ("listpendinghints", "", "Print all pending hints that this node has"),
     ("listsnapshots", "", "Lists all the snapshots along with the size on disk and true size."),
     ("move", "<new token>", "Move node on the token ring to a new token"),
+    ("netstats", "[(-H | --human-readable)]", "Print network information on provided host (connecting node by default)"),
     ("pausehandoff", "", "Pause hints delivery process"),
     ("proxyhistograms", "", "Print statistic histograms for network operations"),
     ("rebuild", "[(-ks <specific_keyspace> | --keyspace <specific_keyspace>)] <src-dc-name>", "Rebuild data by streaming from other nodes (similarly to bootstrap)"),
