@@ -1,5 +1,6 @@
 //! Two nodes on loopback, each with its storage, messaging and streaming: a stream of some
 //! ranges of a table, whole and rewritten SSTables, at a throttled rate.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test crate
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

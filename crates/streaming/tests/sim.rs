@@ -3,6 +3,7 @@
 //! again and the session completes), and a crash of the receiver or of the source (the other
 //! side ends the session and removes its staging, the restarted receiver removes what the
 //! crash left, and the retried session completes).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test crate
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;

@@ -7,10 +7,10 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use mutation::TableId;
 use nodeops::{gained_ranges, owned_ranges};
 use ring::ReplicationStrategy;
 use schema::{is_system_keyspace, TableMetadata};
-use mutation::TableId;
 use storage::{CleanupReport, TokenRange};
 
 use super::tables::{blocking, select};
