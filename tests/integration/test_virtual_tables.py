@@ -16,7 +16,7 @@ SERVED = {
         "caches", "clients", "coordinator_read_latency", "coordinator_scan_latency",
         "coordinator_write_latency", "disk_usage", "local_read_latency", "local_scan_latency",
         "local_write_latency", "max_partition_size", "rows_per_read", "settings",
-        "sstable_tasks", "thread_pools", "tombstones_per_read",
+        "sstable_tasks", "streaming", "thread_pools", "tombstones_per_read",
     },
     "system_virtual_schema": {"columns", "keyspaces", "tables"},
 }
