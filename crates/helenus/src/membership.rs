@@ -285,21 +285,8 @@ async fn advertise_load(
 mod tests {
     use super::*;
     use metadata::NodeRecord;
+    use nodeops::testing::record;
     use uuid::Uuid;
-
-    fn record(last: u8, tokens: Vec<i64>, state: NodeState) -> NodeRecord {
-        let ip = IpAddr::from([127, 0, 0, last]);
-        NodeRecord {
-            host_id: Uuid::from_u128(last as u128),
-            addr: SocketAddr::new(ip, 7000),
-            native: SocketAddr::new(ip, 9042),
-            dc: "dc1".into(),
-            rack: format!("r{last}"),
-            tokens,
-            state,
-            release_version: "5.0.4".into(),
-        }
-    }
 
     fn view(node: &NodeRecord, alive: bool, version: Uuid) -> EndpointView {
         EndpointView {

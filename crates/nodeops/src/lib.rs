@@ -15,6 +15,7 @@ mod mover;
 mod ops;
 mod plan;
 mod rings;
+pub use rings::testing;
 
 pub use mover::{MoveFuture, RangeMover, Transfer};
 pub use ops::{NodeOps, OperationMode};

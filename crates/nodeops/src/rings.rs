@@ -54,13 +54,16 @@ pub fn endpoint_of(host_id: HostId, addr: IpAddr, dc: &str, rack: &str) -> Endpo
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::net::SocketAddr;
+/// Node records for tests here and in the node's membership tests.
+#[doc(hidden)]
+pub mod testing {
+    use std::net::{IpAddr, SocketAddr};
+
+    use metadata::{NodeRecord, NodeState};
     use uuid::Uuid;
 
-    fn record(last: u8, tokens: Vec<i64>, state: NodeState) -> NodeRecord {
+    /// Node `last` at 127.0.0.`last` in dc1, rack r`last`.
+    pub fn record(last: u8, tokens: Vec<i64>, state: NodeState) -> NodeRecord {
         let ip = IpAddr::from([127, 0, 0, last]);
         NodeRecord {
             host_id: Uuid::from_u128(last as u128),
@@ -73,6 +76,12 @@ mod tests {
             release_version: "5.0.4".into(),
         }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::record;
+    use super::*;
 
     fn metadata(nodes: Vec<NodeRecord>) -> ClusterMetadata {
         let mut meta = ClusterMetadata::empty("c");
