@@ -136,11 +136,7 @@ async fn stage(inner: &Inner, prepare: &Prepare) -> Result<Staged, StreamError> 
                 table: *table,
                 whole: sstable.whole,
                 partitions: sstable.partitions,
-                components: sstable
-                    .components
-                    .iter()
-                    .map(|c| (c.name.clone(), c.len))
-                    .collect(),
+                components: sstable.manifest(),
             });
             files.push((sstable.whole, sstable.components.clone()));
         }

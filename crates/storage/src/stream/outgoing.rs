@@ -34,6 +34,14 @@ impl OutgoingSstable {
         self.components.iter().map(|c| c.len).sum()
     }
 
+    /// Its components as a receiver is told of them: (stream name, length), in order.
+    pub fn manifest(&self) -> Vec<(String, u64)> {
+        self.components
+            .iter()
+            .map(|c| (c.name.clone(), c.len))
+            .collect()
+    }
+
     fn describe(desc: &Descriptor, whole: bool, partitions: u64) -> Result<OutgoingSstable> {
         let mut components = Vec::with_capacity(Component::ALL.len());
         for component in Component::ALL {

@@ -77,11 +77,7 @@ fn read(storage: &Storage, token: i64, now: i32) -> Option<Bytes> {
 /// Sends `outgoing` into `incoming` in chunks of `chunk` bytes, each with its CRC32.
 fn transfer(outgoing: &Outgoing, incoming: &Incoming, chunk: usize) {
     for sstable in &outgoing.sstables {
-        let names: Vec<(String, u64)> = sstable
-            .components
-            .iter()
-            .map(|c| (c.name.clone(), c.len))
-            .collect();
+        let names = sstable.manifest();
         let mut received = incoming.sstable(&names).expect("start");
         for (index, component) in sstable.components.iter().enumerate() {
             let bytes = fs::read(&component.path).expect("read component");
@@ -183,11 +179,7 @@ async fn a_bad_chunk_is_refused_and_an_abort_leaves_nothing() {
         .await
         .expect("outgoing");
     let sstable = &outgoing.sstables[0];
-    let names: Vec<(String, u64)> = sstable
-        .components
-        .iter()
-        .map(|c| (c.name.clone(), c.len))
-        .collect();
+    let names = sstable.manifest();
     let incoming = receiver.incoming(TABLE, "s2").expect("incoming");
     let mut received = incoming.sstable(&names).expect("start");
     let data = fs::read(&sstable.components[0].path).expect("read");
@@ -225,11 +217,7 @@ async fn a_file_corrupt_at_the_source_is_not_added() {
         .await
         .expect("outgoing");
     let sstable = &outgoing.sstables[0];
-    let names: Vec<(String, u64)> = sstable
-        .components
-        .iter()
-        .map(|c| (c.name.clone(), c.len))
-        .collect();
+    let names = sstable.manifest();
     let incoming = receiver.incoming(TABLE, "s3").expect("incoming");
     let mut received = incoming.sstable(&names).expect("start");
     for (index, component) in sstable.components.iter().enumerate() {
