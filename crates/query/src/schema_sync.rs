@@ -25,8 +25,13 @@ use crate::processor::{storage_error, system_schema, QueryProcessor, SchemaState
 use crate::NodeInfo;
 use crate::{local, schema_store};
 
-/// How many times a statement is planned again after another schema change won the race.
-const MAX_PLANS: usize = 8;
+/// How long a statement keeps planning again while other schema changes win the race to the
+/// log (each loss means another change was committed, so the cluster progresses); several
+/// clients creating tables in one keyspace at once make a statement lose a few times in a row.
+const CONFLICT_WAIT: Duration = Duration::from_secs(10);
+
+/// The longest random pause after a lost race, so that contenders stop colliding in step.
+const CONFLICT_JITTER_MICROS: u64 = 20_000;
 
 /// How long a statement waits for the metadata group to commit it, or to regain a majority (a
 /// leader being elected after a node died or came back), before it fails as Unavailable —
@@ -94,10 +99,9 @@ impl QueryProcessor {
             CqlError::Server("schema changes are not available while the node starts".into())
         })?;
         self.check_caught_up()?;
-        let deadline = tokio::time::Instant::now() + QUORUM_WAIT;
-        let mut plans = 0;
-        while plans < MAX_PLANS {
-            plans += 1;
+        let started = tokio::time::Instant::now();
+        let deadline = started + QUORUM_WAIT;
+        while started.elapsed() < CONFLICT_WAIT {
             let state = self.schema();
             let (limits, notice) = (self.limits(), ctx.notice());
             guardrails::schema::before(&limits, stmt, &state.schema, keyspace, &notice)?;
@@ -125,11 +129,12 @@ impl QueryProcessor {
                 }
                 Err(MetadataError::Conflict { current_epoch }) => {
                     self.await_synced(current_epoch).await?;
+                    let jitter = unique_micros().unsigned_abs() % CONFLICT_JITTER_MICROS;
+                    tokio::time::sleep(Duration::from_micros(jitter)).await;
                 }
                 Err(MetadataError::NoQuorum(_))
                     if tokio::time::Instant::now() + QUORUM_RETRY < deadline =>
                 {
-                    plans -= 1;
                     tokio::time::sleep(QUORUM_RETRY).await;
                 }
                 Err(e) => return Err(self.metadata_error(metadata, e)),
