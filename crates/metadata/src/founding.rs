@@ -14,9 +14,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::codec::{decode, encode};
 use crate::model::HostId;
+use crate::raft_log::invalid_data;
+use crate::raft_log::whole_file::WholeFile;
 use crate::rpc::Peer;
-use crate::storage::invalid_data;
-use crate::storage::whole_file::WholeFile;
 
 const FILE: WholeFile = WholeFile {
     name: "founding",

@@ -28,12 +28,12 @@ mod model;
 mod net_transport;
 mod network;
 mod promote;
+mod raft_log;
 mod raft_types;
 mod rpc;
 mod service;
 mod state_machine;
 mod status;
-mod storage;
 mod transform;
 mod transport;
 

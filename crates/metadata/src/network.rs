@@ -20,9 +20,9 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::codec::{decode, encode};
+use crate::raft_log::snapshot_file::StoredSnapshot;
 use crate::raft_types::{NodeId, PeerNode, Snapshot, TypeConfig, Vote};
 use crate::rpc::{RaftRequest, SnapshotRequest};
-use crate::storage::snapshot_file::StoredSnapshot;
 use crate::transport::{RpcKind, Transport};
 
 /// How long openraft waits before retrying a member it could not reach.

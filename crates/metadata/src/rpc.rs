@@ -6,8 +6,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::founding::{FoundingReply, FoundingStep};
 use crate::model::HostId;
+use crate::raft_log::snapshot_file::StoredSnapshot;
 use crate::raft_types::{NodeId, Vote};
-use crate::storage::snapshot_file::StoredSnapshot;
 use crate::transform::{Command, Outcome};
 
 /// A Raft RPC, addressed to one member: a node at the same address with another host id

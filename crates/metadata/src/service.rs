@@ -18,10 +18,10 @@ use crate::handlers;
 use crate::model::{ClusterMetadata, HostId, Transformation};
 use crate::network::NetworkFactory;
 use crate::promote;
+use crate::raft_log::log_store::LogStore;
 use crate::raft_types::{NodeId, Raft};
 use crate::state_machine::StateMachineStore;
 use crate::status::RaftStatus;
-use crate::storage::log_store::LogStore;
 use crate::transform::Command;
 use crate::transport::Transport;
 

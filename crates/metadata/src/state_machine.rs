@@ -13,11 +13,11 @@ use tokio::sync::watch;
 
 use crate::codec::{decode, encode};
 use crate::model::ClusterMetadata;
+use crate::raft_log::invalid_data;
+use crate::raft_log::snapshot_file::{self, StoredSnapshot};
 use crate::raft_types::{
     Entry, LogId, Snapshot, SnapshotMeta, StorageError, StoredMembership, TypeConfig,
 };
-use crate::storage::invalid_data;
-use crate::storage::snapshot_file::{self, StoredSnapshot};
 use crate::transform::{apply, Outcome};
 
 /// The state machine openraft drives; the service reads its state through `subscribe`.

@@ -6,8 +6,8 @@ use openraft::{CommittedLeaderId, EntryPayload};
 
 use super::*;
 use crate::model::Transformation;
+use crate::raft_log::log_store::LogStore;
 use crate::raft_types::NodeId;
-use crate::storage::log_store::LogStore;
 use crate::transform::Command;
 
 /// openraft's own conformance suite for log stores and state machines, on our files.

@@ -12,6 +12,7 @@ pub mod sstable;
 mod arena;
 mod backoff;
 mod counter;
+mod facade;
 mod log_entry;
 mod mem_partition;
 mod memtable;
@@ -24,7 +25,6 @@ mod repair;
 mod resolve;
 mod row_map;
 mod snapshot;
-mod storage;
 pub mod stream;
 pub mod stripes;
 #[cfg(test)]
@@ -45,6 +45,11 @@ pub use engine::{
     resolve_partition, LsmEngine, MemtableEngine, Round, Rounds, ScanRound, ScanSource, TableEngine,
 };
 pub use error::{Result, StorageError};
+pub use facade::{
+    default_commitlog_total_space, CleanupReport, CorruptSstable, MemtableAllocation, PoolUsage,
+    ReplayStats, ScrubReport, SizeEstimates, SnapshotTable, Storage, StorageConfig, TableStats,
+    TableUsage, TokenRange, TombstoneThresholds, VerifyOptions, VerifyReport,
+};
 pub use health::{CommitFailurePolicy, DiskFailurePolicy, FailureListener, NodeAction};
 pub use metrics::{Percentiles, TableMetrics};
 pub use params::{TableParams, TableSettings, DEFAULT_GC_GRACE_SECONDS};
@@ -54,9 +59,4 @@ pub use snapshot::SnapshotInfo;
 pub use sstable::{
     CacheStats, ChunkCacheStats, KeyCacheStats, PartitionWatch, WatchThresholds, WrittenCollection,
     WrittenPartition,
-};
-pub use storage::{
-    default_commitlog_total_space, CleanupReport, CorruptSstable, MemtableAllocation, PoolUsage,
-    ReplayStats, ScrubReport, SizeEstimates, SnapshotTable, Storage, StorageConfig, TableStats,
-    TableUsage, TokenRange, TombstoneThresholds, VerifyOptions, VerifyReport,
 };

@@ -26,6 +26,7 @@ use super::{read_round, scan_sources, PartitionSource, TableEngine};
 use crate::commitlog::Position;
 use crate::compaction::{CompactionTask, SstableInfo};
 use crate::error::{Result, StorageError};
+use crate::facade::now_seconds;
 use crate::filter::{KeyRange, ReadFilter};
 use crate::health::Health;
 use crate::memtable::Memtable;
@@ -35,7 +36,6 @@ use crate::partition::{PartitionData, SourceRows};
 use crate::sstable::{
     Caches, Descriptor, ReadCaches, Sstable, SstableWriter, WatchSlot, Watcher, WriteOptions,
 };
-use crate::storage::now_seconds;
 use mutation::{Partition, PartitionKey, PartitionUpdate};
 
 /// How often [`LsmEngine::claim_waiting`] tries again while a compaction holds an SSTable.

@@ -9,9 +9,9 @@ use bytes::Bytes;
 use super::*;
 use crate::compaction::{CompactionTask, TaskKind};
 use crate::engine::{LsmEngine, TableEngine};
+use crate::facade::now_seconds;
 use crate::filter::ReadFilter;
 use crate::params::TableParams;
-use crate::storage::now_seconds;
 use mutation::{Cell, ColumnData, DeletionTime, PartitionUpdate, Row};
 
 fn key(n: i64) -> PartitionKey {

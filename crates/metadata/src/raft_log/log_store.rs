@@ -18,9 +18,9 @@ use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 
 use crate::codec::{decode, encode};
+use crate::raft_log::record::{frame_into, scan};
+use crate::raft_log::{invalid_data, sync_dir};
 use crate::raft_types::{Entry, LogId, StorageError, TypeConfig, Vote};
-use crate::storage::record::{frame_into, scan};
-use crate::storage::{invalid_data, sync_dir};
 
 const MAGIC: &[u8; 8] = b"HLNSRLG1";
 const FILE_NAME: &str = "raft-log";

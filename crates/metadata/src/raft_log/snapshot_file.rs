@@ -8,9 +8,9 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::codec::{decode, encode};
+use crate::raft_log::invalid_data;
+use crate::raft_log::whole_file::WholeFile;
 use crate::raft_types::SnapshotMeta;
-use crate::storage::invalid_data;
-use crate::storage::whole_file::WholeFile;
 
 const FILE: WholeFile = WholeFile {
     name: "snapshot",

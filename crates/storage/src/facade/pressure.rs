@@ -149,7 +149,7 @@ impl Core {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::storage::Storage;
+    use crate::facade::Storage;
     use crate::TableParams;
     use bytes::Bytes;
     use mutation::ReadFilter;

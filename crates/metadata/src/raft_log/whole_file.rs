@@ -6,8 +6,8 @@ use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::Path;
 
-use crate::storage::record::{frame_into, scan};
-use crate::storage::{invalid_data, sync_dir};
+use crate::raft_log::record::{frame_into, scan};
+use crate::raft_log::{invalid_data, sync_dir};
 
 /// One kind of whole file: its name in the directory and its magic.
 pub(crate) struct WholeFile {
