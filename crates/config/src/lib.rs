@@ -3,6 +3,11 @@
 //!
 //! [`load`] returns the [`Config`] and the Cassandra keys Helenus ignores; unknown keys and
 //! invalid values are errors naming the key, as in Cassandra.
+//!
+//! Settings that promise security or durability Helenus does not have yet refuse to start
+//! (`refused`) rather than be silently ignored. The snitch and, for
+//! GossipingPropertyFileSnitch, the data center and rack come from `cassandra-rackdc.properties`
+//! beside the yaml.
 
 mod config;
 mod error;

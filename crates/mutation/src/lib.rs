@@ -4,6 +4,13 @@
 //! increments, what a read did (`ReadStats`), and their binary form (`wire`).
 //! Query builds mutations and reads, the coordinator routes them, hints keep them, storage
 //! applies and answers them.
+//!
+//! The binary form (`codec`) is checked on decode (no panic on bad bytes): compact rows with
+//! varint lengths and per-cell fields only when they differ from the row's (legacy rows still
+//! read), and the *numbered* form SSTables store — column numbers from a per-SSTable name table
+//! instead of names, values of a column's usual length without their length, the row marker's
+//! timestamp from a per-SSTable base. The commit log, SSTables and internode messages all use it.
+//! Every crate names the model as `mutation::…`; `storage` does not re-export it.
 pub mod clock;
 pub mod codec;
 pub mod counter_context;

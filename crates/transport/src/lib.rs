@@ -5,6 +5,10 @@
 //! decoding, response/error/event encoding, per-connection concurrency, and the registry of
 //! live clients.
 //!
+//! Overload is bounded (`limits`, as Cassandra's `ClientResourceLimits`): request bytes in
+//! flight, held as a body's bytes arrive, in all and per client address; connection caps; the
+//! native-transport rate limit. `clock` closes stalled and idle clients.
+//!
 //! The codec is our own rather than the `cassandra-protocol` crate: that crate copies buffers
 //! per frame (`split_off`) and reports errors as strings, while a server needs stream-id-aware
 //! ProtocolErrors, per-frame size limits that skip oversized bodies without buffering them,
