@@ -206,9 +206,14 @@ class NodeHandle:
         """A session that talks to this node only."""
         return self.cluster.session(hosts=[self.address], **kw)
 
-    def nodetool(self, *args):
-        out = subprocess.run([BIN, "nodetool", "-h", self.address, *map(str, args)],
-                             capture_output=True, text=True, timeout=60)
+    def run_nodetool(self, *args, timeout=60):
+        """`helenus nodetool ARGS` on this node, whatever its exit status."""
+        return subprocess.run([BIN, "nodetool", "-h", self.address, *map(str, args)],
+                              capture_output=True, text=True, timeout=timeout)
+
+    def nodetool(self, *args, timeout=60):
+        """`helenus nodetool ARGS` on this node: its output; fails unless it succeeded."""
+        out = self.run_nodetool(*args, timeout=timeout)
         if out.returncode != 0:
             raise ClusterError(f"nodetool {' '.join(map(str, args))} on {self}: {out.stderr}")
         return out.stdout

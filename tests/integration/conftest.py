@@ -7,6 +7,7 @@ import pytest
 from cassandra.cluster import Cluster
 from cassandra.policies import RoundRobinPolicy
 
+from cluster import LocalCluster
 from helenus_node import Node
 
 
@@ -15,6 +16,16 @@ def node():
     n = Node().start()
     yield n
     n.cleanup()
+
+
+@pytest.fixture(scope="module")
+def trio():
+    """A 3-node `helenus cluster` shared by a module's tests."""
+    cluster = LocalCluster(nodes=3).start()
+    try:
+        yield cluster
+    finally:
+        cluster.clear()
 
 
 def connect(node, protocol_version=5, **kw):

@@ -8,16 +8,7 @@ import pytest
 from cassandra import AlreadyExists, Unavailable
 from cassandra.cluster import Cluster, NoHostAvailable
 
-from cluster import NATIVE_PORT, LocalCluster
-
-
-@pytest.fixture(scope="module")
-def trio():
-    cluster = LocalCluster(nodes=3).start()
-    try:
-        yield cluster
-    finally:
-        cluster.clear()
+from cluster import NATIVE_PORT
 
 
 def driver(cluster):

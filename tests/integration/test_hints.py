@@ -9,64 +9,44 @@ import pytest
 from cassandra import ConsistencyLevel
 from cassandra.query import SimpleStatement
 
-from cluster import BIN, LocalCluster
+from cluster import BIN
 from helenus_node import Node
 
 ADMIN_PORT = 7199
 NOT_ALONE = "this node runs alone (no seed_provider): it keeps no hints"
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    cluster = LocalCluster(nodes=3).start()
-    try:
-        yield cluster
-    finally:
-        cluster.clear()
-
-
-def nodetool(address, *args, port=ADMIN_PORT):
-    return subprocess.run([BIN, "nodetool", "-h", address, "-p", str(port), *args],
-                          capture_output=True, text=True, timeout=60)
-
-
-def ok(node, *args):
-    result = nodetool(node.address, *args)
-    assert result.returncode == 0, result.stderr
-    return result.stdout
-
-
-def test_statushandoff_follows_the_switches(cluster):
+def test_statushandoff_follows_the_switches(trio):
     # Cassandra 5.0.4's wording (dtest hintedhandoff_test.test_nodetool)
-    node = cluster.node(1)
-    assert ok(node, "statushandoff") == "Hinted handoff is running\n"
-    assert ok(node, "disablehandoff") == ""
-    assert ok(node, "statushandoff") == "Hinted handoff is not running\n"
-    assert ok(node, "enablehandoff") == ""
-    ok(node, "disablehintsfordc", "dc1")
-    assert ok(node, "statushandoff") == "Hinted handoff is running\nData center dc1 is disabled\n"
-    ok(node, "enablehintsfordc", "dc1")
-    assert ok(node, "statushandoff") == "Hinted handoff is running\n"
-    assert ok(node, "pausehandoff") == ""
-    assert ok(node, "resumehandoff") == ""
-    missing = nodetool(node.address, "disablehintsfordc")
+    node = trio.node(1)
+    assert node.nodetool("statushandoff") == "Hinted handoff is running\n"
+    assert node.nodetool("disablehandoff") == ""
+    assert node.nodetool("statushandoff") == "Hinted handoff is not running\n"
+    assert node.nodetool("enablehandoff") == ""
+    node.nodetool("disablehintsfordc", "dc1")
+    assert node.nodetool("statushandoff") == "Hinted handoff is running\nData center dc1 is disabled\n"
+    node.nodetool("enablehintsfordc", "dc1")
+    assert node.nodetool("statushandoff") == "Hinted handoff is running\n"
+    assert node.nodetool("pausehandoff") == ""
+    assert node.nodetool("resumehandoff") == ""
+    missing = node.run_nodetool("disablehintsfordc")
     assert missing.returncode == 1
     assert "disablehintsfordc requires exactly one data center" in missing.stderr
 
 
-def test_no_pending_hints_and_truncatehints(cluster):
-    node1, node2, _ = cluster.nodes
-    assert ok(node1, "listpendinghints") == "This node does not have any pending hints\n"
-    assert ok(node1, "truncatehints") == ""
-    assert ok(node1, "truncatehints", node2.address) == ""
-    unknown = nodetool(node1.address, "truncatehints", "127.0.0.250")
+def test_no_pending_hints_and_truncatehints(trio):
+    node1, node2, _ = trio.nodes
+    assert node1.nodetool("listpendinghints") == "This node does not have any pending hints\n"
+    assert node1.nodetool("truncatehints") == ""
+    assert node1.nodetool("truncatehints", node2.address) == ""
+    unknown = node1.run_nodetool("truncatehints", "127.0.0.250")
     assert unknown.returncode == 2
     assert "Can't delete hints for unknown address /127.0.0.250:7000" in unknown.stderr
 
 
-def test_hint_metrics_and_pool(cluster):
-    node = cluster.node(2)
-    assert "HintsDispatcher" in ok(node, "tpstats")
+def test_hint_metrics_and_pool(trio):
+    node = trio.node(2)
+    assert "HintsDispatcher" in node.nodetool("tpstats")
     url = f"http://{node.address}:{ADMIN_PORT}/metrics"
     with urllib.request.urlopen(url, timeout=10) as reply:
         text = reply.read().decode()
@@ -80,7 +60,8 @@ def test_a_node_running_alone_says_it_keeps_no_hints():
     node = Node().start()
     try:
         for command in ("statushandoff", "listpendinghints", "pausehandoff", "truncatehints"):
-            result = nodetool("127.0.0.1", command, port=node.admin_port)
+            result = subprocess.run([BIN, "nodetool", "-p", str(node.admin_port), command],
+                                    capture_output=True, text=True, timeout=60)
             assert result.returncode == 2, command
             assert result.stderr == f"error: {NOT_ALONE}\n"
     finally:
@@ -96,8 +77,8 @@ def wait_for(predicate, timeout, what):
     raise AssertionError(f"{what} within {timeout} s")
 
 
-def test_writes_at_one_while_a_node_is_down_are_readable_from_it_alone_after_it_returns(cluster):
-    node1, node2, node3 = cluster.nodes
+def test_writes_at_one_while_a_node_is_down_are_readable_from_it_alone_after_it_returns(trio):
+    node1, node2, node3 = trio.nodes
     session = node1.session()
     session.execute("CREATE KEYSPACE hh WITH replication = "
                     "{'class': 'SimpleStrategy', 'replication_factor': 3}")
@@ -108,9 +89,9 @@ def test_writes_at_one_while_a_node_is_down_are_readable_from_it_alone_after_it_
                              consistency_level=ConsistencyLevel.ONE)
     for k in range(50):
         session.execute(insert, (k, f"v{k}"))
-    assert "This node does not have any pending hints" not in ok(node1, "listpendinghints")
+    assert "This node does not have any pending hints" not in node1.nodetool("listpendinghints")
     node3.start()
-    wait_for(lambda: ok(node1, "listpendinghints") ==
+    wait_for(lambda: node1.nodetool("listpendinghints") ==
              "This node does not have any pending hints\n", 60, "hints delivered")
     node1.kill()
     node2.kill()

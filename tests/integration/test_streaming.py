@@ -4,37 +4,15 @@ show the sessions, and `get/setstreamthroughput` read and change the throttles."
 import json
 import os
 import shutil
-import subprocess
 import urllib.request
 
 import pytest
 from cassandra import ConsistencyLevel
 from cassandra.query import SimpleStatement
 
-from cluster import BIN, LocalCluster
 
 ADMIN_PORT = 7199
 ROWS = 2000
-
-
-@pytest.fixture(scope="module")
-def cluster():
-    cluster = LocalCluster(nodes=3).start()
-    try:
-        yield cluster
-    finally:
-        cluster.clear()
-
-
-def nodetool(node, *args):
-    return subprocess.run([BIN, "nodetool", "-h", node.address, *map(str, args)],
-                          capture_output=True, text=True, timeout=300)
-
-
-def ok(node, *args):
-    result = nodetool(node, *args)
-    assert result.returncode == 0, result.stderr
-    return result.stdout
 
 
 def api(node, path):
@@ -50,30 +28,30 @@ def sstables(node, keyspace):
     return found
 
 
-def test_stream_throughput_settings(cluster):
-    node = cluster.node(1)
+def test_stream_throughput_settings(trio):
+    node = trio.node(1)
     # Cassandra 5.0.4's defaults, 24 MiB/s for both, and its answers (refcass).
-    odd = nodetool(node, "getstreamthroughput")
+    odd = node.run_nodetool("getstreamthroughput")
     assert odd.returncode == 2
     assert odd.stderr == "error: Use the -d flag to quiet this error and get the exact " \
                          "throughput in megabits/s\n"
-    assert ok(node, "getstreamthroughput", "-d") == "Current stream throughput: 201.326592 Mb/s\n"
-    assert ok(node, "getstreamthroughput", "-e") == \
+    assert node.nodetool("getstreamthroughput", "-d") == "Current stream throughput: 201.326592 Mb/s\n"
+    assert node.nodetool("getstreamthroughput", "-e") == \
         "Current entire SSTable stream throughput: 24.0 MiB/s\n"
-    assert ok(node, "setstreamthroughput", "200") == ""
-    assert ok(node, "getstreamthroughput") == "Current stream throughput: 200 Mb/s\n"
-    assert ok(node, "getstreamthroughput", "-m") == \
+    assert node.nodetool("setstreamthroughput", "200") == ""
+    assert node.nodetool("getstreamthroughput") == "Current stream throughput: 200 Mb/s\n"
+    assert node.nodetool("getstreamthroughput", "-m") == \
         "Current stream throughput: 23.84185791015625 MiB/s\n"
-    assert ok(node, "setstreamthroughput", "-m", "50") == ""
-    assert ok(node, "getstreamthroughput", "-m") == "Current stream throughput: 50.0 MiB/s\n"
-    assert ok(node, "setstreamthroughput", "-e", "0") == ""
-    assert ok(node, "getstreamthroughput", "-e") == \
+    assert node.nodetool("setstreamthroughput", "-m", "50") == ""
+    assert node.nodetool("getstreamthroughput", "-m") == "Current stream throughput: 50.0 MiB/s\n"
+    assert node.nodetool("setstreamthroughput", "-e", "0") == ""
+    assert node.nodetool("getstreamthroughput", "-e") == \
         "Current entire SSTable stream throughput: unlimited\n"
-    both = nodetool(node, "setstreamthroughput", "-e", "-m", "5")
+    both = node.run_nodetool("setstreamthroughput", "-e", "-m", "5")
     assert both.returncode == 1
     assert "You cannot use -e and -m at the same time" in both.stderr
-    assert ok(node, "setstreamthroughput", "-e", "24") == ""
-    assert ok(node, "setstreamthroughput", "-m", "24") == ""
+    assert node.nodetool("setstreamthroughput", "-e", "24") == ""
+    assert node.nodetool("setstreamthroughput", "-m", "24") == ""
     settings = node.session().execute(
         "SELECT name, value FROM system_views.settings WHERE name IN "
         "('stream_throughput_outbound', 'entire_sstable_stream_throughput_outbound')")
@@ -82,8 +60,8 @@ def test_stream_throughput_settings(cluster):
         "entire_sstable_stream_throughput_outbound": "24MiB/s"}
 
 
-def test_rebuild_restores_a_node_that_lost_its_data(cluster):
-    node1, node2, node3 = cluster.nodes
+def test_rebuild_restores_a_node_that_lost_its_data(trio):
+    node1, node2, node3 = trio.nodes
     session = node1.session()
     session.execute("CREATE KEYSPACE rb WITH replication = "
                     "{'class': 'SimpleStrategy', 'replication_factor': 3}")
@@ -92,17 +70,17 @@ def test_rebuild_restores_a_node_that_lost_its_data(cluster):
     insert.consistency_level = ConsistencyLevel.ALL
     for k in range(ROWS):
         session.execute(insert, (k // 4, k % 4, f"value-{k}" * 10))
-    ok(node1, "flush", "rb")
+    node1.nodetool("flush", "rb")
 
     node3.stop()
     shutil.rmtree(os.path.join(node3.dir, "data", "rb"))
     node3.start()
     for node in (node1, node2, node3):
-        for other in cluster.nodes:
+        for other in trio.nodes:
             node.await_status(other.address, "UN", timeout=30)
     assert sstables(node3, "rb") == []
 
-    assert ok(node3, "rebuild") == ""
+    assert node3.nodetool("rebuild", timeout=300) == ""
     assert sstables(node3, "rb"), "nothing streamed"
     streams = api(node3, "/v1/streams")
     received = [s for s in streams["sessions"] if s["description"] == "Rebuild"]
@@ -124,7 +102,7 @@ def test_rebuild_restores_a_node_that_lost_its_data(cluster):
         assert v.bytes_received == v.bytes_to_receive > 0 and v.progress_percentage == 100.0
         assert v.peers[0].split(":")[0] in (node1.address, node2.address)
         assert v.status_success_timestamp is not None
-    text = ok(node3, "netstats")
+    text = node3.nodetool("netstats")
     assert text.startswith("Mode: NORMAL\nNot sending any streams.\nRead Repair Statistics:\n")
     assert "Large messages" in text
 
@@ -139,8 +117,8 @@ def test_rebuild_restores_a_node_that_lost_its_data(cluster):
     node2.start()
 
 
-def test_rebuild_refuses_an_unknown_source_dc(cluster):
-    result = nodetool(cluster.node(3), "rebuild", "nodc")
+def test_rebuild_refuses_an_unknown_source_dc(trio):
+    result = trio.node(3).run_nodetool("rebuild", "nodc")
     assert result.returncode == 2
     assert "Provided datacenter 'nodc' is not a valid datacenter, available datacenters " \
            "are: datacenter1" in result.stderr
