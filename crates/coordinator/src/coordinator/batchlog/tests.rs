@@ -12,6 +12,7 @@ use storage::{Storage, StorageConfig, TableParams};
 use uuid::timestamp::{context::NoContext, Timestamp};
 
 use super::*;
+use crate::remote::StrategyLookup;
 use crate::Timeouts;
 
 const USER: TableId = TableId(Uuid::from_u128(0xabc));
@@ -29,7 +30,7 @@ async fn node(dir: &std::path::Path) -> Arc<Coordinator> {
     let config = StorageConfig::new(dir.join("data"), dir.join("commitlog"));
     let storage = Storage::open(config).unwrap();
     storage
-        .create_table(table::table_id(), TableParams::new("system", "batches"))
+        .create_table(batches::table_id(), TableParams::new("system", "batches"))
         .unwrap();
     storage
         .create_table(USER, TableParams::new("ks", "t"))
@@ -45,7 +46,7 @@ async fn node(dir: &std::path::Path) -> Arc<Coordinator> {
 }
 
 /// An insert of one row into partition `key` of the test table.
-pub(super) fn insert(key: &str) -> Mutation {
+pub(crate) fn insert(key: &str) -> Mutation {
     let mut row = Row::new(Bytes::from_static(b"\x00"));
     row.columns = vec![ColumnData::simple(
         "v",
@@ -89,7 +90,7 @@ fn keys(coordinator: &Coordinator, table: TableId) -> Vec<Bytes> {
 async fn store(coordinator: &Coordinator, batch: &Batch) {
     coordinator
         .storage
-        .apply(table::store(batch))
+        .apply(batches::store(batch))
         .await
         .unwrap();
 }
@@ -105,7 +106,7 @@ async fn replay_applies_an_old_batch_and_deletes_it_but_leaves_a_young_one() {
     let young = Batch::new(id_aged(Duration::ZERO), [insert("c")].iter());
     store(&coordinator, &old).await;
     store(&coordinator, &young).await;
-    assert_eq!(keys(&coordinator, table::table_id()).len(), 2);
+    assert_eq!(keys(&coordinator, batches::table_id()).len(), 2);
 
     assert_eq!(coordinator.replay_batchlog().await.unwrap(), 1);
     let mut applied = keys(&coordinator, USER);
@@ -114,7 +115,7 @@ async fn replay_applies_an_old_batch_and_deletes_it_but_leaves_a_young_one() {
         applied,
         vec![Bytes::from_static(b"a"), Bytes::from_static(b"b")]
     );
-    let left = keys(&coordinator, table::table_id());
+    let left = keys(&coordinator, batches::table_id());
     assert_eq!(left, vec![Bytes::copy_from_slice(young.id.as_bytes())]);
     assert_eq!(coordinator.batchlog_stats().replayed, 1);
 }
@@ -134,7 +135,7 @@ async fn replay_drops_unreadable_batches_and_mutations_of_unknown_tables() {
 
     assert_eq!(coordinator.replay_batchlog().await.unwrap(), 1);
     assert_eq!(keys(&coordinator, USER), vec![Bytes::from_static(b"z")]);
-    assert!(keys(&coordinator, table::table_id()).is_empty());
+    assert!(keys(&coordinator, batches::table_id()).is_empty());
 }
 
 #[tokio::test]
@@ -148,7 +149,7 @@ async fn a_batch_on_this_node_alone_is_written_without_the_batchlog() {
         .await
         .unwrap();
     assert_eq!(keys(&coordinator, USER).len(), 2);
-    assert!(keys(&coordinator, table::table_id()).is_empty());
+    assert!(keys(&coordinator, batches::table_id()).is_empty());
 }
 
 #[tokio::test]

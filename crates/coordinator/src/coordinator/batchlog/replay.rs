@@ -10,23 +10,21 @@ use std::sync::{Arc, Weak};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use futures::future::join_all;
-use mutation::{KeyRange, Mutation, ReadFilter, TableId};
+use mutation::{KeyRange, Mutation, ReadFilter};
 use ring::ReplicationStrategy;
 use types::{Consistency, CqlError, CqlResult};
 
-use super::codec::Batch;
-use super::{replica, table};
+use crate::batches;
+use crate::coordinator::write::{self, Fanout};
+use crate::coordinator::Coordinator;
+use crate::messages::batch::Batch;
+use crate::remote::StrategyLookup;
 use crate::replicas::ReplicaPlan;
 use crate::responses::Requirement;
-use crate::write::{self, Fanout};
-use crate::{Coordinator, TimeoutKind};
+use crate::timeouts::TimeoutKind;
 
 /// How often the batchlog is replayed (Cassandra's REPLAY_INTERVAL).
 const INTERVAL: Duration = Duration::from_secs(10);
-
-/// The replication strategy of a table's keyspace; `None` for a table this node does not
-/// know (dropped since the batch was written).
-pub type StrategyLookup = Arc<dyn Fn(TableId) -> Option<Arc<ReplicationStrategy>> + Send + Sync>;
 
 /// What became of one batch.
 #[derive(Debug, PartialEq, Eq)]
@@ -72,7 +70,7 @@ impl Coordinator {
         let partitions = self
             .storage
             .scan(
-                table::table_id(),
+                batches::table_id(),
                 &KeyRange::all(),
                 &ReadFilter::all(),
                 now_secs,
@@ -81,7 +79,7 @@ impl Coordinator {
             .map_err(|e| CqlError::Server(format!("cannot read the batchlog: {e}")))?;
         let mut replayed = 0;
         for partition in &partitions {
-            let batch = match table::read(partition, now_secs) {
+            let batch = match batches::read(partition, now_secs) {
                 Ok(batch) if batch.written_at() <= cutoff => batch,
                 Ok(_) => continue,
                 Err(e) => {
@@ -91,7 +89,7 @@ impl Coordinator {
             };
             let outcome = self.replay(&batch, lookup).await;
             if outcome != Replay::Retry {
-                replica::remove_locally(self.storage.clone(), batch.id).await;
+                batches::remove_locally(self.storage.clone(), batch.id).await;
             }
             replayed += u64::from(outcome == Replay::Done);
             self.throttle(batch.size()).await;

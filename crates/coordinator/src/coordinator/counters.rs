@@ -10,23 +10,24 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
 use mutation::{CounterUpdate, PartitionKey, TableId};
-use net::{NetError, Peer, RemoteError, Verb};
+use net::{NetError, Verb};
 use ring::{Endpoint, ReplicationStrategy};
 use storage::Storage;
 use types::{Consistency, CqlError, CqlResult};
 
-use crate::failures::{Needed, Replica};
+use super::write::{self, bounded, Fanout, Senders};
+use super::Coordinator;
+use crate::consistency::validate_for_write;
+use crate::failures::{reason, Needed, Replica};
 use crate::messages::{CounterReply, CounterRequest};
-use crate::proxy_metrics::ProxyMetrics;
+use crate::proxy_metrics::{ProxyMetrics, RequestKind};
 use crate::remote::Attachments;
 use crate::replicas::ReplicaPlan;
-use crate::responses::Requirement;
+use crate::responses::{unavailable, Requirement};
+use crate::timeouts::TimeoutKind;
 use crate::topology::Topology;
-use crate::verbs::{self, reason};
-use crate::write::{self, Fanout};
-use crate::{bounded, trace, validate_for_write, Coordinator, RequestKind, TimeoutKind, Trace};
+use crate::trace::{self, Trace};
 
 /// Share of the counter write timeout a remote leader may spend, so that its account of the
 /// replicas' answers reaches the coordinator before the coordinator gives up.
@@ -67,7 +68,7 @@ impl Leader {
         );
         let requirement = Requirement::new(&request.strategy, cl, &local.datacenter);
         let with_pending = requirement.with_pending(&plan.pending);
-        crate::unavailable(&with_pending, &plan, cl)?;
+        unavailable(&with_pending, &plan, cl)?;
         let started = Instant::now();
         let replica = Replica {
             address: local.addr,
@@ -96,38 +97,8 @@ impl Leader {
         };
         let left = request.budget.saturating_sub(started.elapsed());
         let (storage, metrics) = (self.storage.clone(), self.metrics.clone());
-        let senders = self
-            .attached
-            .senders(storage, self.storage_port, left, metrics);
+        let senders = Senders::new(&self.attached, storage, self.storage_port, left, metrics);
         write::send_after(fanout, senders, Some(local.addr)).await
-    }
-}
-
-/// `Verb::Counter`: this node leads a counter update another coordinator sent it, and answers
-/// with the outcome at the level asked (a [`CounterReply`]).
-pub(crate) async fn handle(
-    replica: verbs::Replica,
-    from: Peer,
-    payload: Bytes,
-) -> Result<Bytes, RemoteError> {
-    let request = CounterRequest::decode(&payload).map_err(|e| {
-        tracing::warn!("malformed counter update from {}: {}", from.addr, e.0);
-        RemoteError::new(
-            reason::UNKNOWN,
-            format!("malformed counter update: {}", e.0),
-        )
-    })?;
-    let tables = std::iter::once(request.table);
-    verbs::known_tables(&replica, request.epoch, tables)
-        .await
-        .map_err(verbs::write_failure)?;
-    let result = replica.leader.lead(&request).await;
-    match CounterReply::of(&result) {
-        Some(reply) => Ok(reply.encode()),
-        None => Err(RemoteError::new(
-            reason::UNKNOWN,
-            result.err().map_or_else(String::new, |e| e.to_string()),
-        )),
     }
 }
 
@@ -155,7 +126,7 @@ impl Coordinator {
         let plan = ReplicaPlan::for_write(&self.topology, strategy, key.token, reachable);
         let requirement =
             Requirement::new(strategy, cl, &self.local.datacenter).with_pending(&plan.pending);
-        crate::unavailable(&requirement, &plan, cl)?;
+        unavailable(&requirement, &plan, cl)?;
         let started = Instant::now();
         let timeout = self.timeouts.get(TimeoutKind::CounterWrite);
         let block_for = requirement.block_for();
@@ -260,7 +231,7 @@ impl Coordinator {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Timeouts;
+    use crate::timeouts::Timeouts;
     use bytes::Bytes;
     use mutation::counter_context::{CounterContext, Shard};
     use mutation::{Cell, ColumnValue, ReadFilter};

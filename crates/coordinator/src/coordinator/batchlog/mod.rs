@@ -3,13 +3,10 @@
 //! other live nodes of this datacenter (other racks where possible), then applied through the
 //! normal write path, then removed from them without waiting. If the coordinator dies in
 //! between, the batchlog holders replay it (see [`replay`]): the batch ends up applied in full.
-mod codec;
 mod endpoints;
 mod replay;
-mod replica;
-mod table;
+pub(crate) mod state;
 
-use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, OnceLock};
 
 use futures::future::join_all;
@@ -19,13 +16,15 @@ use ring::{Endpoint, ReplicationStrategy};
 use types::{Consistency, CqlError, CqlResult};
 use uuid::Uuid;
 
-use crate::failures::Needed;
-use crate::write::{local_outcome, remote_outcome, Fanout, Outcome};
-use crate::{validate_for_write, Coordinator, TimeoutKind, Trace};
-use codec::{Batch, RemoveRequest, StoreRequest};
-
-pub use replay::StrategyLookup;
-pub(crate) use replica::register;
+use super::write::Fanout;
+use super::Coordinator;
+use crate::batches;
+use crate::consistency::validate_for_write;
+use crate::failures::{local_outcome, remote_outcome, Needed, Outcome};
+use crate::messages::batch::{Batch, RemoveRequest, StoreRequest};
+use crate::timeouts::TimeoutKind;
+use crate::trace::Trace;
+use state::BatchlogStats;
 
 /// The write type of a batchlog write that fails.
 const BATCH_LOG: &str = "BATCH_LOG";
@@ -35,22 +34,6 @@ const AFTER_BATCHLOG: &str = "batch_after_batchlog";
 
 /// A logged batch's writes: one group per keyspace, with its replication strategy.
 pub type BatchGroups = Vec<(Arc<ReplicationStrategy>, Vec<Mutation>)>;
-
-/// The batchlog of this node: its replays (one at a time) and what they did.
-#[derive(Default)]
-pub(crate) struct Batchlog {
-    replaying: tokio::sync::Mutex<()>,
-    replayed: AtomicU64,
-    /// `batchlog_replay_throttle` in bytes per second for the whole node; 0: unthrottled.
-    throttle: AtomicU64,
-}
-
-/// What the batchlog did since the node started.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct BatchlogStats {
-    /// Batches replayed (Cassandra's `TotalBatchesReplayed`).
-    pub replayed: u64,
-}
 
 impl Coordinator {
     /// Writes a logged batch atomically: through the batchlog when its partitions are not all
@@ -143,7 +126,7 @@ impl Coordinator {
         let payload = StoreRequest::encode(senders.epoch, batch);
         let stores = holders.iter().map(|holder| async {
             if holder.addr == self.local.addr {
-                let write = self.storage.apply(table::store(batch));
+                let write = self.storage.apply(batches::store(batch));
                 return bounded_outcome(write, senders.timeout).await;
             }
             let Some(messaging) = &senders.messaging else {
@@ -181,7 +164,7 @@ impl Coordinator {
         };
         for holder in holders {
             if holder.addr == self.local.addr {
-                tokio::spawn(replica::remove_locally(self.storage.clone(), *id));
+                tokio::spawn(batches::remove_locally(self.storage.clone(), *id));
             } else if let Some(messaging) = &senders.messaging {
                 let to = std::net::SocketAddr::new(holder.addr, senders.storage_port);
                 if let Err(e) = messaging.send(to, Verb::BatchRemove, request.encode()) {
@@ -277,4 +260,4 @@ async fn bounded_outcome(
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -19,17 +19,97 @@ use futures::stream::{FuturesOrdered, StreamExt};
 use mutation::{
     KeyRange, Partition, PartitionKey, PartitionPosition, ReadFilter, ReadStats, TableId,
 };
+use net::Verb;
 use ring::{Endpoint, ReplicationStrategy, Token};
 use storage::{resolve_partition, PartitionData, ScanRound, ScanSource, Storage};
 use tokio::time::Instant;
 use types::{Consistency, CqlResult};
 
-use crate::gather::{self, gather, Answer, Failure, Speculation};
+use super::gather::{self, gather, Answer, Failure, Speculation};
+use super::read::{self, contacts, HasData, ReadPlan, Readers};
+use super::Coordinator;
+use crate::consistency::validate_for_read;
+use crate::failures::reason;
 use crate::messages::{decode_scan, RangeRequest};
-use crate::read::{self, contacts, HasData, ReadPlan, Readers};
+use crate::proxy_metrics::RequestKind;
 use crate::replicas::ReplicaPlan;
-use crate::responses::Requirement;
+use crate::responses::{unavailable, Requirement};
+use crate::timeouts::TimeoutKind;
 use crate::topology::Topology;
+use crate::trace::{self, Trace};
+
+impl Coordinator {
+    /// Reads up to `limit` partitions of a key range, in token order, adding what the scan
+    /// did to `stats`.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn scan(
+        &self,
+        strategy: &ReplicationStrategy,
+        table: TableId,
+        range: &KeyRange,
+        filter: &ReadFilter,
+        cl: Consistency,
+        now: i32,
+        limit: usize,
+        stats: &mut ReadStats,
+        trace: Option<&Trace>,
+    ) -> CqlResult<Vec<Partition>> {
+        let begun = std::time::Instant::now();
+        let scan = async {
+            validate_for_read(cl)?;
+            let reachable = self.attached.remote.get().is_some();
+            let requirement = Requirement::new(strategy, cl, &self.local.datacenter);
+            let stretches =
+                stretches(&self.topology, strategy, range, reachable, &requirement, cl)?;
+            let started = std::time::Instant::now();
+            if !stretches
+                .iter()
+                .all(|s| self.is_only_contact(&requirement, &s.live))
+            {
+                if trace.is_some() {
+                    let contacted: Vec<ring::Endpoint> = stretches
+                        .iter()
+                        .flat_map(|s| read::contacts(&requirement, &s.live).0)
+                        .collect();
+                    let (local, port) = (self.local.addr, self.replica.storage_port);
+                    trace::sending(trace, Verb::RangeRead, local, port, contacted.iter());
+                }
+                let plan = ScanPlan {
+                    table,
+                    cl,
+                    requirement: &requirement,
+                    stretches,
+                    per_piece: per_piece(&self.storage, table, &self.topology, strategy),
+                };
+                let readers = self.readers(TimeoutKind::Range, trace);
+                let found = scan(&readers, plan, filter, now, limit, stats).await?;
+                self.slow
+                    .check(started.elapsed(), || self.describe_read(table, None, limit));
+                self.record(RequestKind::Range, cl, &[table], started);
+                return Ok(found);
+            }
+            trace::trace(trace, || {
+                let sstables = self.sstable_count(table);
+                let range = trace::range_text(range);
+                format!("Executing seq scan across {sstables} sstables for {range}")
+            });
+            let (partitions, read) = self
+                .storage
+                .scan_with_stats(table, range, filter, now, limit)
+                .map_err(|e| self.read_error(e, strategy, cl))?;
+            if let Some(t) = trace {
+                trace::rows_read(t, &read);
+            }
+            stats.add(read);
+            self.slow
+                .check(started.elapsed(), || self.describe_read(table, None, limit));
+            self.in_time(TimeoutKind::Range, started, strategy, cl)?;
+            self.record(RequestKind::Range, cl, &[table], started);
+            Ok(partitions)
+        };
+        self.counted(RequestKind::Range, cl, begun, scan.await)
+    }
+}
 
 /// A stretch of the scanned range whose keys share live replicas (closest first).
 #[derive(Clone, Debug)]
@@ -141,7 +221,7 @@ pub(crate) fn stretches(
             continue;
         };
         let plan = ReplicaPlan::new(topology, strategy, piece.owner, reachable);
-        crate::unavailable(requirement, &plan, cl)?;
+        unavailable(requirement, &plan, cl)?;
         if let Some(last) = stretches.last_mut() {
             let shared: Vec<Endpoint> = last
                 .live
@@ -443,13 +523,13 @@ fn ask_one(
             .scan_source(r.table, &r.range, &r.filter, r.partition_limit)
             .map_err(|e| {
                 tracing::error!("local range read failed: {e}");
-                Failure::Failed(crate::verbs::reason::UNKNOWN)
+                Failure::Failed(reason::UNKNOWN)
             });
         return Box::pin(async move { (slot, endpoint, answer) });
     }
     let payload = request.encode();
     let replica = readers.metrics.replica(endpoint.addr);
-    let asking = gather::Remote::new(readers, endpoint.addr);
+    let asking = readers.remote(endpoint.addr);
     Box::pin(async move {
         let answer = asking
             .request(net::Verb::RangeRead, payload, &replica)
