@@ -1,8 +1,9 @@
 //! The storage proxy, in two sides. Every read and write a client makes goes through the
 //! coordinator side; every request another node's coordinator sends lands on the replica side.
 //!
-//! - `coordinator/` owns the paths a coordinator runs: it finds the replicas of a token on the
-//!   ring, checks the consistency level against the live ones (answering Unavailable as
+//! - `coordinator/` owns the paths a coordinator runs: it maps each keyspace to its replication
+//!   strategy (`strategies`, from the schema the query layer attaches), finds the replicas of
+//!   a token on the ring, checks the consistency level against the live ones (answering Unavailable as
 //!   Cassandra does) and drives the request: `write`, `read`, `range` (with `gather` and
 //!   `speculation` under the reads), `counters` (including the leader a counter update goes
 //!   to) and `batchlog` (logged batches and their replay). A single node is a one-member ring
@@ -35,11 +36,15 @@ pub mod trace;
 
 pub use consistency::{block_for, validate_for_read, validate_for_write};
 pub use coordinator::batchlog::{state::BatchlogStats, BatchGroups};
-pub use coordinator::{Coordinator, ReadPolicy, SpeculativeRetry};
+pub use coordinator::counters::CounterWrite;
+pub use coordinator::read::ReadScope;
+pub use coordinator::speculation::{ReadPolicy, SpeculativeRetry};
+pub use coordinator::strategies::SchemaSource;
+pub use coordinator::Coordinator;
 pub use failures::Replica;
 pub use metrics::Metrics;
 pub use proxy_metrics::RequestKind;
-pub use remote::{EpochSource, EpochWaiter, Remote, StrategyLookup};
+pub use remote::{EpochSource, EpochWaiter, Remote};
 pub use replicas::ReplicaPlan;
 pub use responses::Requirement;
 pub use slow::SlowQueries;

@@ -8,15 +8,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use hints::HintsService;
-use mutation::TableId;
 use net::Messaging;
-use ring::ReplicationStrategy;
 
 use crate::trace::TraceSink;
-
-/// The replication strategy of a table's keyspace; `None` for a table this node does not
-/// know (dropped since the batch was written).
-pub type StrategyLookup = Arc<dyn Fn(TableId) -> Option<Arc<ReplicationStrategy>> + Send + Sync>;
 
 /// The metadata epoch this node has applied.
 pub type EpochSource = Arc<dyn Fn() -> u64 + Send + Sync>;
@@ -46,7 +40,6 @@ impl Remote {
 pub(crate) struct Attachments {
     pub remote: std::sync::OnceLock<Remote>,
     pub hints: std::sync::OnceLock<Arc<HintsService>>,
-    pub strategies: std::sync::OnceLock<StrategyLookup>,
     /// Writes the events this node traces as a replica of other nodes' sessions.
     pub traces: std::sync::OnceLock<Arc<dyn TraceSink>>,
 }

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use mutation::{CounterUpdate, PartitionKey, TableId};
 use net::{NetError, Verb};
-use ring::{Endpoint, ReplicationStrategy};
+use ring::Endpoint;
 use storage::Storage;
 use types::{Consistency, CqlError, CqlResult};
 
@@ -102,19 +102,31 @@ impl Leader {
     }
 }
 
+/// Counter deltas for one partition of a table of `keyspace`.
+pub struct CounterWrite<'a> {
+    pub keyspace: &'a str,
+    pub table: TableId,
+    pub key: PartitionKey,
+    pub updates: Vec<CounterUpdate>,
+    pub timestamp: i64,
+}
+
 impl Coordinator {
     /// Adds counter deltas in one partition (see the module docs).
-    #[allow(clippy::too_many_arguments)]
     pub async fn write_counters(
         &self,
-        strategy: &ReplicationStrategy,
-        table: TableId,
-        key: PartitionKey,
-        updates: Vec<CounterUpdate>,
-        timestamp: i64,
+        write: CounterWrite<'_>,
         cl: Consistency,
         trace: Option<&Trace>,
     ) -> CqlResult<()> {
+        let CounterWrite {
+            keyspace,
+            table,
+            key,
+            updates,
+            timestamp,
+        } = write;
+        let strategy = &*self.strategy(keyspace);
         if cl == Consistency::Any {
             return Err(CqlError::invalid(
                 "Consistency level ANY is not yet supported for counter table",
@@ -270,6 +282,8 @@ mod tests {
             ring.add_endpoint(endpoint(last), vec![Token(i64::from(last) * 100)]);
         }
         coordinator.topology().set_ring(ring);
+        let keyspaces = [("rf1", 1, &[][..]), ("rf3", 3, &[])];
+        coordinator.attach_schema(crate::coordinator::strategies::simple_keyspaces(&keyspaces));
         coordinator
     }
 
@@ -279,9 +293,14 @@ mod tests {
             column: Bytes::from_static(b"n"),
             delta,
         };
-        let strategy = ReplicationStrategy::Simple { rf };
-        c.write_counters(&strategy, TABLE, key(), vec![update], 1, cl, None)
-            .await
+        let write = CounterWrite {
+            keyspace: &format!("rf{rf}"),
+            table: TABLE,
+            key: key(),
+            updates: vec![update],
+            timestamp: 1,
+        };
+        c.write_counters(write, cl, None).await
     }
 
     /// The counter cell as stored, unresolved.

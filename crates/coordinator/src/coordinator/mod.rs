@@ -1,12 +1,14 @@
 //! The coordinator side: the paths a coordinator runs for its clients, one module each
 //! (`write`, `read`, `range` with `gather` and `speculation`, `counters`, `batchlog`), on
-//! the [`Coordinator`] this module holds.
+//! the [`Coordinator`] this module holds, with each keyspace's replication strategy
+//! (`strategies`).
 pub(crate) mod batchlog;
 pub(crate) mod counters;
 mod gather;
 mod range;
-mod read;
-mod speculation;
+pub(crate) mod read;
+pub(crate) mod speculation;
+pub(crate) mod strategies;
 mod write;
 
 use std::net::IpAddr;
@@ -14,11 +16,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use mutation::{PartitionKey, TableId};
-use ring::{Endpoint, Token};
+use ring::{Endpoint, ReplicationStrategy, Token};
 use storage::Storage;
 use types::{Consistency, CqlResult};
-
-pub use speculation::{ReadPolicy, SpeculativeRetry};
 
 use crate::failures::Replica;
 use crate::metrics::Metrics;
@@ -28,7 +28,9 @@ use crate::slow::SlowQueries;
 use crate::timeouts::{LiveTimeouts, Timeouts};
 use crate::topology::Topology;
 use crate::trace::TraceSink;
+use strategies::SchemaSource;
 
+/// The storage port failure messages name until told otherwise (Cassandra's default).
 const DEFAULT_STORAGE_PORT: u16 = 7000;
 
 /// Routes reads and writes to replicas and enforces consistency levels.
@@ -42,6 +44,7 @@ pub struct Coordinator {
     metrics: Metrics,
     slow: Arc<SlowQueries>,
     pub(crate) attached: Arc<Attachments>,
+    strategies: strategies::Strategies,
     batchlog: batchlog::state::Batchlog,
 }
 
@@ -60,6 +63,7 @@ impl Coordinator {
             metrics: Metrics::default(),
             slow: Arc::new(SlowQueries::default()),
             attached: Arc::default(),
+            strategies: strategies::Strategies::default(),
             batchlog: batchlog::state::Batchlog::default(),
         }
     }
@@ -83,6 +87,20 @@ impl Coordinator {
         if self.attached.traces.set(sink).is_err() {
             tracing::warn!("a trace sink was attached to the coordinator twice");
         }
+    }
+
+    /// Takes each keyspace's replication strategy from the schema `source` gives (the query
+    /// layer's current one); attached once, by the query layer. Until then every keyspace
+    /// replicates as LocalStrategy and the batchlog is not replayed.
+    pub fn attach_schema(&self, source: SchemaSource) {
+        if !self.strategies.attach(source) {
+            tracing::warn!("a schema was attached to the coordinator twice");
+        }
+    }
+
+    /// How `keyspace` replicates under the current schema.
+    pub fn strategy(&self, keyspace: &str) -> Arc<ReplicationStrategy> {
+        self.strategies.of_keyspace(keyspace)
     }
 
     /// The hints service, once attached.

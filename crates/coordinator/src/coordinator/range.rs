@@ -26,7 +26,7 @@ use tokio::time::Instant;
 use types::{Consistency, CqlResult};
 
 use super::gather::{self, gather, Answer, Failure, Speculation};
-use super::read::{self, contacts, HasData, ReadPlan, Readers};
+use super::read::{self, contacts, HasData, ReadPlan, ReadScope, Readers};
 use super::Coordinator;
 use crate::consistency::validate_for_read;
 use crate::failures::reason;
@@ -36,24 +36,27 @@ use crate::replicas::ReplicaPlan;
 use crate::responses::{unavailable, Requirement};
 use crate::timeouts::TimeoutKind;
 use crate::topology::Topology;
-use crate::trace::{self, Trace};
+use crate::trace;
 
 impl Coordinator {
     /// Reads up to `limit` partitions of a key range, in token order, adding what the scan
     /// did to `stats`.
-    #[allow(clippy::too_many_arguments)]
     pub async fn scan(
         &self,
-        strategy: &ReplicationStrategy,
-        table: TableId,
+        scope: &ReadScope<'_>,
         range: &KeyRange,
         filter: &ReadFilter,
-        cl: Consistency,
-        now: i32,
         limit: usize,
         stats: &mut ReadStats,
-        trace: Option<&Trace>,
     ) -> CqlResult<Vec<Partition>> {
+        let ReadScope {
+            table,
+            cl,
+            now,
+            trace,
+            ..
+        } = *scope;
+        let strategy = &*self.strategy(scope.keyspace);
         let begun = std::time::Instant::now();
         let scan = async {
             validate_for_read(cl)?;

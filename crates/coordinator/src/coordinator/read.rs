@@ -87,19 +87,22 @@ impl Coordinator {
     }
 
     /// Reads one partition, adding what the read did to `stats`.
-    #[allow(clippy::too_many_arguments)]
     pub async fn read(
         &self,
-        strategy: &ReplicationStrategy,
-        table: TableId,
+        scope: &ReadScope<'_>,
         key: &PartitionKey,
         filter: &ReadFilter,
-        cl: Consistency,
-        now: i32,
         stats: &mut ReadStats,
-        trace: Option<&Trace>,
-        policy: &ReadPolicy,
     ) -> CqlResult<Option<Partition>> {
+        let ReadScope {
+            table,
+            cl,
+            now,
+            trace,
+            policy,
+            ..
+        } = *scope;
+        let strategy = &*self.strategy(scope.keyspace);
         let begun = std::time::Instant::now();
         let read = async {
             validate_for_read(cl)?;
@@ -167,6 +170,19 @@ impl Coordinator {
         let block_for = block_for(strategy, cl, &self.local.datacenter);
         self.replica.read_error(error, Needed::new(cl, block_for))
     }
+}
+
+/// What every read of one request shares: where the table lives, how consistent, when,
+/// traced, with the table's read policy.
+#[derive(Clone, Copy)]
+pub struct ReadScope<'a> {
+    pub keyspace: &'a str,
+    pub table: TableId,
+    pub cl: Consistency,
+    pub now: i32,
+    pub trace: Option<&'a Trace>,
+    /// The table's speculative retry and read repair (single-partition reads only).
+    pub policy: &'a ReadPolicy,
 }
 
 /// One single-partition read as sent to replicas.

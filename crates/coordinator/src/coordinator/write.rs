@@ -120,10 +120,11 @@ impl Fanout {
 }
 
 impl Coordinator {
-    /// Writes mutations, each independently (an unlogged batch or a single statement).
+    /// Writes mutations of `keyspace`, each independently (an unlogged batch or a single
+    /// statement).
     pub async fn write(
         &self,
-        strategy: &ReplicationStrategy,
+        keyspace: &str,
         mutations: Vec<Mutation>,
         cl: Consistency,
         trace: Option<&Trace>,
@@ -133,7 +134,8 @@ impl Coordinator {
             1 => "SIMPLE",
             _ => "UNLOGGED_BATCH",
         };
-        self.write_as(strategy, mutations, cl, write_type, trace)
+        let strategy = self.strategy(keyspace);
+        self.write_as(&strategy, mutations, cl, write_type, trace)
             .await
     }
 

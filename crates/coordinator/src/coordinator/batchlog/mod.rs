@@ -7,12 +7,12 @@ mod endpoints;
 mod replay;
 pub(crate) mod state;
 
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 use futures::future::join_all;
 use mutation::Mutation;
 use net::Verb;
-use ring::{Endpoint, ReplicationStrategy};
+use ring::Endpoint;
 use types::{Consistency, CqlError, CqlResult};
 use uuid::Uuid;
 
@@ -32,8 +32,8 @@ const BATCH_LOG: &str = "BATCH_LOG";
 /// The failpoint that stops the coordinator between the batchlog write and the mutations.
 const AFTER_BATCHLOG: &str = "batch_after_batchlog";
 
-/// A logged batch's writes: one group per keyspace, with its replication strategy.
-pub type BatchGroups = Vec<(Arc<ReplicationStrategy>, Vec<Mutation>)>;
+/// A logged batch's writes: one group per keyspace, named.
+pub type BatchGroups = Vec<(String, Vec<Mutation>)>;
 
 impl Coordinator {
     /// Writes a logged batch atomically: through the batchlog when its partitions are not all
@@ -49,7 +49,10 @@ impl Coordinator {
         let fanouts: Vec<Fanout> = groups
             .into_iter()
             .filter(|(_, mutations)| !mutations.is_empty())
-            .map(|(strategy, mutations)| self.fanout(&strategy, mutations, cl, "BATCH"))
+            .map(|(keyspace, mutations)| {
+                let strategy = self.strategy(&keyspace);
+                self.fanout(&strategy, mutations, cl, "BATCH")
+            })
             .collect();
         let several = several_partitions(&fanouts);
         if !several || all_local(&fanouts, self.topology.local()) {

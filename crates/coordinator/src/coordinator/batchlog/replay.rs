@@ -18,7 +18,6 @@ use crate::batches;
 use crate::coordinator::write::{self, Fanout};
 use crate::coordinator::Coordinator;
 use crate::messages::batch::Batch;
-use crate::remote::StrategyLookup;
 use crate::replicas::ReplicaPlan;
 use crate::responses::Requirement;
 use crate::timeouts::TimeoutKind;
@@ -38,14 +37,6 @@ enum Replay {
 }
 
 impl Coordinator {
-    /// Lets the batchlog replay find each mutation's replicas; the query layer attaches it
-    /// once, from its schema.
-    pub fn attach_strategies(&self, lookup: StrategyLookup) {
-        if self.attached.strategies.set(lookup).is_err() {
-            tracing::warn!("the replication strategies were attached to the coordinator twice");
-        }
-    }
-
     /// Starts replaying this node's batchlog every 10 s at most `throttle` bytes of mutations
     /// per second (cassandra.yaml's `batchlog_replay_throttle`, shared among the nodes of
     /// the ring as Cassandra does; 0: unthrottled). The task ends with the coordinator.
@@ -58,9 +49,9 @@ impl Coordinator {
     /// already running; the number of batches replayed.
     pub async fn replay_batchlog(&self) -> CqlResult<u64> {
         let _one_at_a_time = self.batchlog.replaying.lock().await;
-        let Some(lookup) = self.attached.strategies.get() else {
+        if !self.strategies.is_attached() {
             return Ok(0);
-        };
+        }
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default();
@@ -87,7 +78,7 @@ impl Coordinator {
                     continue;
                 }
             };
-            let outcome = self.replay(&batch, lookup).await;
+            let outcome = self.replay(&batch).await;
             if outcome != Replay::Retry {
                 batches::remove_locally(self.storage.clone(), batch.id).await;
             }
@@ -101,7 +92,7 @@ impl Coordinator {
     }
 
     /// Sends every mutation of `batch` to all its replicas.
-    async fn replay(&self, batch: &Batch, lookup: &StrategyLookup) -> Replay {
+    async fn replay(&self, batch: &Batch) -> Replay {
         let mutations = match batch.decode_mutations() {
             Ok(mutations) => mutations,
             Err(e) => {
@@ -110,7 +101,7 @@ impl Coordinator {
             }
         };
         let fanouts = mutations.into_iter().filter_map(|m| {
-            let strategy = lookup(m.table)?;
+            let strategy = self.strategies.of_table(m.table)?;
             Some(self.replay_fanout(&strategy, m))
         });
         let sends = fanouts.map(|f| write::send(f, self.senders(TimeoutKind::Write)));

@@ -12,7 +12,6 @@ use storage::{Storage, StorageConfig, TableParams};
 use uuid::timestamp::{context::NoContext, Timestamp};
 
 use super::*;
-use crate::remote::StrategyLookup;
 use crate::Timeouts;
 
 const USER: TableId = TableId(Uuid::from_u128(0xabc));
@@ -39,9 +38,8 @@ async fn node(dir: &std::path::Path) -> Arc<Coordinator> {
     storage.finish_replay();
     let coordinator = Coordinator::new(Arc::new(storage), endpoint(1), Timeouts::default());
     coordinator.set_local_tokens(vec![0]);
-    let rf1: Arc<ReplicationStrategy> = Arc::new(ReplicationStrategy::Simple { rf: 1 });
-    let lookup: StrategyLookup = Arc::new(move |table| (table == USER).then(|| rf1.clone()));
-    coordinator.attach_strategies(lookup);
+    let keyspaces = [("ks", 1, &[USER][..]), ("rf3", 3, &[])];
+    coordinator.attach_schema(crate::coordinator::strategies::simple_keyspaces(&keyspaces));
     Arc::new(coordinator)
 }
 
@@ -142,8 +140,7 @@ async fn replay_drops_unreadable_batches_and_mutations_of_unknown_tables() {
 async fn a_batch_on_this_node_alone_is_written_without_the_batchlog() {
     let dir = tempfile::tempdir().unwrap();
     let coordinator = node(dir.path()).await;
-    let rf1 = Arc::new(ReplicationStrategy::Simple { rf: 1 });
-    let groups = vec![(rf1, vec![insert("p"), insert("q")])];
+    let groups = vec![("ks".to_string(), vec![insert("p"), insert("q")])];
     coordinator
         .write_atomically(groups, Consistency::One, None)
         .await
@@ -173,8 +170,7 @@ async fn without_another_live_node_the_batchlog_is_unavailable_except_at_any() {
     let here = coordinator.batchlog_holders(Consistency::Any).unwrap();
     assert_eq!(here, vec![endpoint(1)]);
     // A logged batch over two partitions of an RF=3 keyspace fails before anything is written.
-    let rf3 = Arc::new(ReplicationStrategy::Simple { rf: 3 });
-    let groups = vec![(rf3, vec![insert("a"), insert("b")])];
+    let groups = vec![("rf3".to_string(), vec![insert("a"), insert("b")])];
     let err = coordinator
         .write_atomically(groups, Consistency::One, None)
         .await
