@@ -16,7 +16,8 @@
 //!   `replicas`, `responses`, `consistency`), `remote`, `trace`, the metrics and timeouts.
 //!
 //! The replica side may use the coordinator side (a counter leader replicates through the
-//! write path); the coordinator side never uses the replica side.
+//! write path); the coordinator side never uses the replica side, and no files import each
+//! other in a circle (`tests/no_circles.rs`). This root only declares and re-exports.
 mod batches;
 mod consistency;
 mod coordinator;
