@@ -36,10 +36,10 @@ const DEFAULT_STORAGE_PORT: u16 = 7000;
 /// Routes reads and writes to replicas and enforces consistency levels.
 pub struct Coordinator {
     pub(crate) storage: Arc<Storage>,
-    pub(crate) topology: Arc<Topology>,
-    pub(crate) local: Endpoint,
+    topology: Arc<Topology>,
+    local: Endpoint,
     /// This node as failure messages name it.
-    pub(crate) replica: Replica,
+    replica: Replica,
     timeouts: LiveTimeouts,
     metrics: Metrics,
     slow: Arc<SlowQueries>,

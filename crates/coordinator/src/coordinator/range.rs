@@ -79,13 +79,15 @@ impl Coordinator {
                 }
                 let plan = ScanPlan {
                     table,
+                    filter,
+                    now,
                     cl,
                     requirement: &requirement,
                     stretches,
                     per_piece: per_piece(&self.storage, table, &self.topology, strategy),
                 };
                 let readers = self.readers(TimeoutKind::Range, trace);
-                let found = scan(&readers, plan, filter, now, limit, stats).await?;
+                let found = scan(&readers, plan, limit, stats).await?;
                 self.slow
                     .check(started.elapsed(), || self.describe_read(table, None, limit));
                 self.record(RequestKind::Range, cl, &[table], started);
@@ -251,6 +253,9 @@ pub(crate) fn stretches(
 /// What a scan asks and needs.
 pub(crate) struct ScanPlan<'a> {
     pub table: TableId,
+    pub filter: &'a ReadFilter,
+    /// The time the read counts as, in seconds (what has expired).
+    pub now: i32,
     pub cl: Consistency,
     pub requirement: &'a Requirement,
     pub stretches: Vec<Stretch>,
@@ -335,13 +340,12 @@ impl Concurrency {
 pub(crate) async fn scan(
     readers: &Readers,
     plan: ScanPlan<'_>,
-    filter: &ReadFilter,
-    now: i32,
     limit: usize,
     stats: &mut ReadStats,
 ) -> CqlResult<Vec<Partition>> {
     let deadline = Instant::now() + readers.timeout;
-    let mut found = Found::new(limit, filter.total_row_limit.unwrap_or(usize::MAX));
+    let rows = plan.filter.total_row_limit.unwrap_or(usize::MAX);
+    let mut found = Found::new(limit, rows);
     let mut concurrency = Concurrency::new(plan.per_piece);
     let mut next = 0;
     while next < plan.stretches.len() && !found.full() {
@@ -354,7 +358,7 @@ pub(crate) async fn scan(
             .iter()
             .map(|stretch| {
                 let want = Found::new(wanted, rows_left);
-                scan_stretch(readers, &plan, stretch, filter, now, want, deadline)
+                scan_stretch(readers, &plan, stretch, want, deadline)
             })
             .collect();
         while let Some(answer) = answers.next().await {
@@ -376,8 +380,6 @@ async fn scan_stretch(
     readers: &Readers,
     plan: &ScanPlan<'_>,
     stretch: &Stretch,
-    filter: &ReadFilter,
-    now: i32,
     mut found: Found,
     deadline: Instant,
 ) -> CqlResult<(Vec<Partition>, ReadStats)> {
@@ -398,9 +400,9 @@ async fn scan_stretch(
     let mut range = stretch.range.clone();
     while !found.full() {
         let wanted = found.limit - found.partitions.len();
-        let replies = ask(readers, &mut asked, &range, filter, wanted, deadline).await?;
+        let replies = ask(readers, &mut asked, &range, plan.filter, wanted, deadline).await?;
         let Some(horizon) = found
-            .take(readers, &asked, replies, filter, now, &mut stats)
+            .take(readers, &asked, replies, plan, &mut stats)
             .await?
         else {
             break;
@@ -453,8 +455,7 @@ impl Found {
         readers: &Readers,
         asked: &ReadPlan<'_>,
         replies: Vec<(Endpoint, ScanSource)>,
-        filter: &ReadFilter,
-        now: i32,
+        plan: &ScanPlan<'_>,
         stats: &mut ReadStats,
     ) -> CqlResult<Option<PartitionKey>> {
         let mut round = ScanRound::new();
@@ -468,6 +469,7 @@ impl Found {
                 return Err(read::repair_timed_out(asked.cl, asked.block_for, unapplied));
             }
         }
+        let (filter, now) = (plan.filter, plan.now);
         let mut partition_filter = filter.clone();
         for (key, data) in complete {
             if self.full() {
