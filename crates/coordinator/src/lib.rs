@@ -3,11 +3,11 @@
 //!
 //! - `coordinator/` owns the paths a coordinator runs: it maps each keyspace to its replication
 //!   strategy (`strategies`, from the schema the query layer attaches), finds the replicas of
-//!   a token on the ring, checks the consistency level against the live ones (answering Unavailable as
-//!   Cassandra does) and drives the request: `write`, `read`, `range` (with `gather` and
-//!   `speculation` under the reads), `counters` (including the leader a counter update goes
-//!   to) and `batchlog` (logged batches and their replay). A single node is a one-member ring
-//!   whose only replica is local storage.
+//!   a token on the ring, checks the consistency level against the live ones (answering
+//!   Unavailable as Cassandra does) and drives the request: `write`, `read`, `range` (with
+//!   `gather` and `speculation` under the reads), `counters` (including the leader a counter
+//!   update goes to) and `batchlog` (logged batches and their replay). A single node is a
+//!   one-member ring whose only replica is local storage.
 //! - `replica/` owns the verb handlers a replica runs for other nodes' coordinators: mutations,
 //!   reads, range reads, counter updates to lead, batchlog stores and removals.
 //! - Both use the shared modules: `failures` (every mapping of a failure: storage errors to
