@@ -1,17 +1,98 @@
-//! Storage failures as clients see them. Cassandra's coordinator counts a replica whose local
-//! read or write threw as a failed response (`RequestFailureReason.UNKNOWN`), so a read that
-//! met corrupt data or a failed disk answers ReadFailure and a write storage failed answers
+//! Every mapping of a failure, for both sides. A replica answers a request storage refused
+//! with one of Cassandra's `RequestFailureReason` codes ([`write_failure`], [`read_failure`],
+//! [`malformed`]); a coordinator counts each replica's answer as an [`Outcome`]
+//! ([`local_outcome`], [`remote_outcome`]). A local read or write that threw is a failed
+//! response (`RequestFailureReason.UNKNOWN`) as in Cassandra's coordinator, so a read that met
+//! corrupt data or a failed disk answers ReadFailure and a write storage failed answers
 //! WriteFailure — not a ServerError (a write the commit log cannot take times out instead, see
-//! `bounded`). Errors that are no replica failure (an unknown table, a refused value) stay
-//! ServerErrors.
+//! `coordinator::write::bounded`). Errors that are no replica failure (an unknown table, a
+//! refused value) stay ServerErrors ([`Replica::read_error`], [`Replica::write_error`]).
 
 use std::net::IpAddr;
 
+use bytes::Bytes;
+use mutation::codec::DecodeError;
+use net::{NetError, Peer, RemoteError};
 use storage::StorageError;
 use types::{Consistency, CqlError};
 
-/// `RequestFailureReason.UNKNOWN`.
-const UNKNOWN: u16 = 0x0000;
+/// Cassandra's `RequestFailureReason` codes a replica answers with.
+pub mod reason {
+    pub const UNKNOWN: u16 = 0x0000;
+    /// The replica gave up waiting (its commit log refused the write): the coordinator counts
+    /// it as no response, so the write times out there and is hinted.
+    pub const TIMEOUT: u16 = 0x0002;
+    pub const INCOMPATIBLE_SCHEMA: u16 = 0x0003;
+}
+
+use reason::UNKNOWN;
+
+/// What one replica did with its share of a write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    Applied,
+    /// It answered an error, with Cassandra's reason code.
+    Failed(u16),
+    /// No answer in time (timed out, unreachable, overloaded, or its commit log refused).
+    Silent,
+}
+
+/// This node's own write counted as a replica's answer.
+pub(crate) fn local_outcome(result: storage::Result<()>) -> Outcome {
+    match result {
+        Ok(()) => Outcome::Applied,
+        Err(StorageError::CommitLogUnavailable(_)) => Outcome::Silent,
+        Err(e) => {
+            tracing::error!("local write failed: {e}");
+            Outcome::Failed(UNKNOWN)
+        }
+    }
+}
+
+/// Another replica's answer to a write.
+pub(crate) fn remote_outcome(result: Result<Bytes, NetError>) -> Outcome {
+    match result {
+        Ok(_) => Outcome::Applied,
+        Err(NetError::Remote(e)) if e.code == reason::TIMEOUT => Outcome::Silent,
+        Err(NetError::Remote(e)) => {
+            tracing::debug!("a replica failed a write: {}", e.message);
+            Outcome::Failed(e.code)
+        }
+        Err(_) => Outcome::Silent,
+    }
+}
+
+/// The failure a replica answers for a write storage refused.
+pub(crate) fn write_failure(error: StorageError) -> RemoteError {
+    match error {
+        StorageError::CommitLogUnavailable(why) => RemoteError::new(reason::TIMEOUT, why),
+        other => refused("write", other),
+    }
+}
+
+/// The failure a replica answers for a read storage refused.
+pub(crate) fn read_failure(error: StorageError) -> RemoteError {
+    refused("read", error)
+}
+
+/// A table the replica does not know is a schema mismatch; anything else is UNKNOWN.
+fn refused(operation: &str, error: StorageError) -> RemoteError {
+    match error {
+        StorageError::UnknownTable(id) => {
+            RemoteError::new(reason::INCOMPATIBLE_SCHEMA, format!("unknown table {id:?}"))
+        }
+        other => {
+            tracing::error!("{operation} failed: {other}");
+            RemoteError::new(UNKNOWN, other.to_string())
+        }
+    }
+}
+
+/// The failure a replica answers for a `what` (`mutation`, `read`, …) it cannot decode.
+pub(crate) fn malformed(what: &str, from: &Peer, error: DecodeError) -> RemoteError {
+    tracing::warn!("malformed {what} from {}: {}", from.addr, error.0);
+    RemoteError::new(UNKNOWN, format!("malformed {what}: {}", error.0))
+}
 
 /// This node as failure messages name it: `/address:storage_port`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use parking_lot::RwLock;
 use types::CqlError;
 
-use crate::metrics::{LatencyHistogram, LatencySnapshot, RequestKind};
+use crate::latency::{LatencyHistogram, LatencySnapshot};
 
 /// How a request failed, as ClientRequest metrics name it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -134,6 +134,26 @@ impl ProxyMetrics {
             .iter()
             .map(|(a, r)| (*a, r.latency.snapshot()))
             .collect()
+    }
+}
+
+/// What a client request did, for the `ClientRequest` latencies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RequestKind {
+    Read,
+    Range,
+    Write,
+}
+
+impl RequestKind {
+    pub const ALL: [RequestKind; 3] = [RequestKind::Read, RequestKind::Range, RequestKind::Write];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            RequestKind::Read => "read",
+            RequestKind::Range => "range",
+            RequestKind::Write => "write",
+        }
     }
 }
 

@@ -10,6 +10,8 @@ use std::time::Duration;
 use hints::HintsService;
 use net::Messaging;
 
+use crate::trace::TraceSink;
+
 /// The metadata epoch this node has applied.
 pub type EpochSource = Arc<dyn Fn() -> u64 + Send + Sync>;
 
@@ -38,31 +40,6 @@ impl Remote {
 pub(crate) struct Attachments {
     pub remote: std::sync::OnceLock<Remote>,
     pub hints: std::sync::OnceLock<Arc<HintsService>>,
-    pub strategies: std::sync::OnceLock<crate::batchlog::StrategyLookup>,
     /// Writes the events this node traces as a replica of other nodes' sessions.
-    pub traces: std::sync::OnceLock<Arc<dyn crate::TraceSink>>,
-}
-
-impl Attachments {
-    /// What sends a write's messages through the services attached so far, waiting at most
-    /// `timeout`.
-    pub fn senders(
-        &self,
-        storage: Arc<storage::Storage>,
-        storage_port: u16,
-        timeout: Duration,
-        metrics: Arc<crate::proxy_metrics::ProxyMetrics>,
-    ) -> crate::write::Senders {
-        let remote = self.remote.get();
-        crate::write::Senders {
-            storage,
-            messaging: remote.map(|r| r.messaging.clone()),
-            storage_port,
-            epoch: remote.map_or(0, |r| (r.epoch)()),
-            session: None,
-            hints: self.hints.get().cloned(),
-            timeout,
-            metrics,
-        }
-    }
+    pub traces: std::sync::OnceLock<Arc<dyn TraceSink>>,
 }

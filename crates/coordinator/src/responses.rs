@@ -6,9 +6,10 @@ use std::collections::BTreeMap;
 use std::net::IpAddr;
 
 use ring::{Endpoint, ReplicationStrategy, SmolStr};
-use types::Consistency;
+use types::{Consistency, CqlError, CqlResult};
 
 use crate::consistency::block_for;
+use crate::replicas::ReplicaPlan;
 
 /// The answers a consistency level needs from the replicas of one token.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -190,6 +191,23 @@ impl<'a> Tally<'a> {
 
     pub fn block_for(&self) -> i32 {
         self.requirement.block_for()
+    }
+}
+
+/// Unavailable when the live replicas cannot meet `requirement`.
+pub(crate) fn unavailable(
+    requirement: &Requirement,
+    replicas: &ReplicaPlan,
+    cl: Consistency,
+) -> CqlResult<()> {
+    match requirement.unavailable(&replicas.live) {
+        None => Ok(()),
+        Some((required, alive)) => Err(CqlError::Unavailable {
+            message: format!("Cannot achieve consistency level {}", cl.name()),
+            consistency: cl,
+            required,
+            alive,
+        }),
     }
 }
 

@@ -32,7 +32,7 @@ async fn a_write_at_all_counts_the_live_replicas_acknowledgements() {
     cluster.crash(contacts[0]).await;
     let coordinator = &cluster.node(coordinator).coordinator;
     let written = coordinator
-        .write(&STRATEGY, vec![mutation(KEY, 7)], Consistency::All, None)
+        .write(KEYSPACE, vec![mutation(KEY, 7)], Consistency::All, None)
         .await;
     match written {
         Err(CqlError::WriteTimeout {
@@ -52,17 +52,9 @@ async fn a_scan_at_all_counts_the_live_replicas_answers() {
     let coordinator = &cluster.node(coordinator).coordinator;
     let mut stats = ReadStats::default();
     let (range, filter) = (KeyRange::all(), ReadFilter::all());
-    let scan = coordinator.scan(
-        &STRATEGY,
-        TABLE,
-        &range,
-        &filter,
-        Consistency::All,
-        0,
-        100,
-        &mut stats,
-        None,
-    );
+    let policy = ReadPolicy::default();
+    let scope = scope(KEYSPACE, Consistency::All, &policy);
+    let scan = coordinator.scan(&scope, &range, &filter, 100, &mut stats);
     // A range read asks every replica for data, so data is present once any answered.
     assert_timed_out(scan.await.map(|_| ()), true);
 }

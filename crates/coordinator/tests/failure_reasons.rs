@@ -29,7 +29,7 @@ async fn a_write_failure_names_the_replicas_that_failed() {
     let written = cluster
         .node(coordinator)
         .coordinator
-        .write(&STRATEGY, vec![mutation(KEY, 7)], Consistency::Quorum, None)
+        .write(KEYSPACE, vec![mutation(KEY, 7)], Consistency::Quorum, None)
         .await;
     match written {
         Err(CqlError::WriteFailure {

@@ -11,13 +11,11 @@ use std::time::Duration;
 use bytes::Bytes;
 use common::ops::*;
 use common::*;
+use coordinator::ReadPolicy;
 use mutation::{KeyRange, PartitionKey, ReadFilter, ReadStats};
 use net::{handler_fn, Verb};
-use ring::ReplicationStrategy;
 use types::Consistency;
 
-/// One replica per key: every node owns its own stretches of the ring.
-const RF1: ReplicationStrategy = ReplicationStrategy::Simple { rf: 1 };
 const KEYS: u64 = 90;
 
 #[tokio::test(start_paused = true)]
@@ -25,7 +23,7 @@ async fn stretches_are_asked_concurrently_in_token_order_up_to_the_limit() {
     let cluster = Cluster::start(3, 21).await;
     let coordinator = &cluster.node(0).coordinator;
     for key in 0..KEYS {
-        let write = coordinator.write(&RF1, vec![mutation(key, 1)], Consistency::One, None);
+        let write = coordinator.write(RF1_KEYSPACE, vec![mutation(key, 1)], Consistency::One, None);
         write.await.expect("the write succeeds");
     }
     let in_flight = watch_range_reads(&cluster);
@@ -49,15 +47,11 @@ async fn scan(cluster: &Cluster, limit: usize) -> Vec<PartitionKey> {
         .node(0)
         .coordinator
         .scan(
-            &RF1,
-            TABLE,
+            &scope(RF1_KEYSPACE, Consistency::One, &ReadPolicy::default()),
             &KeyRange::all(),
             &ReadFilter::all(),
-            Consistency::One,
-            0,
             limit,
             &mut stats,
-            None,
         )
         .await
         .expect("the scan succeeds");

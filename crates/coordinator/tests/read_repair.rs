@@ -49,17 +49,9 @@ async fn a_scan_whose_repair_is_not_applied_times_out_instead_of_answering() {
     let mut stats = ReadStats::default();
     let filter = ReadFilter::all();
     let range = KeyRange::all();
-    let scan = coordinator.scan(
-        &STRATEGY,
-        TABLE,
-        &range,
-        &filter,
-        Consistency::Quorum,
-        0,
-        100,
-        &mut stats,
-        None,
-    );
+    let policy = ReadPolicy::default();
+    let scope = scope(KEYSPACE, Consistency::Quorum, &policy);
+    let scan = coordinator.scan(&scope, &range, &filter, 100, &mut stats);
     assert_repair_timed_out(scan.await.map(|_| ()));
 }
 

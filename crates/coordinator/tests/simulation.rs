@@ -238,7 +238,7 @@ impl Sim {
         let history = self.history.clone();
         let task = tokio::spawn(async move {
             let written = coordinator
-                .write(&STRATEGY, vec![mutation(key, ts)], cl, None)
+                .write(KEYSPACE, vec![mutation(key, ts)], cl, None)
                 .await;
             finish(&history, id, written.map(|()| Some(ts)));
         });

@@ -182,7 +182,7 @@ impl NodeOps {
                 .schema
                 .keyspaces()
                 .keys()
-                .map(|name| (name.clone(), schema.strategy(name)));
+                .map(|name| (name.clone(), self.processor.strategy(name)));
             let checks = if force {
                 Vec::new()
             } else {
@@ -424,7 +424,7 @@ impl NodeOps {
         let schema = self.processor.schema();
         let mut transfers = Vec::new();
         for name in schema.schema.keyspaces().keys() {
-            let strategy = schema.strategy(name);
+            let strategy = self.processor.strategy(name);
             transfers.extend(match direction {
                 Direction::Fetch => gained_ranges(name, &strategy, &ring, &future, local),
                 Direction::Send => lost_ranges(name, &strategy, &ring, &future, local),

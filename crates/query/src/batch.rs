@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use coordinator::{ReadPolicy, Trace};
+use coordinator::{CounterWrite, ReadPolicy, Trace};
 use cql::ast::{self, BatchKind, Statement, UsingOption};
 use mutation::{CounterUpdate, PartitionKey, ReadFilter, ReadStats};
 use types::request::{BatchRequest, BatchStatement, QueryOptions, Values};
@@ -195,21 +195,13 @@ async fn apply_each<'a>(
     if let Some(kind) = kind {
         batch.check(&limits, kind, first_ctx)?;
     }
-    let state = qp.schema();
     let (cl, trace) = (first_ctx.consistency, first_ctx.trace());
     if kind == Some(BatchKind::Logged) {
-        let groups = by_keyspace
-            .into_iter()
-            .map(|(ks, mutations)| (state.strategy(&ks), mutations));
-        qp.coordinator
-            .write_atomically(groups.collect(), cl, trace)
-            .await?;
+        let groups = by_keyspace.into_iter().collect();
+        qp.coordinator.write_atomically(groups, cl, trace).await?;
     } else {
         for (ks, mutations) in by_keyspace {
-            let strategy = state.strategy(&ks);
-            qp.coordinator
-                .write(&strategy, mutations, cl, trace)
-                .await?;
+            qp.coordinator.write(&ks, mutations, cl, trace).await?;
         }
     }
     trace_memtables(trace, &items);
@@ -228,13 +220,12 @@ async fn stored_rows(
     if reads.is_empty() {
         return Ok(stored);
     }
-    let strategy = qp.schema().strategy(&plan.table().keyspace);
     let policy = ReadPolicy::from_options(
         &plan.table().options.speculative_retry,
         &plan.table().options.read_repair,
     );
     let scope = ReadScope {
-        strategy: &strategy,
+        keyspace: &plan.table().keyspace,
         table: mutation::TableId(plan.table().id),
         cl: match ctx.consistency {
             Consistency::Any => Consistency::One,
@@ -312,25 +303,27 @@ async fn apply_counters(
     if let Some(kind) = kind {
         batch.check(limits, kind, first_ctx)?;
     }
-    let state = qp.schema();
     let (cl, trace) = (first_ctx.consistency, first_ctx.trace());
     for ((plan, ctx), change) in items.iter().zip(changes) {
-        let strategy = state.strategy(&plan.table().keyspace);
+        let keyspace = &plan.table().keyspace;
         let updates = match change {
             CounterChange::Delete(mutations) => {
-                qp.coordinator
-                    .write(&strategy, mutations, cl, trace)
-                    .await?;
+                qp.coordinator.write(keyspace, mutations, cl, trace).await?;
                 continue;
             }
             CounterChange::Add(updates) => updates,
         };
-        let ts = plan.timestamp(ctx)?;
+        let timestamp = plan.timestamp(ctx)?;
         for (key, updates) in updates {
             let table = mutation::TableId(plan.table().id);
-            qp.coordinator
-                .write_counters(&strategy, table, key, updates, ts, cl, trace)
-                .await?;
+            let write = CounterWrite {
+                keyspace,
+                table,
+                key,
+                updates,
+                timestamp,
+            };
+            qp.coordinator.write_counters(write, cl, trace).await?;
         }
     }
     trace_memtables(trace, items);

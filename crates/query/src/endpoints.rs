@@ -60,7 +60,7 @@ impl QueryProcessor {
             .collect::<CqlResult<Vec<Bytes>>>()?;
         let token = partition_key(&components).token;
         let ring = self.coordinator.topology().ring();
-        let replicas = state.strategy(keyspace).replicas(Token(token), &ring);
+        let replicas = self.strategy(keyspace).replicas(Token(token), &ring);
         Ok(replicas.into_iter().map(|e| e.addr).collect())
     }
 
@@ -72,7 +72,7 @@ impl QueryProcessor {
                 "The keyspace {keyspace}, does not exist"
             )));
         }
-        let strategy = state.strategy(keyspace);
+        let strategy = self.strategy(keyspace);
         let ring = self.coordinator.topology().ring();
         Ok(ring
             .ranges()

@@ -1,6 +1,6 @@
 //! The query processor: parses and analyses statements, caches prepared statements, runs
 //! plans through the coordinator, applies schema changes and announces them.
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 
 use arc_swap::ArcSwap;
 use bytes::Bytes;
-use coordinator::{Coordinator, StrategyLookup};
+use coordinator::{Coordinator, SchemaSource};
 use cql::ast::Statement;
 use metadata::MetadataService;
 use parking_lot::RwLock;
@@ -71,7 +71,6 @@ pub struct PreparedStatement {
 /// The schema and what is derived from it.
 pub struct SchemaState {
     pub schema: Arc<Schema>,
-    strategies: HashMap<String, Arc<ReplicationStrategy>>,
     /// Each user keyspace's version in the cluster metadata log (the epoch of its last change)
     /// as of this schema; a schema change names it so that a stale plan cannot commit.
     versions: BTreeMap<String, u64>,
@@ -79,13 +78,8 @@ pub struct SchemaState {
 
 impl SchemaState {
     pub fn new(schema: Schema) -> SchemaState {
-        let mut strategies = HashMap::new();
-        for (name, ks) in schema.keyspaces() {
-            strategies.insert(name.clone(), Arc::new(strategy_of(name, ks)));
-        }
         SchemaState {
             schema: Arc::new(schema),
-            strategies,
             versions: BTreeMap::new(),
         }
     }
@@ -99,29 +93,17 @@ impl SchemaState {
     pub(crate) fn version(&self, keyspace: &str) -> Option<u64> {
         self.versions.get(keyspace).copied()
     }
-
-    pub fn strategy(&self, keyspace: &str) -> Arc<ReplicationStrategy> {
-        self.strategies
-            .get(keyspace)
-            .cloned()
-            .unwrap_or_else(|| Arc::new(ReplicationStrategy::Local))
-    }
 }
 
-/// How keyspace `name` replicates (LocalStrategy when its options are not understood).
-pub(crate) fn strategy_of(name: &str, keyspace: &KeyspaceMetadata) -> ReplicationStrategy {
-    ReplicationStrategy::from_options(name, &keyspace.replication, &BTreeSet::new())
-        .unwrap_or(ReplicationStrategy::Local)
-}
-
-/// The replication strategy of a table's keyspace in the processor's current schema (the
-/// coordinator's batchlog replay needs it).
-fn strategies_of(qp: &Arc<QueryProcessor>) -> StrategyLookup {
+/// The processor's current schema, for the coordinator's replication strategies (an empty
+/// schema once the processor is gone).
+fn schema_of(qp: &Arc<QueryProcessor>) -> SchemaSource {
     let qp = Arc::downgrade(qp);
-    Arc::new(move |table| {
-        let state = qp.upgrade()?.schema();
-        let keyspace = &state.schema.table_by_id(table.0)?.keyspace;
-        Some(state.strategy(keyspace))
+    Arc::new(move || {
+        qp.upgrade().map_or_else(
+            || Arc::new(Schema::new([])),
+            |qp| qp.schema().schema.clone(),
+        )
     })
 }
 
@@ -183,7 +165,7 @@ impl QueryProcessor {
             node,
             limits: ArcSwap::from_pointee(Limits::default()),
         });
-        qp.coordinator.attach_strategies(strategies_of(&qp));
+        qp.coordinator.attach_schema(schema_of(&qp));
         if let Some(sink) = qp.tracer.replica_sink() {
             qp.coordinator.attach_trace_sink(sink);
         }
@@ -194,6 +176,11 @@ impl QueryProcessor {
     /// Schema changes, for the transport's SCHEMA_CHANGE events.
     pub fn subscribe(&self) -> broadcast::Receiver<SchemaChange> {
         self.events.subscribe()
+    }
+
+    /// How `keyspace` replicates, as the coordinator has it from the current schema.
+    pub fn strategy(&self, keyspace: &str) -> Arc<ReplicationStrategy> {
+        self.coordinator.strategy(keyspace)
     }
 
     pub fn schema(&self) -> Arc<SchemaState> {
@@ -543,15 +530,13 @@ impl QueryProcessor {
         let result = match plan {
             Plan::Select(s) => {
                 let state = self.schema();
-                let strategy = state.strategy(&s.layout.table.keyspace);
                 let limits = self.tombstone_limits();
                 let table = &s.layout.table;
                 let source = self
                     .virtual_tables
                     .source(table, &state.schema, &self.coordinator)?;
                 guardrails::reads::execution(&self.limits(), s, ctx)?;
-                let (rows, tombstones) =
-                    s.execute(ctx, source.reader(), &strategy, &limits).await?;
+                let (rows, tombstones) = s.execute(ctx, source.reader(), &limits).await?;
                 let mut warnings = ctx.warnings.take();
                 warnings.extend(tombstones);
                 return Ok(Outcome {

@@ -7,7 +7,6 @@ use std::sync::Arc;
 use bytes::Bytes;
 use cql::ast::{Operator, Order, Select};
 use mutation::{KeyRange, Partition, PartitionKey, PartitionPosition, ReadFilter, ReadStats, Row};
-use ring::ReplicationStrategy;
 use schema::{ColumnKind, ColumnMetadata, TableMetadata};
 use types::comparable::compare;
 use types::result::{ColumnSpec, Rows};
@@ -148,7 +147,6 @@ impl SelectPlan {
         &self,
         ctx: &ExecContext,
         coord: &dyn PartitionReader,
-        strategy: &ReplicationStrategy,
         limits: &TombstoneLimits,
     ) -> CqlResult<(Rows, Vec<String>)> {
         self.selection.check_bound(ctx)?;
@@ -161,7 +159,7 @@ impl SelectPlan {
             _ => None,
         };
         let tombstones = TombstoneGuard::new(limits, &self.layout.table.keyspace);
-        let mut run = Run::new(self, ctx, coord, strategy, filters, ppl, tombstones);
+        let mut run = Run::new(self, ctx, coord, filters, ppl, tombstones);
         run.remaining = state
             .as_ref()
             .map(|s| s.remaining)
@@ -560,7 +558,6 @@ struct Run<'a> {
     plan: &'a SelectPlan,
     ctx: &'a ExecContext,
     coord: &'a dyn PartitionReader,
-    strategy: &'a ReplicationStrategy,
     filters: Vec<ResolvedFilter>,
     per_partition: Option<i64>,
     rows: Rows,
@@ -585,7 +582,6 @@ impl<'a> Run<'a> {
         plan: &'a SelectPlan,
         ctx: &'a ExecContext,
         coord: &'a dyn PartitionReader,
-        strategy: &'a ReplicationStrategy,
         filters: Vec<ResolvedFilter>,
         per_partition: Option<i64>,
         tombstones: TombstoneGuard<'a>,
@@ -596,7 +592,6 @@ impl<'a> Run<'a> {
             plan,
             ctx,
             coord,
-            strategy,
             filters,
             per_partition,
             rows,
@@ -669,7 +664,7 @@ impl<'a> Run<'a> {
     /// What every read of this execution shares.
     fn scope(&self) -> ReadScope<'a> {
         ReadScope {
-            strategy: self.strategy,
+            keyspace: &self.plan.layout.table.keyspace,
             table: mutation::TableId(self.plan.layout.table.id),
             cl: self.ctx.consistency,
             now: self.ctx.now_seconds,

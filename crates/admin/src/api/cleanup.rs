@@ -29,7 +29,7 @@ pub async fn cleanup(node: &AdminNode, request: &CleanupRequest) -> ApiResult<Cl
     let future = node.coordinator.topology().future_ring().clone();
     let mut work = Vec::new();
     for (keyspace, tables) in by_keyspace {
-        let strategy = node.processor.schema().strategy(&keyspace);
+        let strategy = node.processor.strategy(&keyspace);
         if let Some(future) = &future {
             if !gained_ranges(&keyspace, &strategy, &ring, future, local).is_empty() {
                 return Err(ApiError::bad_request(MEMBERSHIP_CHANGING));
@@ -66,7 +66,7 @@ fn replicated(
 ) -> BTreeMap<String, Vec<Arc<TableMetadata>>> {
     let mut by_keyspace: BTreeMap<String, Vec<Arc<TableMetadata>>> = BTreeMap::new();
     for table in tables {
-        let strategy = node.processor.schema().strategy(&table.keyspace);
+        let strategy = node.processor.strategy(&table.keyspace);
         let local_only = matches!(
             *strategy,
             ReplicationStrategy::Local | ReplicationStrategy::Everywhere

@@ -79,7 +79,7 @@ fn cache_figures(stats: &CacheStats) -> CacheFigures {
 /// user keyspaces replicate differently.
 fn ownership(node: &AdminNode) -> Result<f64, String> {
     let name = reference_keyspace(node)?;
-    let strategy = node.processor.schema().strategy(&name);
+    let strategy = node.processor.strategy(&name);
     let ring = node.coordinator.topology().ring();
     let local = node.processor.node().listen_address;
     Ok(effective_ownership(&strategy, &ring)

@@ -91,7 +91,7 @@ fn ownership(
             Err(note) => return Ok((primary_ownership(ring), false, Some(note))),
         },
     };
-    let strategy = node.processor.schema().strategy(&name);
+    let strategy = node.processor.strategy(&name);
     Ok((effective_ownership(&strategy, ring), true, None))
 }
 

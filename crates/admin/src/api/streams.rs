@@ -187,10 +187,12 @@ fn plan(node: &AdminNode, request: &RebuildRequest) -> ApiResult<Plan> {
     let mut by_peer: BTreeMap<IpAddr, BTreeMap<TableId, Vec<TokenRange>>> = BTreeMap::new();
     let mut load: BTreeMap<IpAddr, usize> = BTreeMap::new();
     let mut ranges = 0;
-    let state = node.processor.schema();
     let keyspaces = schema.keyspaces().values().filter(|k| {
         !k.tables.is_empty()
-            && !matches!(*state.strategy(&k.name), ring::ReplicationStrategy::Local)
+            && !matches!(
+                *node.processor.strategy(&k.name),
+                ring::ReplicationStrategy::Local
+            )
             && !schema::is_system_keyspace(&k.name)
             && !schema::is_virtual_keyspace(&k.name)
             && request.keyspace.as_ref().is_none_or(|name| *name == k.name)

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use coordinator::{Coordinator, Remote, Timeouts};
+use coordinator::{Coordinator, Remote, SchemaSource, Timeouts};
 use hints::{decode_hint, HintsConfig, HintsEnv, HintsService, MessagingDeliver};
 use mutation::TableId;
 use net::{handler_fn, Messaging, NetConfig, Network, RemoteError, Tuning, Verb};
@@ -24,6 +24,10 @@ use uuid::Uuid;
 use simnet::{SimNet, SimNetwork};
 
 pub const TABLE: TableId = TableId(Uuid::from_u128(0x5151));
+/// The keyspace the tests write to: SimpleStrategy with RF 3 (`ops::STRATEGY`).
+pub const KEYSPACE: &str = "ks";
+/// A keyspace with one replica per key.
+pub const RF1_KEYSPACE: &str = "rf1";
 pub const STORAGE_PORT: u16 = 7000;
 pub const TOKENS_PER_NODE: usize = 8;
 
@@ -164,6 +168,7 @@ impl Cluster {
                 .with_storage_port(STORAGE_PORT),
         );
         coordinator.topology().set_ring(self.ring.clone());
+        coordinator.attach_schema(keyspaces());
         let detector = self.detector.clone();
         let me = addr(i);
         coordinator
@@ -243,6 +248,26 @@ impl Cluster {
             }
         }
     }
+}
+
+/// The schema of every node: [`KEYSPACE`] and [`RF1_KEYSPACE`].
+fn keyspaces() -> SchemaSource {
+    let simple = |name: &str, rf: usize| {
+        let replication = [
+            ("class".to_string(), "SimpleStrategy".to_string()),
+            ("replication_factor".to_string(), rf.to_string()),
+        ];
+        Arc::new(schema::KeyspaceMetadata::new(
+            name,
+            replication.into(),
+            true,
+        ))
+    };
+    let schema = Arc::new(schema::Schema::new([
+        simple(KEYSPACE, 3),
+        simple(RF1_KEYSPACE, 1),
+    ]));
+    Arc::new(move || schema.clone())
 }
 
 pub fn peer_addr(i: usize) -> SocketAddr {

@@ -1,7 +1,7 @@
 //! Requests as the simulations send them: one cell per partition, whose timestamp is also
 //! its value, so a read tells which write it returns.
 use bytes::Bytes;
-use coordinator::{Coordinator, ReadPolicy};
+use coordinator::{Coordinator, ReadPolicy, ReadScope};
 use mutation::{
     Cell, ColumnData, ColumnValue, Mutation, Partition, PartitionKey, PartitionUpdate, ReadFilter,
     ReadStats, Row,
@@ -9,7 +9,7 @@ use mutation::{
 use ring::ReplicationStrategy;
 use types::{Consistency, CqlError};
 
-use crate::common::{token_of, TABLE};
+use crate::common::{token_of, KEYSPACE, TABLE};
 
 pub const STRATEGY: ReplicationStrategy = ReplicationStrategy::Simple { rf: 3 };
 const NOW: i32 = 1_700_000_000;
@@ -47,18 +47,28 @@ pub async fn read(
     let mut stats = ReadStats::default();
     let partition = coordinator
         .read(
-            &STRATEGY,
-            TABLE,
+            &ReadScope {
+                now: NOW,
+                ..scope(KEYSPACE, cl, policy)
+            },
             &key_bytes(key),
             &ReadFilter::all(),
-            cl,
-            NOW,
             &mut stats,
-            None,
-            policy,
         )
         .await?;
     Ok(partition.and_then(|p| value_of(&p)))
+}
+
+/// Reads of the test table of `keyspace` at `cl` and time 0, untraced.
+pub fn scope<'a>(keyspace: &'a str, cl: Consistency, policy: &'a ReadPolicy) -> ReadScope<'a> {
+    ReadScope {
+        keyspace,
+        table: TABLE,
+        cl,
+        now: 0,
+        trace: None,
+        policy,
+    }
 }
 
 /// The timestamp of the partition's value, checked against the value (both are the write's).

@@ -14,7 +14,6 @@ use std::sync::{Arc, Weak};
 
 use coordinator::{Coordinator, Trace, TraceEvent, TraceSink};
 use mutation::Mutation;
-use ring::ReplicationStrategy;
 use schema::{Schema, TableMetadata};
 use types::request::QueryOptions;
 use types::result::Outcome;
@@ -22,6 +21,9 @@ use types::{Consistency, CqlResult};
 use uuid::Uuid;
 
 use crate::exec::{timeuuid, unique_micros};
+
+/// The keyspace trace rows are written to.
+const KEYSPACE: &str = "system_traces";
 
 /// Cassandra's `tracetype_query_ttl` default: trace rows live one day.
 pub const TRACE_TTL_SECONDS: i32 = 86_400;
@@ -95,8 +97,6 @@ pub struct Tracer {
     coordinator: Arc<Coordinator>,
     sessions: Option<Arc<TableMetadata>>,
     events: Option<Arc<TableMetadata>>,
-    /// How `system_traces` replicates.
-    strategy: Arc<ReplicationStrategy>,
     /// `coordinator`/`source` and their ports.
     source: rows::Source,
     /// The probability (f64 bits) of tracing a request the client did not ask to trace.
@@ -110,17 +110,11 @@ impl Tracer {
         address: IpAddr,
         port: u16,
     ) -> Tracer {
-        let table = |name: &str| schema.table("system_traces", name).cloned();
-        let strategy = schema
-            .keyspace("system_traces")
-            .map_or(ReplicationStrategy::Local, |ks| {
-                crate::processor::strategy_of("system_traces", ks)
-            });
+        let table = |name: &str| schema.table(KEYSPACE, name).cloned();
         Tracer {
             coordinator,
             sessions: table("sessions"),
             events: table("events"),
-            strategy: Arc::new(strategy),
             source: rows::Source {
                 address,
                 port: i32::from(port),
@@ -133,7 +127,6 @@ impl Tracer {
     pub fn replica_sink(&self) -> Option<Arc<dyn TraceSink>> {
         let sink = ReplicaEvents {
             coordinator: Arc::downgrade(&self.coordinator),
-            strategy: self.strategy.clone(),
             events: self.events.clone()?,
             source: self.source,
         };
@@ -218,24 +211,18 @@ impl Tracer {
         };
         let tables = rows::Tables { sessions, events };
         let mutations = rows::mutations(&tables, &self.source, &session, duration);
-        let (coordinator, strategy) = (self.coordinator.clone(), self.strategy.clone());
-        write_rows(coordinator, strategy, mutations, session.id);
+        write_rows(self.coordinator.clone(), mutations, session.id);
     }
 }
 
 /// Writes trace rows in the background as Cassandra does: through the storage proxy to the
 /// replicas of `system_traces`, at ANY (a trace never fails or delays its request).
-fn write_rows(
-    coordinator: Arc<Coordinator>,
-    strategy: Arc<ReplicationStrategy>,
-    mutations: CqlResult<Vec<Mutation>>,
-    session: Uuid,
-) {
+fn write_rows(coordinator: Arc<Coordinator>, mutations: CqlResult<Vec<Mutation>>, session: Uuid) {
     tokio::spawn(async move {
         let written = match mutations {
             Ok(mutations) => {
                 let any = Consistency::Any;
-                coordinator.write(&strategy, mutations, any, None).await
+                coordinator.write(KEYSPACE, mutations, any, None).await
             }
             Err(e) => Err(e),
         };
@@ -249,7 +236,6 @@ fn write_rows(
 /// is this node). Holds the coordinator weakly: the coordinator holds the sink.
 struct ReplicaEvents {
     coordinator: Weak<Coordinator>,
-    strategy: Arc<ReplicationStrategy>,
     events: Arc<TableMetadata>,
     source: rows::Source,
 }
@@ -263,7 +249,7 @@ impl TraceSink for ReplicaEvents {
         let last = events.last().map_or(0, |e| e.elapsed_micros);
         let started = unique_micros() - i64::from(last);
         let rows = rows::event_mutations(&self.events, &self.source, session, started, events);
-        write_rows(coordinator, self.strategy.clone(), rows, session);
+        write_rows(coordinator, rows, session);
     }
 }
 

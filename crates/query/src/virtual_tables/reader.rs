@@ -5,28 +5,15 @@ use std::cmp::Ordering;
 use std::ops::Bound;
 
 use bytes::Bytes;
-use coordinator::{Coordinator, ReadPolicy, Trace};
-use mutation::{
-    KeyRange, Partition, PartitionKey, PartitionPosition, ReadFilter, ReadStats, TableId,
-};
-use ring::ReplicationStrategy;
+use coordinator::Coordinator;
+pub use coordinator::ReadScope;
+use mutation::{KeyRange, Partition, PartitionKey, PartitionPosition, ReadFilter, ReadStats};
 use schema::{Row as ValueRow, TableMetadata};
 use storage::{MemtableEngine, TableEngine};
 use types::comparable::compare;
-use types::{Consistency, CqlError, CqlResult, CqlType};
+use types::{CqlError, CqlResult, CqlType};
 
 use schema::value_rows;
-
-/// What every read of one SELECT shares: where the table lives, how consistent, when, traced.
-pub struct ReadScope<'a> {
-    pub strategy: &'a ReplicationStrategy,
-    pub table: TableId,
-    pub cl: Consistency,
-    pub now: i32,
-    pub trace: Option<&'a Trace>,
-    /// The table's speculative retry and read repair.
-    pub policy: &'a ReadPolicy,
-}
 
 /// The two reads a SELECT makes.
 #[async_trait::async_trait]
@@ -60,10 +47,7 @@ impl PartitionReader for Coordinator {
         filter: &ReadFilter,
         stats: &mut ReadStats,
     ) -> CqlResult<Option<Partition>> {
-        Coordinator::read(
-            self, s.strategy, s.table, key, filter, s.cl, s.now, stats, s.trace, s.policy,
-        )
-        .await
+        Coordinator::read(self, s, key, filter, stats).await
     }
 
     async fn scan(
@@ -74,11 +58,7 @@ impl PartitionReader for Coordinator {
         limit: usize,
         stats: &mut ReadStats,
     ) -> CqlResult<Vec<Partition>> {
-        let (strategy, table, cl, now, trace) = (s.strategy, s.table, s.cl, s.now, s.trace);
-        Coordinator::scan(
-            self, strategy, table, range, filter, cl, now, limit, stats, trace,
-        )
-        .await
+        Coordinator::scan(self, s, range, filter, limit, stats).await
     }
 }
 

@@ -71,7 +71,6 @@ fn names(partitions: &[mutation::Partition]) -> Vec<String> {
 #[tokio::test]
 async fn snapshots_scan_in_key_order_and_resume_after_a_key() -> CqlResult<()> {
     use mutation::{KeyRange, PartitionPosition, ReadFilter, ReadStats, TableId};
-    use ring::ReplicationStrategy;
     use types::Consistency;
 
     let table = lookup("system_views", "settings")?.ok_or(CqlError::invalid("missing"))?;
@@ -81,7 +80,7 @@ async fn snapshots_scan_in_key_order_and_resume_after_a_key() -> CqlResult<()> {
         .collect();
     let snapshot = Snapshot::new(&table, &rows)?;
     let scope = ReadScope {
-        strategy: &ReplicationStrategy::Local,
+        keyspace: "system_views",
         table: TableId(table.id),
         cl: Consistency::One,
         now: 0,

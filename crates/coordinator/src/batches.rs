@@ -2,14 +2,18 @@
 //! list<blob>, version int`): the row a stored batch becomes, the partition deletion that
 //! removes it, and the batches read back from a scan. Rows are laid out as the query layer
 //! writes any table without clustering columns, so `SELECT * FROM system.batches` shows them.
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
 use bytes::Bytes;
 use mutation::{
     Cell, ColumnData, ColumnValue, DeletionTime, LivenessInfo, Mutation, Partition, PartitionKey,
     PartitionUpdate, Row, TableId,
 };
+use storage::Storage;
 use uuid::Uuid;
 
-use super::codec::Batch;
+use crate::messages::batch::Batch;
 
 /// The id of `system.batches` (Helenus names system tables by keyspace and table name).
 pub(crate) fn table_id() -> TableId {
@@ -70,7 +74,7 @@ pub(crate) fn store(batch: &Batch) -> Mutation {
 /// Deletes the batch `id` at `ts` (never before the batch itself was written, so a clock
 /// behind the coordinator's cannot leave it in place).
 pub(crate) fn remove(id: &Uuid, ts: i64, now: i32) -> Mutation {
-    let ts = ts.max(super::codec::written_at(id) + 1);
+    let ts = ts.max(crate::messages::batch::written_at(id) + 1);
     Mutation {
         table: table_id(),
         key: key(id),
@@ -102,6 +106,17 @@ pub(crate) fn read(partition: &Partition, now: i32) -> Result<Batch, String> {
         version,
         mutations,
     })
+}
+
+/// Deletes batch `id` from this node's batchlog (a failure is logged: replay retries it).
+pub(crate) async fn remove_locally(storage: Arc<Storage>, id: Uuid) {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    let removal = remove(&id, now.as_micros() as i64, now.as_secs() as i32);
+    if let Err(e) = storage.apply(removal).await {
+        tracing::warn!("batch {id} not removed from the batchlog: {e}");
+    }
 }
 
 #[cfg(test)]

@@ -17,16 +17,173 @@ use futures::future::BoxFuture;
 use futures::stream::{FuturesUnordered, StreamExt};
 use mutation::{Mutation, Partition, PartitionKey, ReadFilter, ReadStats, TableId};
 use net::{Messaging, Verb};
-use ring::Endpoint;
-use storage::{Round, Rounds, Storage};
+use ring::{Endpoint, ReplicationStrategy};
+use storage::{Round, Rounds, Storage, StorageError};
 use tokio::time::Instant;
 use types::{Consistency, CqlError, CqlResult};
 use uuid::Uuid;
 
-use crate::gather::{self, gather, Answer, Failure, Shortfall, Speculation};
+use super::gather::{self, gather, Answer, Failure, Shortfall, Speculation};
+use super::speculation::ReadPolicy;
+use super::Coordinator;
+use crate::consistency::{block_for, validate_for_read};
+use crate::failures::reason;
+use crate::failures::Needed;
 use crate::messages::{MutationRequest, ReadReply, ReadRequest};
-use crate::proxy_metrics::ProxyMetrics;
-use crate::responses::Requirement;
+use crate::proxy_metrics::{ProxyMetrics, RequestKind};
+use crate::replicas::ReplicaPlan;
+use crate::responses::{unavailable, Requirement};
+use crate::timeouts::TimeoutKind;
+use crate::trace::{self, Trace};
+
+impl Coordinator {
+    /// ReadTimeout when a local read started at `started` outlasted its timeout (`read` or
+    /// `range`): the read runs to its end, then its answer counts as a replica's response that
+    /// came too late, as Cassandra's coordinator gives up on replicas after the timeout.
+    pub(super) fn in_time(
+        &self,
+        kind: TimeoutKind,
+        started: std::time::Instant,
+        strategy: &ReplicationStrategy,
+        cl: Consistency,
+    ) -> CqlResult<()> {
+        if started.elapsed() <= self.timeouts.get(kind) {
+            return Ok(());
+        }
+        Err(CqlError::ReadTimeout {
+            message: "Operation timed out - received only 0 responses.".into(),
+            consistency: cl,
+            received: 0,
+            block_for: block_for(strategy, cl, &self.local.datacenter),
+            data_present: false,
+        })
+    }
+
+    /// Whether this node alone answers at the level for replicas `live`.
+    pub(super) fn is_only_contact(
+        &self,
+        requirement: &Requirement,
+        live: &[ring::Endpoint],
+    ) -> bool {
+        only_contact(requirement, live, self.local.addr)
+    }
+
+    /// What asks replicas for a read of tracing session `trace`, waiting at most the `kind`
+    /// timeout.
+    pub(super) fn readers(&self, kind: TimeoutKind, trace: Option<&Trace>) -> Readers {
+        let remote = self.attached.remote.get();
+        Readers {
+            storage: self.storage.clone(),
+            messaging: remote.map(|r| r.messaging.clone()),
+            storage_port: self.replica.storage_port,
+            epoch: remote.map_or(0, |r| (r.epoch)()),
+            session: trace.map(Trace::session),
+            local: self.local.addr,
+            timeout: self.timeouts.get(kind),
+            write_timeout: self.timeouts.get(TimeoutKind::Write),
+            metrics: self.metrics.proxy().clone(),
+            read_repair: true,
+        }
+    }
+
+    /// Reads one partition, adding what the read did to `stats`.
+    pub async fn read(
+        &self,
+        scope: &ReadScope<'_>,
+        key: &PartitionKey,
+        filter: &ReadFilter,
+        stats: &mut ReadStats,
+    ) -> CqlResult<Option<Partition>> {
+        let ReadScope {
+            table,
+            cl,
+            now,
+            trace,
+            policy,
+            ..
+        } = *scope;
+        let strategy = &*self.strategy(scope.keyspace);
+        let begun = std::time::Instant::now();
+        let read = async {
+            validate_for_read(cl)?;
+            let reachable = self.attached.remote.get().is_some();
+            let mut replicas = ReplicaPlan::new(&self.topology, strategy, key.token, reachable);
+            let proxy = self.metrics.proxy();
+            proxy.count_routing(replicas.includes(self.local.addr));
+            let requirement = Requirement::new(strategy, cl, &self.local.datacenter);
+            unavailable(&requirement, &replicas, cl)?;
+            let started = std::time::Instant::now();
+            // A local read runs to its end; past the timeout it then answers ReadTimeout.
+            let (partition, late) = if self.is_only_contact(&requirement, &replicas.live) {
+                trace::trace(trace, || "Acquiring sstable references".into());
+                let (partition, read) = self
+                    .storage
+                    .read_with_stats(table, key, filter, now)
+                    .map_err(|e| self.read_error(e, strategy, cl))?;
+                if let Some(t) = trace {
+                    trace::partition_read(t, &read, self.sstable_count(table));
+                }
+                stats.add(read);
+                (
+                    partition,
+                    self.in_time(TimeoutKind::Read, started, strategy, cl),
+                )
+            } else {
+                replicas.prefer_fast(&self.local, |addr| proxy.score_class(addr));
+                let (contacts, spares) = contacts(&requirement, &replicas.live);
+                let (local, port) = (self.local.addr, self.replica.storage_port);
+                trace::sending(trace, Verb::Read, local, port, contacts.iter());
+                let plan = ReadPlan {
+                    table,
+                    key,
+                    cl,
+                    block_for: requirement.block_for(),
+                    contacts,
+                    spares,
+                    speculate_after: policy
+                        .speculative_retry
+                        .delay(&self.metrics.table(table).reads.snapshot()),
+                };
+                let readers = Readers {
+                    read_repair: policy.read_repair,
+                    ..self.readers(TimeoutKind::Read, trace)
+                };
+                (read(&readers, plan, filter, now, stats).await?, Ok(()))
+            };
+            self.slow.check(started.elapsed(), || {
+                self.describe_read(table, Some(key), usize::MAX)
+            });
+            late?;
+            self.record(RequestKind::Read, cl, &[table], started);
+            Ok(partition)
+        };
+        self.counted(RequestKind::Read, cl, begun, read.await)
+    }
+
+    /// The client's error for a local read storage failed.
+    pub(super) fn read_error(
+        &self,
+        error: StorageError,
+        strategy: &ReplicationStrategy,
+        cl: Consistency,
+    ) -> CqlError {
+        let block_for = block_for(strategy, cl, &self.local.datacenter);
+        self.replica.read_error(error, Needed::new(cl, block_for))
+    }
+}
+
+/// What every read of one request shares: where the table lives, how consistent, when,
+/// traced, with the table's read policy.
+#[derive(Clone, Copy)]
+pub struct ReadScope<'a> {
+    pub keyspace: &'a str,
+    pub table: TableId,
+    pub cl: Consistency,
+    pub now: i32,
+    pub trace: Option<&'a Trace>,
+    /// The table's speculative retry and read repair (single-partition reads only).
+    pub policy: &'a ReadPolicy,
+}
 
 /// One single-partition read as sent to replicas.
 pub(crate) struct ReadPlan<'a> {
@@ -222,6 +379,14 @@ async fn ask(
 }
 
 /// Asks one replica: this node without a hop, another through messaging.
+impl Readers {
+    /// One request to the replica at `addr`.
+    pub fn remote(&self, addr: IpAddr) -> gather::Remote {
+        let to = SocketAddr::new(addr, self.storage_port);
+        gather::Remote::new(self.messaging.clone(), to, self.timeout)
+    }
+}
+
 fn ask_one(
     readers: &Readers,
     request: &ReadRequest,
@@ -237,13 +402,13 @@ fn ask_one(
             .map(|data| ReadReply::new(data, digest))
             .map_err(|e| {
                 tracing::error!("local read failed: {e}");
-                Failure::Failed(crate::verbs::reason::UNKNOWN)
+                Failure::Failed(reason::UNKNOWN)
             });
         return Box::pin(async move { (slot, endpoint, answer) });
     }
     let payload = request.encode_asking(digest);
     let replica = readers.metrics.replica(endpoint.addr);
-    let asking = gather::Remote::new(readers, endpoint.addr);
+    let asking = readers.remote(endpoint.addr);
     Box::pin(async move {
         let answer = asking.request(Verb::Read, payload, &replica).await;
         (

@@ -7,7 +7,7 @@ use mutation::codec::{put_bytes, put_len, put_mutation, DecodeError, Reader};
 use mutation::Mutation;
 use uuid::Uuid;
 
-use crate::messages::{end, header, read_header};
+use super::{end, header, read_header};
 
 /// The encoding of the mutation blobs (`system.batches.version`): `mutation::codec`'s.
 pub(crate) const MUTATIONS_VERSION: i32 = 1;
@@ -141,7 +141,7 @@ fn uuid(r: &mut Reader) -> Result<Uuid, DecodeError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::batchlog::tests::insert as mutation;
+    use crate::coordinator::batchlog::tests::insert as mutation;
 
     fn batch() -> Batch {
         let id = Uuid::now_v1(&[1, 2, 3, 4, 5, 6]);

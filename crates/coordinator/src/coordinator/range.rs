@@ -19,17 +19,102 @@ use futures::stream::{FuturesOrdered, StreamExt};
 use mutation::{
     KeyRange, Partition, PartitionKey, PartitionPosition, ReadFilter, ReadStats, TableId,
 };
+use net::Verb;
 use ring::{Endpoint, ReplicationStrategy, Token};
 use storage::{resolve_partition, PartitionData, ScanRound, ScanSource, Storage};
 use tokio::time::Instant;
 use types::{Consistency, CqlResult};
 
-use crate::gather::{self, gather, Answer, Failure, Speculation};
+use super::gather::{self, gather, Answer, Failure, Speculation};
+use super::read::{self, contacts, HasData, ReadPlan, ReadScope, Readers};
+use super::Coordinator;
+use crate::consistency::validate_for_read;
+use crate::failures::reason;
 use crate::messages::{decode_scan, RangeRequest};
-use crate::read::{self, contacts, HasData, ReadPlan, Readers};
+use crate::proxy_metrics::RequestKind;
 use crate::replicas::ReplicaPlan;
-use crate::responses::Requirement;
+use crate::responses::{unavailable, Requirement};
+use crate::timeouts::TimeoutKind;
 use crate::topology::Topology;
+use crate::trace;
+
+impl Coordinator {
+    /// Reads up to `limit` partitions of a key range, in token order, adding what the scan
+    /// did to `stats`.
+    pub async fn scan(
+        &self,
+        scope: &ReadScope<'_>,
+        range: &KeyRange,
+        filter: &ReadFilter,
+        limit: usize,
+        stats: &mut ReadStats,
+    ) -> CqlResult<Vec<Partition>> {
+        let ReadScope {
+            table,
+            cl,
+            now,
+            trace,
+            ..
+        } = *scope;
+        let strategy = &*self.strategy(scope.keyspace);
+        let begun = std::time::Instant::now();
+        let scan = async {
+            validate_for_read(cl)?;
+            let reachable = self.attached.remote.get().is_some();
+            let requirement = Requirement::new(strategy, cl, &self.local.datacenter);
+            let stretches =
+                stretches(&self.topology, strategy, range, reachable, &requirement, cl)?;
+            let started = std::time::Instant::now();
+            if !stretches
+                .iter()
+                .all(|s| self.is_only_contact(&requirement, &s.live))
+            {
+                if trace.is_some() {
+                    let contacted: Vec<ring::Endpoint> = stretches
+                        .iter()
+                        .flat_map(|s| read::contacts(&requirement, &s.live).0)
+                        .collect();
+                    let (local, port) = (self.local.addr, self.replica.storage_port);
+                    trace::sending(trace, Verb::RangeRead, local, port, contacted.iter());
+                }
+                let plan = ScanPlan {
+                    table,
+                    filter,
+                    now,
+                    cl,
+                    requirement: &requirement,
+                    stretches,
+                    per_piece: per_piece(&self.storage, table, &self.topology, strategy),
+                };
+                let readers = self.readers(TimeoutKind::Range, trace);
+                let found = scan(&readers, plan, limit, stats).await?;
+                self.slow
+                    .check(started.elapsed(), || self.describe_read(table, None, limit));
+                self.record(RequestKind::Range, cl, &[table], started);
+                return Ok(found);
+            }
+            trace::trace(trace, || {
+                let sstables = self.sstable_count(table);
+                let range = trace::range_text(range);
+                format!("Executing seq scan across {sstables} sstables for {range}")
+            });
+            let (partitions, read) = self
+                .storage
+                .scan_with_stats(table, range, filter, now, limit)
+                .map_err(|e| self.read_error(e, strategy, cl))?;
+            if let Some(t) = trace {
+                trace::rows_read(t, &read);
+            }
+            stats.add(read);
+            self.slow
+                .check(started.elapsed(), || self.describe_read(table, None, limit));
+            self.in_time(TimeoutKind::Range, started, strategy, cl)?;
+            self.record(RequestKind::Range, cl, &[table], started);
+            Ok(partitions)
+        };
+        self.counted(RequestKind::Range, cl, begun, scan.await)
+    }
+}
 
 /// A stretch of the scanned range whose keys share live replicas (closest first).
 #[derive(Clone, Debug)]
@@ -141,7 +226,7 @@ pub(crate) fn stretches(
             continue;
         };
         let plan = ReplicaPlan::new(topology, strategy, piece.owner, reachable);
-        crate::unavailable(requirement, &plan, cl)?;
+        unavailable(requirement, &plan, cl)?;
         if let Some(last) = stretches.last_mut() {
             let shared: Vec<Endpoint> = last
                 .live
@@ -168,6 +253,9 @@ pub(crate) fn stretches(
 /// What a scan asks and needs.
 pub(crate) struct ScanPlan<'a> {
     pub table: TableId,
+    pub filter: &'a ReadFilter,
+    /// The time the read counts as, in seconds (what has expired).
+    pub now: i32,
     pub cl: Consistency,
     pub requirement: &'a Requirement,
     pub stretches: Vec<Stretch>,
@@ -252,13 +340,12 @@ impl Concurrency {
 pub(crate) async fn scan(
     readers: &Readers,
     plan: ScanPlan<'_>,
-    filter: &ReadFilter,
-    now: i32,
     limit: usize,
     stats: &mut ReadStats,
 ) -> CqlResult<Vec<Partition>> {
     let deadline = Instant::now() + readers.timeout;
-    let mut found = Found::new(limit, filter.total_row_limit.unwrap_or(usize::MAX));
+    let rows = plan.filter.total_row_limit.unwrap_or(usize::MAX);
+    let mut found = Found::new(limit, rows);
     let mut concurrency = Concurrency::new(plan.per_piece);
     let mut next = 0;
     while next < plan.stretches.len() && !found.full() {
@@ -271,7 +358,7 @@ pub(crate) async fn scan(
             .iter()
             .map(|stretch| {
                 let want = Found::new(wanted, rows_left);
-                scan_stretch(readers, &plan, stretch, filter, now, want, deadline)
+                scan_stretch(readers, &plan, stretch, want, deadline)
             })
             .collect();
         while let Some(answer) = answers.next().await {
@@ -293,8 +380,6 @@ async fn scan_stretch(
     readers: &Readers,
     plan: &ScanPlan<'_>,
     stretch: &Stretch,
-    filter: &ReadFilter,
-    now: i32,
     mut found: Found,
     deadline: Instant,
 ) -> CqlResult<(Vec<Partition>, ReadStats)> {
@@ -315,9 +400,9 @@ async fn scan_stretch(
     let mut range = stretch.range.clone();
     while !found.full() {
         let wanted = found.limit - found.partitions.len();
-        let replies = ask(readers, &mut asked, &range, filter, wanted, deadline).await?;
+        let replies = ask(readers, &mut asked, &range, plan.filter, wanted, deadline).await?;
         let Some(horizon) = found
-            .take(readers, &asked, replies, filter, now, &mut stats)
+            .take(readers, &asked, replies, plan, &mut stats)
             .await?
         else {
             break;
@@ -370,8 +455,7 @@ impl Found {
         readers: &Readers,
         asked: &ReadPlan<'_>,
         replies: Vec<(Endpoint, ScanSource)>,
-        filter: &ReadFilter,
-        now: i32,
+        plan: &ScanPlan<'_>,
         stats: &mut ReadStats,
     ) -> CqlResult<Option<PartitionKey>> {
         let mut round = ScanRound::new();
@@ -385,6 +469,7 @@ impl Found {
                 return Err(read::repair_timed_out(asked.cl, asked.block_for, unapplied));
             }
         }
+        let (filter, now) = (plan.filter, plan.now);
         let mut partition_filter = filter.clone();
         for (key, data) in complete {
             if self.full() {
@@ -443,13 +528,13 @@ fn ask_one(
             .scan_source(r.table, &r.range, &r.filter, r.partition_limit)
             .map_err(|e| {
                 tracing::error!("local range read failed: {e}");
-                Failure::Failed(crate::verbs::reason::UNKNOWN)
+                Failure::Failed(reason::UNKNOWN)
             });
         return Box::pin(async move { (slot, endpoint, answer) });
     }
     let payload = request.encode();
     let replica = readers.metrics.replica(endpoint.addr);
-    let asking = gather::Remote::new(readers, endpoint.addr);
+    let asking = readers.remote(endpoint.addr);
     Box::pin(async move {
         let answer = asking
             .request(net::Verb::RangeRead, payload, &replica)

@@ -10,23 +10,24 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
 use mutation::{CounterUpdate, PartitionKey, TableId};
-use net::{NetError, Peer, RemoteError, Verb};
-use ring::{Endpoint, ReplicationStrategy};
+use net::{NetError, Verb};
+use ring::Endpoint;
 use storage::Storage;
 use types::{Consistency, CqlError, CqlResult};
 
-use crate::failures::{Needed, Replica};
+use super::write::{self, bounded, Fanout, Senders};
+use super::Coordinator;
+use crate::consistency::validate_for_write;
+use crate::failures::{reason, Needed, Replica};
 use crate::messages::{CounterReply, CounterRequest};
-use crate::proxy_metrics::ProxyMetrics;
+use crate::proxy_metrics::{ProxyMetrics, RequestKind};
 use crate::remote::Attachments;
 use crate::replicas::ReplicaPlan;
-use crate::responses::Requirement;
+use crate::responses::{unavailable, Requirement};
+use crate::timeouts::TimeoutKind;
 use crate::topology::Topology;
-use crate::verbs::{self, reason};
-use crate::write::{self, Fanout};
-use crate::{bounded, trace, validate_for_write, Coordinator, RequestKind, TimeoutKind, Trace};
+use crate::trace::{self, Trace};
 
 /// Share of the counter write timeout a remote leader may spend, so that its account of the
 /// replicas' answers reaches the coordinator before the coordinator gives up.
@@ -67,7 +68,7 @@ impl Leader {
         );
         let requirement = Requirement::new(&request.strategy, cl, &local.datacenter);
         let with_pending = requirement.with_pending(&plan.pending);
-        crate::unavailable(&with_pending, &plan, cl)?;
+        unavailable(&with_pending, &plan, cl)?;
         let started = Instant::now();
         let replica = Replica {
             address: local.addr,
@@ -96,54 +97,36 @@ impl Leader {
         };
         let left = request.budget.saturating_sub(started.elapsed());
         let (storage, metrics) = (self.storage.clone(), self.metrics.clone());
-        let senders = self
-            .attached
-            .senders(storage, self.storage_port, left, metrics);
+        let senders = Senders::new(&self.attached, storage, self.storage_port, left, metrics);
         write::send_after(fanout, senders, Some(local.addr)).await
     }
 }
 
-/// `Verb::Counter`: this node leads a counter update another coordinator sent it, and answers
-/// with the outcome at the level asked (a [`CounterReply`]).
-pub(crate) async fn handle(
-    replica: verbs::Replica,
-    from: Peer,
-    payload: Bytes,
-) -> Result<Bytes, RemoteError> {
-    let request = CounterRequest::decode(&payload).map_err(|e| {
-        tracing::warn!("malformed counter update from {}: {}", from.addr, e.0);
-        RemoteError::new(
-            reason::UNKNOWN,
-            format!("malformed counter update: {}", e.0),
-        )
-    })?;
-    let tables = std::iter::once(request.table);
-    verbs::known_tables(&replica, request.epoch, tables)
-        .await
-        .map_err(verbs::write_failure)?;
-    let result = replica.leader.lead(&request).await;
-    match CounterReply::of(&result) {
-        Some(reply) => Ok(reply.encode()),
-        None => Err(RemoteError::new(
-            reason::UNKNOWN,
-            result.err().map_or_else(String::new, |e| e.to_string()),
-        )),
-    }
+/// Counter deltas for one partition of a table of `keyspace`.
+pub struct CounterWrite<'a> {
+    pub keyspace: &'a str,
+    pub table: TableId,
+    pub key: PartitionKey,
+    pub updates: Vec<CounterUpdate>,
+    pub timestamp: i64,
 }
 
 impl Coordinator {
     /// Adds counter deltas in one partition (see the module docs).
-    #[allow(clippy::too_many_arguments)]
     pub async fn write_counters(
         &self,
-        strategy: &ReplicationStrategy,
-        table: TableId,
-        key: PartitionKey,
-        updates: Vec<CounterUpdate>,
-        timestamp: i64,
+        write: CounterWrite<'_>,
         cl: Consistency,
         trace: Option<&Trace>,
     ) -> CqlResult<()> {
+        let CounterWrite {
+            keyspace,
+            table,
+            key,
+            updates,
+            timestamp,
+        } = write;
+        let strategy = &*self.strategy(keyspace);
         if cl == Consistency::Any {
             return Err(CqlError::invalid(
                 "Consistency level ANY is not yet supported for counter table",
@@ -155,7 +138,7 @@ impl Coordinator {
         let plan = ReplicaPlan::for_write(&self.topology, strategy, key.token, reachable);
         let requirement =
             Requirement::new(strategy, cl, &self.local.datacenter).with_pending(&plan.pending);
-        crate::unavailable(&requirement, &plan, cl)?;
+        unavailable(&requirement, &plan, cl)?;
         let started = Instant::now();
         let timeout = self.timeouts.get(TimeoutKind::CounterWrite);
         let block_for = requirement.block_for();
@@ -260,7 +243,7 @@ impl Coordinator {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Timeouts;
+    use crate::timeouts::Timeouts;
     use bytes::Bytes;
     use mutation::counter_context::{CounterContext, Shard};
     use mutation::{Cell, ColumnValue, ReadFilter};
@@ -299,6 +282,8 @@ mod tests {
             ring.add_endpoint(endpoint(last), vec![Token(i64::from(last) * 100)]);
         }
         coordinator.topology().set_ring(ring);
+        let keyspaces = [("rf1", 1, &[][..]), ("rf3", 3, &[])];
+        coordinator.attach_schema(crate::coordinator::strategies::simple_keyspaces(&keyspaces));
         coordinator
     }
 
@@ -308,9 +293,14 @@ mod tests {
             column: Bytes::from_static(b"n"),
             delta,
         };
-        let strategy = ReplicationStrategy::Simple { rf };
-        c.write_counters(&strategy, TABLE, key(), vec![update], 1, cl, None)
-            .await
+        let write = CounterWrite {
+            keyspace: &format!("rf{rf}"),
+            table: TABLE,
+            key: key(),
+            updates: vec![update],
+            timestamp: 1,
+        };
+        c.write_counters(write, cl, None).await
     }
 
     /// The counter cell as stored, unresolved.

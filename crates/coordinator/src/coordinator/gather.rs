@@ -13,9 +13,8 @@ use net::{Messaging, NetError, Verb};
 use ring::Endpoint;
 use tokio::time::Instant;
 
+use crate::failures::reason;
 use crate::proxy_metrics::ReplicaStats;
-use crate::read::Readers;
-use crate::verbs::reason;
 
 /// Why a replica gave no answer.
 #[derive(Debug)]
@@ -127,11 +126,11 @@ pub(crate) struct Remote {
 }
 
 impl Remote {
-    pub fn new(readers: &Readers, addr: IpAddr) -> Remote {
+    pub fn new(messaging: Option<Arc<Messaging>>, to: SocketAddr, timeout: Duration) -> Remote {
         Remote {
-            messaging: readers.messaging.clone(),
-            to: SocketAddr::new(addr, readers.storage_port),
-            timeout: readers.timeout,
+            messaging,
+            to,
+            timeout,
         }
     }
 

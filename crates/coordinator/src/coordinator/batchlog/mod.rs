@@ -3,29 +3,28 @@
 //! other live nodes of this datacenter (other racks where possible), then applied through the
 //! normal write path, then removed from them without waiting. If the coordinator dies in
 //! between, the batchlog holders replay it (see [`replay`]): the batch ends up applied in full.
-mod codec;
 mod endpoints;
 mod replay;
-mod replica;
-mod table;
+pub(crate) mod state;
 
-use std::sync::atomic::AtomicU64;
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 use futures::future::join_all;
 use mutation::Mutation;
 use net::Verb;
-use ring::{Endpoint, ReplicationStrategy};
+use ring::Endpoint;
 use types::{Consistency, CqlError, CqlResult};
 use uuid::Uuid;
 
-use crate::failures::Needed;
-use crate::write::{local_outcome, remote_outcome, Fanout, Outcome};
-use crate::{validate_for_write, Coordinator, TimeoutKind, Trace};
-use codec::{Batch, RemoveRequest, StoreRequest};
-
-pub use replay::StrategyLookup;
-pub(crate) use replica::register;
+use super::write::Fanout;
+use super::Coordinator;
+use crate::batches;
+use crate::consistency::validate_for_write;
+use crate::failures::{local_outcome, remote_outcome, Needed, Outcome};
+use crate::messages::batch::{Batch, RemoveRequest, StoreRequest};
+use crate::timeouts::TimeoutKind;
+use crate::trace::Trace;
+use state::BatchlogStats;
 
 /// The write type of a batchlog write that fails.
 const BATCH_LOG: &str = "BATCH_LOG";
@@ -33,24 +32,8 @@ const BATCH_LOG: &str = "BATCH_LOG";
 /// The failpoint that stops the coordinator between the batchlog write and the mutations.
 const AFTER_BATCHLOG: &str = "batch_after_batchlog";
 
-/// A logged batch's writes: one group per keyspace, with its replication strategy.
-pub type BatchGroups = Vec<(Arc<ReplicationStrategy>, Vec<Mutation>)>;
-
-/// The batchlog of this node: its replays (one at a time) and what they did.
-#[derive(Default)]
-pub(crate) struct Batchlog {
-    replaying: tokio::sync::Mutex<()>,
-    replayed: AtomicU64,
-    /// `batchlog_replay_throttle` in bytes per second for the whole node; 0: unthrottled.
-    throttle: AtomicU64,
-}
-
-/// What the batchlog did since the node started.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct BatchlogStats {
-    /// Batches replayed (Cassandra's `TotalBatchesReplayed`).
-    pub replayed: u64,
-}
+/// A logged batch's writes: one group per keyspace, named.
+pub type BatchGroups = Vec<(String, Vec<Mutation>)>;
 
 impl Coordinator {
     /// Writes a logged batch atomically: through the batchlog when its partitions are not all
@@ -66,7 +49,10 @@ impl Coordinator {
         let fanouts: Vec<Fanout> = groups
             .into_iter()
             .filter(|(_, mutations)| !mutations.is_empty())
-            .map(|(strategy, mutations)| self.fanout(&strategy, mutations, cl, "BATCH"))
+            .map(|(keyspace, mutations)| {
+                let strategy = self.strategy(&keyspace);
+                self.fanout(&strategy, mutations, cl, "BATCH")
+            })
             .collect();
         let several = several_partitions(&fanouts);
         if !several || all_local(&fanouts, self.topology.local()) {
@@ -143,7 +129,7 @@ impl Coordinator {
         let payload = StoreRequest::encode(senders.epoch, batch);
         let stores = holders.iter().map(|holder| async {
             if holder.addr == self.local.addr {
-                let write = self.storage.apply(table::store(batch));
+                let write = self.storage.apply(batches::store(batch));
                 return bounded_outcome(write, senders.timeout).await;
             }
             let Some(messaging) = &senders.messaging else {
@@ -181,7 +167,7 @@ impl Coordinator {
         };
         for holder in holders {
             if holder.addr == self.local.addr {
-                tokio::spawn(replica::remove_locally(self.storage.clone(), *id));
+                tokio::spawn(batches::remove_locally(self.storage.clone(), *id));
             } else if let Some(messaging) = &senders.messaging {
                 let to = std::net::SocketAddr::new(holder.addr, senders.storage_port);
                 if let Err(e) = messaging.send(to, Verb::BatchRemove, request.encode()) {
@@ -277,4 +263,4 @@ async fn bounded_outcome(
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

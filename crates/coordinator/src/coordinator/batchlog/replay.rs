@@ -10,23 +10,20 @@ use std::sync::{Arc, Weak};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use futures::future::join_all;
-use mutation::{KeyRange, Mutation, ReadFilter, TableId};
+use mutation::{KeyRange, Mutation, ReadFilter};
 use ring::ReplicationStrategy;
 use types::{Consistency, CqlError, CqlResult};
 
-use super::codec::Batch;
-use super::{replica, table};
+use crate::batches;
+use crate::coordinator::write::{self, Fanout};
+use crate::coordinator::Coordinator;
+use crate::messages::batch::Batch;
 use crate::replicas::ReplicaPlan;
 use crate::responses::Requirement;
-use crate::write::{self, Fanout};
-use crate::{Coordinator, TimeoutKind};
+use crate::timeouts::TimeoutKind;
 
 /// How often the batchlog is replayed (Cassandra's REPLAY_INTERVAL).
 const INTERVAL: Duration = Duration::from_secs(10);
-
-/// The replication strategy of a table's keyspace; `None` for a table this node does not
-/// know (dropped since the batch was written).
-pub type StrategyLookup = Arc<dyn Fn(TableId) -> Option<Arc<ReplicationStrategy>> + Send + Sync>;
 
 /// What became of one batch.
 #[derive(Debug, PartialEq, Eq)]
@@ -40,14 +37,6 @@ enum Replay {
 }
 
 impl Coordinator {
-    /// Lets the batchlog replay find each mutation's replicas; the query layer attaches it
-    /// once, from its schema.
-    pub fn attach_strategies(&self, lookup: StrategyLookup) {
-        if self.attached.strategies.set(lookup).is_err() {
-            tracing::warn!("the replication strategies were attached to the coordinator twice");
-        }
-    }
-
     /// Starts replaying this node's batchlog every 10 s at most `throttle` bytes of mutations
     /// per second (cassandra.yaml's `batchlog_replay_throttle`, shared among the nodes of
     /// the ring as Cassandra does; 0: unthrottled). The task ends with the coordinator.
@@ -60,9 +49,9 @@ impl Coordinator {
     /// already running; the number of batches replayed.
     pub async fn replay_batchlog(&self) -> CqlResult<u64> {
         let _one_at_a_time = self.batchlog.replaying.lock().await;
-        let Some(lookup) = self.attached.strategies.get() else {
+        if !self.strategies.is_attached() {
             return Ok(0);
-        };
+        }
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default();
@@ -72,7 +61,7 @@ impl Coordinator {
         let partitions = self
             .storage
             .scan(
-                table::table_id(),
+                batches::table_id(),
                 &KeyRange::all(),
                 &ReadFilter::all(),
                 now_secs,
@@ -81,7 +70,7 @@ impl Coordinator {
             .map_err(|e| CqlError::Server(format!("cannot read the batchlog: {e}")))?;
         let mut replayed = 0;
         for partition in &partitions {
-            let batch = match table::read(partition, now_secs) {
+            let batch = match batches::read(partition, now_secs) {
                 Ok(batch) if batch.written_at() <= cutoff => batch,
                 Ok(_) => continue,
                 Err(e) => {
@@ -89,9 +78,9 @@ impl Coordinator {
                     continue;
                 }
             };
-            let outcome = self.replay(&batch, lookup).await;
+            let outcome = self.replay(&batch).await;
             if outcome != Replay::Retry {
-                replica::remove_locally(self.storage.clone(), batch.id).await;
+                batches::remove_locally(self.storage.clone(), batch.id).await;
             }
             replayed += u64::from(outcome == Replay::Done);
             self.throttle(batch.size()).await;
@@ -103,7 +92,7 @@ impl Coordinator {
     }
 
     /// Sends every mutation of `batch` to all its replicas.
-    async fn replay(&self, batch: &Batch, lookup: &StrategyLookup) -> Replay {
+    async fn replay(&self, batch: &Batch) -> Replay {
         let mutations = match batch.decode_mutations() {
             Ok(mutations) => mutations,
             Err(e) => {
@@ -112,7 +101,7 @@ impl Coordinator {
             }
         };
         let fanouts = mutations.into_iter().filter_map(|m| {
-            let strategy = lookup(m.table)?;
+            let strategy = self.strategies.of_table(m.table)?;
             Some(self.replay_fanout(&strategy, m))
         });
         let sends = fanouts.map(|f| write::send(f, self.senders(TimeoutKind::Write)));

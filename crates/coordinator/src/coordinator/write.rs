@@ -5,37 +5,33 @@
 //! down get a hint at once; replicas that have not answered when the write timeout expires get
 //! one then (the sends go on after the client has its answer).
 use std::collections::BTreeMap;
+use std::future::Future;
 use std::net::IpAddr;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use futures::stream::{FuturesUnordered, StreamExt};
 use hints::HintsService;
-use mutation::Mutation;
-use net::{Messaging, NetError, Verb};
-use ring::Endpoint;
+use mutation::{Mutation, TableId};
+use net::{Messaging, Verb};
+use ring::{Endpoint, ReplicationStrategy};
 use storage::{Storage, StorageError};
 use tokio::sync::oneshot;
 use types::{Consistency, CqlError, CqlResult};
 use uuid::Uuid;
 
+use super::Coordinator;
+use crate::consistency::validate_for_write;
+use crate::failures::{local_outcome, remote_outcome, Needed, Outcome, Replica};
 use crate::messages::MutationRequest;
-use crate::proxy_metrics::ProxyMetrics;
+use crate::proxy_metrics::{ProxyMetrics, RequestKind};
+use crate::remote::Attachments;
 use crate::replicas::ReplicaPlan;
-use crate::responses::{Requirement, Tally};
-use crate::verbs::reason;
-
-/// What one replica did with its share of a write.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Outcome {
-    Applied,
-    /// It answered an error, with Cassandra's reason code.
-    Failed(u16),
-    /// No answer in time (timed out, unreachable, overloaded, or its commit log refused).
-    Silent,
-}
+use crate::responses::{unavailable, Requirement, Tally};
+use crate::timeouts::TimeoutKind;
+use crate::trace::{self, Trace};
 
 /// A replica and the mutations (indexes into the write's) it is sent.
 pub(crate) struct Target {
@@ -69,6 +65,30 @@ pub(crate) struct Senders {
     pub metrics: Arc<ProxyMetrics>,
 }
 
+impl Senders {
+    /// What sends a write's messages through the services attached so far, waiting at most
+    /// `timeout`.
+    pub fn new(
+        attached: &Attachments,
+        storage: Arc<Storage>,
+        storage_port: u16,
+        timeout: Duration,
+        metrics: Arc<ProxyMetrics>,
+    ) -> Senders {
+        let remote = attached.remote.get();
+        Senders {
+            storage,
+            messaging: remote.map(|r| r.messaging.clone()),
+            storage_port,
+            epoch: remote.map_or(0, |r| (r.epoch)()),
+            session: None,
+            hints: attached.hints.get().cloned(),
+            timeout,
+            metrics,
+        }
+    }
+}
+
 impl Fanout {
     /// Unavailable when a mutation's live replicas cannot meet the level (ANY is met by a hint).
     pub fn check_available(&self) -> CqlResult<()> {
@@ -76,7 +96,7 @@ impl Fanout {
             return Ok(());
         }
         for (plan, requirement) in self.plans.iter().zip(&self.requirements) {
-            crate::unavailable(requirement, plan, self.cl)?;
+            unavailable(requirement, plan, self.cl)?;
         }
         Ok(())
     }
@@ -96,6 +116,133 @@ impl Fanout {
         let mut targets: Vec<Target> = by_addr.into_values().collect();
         targets.sort_by_key(|t| t.endpoint.addr != self.local);
         targets
+    }
+}
+
+impl Coordinator {
+    /// Writes mutations of `keyspace`, each independently (an unlogged batch or a single
+    /// statement).
+    pub async fn write(
+        &self,
+        keyspace: &str,
+        mutations: Vec<Mutation>,
+        cl: Consistency,
+        trace: Option<&Trace>,
+    ) -> CqlResult<()> {
+        let write_type = match mutations.len() {
+            0 => return Ok(()),
+            1 => "SIMPLE",
+            _ => "UNLOGGED_BATCH",
+        };
+        let strategy = self.strategy(keyspace);
+        self.write_as(&strategy, mutations, cl, write_type, trace)
+            .await
+    }
+
+    /// Checks the consistency level against the live replicas, then applies the mutations.
+    pub(super) async fn write_as(
+        &self,
+        strategy: &ReplicationStrategy,
+        mutations: Vec<Mutation>,
+        cl: Consistency,
+        write_type: &'static str,
+        trace: Option<&Trace>,
+    ) -> CqlResult<()> {
+        let started = Instant::now();
+        let written = self
+            .deliver(strategy, mutations, cl, write_type, trace)
+            .await;
+        self.counted(RequestKind::Write, cl, started, written)
+    }
+
+    /// `write_as` without the counting.
+    pub(super) async fn deliver(
+        &self,
+        strategy: &ReplicationStrategy,
+        mutations: Vec<Mutation>,
+        cl: Consistency,
+        write_type: &'static str,
+        trace: Option<&Trace>,
+    ) -> CqlResult<()> {
+        validate_for_write(cl)?;
+        trace::trace(trace, || "Determining replicas for mutation".into());
+        let fanout = self.fanout(strategy, mutations, cl, write_type);
+        if let [plan] = fanout.plans.as_slice() {
+            self.metrics
+                .proxy()
+                .count_routing(plan.includes(self.local.addr));
+        }
+        fanout.check_available()?;
+        self.apply_fanout(fanout, trace).await
+    }
+
+    /// Applies a write whose replicas are known: as one local commit-log record when this
+    /// node is their only replica, else through the replicas. Records the request.
+    pub(super) async fn apply_fanout(
+        &self,
+        fanout: Fanout,
+        trace: Option<&Trace>,
+    ) -> CqlResult<()> {
+        let (cl, write_type) = (fanout.cl, fanout.write_type);
+        let tables: Vec<TableId> = fanout.mutations.iter().map(|m| m.table).collect();
+        let started = Instant::now();
+        if fanout.plans.iter().all(|p| p.only_local(&self.local)) {
+            let block_for = fanout.requirement.block_for();
+            let mutations = Arc::try_unwrap(fanout.mutations).unwrap_or_else(|m| (*m).clone());
+            let timeout = self.timeouts.get(TimeoutKind::Write);
+            trace::trace(trace, || "Appending to commitlog".into());
+            let write = self.storage.apply_batch(mutations);
+            let needed = Needed::new(cl, block_for);
+            bounded(write, timeout, &self.replica, needed, write_type).await?;
+        } else {
+            let targets = fanout.plans.iter().flat_map(|p| &p.live);
+            let port = self.replica.storage_port;
+            trace::sending(trace, Verb::Mutation, self.local.addr, port, targets);
+            let senders = Senders {
+                session: trace.map(Trace::session),
+                ..self.senders(TimeoutKind::Write)
+            };
+            send(fanout, senders).await?;
+        }
+        self.record(RequestKind::Write, cl, &tables, started);
+        Ok(())
+    }
+
+    /// The replicas of each mutation, ready to send.
+    pub(super) fn fanout(
+        &self,
+        strategy: &ReplicationStrategy,
+        mutations: Vec<Mutation>,
+        cl: Consistency,
+        write_type: &'static str,
+    ) -> Fanout {
+        let reachable = self.attached.remote.get().is_some();
+        let plans: Vec<ReplicaPlan> = mutations
+            .iter()
+            .map(|m| ReplicaPlan::for_write(&self.topology, strategy, m.key.token, reachable))
+            .collect();
+        let requirement = Requirement::new(strategy, cl, &self.local.datacenter);
+        let requirements = plans
+            .iter()
+            .map(|p| requirement.with_pending(&p.pending))
+            .collect();
+        Fanout {
+            mutations: Arc::new(mutations),
+            plans,
+            requirement,
+            requirements,
+            cl,
+            write_type,
+            local: self.local.addr,
+        }
+    }
+
+    /// What sends a request's messages, waiting at most the `kind` timeout.
+    pub(super) fn senders(&self, kind: TimeoutKind) -> Senders {
+        let timeout = self.timeouts.get(kind);
+        let (storage, metrics) = (self.storage.clone(), self.metrics.proxy().clone());
+        let port = self.replica.storage_port;
+        Senders::new(&self.attached, storage, port, timeout, metrics)
     }
 }
 
@@ -251,29 +398,6 @@ fn send_one(
     })
 }
 
-pub(crate) fn local_outcome(result: storage::Result<()>) -> Outcome {
-    match result {
-        Ok(()) => Outcome::Applied,
-        Err(StorageError::CommitLogUnavailable(_)) => Outcome::Silent,
-        Err(e) => {
-            tracing::error!("local write failed: {e}");
-            Outcome::Failed(reason::UNKNOWN)
-        }
-    }
-}
-
-pub(crate) fn remote_outcome(result: Result<Bytes, NetError>) -> Outcome {
-    match result {
-        Ok(_) => Outcome::Applied,
-        Err(NetError::Remote(e)) if e.code == reason::TIMEOUT => Outcome::Silent,
-        Err(NetError::Remote(e)) => {
-            tracing::debug!("a replica failed a write: {}", e.message);
-            Outcome::Failed(e.code)
-        }
-        Err(_) => Outcome::Silent,
-    }
-}
-
 /// Hints every mutation for replicas already known to be down; with ANY a stored hint counts
 /// as an answer.
 fn hint_dead<'a>(fanout: &'a Fanout, senders: &Senders, tallies: &mut [Tally<'a>]) {
@@ -319,5 +443,89 @@ fn hint(senders: &Senders, endpoint: &Endpoint, mutation: &Mutation) -> bool {
             tracing::warn!("no hint stored for {}: {e}", endpoint.addr);
             false
         }
+    }
+}
+
+/// Runs a local write, answering WriteTimeout when it outlasts `timeout` and WriteFailure
+/// when storage fails it. A write the commit log cannot take waits out the timeout and
+/// answers WriteTimeout, as Cassandra's writes wait for a commit-log segment that does not
+/// come (`commit_failure_policy: stop_commit` "lets writes collect").
+pub(crate) async fn bounded<T>(
+    write: impl Future<Output = storage::Result<T>>,
+    timeout: Duration,
+    replica: &Replica,
+    needed: Needed,
+    write_type: &str,
+) -> CqlResult<T> {
+    let deadline = tokio::time::Instant::now() + timeout;
+    let timed_out = || CqlError::WriteTimeout {
+        message: "Operation timed out - received only 0 responses.".into(),
+        consistency: needed.consistency,
+        received: 0,
+        block_for: needed.block_for,
+        write_type: write_type.into(),
+    };
+    match tokio::time::timeout_at(deadline, write).await {
+        Ok(Err(StorageError::CommitLogUnavailable(_))) => {
+            tokio::time::sleep_until(deadline).await;
+            Err(timed_out())
+        }
+        Ok(result) => result.map_err(|e| replica.write_error(e, needed, write_type)),
+        Err(_) => Err(timed_out()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::Ipv4Addr;
+
+    const REPLICA: Replica = Replica {
+        address: IpAddr::V4(Ipv4Addr::LOCALHOST),
+        storage_port: 7000,
+    };
+    const ONE: Needed = Needed {
+        consistency: Consistency::One,
+        block_for: 1,
+    };
+
+    #[tokio::test]
+    async fn slow_writes_time_out_with_cassandras_error() {
+        let never = std::future::pending::<storage::Result<()>>();
+        let err = bounded(never, Duration::from_millis(10), &REPLICA, ONE, "SIMPLE")
+            .await
+            .unwrap_err();
+        match err {
+            CqlError::WriteTimeout {
+                block_for,
+                write_type,
+                received,
+                ..
+            } => {
+                assert_eq!((block_for, received, write_type.as_str()), (1, 0, "SIMPLE"));
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn writes_the_commit_log_cannot_take_wait_out_the_timeout() {
+        let refused = async { Err::<(), _>(StorageError::CommitLogUnavailable("stopped".into())) };
+        let started = Instant::now();
+        let err = bounded(refused, Duration::from_millis(50), &REPLICA, ONE, "SIMPLE")
+            .await
+            .unwrap_err();
+        assert!(matches!(err, CqlError::WriteTimeout { .. }), "{err:?}");
+        assert!(started.elapsed() >= Duration::from_millis(50));
+    }
+
+    #[tokio::test]
+    async fn fast_writes_pass_through() {
+        let done = async { Ok(()) };
+        assert!(
+            bounded(done, Duration::from_secs(1), &REPLICA, ONE, "SIMPLE")
+                .await
+                .is_ok()
+        );
     }
 }

@@ -1,6 +1,8 @@
 //! Payloads of the storage verbs, on `mutation::codec`: a version byte, the sender's metadata
 //! epoch (a replica that has not applied it yet waits for it before failing on an unknown
 //! table), then the verb's body. Decoding checks every length and never panics.
+pub(crate) mod batch;
+
 use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::time::Duration;

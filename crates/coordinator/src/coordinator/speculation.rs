@@ -4,7 +4,7 @@
 //! time, and `MIN(a,b)` / `MAX(a,b)` the shorter or longer of two.
 use std::time::Duration;
 
-use crate::metrics::LatencySnapshot;
+use crate::latency::LatencySnapshot;
 
 /// When a read asks one more replica.
 #[derive(Clone, Debug, PartialEq)]
@@ -140,7 +140,7 @@ mod tests {
         let empty = LatencySnapshot::default();
         assert_eq!(SpeculativeRetry::default().delay(&empty), None);
         assert_eq!(SpeculativeRetry::Always.delay(&empty), Some(Duration::ZERO));
-        let histogram = crate::metrics::LatencyHistogram::default();
+        let histogram = crate::latency::LatencyHistogram::default();
         for _ in 0..99 {
             histogram.record(Duration::from_micros(900));
         }

@@ -29,7 +29,7 @@ async fn node(dir: &std::path::Path) -> Arc<Coordinator> {
     let config = StorageConfig::new(dir.join("data"), dir.join("commitlog"));
     let storage = Storage::open(config).unwrap();
     storage
-        .create_table(table::table_id(), TableParams::new("system", "batches"))
+        .create_table(batches::table_id(), TableParams::new("system", "batches"))
         .unwrap();
     storage
         .create_table(USER, TableParams::new("ks", "t"))
@@ -38,14 +38,13 @@ async fn node(dir: &std::path::Path) -> Arc<Coordinator> {
     storage.finish_replay();
     let coordinator = Coordinator::new(Arc::new(storage), endpoint(1), Timeouts::default());
     coordinator.set_local_tokens(vec![0]);
-    let rf1: Arc<ReplicationStrategy> = Arc::new(ReplicationStrategy::Simple { rf: 1 });
-    let lookup: StrategyLookup = Arc::new(move |table| (table == USER).then(|| rf1.clone()));
-    coordinator.attach_strategies(lookup);
+    let keyspaces = [("ks", 1, &[USER][..]), ("rf3", 3, &[])];
+    coordinator.attach_schema(crate::coordinator::strategies::simple_keyspaces(&keyspaces));
     Arc::new(coordinator)
 }
 
 /// An insert of one row into partition `key` of the test table.
-pub(super) fn insert(key: &str) -> Mutation {
+pub(crate) fn insert(key: &str) -> Mutation {
     let mut row = Row::new(Bytes::from_static(b"\x00"));
     row.columns = vec![ColumnData::simple(
         "v",
@@ -89,7 +88,7 @@ fn keys(coordinator: &Coordinator, table: TableId) -> Vec<Bytes> {
 async fn store(coordinator: &Coordinator, batch: &Batch) {
     coordinator
         .storage
-        .apply(table::store(batch))
+        .apply(batches::store(batch))
         .await
         .unwrap();
 }
@@ -105,7 +104,7 @@ async fn replay_applies_an_old_batch_and_deletes_it_but_leaves_a_young_one() {
     let young = Batch::new(id_aged(Duration::ZERO), [insert("c")].iter());
     store(&coordinator, &old).await;
     store(&coordinator, &young).await;
-    assert_eq!(keys(&coordinator, table::table_id()).len(), 2);
+    assert_eq!(keys(&coordinator, batches::table_id()).len(), 2);
 
     assert_eq!(coordinator.replay_batchlog().await.unwrap(), 1);
     let mut applied = keys(&coordinator, USER);
@@ -114,7 +113,7 @@ async fn replay_applies_an_old_batch_and_deletes_it_but_leaves_a_young_one() {
         applied,
         vec![Bytes::from_static(b"a"), Bytes::from_static(b"b")]
     );
-    let left = keys(&coordinator, table::table_id());
+    let left = keys(&coordinator, batches::table_id());
     assert_eq!(left, vec![Bytes::copy_from_slice(young.id.as_bytes())]);
     assert_eq!(coordinator.batchlog_stats().replayed, 1);
 }
@@ -134,21 +133,20 @@ async fn replay_drops_unreadable_batches_and_mutations_of_unknown_tables() {
 
     assert_eq!(coordinator.replay_batchlog().await.unwrap(), 1);
     assert_eq!(keys(&coordinator, USER), vec![Bytes::from_static(b"z")]);
-    assert!(keys(&coordinator, table::table_id()).is_empty());
+    assert!(keys(&coordinator, batches::table_id()).is_empty());
 }
 
 #[tokio::test]
 async fn a_batch_on_this_node_alone_is_written_without_the_batchlog() {
     let dir = tempfile::tempdir().unwrap();
     let coordinator = node(dir.path()).await;
-    let rf1 = Arc::new(ReplicationStrategy::Simple { rf: 1 });
-    let groups = vec![(rf1, vec![insert("p"), insert("q")])];
+    let groups = vec![("ks".to_string(), vec![insert("p"), insert("q")])];
     coordinator
         .write_atomically(groups, Consistency::One, None)
         .await
         .unwrap();
     assert_eq!(keys(&coordinator, USER).len(), 2);
-    assert!(keys(&coordinator, table::table_id()).is_empty());
+    assert!(keys(&coordinator, batches::table_id()).is_empty());
 }
 
 #[tokio::test]
@@ -172,8 +170,7 @@ async fn without_another_live_node_the_batchlog_is_unavailable_except_at_any() {
     let here = coordinator.batchlog_holders(Consistency::Any).unwrap();
     assert_eq!(here, vec![endpoint(1)]);
     // A logged batch over two partitions of an RF=3 keyspace fails before anything is written.
-    let rf3 = Arc::new(ReplicationStrategy::Simple { rf: 3 });
-    let groups = vec![(rf3, vec![insert("a"), insert("b")])];
+    let groups = vec![("rf3".to_string(), vec![insert("a"), insert("b")])];
     let err = coordinator
         .write_atomically(groups, Consistency::One, None)
         .await
