@@ -52,6 +52,21 @@ pub fn overlap(a: TokenRange, b: TokenRange) -> bool {
         .any(|p| pieces(b).iter().any(|q| p.0 < q.1 && q.0 < p.1))
 }
 
+/// The tokens two ranges share, as ranges (left, right] (`i64::MAX` on the right where the
+/// ring ends).
+pub fn intersection(a: TokenRange, b: TokenRange) -> Vec<TokenRange> {
+    let mut shared = Vec::new();
+    for p in pieces(a) {
+        for q in pieces(b) {
+            let (left, right) = (p.0.max(q.0), p.1.min(q.1));
+            if left < right {
+                shared.push((left, right));
+            }
+        }
+    }
+    shared
+}
+
 /// A range as non-wrapping pieces (left, right] with `i64::MIN` as the ring's end written
 /// `i64::MAX` (tokens never equal `i64::MIN`).
 fn pieces((left, right): TokenRange) -> Vec<(i64, i64)> {
@@ -84,6 +99,17 @@ mod tests {
         );
         drop(first);
         assert!(claims.claim(&[t], &[(50, 150)]).is_some());
+    }
+
+    #[test]
+    fn intersections_cut_ranges_to_what_both_cover() {
+        assert_eq!(intersection((0, 100), (50, 150)), vec![(50, 100)]);
+        assert_eq!(intersection((0, 100), (100, 150)), vec![]);
+        assert_eq!(
+            intersection((90, -90), (-100, 100)),
+            vec![(90, 100), (-100, -90)]
+        );
+        assert_eq!(intersection((5, 5), (1, 2)), vec![(1, 2)]);
     }
 
     #[test]

@@ -25,7 +25,8 @@ mod digest;
 mod session;
 mod status;
 
-pub use session::{RepairPlan, SessionPlan};
+pub use claims::intersection;
+pub use session::{Notice, NoticeKind, RepairPlan, SessionPlan};
 pub use status::{RepairState, RepairStatus};
 
 use std::net::SocketAddr;
@@ -119,7 +120,7 @@ impl Repair {
         &self,
         command: u32,
         plan: RepairPlan,
-        notify: &(dyn Fn(String) + Sync),
+        notify: &(dyn Fn(Notice) + Sync),
     ) -> RepairStatus {
         session::run_command(&self.inner, command, plan, notify).await
     }

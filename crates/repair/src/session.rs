@@ -42,6 +42,32 @@ pub struct RepairPlan {
     pub job_threads: usize,
     /// The options as Cassandra prints them in the starting line: `repair options (...)`.
     pub options: String,
+    /// Why the repair cannot run, found while planning (a replica down, nothing to repair):
+    /// the command starts and fails with it, as Cassandra's does.
+    pub refused: Option<String>,
+}
+
+/// What a repair command tells as it runs: Cassandra's progress events.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Notice {
+    pub kind: NoticeKind,
+    pub message: String,
+}
+
+/// Cassandra's `ProgressEventType`s that repair sends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoticeKind {
+    Start,
+    /// A session finished.
+    Progress,
+    Error,
+    Success,
+    /// The command's last notice.
+    Complete,
+}
+
+fn notice(kind: NoticeKind, message: String) -> Notice {
+    Notice { kind, message }
 }
 
 /// What one job (a table in a session) found and moved.
@@ -68,7 +94,7 @@ pub async fn run_command(
     inner: &Arc<Inner>,
     command: u32,
     plan: RepairPlan,
-    notify: &(dyn Fn(String) + Sync),
+    notify: &(dyn Fn(Notice) + Sync),
 ) -> RepairStatus {
     let id = time_uuid();
     let started = Instant::now();
@@ -89,25 +115,38 @@ pub async fn run_command(
         elapsed_ms: 0,
     };
     inner.registry.start(initial.clone());
-    notify(format!(
-        "Starting repair command #{command} ({id}), repairing keyspace {} with {}",
-        plan.keyspace, plan.options
+    notify(notice(
+        NoticeKind::Start,
+        format!(
+            "Starting repair command #{command} ({id}), repairing keyspace {} with {}",
+            plan.keyspace, plan.options
+        ),
     ));
     let state = match run_sessions(inner, id, &plan, notify).await {
         Ok(()) => {
-            notify("Repair completed successfully".to_string());
-            notify(format!(
-                "Repair command #{command} finished in {}",
-                duration_words(started.elapsed().as_secs())
+            notify(notice(
+                NoticeKind::Success,
+                "Repair completed successfully".to_string(),
+            ));
+            notify(notice(
+                NoticeKind::Complete,
+                format!(
+                    "Repair command #{command} finished in {}",
+                    duration_words(started.elapsed().as_secs())
+                ),
             ));
             RepairState::Success
         }
         Err(error) => {
             tracing::warn!("Repair {id} failed: {error}");
-            notify(format!(
-                "Repair command #{command} failed with error {error}"
+            notify(notice(
+                NoticeKind::Error,
+                format!("Repair command #{command} failed with error {error}"),
             ));
-            notify(format!("Repair command #{command} finished with error"));
+            notify(notice(
+                NoticeKind::Complete,
+                format!("Repair command #{command} finished with error"),
+            ));
             RepairState::Failed(error)
         }
     };
@@ -127,8 +166,11 @@ async fn run_sessions(
     inner: &Arc<Inner>,
     id: Uuid,
     plan: &RepairPlan,
-    notify: &(dyn Fn(String) + Sync),
+    notify: &(dyn Fn(Notice) + Sync),
 ) -> Result<(), String> {
+    if let Some(refused) = &plan.refused {
+        return Err(refused.clone());
+    }
     let tables: Vec<TableId> = plan.tables.iter().map(|(_, t)| *t).collect();
     let ranges: Vec<TokenRange> = plan
         .sessions
@@ -159,8 +201,9 @@ async fn run_sessions(
             ));
         }
         inner.registry.update(id, |s| s.sessions_done += 1);
-        notify(format!(
-            "Repair session {session_id} for range {ranges} finished"
+        notify(notice(
+            NoticeKind::Progress,
+            format!("Repair session {session_id} for range {ranges} finished"),
         ));
     }
     Ok(())

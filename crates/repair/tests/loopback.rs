@@ -13,7 +13,7 @@ use mutation::{
 use net::{HostId, Messaging, NetConfig, TokioNetwork};
 use parking_lot::Mutex;
 use repair::validation;
-use repair::{Repair, RepairConfig, RepairPlan, RepairState, SessionPlan};
+use repair::{Notice, Repair, RepairConfig, RepairPlan, RepairState, SessionPlan};
 use storage::{Storage, StorageConfig, TableParams};
 use streaming::{StreamConfig, Streaming};
 
@@ -218,9 +218,10 @@ async fn repair_makes_replicas_that_missed_writes_and_deletions_equal() {
         sequential: false,
         job_threads: 1,
         options: "repair options (...)".into(),
+        refused: None,
     };
     let lines = Mutex::new(Vec::new());
-    let notify = |line: String| lines.lock().push(line);
+    let notify = |notice: Notice| lines.lock().push(notice.message);
     let command = nodes[0].repair.next_command();
     let status = nodes[0].repair.run(command, plan.clone(), &notify).await;
     assert_eq!(status.state, RepairState::Success, "{:?}", lines.lock());
