@@ -147,11 +147,11 @@ fn check_options(request: &RepairRequest) -> ApiResult<()> {
     Ok(())
 }
 
-/// The keyspaces to repair with their tables (names and ids), checked against the schema.
-fn keyspaces(
-    node: &AdminNode,
-    request: &RepairRequest,
-) -> ApiResult<Vec<(String, Vec<(String, TableId)>)>> {
+/// A keyspace to repair and its tables (names and ids).
+type Chosen = (String, Vec<(String, TableId)>);
+
+/// The keyspaces to repair with their tables, checked against the schema.
+fn keyspaces(node: &AdminNode, request: &RepairRequest) -> ApiResult<Vec<Chosen>> {
     let state = node.processor.schema();
     let schema = &state.schema;
     let names: Vec<String> = match &request.keyspace {
