@@ -2,10 +2,12 @@
 //! ValidationTask and SyncTask: one session per set of ranges sharing their replicas, one
 //! after the other; in a session, a job per table (`job_threads` of them at once); in a job,
 //! for each range, a tree from every replica (all at once, or one after the other when
-//! sequential), compared pairwise, and every pair that differs synced both ways over the
-//! differing sub-ranges (each replica of the pair fetches them from the other). A session
+//! sequential), compared pairwise; then every pair that differs is synced both ways over all
+//! its differing sub-ranges of the job (each replica of the pair fetches them from the other,
+//! one stream session each way). A session
 //! fails at the first validation or sync that fails, and the command with it.
 
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Instant;
@@ -246,8 +248,11 @@ async fn run_session(
 }
 
 impl Job {
+    /// Validates every range, then syncs each pair of replicas that differ once, over all
+    /// its differing sub-ranges (one stream each way rather than one per range).
     async fn run(self) -> Result<JobResult, String> {
         let mut result = JobResult::default();
+        let mut differences: BTreeMap<(SocketAddr, SocketAddr), Vec<TokenRange>> = BTreeMap::new();
         for range in &self.plan.ranges {
             let trees = self.validations(*range).await?;
             result.partitions += trees.iter().map(|(_, t)| t.partitions()).sum::<u64>();
@@ -255,15 +260,17 @@ impl Job {
                 for (b, tree_b) in &trees[i + 1..] {
                     let differing = tree_a.difference(tree_b)?;
                     self.log_comparison(*a, *b, differing.len());
-                    if differing.is_empty() {
-                        continue;
-                    }
                     result.out_of_sync += differing.len() as u64;
-                    let synced = self.sync(*a, *b, differing).await?;
-                    result.synced.bytes += synced.bytes;
-                    result.synced.files += synced.files;
+                    if !differing.is_empty() {
+                        differences.entry((*a, *b)).or_default().extend(differing);
+                    }
                 }
             }
+        }
+        for ((a, b), ranges) in differences {
+            let synced = self.sync(a, b, ranges).await?;
+            result.synced.bytes += synced.bytes;
+            result.synced.files += synced.files;
         }
         Ok(result)
     }
