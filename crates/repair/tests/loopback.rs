@@ -223,8 +223,21 @@ async fn repair_makes_replicas_that_missed_writes_and_deletions_equal() {
     let lines = Mutex::new(Vec::new());
     let notify = |notice: Notice| lines.lock().push(notice.message);
     let command = nodes[0].repair.next_command();
-    let status = nodes[0].repair.run(command, plan.clone(), &notify).await;
+    let overlapping = RepairPlan {
+        sessions: vec![SessionPlan {
+            ranges: vec![(0, 10)],
+            ..plan.sessions[0].clone()
+        }],
+        ..plan.clone()
+    };
+    let second = nodes[0].repair.next_command();
+    let (status, refused) = tokio::join!(
+        nodes[0].repair.run(command, plan.clone(), &notify),
+        nodes[0].repair.run(second, overlapping, &|_| {})
+    );
     assert_eq!(status.state, RepairState::Success, "{:?}", lines.lock());
+    let overlap = "Cannot start multiple repair sessions over the same sstables";
+    assert_eq!(refused.state, RepairState::Failed(overlap.into()));
     assert!(status.ranges_out_of_sync > 0);
     assert!(status.bytes_streamed > 0);
     let expected = contents(&nodes[0].storage);
@@ -244,6 +257,9 @@ async fn repair_makes_replicas_that_missed_writes_and_deletions_equal() {
         "{lines:?}"
     );
 
+    let command = nodes[0].repair.next_command();
+    let after = nodes[0].repair.run(command, plan.clone(), &|_| {}).await;
+    assert_eq!(after.state, RepairState::Success, "the claims are released");
     let command = nodes[1].repair.next_command();
     let again = nodes[1].repair.run(command, plan, &|_| {}).await;
     assert_eq!(again.state, RepairState::Success);
