@@ -70,6 +70,8 @@ pub struct AdminNode {
     pub messaging: Option<Arc<net::Messaging>>,
     /// Streaming, on a node with seeds (`netstats`, `rebuild`, the stream throttles).
     pub streaming: Option<Arc<streaming::Streaming>>,
+    /// Repair, on a node with seeds (`nodetool repair`).
+    pub repair: Option<Arc<repair::Repair>>,
     /// The run-time log levels (`nodetool getlogginglevels`, `setlogginglevel`).
     pub logging: Arc<dyn LogLevels>,
     pub started: Instant,

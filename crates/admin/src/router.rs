@@ -10,8 +10,8 @@ use serde::Serialize;
 use crate::api::pools::GcClock;
 use crate::api::types::{AutocompactionRequest, TableSelection};
 use crate::api::{
-    binary, cleanup, cluster, compaction, hints, logging, operations, pools, proxy, ring, scrub,
-    settings, snapshots, streams, tables, trace,
+    binary, cleanup, cluster, compaction, hints, logging, operations, pools, proxy, repair, ring,
+    scrub, settings, snapshots, streams, tables, trace,
 };
 use crate::error::{ApiError, ApiResult};
 use crate::metrics;
@@ -77,6 +77,7 @@ impl Api {
             "/v1/hints" if get => ok(&hints::status(node)?),
             "/v1/hints/pending" if get => ok(&hints::pending(node)?),
             "/v1/streams" if get => ok(&streams::sessions(node)),
+            "/v1/repairs" if get => ok(&repair::statuses(node)),
             _ => match histograms_path(path) {
                 Some((keyspace, table)) if get => {
                     ok(&snapshots::histograms(node, keyspace, table)?)
@@ -157,6 +158,7 @@ impl Api {
             }
             "/v1/scrub" => ok(&scrub::scrub(node, &selection_or_default(body)?).await?),
             "/v1/rebuild" => ok(&streams::rebuild(node, &selection_or_default(body)?).await?),
+            "/v1/repair" => ok(&repair::repair(node, &selection_or_default(body)?).await?),
             "/v1/cleanup" => ok(&cleanup::cleanup(node, &selection_or_default(body)?).await?),
             "/v1/decommission" => {
                 ok(&operations::decommission(node, &selection_or_default(body)?).await?)
@@ -199,7 +201,7 @@ impl Api {
 
 /// 404 for an unknown path, 405 for a known path with the wrong method.
 fn unknown(method: &Method, path: &str) -> ApiError {
-    const PATHS: [&str; 57] = [
+    const PATHS: [&str; 59] = [
         "/metrics",
         "/v1/garbagecollect",
         "/v1/logging",
@@ -257,6 +259,8 @@ fn unknown(method: &Method, path: &str) -> ApiError {
         "/v1/streams",
         "/v1/settings/stream_throughput",
         "/v1/rebuild",
+        "/v1/repair",
+        "/v1/repairs",
     ];
     let known = histograms_path(path).is_some()
         || PATHS

@@ -87,6 +87,7 @@ pub(crate) async fn api(dir: &tempfile::TempDir) -> Api {
         gossip: None,
         messaging: None,
         streaming: None,
+        repair: None,
         logging: Arc::new(RecordedLevels::default()),
         started: Instant::now(),
         generation: 1,

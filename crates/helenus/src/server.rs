@@ -257,6 +257,19 @@ async fn serve(
             stream_config(&config),
         ))
     });
+    let repair =
+        cluster
+            .messaging
+            .as_ref()
+            .zip(streaming.as_ref())
+            .map(|(messaging, streaming)| {
+                Arc::new(repair::Repair::start(
+                    storage.clone(),
+                    messaging.clone(),
+                    streaming.clone(),
+                    repair::RepairConfig::default(),
+                ))
+            });
     coordinator.start_batchlog_replay(config.batchlog_replay_throttle.as_bytes());
     tokio::spawn(record_size_estimates(
         Arc::downgrade(&processor),
@@ -316,6 +329,7 @@ async fn serve(
         gossip: cluster.membership(),
         messaging: cluster.messaging.clone(),
         streaming,
+        repair,
         logging,
         started,
         generation: admin::generation_now(),

@@ -11,7 +11,7 @@ use crate::verb::{Class, Verb};
 use crate::wait::{QueueWait, WaitHistogram};
 
 /// Verb codes are below this (checked by a test).
-const VERB_SLOTS: usize = 32;
+const VERB_SLOTS: usize = 64;
 
 /// A snapshot of every counter.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -96,13 +96,24 @@ pub(crate) enum Tally {
     Failure,
 }
 
-#[derive(Default)]
 struct VerbCounters {
     completed: [AtomicU64; VERB_SLOTS],
     dropped: [AtomicU64; VERB_SLOTS],
     timeouts: [AtomicU64; VERB_SLOTS],
     failures: [AtomicU64; VERB_SLOTS],
     waits: [WaitHistogram; VERB_SLOTS],
+}
+
+impl Default for VerbCounters {
+    fn default() -> VerbCounters {
+        VerbCounters {
+            completed: std::array::from_fn(|_| AtomicU64::new(0)),
+            dropped: std::array::from_fn(|_| AtomicU64::new(0)),
+            timeouts: std::array::from_fn(|_| AtomicU64::new(0)),
+            failures: std::array::from_fn(|_| AtomicU64::new(0)),
+            waits: std::array::from_fn(|_| WaitHistogram::default()),
+        }
+    }
 }
 
 /// Live counters of one peer and class.

@@ -31,11 +31,15 @@ pub enum Verb {
     StreamPrepare = 28,
     StreamChunk = 29,
     StreamComplete = 30,
+    /// Repair (crate `repair`): build and send the Merkle tree of a table's range; fetch
+    /// the differing ranges of a table from another replica.
+    RepairValidation = 40,
+    RepairSync = 41,
 }
 
 impl Verb {
     /// Every verb, in code order.
-    pub const ALL: [Verb; 18] = [
+    pub const ALL: [Verb; 20] = [
         Verb::Echo,
         Verb::Gossip,
         Verb::RaftVote,
@@ -54,6 +58,8 @@ impl Verb {
         Verb::StreamPrepare,
         Verb::StreamChunk,
         Verb::StreamComplete,
+        Verb::RepairValidation,
+        Verb::RepairSync,
     ];
 
     /// The name `nodetool tpstats` shows (Cassandra's verb names where one exists).
@@ -77,6 +83,8 @@ impl Verb {
             Verb::StreamPrepare => "STREAM_PREPARE_REQ",
             Verb::StreamChunk => "STREAM_CHUNK_REQ",
             Verb::StreamComplete => "STREAM_COMPLETE_REQ",
+            Verb::RepairValidation => "VALIDATION_REQ",
+            Verb::RepairSync => "SYNC_REQ",
         }
     }
 

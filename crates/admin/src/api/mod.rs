@@ -10,6 +10,7 @@ pub mod logging;
 pub mod operations;
 pub mod pools;
 pub mod proxy;
+pub mod repair;
 pub mod ring;
 pub mod scrub;
 pub mod settings;

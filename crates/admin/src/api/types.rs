@@ -732,3 +732,81 @@ pub struct RebuildReport {
     pub files: u64,
     pub bytes: u64,
 }
+
+/// `POST /v1/repair`: a full repair of `keyspace` (every user keyspace when none) with
+/// Cassandra's `nodetool repair` options.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct RepairRequest {
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub keyspace: Option<String>,
+    /// Tables of the keyspace (all when empty).
+    #[serde(default)]
+    pub tables: Vec<String>,
+    /// `-full`: incremental repair is not supported yet, so a repair is full either way.
+    #[serde(default)]
+    pub full: bool,
+    /// `-pr`: only the ranges this node is the primary replica of.
+    #[serde(default)]
+    pub primary_range: bool,
+    /// `-st` and `-et`: only the part of this node's ranges in (start, end].
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub start_token: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub end_token: Option<i64>,
+    /// `-dc`: replicas of these data centers only; `-local`: of this node's.
+    #[serde(default)]
+    pub data_centers: Vec<String>,
+    #[serde(default)]
+    pub local_dc: bool,
+    /// `-hosts`: these replicas only (addresses; this node must be among them).
+    #[serde(default)]
+    pub hosts: Vec<String>,
+    /// `-seq`: replicas build their trees one after the other.
+    #[serde(default)]
+    pub sequential: bool,
+    /// `-j`: tables repaired at once (1 to 4).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub job_threads: Option<usize>,
+}
+
+/// What `nodetool repair` prints: each notice with its time, and whether every command
+/// succeeded (the last error when not).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RepairReport {
+    pub notices: Vec<RepairNotice>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub error: Option<String>,
+    /// The commands run, one per keyspace.
+    pub repairs: Vec<RepairStatus>,
+}
+
+/// One notice: Cassandra's progress event type in lower case (start, progress, error,
+/// success, complete, notification) and its message.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RepairNotice {
+    pub time_ms: u64,
+    pub kind: String,
+    pub message: String,
+}
+
+/// A repair command this node coordinates, running or finished (`GET /v1/repairs`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RepairStatus {
+    pub command: u32,
+    pub id: String,
+    pub keyspace: String,
+    pub tables: Vec<String>,
+    /// running, success or failed.
+    pub state: String,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub failure: Option<String>,
+    pub sessions_total: usize,
+    pub sessions_done: usize,
+    pub ranges: usize,
+    pub ranges_out_of_sync: u64,
+    pub bytes_streamed: u64,
+    pub files_streamed: u64,
+    pub partitions_validated: u64,
+    pub started_ms: u64,
+    pub elapsed_ms: u64,
+}

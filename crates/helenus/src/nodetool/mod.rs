@@ -13,6 +13,7 @@ mod hints;
 mod lifecycle;
 mod logging;
 mod proxy;
+mod repair;
 mod ring;
 mod settings;
 mod snapshots;
@@ -143,6 +144,7 @@ fn execute(client: &Client, inv: &Invocation) -> Output {
         "netstats" | "getstreamthroughput" | "setstreamthroughput" | "rebuild" => {
             streams::run(client, &inv.command, args)
         }
+        "repair" => repair::run(client, args),
         _ => Err(unexpected(std::slice::from_ref(&inv.command))),
     }
 }

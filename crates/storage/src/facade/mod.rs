@@ -17,6 +17,7 @@ mod scrub;
 mod snapshots;
 mod streams;
 mod usage;
+mod validation;
 
 pub(crate) use cleanup::in_ranges;
 pub use cleanup::CleanupReport;

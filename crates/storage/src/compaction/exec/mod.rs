@@ -17,6 +17,7 @@ mod txn;
 mod tests;
 
 pub use progress::{CompactionProgress, CompactionRecord, CompactionTotals, Registry, Tracker};
+pub(crate) use purge::Purger;
 pub use throttle::Throttle;
 pub use txn::recover;
 
@@ -37,7 +38,6 @@ use crate::partition::PartitionData;
 use crate::sstable::{Loss, PartitionStream, SstableWriter, WriteOptions};
 use merge::MergedPartitions;
 use mutation::PartitionKey;
-use purge::Purger;
 use txn::Txn;
 
 /// Node-wide services a compaction uses.

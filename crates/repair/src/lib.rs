@@ -1,0 +1,228 @@
+//! Repair: anti-entropy between the replicas of token ranges, as Cassandra's full repair
+//! (`nodetool repair -full`).
+//!
+//! This crate owns the Merkle trees ([`merkle`]: a tree per token range of a table, leaves
+//! hashing the partitions of their sub-range), validation (`validation`: a table's tree built
+//! from this node's data, memtables and SSTables merged and purged as a compaction would,
+//! tombstones included, each partition hashed field by field by `digest` so equal data gives
+//! equal hashes whatever its layout), the repair verbs' payloads ([`messages`]), and the
+//! repair sessions (`session`, Cassandra's RepairSession, RepairJob, ValidationTask and
+//! SyncTask): the coordinating node asks every replica of a range for its tree, compares them
+//! pairwise and has each pair that differs fetch the differing sub-ranges from each other over
+//! `streaming`. Which ranges and replicas to repair (keyspaces, `-pr`, `-dc`, `-hosts`) is the
+//! caller's plan ([`RepairPlan`]); this crate also refuses a repair overlapping one that runs
+//! on this node, numbers the commands and keeps their progress ([`RepairStatus`]).
+//!
+//! Not yet: incremental repair (repaired SSTables), preview and validate-only repairs, the
+//! scheduler.
+
+pub mod merkle;
+pub mod messages;
+pub mod validation;
+
+mod claims;
+mod digest;
+mod session;
+mod status;
+
+pub use claims::intersection;
+pub use session::{Notice, NoticeKind, RepairPlan, SessionPlan};
+pub use status::{RepairState, RepairStatus};
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use net::{handler_fn, Messaging, RemoteError, Verb};
+use storage::Storage;
+use streaming::{StreamRequest, Streaming};
+use uuid::Uuid;
+
+use crate::claims::Claims;
+use crate::messages::{encode_tree, SyncRequest, Synced, ValidationRequest};
+use crate::status::Registry;
+
+/// Cassandra 5.0's `repair_session_space` when the heap is 4 GiB (a sixteenth of it).
+pub const DEFAULT_SESSION_SPACE: u64 = 256 * 1024 * 1024;
+
+#[derive(Clone, Debug)]
+pub struct RepairConfig {
+    /// `repair_session_space`: the memory the trees of a session may take at once, which
+    /// bounds their depth.
+    pub session_space: u64,
+    /// Trees at least this deep (when the space allows): the partition estimates count
+    /// SSTables only, and a table still in its memtables should not get one leaf.
+    pub min_depth: u8,
+    /// How long a replica may take to build a tree.
+    pub validation_timeout: Duration,
+    /// How long a replica may take to fetch the differing ranges from another.
+    pub sync_timeout: Duration,
+}
+
+impl Default for RepairConfig {
+    fn default() -> RepairConfig {
+        RepairConfig {
+            session_space: DEFAULT_SESSION_SPACE,
+            min_depth: 10,
+            validation_timeout: Duration::from_secs(600),
+            sync_timeout: Duration::from_secs(3600),
+        }
+    }
+}
+
+/// The node's repair service: runs the repairs it coordinates and answers the validation and
+/// sync requests of the others.
+pub struct Repair {
+    inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    storage: Arc<Storage>,
+    messaging: Arc<Messaging>,
+    streaming: Arc<Streaming>,
+    config: RepairConfig,
+    claims: Claims,
+    registry: Registry,
+    commands: AtomicU32,
+}
+
+impl Repair {
+    /// Starts the service: registers the repair verbs' handlers on `messaging`.
+    pub fn start(
+        storage: Arc<Storage>,
+        messaging: Arc<Messaging>,
+        streaming: Arc<Streaming>,
+        config: RepairConfig,
+    ) -> Repair {
+        let inner = Arc::new(Inner {
+            storage,
+            messaging: messaging.clone(),
+            streaming,
+            config,
+            claims: Claims::default(),
+            registry: Registry::default(),
+            commands: AtomicU32::new(0),
+        });
+        register(&messaging, &inner);
+        Repair { inner }
+    }
+
+    /// The number of the next repair command (`#1`, `#2`, ... since the node started).
+    pub fn next_command(&self) -> u32 {
+        self.inner.commands.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    /// Runs repair command `command` of `plan`, telling `notify` what Cassandra's
+    /// RepairCoordinator notifies (the session lines and the final ones); the status
+    /// at the end. The command fails as a whole when any session fails.
+    pub async fn run(
+        &self,
+        command: u32,
+        plan: RepairPlan,
+        notify: &(dyn Fn(Notice) + Sync),
+    ) -> RepairStatus {
+        session::run_command(&self.inner, command, plan, notify).await
+    }
+
+    /// The repairs running and the last ones finished, oldest first.
+    pub fn statuses(&self) -> Vec<RepairStatus> {
+        self.inner.registry.statuses()
+    }
+}
+
+fn register(messaging: &Messaging, inner: &Arc<Inner>) {
+    let weak = Arc::downgrade(inner);
+    messaging.register(
+        Verb::RepairValidation,
+        handler_fn(move |_, payload| {
+            let weak = weak.clone();
+            async move {
+                let inner = alive(&weak)?;
+                let request = ValidationRequest::decode(&payload).map_err(remote)?;
+                validate(&inner, request).await.map(|t| encode_tree(&t))
+            }
+        }),
+    );
+    let weak = Arc::downgrade(inner);
+    messaging.register(
+        Verb::RepairSync,
+        handler_fn(move |_, payload| {
+            let weak = weak.clone();
+            async move {
+                let inner = alive(&weak)?;
+                let request = SyncRequest::decode(&payload).map_err(remote)?;
+                let synced = fetch(&inner, request.table, request.source, request.ranges).await;
+                synced.map(|s| s.encode()).map_err(remote)
+            }
+        }),
+    );
+}
+
+/// Builds this node's tree for `request`, off the async threads.
+pub(crate) async fn validate(
+    inner: &Arc<Inner>,
+    request: ValidationRequest,
+) -> Result<merkle::MerkleTree, RemoteError> {
+    let storage = inner.storage.clone();
+    let ValidationRequest {
+        table,
+        range,
+        depth,
+        now,
+        ..
+    } = request;
+    tokio::task::spawn_blocking(move || validation::build(&storage, table, range, depth, now))
+        .await
+        .map_err(remote)?
+        .map_err(remote)
+}
+
+/// Fetches `ranges` of `table` from `source` into this node; what moved.
+pub(crate) async fn fetch(
+    inner: &Inner,
+    table: mutation::TableId,
+    source: SocketAddr,
+    ranges: Vec<storage::TokenRange>,
+) -> Result<Synced, String> {
+    let request = StreamRequest {
+        peer: source,
+        tables: vec![(table, ranges)],
+    };
+    let plan = inner.streaming.fetch("Repair", vec![request]);
+    let ids = plan.session_ids();
+    plan.finish().await.map_err(|failures| {
+        let why: Vec<String> = failures.iter().map(|(_, e)| e.to_string()).collect();
+        why.join("; ")
+    })?;
+    let mut synced = Synced::default();
+    for info in inner.streaming.sessions() {
+        if ids.contains(&info.id) {
+            synced.files += info.files_done;
+            synced.bytes += info.bytes_done;
+        }
+    }
+    Ok(synced)
+}
+
+fn alive(weak: &Weak<Inner>) -> Result<Arc<Inner>, RemoteError> {
+    weak.upgrade()
+        .ok_or_else(|| RemoteError::new(RemoteError::SERVER_ERROR, "repair is shut down"))
+}
+
+fn remote(error: impl std::fmt::Display) -> RemoteError {
+    RemoteError::new(RemoteError::SERVER_ERROR, error.to_string())
+}
+
+/// A time-based (version 1) id, as Cassandra's repair ids.
+fn time_uuid() -> Uuid {
+    let random = Uuid::new_v4();
+    let mut node = [0u8; 6];
+    node.copy_from_slice(&random.as_bytes()[..6]);
+    Uuid::now_v1(&node)
+}
+
+/// An internode address as Cassandra prints an InetAddressAndPort: `/127.0.0.1:7000`.
+pub fn endpoint(addr: SocketAddr) -> String {
+    format!("/{addr}")
+}

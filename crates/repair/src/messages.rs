@@ -1,0 +1,279 @@
+//! The payloads of the repair verbs (the frames carrying them are CRC-checked by `net`). All
+//! integers big-endian. `ValidationRequest` asks a replica for the Merkle tree of a table's
+//! range and is answered with the tree ([`MerkleTree`]); `SyncRequest` asks a replica to fetch
+//! some ranges of a table from another one and is answered once the stream ended
+//! ([`Synced`]).
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+
+use bytes::{BufMut, Bytes, BytesMut};
+use mutation::TableId;
+use storage::TokenRange;
+use uuid::Uuid;
+
+use crate::merkle::{Leaf, MerkleTree, MAX_DEPTH};
+
+/// A payload that does not decode.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("malformed repair message: {0}")]
+pub struct DecodeError(pub String);
+
+/// Build the tree of `table` over `range` at `depth`, reading the data as of `now`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ValidationRequest {
+    pub session: Uuid,
+    pub table: TableId,
+    pub range: TokenRange,
+    pub depth: u8,
+    /// Seconds: the same for every replica, so expiry and purging agree.
+    pub now: i32,
+}
+
+/// Fetch `ranges` of `table` from `source`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SyncRequest {
+    pub session: Uuid,
+    pub table: TableId,
+    pub source: SocketAddr,
+    pub ranges: Vec<TokenRange>,
+}
+
+/// What a sync moved.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Synced {
+    pub files: u64,
+    pub bytes: u64,
+}
+
+impl ValidationRequest {
+    pub fn encode(&self) -> Bytes {
+        let mut out = BytesMut::with_capacity(53);
+        out.put_slice(self.session.as_bytes());
+        out.put_slice(self.table.0.as_bytes());
+        put_range(&mut out, self.range);
+        out.put_u8(self.depth);
+        out.put_i32(self.now);
+        out.freeze()
+    }
+
+    pub fn decode(bytes: &[u8]) -> Result<ValidationRequest, DecodeError> {
+        let mut r = Reader(bytes);
+        let request = ValidationRequest {
+            session: r.uuid()?,
+            table: TableId(r.uuid()?),
+            range: r.range()?,
+            depth: r.depth()?,
+            now: r.i32()?,
+        };
+        r.end()?;
+        Ok(request)
+    }
+}
+
+/// A tree's wire form: its range, depth, then each leaf's hash and partition count.
+pub fn encode_tree(tree: &MerkleTree) -> Bytes {
+    let mut out = BytesMut::with_capacity(17 + tree.leaves().len() * 40);
+    put_range(&mut out, tree.range());
+    out.put_u8(tree.depth());
+    for leaf in tree.leaves() {
+        out.put_slice(&leaf.hash);
+        out.put_u64(leaf.partitions);
+    }
+    out.freeze()
+}
+
+pub fn decode_tree(bytes: &[u8]) -> Result<MerkleTree, DecodeError> {
+    let mut r = Reader(bytes);
+    let range = r.range()?;
+    let depth = r.depth()?;
+    let mut leaves = Vec::with_capacity(1 << depth);
+    for _ in 0..1u32 << depth {
+        leaves.push(Leaf {
+            hash: r.array()?,
+            partitions: r.u64()?,
+        });
+    }
+    r.end()?;
+    MerkleTree::from_leaves(range, depth, leaves)
+        .ok_or_else(|| DecodeError("a tree's leaves do not match its depth".into()))
+}
+
+impl SyncRequest {
+    pub fn encode(&self) -> Bytes {
+        let mut out = BytesMut::new();
+        out.put_slice(self.session.as_bytes());
+        out.put_slice(self.table.0.as_bytes());
+        match self.source.ip() {
+            IpAddr::V4(ip) => {
+                out.put_u8(4);
+                out.put_slice(&ip.octets());
+            }
+            IpAddr::V6(ip) => {
+                out.put_u8(6);
+                out.put_slice(&ip.octets());
+            }
+        }
+        out.put_u16(self.source.port());
+        out.put_u32(self.ranges.len() as u32);
+        for range in &self.ranges {
+            put_range(&mut out, *range);
+        }
+        out.freeze()
+    }
+
+    pub fn decode(bytes: &[u8]) -> Result<SyncRequest, DecodeError> {
+        let mut r = Reader(bytes);
+        let session = r.uuid()?;
+        let table = TableId(r.uuid()?);
+        let ip = match r.u8()? {
+            4 => IpAddr::V4(Ipv4Addr::from(r.array::<4>()?)),
+            6 => IpAddr::V6(Ipv6Addr::from(r.array::<16>()?)),
+            other => return Err(DecodeError(format!("unknown address family {other}"))),
+        };
+        let source = SocketAddr::new(ip, r.u16()?);
+        let count = r.u32()? as usize;
+        if count.saturating_mul(16) > r.0.len() {
+            return Err(DecodeError(format!(
+                "{count} ranges in {} bytes",
+                r.0.len()
+            )));
+        }
+        let ranges = (0..count).map(|_| r.range()).collect::<Result<_, _>>()?;
+        r.end()?;
+        Ok(SyncRequest {
+            session,
+            table,
+            source,
+            ranges,
+        })
+    }
+}
+
+impl Synced {
+    pub fn encode(&self) -> Bytes {
+        let mut out = BytesMut::with_capacity(16);
+        out.put_u64(self.files);
+        out.put_u64(self.bytes);
+        out.freeze()
+    }
+
+    pub fn decode(bytes: &[u8]) -> Result<Synced, DecodeError> {
+        let mut r = Reader(bytes);
+        let synced = Synced {
+            files: r.u64()?,
+            bytes: r.u64()?,
+        };
+        r.end()?;
+        Ok(synced)
+    }
+}
+
+fn put_range(out: &mut BytesMut, (left, right): TokenRange) {
+    out.put_i64(left);
+    out.put_i64(right);
+}
+
+/// Reads fields off the front of a payload, failing on a short one.
+struct Reader<'a>(&'a [u8]);
+
+impl Reader<'_> {
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], DecodeError> {
+        if self.0.len() < N {
+            return Err(DecodeError(format!(
+                "{N} bytes wanted, {} left",
+                self.0.len()
+            )));
+        }
+        let (head, rest) = self.0.split_at(N);
+        self.0 = rest;
+        let mut out = [0; N];
+        out.copy_from_slice(head);
+        Ok(out)
+    }
+
+    fn u8(&mut self) -> Result<u8, DecodeError> {
+        self.array::<1>().map(|[b]| b)
+    }
+
+    fn u16(&mut self) -> Result<u16, DecodeError> {
+        self.array().map(u16::from_be_bytes)
+    }
+
+    fn u32(&mut self) -> Result<u32, DecodeError> {
+        self.array().map(u32::from_be_bytes)
+    }
+
+    fn i32(&mut self) -> Result<i32, DecodeError> {
+        self.array().map(i32::from_be_bytes)
+    }
+
+    fn u64(&mut self) -> Result<u64, DecodeError> {
+        self.array().map(u64::from_be_bytes)
+    }
+
+    fn i64(&mut self) -> Result<i64, DecodeError> {
+        self.array().map(i64::from_be_bytes)
+    }
+
+    fn uuid(&mut self) -> Result<Uuid, DecodeError> {
+        self.array().map(Uuid::from_bytes)
+    }
+
+    fn range(&mut self) -> Result<TokenRange, DecodeError> {
+        Ok((self.i64()?, self.i64()?))
+    }
+
+    fn depth(&mut self) -> Result<u8, DecodeError> {
+        match self.u8()? {
+            depth if depth <= MAX_DEPTH => Ok(depth),
+            depth => Err(DecodeError(format!("tree depth {depth} over {MAX_DEPTH}"))),
+        }
+    }
+
+    fn end(&self) -> Result<(), DecodeError> {
+        if self.0.is_empty() {
+            Ok(())
+        } else {
+            Err(DecodeError(format!("{} trailing bytes", self.0.len())))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_round_trip_and_truncations_are_refused() {
+        let validation = ValidationRequest {
+            session: Uuid::from_u128(1),
+            table: TableId(Uuid::from_u128(2)),
+            range: (i64::MAX - 5, i64::MIN + 3),
+            depth: 4,
+            now: 1_700_000_000,
+        };
+        let sync = SyncRequest {
+            session: Uuid::from_u128(1),
+            table: TableId(Uuid::from_u128(2)),
+            source: "127.0.0.3:7000".parse().unwrap(),
+            ranges: vec![(1, 5), (9, i64::MIN)],
+        };
+        let mut tree = MerkleTree::new((0, 100), 3);
+        tree.add(42, &[9; 32]);
+        let synced = Synced { files: 2, bytes: 3 };
+        assert_eq!(
+            ValidationRequest::decode(&validation.encode()),
+            Ok(validation.clone())
+        );
+        assert_eq!(SyncRequest::decode(&sync.encode()), Ok(sync.clone()));
+        assert_eq!(decode_tree(&encode_tree(&tree)), Ok(tree.clone()));
+        assert_eq!(Synced::decode(&synced.encode()), Ok(synced));
+        let cuts = |bytes: Bytes| (0..bytes.len()).map(move |cut| bytes.slice(..cut));
+        assert!(cuts(validation.encode()).all(|b| ValidationRequest::decode(&b).is_err()));
+        assert!(cuts(sync.encode()).all(|b| SyncRequest::decode(&b).is_err()));
+        assert!(cuts(encode_tree(&tree)).all(|b| decode_tree(&b).is_err()));
+        let mut deep = encode_tree(&tree).to_vec();
+        deep[16] = MAX_DEPTH + 1;
+        assert!(decode_tree(&deep).is_err());
+    }
+}

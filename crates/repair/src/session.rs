@@ -1,0 +1,482 @@
+//! Running a repair command, as Cassandra's RepairCoordinator, RepairSession, RepairJob,
+//! ValidationTask and SyncTask: one session per set of ranges sharing their replicas, one
+//! after the other; in a session, a job per table (`job_threads` of them at once); in a job,
+//! for each range, a tree from every replica (all at once, or one after the other when
+//! sequential), compared pairwise; then every pair that differs is synced both ways over all
+//! its differing sub-ranges of the job (each replica of the pair fetches them from the other,
+//! one stream session each way). A session
+//! fails at the first validation or sync that fails, and the command with it.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Instant;
+
+use mutation::TableId;
+use net::{NetError, Verb};
+use storage::TokenRange;
+use tokio::task::JoinSet;
+use uuid::Uuid;
+
+use crate::merkle::{self, MerkleTree};
+use crate::messages::{decode_tree, SyncRequest, Synced, ValidationRequest};
+use crate::status::{now_ms, RepairState, RepairStatus};
+use crate::{endpoint, fetch, time_uuid, validate, Inner};
+
+/// Ranges that share their replicas (Cassandra's CommonRange): one session.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionPlan {
+    pub ranges: Vec<TokenRange>,
+    /// Internode addresses of the replicas compared, this node among them.
+    pub replicas: Vec<SocketAddr>,
+}
+
+/// What a repair command repairs and how.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RepairPlan {
+    pub keyspace: String,
+    /// The tables, by name and id.
+    pub tables: Vec<(String, TableId)>,
+    pub sessions: Vec<SessionPlan>,
+    /// Validations one replica after the other (`-seq`) instead of all at once.
+    pub sequential: bool,
+    /// Tables repaired at once in a session (`-j`).
+    pub job_threads: usize,
+    /// The options as Cassandra prints them in the starting line: `repair options (...)`.
+    pub options: String,
+    /// Why the repair cannot run, found while planning (a replica down, nothing to repair):
+    /// the command starts and fails with it, as Cassandra's does.
+    pub refused: Option<String>,
+}
+
+/// What a repair command tells as it runs: Cassandra's progress events.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Notice {
+    pub kind: NoticeKind,
+    pub message: String,
+}
+
+/// Cassandra's `ProgressEventType`s that repair sends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoticeKind {
+    Start,
+    /// A session finished.
+    Progress,
+    Error,
+    Success,
+    /// The command's last notice.
+    Complete,
+}
+
+fn notice(kind: NoticeKind, message: String) -> Notice {
+    Notice { kind, message }
+}
+
+/// What one job (a table in a session) found and moved.
+#[derive(Clone, Copy, Debug, Default)]
+struct JobResult {
+    out_of_sync: u64,
+    synced: Synced,
+    partitions: u64,
+}
+
+/// What a job needs, owned so it can run as its own task.
+#[derive(Clone)]
+struct Job {
+    inner: Arc<Inner>,
+    session: Uuid,
+    table: TableId,
+    table_name: String,
+    plan: SessionPlan,
+    sequential: bool,
+    trees_at_once: u64,
+}
+
+pub async fn run_command(
+    inner: &Arc<Inner>,
+    command: u32,
+    plan: RepairPlan,
+    notify: &(dyn Fn(Notice) + Sync),
+) -> RepairStatus {
+    let id = time_uuid();
+    let started = Instant::now();
+    let initial = RepairStatus {
+        command,
+        id,
+        keyspace: plan.keyspace.clone(),
+        tables: plan.tables.iter().map(|(name, _)| name.clone()).collect(),
+        state: RepairState::Running,
+        sessions_total: plan.sessions.len(),
+        sessions_done: 0,
+        ranges: plan.sessions.iter().map(|s| s.ranges.len()).sum(),
+        ranges_out_of_sync: 0,
+        bytes_streamed: 0,
+        files_streamed: 0,
+        partitions_validated: 0,
+        started_ms: now_ms(),
+        elapsed_ms: 0,
+    };
+    inner.registry.start(initial.clone());
+    notify(notice(
+        NoticeKind::Start,
+        format!(
+            "Starting repair command #{command} ({id}), repairing keyspace {} with {}",
+            plan.keyspace, plan.options
+        ),
+    ));
+    let state = match run_sessions(inner, id, &plan, notify).await {
+        Ok(()) => {
+            notify(notice(
+                NoticeKind::Success,
+                "Repair completed successfully".to_string(),
+            ));
+            notify(notice(
+                NoticeKind::Complete,
+                format!(
+                    "Repair command #{command} finished in {}",
+                    duration_words(started.elapsed().as_secs())
+                ),
+            ));
+            RepairState::Success
+        }
+        Err(error) => {
+            tracing::warn!("Repair {id} failed: {error}");
+            notify(notice(
+                NoticeKind::Error,
+                format!("Repair command #{command} failed with error {error}"),
+            ));
+            notify(notice(
+                NoticeKind::Complete,
+                format!("Repair command #{command} finished with error"),
+            ));
+            RepairState::Failed(error)
+        }
+    };
+    let elapsed_ms = started.elapsed().as_millis() as u64;
+    let finish = |status: &mut RepairStatus| {
+        status.state = state.clone();
+        status.elapsed_ms = elapsed_ms;
+    };
+    inner.registry.update(id, finish).unwrap_or_else(|| {
+        let mut status = initial;
+        finish(&mut status);
+        status
+    })
+}
+
+async fn run_sessions(
+    inner: &Arc<Inner>,
+    id: Uuid,
+    plan: &RepairPlan,
+    notify: &(dyn Fn(Notice) + Sync),
+) -> Result<(), String> {
+    if let Some(refused) = &plan.refused {
+        return Err(refused.clone());
+    }
+    let tables: Vec<TableId> = plan.tables.iter().map(|(_, t)| *t).collect();
+    let ranges: Vec<TokenRange> = plan
+        .sessions
+        .iter()
+        .flat_map(|s| s.ranges.clone())
+        .collect();
+    let _claim = inner.claims.claim(&tables, &ranges).ok_or_else(|| {
+        "Cannot start multiple repair sessions over the same sstables".to_string()
+    })?;
+    for session in &plan.sessions {
+        let session_id = time_uuid();
+        let ranges = format_ranges(&session.ranges);
+        tracing::info!(
+            "[repair #{session_id}] new session: will sync {} on range {ranges} for {}.{:?}",
+            session
+                .replicas
+                .iter()
+                .map(|a| endpoint(*a))
+                .collect::<Vec<_>>()
+                .join(", "),
+            plan.keyspace,
+            plan.tables.iter().map(|(n, _)| n).collect::<Vec<_>>()
+        );
+        let result = run_session(inner, id, session_id, plan, session).await;
+        if let Err(error) = result {
+            return Err(format!(
+                "Repair session {session_id} for range {ranges} failed with error {error}"
+            ));
+        }
+        inner.registry.update(id, |s| s.sessions_done += 1);
+        notify(notice(
+            NoticeKind::Progress,
+            format!("Repair session {session_id} for range {ranges} finished"),
+        ));
+    }
+    Ok(())
+}
+
+/// The session's tables, `job_threads` at a time.
+async fn run_session(
+    inner: &Arc<Inner>,
+    id: Uuid,
+    session: Uuid,
+    plan: &RepairPlan,
+    session_plan: &SessionPlan,
+) -> Result<(), String> {
+    let at_once = plan.job_threads.max(1);
+    for chunk in plan.tables.chunks(at_once) {
+        let mut jobs = JoinSet::new();
+        for (name, table) in chunk {
+            let job = Job {
+                inner: inner.clone(),
+                session,
+                table: *table,
+                table_name: name.clone(),
+                plan: session_plan.clone(),
+                sequential: plan.sequential,
+                trees_at_once: (session_plan.replicas.len() * at_once) as u64,
+            };
+            jobs.spawn(job.run());
+        }
+        while let Some(done) = jobs.join_next().await {
+            let result = done.map_err(|e| format!("repair job: {e}"))??;
+            inner.registry.update(id, |s| {
+                s.ranges_out_of_sync += result.out_of_sync;
+                s.bytes_streamed += result.synced.bytes;
+                s.files_streamed += result.synced.files;
+                s.partitions_validated += result.partitions;
+            });
+        }
+    }
+    Ok(())
+}
+
+impl Job {
+    /// Validates every range, then syncs each pair of replicas that differ once, over all
+    /// its differing sub-ranges (one stream each way rather than one per range).
+    async fn run(self) -> Result<JobResult, String> {
+        let mut result = JobResult::default();
+        let mut differences: BTreeMap<(SocketAddr, SocketAddr), Vec<TokenRange>> = BTreeMap::new();
+        for range in &self.plan.ranges {
+            let trees = self.validations(*range).await?;
+            result.partitions += trees.iter().map(|(_, t)| t.partitions()).sum::<u64>();
+            for (i, (a, tree_a)) in trees.iter().enumerate() {
+                for (b, tree_b) in &trees[i + 1..] {
+                    let differing = tree_a.difference(tree_b)?;
+                    self.log_comparison(*a, *b, differing.len());
+                    result.out_of_sync += differing.len() as u64;
+                    if !differing.is_empty() {
+                        differences.entry((*a, *b)).or_default().extend(differing);
+                    }
+                }
+            }
+        }
+        for ((a, b), ranges) in differences {
+            let synced = self.sync(a, b, ranges).await?;
+            result.synced.bytes += synced.bytes;
+            result.synced.files += synced.files;
+        }
+        Ok(result)
+    }
+
+    fn log_comparison(&self, a: SocketAddr, b: SocketAddr, differing: usize) {
+        let (a, b) = (endpoint(a), endpoint(b));
+        let table = &self.table_name;
+        if differing == 0 {
+            tracing::info!(
+                "[repair #{}] Endpoints {a} and {b} are consistent for {table}",
+                self.session
+            );
+        } else {
+            tracing::info!(
+                "[repair #{}] Endpoints {a} and {b} have {differing} range(s) out of sync for {table}",
+                self.session
+            );
+        }
+    }
+
+    /// Every replica's tree of `range`, in the order of the replicas.
+    async fn validations(
+        &self,
+        range: TokenRange,
+    ) -> Result<Vec<(SocketAddr, MerkleTree)>, String> {
+        let request = ValidationRequest {
+            session: self.session,
+            table: self.table,
+            range,
+            depth: self.depth(range),
+            now: (now_ms() / 1000) as i32,
+        };
+        let mut trees = Vec::with_capacity(self.plan.replicas.len());
+        if self.sequential {
+            for replica in &self.plan.replicas {
+                trees.push((*replica, self.validation(*replica, request.clone()).await?));
+            }
+            return Ok(trees);
+        }
+        let mut running = JoinSet::new();
+        for (n, replica) in self.plan.replicas.iter().enumerate() {
+            let (job, request, replica) = (self.clone(), request.clone(), *replica);
+            running.spawn(async move { (n, replica, job.validation(replica, request).await) });
+        }
+        let mut answers = Vec::new();
+        while let Some(done) = running.join_next().await {
+            let (n, replica, tree) = done.map_err(|e| format!("validation task: {e}"))?;
+            answers.push((n, replica, tree?));
+        }
+        answers.sort_by_key(|(n, _, _)| *n);
+        trees.extend(answers.into_iter().map(|(_, r, t)| (r, t)));
+        Ok(trees)
+    }
+
+    /// One replica's tree: built here for this node, asked for otherwise.
+    async fn validation(
+        &self,
+        replica: SocketAddr,
+        request: ValidationRequest,
+    ) -> Result<MerkleTree, String> {
+        let failed = || format!("Validation failed in {}", endpoint(replica));
+        if replica == self.inner.messaging.local() {
+            return validate(&self.inner, request).await.map_err(|e| {
+                tracing::warn!("validation of {} failed: {}", self.table_name, e.message);
+                failed()
+            });
+        }
+        let timeout = self.inner.config.validation_timeout;
+        let answer = self
+            .inner
+            .messaging
+            .request(replica, Verb::RepairValidation, request.encode(), timeout)
+            .await;
+        match answer {
+            Ok(bytes) => decode_tree(&bytes).map_err(|e| format!("{}: {e}", failed())),
+            Err(NetError::Remote(e)) => {
+                tracing::warn!(
+                    "validation of {} in {replica} failed: {}",
+                    self.table_name,
+                    e.message
+                );
+                Err(failed())
+            }
+            Err(_) => Err(format!("Endpoint {} died", endpoint(replica))),
+        }
+    }
+
+    /// Cassandra's depth: one partition a leaf by this node's estimate, at least
+    /// `min_depth`, at most what `repair_session_space` holds for the trees at once.
+    fn depth(&self, range: TokenRange) -> u8 {
+        let config = &self.inner.config;
+        let estimate = self
+            .inner
+            .storage
+            .size_estimates(self.table, &storage_ranges(range))
+            .map_or(0, |e| e.partitions.iter().sum());
+        let max = merkle::max_depth(config.session_space, self.trees_at_once);
+        merkle::depth_for(estimate, max)
+            .max(config.min_depth)
+            .min(max)
+    }
+
+    /// Each of `a` and `b` fetches `ranges` from the other (Cassandra's symmetric sync).
+    async fn sync(
+        &self,
+        a: SocketAddr,
+        b: SocketAddr,
+        ranges: Vec<TokenRange>,
+    ) -> Result<Synced, String> {
+        let (into_a, into_b) = tokio::join!(
+            self.fetch_into(a, b, ranges.clone()),
+            self.fetch_into(b, a, ranges)
+        );
+        let failed = |e: String| {
+            tracing::warn!("sync between {a} and {b} failed: {e}");
+            format!("Sync failed between {} and {}", endpoint(a), endpoint(b))
+        };
+        let (into_a, into_b) = (into_a.map_err(failed)?, into_b.map_err(failed)?);
+        Ok(Synced {
+            files: into_a.files + into_b.files,
+            bytes: into_a.bytes + into_b.bytes,
+        })
+    }
+
+    /// `receiver` fetches `ranges` from `source`: this node itself, or asked to.
+    async fn fetch_into(
+        &self,
+        receiver: SocketAddr,
+        source: SocketAddr,
+        ranges: Vec<TokenRange>,
+    ) -> Result<Synced, String> {
+        if receiver == self.inner.messaging.local() {
+            return fetch(&self.inner, self.table, source, ranges).await;
+        }
+        let request = SyncRequest {
+            session: self.session,
+            table: self.table,
+            source,
+            ranges,
+        };
+        let timeout = self.inner.config.sync_timeout;
+        let answer = self
+            .inner
+            .messaging
+            .request(receiver, Verb::RepairSync, request.encode(), timeout)
+            .await
+            .map_err(|e| e.to_string())?;
+        Synced::decode(&answer).map_err(|e| e.to_string())
+    }
+}
+
+/// A range as storage takes them: `left < right`, `i64::MIN` on the right for the end of the
+/// ring, a wrapping range cut in two.
+fn storage_ranges((left, right): TokenRange) -> Vec<TokenRange> {
+    if left < right || right == i64::MIN {
+        vec![(left, right)]
+    } else {
+        vec![(left, i64::MIN), (i64::MIN, right)]
+    }
+}
+
+/// Ranges as Cassandra prints a list of them: `[(-5,3], (9,12]]`.
+pub fn format_ranges(ranges: &[TokenRange]) -> String {
+    let items: Vec<String> = ranges.iter().map(|(l, r)| format!("({l},{r}]")).collect();
+    format!("[{}]", items.join(", "))
+}
+
+/// A duration as Apache Commons' `formatDurationWords` writes it with leading and trailing
+/// zero elements suppressed, as Cassandra's "Repair command #1 finished in 1 minute 5 seconds".
+pub fn duration_words(seconds: u64) -> String {
+    let elements = [
+        (seconds / 86_400, "day"),
+        (seconds / 3600 % 24, "hour"),
+        (seconds / 60 % 60, "minute"),
+        (seconds % 60, "second"),
+    ];
+    let first = elements.iter().position(|(n, _)| *n != 0).unwrap_or(3);
+    let last = elements.iter().rposition(|(n, _)| *n != 0).unwrap_or(3);
+    elements[first..=last]
+        .iter()
+        .map(|(n, unit)| format!("{n} {unit}{}", if *n == 1 { "" } else { "s" }))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_are_words_without_leading_or_trailing_zeros() {
+        assert_eq!(duration_words(0), "0 seconds");
+        assert_eq!(duration_words(1), "1 second");
+        assert_eq!(duration_words(60), "1 minute");
+        assert_eq!(duration_words(125), "2 minutes 5 seconds");
+        assert_eq!(duration_words(3605), "1 hour 0 minutes 5 seconds");
+        assert_eq!(duration_words(86_400 * 2 + 3600), "2 days 1 hour");
+    }
+
+    #[test]
+    fn ranges_print_as_cassandra_prints_them() {
+        assert_eq!(format_ranges(&[(-5, 3), (9, 12)]), "[(-5,3], (9,12]]");
+        assert_eq!(
+            storage_ranges((10, -10)),
+            vec![(10, i64::MIN), (i64::MIN, -10)]
+        );
+        assert_eq!(storage_ranges((10, i64::MIN)), vec![(10, i64::MIN)]);
+    }
+}

@@ -1,0 +1,64 @@
+//! Validation, as Cassandra's `Validator`: the Merkle tree of one table's token range built from
+//! this node's data — memtables and SSTables merged and purged as a compaction would
+//! ([`Storage::validation_page`]), tombstones included — a page of partitions at a time.
+
+use std::ops::Bound;
+
+use mutation::{KeyRange, PartitionPosition, TableId};
+use storage::{Storage, StorageError, TokenRange};
+
+use crate::digest;
+use crate::merkle::MerkleTree;
+
+/// Partitions read per page.
+const PAGE: usize = 512;
+
+/// The tree of `table` over `range` at `depth`, with the data as of `now` (seconds). Blocking:
+/// run it off the async threads.
+pub fn build(
+    storage: &Storage,
+    table: TableId,
+    range: TokenRange,
+    depth: u8,
+    now: i32,
+) -> Result<MerkleTree, StorageError> {
+    let mut tree = MerkleTree::new(range, depth);
+    for mut keys in key_ranges(range) {
+        loop {
+            let page = storage.validation_page(table, &keys, now, PAGE)?;
+            for (key, data) in &page.partitions {
+                tree.add(key.token, &digest::partition(key, data));
+            }
+            match page.stopped_at {
+                Some(last) => keys.start = Bound::Excluded(PartitionPosition::Key(last)),
+                None => break,
+            }
+        }
+    }
+    Ok(tree)
+}
+
+/// The partitions of the token range (left, right], as one or two key ranges (a range
+/// wrapping past the end of the ring is cut there).
+pub fn key_ranges((left, right): TokenRange) -> Vec<KeyRange> {
+    let after = |t: i64| Bound::Excluded(PartitionPosition::Token(t));
+    let upto = |t: i64| Bound::Included(PartitionPosition::Token(t));
+    let to_end = KeyRange {
+        start: after(left),
+        end: Bound::Unbounded,
+    };
+    if right == i64::MIN {
+        return vec![to_end];
+    }
+    if left < right {
+        return vec![KeyRange {
+            start: after(left),
+            end: upto(right),
+        }];
+    }
+    let from_start = KeyRange {
+        start: Bound::Unbounded,
+        end: upto(right),
+    };
+    vec![to_end, from_start]
+}

@@ -1,0 +1,165 @@
+"""Full repair on a 3-node `helenus cluster` (RF=3): a replica that was down while rows were
+written, updated and deleted (hints disabled) holds exactly the others' rows after `nodetool
+repair`, read alone; a second repair finds nothing out of sync; the output is Cassandra
+5.0.4's; a repair with a replica down fails with Cassandra's message and exit status."""
+import json
+import re
+import subprocess
+import urllib.request
+
+import pytest
+from cassandra import ConsistencyLevel
+from cassandra.query import SimpleStatement
+
+from cluster import BIN, LocalCluster, all_up
+
+ADMIN_PORT = 7199
+ROWS = 1000
+STAMP = r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] "
+OPTIONS = ("repair options (parallelism: parallel, primary range: false, incremental: false, "
+           "job threads: 1, ColumnFamilies: [], dataCenters: [], hosts: [], previewKind: NONE, "
+           "# of ranges: 48, pull repair: false, force repair: false, optimise streams: false, "
+           "ignore unreplicated keyspaces: false, repairPaxos: true, paxosOnly: false)")
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    cluster = LocalCluster(nodes=3).start()
+    try:
+        yield cluster
+    finally:
+        cluster.clear()
+
+
+def nodetool(node, *args):
+    return subprocess.run([BIN, "nodetool", "-h", node.address, *map(str, args)],
+                          capture_output=True, text=True, timeout=600)
+
+
+def repairs(node):
+    url = f"http://{node.address}:{ADMIN_PORT}/v1/repairs"
+    with urllib.request.urlopen(url, timeout=10) as r:
+        return json.loads(r.read())
+
+
+def rows_alone(node):
+    """Every row as `node` alone answers it at ONE."""
+    select = SimpleStatement("SELECT k, v FROM rp.kv", consistency_level=ConsistencyLevel.ONE,
+                             fetch_size=500)
+    return {r.k: r.v for r in node.session().execute(select)}
+
+
+def expected_rows():
+    rows = {k: f"v{k}" for k in range(ROWS + 200)}
+    rows.update({k: f"updated{k}" for k in range(0, 100)})
+    for k in range(500, 600):
+        del rows[k]
+    return rows
+
+
+def test_repair_brings_a_replica_that_missed_writes_and_deletes_level(cluster):
+    node1, node2, node3 = cluster.nodes
+    session = cluster.session()
+    session.execute("CREATE KEYSPACE rp WITH replication = "
+                    "{'class': 'SimpleStrategy', 'replication_factor': 3}")
+    session.execute("CREATE TABLE rp.kv (k int PRIMARY KEY, v text)")
+    insert = session.prepare("INSERT INTO rp.kv (k, v) VALUES (?, ?)")
+    insert.consistency_level = ConsistencyLevel.ALL
+    for k in range(ROWS):
+        session.execute(insert, (k, f"v{k}"))
+    for node in cluster.nodes:
+        assert nodetool(node, "disablehandoff").returncode == 0
+
+    node3.stop()
+    node1.await_status(node3.address, "DN", timeout=30)
+    quorum = cluster.session(hosts=[node1.address, node2.address])
+    insert = quorum.prepare("INSERT INTO rp.kv (k, v) VALUES (?, ?)")
+    insert.consistency_level = ConsistencyLevel.QUORUM
+    for k in range(ROWS, ROWS + 200):
+        quorum.execute(insert, (k, f"v{k}"))
+    for k in range(0, 100):
+        quorum.execute(insert, (k, f"updated{k}"))
+    delete = quorum.prepare("DELETE FROM rp.kv WHERE k = ?")
+    delete.consistency_level = ConsistencyLevel.QUORUM
+    for k in range(500, 600):
+        quorum.execute(delete, (k,))
+    node3.start()
+    all_up(cluster)
+
+    result = nodetool(node1, "repair", "rp")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert all(re.match(STAMP, line) for line in lines), lines
+    text = [re.sub(STAMP, "", line) for line in lines]
+    assert text[0] == "Incremental repair is not supported yet: running a full repair"
+    assert re.fullmatch(r"Starting repair command #1 \([0-9a-f-]{36}\), repairing keyspace rp "
+                        r"with " + re.escape(OPTIONS), text[1]), text[1]
+    sessions = text[2:-2]
+    assert sessions and all(re.fullmatch(r"Repair session [0-9a-f-]{36} for range \[.*\] "
+                                         r"finished \(progress: 57%\)", s) for s in sessions)
+    assert text[-2] == "Repair completed successfully"
+    assert re.fullmatch(r"Repair command #1 finished in \d+ seconds?", text[-1]), text[-1]
+    first = repairs(node1)[-1]
+    assert (first["command"], first["state"], first["keyspace"]) == (1, "success", "rp")
+    assert first["ranges_out_of_sync"] > 0 and first["bytes_streamed"] > 0, first
+
+    again = nodetool(node2, "repair", "-full", "rp", "kv")
+    assert again.returncode == 0, again.stderr
+    assert "Incremental" not in again.stdout
+    assert "ColumnFamilies: [kv]" in again.stdout
+    second = repairs(node2)[-1]
+    assert second["state"] == "success"
+    assert (second["ranges_out_of_sync"], second["bytes_streamed"]) == (0, 0), second
+
+    expected = expected_rows()
+    node1.stop()
+    node2.stop()
+    assert rows_alone(node3) == expected
+    node2.start()
+    node3.stop()
+    assert rows_alone(node2) == expected
+    node1.start()
+    node3.start()
+    all_up(cluster)
+
+
+def test_repair_with_a_replica_down_fails_as_cassandra(cluster):
+    node1, node2, _ = cluster.nodes
+    node2.stop()
+    node1.await_status(node2.address, "DN", timeout=30)
+    try:
+        result = nodetool(node1, "repair", "-full", "rp")
+        assert result.returncode == 2
+        lines = [re.sub(STAMP, "", line) for line in result.stdout.splitlines()]
+        assert lines[0].startswith("Starting repair command #")
+        failure = f"failed with error Endpoint not alive: /{node2.address}:7000"
+        assert re.fullmatch(r"Repair command #\d+ " + re.escape(failure), lines[1]), lines
+        assert re.fullmatch(r"Repair command #\d+ finished with error", lines[2]), lines
+        assert result.stderr.startswith("error: Repair job has failed with the error message: "
+                                        "Repair command #")
+        assert result.stderr.rstrip().endswith(
+            ". Check the logs on the repair participants for further details")
+        assert repairs(node1)[-1]["state"] == "failed"
+    finally:
+        node2.start()
+        all_up(cluster)
+
+
+def test_repair_options_are_checked(cluster):
+    node = cluster.node(1)
+    missing = nodetool(node, "repair", "nosuch")
+    assert missing.returncode == 2
+    assert "Keyspace [nosuch] does not exist." in missing.stderr
+    table = nodetool(node, "repair", "rp", "nosuch")
+    assert table.returncode == 2 and "Unknown keyspace/cf pair (rp.nosuch)" in table.stderr
+    both = nodetool(node, "repair", "-dc", "datacenter1", "-hosts", node.address, "rp")
+    assert both.returncode == 2 and "Cannot combine -dc and -hosts options." in both.stderr
+    cluster.session().execute("CREATE KEYSPACE IF NOT EXISTS one WITH replication = "
+                              "{'class': 'SimpleStrategy', 'replication_factor': 1}")
+    single = nodetool(node, "repair", "-full", "one")
+    assert single.returncode == 0
+    assert re.sub(STAMP, "", single.stdout) == \
+        "Replication factor is 1. No repair is needed for keyspace 'one'\n"
+    pr = nodetool(node, "repair", "-full", "-pr", "-st", "0", "-et", "1000000000000000000", "rp")
+    assert pr.returncode == 0, pr.stderr
+    assert "primary range: true" in pr.stdout and "Repair completed successfully" in pr.stdout
