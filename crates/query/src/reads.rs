@@ -1,0 +1,74 @@
+//! The reads a SELECT makes: of user tables, from the replicas through the coordinator; of
+//! virtual tables, from their rows held in memory by the node ([`NodeState::in_memory`]), so
+//! virtual tables get the same restrictions, filtering, limits and paging as stored ones.
+//!
+//! [`NodeState::in_memory`]: crate::NodeState::in_memory
+use coordinator::{Coordinator, ReadPolicy, Trace};
+use mutation::{KeyRange, Partition, PartitionKey, ReadFilter, ReadStats, TableId};
+use ring::ReplicationStrategy;
+use types::{Consistency, CqlResult};
+
+/// What every read of one SELECT shares: where the table lives, how consistent, when, traced.
+pub struct ReadScope<'a> {
+    pub strategy: &'a ReplicationStrategy,
+    pub table: TableId,
+    pub cl: Consistency,
+    pub now: i32,
+    pub trace: Option<&'a Trace>,
+    /// The table's speculative retry and read repair.
+    pub policy: &'a ReadPolicy,
+}
+
+/// The two reads a SELECT makes.
+#[async_trait::async_trait]
+pub trait PartitionReader: Sync {
+    /// The live content of partition `key`.
+    async fn read(
+        &self,
+        scope: &ReadScope,
+        key: &PartitionKey,
+        filter: &ReadFilter,
+        stats: &mut ReadStats,
+    ) -> CqlResult<Option<Partition>>;
+
+    /// Up to `limit` live partitions of `range`, in token order.
+    async fn scan(
+        &self,
+        scope: &ReadScope,
+        range: &KeyRange,
+        filter: &ReadFilter,
+        limit: usize,
+        stats: &mut ReadStats,
+    ) -> CqlResult<Vec<Partition>>;
+}
+
+#[async_trait::async_trait]
+impl PartitionReader for Coordinator {
+    async fn read(
+        &self,
+        s: &ReadScope,
+        key: &PartitionKey,
+        filter: &ReadFilter,
+        stats: &mut ReadStats,
+    ) -> CqlResult<Option<Partition>> {
+        Coordinator::read(
+            self, s.strategy, s.table, key, filter, s.cl, s.now, stats, s.trace, s.policy,
+        )
+        .await
+    }
+
+    async fn scan(
+        &self,
+        s: &ReadScope,
+        range: &KeyRange,
+        filter: &ReadFilter,
+        limit: usize,
+        stats: &mut ReadStats,
+    ) -> CqlResult<Vec<Partition>> {
+        let (strategy, table, cl, now, trace) = (s.strategy, s.table, s.cl, s.now, s.trace);
+        Coordinator::scan(
+            self, strategy, table, range, filter, cl, now, limit, stats, trace,
+        )
+        .await
+    }
+}
