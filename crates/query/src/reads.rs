@@ -72,3 +72,18 @@ impl PartitionReader for Coordinator {
         .await
     }
 }
+
+/// Where a SELECT reads from: the coordinator for stored tables, a snapshot for virtual ones.
+pub enum Source<'a> {
+    Stored(&'a Coordinator),
+    Virtual(Box<dyn PartitionReader + Send>),
+}
+
+impl Source<'_> {
+    pub fn reader(&self) -> &dyn PartitionReader {
+        match self {
+            Source::Stored(coordinator) => *coordinator,
+            Source::Virtual(snapshot) => snapshot.as_ref(),
+        }
+    }
+}

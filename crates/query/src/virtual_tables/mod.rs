@@ -24,7 +24,7 @@ use schema::{KeyspaceMetadata, Row as ValueRow, Schema, TableMetadata};
 use types::{CqlError, CqlResult};
 
 use crate::node_state::NodeState;
-use crate::reads::PartitionReader;
+use crate::reads::{PartitionReader, Source};
 
 pub use clients::ConnectedClient;
 pub use streaming::StreamState;
@@ -220,21 +220,6 @@ impl VirtualTables {
             uptime_seconds: self.started.elapsed().as_secs_f64(),
         };
         node.in_memory(table, &producer.rows(&view)?)
-    }
-}
-
-/// Where a SELECT reads from: the coordinator for stored tables, a snapshot for virtual ones.
-pub enum Source<'a> {
-    Stored(&'a Coordinator),
-    Virtual(Box<dyn PartitionReader + Send>),
-}
-
-impl Source<'_> {
-    pub fn reader(&self) -> &dyn PartitionReader {
-        match self {
-            Source::Stored(coordinator) => *coordinator,
-            Source::Virtual(snapshot) => snapshot.as_ref(),
-        }
     }
 }
 
