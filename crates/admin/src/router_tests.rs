@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use coordinator::{Coordinator, Timeouts};
 use hyper::{Method, StatusCode};
-use query::{NodeInfo, QueryProcessor};
+use query::NodeInfo;
 use storage::{Storage, StorageConfig};
 
 use super::{Api, Reply};
@@ -63,7 +63,8 @@ pub(crate) async fn api(dir: &tempfile::TempDir) -> Api {
         tokens: vec![-1, 42],
         host_id: uuid::Uuid::nil(),
     };
-    let processor = QueryProcessor::start_alone(coordinator.clone(), info, dir.path().join("m"))
+    let metadata_dir = dir.path().join("m");
+    let processor = system::start_alone(coordinator.clone(), storage.clone(), info, metadata_dir)
         .await
         .unwrap();
     let metadata = processor.metadata().cloned().unwrap();

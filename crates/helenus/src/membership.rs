@@ -11,8 +11,9 @@ use coordinator::Coordinator;
 use gossip::{keys, EndpointView, Membership, MembershipEvent};
 use metadata::{ClusterMetadata, HostId, MetadataService, NodeRecord, NodeState};
 use nodeops::{future_ring_of, ring_of};
-use query::{AgreementWait, PeerInfo, QueryProcessor};
+use query::{AgreementWait, QueryProcessor};
 use storage::Storage;
+use system::PeerInfo;
 use tokio::sync::{broadcast, watch};
 use transport::{Event, TopologyChangeKind};
 use uuid::Uuid;
@@ -46,11 +47,16 @@ pub fn start(
             services.metadata.clone(),
             processor.node().listen_address,
         ));
-        tokio::spawn(advertise_load(gossip.clone(), processor.clone(), storage));
+        tokio::spawn(advertise_load(
+            gossip.clone(),
+            processor.clone(),
+            storage.clone(),
+        ));
     }
     let mirror = Mirror {
         processor,
         coordinator,
+        storage,
         events,
         gossip,
         known: BTreeMap::new(),
@@ -63,6 +69,8 @@ pub fn start(
 struct Mirror {
     processor: Arc<QueryProcessor>,
     coordinator: Arc<Coordinator>,
+    /// Where the peers tables are written.
+    storage: Arc<Storage>,
     events: broadcast::Sender<Event>,
     gossip: Option<Arc<dyn Membership>>,
     /// Each other node announced to clients: its CQL address and whether it was last said up.
@@ -118,7 +126,8 @@ impl Mirror {
             .map(|n| peer_info(n, views.get(&n.addr.ip())))
             .collect();
         if self.peers.as_ref() != Some(&peers) {
-            match self.processor.record_peers(&peers).await {
+            let schema = self.processor.schema().schema.clone();
+            match system::peers::record(&self.storage, &schema, &peers).await {
                 Ok(()) => self.peers = Some(peers),
                 Err(e) => tracing::error!("cannot record the peers tables: {e}"),
             }

@@ -229,7 +229,7 @@ async fn serve(
         tokens: config.initial_token.clone(),
         host_id: uuid::Uuid::nil(),
     };
-    let processor = QueryProcessor::start(coordinator.clone(), node)
+    let processor = system::start(coordinator.clone(), storage.clone(), node)
         .await
         .map_err(|e| format!("cannot start: {e}"))?;
     processor.set_limits(query::Limits::from_config(&config));

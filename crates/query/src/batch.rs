@@ -16,8 +16,8 @@ use crate::guardrails::{writes, Limits, Warnings};
 use crate::modify::{ModifyPlan, StoredRows};
 use crate::operand::{Binder, Operand, Resolved};
 use crate::processor::{Plan, QueryProcessor};
+use crate::reads::{PartitionReader, ReadScope};
 use crate::trace::TraceRequest;
-use crate::virtual_tables::{PartitionReader, ReadScope};
 
 /// An analysed `BEGIN BATCH ... APPLY BATCH`.
 #[derive(Debug)]

@@ -9,7 +9,7 @@ use types::result::{ColumnSpec, Rows};
 use types::{CqlError, CqlResult, CqlType, NativeType};
 
 use crate::exec::ExecContext;
-use crate::local::NodeInfo;
+use crate::node::NodeInfo;
 
 fn spec(name: &str) -> ColumnSpec {
     ColumnSpec {

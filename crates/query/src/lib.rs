@@ -1,6 +1,8 @@
 //! The query processor: analyses CQL statements against the schema and executes them
 //! through the coordinator (Cassandra's `cql3` package: QueryProcessor, SelectStatement,
-//! ModificationStatement, BatchStatement and the schema statements).
+//! ModificationStatement, BatchStatement and the schema statements). What it needs of the node
+//! it runs on beside the coordinator's reads and writes it asks through [`NodeState`], which
+//! the `system` crate implements over the node's storage.
 mod assignments;
 mod batch;
 mod calls;
@@ -15,28 +17,24 @@ pub mod functions;
 mod grouping;
 pub mod guardrails;
 mod json;
-mod local;
 mod modify;
 mod multi_column;
+mod node;
+mod node_state;
 mod operand;
 mod paging;
-mod peers;
 mod processor;
+pub mod reads;
 mod restrictions;
 mod schema_follow;
-mod schema_store;
 mod schema_sync;
 mod select;
 mod selection;
 mod slices;
 mod terms;
-#[doc(hidden)]
-pub mod testing;
 mod tombstones;
 pub mod trace;
 pub mod virtual_tables;
-#[cfg(test)]
-mod where_tests;
 
 // How values sit in stored rows (keys, collections, row views) is the schema crate's; the
 // modules here name it as their own.
@@ -44,9 +42,10 @@ use schema::{collections, keys, row_view as rows};
 
 pub use endpoints::RangeReplicas;
 pub use guardrails::Limits;
-pub use local::{NodeInfo, RELEASE_VERSION};
-pub use peers::PeerInfo;
+pub use node::{NodeInfo, CQL_VERSION, RELEASE_VERSION};
+pub use node_state::NodeState;
 pub use processor::{AgreementWait, QueryProcessor};
 pub use schema_follow::SchemaLag;
-pub use tombstones::TombstoneLimits;
+pub use schema_sync::changed_tables;
+pub use tombstones::{TombstoneLimits, TombstoneThresholds};
 pub use trace::{Tracer, Tracing};

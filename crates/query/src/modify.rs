@@ -697,7 +697,3 @@ impl ModifyPlan {
         })
     }
 }
-
-#[cfg(test)]
-#[path = "modify_tests.rs"]
-mod tests;

@@ -13,7 +13,7 @@ use cql::ast::Statement;
 use metadata::MetadataService;
 use parking_lot::RwLock;
 use ring::ReplicationStrategy;
-use schema::{md5, name_uuid, KeyspaceMetadata, Schema, TableMetadata};
+use schema::{md5, name_uuid, Schema, TableMetadata};
 use tokio::sync::{broadcast, watch};
 use types::request::{BatchRequest, QueryOptions};
 use types::result::{ColumnSpec, Outcome, Prepared, QueryResult, SchemaChange};
@@ -22,10 +22,11 @@ use types::{CqlError, CqlResult};
 use crate::batch;
 use crate::ddl;
 use crate::describe;
-use crate::exec::{unique_micros, ExecContext};
+use crate::exec::ExecContext;
 use crate::guardrails::{self, Limits, PartitionGuardrails};
-use crate::local::{self, NodeInfo};
 use crate::modify::ModifyPlan;
+use crate::node::NodeInfo;
+use crate::node_state::NodeState;
 use crate::operand::{BindSpecs, Binder};
 use crate::restrictions::{PartitionSelection, Values};
 use crate::schema_follow::SchemaLag;
@@ -129,6 +130,8 @@ pub struct QueryProcessor {
     /// How a schema change waits for the other live nodes to apply it (set in a cluster).
     pub(crate) agreement: OnceLock<AgreementWait>,
     pub(crate) node: NodeInfo,
+    /// The node's own state: its system tables, the tables it holds, truncation.
+    pub(crate) node_state: Arc<dyn NodeState>,
     virtual_tables: VirtualTables,
     tracer: Tracer,
     /// Guardrails and batch thresholds (cassandra.yaml's; Cassandra's defaults until set).
@@ -136,13 +139,16 @@ pub struct QueryProcessor {
 }
 
 impl QueryProcessor {
-    /// Opens the node's data: registers the system tables, replays the commit log, loads the
-    /// schema, and records this node in `system.local`.
+    /// A processor over the node's data as start-up left it (the `system` crate opens it:
+    /// `schema` loaded, `node` identified), re-preparing the statements saved before a
+    /// restart.
     pub async fn start(
         coordinator: Arc<Coordinator>,
+        node_state: Arc<dyn NodeState>,
+        schema: Schema,
         node: NodeInfo,
-    ) -> CqlResult<Arc<QueryProcessor>> {
-        let (schema, node) = local::bootstrap(&coordinator, node).await?;
+        virtual_tables: VirtualTables,
+    ) -> Arc<QueryProcessor> {
         let (events, _) = broadcast::channel(256);
         let tracer = Tracer::new(
             Arc::clone(&coordinator),
@@ -154,7 +160,8 @@ impl QueryProcessor {
             tracer,
             coordinator,
             state: ArcSwap::from_pointee(SchemaState::new(schema)),
-            virtual_tables: VirtualTables::new(),
+            node_state,
+            virtual_tables,
             ddl_lock: tokio::sync::Mutex::new(()),
             prepared: RwLock::new(HashMap::new()),
             events,
@@ -170,7 +177,7 @@ impl QueryProcessor {
             qp.coordinator.attach_trace_sink(sink);
         }
         qp.reload_prepared().await;
-        Ok(qp)
+        qp
     }
 
     /// Schema changes, for the transport's SCHEMA_CHANGE events.
@@ -194,7 +201,8 @@ impl QueryProcessor {
     /// Records the tokens this node took in the ring, in `system.local` and on the
     /// coordinator's ring.
     pub async fn set_local_tokens(&self, tokens: &[i64]) -> CqlResult<()> {
-        local::save_tokens(&self.coordinator, &self.schema().schema, tokens).await?;
+        let schema = self.schema().schema.clone();
+        self.node_state.save_tokens(&schema, tokens).await?;
         self.coordinator.set_local_tokens(tokens.to_vec());
         Ok(())
     }
@@ -208,7 +216,7 @@ impl QueryProcessor {
     /// partitions later flushes and compactions write.
     pub fn set_limits(self: &Arc<Self>, limits: Limits) {
         let watch = PartitionGuardrails::new(&limits, self);
-        self.coordinator.storage().watch_partitions(Arc::new(watch));
+        self.node_state.watch_partitions(Arc::new(watch));
         self.limits.store(Arc::new(limits));
     }
 
@@ -283,14 +291,10 @@ impl QueryProcessor {
     ) -> CqlResult<Outcome> {
         let (outcome, new) = self.prepare_cached(keyspace, text, trace)?;
         if let (Some(id), QueryResult::Prepared(_)) = (new, &outcome.result) {
-            local::save_prepared(
-                &self.coordinator,
-                &self.schema().schema,
-                &id,
-                keyspace,
-                text,
-            )
-            .await?;
+            let schema = self.schema().schema.clone();
+            self.node_state
+                .save_prepared(&schema, &id, keyspace, text)
+                .await?;
         }
         Ok(outcome)
     }
@@ -298,7 +302,7 @@ impl QueryProcessor {
     /// Re-prepares the statements saved in `system.prepared_statements` before a restart, so
     /// clients keep their ids.
     async fn reload_prepared(&self) {
-        let saved = match local::saved_prepared(&self.coordinator, &self.schema().schema) {
+        let saved = match self.node_state.saved_prepared(&self.schema().schema) {
             Ok(s) => s,
             Err(e) => {
                 tracing::warn!("cannot read saved prepared statements: {e}");
@@ -532,9 +536,12 @@ impl QueryProcessor {
                 let state = self.schema();
                 let limits = self.tombstone_limits();
                 let table = &s.layout.table;
-                let source = self
-                    .virtual_tables
-                    .source(table, &state.schema, &self.coordinator)?;
+                let source = self.virtual_tables.source(
+                    table,
+                    &state.schema,
+                    &self.coordinator,
+                    self.node_state.as_ref(),
+                )?;
                 guardrails::reads::execution(&self.limits(), s, ctx)?;
                 let (rows, tombstones) = s.execute(ctx, source.reader(), &limits).await?;
                 let mut warnings = ctx.warnings.take();
@@ -567,7 +574,7 @@ impl QueryProcessor {
                 self.limits()
                     .drop_truncate_table()
                     .ensure_enabled(&ctx.notice())?;
-                Box::pin(self.truncate(t)).await?;
+                Box::pin(self.node_state.truncate(t)).await?;
                 QueryResult::Void
             }
             Plan::Describe(d) => QueryResult::Rows(describe::execute(
@@ -585,40 +592,13 @@ impl QueryProcessor {
         })
     }
 
-    async fn truncate(&self, table: &TableMetadata) -> CqlResult<()> {
-        self.auto_snapshot("truncated", table).await?;
-        self.coordinator
-            .storage()
-            .truncate(mutation::TableId(table.id))
-            .await
-            .map_err(|e| CqlError::Truncate(format!("Error during truncate: {e}")))
-    }
-
     /// The tombstone thresholds reads apply, and how this node names itself in failures.
     fn tombstone_limits(&self) -> TombstoneLimits {
         TombstoneLimits {
-            thresholds: self.coordinator.storage().tombstone_thresholds(),
+            thresholds: self.node_state.tombstone_thresholds(),
             address: self.node.listen_address,
             storage_port: self.node.storage_port,
         }
-    }
-
-    /// With `auto_snapshot`, flushes `table` and snapshots it as `<kind>-<millis>-<table>`
-    /// (with its schema) before DROP or TRUNCATE removes its data, as Cassandra does.
-    pub(crate) async fn auto_snapshot(&self, kind: &str, table: &TableMetadata) -> CqlResult<()> {
-        let storage = self.coordinator.storage().clone();
-        if !storage.auto_snapshot() {
-            return Ok(());
-        }
-        let tag = format!("{kind}-{}-{}", unique_micros() / 1000, table.name);
-        let tables = [storage::SnapshotTable {
-            id: mutation::TableId(table.id),
-            schema: Some(schema::describe_table(table, true)),
-        }];
-        tokio::task::spawn_blocking(move || storage.snapshot(&tag, &tables))
-            .await
-            .map_err(|e| CqlError::Server(format!("snapshot task failed: {e}")))?
-            .map_err(storage_error)
     }
 
     /// Drops prepared statements on a changed table or keyspace; drivers re-prepare them.
@@ -630,17 +610,6 @@ impl QueryProcessor {
             !(same_ks && same_table)
         });
     }
-}
-
-pub(crate) fn storage_error(e: storage::StorageError) -> CqlError {
-    CqlError::Server(format!("storage error: {e}"))
-}
-
-pub(crate) fn system_schema(schema: &Schema) -> CqlResult<Arc<KeyspaceMetadata>> {
-    schema
-        .keyspace("system_schema")
-        .cloned()
-        .ok_or_else(|| CqlError::Server("system_schema keyspace missing".into()))
 }
 
 pub(crate) fn table(
@@ -784,7 +753,3 @@ fn statement_name(stmt: &Statement) -> &'static str {
         _ => "Authentication and authorization",
     }
 }
-
-#[cfg(test)]
-#[path = "processor_tests.rs"]
-mod tests;

@@ -1,18 +1,15 @@
 //! Schema changes through the cluster metadata log. A schema statement is planned against this
 //! node's schema and committed to the log as the changed keyspace's definition, compare-and-set
 //! on the version the plan saw; the log's schema is then applied on every node, this one
-//! included, by [`QueryProcessor::sync_schema`]: tables registered in or dropped from storage,
-//! the keyspace's rows written to the local `system_schema` with this node's timestamps, the
-//! schema swapped, clients told. The log orders every change, so nodes never disagree.
+//! included, by [`QueryProcessor::sync_schema`]: the node's state told (tables registered in or
+//! dropped from storage, the keyspace's rows written to the local `system_schema` with this
+//! node's timestamps: [`NodeState`](crate::NodeState)), the schema swapped, clients told. The log orders every change, so nodes never disagree.
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use coordinator::Coordinator;
 use cql::ast::Statement;
-use metadata::{ClusterMetadata, MetadataConfig, MetadataError, MetadataService, Transformation};
+use metadata::{ClusterMetadata, MetadataError, MetadataService, Transformation};
 use schema::{decode_keyspace, encode_keyspace, KeyspaceMetadata, Schema, TableMetadata};
 use tokio::sync::watch;
 use types::result::{QueryResult, SchemaChange, SchemaChangeKind, SchemaChangeTarget};
@@ -21,9 +18,7 @@ use types::{Consistency, CqlError, CqlResult};
 use crate::ddl::{self, Effect};
 use crate::exec::{unique_micros, ExecContext};
 use crate::guardrails;
-use crate::processor::{storage_error, system_schema, QueryProcessor, SchemaState};
-use crate::NodeInfo;
-use crate::{local, schema_store};
+use crate::processor::{QueryProcessor, SchemaState};
 
 /// How long a statement keeps planning again while other schema changes win the race to the
 /// log (each loss means another change was committed, so the cluster progresses); several
@@ -42,28 +37,6 @@ const QUORUM_WAIT: Duration = Duration::from_secs(5);
 const QUORUM_RETRY: Duration = Duration::from_millis(200);
 
 impl QueryProcessor {
-    /// A processor for a node that runs alone, with a one-member metadata group of its own kept
-    /// in `metadata_dir` (the server's path without seeds; tests and tools use it directly).
-    pub async fn start_alone(
-        coordinator: Arc<Coordinator>,
-        node: NodeInfo,
-        metadata_dir: PathBuf,
-    ) -> CqlResult<Arc<QueryProcessor>> {
-        let addr = SocketAddr::new(node.listen_address, node.storage_port);
-        let cluster = node.cluster_name.clone();
-        let qp = QueryProcessor::start(coordinator, node).await?;
-        let host_id = match qp.node().host_id {
-            id if id.is_nil() => uuid::Uuid::from_u128(1),
-            id => id,
-        };
-        let config = MetadataConfig::new(metadata_dir, host_id, addr, &cluster);
-        let metadata = MetadataService::start(config, None, None)
-            .await
-            .map_err(|e| CqlError::Server(format!("cannot start the metadata group: {e}")))?;
-        qp.attach_metadata(metadata);
-        Ok(qp)
-    }
-
     /// Connects the node to the cluster metadata log: schema statements commit through it, and
     /// every schema the log reaches is applied here (a task that runs while the node does; see
     /// [`schema_follow`](crate::schema_follow)).
@@ -110,7 +83,7 @@ impl QueryProcessor {
                 return Err(CqlError::invalid("not a schema statement"));
             };
             guardrails::schema::after(&limits, stmt, &outcome, &notice)?;
-            check_table_options(&state.schema, &outcome.effect)?;
+            self.check_table_options(&state.schema, &outcome.effect)?;
             let result = match &outcome.change {
                 Some(c) => QueryResult::SchemaChange(c.clone()),
                 None => QueryResult::Void,
@@ -212,7 +185,7 @@ impl QueryProcessor {
         for ks in wanted.values() {
             let before = schema.keyspace(&ks.name).cloned();
             if before.as_deref() != Some(ks) {
-                self.save_keyspace(&schema, ks).await?;
+                self.node_state.save_keyspace(&schema, ks).await?;
                 changes.extend(keyspace_changes(before.as_deref(), Some(ks)));
                 schema = schema.with_keyspace(ks.clone());
             }
@@ -224,7 +197,7 @@ impl QueryProcessor {
             .cloned()
             .collect();
         for ks in dropped {
-            self.drop_keyspace(&schema, &ks).await?;
+            self.node_state.drop_keyspace(&schema, &ks).await?;
             changes.extend(keyspace_changes(Some(&ks), None));
             schema = schema.without_keyspace(&ks.name);
         }
@@ -238,55 +211,15 @@ impl QueryProcessor {
         Ok(())
     }
 
-    /// Registers `ks`'s new tables in storage, alters the changed ones, drops the removed ones
-    /// and writes its `system_schema` rows.
-    async fn save_keyspace(&self, schema: &Schema, ks: &KeyspaceMetadata) -> CqlResult<()> {
-        let storage = self.coordinator.storage();
-        let before = schema.keyspace(&ks.name);
-        for (t, new) in tables_to_apply(schema, ks) {
-            let (id, params) = (mutation::TableId(t.id), local::table_params(t));
-            match new {
-                true => storage.create_table(id, params),
-                false => storage.alter_table(id, params),
-            }
-            .map_err(storage_error)?;
-        }
-        let ts = unique_micros();
-        let rows = schema_store::save_keyspace(system_schema(schema)?.as_ref(), ks, ts, now(ts))?;
-        storage.apply_batch(rows).await.map_err(storage_error)?;
-        if let Some(before) = before {
-            let gone = before
-                .tables
-                .values()
-                .filter(|b| ks.tables.get(&b.name).is_none_or(|t| t.id != b.id));
-            self.drop_tables(gone).await?;
-        }
-        Ok(())
-    }
-
-    async fn drop_keyspace(&self, schema: &Schema, ks: &KeyspaceMetadata) -> CqlResult<()> {
-        let ts = unique_micros();
-        let rows =
-            schema_store::drop_keyspace(system_schema(schema)?.as_ref(), &ks.name, ts, now(ts));
-        let storage = self.coordinator.storage();
-        storage.apply_batch(rows).await.map_err(storage_error)?;
-        self.drop_tables(ks.tables.values()).await
-    }
-
-    /// Snapshots (with `auto_snapshot`) and drops tables from storage; a table storage no
-    /// longer has (an earlier attempt dropped it) is skipped.
-    async fn drop_tables(
-        &self,
-        tables: impl Iterator<Item = &Arc<TableMetadata>>,
-    ) -> CqlResult<()> {
-        let storage = self.coordinator.storage();
-        for table in tables {
-            let id = mutation::TableId(table.id);
-            if !storage.has_table(id) {
-                continue;
-            }
-            self.auto_snapshot("dropped", table).await?;
-            storage.drop_table(id).await.map_err(storage_error)?;
+    /// Table options this node cannot hold (a compaction sub-option's value, a compression
+    /// setting) are the statement's configuration error, as in Cassandra, found before the
+    /// change is committed: every node has to be able to apply what the log holds.
+    fn check_table_options(&self, schema: &Schema, effect: &Effect) -> CqlResult<()> {
+        let Effect::Save(ks) = effect else {
+            return Ok(());
+        };
+        for (t, _) in changed_tables(schema, ks) {
+            self.node_state.check_table(t).map_err(CqlError::Config)?;
         }
         Ok(())
     }
@@ -299,7 +232,7 @@ impl QueryProcessor {
         changes: &[SchemaChange],
     ) -> CqlResult<()> {
         if !changes.is_empty() {
-            local::save_schema_version(&self.coordinator, &schema, unique_micros()).await?;
+            self.node_state.save_schema_version(&schema).await?;
         }
         self.state
             .store(Arc::new(SchemaState::new(schema).with_versions(versions)));
@@ -311,9 +244,9 @@ impl QueryProcessor {
     }
 }
 
-/// The tables of `ks` storage has to register (`true`: new) or alter (changed options) to go
+/// The tables of `ks` a node has to register (`true`: new) or alter (changed options) to go
 /// from `schema` to `ks`.
-fn tables_to_apply<'a>(
+pub fn changed_tables<'a>(
     schema: &'a Schema,
     ks: &'a KeyspaceMetadata,
 ) -> impl Iterator<Item = (&'a Arc<TableMetadata>, bool)> + 'a {
@@ -330,23 +263,6 @@ fn tables_to_apply<'a>(
             Some(_) => None,
         }
     })
-}
-
-/// Table options storage cannot use (a compaction sub-option's value, a compression setting)
-/// are the statement's configuration error, as in Cassandra, found before the change is
-/// committed: every node has to be able to apply what the log holds.
-fn check_table_options(schema: &Schema, effect: &Effect) -> CqlResult<()> {
-    let Effect::Save(ks) = effect else {
-        return Ok(());
-    };
-    for (t, _) in tables_to_apply(schema, ks) {
-        local::table_params(t).check().map_err(CqlError::Config)?;
-    }
-    Ok(())
-}
-
-fn now(ts: i64) -> i32 {
-    (ts / 1_000_000) as i32
 }
 
 /// The log entry for a planned schema change, `None` when it changes nothing.

@@ -17,12 +17,12 @@ use crate::grouping::{self, Grouping};
 use crate::keys::KeyLayout;
 use crate::operand::{Binder, Operand, Resolved};
 use crate::paging::PagingState;
+use crate::reads::{PartitionReader, ReadScope};
 use crate::restrictions::{self, Filter, PartitionSelection, Restrictions, StatementKind};
 use crate::rows::RowView;
 use crate::selection::{Evaluator, GroupState, Selection};
 use crate::slices;
 use crate::tombstones::{command_text, TombstoneGuard, TombstoneLimits};
-use crate::virtual_tables::{PartitionReader, ReadScope};
 use coordinator::ReadPolicy;
 
 /// Partitions fetched per storage call in range scans.

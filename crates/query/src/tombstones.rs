@@ -7,7 +7,6 @@ use std::net::IpAddr;
 
 use mutation::{PartitionKey, ReadStats};
 use schema::ColumnKind;
-use storage::TombstoneThresholds;
 use types::value::Value;
 use types::{Consistency, CqlError, CqlResult};
 
@@ -16,6 +15,14 @@ use crate::selection::Selection;
 
 /// The v5 failure-reason code of READ_TOO_MANY_TOMBSTONES.
 const READ_TOO_MANY_TOMBSTONES: u16 = 0x0001;
+
+/// The tombstone counts past which a statement's reads warn and fail (cassandra.yaml's
+/// `tombstone_warn_threshold` and `tombstone_failure_threshold`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TombstoneThresholds {
+    pub warn: u64,
+    pub failure: u64,
+}
 
 /// Where the thresholds apply and how this node names itself in failures.
 #[derive(Clone, Debug)]

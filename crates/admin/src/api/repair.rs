@@ -169,7 +169,10 @@ fn keyspaces(node: &AdminNode, request: &RepairRequest) -> ApiResult<Vec<Chosen>
             .filter(|k| {
                 !schema::is_system_keyspace(&k.name)
                     && !schema::is_virtual_keyspace(&k.name)
-                    && !matches!(*node.processor.strategy(&k.name), ring::ReplicationStrategy::Local)
+                    && !matches!(
+                        *node.processor.strategy(&k.name),
+                        ring::ReplicationStrategy::Local
+                    )
             })
             .map(|k| k.name.clone())
             .collect(),

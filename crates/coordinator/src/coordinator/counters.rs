@@ -306,7 +306,7 @@ mod tests {
     /// The counter cell as stored, unresolved.
     fn stored(c: &Coordinator) -> Cell {
         let source = c
-            .storage()
+            .storage
             .read_source(TABLE, &key(), &ReadFilter::all(), usize::MAX);
         let data = source.expect("read").expect("partition").data;
         let row = data.rows.values().next().expect("row").clone();

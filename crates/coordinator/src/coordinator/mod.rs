@@ -108,10 +108,6 @@ impl Coordinator {
         self.attached.hints.get()
     }
 
-    pub fn storage(&self) -> &Arc<Storage> {
-        &self.storage
-    }
-
     /// The slow query log of local reads.
     pub fn slow_queries(&self) -> &Arc<SlowQueries> {
         &self.slow

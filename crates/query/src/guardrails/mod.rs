@@ -19,7 +19,7 @@ pub(crate) mod writes;
 
 use std::sync::{Arc, Mutex};
 
-pub use partitions::PartitionGuardrails;
+pub use partitions::{PartitionGuardrails, WatchFloors, WrittenAt};
 
 /// What the checks compare against: cassandra.yaml's guardrails and batch thresholds.
 #[derive(Clone, Debug, PartialEq)]

@@ -1,15 +1,16 @@
 //! The guardrails Cassandra checks as it writes SSTables, at flush and compaction: storage
-//! reports the partitions and non-frozen collections it writes past the lower thresholds, and
-//! this logs Cassandra's messages (nobody waits, so a failure is logged, not refused).
+//! reports the partitions and non-frozen collections it writes past the lower thresholds
+//! (through the `system` crate, which hands these to storage), and this logs Cassandra's
+//! messages (nobody waits, so a failure is logged, not refused).
 //! A partition is named `keyspace.table:key on sstable <Data file>` with the key as
 //! Cassandra's `AbstractType.getString` prints it (a composite key's parts joined by `:`); a
 //! collection `column in row <primary key> in table keyspace.table` with the primary key as
 //! CQL literals, in parentheses when it has more than one column. Collections in system
 //! keyspaces are not checked, as in Cassandra.
+use std::path::Path;
 use std::sync::{Arc, Weak};
 
 use schema::{is_system_keyspace, TableMetadata};
-use storage::{PartitionWatch, WatchThresholds, WrittenCollection, WrittenPartition};
 use types::value::{calendar, Value};
 use types::CqlType;
 
@@ -18,7 +19,24 @@ use super::Limits;
 use crate::keys::KeyLayout;
 use crate::processor::QueryProcessor;
 
-/// The node's [`PartitionWatch`]: the four guardrails, and the schema to name keys with.
+/// The lowest value of each guardrail checked as SSTables are written: storage reports what
+/// it writes past them (`None`: not checked).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WatchFloors {
+    pub partition_size: Option<u64>,
+    pub partition_tombstones: Option<u64>,
+    pub collection_size: Option<u64>,
+    pub collection_items: Option<u64>,
+}
+
+/// Where a reported partition or collection was written: its table and partition key.
+pub struct WrittenAt<'a> {
+    pub keyspace: &'a str,
+    pub table: &'a str,
+    pub key: &'a [u8],
+}
+
+/// The node's partition guardrails: the four thresholds, and the schema to name keys with.
 pub struct PartitionGuardrails {
     size: Threshold,
     tombstones: Threshold,
@@ -50,9 +68,10 @@ fn lowest(t: &Threshold) -> Option<u64> {
     t.warn.or(t.fail).and_then(|v| u64::try_from(v).ok())
 }
 
-impl PartitionWatch for PartitionGuardrails {
-    fn thresholds(&self) -> WatchThresholds {
-        WatchThresholds {
+impl PartitionGuardrails {
+    /// The values past which storage reports what it writes.
+    pub fn floors(&self) -> WatchFloors {
+        WatchFloors {
             partition_size: lowest(&self.size),
             partition_tombstones: lowest(&self.tombstones),
             collection_size: lowest(&self.collection_size),
@@ -60,30 +79,40 @@ impl PartitionWatch for PartitionGuardrails {
         }
     }
 
-    fn written(&self, p: &WrittenPartition<'_>) {
+    /// A partition of `size` bytes with `tombstones` written to the SSTable `sstable`.
+    pub fn partition_written(&self, p: &WrittenAt<'_>, sstable: &Path, size: u64, tombstones: u64) {
         let key = match self.table(p.keyspace, p.table) {
-            Some(table) => key_text(&KeyLayout::new(table), &p.key.key),
-            None => String::from_utf8_lossy(&p.key.key).into_owned(),
+            Some(table) => key_text(&KeyLayout::new(table), p.key),
+            None => String::from_utf8_lossy(p.key).into_owned(),
         };
         let what = format!(
             "{}.{}:{key} on sstable {}",
             p.keyspace,
             p.table,
-            p.sstable.display()
+            sstable.display()
         );
         let notice = Notice::background();
-        let _ = self.size.guard(p.size as i64, &what, &notice);
-        let _ = self.tombstones.guard(p.tombstones as i64, &what, &notice);
+        let _ = self.size.guard(size as i64, &what, &notice);
+        let _ = self.tombstones.guard(tombstones as i64, &what, &notice);
     }
 
-    fn collection(&self, c: &WrittenCollection<'_>) {
+    /// A non-frozen collection of `size` bytes and `items` live cells written in column
+    /// `column` of the row at `clustering` (`None`: the static row).
+    pub fn collection_written(
+        &self,
+        c: &WrittenAt<'_>,
+        clustering: Option<&[u8]>,
+        column: &[u8],
+        size: u64,
+        items: u64,
+    ) {
         if is_system_keyspace(c.keyspace) {
             return;
         }
         let Some(table) = self.table(c.keyspace, c.table) else {
             return;
         };
-        let column = String::from_utf8_lossy(c.column);
+        let column = String::from_utf8_lossy(column);
         let is_collection = table.column(&column).is_some_and(|col| {
             col.ty.is_multi_cell()
                 && matches!(
@@ -94,11 +123,11 @@ impl PartitionWatch for PartitionGuardrails {
         if !is_collection {
             return;
         }
-        let key = primary_key_literal(&KeyLayout::new(table), &c.key.key, c.clustering);
+        let key = primary_key_literal(&KeyLayout::new(table), c.key, clustering);
         let what = format!("{column} in row {key} in table {}.{}", c.keyspace, c.table);
         let notice = Notice::background();
-        let _ = self.collection_size.guard(c.size as i64, &what, &notice);
-        let _ = self.items.guard(c.items as i64, &what, &notice);
+        let _ = self.collection_size.guard(size as i64, &what, &notice);
+        let _ = self.items.guard(items as i64, &what, &notice);
     }
 }
 

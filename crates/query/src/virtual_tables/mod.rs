@@ -2,17 +2,16 @@
 //! whose rows the node computes when they are read (connected clients, settings, caches,
 //! compactions, thread pools, per-table latencies and histograms, and the virtual schema
 //! itself). Their definitions come from `schema::virtual_keyspaces`; a SELECT reads them
-//! through the ordinary SELECT path from a [`Snapshot`] of their rows.
-mod caches;
+//! through the ordinary SELECT path from their rows held in memory by the node
+//! ([`NodeState::in_memory`](crate::NodeState::in_memory)). The tables computed from what
+//! the query layer sees are here; those computed from the node's storage (caches,
+//! compactions, thread pools, per-table figures) are the `system` crate's, added with
+//! [`VirtualTables::with`].
 mod clients;
 mod latency;
-mod reader;
 mod schema_tables;
 mod settings;
-mod sstable_tasks;
 mod streaming;
-mod table_stats;
-mod thread_pools;
 
 use std::borrow::Cow;
 use std::sync::{Arc, LazyLock};
@@ -24,10 +23,11 @@ use parking_lot::RwLock;
 use schema::{KeyspaceMetadata, Row as ValueRow, Schema, TableMetadata};
 use types::{CqlError, CqlResult};
 
+use crate::node_state::NodeState;
+use crate::reads::{PartitionReader, Source};
+
 pub use clients::ConnectedClient;
-pub use reader::{PartitionReader, ReadScope, Snapshot};
 pub use streaming::StreamState;
-pub use thread_pools::ThreadPool;
 
 /// One virtual table: its name and how to compute its rows.
 pub trait VirtualTable: Send + Sync {
@@ -53,6 +53,17 @@ pub struct NodeSources {
     pub thread_pools: Option<Listing<ThreadPool>>,
     /// The stream sessions, running and recently ended.
     pub streams: Option<Listing<StreamState>>,
+}
+
+/// One pool of work's figures, as `nodetool tpstats` lists them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ThreadPool {
+    pub name: String,
+    pub active: u64,
+    pub pending: u64,
+    pub completed: u64,
+    pub blocked: u64,
+    pub blocked_all_time: u64,
 }
 
 /// What a virtual table may look at while computing its rows.
@@ -155,18 +166,15 @@ impl Default for VirtualTables {
 }
 
 impl VirtualTables {
-    /// Every virtual table Helenus serves, with no outside sources installed yet.
+    /// The virtual tables computed from what the query layer sees, with no outside sources
+    /// installed yet.
     pub fn new() -> VirtualTables {
         let mut tables: Vec<Box<dyn VirtualTable>> = vec![
-            Box::new(caches::Caches),
             Box::new(clients::Clients),
             Box::new(settings::Settings),
-            Box::new(sstable_tasks::SstableTasks),
-            Box::new(thread_pools::ThreadPools),
             Box::new(streaming::Streaming),
         ];
         tables.extend(latency::tables());
-        tables.extend(table_stats::tables());
         tables.extend(schema_tables::tables());
         VirtualTables {
             tables,
@@ -175,18 +183,30 @@ impl VirtualTables {
         }
     }
 
+    /// These tables and `more`.
+    pub fn with(mut self, more: impl IntoIterator<Item = Box<dyn VirtualTable>>) -> Self {
+        self.tables.extend(more);
+        self
+    }
+
+    /// The (keyspace, table) names of the tables served.
+    pub fn names(&self) -> impl Iterator<Item = (&'static str, &'static str)> + '_ {
+        self.tables.iter().map(|t| t.name())
+    }
+
     /// Installs the data other parts of the node supply.
     pub fn install(&self, sources: NodeSources) {
         *self.sources.write() = sources;
     }
 
-    /// A snapshot of `table`'s rows now, ready to be read by a SELECT.
+    /// `table`'s rows now, held in memory by `node` to be read by a SELECT.
     pub fn snapshot(
         &self,
         table: &TableMetadata,
         schema: &Schema,
         coordinator: &Coordinator,
-    ) -> CqlResult<Snapshot> {
+        node: &dyn NodeState,
+    ) -> CqlResult<Box<dyn PartitionReader + Send>> {
         let producer = self
             .tables
             .iter()
@@ -199,22 +219,7 @@ impl VirtualTables {
             sources: &sources,
             uptime_seconds: self.started.elapsed().as_secs_f64(),
         };
-        Snapshot::new(table, &producer.rows(&view)?)
-    }
-}
-
-/// Where a SELECT reads from: the coordinator for stored tables, a snapshot for virtual ones.
-pub enum Source<'a> {
-    Stored(&'a Coordinator),
-    Virtual(Snapshot),
-}
-
-impl Source<'_> {
-    pub fn reader(&self) -> &dyn PartitionReader {
-        match self {
-            Source::Stored(coordinator) => *coordinator,
-            Source::Virtual(snapshot) => snapshot,
-        }
+        node.in_memory(table, &producer.rows(&view)?)
     }
 }
 
@@ -225,15 +230,13 @@ impl VirtualTables {
         table: &TableMetadata,
         schema: &Schema,
         coordinator: &'a Coordinator,
+        node: &dyn NodeState,
     ) -> CqlResult<Source<'a>> {
         if !is_virtual(&table.keyspace) {
             return Ok(Source::Stored(coordinator));
         }
-        Ok(Source::Virtual(self.snapshot(
-            table,
-            schema,
-            coordinator,
-        )?))
+        let rows = self.snapshot(table, schema, coordinator, node)?;
+        Ok(Source::Virtual(rows))
     }
 }
 
@@ -250,7 +253,7 @@ pub fn implicit_filtering<'a>(table: &TableMetadata, select: &'a Select) -> Cow<
 }
 
 /// A row from `(column, value)` pairs, leaving out the nulls.
-pub(crate) fn row(values: Vec<(&str, Option<types::Value>)>) -> ValueRow {
+pub fn row(values: Vec<(&str, Option<types::Value>)>) -> ValueRow {
     values
         .into_iter()
         .filter(|(_, v)| v.is_some())
@@ -259,12 +262,12 @@ pub(crate) fn row(values: Vec<(&str, Option<types::Value>)>) -> ValueRow {
 }
 
 /// A `text` value.
-pub(crate) fn text(value: &str) -> Option<types::Value> {
+pub fn text(value: &str) -> Option<types::Value> {
     Some(types::Value::Text(value.to_string()))
 }
 
 /// The mean rate of `count` events over `seconds`.
-pub(crate) fn per_second(count: u64, seconds: f64) -> f64 {
+pub fn per_second(count: u64, seconds: f64) -> f64 {
     if seconds > 0.0 {
         count as f64 / seconds
     } else {
@@ -274,7 +277,7 @@ pub(crate) fn per_second(count: u64, seconds: f64) -> f64 {
 
 /// Every table of the user's and the system keyspaces (not the virtual ones), in name order,
 /// as the per-table virtual tables list them.
-pub(crate) fn all_tables(schema: &Schema) -> impl Iterator<Item = &Arc<TableMetadata>> {
+pub fn all_tables(schema: &Schema) -> impl Iterator<Item = &Arc<TableMetadata>> {
     schema.keyspaces().values().flat_map(|k| k.tables.values())
 }
 

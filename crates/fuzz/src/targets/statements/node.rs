@@ -82,7 +82,7 @@ fn start() -> Node {
         .build()
         .expect("a runtime");
     let processor = runtime
-        .block_on(query::testing::local_processor(dir.path()))
+        .block_on(system::testing::local_processor(dir.path()))
         .expect("the query processor starts");
     let node = Node {
         processor,

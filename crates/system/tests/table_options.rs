@@ -1,6 +1,9 @@
+//! Table options the node's storage cannot use, refused before a schema change is committed.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test crate
+
 use types::CqlError;
 
-use crate::testing::{processor_with_ks, run_in_ks as run};
+use system::testing::{processor_with_ks, run_in_ks as run};
 
 /// Found by the statements fuzz target: the schema accepted the sub-option and storage
 /// refused it only when applying the change, after it was committed to the metadata log (a

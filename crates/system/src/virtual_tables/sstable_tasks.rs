@@ -1,22 +1,23 @@
 //! `system_views.sstable_tasks`: the compactions running now, with their progress in bytes
 //! (the source of `nodetool compactionstats`).
+use std::sync::Arc;
+
+use query::virtual_tables::{row, text, NodeView, VirtualTable};
 use schema::Row as ValueRow;
-use storage::{CompactionProgress, TaskKind};
+use storage::{CompactionProgress, Storage, TaskKind};
 use types::{CqlResult, Value};
 use uuid::Uuid;
 
-use super::{row, text, NodeView, VirtualTable};
-
-pub(super) struct SstableTasks;
+/// Reads the compactions of the node's storage.
+pub(super) struct SstableTasks(pub Arc<Storage>);
 
 impl VirtualTable for SstableTasks {
     fn name(&self) -> (&'static str, &'static str) {
         ("system_views", "sstable_tasks")
     }
 
-    fn rows(&self, node: &NodeView) -> CqlResult<Vec<ValueRow>> {
-        let storage = node.coordinator.storage();
-        Ok(storage.compactions().iter().map(task_row).collect())
+    fn rows(&self, _node: &NodeView) -> CqlResult<Vec<ValueRow>> {
+        Ok(self.0.compactions().iter().map(task_row).collect())
     }
 }
 

@@ -21,7 +21,7 @@ type Row = Vec<Option<Bytes>>;
 impl Node {
     async fn start() -> Node {
         let dir = tempfile::tempdir().expect("tempdir");
-        let qp = query::testing::local_processor(dir.path())
+        let qp = system::testing::local_processor(dir.path())
             .await
             .expect("start");
         let node = Node { qp, _dir: dir };

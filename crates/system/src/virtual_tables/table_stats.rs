@@ -1,12 +1,13 @@
 //! Per-table figures, one row per table: the per-read histograms `rows_per_read` and
 //! `tombstones_per_read`, and the sizes `disk_usage` (live SSTables on disk) and
 //! `max_partition_size` (largest partition in the SSTables), in mebibytes rounded up.
+use std::sync::Arc;
+
 use mutation::TableId;
+use query::virtual_tables::{all_tables, row, text, NodeView, VirtualTable};
 use schema::{Row as ValueRow, TableMetadata};
 use storage::{Percentiles, Storage};
 use types::{CqlResult, Value};
-
-use super::{all_tables, row, text, NodeView, VirtualTable};
 
 /// What a per-table virtual table shows.
 #[derive(Clone, Copy)]
@@ -18,11 +19,12 @@ enum Figure {
 }
 
 struct TableStat {
+    storage: Arc<Storage>,
     name: &'static str,
     figure: Figure,
 }
 
-pub(super) fn tables() -> Vec<Box<dyn VirtualTable>> {
+pub(super) fn tables(storage: &Arc<Storage>) -> Vec<Box<dyn VirtualTable>> {
     let all = [
         ("rows_per_read", Figure::RowsPerRead),
         ("tombstones_per_read", Figure::TombstonesPerRead),
@@ -30,7 +32,13 @@ pub(super) fn tables() -> Vec<Box<dyn VirtualTable>> {
         ("max_partition_size", Figure::MaxPartitionSize),
     ];
     all.into_iter()
-        .map(|(name, figure)| Box::new(TableStat { name, figure }) as Box<dyn VirtualTable>)
+        .map(|(name, figure)| {
+            Box::new(TableStat {
+                storage: storage.clone(),
+                name,
+                figure,
+            }) as Box<dyn VirtualTable>
+        })
         .collect()
 }
 
@@ -42,10 +50,9 @@ impl VirtualTable for TableStat {
     }
 
     fn rows(&self, node: &NodeView) -> CqlResult<Vec<ValueRow>> {
-        let storage = node.coordinator.storage();
         // A table dropped while the rows are computed has no figures: it is left out.
         Ok(all_tables(node.schema)
-            .filter_map(|t| self.row(storage, t))
+            .filter_map(|t| self.row(&self.storage, t))
             .collect())
     }
 }

@@ -4,13 +4,15 @@
 use std::collections::BTreeSet;
 use std::net::{IpAddr, SocketAddr};
 
-use schema::Row as ValueRow;
+use mutation::clock::unique_micros;
+use schema::{Row as ValueRow, Schema};
+use storage::Storage;
 use types::{CqlError, CqlResult, Value};
 use uuid::Uuid;
 
-use crate::exec::unique_micros;
-use crate::local::tokens_value;
-use crate::processor::{storage_error, QueryProcessor};
+use crate::storage_error;
+use crate::system_local::tokens_value;
+use crate::tables::{now_seconds, read_all};
 use schema::value_rows;
 
 /// One other node of the cluster, as the peers tables describe it.
@@ -29,38 +31,34 @@ pub struct PeerInfo {
     pub schema_version: Option<Uuid>,
 }
 
-impl QueryProcessor {
-    /// Makes the peers tables list exactly `peers`: rows of nodes no longer among them are
-    /// deleted, the others written.
-    pub async fn record_peers(&self, peers: &[PeerInfo]) -> CqlResult<()> {
-        let schema = self.schema().schema.clone();
-        let table = |name: &str| {
-            schema
-                .table("system", name)
-                .cloned()
-                .ok_or_else(|| CqlError::Server(format!("system.{name} is not defined")))
-        };
-        let (v1, v2) = (table("peers")?, table("peers_v2")?);
-        let ts = unique_micros();
-        let now = (ts / 1_000_000) as i32;
-        let storage = self.coordinator.storage();
-        let keep: BTreeSet<IpAddr> = peers.iter().map(|p| p.peer.ip()).collect();
-        let mut mutations = Vec::new();
-        for row in crate::local::read_all(storage, &v1, now)? {
-            if let Some(Some(Value::Inet(addr))) = row.get("peer") {
-                if !keep.contains(addr) {
-                    let key = [Value::Inet(*addr).to_bytes()];
-                    mutations.push(value_rows::delete_partition(&v1, &key, ts, now));
-                    mutations.push(value_rows::delete_partition(&v2, &key, ts, now));
-                }
+/// Makes the peers tables of `schema` list exactly `peers`: rows of nodes no longer among them
+/// are deleted, the others written.
+pub async fn record(storage: &Storage, schema: &Schema, peers: &[PeerInfo]) -> CqlResult<()> {
+    let table = |name: &str| {
+        schema
+            .table("system", name)
+            .cloned()
+            .ok_or_else(|| CqlError::Server(format!("system.{name} is not defined")))
+    };
+    let (v1, v2) = (table("peers")?, table("peers_v2")?);
+    let ts = unique_micros();
+    let now = now_seconds(ts);
+    let keep: BTreeSet<IpAddr> = peers.iter().map(|p| p.peer.ip()).collect();
+    let mut mutations = Vec::new();
+    for row in read_all(storage, &v1, now)? {
+        if let Some(Some(Value::Inet(addr))) = row.get("peer") {
+            if !keep.contains(addr) {
+                let key = [Value::Inet(*addr).to_bytes()];
+                mutations.push(value_rows::delete_partition(&v1, &key, ts, now));
+                mutations.push(value_rows::delete_partition(&v2, &key, ts, now));
             }
         }
-        for peer in peers {
-            mutations.push(value_rows::insert(&v1, &peers_row(peer), ts)?);
-            mutations.push(value_rows::insert(&v2, &peers_v2_row(peer), ts)?);
-        }
-        storage.apply_batch(mutations).await.map_err(storage_error)
     }
+    for peer in peers {
+        mutations.push(value_rows::insert(&v1, &peers_row(peer), ts)?);
+        mutations.push(value_rows::insert(&v2, &peers_v2_row(peer), ts)?);
+    }
+    storage.apply_batch(mutations).await.map_err(storage_error)
 }
 
 fn common_columns(peer: &PeerInfo) -> ValueRow {

@@ -2,13 +2,15 @@
 //! disabled, the chunk cache (`chunks`, Cassandra's row name for `file_cache_size`); it has no
 //! row or counter cache, so those rows are absent. The "recent" rates are the mean rates since
 //! the node started.
+use std::sync::Arc;
+
+use query::virtual_tables::{per_second, row, text, NodeView, VirtualTable};
 use schema::Row as ValueRow;
-use storage::CacheStats;
+use storage::{CacheStats, Storage};
 use types::{CqlResult, Value};
 
-use super::{per_second, row, text, NodeView, VirtualTable};
-
-pub(super) struct Caches;
+/// Reads the caches of the node's storage.
+pub(super) struct Caches(pub Arc<Storage>);
 
 impl VirtualTable for Caches {
     fn name(&self) -> (&'static str, &'static str) {
@@ -16,7 +18,7 @@ impl VirtualTable for Caches {
     }
 
     fn rows(&self, node: &NodeView) -> CqlResult<Vec<ValueRow>> {
-        let storage = node.coordinator.storage();
+        let storage = &self.0;
         let chunks = storage.chunk_cache_stats();
         // In key order, as the table is read: `chunks`, then `keys`.
         let mut rows = Vec::with_capacity(2);

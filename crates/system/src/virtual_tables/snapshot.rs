@@ -1,66 +1,17 @@
-//! Where a SELECT reads partitions from: the replicas through the coordinator, or a
-//! [`Snapshot`] of a virtual table's rows held in an in-memory engine, so virtual tables get
-//! the same restrictions, filtering, limits and paging as stored ones.
+//! A virtual table's rows at one moment in an in-memory engine, read by a SELECT as a stored
+//! table is ([`query::NodeState::in_memory`]).
 use std::cmp::Ordering;
 use std::ops::Bound;
 
 use bytes::Bytes;
-use coordinator::Coordinator;
-pub use coordinator::ReadScope;
 use mutation::{KeyRange, Partition, PartitionKey, PartitionPosition, ReadFilter, ReadStats};
+use query::reads::{PartitionReader, ReadScope};
 use schema::{Row as ValueRow, TableMetadata};
 use storage::{MemtableEngine, TableEngine};
 use types::comparable::compare;
 use types::{CqlError, CqlResult, CqlType};
 
 use schema::value_rows;
-
-/// The two reads a SELECT makes.
-#[async_trait::async_trait]
-pub trait PartitionReader: Sync {
-    /// The live content of partition `key`.
-    async fn read(
-        &self,
-        scope: &ReadScope,
-        key: &PartitionKey,
-        filter: &ReadFilter,
-        stats: &mut ReadStats,
-    ) -> CqlResult<Option<Partition>>;
-
-    /// Up to `limit` live partitions of `range`, in token order.
-    async fn scan(
-        &self,
-        scope: &ReadScope,
-        range: &KeyRange,
-        filter: &ReadFilter,
-        limit: usize,
-        stats: &mut ReadStats,
-    ) -> CqlResult<Vec<Partition>>;
-}
-
-#[async_trait::async_trait]
-impl PartitionReader for Coordinator {
-    async fn read(
-        &self,
-        s: &ReadScope,
-        key: &PartitionKey,
-        filter: &ReadFilter,
-        stats: &mut ReadStats,
-    ) -> CqlResult<Option<Partition>> {
-        Coordinator::read(self, s, key, filter, stats).await
-    }
-
-    async fn scan(
-        &self,
-        s: &ReadScope,
-        range: &KeyRange,
-        filter: &ReadFilter,
-        limit: usize,
-        stats: &mut ReadStats,
-    ) -> CqlResult<Vec<Partition>> {
-        Coordinator::scan(self, s, range, filter, limit, stats).await
-    }
-}
 
 /// A virtual table's rows at one moment, in an in-memory engine. Scans return partitions in
 /// the order of their key values (Cassandra keeps virtual tables in a local, key-ordered
@@ -168,5 +119,63 @@ impl PartitionReader for Snapshot {
             }
         }
         Ok(found)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use query::virtual_tables::text;
+
+    fn names(partitions: &[mutation::Partition]) -> Vec<String> {
+        partitions
+            .iter()
+            .map(|p| String::from_utf8_lossy(&p.key.key).into_owned())
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn snapshots_scan_in_key_order_and_resume_after_a_key() -> CqlResult<()> {
+        use mutation::{KeyRange, PartitionPosition, ReadFilter, ReadStats, TableId};
+        use types::Consistency;
+
+        let table = query::virtual_tables::lookup("system_views", "settings")?
+            .ok_or(CqlError::invalid("missing"))?;
+        let rows: Vec<ValueRow> = ["num_tokens", "auto_snapshot", "cluster_name", "rpc_address"]
+            .iter()
+            .map(|n| query::virtual_tables::row(vec![("name", text(n)), ("value", text("v"))]))
+            .collect();
+        let snapshot = Snapshot::new(&table, &rows)?;
+        let scope = ReadScope {
+            keyspace: "system_views",
+            table: TableId(table.id),
+            cl: Consistency::One,
+            now: 0,
+            trace: None,
+            policy: &coordinator::ReadPolicy::default(),
+        };
+        let (snapshot, scope) = (&snapshot, &scope);
+        let scan = |range: KeyRange, limit: usize| async move {
+            let mut stats = ReadStats::default();
+            let filter = ReadFilter::all();
+            snapshot
+                .scan(scope, &range, &filter, limit, &mut stats)
+                .await
+        };
+        let all = scan(KeyRange::all(), 10).await?;
+        assert_eq!(
+            names(&all),
+            ["auto_snapshot", "cluster_name", "num_tokens", "rpc_address"]
+        );
+        let resumed = KeyRange {
+            start: std::ops::Bound::Excluded(PartitionPosition::Key(all[1].key.clone())),
+            end: std::ops::Bound::Unbounded,
+        };
+        assert_eq!(names(&scan(resumed.clone(), 1).await?), ["num_tokens"]);
+        assert_eq!(
+            names(&scan(resumed, 10).await?),
+            ["num_tokens", "rpc_address"]
+        );
+        Ok(())
     }
 }

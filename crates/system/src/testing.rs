@@ -6,18 +6,19 @@ use std::path::Path;
 use std::sync::Arc;
 
 use coordinator::{Coordinator, Timeouts};
+use query::{NodeInfo, QueryProcessor, RELEASE_VERSION};
 use storage::{Storage, StorageConfig};
 use types::request::QueryOptions;
 use types::{CqlError, CqlResult};
 
-use crate::{NodeInfo, QueryProcessor, RELEASE_VERSION};
-
 /// Opens storage under `dir` (`data/`, `commitlog/`, `metadata/`) and starts a processor on
-/// it ([`QueryProcessor::start_alone`]), for a node at 127.0.0.1 owning token 0.
-pub async fn local_processor(dir: &Path) -> CqlResult<Arc<QueryProcessor>> {
+/// it ([`start_alone`](crate::start_alone)), for a node at 127.0.0.1 owning token 0; also
+/// returns the storage.
+pub async fn local_node(dir: &Path) -> CqlResult<(Arc<QueryProcessor>, Arc<Storage>)> {
     let config = StorageConfig::new(dir.join("data"), dir.join("commitlog"));
     let storage = Storage::open(config)
         .map_err(|e| CqlError::Server(format!("storage does not open: {e}")))?;
+    let storage = Arc::new(storage);
     let host_id = uuid::Uuid::from_u128(1);
     let local = IpAddr::V4(Ipv4Addr::LOCALHOST);
     let endpoint = ring::Endpoint {
@@ -26,7 +27,7 @@ pub async fn local_processor(dir: &Path) -> CqlResult<Arc<QueryProcessor>> {
         rack: "rack1".into(),
         host_id: *host_id.as_bytes(),
     };
-    let coordinator = Coordinator::new(Arc::new(storage), endpoint, Timeouts::default());
+    let coordinator = Coordinator::new(storage.clone(), endpoint, Timeouts::default());
     let info = NodeInfo {
         cluster_name: "Test Cluster".into(),
         listen_address: local,
@@ -39,7 +40,14 @@ pub async fn local_processor(dir: &Path) -> CqlResult<Arc<QueryProcessor>> {
         tokens: vec![0],
         host_id,
     };
-    QueryProcessor::start_alone(Arc::new(coordinator), info, dir.join("metadata")).await
+    let metadata = dir.join("metadata");
+    let qp = crate::start_alone(Arc::new(coordinator), storage.clone(), info, metadata).await?;
+    Ok((qp, storage))
+}
+
+/// The processor of a [`local_node`].
+pub async fn local_processor(dir: &Path) -> CqlResult<Arc<QueryProcessor>> {
+    Ok(local_node(dir).await?.0)
 }
 
 /// A [`local_processor`] with keyspace `ks` (SimpleStrategy, replication factor 1).

@@ -2,14 +2,17 @@
 //! partition key filtering, `!=`, static-only writes, range deletions, counter
 //! batches, dropped columns, key validation); tests/integration/test_where_validation.py
 //! compares the same statements with a reference node.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test crate
+
 use std::sync::Arc;
 
 use types::request::{BoundValue, QueryOptions, Values};
 use types::result::QueryResult;
 use types::{CqlError, CqlResult};
 
-use crate::testing::local_processor;
-use crate::QueryProcessor;
+use query::QueryProcessor;
+use storage::Storage;
+use system::testing::local_node;
 
 async fn run(qp: &QueryProcessor, text: &str) -> CqlResult<QueryResult> {
     qp.query(Some("ks"), text, QueryOptions::default())
@@ -32,12 +35,17 @@ async fn refusal(qp: &QueryProcessor, text: &str) -> String {
 }
 
 async fn processor(dir: &std::path::Path, statements: &[&str]) -> Arc<QueryProcessor> {
-    let qp = local_processor(dir).await.expect("the processor starts");
+    node(dir, statements).await.0
+}
+
+/// A node with keyspace `ks` after `statements`, and its storage.
+async fn node(dir: &std::path::Path, statements: &[&str]) -> (Arc<QueryProcessor>, Arc<Storage>) {
+    let (qp, storage) = local_node(dir).await.expect("the processor starts");
     let keyspace = "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}";
     for text in std::iter::once(&keyspace).chain(statements) {
         run(&qp, text).await.expect(text);
     }
-    qp
+    (qp, storage)
 }
 
 #[tokio::test]
@@ -222,9 +230,8 @@ async fn a_drop_time_is_kept_to_the_microsecond() {
 }
 
 /// The partitions storage holds of table `name` (dropped cells included).
-fn stored_partitions(qp: &QueryProcessor, name: &str) -> usize {
+fn stored_partitions(qp: &QueryProcessor, storage: &Storage, name: &str) -> usize {
     let table = qp.schema().schema.table("ks", name).cloned().expect(name);
-    let storage = qp.coordinator.storage();
     let all = (&mutation::KeyRange::all(), &mutation::ReadFilter::all());
     let scan = storage.scan(mutation::TableId(table.id), all.0, all.1, i32::MAX, 100);
     scan.expect("a scan").len()
@@ -235,7 +242,7 @@ fn stored_partitions(qp: &QueryProcessor, name: &str) -> usize {
 #[tokio::test]
 async fn compaction_purges_the_cells_of_dropped_columns() {
     let dir = tempfile::tempdir().expect("a directory");
-    let qp = processor(
+    let (qp, storage) = node(
         dir.path(),
         &[
             "CREATE TABLE dp (k int PRIMARY KEY, v int) WITH compaction = {'class': 'SizeTieredCompactionStrategy', 'enabled': 'false'}",
@@ -244,13 +251,16 @@ async fn compaction_purges_the_cells_of_dropped_columns() {
         ],
     )
     .await;
-    let storage = qp.coordinator.storage().clone();
     let id = mutation::TableId(qp.schema().schema.table("ks", "dp").expect("dp").id);
     storage.flush(id).expect("a flush");
     run(&qp, "ALTER TABLE dp DROP v").await.expect("the drop");
-    assert_eq!(stored_partitions(&qp, "dp"), 2, "hidden, not yet purged");
+    assert_eq!(
+        stored_partitions(&qp, &storage, "dp"),
+        2,
+        "hidden, not yet purged"
+    );
     storage.compact(id).expect("a compaction");
-    assert_eq!(stored_partitions(&qp, "dp"), 1);
+    assert_eq!(stored_partitions(&qp, &storage, "dp"), 1);
     assert_eq!(count(&qp, "SELECT * FROM dp").await, 1);
 }
 
@@ -353,7 +363,7 @@ async fn the_cartesian_product_guardrail_counts_a_bound_list_of_tuples() {
     let dir = tempfile::tempdir().expect("a directory");
     let table = "CREATE TABLE gm (p int, a int, b int, PRIMARY KEY (p, a, b))";
     let qp = processor(dir.path(), &[table]).await;
-    qp.set_limits(crate::guardrails::Limits {
+    qp.set_limits(query::Limits {
         guardrails: config::Guardrails {
             in_select_cartesian_product: config::Threshold {
                 warn: Some(4),

@@ -1,25 +1,17 @@
 //! `system_views.thread_pools`: the node's pools of work as `nodetool tpstats` lists them.
 //! Only the compaction pool has a concurrency limit (`concurrent_compactors`); the others
 //! report none.
+use std::sync::Arc;
+
+use query::virtual_tables::{row, text, NodeView, ThreadPool, VirtualTable};
 use schema::Row as ValueRow;
+use storage::Storage;
 use types::{CqlResult, Value};
-
-use super::{row, text, NodeView, VirtualTable};
-
-/// One pool's figures.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ThreadPool {
-    pub name: String,
-    pub active: u64,
-    pub pending: u64,
-    pub completed: u64,
-    pub blocked: u64,
-    pub blocked_all_time: u64,
-}
 
 const COMPACTION_POOL: &str = "CompactionExecutor";
 
-pub(super) struct ThreadPools;
+/// Reads the node's pools, and the compaction limit of its storage.
+pub(super) struct ThreadPools(pub Arc<Storage>);
 
 impl VirtualTable for ThreadPools {
     fn name(&self) -> (&'static str, &'static str) {
@@ -30,7 +22,7 @@ impl VirtualTable for ThreadPools {
         let Some(pools) = &node.sources.thread_pools else {
             return Ok(Vec::new());
         };
-        let compactors = node.coordinator.storage().concurrent_compactors();
+        let compactors = self.0.concurrent_compactors();
         Ok(pools()
             .iter()
             .map(|p| {

@@ -1,13 +1,23 @@
 //! The schema kept in `system_schema` tables: a keyspace is saved by replacing its
 //! partitions in every schema table (one atomic batch), and loaded back at start-up.
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use mutation::Mutation;
 use schema::{keyspace_rows, load_schema, KeyspaceMetadata, Schema, TableMetadata};
 use storage::Storage;
 use types::{CqlError, CqlResult, Value};
 
+use crate::tables::read_all;
 use schema::value_rows;
+
+/// The `system_schema` keyspace of `schema`.
+pub(crate) fn system_schema(schema: &Schema) -> CqlResult<Arc<KeyspaceMetadata>> {
+    schema
+        .keyspace("system_schema")
+        .cloned()
+        .ok_or_else(|| CqlError::Server("system_schema keyspace missing".into()))
+}
 
 /// Mutations that make `system_schema` describe `ks` exactly (older rows are shadowed).
 pub fn save_keyspace(
@@ -70,7 +80,7 @@ fn schema_table<'a>(
 pub fn load(storage: &Storage, system_schema: &KeyspaceMetadata, now: i32) -> CqlResult<Schema> {
     let read = |name: &str| -> Vec<schema::Row> {
         match system_schema.table(name) {
-            Some(t) => crate::local::read_all(storage, t, now).unwrap_or_else(|e| {
+            Some(t) => read_all(storage, t, now).unwrap_or_else(|e| {
                 tracing::error!("cannot read system_schema.{name}: {e}");
                 Vec::new()
             }),

@@ -1,10 +1,13 @@
+//! Writes the statements fuzz target found mishandled, over a node's real storage.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test crate
+
 use std::sync::Arc;
 
 use types::request::QueryOptions;
 use types::{CqlError, CqlResult};
 
-use crate::testing::local_processor;
-use crate::QueryProcessor;
+use query::QueryProcessor;
+use system::testing::local_processor;
 
 async fn run(qp: &QueryProcessor, text: &str, options: QueryOptions) -> CqlResult<()> {
     qp.query(Some("ks"), text, options).await.map(|_| ())
