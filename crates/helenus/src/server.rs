@@ -269,43 +269,24 @@ async fn serve(
         cluster.membership(),
         config.ring_delay,
     );
-    let tokens = join::join(&cluster.metadata, &processor, &config, &ops).await?;
-    tracing::info!("joined the ring with {} tokens", tokens.len());
-    let (events, _) = broadcast::channel(1024);
-    forward_schema_events(&processor, events.clone());
-    membership::start(
-        &cluster,
-        processor.clone(),
-        coordinator.clone(),
-        storage.clone(),
-        events.clone(),
-    );
-    if let (Some(messaging), Some(gossip)) = (&cluster.messaging, cluster.membership()) {
-        crate::reconnect::start(messaging.clone(), gossip.clone());
-        crate::clock_skew::start(messaging.clone(), gossip, config.listen_address);
+    if let Some(streaming) = &streaming {
+        let mover =
+            nodeops::StreamMover::new(streaming.clone(), processor.clone(), config.storage_port);
+        ops.set_mover(Arc::new(mover));
     }
-    cluster
-        .await_peers_up(config.listen_address, GOSSIP_SETTLE_LIMIT)
-        .await;
-    let server_config = transport_config(&config);
+    // The admin API serves from here, so that nodetool netstats follows a bootstrap.
+    let (events, _) = broadcast::channel(1024);
     let native = Arc::new(NativeStats::default());
     let handler = Arc::new(Handler {
         processor: processor.clone(),
         stats: native.clone(),
     });
-    let server = Server::new(handler, events, server_config);
+    let server = Server::new(handler, events.clone(), transport_config(&config));
     let lifecycle = Arc::new(Lifecycle::default());
-    storage.on_failure(failures::listener(lifecycle.clone(), cluster.membership()));
-    tokio::spawn(leave_when_decommissioned(
-        ops.clone(),
-        lifecycle.clone(),
-        cluster.membership(),
-    ));
-    resume_leave(&ops, &cluster.metadata, processor.node().host_id);
     let admin_node = Arc::new(AdminNode {
         storage: storage.clone(),
-        coordinator,
-        processor,
+        coordinator: coordinator.clone(),
+        processor: processor.clone(),
         config: Arc::new(config.clone()),
         clients: server.clients(),
         native,
@@ -327,6 +308,30 @@ async fn serve(
         admin_token,
         admin_stopped(lifecycle.clone()),
     ));
+    let tokens = join::join(&cluster.metadata, &processor, &config, &ops).await?;
+    tracing::info!("joined the ring with {} tokens", tokens.len());
+    forward_schema_events(&processor, events.clone());
+    membership::start(
+        &cluster,
+        processor.clone(),
+        coordinator.clone(),
+        storage.clone(),
+        events,
+    );
+    if let (Some(messaging), Some(gossip)) = (&cluster.messaging, cluster.membership()) {
+        crate::reconnect::start(messaging.clone(), gossip.clone());
+        crate::clock_skew::start(messaging.clone(), gossip, config.listen_address);
+    }
+    cluster
+        .await_peers_up(config.listen_address, GOSSIP_SETTLE_LIMIT)
+        .await;
+    storage.on_failure(failures::listener(lifecycle.clone(), cluster.membership()));
+    tokio::spawn(leave_when_decommissioned(
+        ops.clone(),
+        lifecycle.clone(),
+        cluster.membership(),
+    ));
+    resume_leave(&ops, &cluster.metadata, processor.node().host_id);
     tracing::info!(
         "Starting listening for CQL clients on {addr} (unencrypted), admin API on {}:{}, \
          started in {} ms",

@@ -31,11 +31,14 @@ pub enum Verb {
     StreamPrepare = 28,
     StreamChunk = 29,
     StreamComplete = 30,
+    /// Asks a node to pull some ranges from a given source and answers once it has them (a
+    /// decommissioning node sends its ranges this way).
+    StreamPull = 31,
 }
 
 impl Verb {
     /// Every verb, in code order.
-    pub const ALL: [Verb; 18] = [
+    pub const ALL: [Verb; 19] = [
         Verb::Echo,
         Verb::Gossip,
         Verb::RaftVote,
@@ -54,6 +57,7 @@ impl Verb {
         Verb::StreamPrepare,
         Verb::StreamChunk,
         Verb::StreamComplete,
+        Verb::StreamPull,
     ];
 
     /// The name `nodetool tpstats` shows (Cassandra's verb names where one exists).
@@ -77,6 +81,7 @@ impl Verb {
             Verb::StreamPrepare => "STREAM_PREPARE_REQ",
             Verb::StreamChunk => "STREAM_CHUNK_REQ",
             Verb::StreamComplete => "STREAM_COMPLETE_REQ",
+            Verb::StreamPull => "STREAM_PULL_REQ",
         }
     }
 
