@@ -31,6 +31,8 @@ use crate::rings::{future_ring_of, ring_of};
 
 /// A pause before a step is tried again (no majority, or another change under way).
 const RETRY: Duration = Duration::from_millis(500);
+/// How long a change waits for gossip to see up the nodes it streams from.
+const SOURCES_WAIT: Duration = Duration::from_secs(30);
 /// How often a node waiting for another topology change to end says so.
 const WAIT_REPORT: Duration = Duration::from_secs(10);
 
@@ -411,7 +413,7 @@ impl NodeOps {
             });
             return Ok(());
         };
-        let transfers = self.plan(step)?;
+        let transfers = self.plan_when_sources_up(step).await?;
         let ranges: usize = transfers.iter().map(|t| t.ranges.len()).sum();
         tracing::info!(
             "{}: streaming {ranges} ranges in {} transfers",
@@ -428,6 +430,21 @@ impl NodeOps {
             "no data streaming in this build: not moving data to {what}; the ranges' new \
              replicas get only the writes made from now on (run nodetool repair to fill them)"
         );
+    }
+
+    /// The plan, once gossip sees every source it needs up (a node just started has not heard
+    /// from every other yet): tried again for up to `SOURCES_WAIT`.
+    async fn plan_when_sources_up(&self, step: Move) -> Result<Vec<Transfer>, String> {
+        let deadline = Instant::now() + SOURCES_WAIT;
+        loop {
+            match self.plan(step) {
+                Err(why) if Instant::now() < deadline => {
+                    tracing::info!("waiting for the sources to be up: {why}");
+                    tokio::time::sleep(RETRY).await;
+                }
+                planned => return planned,
+            }
+        }
     }
 
     /// The transfers of every replicated keyspace with tables, for the change under way.
