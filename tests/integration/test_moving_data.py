@@ -151,6 +151,12 @@ def test_a_decommissioned_node_sends_its_ranges_to_the_new_replicas():
         assert sent and {s["state"] for s in sent} == {"complete"}, sent
         assert {s["direction"] for s in sent} == {"Sending"}
         assert cluster.node(1).status_of(leaving.address) is None
+        # started again, a decommissioned node refuses to rejoin, as Cassandra's does
+        leaving.stop()
+        out = cluster.run("start", 4, check=False)
+        assert out.returncode != 0
+        assert "This node was decommissioned and will not rejoin the ring" in \
+            out.stdout + out.stderr, out.stdout + out.stderr
         # RF 3 on the three nodes left: each holds every row, also node 3 alone
         cluster.size = 3
         stop_all_but(cluster, kept)

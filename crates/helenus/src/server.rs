@@ -195,6 +195,7 @@ async fn serve(
 ) -> Result<(), String> {
     let started = std::time::Instant::now();
     let mut signals = StopSignals::install();
+    crate::decommissioned::refuse_if_marked(&config.metadata_directory)?;
     let storage = Arc::new(
         Storage::open(storage_config(&config)).map_err(|e| format!("cannot open storage: {e}"))?,
     );
@@ -330,6 +331,7 @@ async fn serve(
         ops.clone(),
         lifecycle.clone(),
         cluster.membership(),
+        config.metadata_directory.clone(),
     ));
     resume_leave(&ops, &cluster.metadata, processor.node().host_id);
     tracing::info!(
@@ -383,13 +385,21 @@ async fn drain(shutdown: impl Future<Output = storage::Result<()>>, limit: Durat
 }
 
 /// Once this node has left the ring (decommission), it stops serving clients and gossiping,
-/// as a decommissioned Cassandra node does; the process stays up until stopped.
+/// as a decommissioned Cassandra node does, and marks itself so that it refuses to start again;
+/// the process stays up until stopped.
 async fn leave_when_decommissioned(
     ops: Arc<NodeOps>,
     lifecycle: Arc<Lifecycle>,
     gossip: Option<Arc<dyn gossip::Membership>>,
+    metadata_dir: std::path::PathBuf,
 ) {
     ops.decommissioned().await;
+    if let Err(e) = crate::decommissioned::mark(&metadata_dir) {
+        tracing::error!(
+            "cannot record in {} that this node was decommissioned: {e}",
+            metadata_dir.display()
+        );
+    }
     lifecycle.stop_transport();
     if let Some(gossip) = gossip {
         gossip.stop();
