@@ -1,5 +1,6 @@
 //! Streaming: moving the SSTables of some token ranges of some tables between nodes, the
-//! machinery under `nodetool rebuild` and, later, bootstrap, decommission, replace and repair.
+//! machinery under `nodetool rebuild`, bootstrap, replace, decommission and removenode (through
+//! `nodeops::StreamMover`) and, later, repair.
 //!
 //! This crate owns the stream sessions: their protocol (the `Stream*` verbs over `net`,
 //! [`messages`]), the receiving side's driver (`receive`), the sending side's sessions
