@@ -183,30 +183,9 @@ async fn receiver(dir: PathBuf, record: Shared, driver: Driver) -> turmoil::Resu
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     });
-    let peer = std::net::SocketAddr::new(turmoil::lookup("source"), PORT);
-    while driver == Driver::Source {
-        let complete = streaming
-            .sessions()
-            .iter()
-            .any(|s| s.state == State::Complete);
-        if complete {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    while driver == Driver::Receiver {
-        let request = StreamRequest {
-            peer,
-            tables: vec![(TABLE, vec![(i64::MIN, i64::MIN)])],
-        };
-        match streaming.fetch("Rebuild", vec![request]).finish().await {
-            Ok(()) => break,
-            Err(failures) => {
-                let why = failures.iter().map(|(_, e)| e.to_string()).collect();
-                record.lock().failures.push(why);
-                tokio::time::sleep(Duration::from_secs(1)).await;
-            }
-        }
+    match driver {
+        Driver::Source => until_a_session_completes(&streaming).await,
+        Driver::Receiver => fetch_until_done(&streaming, &record).await,
     }
     let scanned = storage.scan(TABLE, &KeyRange::all(), &ReadFilter::all(), 1, usize::MAX)?;
     {
@@ -216,6 +195,33 @@ async fn receiver(dir: PathBuf, record: Shared, driver: Driver) -> turmoil::Resu
     }
     std::future::pending::<()>().await;
     Ok(())
+}
+
+/// Waits for a session the source asked for (a pull) to complete here.
+async fn until_a_session_completes(streaming: &Streaming) {
+    let complete = |s: &SessionInfo| s.state == State::Complete;
+    while !streaming.sessions().iter().any(complete) {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Fetches the whole ring from the source until an attempt succeeds.
+async fn fetch_until_done(streaming: &Streaming, record: &Shared) {
+    let peer = std::net::SocketAddr::new(turmoil::lookup("source"), PORT);
+    loop {
+        let request = StreamRequest {
+            peer,
+            tables: vec![(TABLE, vec![(i64::MIN, i64::MIN)])],
+        };
+        match streaming.fetch("Rebuild", vec![request]).finish().await {
+            Ok(()) => return,
+            Err(failures) => {
+                let why = failures.iter().map(|(_, e)| e.to_string()).collect();
+                record.lock().failures.push(why);
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+        }
+    }
 }
 
 /// Bytes received so far by the receiver's running session.
