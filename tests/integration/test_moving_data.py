@@ -139,7 +139,7 @@ def test_a_joining_node_fetches_its_ranges_under_a_quorum_load():
 
 
 def test_a_decommissioned_node_sends_its_ranges_to_the_new_replicas():
-    rows = 5_000
+    rows = 3_000
     with LocalCluster(nodes=4, yaml=YAML) as cluster:
         session = cluster.session()
         create_table(session, 3)
@@ -164,7 +164,7 @@ def test_a_decommissioned_node_sends_its_ranges_to_the_new_replicas():
 
 
 def test_a_replacement_fetches_the_dead_nodes_ranges():
-    rows = 5_000
+    rows = 3_000
     with LocalCluster(nodes=3, yaml=YAML) as cluster:
         session = cluster.session()
         create_table(session, 3)
@@ -187,7 +187,7 @@ def test_a_replacement_fetches_the_dead_nodes_ranges():
 
 
 def test_removenode_restores_the_replica_count_from_the_survivors():
-    rows = 5_000
+    rows = 3_000
     with LocalCluster(nodes=4, yaml=YAML) as cluster:
         n1, n4 = cluster.node(1), cluster.node(4)
         session = n1.session()
