@@ -36,7 +36,7 @@ pub async fn join(
     let known = meta.nodes.get(&node.host_id).map(|n| n.state);
     match known {
         Some(NodeState::Joining | NodeState::Replacing(_)) => ops.resume_join().await?,
-        Some(NodeState::Left) => return Err(DECOMMISSIONED.to_string()),
+        Some(NodeState::Left) => return Err(crate::decommissioned::REFUSAL.to_string()),
         Some(_) => return register(metadata, processor, config).await,
         None => match config.replace_address_first_boot {
             Some(dead) => {
@@ -59,10 +59,6 @@ pub async fn join(
         .ok_or("this node is not in the ring after joining it")?;
     finish(processor, tokens).await
 }
-
-/// Cassandra's refusal to start a decommissioned node again.
-const DECOMMISSIONED: &str = "This node was decommissioned and will not rejoin the ring; \
-                              start it with a new data directory to add it again";
 
 /// A new node bootstraps unless it is a seed, `auto_bootstrap` is off, or no node is in the
 /// ring yet (a new cluster's first nodes).

@@ -3,6 +3,7 @@
 mod allocator;
 mod clock_skew;
 mod cluster;
+mod decommissioned;
 mod failures;
 mod handler;
 mod hints;

@@ -195,6 +195,7 @@ async fn serve(
 ) -> Result<(), String> {
     let started = std::time::Instant::now();
     let mut signals = StopSignals::install();
+    crate::decommissioned::refuse_if_marked(&config.metadata_directory)?;
     let storage = Arc::new(
         Storage::open(storage_config(&config)).map_err(|e| format!("cannot open storage: {e}"))?,
     );
@@ -282,43 +283,24 @@ async fn serve(
         cluster.membership(),
         config.ring_delay,
     );
-    let tokens = join::join(&cluster.metadata, &processor, &config, &ops).await?;
-    tracing::info!("joined the ring with {} tokens", tokens.len());
-    let (events, _) = broadcast::channel(1024);
-    forward_schema_events(&processor, events.clone());
-    membership::start(
-        &cluster,
-        processor.clone(),
-        coordinator.clone(),
-        storage.clone(),
-        events.clone(),
-    );
-    if let (Some(messaging), Some(gossip)) = (&cluster.messaging, cluster.membership()) {
-        crate::reconnect::start(messaging.clone(), gossip.clone());
-        crate::clock_skew::start(messaging.clone(), gossip, config.listen_address);
+    if let Some(streaming) = &streaming {
+        let mover =
+            nodeops::StreamMover::new(streaming.clone(), processor.clone(), config.storage_port);
+        ops.set_mover(Arc::new(mover));
     }
-    cluster
-        .await_peers_up(config.listen_address, GOSSIP_SETTLE_LIMIT)
-        .await;
-    let server_config = transport_config(&config);
+    // The admin API serves from here, so that nodetool netstats follows a bootstrap.
+    let (events, _) = broadcast::channel(1024);
     let native = Arc::new(NativeStats::default());
     let handler = Arc::new(Handler {
         processor: processor.clone(),
         stats: native.clone(),
     });
-    let server = Server::new(handler, events, server_config);
+    let server = Server::new(handler, events.clone(), transport_config(&config));
     let lifecycle = Arc::new(Lifecycle::default());
-    storage.on_failure(failures::listener(lifecycle.clone(), cluster.membership()));
-    tokio::spawn(leave_when_decommissioned(
-        ops.clone(),
-        lifecycle.clone(),
-        cluster.membership(),
-    ));
-    resume_leave(&ops, &cluster.metadata, processor.node().host_id);
     let admin_node = Arc::new(AdminNode {
         storage: storage.clone(),
-        coordinator,
-        processor,
+        coordinator: coordinator.clone(),
+        processor: processor.clone(),
         config: Arc::new(config.clone()),
         clients: server.clients(),
         native,
@@ -341,6 +323,31 @@ async fn serve(
         admin_token,
         admin_stopped(lifecycle.clone()),
     ));
+    let tokens = join::join(&cluster.metadata, &processor, &config, &ops).await?;
+    tracing::info!("joined the ring with {} tokens", tokens.len());
+    forward_schema_events(&processor, events.clone());
+    membership::start(
+        &cluster,
+        processor.clone(),
+        coordinator.clone(),
+        storage.clone(),
+        events,
+    );
+    if let (Some(messaging), Some(gossip)) = (&cluster.messaging, cluster.membership()) {
+        crate::reconnect::start(messaging.clone(), gossip.clone());
+        crate::clock_skew::start(messaging.clone(), gossip, config.listen_address);
+    }
+    cluster
+        .await_peers_up(config.listen_address, GOSSIP_SETTLE_LIMIT)
+        .await;
+    storage.on_failure(failures::listener(lifecycle.clone(), cluster.membership()));
+    tokio::spawn(leave_when_decommissioned(
+        ops.clone(),
+        lifecycle.clone(),
+        cluster.membership(),
+        config.metadata_directory.clone(),
+    ));
+    resume_leave(&ops, &cluster.metadata, processor.node().host_id);
     tracing::info!(
         "Starting listening for CQL clients on {addr} (unencrypted), admin API on {}:{}, \
          started in {} ms",
@@ -392,13 +399,21 @@ async fn drain(shutdown: impl Future<Output = storage::Result<()>>, limit: Durat
 }
 
 /// Once this node has left the ring (decommission), it stops serving clients and gossiping,
-/// as a decommissioned Cassandra node does; the process stays up until stopped.
+/// as a decommissioned Cassandra node does, and marks itself so that it refuses to start again;
+/// the process stays up until stopped.
 async fn leave_when_decommissioned(
     ops: Arc<NodeOps>,
     lifecycle: Arc<Lifecycle>,
     gossip: Option<Arc<dyn gossip::Membership>>,
+    metadata_dir: std::path::PathBuf,
 ) {
     ops.decommissioned().await;
+    if let Err(e) = crate::decommissioned::mark(&metadata_dir) {
+        tracing::error!(
+            "cannot record in {} that this node was decommissioned: {e}",
+            metadata_dir.display()
+        );
+    }
     lifecycle.stop_transport();
     if let Some(gossip) = gossip {
         gossip.stop();

@@ -31,6 +31,9 @@ pub enum Verb {
     StreamPrepare = 28,
     StreamChunk = 29,
     StreamComplete = 30,
+    /// Asks a node to pull some ranges from a given source and answers once it has them (a
+    /// decommissioning node sends its ranges this way).
+    StreamPull = 31,
     /// Repair (crate `repair`): build and send the Merkle tree of a table's range; fetch
     /// the differing ranges of a table from another replica.
     RepairValidation = 40,
@@ -39,7 +42,7 @@ pub enum Verb {
 
 impl Verb {
     /// Every verb, in code order.
-    pub const ALL: [Verb; 20] = [
+    pub const ALL: [Verb; 21] = [
         Verb::Echo,
         Verb::Gossip,
         Verb::RaftVote,
@@ -58,6 +61,7 @@ impl Verb {
         Verb::StreamPrepare,
         Verb::StreamChunk,
         Verb::StreamComplete,
+        Verb::StreamPull,
         Verb::RepairValidation,
         Verb::RepairSync,
     ];
@@ -83,6 +87,7 @@ impl Verb {
             Verb::StreamPrepare => "STREAM_PREPARE_REQ",
             Verb::StreamChunk => "STREAM_CHUNK_REQ",
             Verb::StreamComplete => "STREAM_COMPLETE_REQ",
+            Verb::StreamPull => "STREAM_PULL_REQ",
             Verb::RepairValidation => "VALIDATION_REQ",
             Verb::RepairSync => "SYNC_REQ",
         }

@@ -9,23 +9,43 @@ use std::pin::Pin;
 /// `i64::MIN` is the end of the ring (wrapping ranges are split there).
 pub type TokenRange = (i64, i64);
 
-/// Some ranges of one keyspace and the peer that gives them (fetch) or takes them (send).
+/// Some ranges of one keyspace copied from `source` into `target` (either may be this node,
+/// or neither: removenode has a gaining node pull from a surviving replica).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Transfer {
     pub keyspace: String,
-    pub peer: IpAddr,
+    pub source: IpAddr,
+    pub target: IpAddr,
     pub ranges: Vec<TokenRange>,
+}
+
+/// Why data moves, named as Cassandra names its stream operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Purpose {
+    /// A joining or replacing node fetches its ranges.
+    Bootstrap,
+    /// A decommissioning node sends its ranges.
+    Unbootstrap,
+    /// The new replicas of a removed node's ranges fetch them from the survivors.
+    RestoreReplicaCount,
+}
+
+impl Purpose {
+    pub fn name(self) -> &'static str {
+        match self {
+            Purpose::Bootstrap => "Bootstrap",
+            Purpose::Unbootstrap => "Unbootstrap",
+            Purpose::RestoreReplicaCount => "Restore replica count",
+        }
+    }
 }
 
 /// What a move resolves to: done, or why not (the operation stops there and can be resumed).
 pub type MoveFuture<'a> = Pin<Box<dyn Future<Output = Result<(), String>> + Send + 'a>>;
 
-/// Moves the data of token ranges between this node and others.
+/// Moves the data of token ranges between nodes.
 pub trait RangeMover: Send + Sync {
-    /// Copies into this node every table of each transfer's keyspace, for its ranges, from its
-    /// peer; resolves once everything has arrived and is durable here.
-    fn fetch(&self, transfers: Vec<Transfer>) -> MoveFuture<'_>;
-    /// Copies this node's data of each transfer's keyspace, for its ranges, to its peer;
-    /// resolves once the peer holds it durably.
-    fn send(&self, transfers: Vec<Transfer>) -> MoveFuture<'_>;
+    /// Copies every table of each transfer's keyspace, for its ranges, from its source into
+    /// its target; resolves once every target holds its data durably.
+    fn transfer(&self, purpose: Purpose, transfers: Vec<Transfer>) -> MoveFuture<'_>;
 }

@@ -22,15 +22,17 @@ use metadata::{
 };
 use parking_lot::RwLock;
 use query::QueryProcessor;
-use ring::TokenMetadata;
+use ring::{ReplicationStrategy, TokenMetadata};
 use tokio::sync::{watch, Mutex};
 
-use crate::mover::{RangeMover, Transfer};
-use crate::plan::{gained_ranges, lost_ranges, replication_checks};
+use crate::mover::{Purpose, RangeMover, Transfer};
+use crate::plan::{gained_ranges, lost_ranges, replication_checks, restored_ranges, Rings};
 use crate::rings::{future_ring_of, ring_of};
 
 /// A pause before a step is tried again (no majority, or another change under way).
 const RETRY: Duration = Duration::from_millis(500);
+/// How long a change waits for gossip to see up the nodes it streams from.
+const SOURCES_WAIT: Duration = Duration::from_secs(30);
 /// How often a node waiting for another topology change to end says so.
 const WAIT_REPORT: Duration = Duration::from_secs(10);
 
@@ -56,11 +58,25 @@ impl OperationMode {
     }
 }
 
-/// Fetch or send.
+/// The data a step of a change moves.
 #[derive(Clone, Copy, Debug)]
-enum Direction {
-    Fetch,
+enum Move {
+    /// This node fetches what it gains (`strict`: from the nodes giving it up).
+    Fetch { strict: bool },
+    /// This node sends what it loses.
     Send,
+    /// The new replicas of the removed node's ranges fetch them from the survivors.
+    Restore(IpAddr),
+}
+
+impl Move {
+    fn purpose(self) -> Purpose {
+        match self {
+            Move::Fetch { .. } => Purpose::Bootstrap,
+            Move::Send => Purpose::Unbootstrap,
+            Move::Restore(_) => Purpose::RestoreReplicaCount,
+        }
+    }
 }
 
 pub struct NodeOps {
@@ -155,7 +171,9 @@ impl NodeOps {
     async fn finish_join(&self) -> Result<(), String> {
         self.mode.send_replace(OperationMode::Joining);
         self.settle("joining").await;
-        self.move_data(Direction::Fetch).await?;
+        let meta = self.metadata.current();
+        let strict = self.me(&meta).map(|n| n.state) == Some(NodeState::Joining);
+        self.move_data(Move::Fetch { strict }).await?;
         let done = Transformation::FinishJoin {
             host_id: self.host_id(),
         };
@@ -217,7 +235,7 @@ impl NodeOps {
             gossip.set_local(keys::STATUS, keys::Status::Leaving.as_str().to_string());
         }
         self.settle("leaving").await;
-        self.move_data(Direction::Send).await?;
+        self.move_data(Move::Send).await?;
         let host_id = self.host_id();
         self.commit_retrying(Transformation::FinishLeave { host_id })
             .await?;
@@ -260,7 +278,7 @@ impl NodeOps {
         }
         tracing::info!("removing node {host_id} ({}) from the ring", node.addr);
         self.settle("being removed").await;
-        self.log_unmoved("restore the replicas of the removed node's ranges");
+        self.move_data(Move::Restore(node.addr.ip())).await?;
         self.complete_removal(host_id).await
     }
 
@@ -383,27 +401,28 @@ impl NodeOps {
         tokio::time::sleep(self.ring_delay).await;
     }
 
-    /// Moves the data of the ranges this node gains (fetch) or loses (send) in the change
-    /// under way, through the attached mover.
-    async fn move_data(&self, direction: Direction) -> Result<(), String> {
+    /// Moves the data of the ranges that change hands in the change under way, through the
+    /// attached mover.
+    async fn move_data(&self, step: Move) -> Result<(), String> {
         let mover = self.mover.read().clone();
         let Some(mover) = mover else {
-            self.log_unmoved(match direction {
-                Direction::Fetch => "fetch the ranges this node gains",
-                Direction::Send => "send the ranges this node gives up",
+            self.log_unmoved(match step {
+                Move::Fetch { .. } => "fetch the ranges this node gains",
+                Move::Send => "send the ranges this node gives up",
+                Move::Restore(_) => "restore the replicas of the removed node's ranges",
             });
             return Ok(());
         };
-        let transfers = self.plan(direction);
+        let transfers = self.plan_when_sources_up(step).await?;
         let ranges: usize = transfers.iter().map(|t| t.ranges.len()).sum();
         tracing::info!(
-            "{direction:?}: {ranges} ranges in {} transfers",
+            "{}: streaming {ranges} ranges in {} transfers",
+            step.purpose().name(),
             transfers.len()
         );
-        match direction {
-            Direction::Fetch => mover.fetch(transfers).await,
-            Direction::Send => mover.send(transfers).await,
-        }
+        mover.transfer(step.purpose(), transfers).await?;
+        tracing::info!("{}: every range has moved", step.purpose().name());
+        Ok(())
     }
 
     fn log_unmoved(&self, what: &str) {
@@ -413,24 +432,49 @@ impl NodeOps {
         );
     }
 
-    /// The transfers of every replicated keyspace for the change under way.
-    fn plan(&self, direction: Direction) -> Vec<Transfer> {
+    /// The plan, once gossip sees every source it needs up (a node just started has not heard
+    /// from every other yet): tried again for up to `SOURCES_WAIT`.
+    async fn plan_when_sources_up(&self, step: Move) -> Result<Vec<Transfer>, String> {
+        let deadline = Instant::now() + SOURCES_WAIT;
+        loop {
+            match self.plan(step) {
+                Err(why) if Instant::now() < deadline => {
+                    tracing::info!("waiting for the sources to be up: {why}");
+                    tokio::time::sleep(RETRY).await;
+                }
+                planned => return planned,
+            }
+        }
+    }
+
+    /// The transfers of every replicated keyspace with tables, for the change under way.
+    fn plan(&self, step: Move) -> Result<Vec<Transfer>, String> {
         let meta = self.metadata.current();
-        let ring: TokenMetadata = ring_of(&meta);
+        let now: TokenMetadata = ring_of(&meta);
         let Some(future) = future_ring_of(&meta) else {
-            return Vec::new();
+            return Ok(Vec::new());
         };
         let local = self.processor.node().listen_address;
+        let alive = |addr: IpAddr| addr == local || self.is_alive(addr);
         let schema = self.processor.schema();
         let mut transfers = Vec::new();
-        for name in schema.schema.keyspaces().keys() {
+        for (name, keyspace) in schema.schema.keyspaces() {
             let strategy = self.processor.strategy(name);
-            transfers.extend(match direction {
-                Direction::Fetch => gained_ranges(name, &strategy, &ring, &future, local),
-                Direction::Send => lost_ranges(name, &strategy, &ring, &future, local),
+            if keyspace.tables.is_empty() || matches!(*strategy, ReplicationStrategy::Local) {
+                continue;
+            }
+            let rings = Rings {
+                strategy: &strategy,
+                now: &now,
+                future: &future,
+            };
+            transfers.extend(match step {
+                Move::Fetch { strict } => gained_ranges(name, rings, local, &alive, strict)?,
+                Move::Send => lost_ranges(name, rings, local),
+                Move::Restore(removed) => restored_ranges(name, rings, removed, &alive)?,
             });
         }
-        transfers
+        Ok(transfers)
     }
 }
 

@@ -51,70 +51,164 @@ pub fn owned_ranges(
         .collect()
 }
 
-/// What `node` must fetch to replicate in `future` what it does not in `ring`: for each
-/// range, from the replica that gives it up (strict consistent range movement), else from the
-/// first current replica.
+/// Whether gossip sees a node up.
+pub type Alive<'a> = &'a dyn Fn(IpAddr) -> bool;
+
+/// What `node` must fetch to replicate in `future` what it does not in `ring`: each range from
+/// the replica that gives it up (Cassandra's strict consistent range movement: refused when
+/// that replica is down), or, when none does or `strict` is off (a replacement, whose range
+/// giver is the dead node), from a live current replica. A replacement skips, with a warning,
+/// a range whose only replica was the dead node (RF 1), as Cassandra does.
 pub fn gained_ranges(
     keyspace: &str,
-    strategy: &ReplicationStrategy,
-    ring: &TokenMetadata,
-    future: &TokenMetadata,
+    rings: Rings<'_>,
     node: IpAddr,
-) -> Vec<Transfer> {
-    let mut by_peer: BTreeMap<IpAddr, Vec<TokenRange>> = BTreeMap::new();
-    for (start, end) in pieces(ring, future) {
-        let now = addrs(strategy, ring, end);
-        let then = addrs(strategy, future, end);
+    alive: Alive<'_>,
+    strict: bool,
+) -> Result<Vec<Transfer>, String> {
+    let mut by_pair = Pairs::new();
+    for (start, end, now, then) in rings.pieces() {
         if now.contains(&node) || !then.contains(&node) {
             continue;
         }
-        let giver = now.iter().find(|a| !then.contains(a)).or(now.first());
-        if let Some(peer) = giver {
-            by_peer
-                .entry(*peer)
-                .or_default()
-                .extend(unwrapped(start.0, end.0));
-        }
+        let giver = now.iter().copied().find(|a| !then.contains(a));
+        let source = match giver {
+            Some(giver) if alive(giver) => giver,
+            Some(giver) if strict => {
+                return Err(format!(
+                    "A node required to move the data consistently is down (/{giver}): \
+                     start it again before this node joins"
+                ))
+            }
+            _ => match live_source(&now, &[node], alive, keyspace, (start, end)) {
+                Ok(source) => source,
+                // As Cassandra: a replacement goes on without a range whose one replica died.
+                Err(why) if !strict && now.len() == 1 => {
+                    tracing::warn!("{why} with RF=1. Keyspace might be missing data.");
+                    continue;
+                }
+                Err(why) => return Err(why),
+            },
+        };
+        add(&mut by_pair, source, node, start, end);
     }
-    transfers(keyspace, by_peer)
+    Ok(transfers(keyspace, by_pair))
+}
+
+/// Whether `node` replicates in `future` some range it does not in the current ring.
+pub fn gains_ranges(rings: Rings<'_>, node: IpAddr) -> bool {
+    rings
+        .pieces()
+        .any(|(_, _, now, then)| then.contains(&node) && !now.contains(&node))
 }
 
 /// What `node` must send before `future` takes effect: each range it replicates now, to each
 /// replica that `future` adds to it.
-pub fn lost_ranges(
-    keyspace: &str,
-    strategy: &ReplicationStrategy,
-    ring: &TokenMetadata,
-    future: &TokenMetadata,
-    node: IpAddr,
-) -> Vec<Transfer> {
-    let mut by_peer: BTreeMap<IpAddr, Vec<TokenRange>> = BTreeMap::new();
-    for (start, end) in pieces(ring, future) {
-        let now = addrs(strategy, ring, end);
+pub fn lost_ranges(keyspace: &str, rings: Rings<'_>, node: IpAddr) -> Vec<Transfer> {
+    let mut by_pair = Pairs::new();
+    for (start, end, now, then) in rings.pieces() {
         if !now.contains(&node) {
             continue;
         }
-        for taker in addrs(strategy, future, end) {
-            if !now.contains(&taker) {
-                by_peer
-                    .entry(taker)
-                    .or_default()
-                    .extend(unwrapped(start.0, end.0));
-            }
+        for taker in then.iter().filter(|a| !now.contains(a)) {
+            add(&mut by_pair, node, *taker, start, end);
         }
     }
-    transfers(keyspace, by_peer)
+    transfers(keyspace, by_pair)
 }
 
-fn transfers(keyspace: &str, by_peer: BTreeMap<IpAddr, Vec<TokenRange>>) -> Vec<Transfer> {
-    by_peer
+/// What the new replicas of `removed`'s ranges must fetch, each range from a live replica
+/// that keeps it (Cassandra's removenode restoring the replica count); a range whose only
+/// replica was the removed node (RF 1) is lost, with a warning.
+pub fn restored_ranges(
+    keyspace: &str,
+    rings: Rings<'_>,
+    removed: IpAddr,
+    alive: Alive<'_>,
+) -> Result<Vec<Transfer>, String> {
+    let mut by_pair = Pairs::new();
+    for (start, end, now, then) in rings.pieces() {
+        if !now.contains(&removed) {
+            continue;
+        }
+        if now.len() == 1 {
+            tracing::warn!(
+                "range ({},{}] of keyspace {keyspace} had its only replica (RF=1) on the \
+                 removed node: it is lost",
+                start.0,
+                end.0
+            );
+            continue;
+        }
+        for taker in then.iter().filter(|a| !now.contains(a)) {
+            let source = live_source(&now, &[removed, *taker], alive, keyspace, (start, end))?;
+            add(&mut by_pair, source, *taker, start, end);
+        }
+    }
+    Ok(transfers(keyspace, by_pair))
+}
+
+/// The first live replica of `replicas` outside `excluded`, or Cassandra's refusal.
+fn live_source(
+    replicas: &[IpAddr],
+    excluded: &[IpAddr],
+    alive: Alive<'_>,
+    keyspace: &str,
+    (start, end): (Token, Token),
+) -> Result<IpAddr, String> {
+    replicas
+        .iter()
+        .copied()
+        .find(|a| !excluded.contains(a) && alive(*a))
+        .ok_or_else(|| {
+            format!(
+                "unable to find sufficient sources for streaming range ({},{}] in keyspace {keyspace}",
+                start.0, end.0
+            )
+        })
+}
+
+/// Ranges by (source, target).
+type Pairs = BTreeMap<(IpAddr, IpAddr), Vec<TokenRange>>;
+
+fn add(by_pair: &mut Pairs, source: IpAddr, target: IpAddr, start: Token, end: Token) {
+    by_pair
+        .entry((source, target))
+        .or_default()
+        .extend(unwrapped(start.0, end.0));
+}
+
+fn transfers(keyspace: &str, by_pair: Pairs) -> Vec<Transfer> {
+    by_pair
         .into_iter()
-        .map(|(peer, ranges)| Transfer {
+        .map(|((source, target), ranges)| Transfer {
             keyspace: keyspace.to_string(),
-            peer,
+            source,
+            target,
             ranges,
         })
         .collect()
+}
+
+/// A keyspace's replication over the current ring and the future one.
+#[derive(Clone, Copy)]
+pub struct Rings<'a> {
+    pub strategy: &'a ReplicationStrategy,
+    pub now: &'a TokenMetadata,
+    pub future: &'a TokenMetadata,
+}
+
+impl<'a> Rings<'a> {
+    /// Each piece of the ring cut at both rings' tokens, with its replicas now and then.
+    fn pieces(self) -> impl Iterator<Item = (Token, Token, Vec<IpAddr>, Vec<IpAddr>)> + 'a {
+        pieces(self.now, self.future)
+            .into_iter()
+            .map(move |(start, end)| {
+                let now = addrs(self.strategy, self.now, end);
+                let then = addrs(self.strategy, self.future, end);
+                (start, end, now, then)
+            })
+    }
 }
 
 /// The ring cut at the tokens of both rings, (left-exclusive, right-inclusive]: each piece has
@@ -208,25 +302,63 @@ mod tests {
         assert!(owned_ranges(&RF1, &ring, ip(9)).is_empty());
     }
 
+    fn rings<'a>(
+        strategy: &'a ReplicationStrategy,
+        now: &'a TokenMetadata,
+        future: &'a TokenMetadata,
+    ) -> Rings<'a> {
+        Rings {
+            strategy,
+            now,
+            future,
+        }
+    }
+
+    fn transfer(source: u8, target: u8, ranges: Vec<TokenRange>) -> Transfer {
+        Transfer {
+            keyspace: "ks".into(),
+            source: ip(source),
+            target: ip(target),
+            ranges,
+        }
+    }
+
+    fn all_up(_: IpAddr) -> bool {
+        true
+    }
+
     #[test]
     fn a_joining_node_fetches_each_range_from_the_node_giving_it_up() {
         let now = ring(&[(1, -100), (2, 0), (3, 100)]);
         let joining = ring(&[(1, -100), (2, 0), (4, 50), (3, 100)]);
-        let fetch = gained_ranges("ks", &RF1, &now, &joining, ip(4));
-        let expected = Transfer {
-            keyspace: "ks".into(),
-            peer: ip(3),
-            ranges: vec![(0, 50)],
-        };
-        assert_eq!(fetch, vec![expected.clone()]);
+        let r = rings(&RF1, &now, &joining);
+        let fetch = gained_ranges("ks", r, ip(4), &all_up, true).unwrap();
+        assert_eq!(fetch, vec![transfer(3, 4, vec![(0, 50)])]);
         // node 3 sends the same range to node 4; the others send nothing
-        let sent = lost_ranges("ks", &RF1, &now, &joining, ip(3));
-        assert_eq!(sent.len(), 1);
-        assert_eq!((sent[0].peer, &sent[0].ranges), (ip(4), &expected.ranges));
+        assert_eq!(lost_ranges("ks", r, ip(3)), fetch);
         for last in [1, 2] {
-            assert!(lost_ranges("ks", &RF1, &now, &joining, ip(last)).is_empty());
-            assert!(gained_ranges("ks", &RF1, &now, &joining, ip(last)).is_empty());
+            assert!(lost_ranges("ks", r, ip(last)).is_empty());
+            assert!(gained_ranges("ks", r, ip(last), &all_up, true)
+                .unwrap()
+                .is_empty());
         }
+        // the node giving the range up is down: refused, unless not strict (another replica)
+        let three_down = |a: IpAddr| a != ip(3);
+        let refused = gained_ranges("ks", r, ip(4), &three_down, true).unwrap_err();
+        assert!(refused.contains("/127.0.0.3"), "{refused}");
+        let rf2 = ReplicationStrategy::Simple { rf: 2 };
+        let r2 = rings(&rf2, &now, &joining);
+        // at RF 2, (0, 50] is on 3 and 1 now, on 4 and 3 then: 1 gives it up
+        let one_down = |a: IpAddr| a != ip(1);
+        let fetch = gained_ranges("ks", r2, ip(4), &one_down, false).unwrap();
+        assert!(fetch.iter().all(|t| t.source != ip(1)), "{fetch:?}");
+        // replacing node 3 at RF 1: its range had no other replica and is skipped
+        let replaced = ring(&[(1, -100), (2, 0), (4, 100)]);
+        let r = rings(&RF1, &now, &replaced);
+        assert!(gained_ranges("ks", r, ip(4), &three_down, false)
+            .unwrap()
+            .is_empty());
+        assert!(gained_ranges("ks", r, ip(4), &three_down, true).is_err());
     }
 
     #[test]
@@ -234,16 +366,50 @@ mod tests {
         let now = ring(&[(1, -100), (2, 0), (3, 100)]);
         let after = ring(&[(1, -100), (2, 0)]);
         let rf2 = ReplicationStrategy::Simple { rf: 2 };
-        let sent = lost_ranges("ks", &rf2, &now, &after, ip(3));
+        let r = rings(&rf2, &now, &after);
         // with RF 2, (0, 100] was on 3 and 1, (-100, 0] on 2 and 3 and (100, -100] on 1 and 2:
         // (0, 100] now goes to 1 and 2 (2 gains it), (-100, 0] to 2 and 1 (1 gains it)
-        let peers: Vec<(IpAddr, Vec<TokenRange>)> =
-            sent.into_iter().map(|t| (t.peer, t.ranges)).collect();
         assert_eq!(
-            peers,
-            vec![(ip(1), vec![(-100, 0)]), (ip(2), vec![(0, 100)])]
+            lost_ranges("ks", r, ip(3)),
+            vec![
+                transfer(3, 1, vec![(-100, 0)]),
+                transfer(3, 2, vec![(0, 100)])
+            ]
         );
-        assert!(gained_ranges("ks", &rf2, &now, &after, ip(1)).len() == 1);
+        assert_eq!(
+            gained_ranges("ks", r, ip(1), &all_up, true).unwrap().len(),
+            1
+        );
+    }
+
+    #[test]
+    fn a_removed_nodes_new_replicas_fetch_from_a_live_survivor() {
+        let now = ring(&[(1, -100), (2, 0), (3, 100)]);
+        let after = ring(&[(1, -100), (2, 0)]);
+        let rf2 = ReplicationStrategy::Simple { rf: 2 };
+        let r = rings(&rf2, &now, &after);
+        let three_dead = |a: IpAddr| a != ip(3);
+        // (0, 100] survives on 1, which 2 fetches it from; (-100, 0] on 2, for 1
+        assert_eq!(
+            restored_ranges("ks", r, ip(3), &three_dead).unwrap(),
+            vec![
+                transfer(1, 2, vec![(0, 100)]),
+                transfer(2, 1, vec![(-100, 0)])
+            ]
+        );
+        // with the only survivor of a range down too, there is no source
+        let only_one = |a: IpAddr| a == ip(1);
+        let refused = restored_ranges("ks", r, ip(3), &only_one).unwrap_err();
+        assert!(
+            refused.contains("unable to find sufficient sources"),
+            "{refused}"
+        );
+        // at RF 1 nothing survives to fetch from
+        assert!(
+            restored_ranges("ks", rings(&RF1, &now, &after), ip(3), &three_dead)
+                .unwrap()
+                .is_empty()
+        );
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Streaming: moving the SSTables of some token ranges of some tables between nodes, the
-//! machinery under `nodetool rebuild` and, later, bootstrap, decommission, replace and repair.
+//! machinery under `nodetool rebuild`, bootstrap, replace, decommission and removenode (through
+//! `nodeops::StreamMover`) and, later, repair.
 //!
 //! This crate owns the stream sessions: their protocol (the `Stream*` verbs over `net`,
 //! [`messages`]), the receiving side's driver (`receive`), the sending side's sessions
@@ -16,7 +17,9 @@
 //! that fails is ended on both sides: the receiver removes what it staged and tells the
 //! source, which drops its staging (or does so on its own when the receiver goes silent).
 //! SSTables already added stay: retrying streams the ranges again, and the copies merge as
-//! any overlapping SSTables do. To send (decommission), a node will ask the receiver to pull.
+//! any overlapping SSTables do. To send (decommission), a node asks the receiver to pull from
+//! it (`StreamPull`, [`Streaming::pull`]), and the answer comes once the receiver has it all;
+//! the same message lets a node have another pull from a third (removenode).
 
 pub mod messages;
 mod progress;
@@ -38,7 +41,7 @@ use storage::{Storage, StorageError, TokenRange};
 use tokio::task::JoinHandle;
 use uuid::Uuid;
 
-use crate::messages::{ChunkRequest, Complete, DecodeError, Prepare};
+use crate::messages::{ChunkRequest, Complete, DecodeError, Prepare, Pull};
 use crate::progress::Registry;
 use crate::source::Sources;
 
@@ -55,6 +58,8 @@ pub struct StreamConfig {
     pub request_timeout: Duration,
     /// Timeout of the preparation (a flush and the rewriting of straddling SSTables).
     pub prepare_timeout: Duration,
+    /// Timeout of a `StreamPull`: the whole of the sessions it asks for.
+    pub pull_timeout: Duration,
     /// A chunk request is sent again this many times after a timeout or a lost connection,
     /// `retry_delay` times the attempt number apart.
     pub retries: u32,
@@ -74,6 +79,7 @@ impl Default for StreamConfig {
             window: 4,
             request_timeout: Duration::from_secs(60),
             prepare_timeout: Duration::from_secs(600),
+            pull_timeout: Duration::from_secs(24 * 3600),
             retries: 5,
             retry_delay: Duration::from_millis(500),
             idle_timeout: Duration::from_secs(300),
@@ -183,27 +189,28 @@ impl Streaming {
 
     /// Pulls the ranges of each request from its peer, one session per request, all at once.
     pub fn fetch(&self, description: &str, requests: Vec<StreamRequest>) -> StreamPlan {
-        let id = time_uuid();
-        let sessions = requests
-            .into_iter()
-            .map(|request| {
-                let session = time_uuid();
-                let progress = self.inner.registry.start(
-                    session,
-                    description,
-                    request.peer,
-                    Direction::Receiving,
-                );
-                let prepare = Prepare {
-                    session,
-                    description: description.to_string(),
-                    tables: request.tables,
-                };
-                let run = receive::run(self.inner.clone(), request.peer, prepare, progress);
-                (request.peer, session, tokio::spawn(run))
-            })
-            .collect();
-        StreamPlan { id, sessions }
+        fetch(&self.inner, description, requests)
+    }
+
+    /// Has `target` pull `request.tables` from `request.peer` (this node or a third one);
+    /// resolves once `target` holds them, or with why not.
+    pub async fn pull(
+        &self,
+        target: SocketAddr,
+        description: &str,
+        request: StreamRequest,
+    ) -> Result<(), StreamError> {
+        let pull = Pull {
+            description: description.to_string(),
+            source: request.peer,
+            tables: request.tables,
+        };
+        let timeout = self.inner.config.pull_timeout;
+        let messaging = &self.inner.messaging;
+        messaging
+            .request(target, Verb::StreamPull, pull.encode(), timeout)
+            .await?;
+        Ok(())
     }
 
     /// Every session running and the last ones finished, oldest first.
@@ -220,6 +227,44 @@ impl Streaming {
     pub fn entire_sstable_throttle(&self) -> &Throttle {
         &self.inner.entire_sstable_throttle
     }
+}
+
+fn fetch(inner: &Arc<Inner>, description: &str, requests: Vec<StreamRequest>) -> StreamPlan {
+    let id = time_uuid();
+    let sessions = requests
+        .into_iter()
+        .map(|request| {
+            let session = time_uuid();
+            let progress =
+                inner
+                    .registry
+                    .start(session, description, request.peer, Direction::Receiving);
+            let prepare = Prepare {
+                session,
+                description: description.to_string(),
+                tables: request.tables,
+            };
+            let run = receive::run(inner.clone(), request.peer, prepare, progress);
+            (request.peer, session, tokio::spawn(run))
+        })
+        .collect();
+    StreamPlan { id, sessions }
+}
+
+/// Runs the session a `StreamPull` asks for and answers once it has ended.
+async fn pulled(inner: &Arc<Inner>, pull: Pull) -> Result<Bytes, RemoteError> {
+    let request = StreamRequest {
+        peer: pull.source,
+        tables: pull.tables,
+    };
+    fetch(inner, &pull.description, vec![request])
+        .finish()
+        .await
+        .map(|()| Bytes::new())
+        .map_err(|failures| {
+            let why: Vec<String> = failures.iter().map(|(_, e)| e.to_string()).collect();
+            remote(why.join("; "))
+        })
 }
 
 /// A time-based (version 1) id with a random node part, as Cassandra's stream plan ids
@@ -267,6 +312,18 @@ fn register(messaging: &Messaging, inner: &Arc<Inner>) {
                 let inner = alive(&weak)?;
                 let complete = Complete::decode(&payload).map_err(remote)?;
                 Ok::<Bytes, RemoteError>(source::complete(&inner, complete))
+            }
+        }),
+    );
+    let weak = Arc::downgrade(inner);
+    messaging.register(
+        Verb::StreamPull,
+        handler_fn(move |_, payload| {
+            let weak = weak.clone();
+            async move {
+                let inner = alive(&weak)?;
+                let pull = Pull::decode(&payload).map_err(remote)?;
+                pulled(&inner, pull).await
             }
         }),
     );

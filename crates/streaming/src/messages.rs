@@ -2,8 +2,10 @@
 //! UTF-8 bytes. A receiver pulls: `StreamPrepare` (the tables and ranges wanted) is answered
 //! with a [`Manifest`]; each `StreamChunk` ([`ChunkRequest`]) with a [`Chunk`], its bytes under
 //! a CRC32 computed where they were read; `StreamComplete` ends the session either way.
+//! `StreamPull` ([`Pull`]) asks a node to run such a session from a given source.
 
 use std::fmt;
+use std::net::SocketAddr;
 
 use bytes::{BufMut, Bytes, BytesMut};
 use mutation::TableId;
@@ -77,20 +79,47 @@ pub struct Complete {
     pub failure: Option<String>,
 }
 
+/// Asks the receiving node to pull `tables` from `source` (answered once it holds them).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pull {
+    pub description: String,
+    /// The internode address of the node to pull from.
+    pub source: SocketAddr,
+    pub tables: Vec<(TableId, Vec<TokenRange>)>,
+}
+
+impl Pull {
+    pub fn encode(&self) -> Bytes {
+        let mut out = BytesMut::new();
+        put_str(&mut out, &self.description);
+        put_str(&mut out, &self.source.to_string());
+        put_tables(&mut out, &self.tables);
+        out.freeze()
+    }
+
+    pub fn decode(bytes: &[u8]) -> Result<Pull, DecodeError> {
+        let mut r = Reader(bytes);
+        let description = r.string()?;
+        let source = r.string()?;
+        let source = source
+            .parse()
+            .map_err(|_| DecodeError(format!("{source:?} is not an address")))?;
+        let tables = r.tables()?;
+        r.end()?;
+        Ok(Pull {
+            description,
+            source,
+            tables,
+        })
+    }
+}
+
 impl Prepare {
     pub fn encode(&self) -> Bytes {
         let mut out = BytesMut::new();
         out.put_slice(self.session.as_bytes());
         put_str(&mut out, &self.description);
-        out.put_u32(self.tables.len() as u32);
-        for (table, ranges) in &self.tables {
-            out.put_slice(table.0.as_bytes());
-            out.put_u32(ranges.len() as u32);
-            for (left, right) in ranges {
-                out.put_i64(*left);
-                out.put_i64(*right);
-            }
-        }
+        put_tables(&mut out, &self.tables);
         out.freeze()
     }
 
@@ -98,15 +127,7 @@ impl Prepare {
         let mut r = Reader(bytes);
         let session = r.uuid()?;
         let description = r.string()?;
-        let mut tables = Vec::new();
-        for _ in 0..r.count(16)? {
-            let table = TableId(r.uuid()?);
-            let mut ranges = Vec::new();
-            for _ in 0..r.count(16)? {
-                ranges.push((r.i64()?, r.i64()?));
-            }
-            tables.push((table, ranges));
-        }
+        let tables = r.tables()?;
         r.end()?;
         Ok(Prepare {
             session,
@@ -224,6 +245,18 @@ impl Complete {
     }
 }
 
+fn put_tables(out: &mut BytesMut, tables: &[(TableId, Vec<TokenRange>)]) {
+    out.put_u32(tables.len() as u32);
+    for (table, ranges) in tables {
+        out.put_slice(table.0.as_bytes());
+        out.put_u32(ranges.len() as u32);
+        for (left, right) in ranges {
+            out.put_i64(*left);
+            out.put_i64(*right);
+        }
+    }
+}
+
 fn put_str(out: &mut BytesMut, s: &str) {
     out.put_u32(s.len() as u32);
     out.put_slice(s.as_bytes());
@@ -281,6 +314,19 @@ impl Reader<'_> {
         Ok(n)
     }
 
+    fn tables(&mut self) -> Result<Vec<(TableId, Vec<TokenRange>)>, DecodeError> {
+        let mut tables = Vec::new();
+        for _ in 0..self.count(20)? {
+            let table = TableId(self.uuid()?);
+            let mut ranges = Vec::new();
+            for _ in 0..self.count(16)? {
+                ranges.push((self.i64()?, self.i64()?));
+            }
+            tables.push((table, ranges));
+        }
+        Ok(tables)
+    }
+
     fn string(&mut self) -> Result<String, DecodeError> {
         let len = self.u32()? as usize;
         let bytes = self.take(len)?;
@@ -328,6 +374,12 @@ mod tests {
             session,
             failure: Some("disk full".into()),
         };
+        let pull = Pull {
+            description: "Unbootstrap".into(),
+            source: "127.0.0.3:7000".parse().unwrap(),
+            tables: prepare.tables.clone(),
+        };
+        assert_eq!(Pull::decode(&pull.encode()), Ok(pull.clone()));
         assert_eq!(Prepare::decode(&prepare.encode()), Ok(prepare.clone()));
         assert_eq!(Manifest::decode(&manifest.encode()), Ok(manifest.clone()));
         assert_eq!(ChunkRequest::decode(&request.encode()), Ok(request));
@@ -342,6 +394,7 @@ mod tests {
         assert!(truncations(manifest.encode()).all(|b| Manifest::decode(&b).is_err()));
         assert!(truncations(request.encode()).all(|b| ChunkRequest::decode(&b).is_err()));
         assert!(truncations(complete.encode()).all(|b| Complete::decode(&b).is_err()));
+        assert!(truncations(pull.encode()).all(|b| Pull::decode(&b).is_err()));
         let huge_count = [0xff; 8];
         assert!(Manifest::decode(&huge_count).is_err());
     }

@@ -2,7 +2,9 @@
 //! streaming code: a link cut in the middle of a session (the lost chunk requests are asked
 //! again and the session completes), and a crash of the receiver or of the source (the other
 //! side ends the session and removes its staging, the restarted receiver removes what the
-//! crash left, and the retried session completes).
+//! crash left, and the retried session completes). The same sessions run pulled by the
+//! source (`Streaming::pull`, as a decommission sends): a receiver crash fails the pull on the
+//! source, which asks again once the receiver is back.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test crate
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -23,6 +25,14 @@ const PARTITIONS: u64 = 300;
 /// The source sends whole SSTables at this rate, so a session lasts a few simulated seconds.
 const RATE: u64 = 256 * 1024;
 
+/// Who starts the session: the receiver fetches (rebuild, bootstrap), or the source asks the
+/// receiver to pull from it (decommission).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Driver {
+    Receiver,
+    Source,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Fault {
     /// The link between the two is cut for 3 s.
@@ -36,7 +46,7 @@ enum Fault {
 struct Record {
     receiving: Vec<SessionInfo>,
     sending: Vec<SessionInfo>,
-    /// The receiver's failed attempts.
+    /// The failed attempts of the side that drives.
     failures: Vec<String>,
     /// Tokens the receiver holds once an attempt succeeded.
     received: Option<Vec<i64>>,
@@ -100,8 +110,9 @@ async fn start(
 }
 
 /// The source: writes its partitions once (incompressible values, about 900 KiB), then
-/// serves streams and publishes its sessions.
-async fn source(dir: PathBuf, record: Shared) -> turmoil::Result {
+/// serves streams and publishes its sessions; driving, it asks the receiver to pull until a
+/// pull succeeds.
+async fn source(dir: PathBuf, record: Shared, driver: Driver) -> turmoil::Result {
     let (storage, _messaging, streaming) = start(&dir, "source", 1).await?;
     if storage.table_stats(TABLE)?.sstables == 0 {
         for n in 0..PARTITIONS {
@@ -130,14 +141,37 @@ async fn source(dir: PathBuf, record: Shared) -> turmoil::Result {
         }
         storage.flush(TABLE)?;
     }
+    let streaming = Arc::new(streaming);
+    if driver == Driver::Source {
+        tokio::spawn(pull_until_done(streaming.clone(), record.clone()));
+    }
     loop {
         record.lock().sending = streaming.sessions();
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 
-/// The receiver: pulls the whole ring from the source until an attempt succeeds.
-async fn receiver(dir: PathBuf, record: Shared) -> turmoil::Result {
+async fn pull_until_done(streaming: Arc<Streaming>, record: Shared) {
+    let receiver = std::net::SocketAddr::new(turmoil::lookup("receiver"), PORT);
+    let source = std::net::SocketAddr::new(turmoil::lookup("source"), PORT);
+    loop {
+        let request = StreamRequest {
+            peer: source,
+            tables: vec![(TABLE, vec![(i64::MIN, i64::MIN)])],
+        };
+        match streaming.pull(receiver, "Unbootstrap", request).await {
+            Ok(()) => return,
+            Err(e) => {
+                record.lock().failures.push(e.to_string());
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+        }
+    }
+}
+
+/// The receiver: pulls the whole ring from the source until an attempt succeeds (driving),
+/// or until a session the source asked for completes.
+async fn receiver(dir: PathBuf, record: Shared, driver: Driver) -> turmoil::Result {
     let (storage, _messaging, streaming) = start(&dir, "receiver", 2).await?;
     record.lock().staging_at_start.push(staging(&dir).exists());
     let streaming = Arc::new(streaming);
@@ -149,20 +183,9 @@ async fn receiver(dir: PathBuf, record: Shared) -> turmoil::Result {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     });
-    let peer = std::net::SocketAddr::new(turmoil::lookup("source"), PORT);
-    loop {
-        let request = StreamRequest {
-            peer,
-            tables: vec![(TABLE, vec![(i64::MIN, i64::MIN)])],
-        };
-        match streaming.fetch("Rebuild", vec![request]).finish().await {
-            Ok(()) => break,
-            Err(failures) => {
-                let why = failures.iter().map(|(_, e)| e.to_string()).collect();
-                record.lock().failures.push(why);
-                tokio::time::sleep(Duration::from_secs(1)).await;
-            }
-        }
+    match driver {
+        Driver::Source => until_a_session_completes(&streaming).await,
+        Driver::Receiver => fetch_until_done(&streaming, &record).await,
     }
     let scanned = storage.scan(TABLE, &KeyRange::all(), &ReadFilter::all(), 1, usize::MAX)?;
     {
@@ -172,6 +195,33 @@ async fn receiver(dir: PathBuf, record: Shared) -> turmoil::Result {
     }
     std::future::pending::<()>().await;
     Ok(())
+}
+
+/// Waits for a session the source asked for (a pull) to complete here.
+async fn until_a_session_completes(streaming: &Streaming) {
+    let complete = |s: &SessionInfo| s.state == State::Complete;
+    while !streaming.sessions().iter().any(complete) {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Fetches the whole ring from the source until an attempt succeeds.
+async fn fetch_until_done(streaming: &Streaming, record: &Shared) {
+    let peer = std::net::SocketAddr::new(turmoil::lookup("source"), PORT);
+    loop {
+        let request = StreamRequest {
+            peer,
+            tables: vec![(TABLE, vec![(i64::MIN, i64::MIN)])],
+        };
+        match streaming.fetch("Rebuild", vec![request]).finish().await {
+            Ok(()) => return,
+            Err(failures) => {
+                let why = failures.iter().map(|(_, e)| e.to_string()).collect();
+                record.lock().failures.push(why);
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+        }
+    }
 }
 
 /// Bytes received so far by the receiver's running session.
@@ -184,7 +234,11 @@ fn receiving_progress(record: &Record) -> Option<(u64, u64)> {
     Some((running.bytes_done, running.bytes_total))
 }
 
-fn simulate(fault: Fault, seed: u64) -> (Record, PathBuf, PathBuf, tempfile::TempDir) {
+fn simulate(
+    driver: Driver,
+    fault: Fault,
+    seed: u64,
+) -> (Record, PathBuf, PathBuf, tempfile::TempDir) {
     let root = tempfile::tempdir().expect("tempdir");
     let (source_dir, receiver_dir) = (root.path().join("source"), root.path().join("receiver"));
     let record = Shared::default();
@@ -195,9 +249,13 @@ fn simulate(fault: Fault, seed: u64) -> (Record, PathBuf, PathBuf, tempfile::Tem
         .max_message_latency(Duration::from_millis(3))
         .build();
     let (dir, shared) = (source_dir.clone(), record.clone());
-    sim.host("source", move || source(dir.clone(), shared.clone()));
+    sim.host("source", move || {
+        source(dir.clone(), shared.clone(), driver)
+    });
     let (dir, shared) = (receiver_dir.clone(), record.clone());
-    sim.host("receiver", move || receiver(dir.clone(), shared.clone()));
+    sim.host("receiver", move || {
+        receiver(dir.clone(), shared.clone(), driver)
+    });
     let watched = record.clone();
     sim.client("observer", async move {
         let done = |r: &Record| {
@@ -274,7 +332,7 @@ fn expected_tokens() -> Vec<i64> {
 
 #[test]
 fn a_session_survives_a_cut_link() {
-    let (record, source_dir, receiver_dir, _root) = simulate(Fault::CutLink, 7);
+    let (record, source_dir, receiver_dir, _root) = simulate(Driver::Receiver, Fault::CutLink, 7);
     assert_eq!(record.received, Some(expected_tokens()));
     assert!(record.failures.is_empty(), "{:?}", record.failures);
     let received = &record.receiving[0];
@@ -285,7 +343,8 @@ fn a_session_survives_a_cut_link() {
 
 #[test]
 fn a_crashed_receiver_retries_from_a_clean_table() {
-    let (record, source_dir, receiver_dir, _root) = simulate(Fault::CrashReceiver, 11);
+    let (record, source_dir, receiver_dir, _root) =
+        simulate(Driver::Receiver, Fault::CrashReceiver, 11);
     assert_eq!(record.received, Some(expected_tokens()));
     assert_eq!(
         record.staging_at_start,
@@ -307,13 +366,39 @@ fn a_crashed_receiver_retries_from_a_clean_table() {
 
 #[test]
 fn a_crashed_source_fails_the_session_and_a_retry_completes() {
-    let (record, source_dir, receiver_dir, _root) = simulate(Fault::CrashSource, 13);
+    let (record, source_dir, receiver_dir, _root) =
+        simulate(Driver::Receiver, Fault::CrashSource, 13);
     assert_eq!(record.received, Some(expected_tokens()));
     assert_eq!(record.failures.len(), 1, "{:?}", record.failures);
     let states: Vec<&State> = record.receiving.iter().map(|s| &s.state).collect();
     assert!(
         matches!(states[..], [State::Failed(_), State::Complete]),
         "{states:?}"
+    );
+    assert!(!staging(&source_dir).exists() && !staging(&receiver_dir).exists());
+}
+
+#[test]
+fn a_pull_whose_receiver_crashes_fails_on_the_source_and_a_new_pull_completes() {
+    let (record, source_dir, receiver_dir, _root) =
+        simulate(Driver::Source, Fault::CrashReceiver, 17);
+    assert_eq!(record.received, Some(expected_tokens()));
+    assert!(!record.failures.is_empty(), "the first pull failed");
+    let sent: Vec<&State> = record
+        .sending
+        .iter()
+        .filter(|s| s.direction == Direction::Sending)
+        .map(|s| &s.state)
+        .collect();
+    // the crashed receiver's session ends on the source's idle timeout; the next completes
+    assert!(
+        matches!(sent[..], [State::Failed(ref why), State::Complete] if why.contains("asked nothing")),
+        "{sent:?}"
+    );
+    assert!(
+        record.failures[0].contains("lost before the answer"),
+        "{:?}",
+        record.failures
     );
     assert!(!staging(&source_dir).exists() && !staging(&receiver_dir).exists());
 }

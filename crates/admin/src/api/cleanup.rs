@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use mutation::TableId;
-use nodeops::{gained_ranges, owned_ranges};
+use nodeops::{gains_ranges, owned_ranges, Rings};
 use ring::ReplicationStrategy;
 use schema::{is_system_keyspace, TableMetadata};
 use storage::{CleanupReport, TokenRange};
@@ -31,7 +31,12 @@ pub async fn cleanup(node: &AdminNode, request: &CleanupRequest) -> ApiResult<Cl
     for (keyspace, tables) in by_keyspace {
         let strategy = node.processor.strategy(&keyspace);
         if let Some(future) = &future {
-            if !gained_ranges(&keyspace, &strategy, &ring, future, local).is_empty() {
+            let rings = Rings {
+                strategy: &strategy,
+                now: &ring,
+                future,
+            };
+            if gains_ranges(rings, local) {
                 return Err(ApiError::bad_request(MEMBERSHIP_CHANGING));
             }
         }

@@ -30,12 +30,23 @@ pub fn sessions(node: &AdminNode) -> Streams {
         .map_or_else(Vec::new, |s| s.sessions());
     let proxy = node.coordinator.metrics().proxy();
     Streams {
-        mode: node.lifecycle.mode().name().to_string(),
+        mode: mode(node),
         sessions: sessions.iter().map(session).collect(),
         read_repairs: proxy
             .digest_mismatches
             .load(std::sync::atomic::Ordering::Relaxed),
         messages: message_pools(node),
+    }
+}
+
+/// The Mode line: draining or drained, else the node's part in the ring (JOINING, NORMAL,
+/// LEAVING, DECOMMISSIONED), as Cassandra's operation mode.
+fn mode(node: &AdminNode) -> String {
+    let lifecycle = node.lifecycle.mode();
+    if lifecycle == crate::Mode::Normal {
+        node.nodeops.mode().name().to_string()
+    } else {
+        lifecycle.name().to_string()
     }
 }
 
