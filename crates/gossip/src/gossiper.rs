@@ -5,10 +5,11 @@ use std::collections::{BTreeMap, HashSet};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use bytes::Bytes;
 use chitchat::{spawn_chitchat, Chitchat, ChitchatConfig, ChitchatHandle, ChitchatId};
+use clock::Clock;
 use parking_lot::{Mutex, RwLock};
 use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio::time::{self, Instant, MissedTickBehavior};
@@ -256,7 +257,7 @@ impl Supervisor {
 
     /// Runs chitchat under a new generation, starting from this node's own state.
     async fn launch(&mut self) -> Result<(), GossipError> {
-        let generation = next_generation();
+        let generation = next_generation(&self.config.clock);
         let state: Vec<(String, String)> = {
             let mut local = self.shared.local.lock();
             local.generation = generation;
@@ -448,13 +449,11 @@ fn log_event(event: MembershipEvent) {
     }
 }
 
-/// A generation for a new run of gossip: milliseconds since the epoch, strictly above every
-/// generation handed out before in this process.
-fn next_generation() -> u64 {
+/// A generation for a new run of gossip: milliseconds since the epoch by the node's clock,
+/// strictly above every generation handed out before in this process.
+fn next_generation(clock: &impl Clock) -> u64 {
     static LAST: AtomicU64 = AtomicU64::new(0);
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |since| since.as_millis() as u64);
+    let now = clock.now_millis().max(0) as u64;
     let previous = LAST
         .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |last| {
             Some(now.max(last + 1))
@@ -498,13 +497,11 @@ mod tests {
 
     #[test]
     fn generations_strictly_increase_and_follow_the_clock() {
-        let first = next_generation();
-        let second = next_generation();
+        let clock = clock::SystemClock;
+        let first = next_generation(&clock);
+        let second = next_generation(&clock);
         assert!(second > first);
-        let now_ms = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap()
-            .as_millis() as u64;
+        let now_ms = clock.now_millis() as u64;
         assert!(
             first <= now_ms + 1_000 && first + 60_000 > now_ms,
             "{first} vs {now_ms}"

@@ -25,7 +25,7 @@ pub use config::{HostId, NetConfig, Peer, Tuning};
 pub use error::{NetError, RemoteError};
 pub use handler::{handler_fn, Handler, HandlerFuture};
 pub use handshake::{MESSAGING_VERSION, MIN_MESSAGING_VERSION};
-pub use messaging::{wall_clock_millis, wall_clock_of, Messaging};
+pub use messaging::{wall_clock_of, Messaging};
 pub use network::{AsyncStream, BoxFuture, BoxStream, Listener, Network, TokioNetwork};
 #[cfg(feature = "sim")]
 pub use sim::TurmoilNetwork;

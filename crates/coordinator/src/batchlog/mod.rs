@@ -12,6 +12,7 @@ mod table;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, OnceLock};
 
+use clock::{Clock, SharedClock};
 use futures::future::join_all;
 use mutation::Mutation;
 use net::Verb;
@@ -53,6 +54,12 @@ pub struct BatchlogStats {
 }
 
 impl Coordinator {
+    /// The node's wall clock: its internode messaging's once attached, else the system's.
+    fn wall_clock(&self) -> SharedClock {
+        let remote = self.attached.remote.get();
+        remote.map_or_else(SharedClock::default, |r| r.messaging.clock().clone())
+    }
+
     /// Writes a logged batch atomically: through the batchlog when its partitions are not all
     /// on this node alone, else as one local commit-log record.
     pub async fn write_atomically(
@@ -181,7 +188,8 @@ impl Coordinator {
         };
         for holder in holders {
             if holder.addr == self.local.addr {
-                tokio::spawn(replica::remove_locally(self.storage.clone(), *id));
+                let now = self.wall_clock().since_epoch();
+                tokio::spawn(replica::remove_locally(self.storage.clone(), *id, now));
             } else if let Some(messaging) = &senders.messaging {
                 let to = std::net::SocketAddr::new(holder.addr, senders.storage_port);
                 if let Err(e) = messaging.send(to, Verb::BatchRemove, request.encode()) {

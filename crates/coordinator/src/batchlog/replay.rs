@@ -7,7 +7,9 @@
 //! deleted with a warning; a batch a replica failed is kept for the next round.
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
+
+use clock::Clock;
 
 use futures::future::join_all;
 use mutation::{KeyRange, Mutation, ReadFilter, TableId};
@@ -63,9 +65,7 @@ impl Coordinator {
         let Some(lookup) = self.attached.strategies.get() else {
             return Ok(0);
         };
-        let now = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap_or_default();
+        let now = self.wall_clock().since_epoch();
         let timeout = self.timeouts.get(TimeoutKind::Write);
         let cutoff = now.saturating_sub(timeout * 2).as_micros() as i64;
         let now_secs = now.as_secs() as i32;
@@ -91,7 +91,8 @@ impl Coordinator {
             };
             let outcome = self.replay(&batch, lookup).await;
             if outcome != Replay::Retry {
-                replica::remove_locally(self.storage.clone(), batch.id).await;
+                let removed_at = self.wall_clock().since_epoch();
+                replica::remove_locally(self.storage.clone(), batch.id, removed_at).await;
             }
             replayed += u64::from(outcome == Replay::Done);
             self.throttle(batch.size()).await;

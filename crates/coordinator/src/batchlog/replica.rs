@@ -3,9 +3,10 @@
 //! this node too) or deleted from it. `system.batches` is a system table every node has, so
 //! neither waits for the sender's metadata epoch.
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use bytes::Bytes;
+use clock::{Clock, SharedClock};
 use mutation::codec::DecodeError;
 use net::{handler_fn, Messaging, Peer, RemoteError, Verb};
 use storage::Storage;
@@ -18,13 +19,14 @@ use crate::verbs::{reason, write_failure};
 /// Registers the batchlog verbs this node answers.
 pub(crate) fn register(messaging: &Messaging, storage: Arc<Storage>) {
     let storing = storage.clone();
+    let clock = messaging.clock().clone();
     messaging.register(
         Verb::BatchStore,
         handler_fn(move |from, payload| store(storing.clone(), from, payload)),
     );
     messaging.register(
         Verb::BatchRemove,
-        handler_fn(move |from, payload| remove(storage.clone(), from, payload)),
+        handler_fn(move |from, payload| remove(storage.clone(), clock.clone(), from, payload)),
     );
 }
 
@@ -36,9 +38,14 @@ async fn store(storage: Arc<Storage>, from: Peer, payload: Bytes) -> Result<Byte
     }
 }
 
-async fn remove(storage: Arc<Storage>, from: Peer, payload: Bytes) -> Result<Bytes, RemoteError> {
+async fn remove(
+    storage: Arc<Storage>,
+    clock: SharedClock,
+    from: Peer,
+    payload: Bytes,
+) -> Result<Bytes, RemoteError> {
     let request = RemoveRequest::decode(&payload).map_err(|e| malformed("remove", &from, e))?;
-    remove_locally(storage, request.id).await;
+    remove_locally(storage, request.id, clock.since_epoch()).await;
     Ok(Bytes::new())
 }
 
@@ -47,11 +54,9 @@ fn malformed(what: &str, from: &Peer, e: DecodeError) -> RemoteError {
     RemoteError::new(reason::UNKNOWN, format!("malformed batch {what}: {}", e.0))
 }
 
-/// Deletes batch `id` from this node's batchlog (a failure is logged: replay retries it).
-pub(crate) async fn remove_locally(storage: Arc<Storage>, id: Uuid) {
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
+/// Deletes batch `id` from this node's batchlog at `now` since the epoch (a failure is
+/// logged: replay retries it).
+pub(crate) async fn remove_locally(storage: Arc<Storage>, id: Uuid, now: Duration) {
     let removal = table::remove(&id, now.as_micros() as i64, now.as_secs() as i32);
     if let Err(e) = storage.apply(removal).await {
         tracing::warn!("batch {id} not removed from the batchlog: {e}");
