@@ -49,6 +49,7 @@ const DEAD_NODE_GRACE: Duration = Duration::from_secs(24 * 60 * 60);
 /// chitchat's samples per peer, as Cassandra's arrival window (1000).
 const SAMPLING_WINDOW: usize = 1000;
 
+#[derive(Clone, Debug)]
 pub struct GossipConfig {
     pub cluster_name: String,
     pub host_id: HostId,

@@ -465,25 +465,47 @@ fn next_generation(clock: &impl Clock) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::memory::MemoryNetwork;
 
-    #[tokio::test(start_paused = true)]
-    async fn gossip_that_dies_is_restarted_under_a_new_generation() {
-        let network = MemoryNetwork::new(1);
-        let addr = |last| SocketAddr::from(([127, 0, 9, last], 7000));
-        let mut seeded = GossipConfig::new("C", HostId::from_u128(2), addr(2));
-        seeded.seeds = vec![addr(1)];
-        let one = network
-            .join(GossipConfig::new("C", HostId::from_u128(1), addr(1)))
-            .await
-            .unwrap();
-        let two = network.join(seeded).await.unwrap();
-        time::sleep(Duration::from_secs(3)).await;
+    /// Two nodes gossiping over `net` on turmoil's network; the second's chitchat dies when
+    /// its inbox is closed under it.
+    #[cfg(feature = "net")]
+    #[test]
+    fn gossip_that_dies_is_restarted_under_a_new_generation() {
+        let addr = |last| SocketAddr::from(([192, 168, 9, last], 7000));
+        let mut sim = turmoil::Builder::new().build();
+        let started: Arc<Mutex<BTreeMap<u8, Arc<Gossiper>>>> = Arc::default();
+        for node in [1u8, 2] {
+            let started = started.clone();
+            sim.host(addr(node).ip(), move || {
+                let started = started.clone();
+                async move {
+                    let host_id = HostId::from_u128(node.into());
+                    let config = net::NetConfig::new("C", host_id, addr(node));
+                    let network = Arc::new(net::TurmoilNetwork);
+                    let messaging = net::Messaging::start(config, network).await?;
+                    let mut config = GossipConfig::new("C", host_id, addr(node));
+                    config.seeds = vec![addr(1)];
+                    let gossiper = crate::net_wire::start_over_net(config, messaging).await?;
+                    started.lock().insert(node, gossiper);
+                    std::future::pending::<()>().await;
+                    Ok(())
+                }
+            });
+        }
+        let run_for = |sim: &mut turmoil::Sim, time: Duration| {
+            let until = sim.elapsed() + time;
+            while sim.elapsed() < until {
+                sim.step().unwrap();
+            }
+        };
+        run_for(&mut sim, Duration::from_secs(3));
+        let one = started.lock()[&1].clone();
+        let two = started.lock()[&2].clone();
         assert!(one.is_alive(addr(2).ip()));
         let first = two.endpoints()[0].generation;
         // Closing the inbox under chitchat ends its server loop with an error.
         two.shared.inbox.close();
-        time::sleep(Duration::from_secs(3)).await;
+        run_for(&mut sim, Duration::from_secs(3));
         assert!(two.is_running());
         assert!(two.endpoints()[0].generation > first);
         assert!(one.is_alive(addr(2).ip()) && two.is_alive(addr(1).ip()));
