@@ -28,7 +28,7 @@ use std::time::Duration;
 use common::ops::*;
 use common::*;
 use coordinator::{ReadPolicy, SpeculativeRetry};
-use metadata::memnet::SplitMix64;
+use net::SimRng;
 use parking_lot::Mutex;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
@@ -126,7 +126,7 @@ struct Detection {
 
 struct Sim {
     seed: u64,
-    rng: SplitMix64,
+    rng: SimRng,
     cluster: Cluster,
     history: History,
     /// Requests under way, by coordinator.
@@ -141,7 +141,7 @@ struct Sim {
 
 /// One seed's run, checked; how many requests ended how (and how many crashes).
 async fn run(seed: u64, steps: u64) -> BTreeMap<String, usize> {
-    let mut rng = SplitMix64(seed);
+    let mut rng = SimRng::new(seed);
     let n = if rng.below(3) == 0 { 5 } else { 3 };
     let cluster = Cluster::start(n, seed).await;
     let mut sim = Sim {

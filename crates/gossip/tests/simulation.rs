@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use gossip::Membership;
 use gossip::MembershipEvent::{Alive, Dead};
+use net::SimRng;
 use support::*;
 
 const NODES: u8 = 5;

@@ -12,7 +12,7 @@ use std::sync::{Arc, Weak};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use metadata::memnet::SplitMix64;
+use net::SimRng;
 use net::{BoxFuture, BoxStream, Listener, Network};
 use parking_lot::Mutex;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -40,7 +40,7 @@ struct NetState {
     /// Probability (in millionths) that a write is lost (and its connection reset).
     drop_ppm: u64,
     next_port: u16,
-    rng: SplitMix64,
+    rng: SimRng,
 }
 
 /// Both pipes of one connection, to reset it.
@@ -62,7 +62,7 @@ impl SimNet {
                 jitter: Duration::from_millis(2),
                 drop_ppm: 0,
                 next_port: 40_000,
-                rng: SplitMix64(seed),
+                rng: SimRng::new(seed),
             }),
         })
     }
