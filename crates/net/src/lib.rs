@@ -28,7 +28,7 @@ pub use handshake::{MESSAGING_VERSION, MIN_MESSAGING_VERSION};
 pub use messaging::{wall_clock_of, Messaging};
 pub use network::{AsyncStream, BoxFuture, BoxStream, Listener, Network, TokioNetwork};
 #[cfg(feature = "sim")]
-pub use sim::{SimRng, TurmoilNetwork};
+pub use sim::{drive_client, with_sim, SimRng, TurmoilNetwork};
 pub use stats::{LinkStats, NetStats, VerbStats};
 pub use verb::{Class, Verb, LARGE_MESSAGE_BYTES};
 pub use wait::{QueueWait, WAIT_BOUNDS_MICROS};

@@ -5,7 +5,6 @@
 //! simulated; the network's latencies and losses come from the seed given to [`simulate`].
 #![allow(dead_code)]
 
-use std::cell::RefCell;
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
@@ -16,9 +15,8 @@ use metadata::{
     ClusterMetadata, HostId, MetadataConfig, MetadataError, MetadataService, NetTransport,
     NodeRecord, NodeState, RaftRole, Transformation, Transport,
 };
-use net::{Messaging, NetConfig, Tuning, TurmoilNetwork};
+use net::{with_sim, Messaging, NetConfig, Tuning, TurmoilNetwork};
 use parking_lot::Mutex;
-use turmoil::Sim;
 
 pub const CLUSTER: &str = "Test Cluster";
 const PORT: u16 = 7000;
@@ -44,52 +42,17 @@ fn ip(i: usize) -> IpAddr {
     IpAddr::from([192, 168, 8, i as u8 + 1])
 }
 
-/// What the test body asks of the simulation itself (hosts, crashes, losses), done between
-/// two steps.
-type Control = Box<dyn FnOnce(&mut Sim<'static>)>;
-
-thread_local! {
-    /// The control queue of the simulation running on this thread.
-    static CONTROL: RefCell<Option<Arc<Mutex<Vec<Control>>>>> = const { RefCell::new(None) };
-}
-
 /// Runs `body` as a turmoil client of a simulation seeded with `seed`, until it ends.
 pub fn simulate(seed: u64, body: impl Future<Output = ()> + 'static) {
     init_logs();
-    let mut sim = turmoil::Builder::new()
+    let sim = turmoil::Builder::new()
         .simulation_duration(Duration::from_secs(24 * 60 * 60))
         .min_message_latency(Duration::from_micros(100))
         .max_message_latency(Duration::from_millis(1))
         .tcp_capacity(4096)
         .rng_seed(seed)
         .build();
-    let control: Arc<Mutex<Vec<Control>>> = Arc::default();
-    CONTROL.with(|slot| *slot.borrow_mut() = Some(control.clone()));
-    sim.client(TEST, async move {
-        body.await;
-        Ok(())
-    });
-    loop {
-        let finished = sim.step().unwrap();
-        let requests: Vec<Control> = control.lock().drain(..).collect();
-        for request in requests {
-            request(&mut sim);
-        }
-        if finished {
-            break;
-        }
-    }
-    CONTROL.with(|slot| *slot.borrow_mut() = None);
-}
-
-/// Asks the simulation to do `request` after this step, and lets the step end.
-async fn control(request: impl FnOnce(&mut Sim<'static>) + 'static) {
-    CONTROL.with(|slot| {
-        let queue = slot.borrow();
-        let queue = queue.as_ref().expect("a test body runs inside `simulate`");
-        queue.lock().push(Box::new(request));
-    });
-    tokio::time::sleep(Duration::from_millis(1)).await;
+    net::drive_client(sim, TEST, body);
 }
 
 /// Messaging timings for a simulation: a cut connection is noticed in a second and redialled
@@ -184,7 +147,7 @@ impl Cluster {
         self.hosts.configs.lock()[i] = Some(self.config(i));
         self.hosts.running.lock()[i] = None;
         if std::mem::replace(&mut self.started[i], true) {
-            control(move |sim| sim.bounce(ip(i))).await;
+            with_sim(move |sim| sim.bounce(ip(i))).await;
         } else {
             self.register(i).await;
         }
@@ -202,7 +165,7 @@ impl Cluster {
     async fn register(&mut self, i: usize) {
         if !std::mem::replace(&mut self.registered[i], true) {
             let hosts = self.hosts.clone();
-            control(move |sim| sim.host(ip(i), move || hosts.clone().run(i))).await;
+            with_sim(move |sim| sim.host(ip(i), move || hosts.clone().run(i))).await;
         }
     }
 
@@ -210,7 +173,7 @@ impl Cluster {
     pub async fn crash(&mut self, i: usize) {
         self.nodes[i] = None;
         self.hosts.running.lock()[i] = None;
-        control(move |sim| sim.crash(ip(i))).await;
+        with_sim(move |sim| sim.crash(ip(i))).await;
     }
 
     /// Cuts every link between `side` and the other nodes, both ways.
@@ -242,12 +205,12 @@ impl Cluster {
     /// Each message (a TCP segment) is lost with this probability; a connection that lost one
     /// stalls until messaging notices and redials.
     pub async fn set_loss(&self, rate: f64) {
-        control(move |sim| sim.set_fail_rate(rate)).await;
+        with_sim(move |sim| sim.set_fail_rate(rate)).await;
     }
 
     /// Each message takes up to `max` to arrive.
     pub async fn set_max_latency(&self, max: Duration) {
-        control(move |sim| sim.set_max_message_latency(max)).await;
+        with_sim(move |sim| sim.set_max_message_latency(max)).await;
     }
 
     /// A transport from outside the group (on the test's own simulated host).
