@@ -3,7 +3,7 @@
 //! removes it, and the batches read back from a scan. Rows are laid out as the query layer
 //! writes any table without clustering columns, so `SELECT * FROM system.batches` shows them.
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use bytes::Bytes;
 use mutation::{
@@ -108,11 +108,9 @@ pub(crate) fn read(partition: &Partition, now: i32) -> Result<Batch, String> {
     })
 }
 
-/// Deletes batch `id` from this node's batchlog (a failure is logged: replay retries it).
-pub(crate) async fn remove_locally(storage: Arc<Storage>, id: Uuid) {
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
+/// Deletes batch `id` from this node's batchlog at `now` since the epoch (a failure is
+/// logged: replay retries it).
+pub(crate) async fn remove_locally(storage: Arc<Storage>, id: Uuid, now: Duration) {
     let removal = remove(&id, now.as_micros() as i64, now.as_secs() as i32);
     if let Err(e) = storage.apply(removal).await {
         tracing::warn!("batch {id} not removed from the batchlog: {e}");

@@ -15,48 +15,54 @@ use types::{Consistency, CqlError};
 
 const KEY: u64 = 3;
 
-#[tokio::test(start_paused = true)]
-async fn a_read_at_all_counts_the_live_replicas_answers() {
+#[test]
+fn a_read_at_all_counts_the_live_replicas_answers() {
     for (dead_contact, data_present) in [(0, false), (1, true)] {
+        simulate(5, async move {
+            let (mut cluster, coordinator, contacts) = four_nodes().await;
+            cluster.crash(contacts[dead_contact]).await;
+            let coordinator = &cluster.node(coordinator).coordinator;
+            let read = read(coordinator, KEY, Consistency::All, &ReadPolicy::default()).await;
+            assert_timed_out(read.map(|_| ()), data_present);
+        });
+    }
+}
+
+#[test]
+fn a_write_at_all_counts_the_live_replicas_acknowledgements() {
+    simulate(5, async {
         let (mut cluster, coordinator, contacts) = four_nodes().await;
-        cluster.crash(contacts[dead_contact]).await;
+        cluster.crash(contacts[0]).await;
         let coordinator = &cluster.node(coordinator).coordinator;
-        let read = read(coordinator, KEY, Consistency::All, &ReadPolicy::default()).await;
-        assert_timed_out(read.map(|_| ()), data_present);
-    }
+        let written = coordinator
+            .write(KEYSPACE, vec![mutation(KEY, 7)], Consistency::All, None)
+            .await;
+        match written {
+            Err(CqlError::WriteTimeout {
+                received,
+                block_for,
+                write_type,
+                ..
+            }) => assert_eq!((received, block_for, write_type.as_str()), (2, 3, "SIMPLE")),
+            other => panic!("a write at ALL with a dead replica answered {other:?}"),
+        }
+    });
 }
 
-#[tokio::test(start_paused = true)]
-async fn a_write_at_all_counts_the_live_replicas_acknowledgements() {
-    let (mut cluster, coordinator, contacts) = four_nodes().await;
-    cluster.crash(contacts[0]).await;
-    let coordinator = &cluster.node(coordinator).coordinator;
-    let written = coordinator
-        .write(KEYSPACE, vec![mutation(KEY, 7)], Consistency::All, None)
-        .await;
-    match written {
-        Err(CqlError::WriteTimeout {
-            received,
-            block_for,
-            write_type,
-            ..
-        }) => assert_eq!((received, block_for, write_type.as_str()), (2, 3, "SIMPLE")),
-        other => panic!("a write at ALL with a dead replica answered {other:?}"),
-    }
-}
-
-#[tokio::test(start_paused = true)]
-async fn a_scan_at_all_counts_the_live_replicas_answers() {
-    let (mut cluster, coordinator, contacts) = four_nodes().await;
-    cluster.crash(contacts[0]).await;
-    let coordinator = &cluster.node(coordinator).coordinator;
-    let mut stats = ReadStats::default();
-    let (range, filter) = (KeyRange::all(), ReadFilter::all());
-    let policy = ReadPolicy::default();
-    let scope = scope(KEYSPACE, Consistency::All, &policy);
-    let scan = coordinator.scan(&scope, &range, &filter, 100, &mut stats);
-    // A range read asks every replica for data, so data is present once any answered.
-    assert_timed_out(scan.await.map(|_| ()), true);
+#[test]
+fn a_scan_at_all_counts_the_live_replicas_answers() {
+    simulate(5, async {
+        let (mut cluster, coordinator, contacts) = four_nodes().await;
+        cluster.crash(contacts[0]).await;
+        let coordinator = &cluster.node(coordinator).coordinator;
+        let mut stats = ReadStats::default();
+        let (range, filter) = (KeyRange::all(), ReadFilter::all());
+        let policy = ReadPolicy::default();
+        let scope = scope(KEYSPACE, Consistency::All, &policy);
+        let scan = coordinator.scan(&scope, &range, &filter, 100, &mut stats);
+        // A range read asks every replica for data, so data is present once any answered.
+        assert_timed_out(scan.await.map(|_| ()), true);
+    });
 }
 
 /// Four nodes at RF=3: the node that is no replica of `KEY` (it coordinates, so every replica

@@ -19,53 +19,57 @@ const KEY: u64 = 3;
 /// `RequestFailureReason.INCOMPATIBLE_SCHEMA`.
 const INCOMPATIBLE_SCHEMA: u16 = 0x0003;
 
-#[tokio::test(start_paused = true)]
-async fn a_write_failure_names_the_replicas_that_failed() {
-    let cluster = Cluster::start(3, 5).await;
-    let (coordinator, others) = coordinator_and_others(&cluster);
-    for &node in &others {
-        fail(&cluster, node, Verb::Mutation);
-    }
-    let written = cluster
-        .node(coordinator)
-        .coordinator
-        .write(KEYSPACE, vec![mutation(KEY, 7)], Consistency::Quorum, None)
-        .await;
-    match written {
-        Err(CqlError::WriteFailure {
-            received,
-            block_for,
-            failures,
-            reasons,
-            write_type,
-            ..
-        }) => {
-            assert_eq!((received, block_for, write_type.as_str()), (1, 2, "SIMPLE"));
-            assert_eq!(failures as usize, reasons.len());
-            assert_eq!(sorted(reasons), expected(&others));
+#[test]
+fn a_write_failure_names_the_replicas_that_failed() {
+    simulate(5, async {
+        let cluster = Cluster::start(3, 5).await;
+        let (coordinator, others) = coordinator_and_others(&cluster);
+        for &node in &others {
+            fail(&cluster, node, Verb::Mutation);
         }
-        other => panic!("a write two replicas failed answered {other:?}"),
-    }
+        let written = cluster
+            .node(coordinator)
+            .coordinator
+            .write(KEYSPACE, vec![mutation(KEY, 7)], Consistency::Quorum, None)
+            .await;
+        match written {
+            Err(CqlError::WriteFailure {
+                received,
+                block_for,
+                failures,
+                reasons,
+                write_type,
+                ..
+            }) => {
+                assert_eq!((received, block_for, write_type.as_str()), (1, 2, "SIMPLE"));
+                assert_eq!(failures as usize, reasons.len());
+                assert_eq!(sorted(reasons), expected(&others));
+            }
+            other => panic!("a write two replicas failed answered {other:?}"),
+        }
+    });
 }
 
-#[tokio::test(start_paused = true)]
-async fn a_read_failure_names_the_replicas_that_failed() {
-    let cluster = Cluster::start(3, 5).await;
-    let (coordinator, others) = coordinator_and_others(&cluster);
-    for &node in &others {
-        fail(&cluster, node, Verb::Read);
-    }
-    let policy = ReadPolicy::default();
-    let coordinator = &cluster.node(coordinator).coordinator;
-    match read(coordinator, KEY, Consistency::Quorum, &policy).await {
-        Err(CqlError::ReadFailure {
-            failures, reasons, ..
-        }) => {
-            assert_eq!(failures as usize, reasons.len());
-            assert_eq!(sorted(reasons), expected(&others));
+#[test]
+fn a_read_failure_names_the_replicas_that_failed() {
+    simulate(5, async {
+        let cluster = Cluster::start(3, 5).await;
+        let (coordinator, others) = coordinator_and_others(&cluster);
+        for &node in &others {
+            fail(&cluster, node, Verb::Read);
         }
-        other => panic!("a read two replicas failed answered {other:?}"),
-    }
+        let policy = ReadPolicy::default();
+        let coordinator = &cluster.node(coordinator).coordinator;
+        match read(coordinator, KEY, Consistency::Quorum, &policy).await {
+            Err(CqlError::ReadFailure {
+                failures, reasons, ..
+            }) => {
+                assert_eq!(failures as usize, reasons.len());
+                assert_eq!(sorted(reasons), expected(&others));
+            }
+            other => panic!("a read two replicas failed answered {other:?}"),
+        }
+    });
 }
 
 /// A replica of `KEY` that coordinates, and the other two.

@@ -16,43 +16,44 @@ use mutation::{KeyRange, PartitionKey, ReadFilter, ReadStats};
 use net::{handler_fn, Verb};
 use types::Consistency;
 
+/// One replica per key: every node owns its own stretches of the ring.
 const KEYS: u64 = 90;
 
-#[tokio::test(start_paused = true)]
-async fn stretches_are_asked_concurrently_in_token_order_up_to_the_limit() {
-    let cluster = Cluster::start(3, 21).await;
-    let coordinator = &cluster.node(0).coordinator;
-    for key in 0..KEYS {
-        let write = coordinator.write(RF1_KEYSPACE, vec![mutation(key, 1)], Consistency::One, None);
-        write.await.expect("the write succeeds");
-    }
-    let in_flight = watch_range_reads(&cluster);
-    let mut expected: Vec<PartitionKey> = (0..KEYS).map(key_bytes).collect();
-    expected.sort();
-    for limit in [1, 7, 30, 1000] {
-        let found = scan(&cluster, limit).await;
-        let wanted = &expected[..expected.len().min(limit)];
-        assert_eq!(found, wanted, "limit {limit}");
-    }
-    assert!(
-        in_flight.most.load(Ordering::Relaxed) >= 2,
-        "stretches were asked one after another"
-    );
+#[test]
+fn stretches_are_asked_concurrently_in_token_order_up_to_the_limit() {
+    simulate(21, async {
+        let cluster = Cluster::start(3, 21).await;
+        let coordinator = &cluster.node(0).coordinator;
+        for key in 0..KEYS {
+            let write =
+                coordinator.write(RF1_KEYSPACE, vec![mutation(key, 1)], Consistency::One, None);
+            write.await.expect("the write succeeds");
+        }
+        let in_flight = watch_range_reads(&cluster);
+        let mut expected: Vec<PartitionKey> = (0..KEYS).map(key_bytes).collect();
+        expected.sort();
+        for limit in [1, 7, 30, 1000] {
+            let found = scan(&cluster, limit).await;
+            let wanted = &expected[..expected.len().min(limit)];
+            assert_eq!(found, wanted, "limit {limit}");
+        }
+        assert!(
+            in_flight.most.load(Ordering::Relaxed) >= 2,
+            "stretches were asked one after another"
+        );
+    });
 }
 
 /// The keys a scan of the whole ring from node 0 at ONE returns.
 async fn scan(cluster: &Cluster, limit: usize) -> Vec<PartitionKey> {
     let mut stats = ReadStats::default();
+    let policy = ReadPolicy::default();
+    let scope = scope(RF1_KEYSPACE, Consistency::One, &policy);
+    let (range, filter) = (KeyRange::all(), ReadFilter::all());
     let partitions = cluster
         .node(0)
         .coordinator
-        .scan(
-            &scope(RF1_KEYSPACE, Consistency::One, &ReadPolicy::default()),
-            &KeyRange::all(),
-            &ReadFilter::all(),
-            limit,
-            &mut stats,
-        )
+        .scan(&scope, &range, &filter, limit, &mut stats)
         .await
         .expect("the scan succeeds");
     partitions.into_iter().map(|p| p.key).collect()

@@ -18,41 +18,45 @@ use net::{handler_fn, Verb};
 use tokio::time::Instant;
 use types::{Consistency, CqlError};
 
-#[tokio::test(start_paused = true)]
-async fn a_read_whose_repair_is_not_applied_times_out_instead_of_answering() {
-    let (cluster, holder) = one_replica_holds(KEY).await;
-    // The replica the holder asks for a digest never applies a mutation.
-    let topology = cluster.node(holder).coordinator.topology();
-    let plan = ReplicaPlan::new(topology, &STRATEGY, key_bytes(KEY).token, true);
-    never_apply_mutations(&cluster, cluster.node_of(plan.live[1].addr));
+#[test]
+fn a_read_whose_repair_is_not_applied_times_out_instead_of_answering() {
+    simulate(11, async {
+        let (cluster, holder) = one_replica_holds(KEY).await;
+        // The replica the holder asks for a digest never applies a mutation.
+        let topology = cluster.node(holder).coordinator.topology();
+        let plan = ReplicaPlan::new(topology, &STRATEGY, key_bytes(KEY).token, true);
+        never_apply_mutations(&cluster, cluster.node_of(plan.live[1].addr));
 
-    let coordinator = &cluster.node(holder).coordinator;
-    let started = Instant::now();
-    let read = read(
-        coordinator,
-        KEY,
-        Consistency::Quorum,
-        &ReadPolicy::default(),
-    )
-    .await;
-    assert_repair_timed_out(read.map(|_| ()));
-    assert!(started.elapsed() <= TIMEOUTS.read + TIMEOUTS.write + Duration::from_millis(100));
+        let coordinator = &cluster.node(holder).coordinator;
+        let started = Instant::now();
+        let read = read(
+            coordinator,
+            KEY,
+            Consistency::Quorum,
+            &ReadPolicy::default(),
+        )
+        .await;
+        assert_repair_timed_out(read.map(|_| ()));
+        assert!(started.elapsed() <= TIMEOUTS.read + TIMEOUTS.write + Duration::from_millis(100));
+    });
 }
 
-#[tokio::test(start_paused = true)]
-async fn a_scan_whose_repair_is_not_applied_times_out_instead_of_answering() {
-    let (cluster, holder) = one_replica_holds(KEY).await;
-    for node in (0..cluster.len()).filter(|n| *n != holder) {
-        never_apply_mutations(&cluster, node);
-    }
-    let coordinator = &cluster.node(holder).coordinator;
-    let mut stats = ReadStats::default();
-    let filter = ReadFilter::all();
-    let range = KeyRange::all();
-    let policy = ReadPolicy::default();
-    let scope = scope(KEYSPACE, Consistency::Quorum, &policy);
-    let scan = coordinator.scan(&scope, &range, &filter, 100, &mut stats);
-    assert_repair_timed_out(scan.await.map(|_| ()));
+#[test]
+fn a_scan_whose_repair_is_not_applied_times_out_instead_of_answering() {
+    simulate(11, async {
+        let (cluster, holder) = one_replica_holds(KEY).await;
+        for node in (0..cluster.len()).filter(|n| *n != holder) {
+            never_apply_mutations(&cluster, node);
+        }
+        let coordinator = &cluster.node(holder).coordinator;
+        let mut stats = ReadStats::default();
+        let filter = ReadFilter::all();
+        let range = KeyRange::all();
+        let policy = ReadPolicy::default();
+        let scope = scope(KEYSPACE, Consistency::Quorum, &policy);
+        let scan = coordinator.scan(&scope, &range, &filter, 100, &mut stats);
+        assert_repair_timed_out(scan.await.map(|_| ()));
+    });
 }
 
 const KEY: u64 = 1;

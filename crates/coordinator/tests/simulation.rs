@@ -1,5 +1,5 @@
-//! The storage proxy under randomized faults, in simulated time: 3 or 5 nodes (real storage,
-//! internode messaging over the in-memory network, a coordinator per node on a fixed ring of
+//! The storage proxy under randomized faults, in simulated time: 3 or 5 nodes (turmoil hosts
+//! with real storage, internode messaging over turmoil's network, a coordinator per node on a fixed ring of
 //! RF 3, hinted handoff) take writes at ONE, QUORUM and ALL and reads at ONE and QUORUM from
 //! random coordinators while messages are lost and delayed, nodes are cut off, crash (their
 //! storage reopened from disk) and return, and the failure detector lags.
@@ -28,7 +28,7 @@ use std::time::Duration;
 use common::ops::*;
 use common::*;
 use coordinator::{ReadPolicy, SpeculativeRetry};
-use metadata::memnet::SplitMix64;
+use net::SimRng;
 use parking_lot::Mutex;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
@@ -59,15 +59,19 @@ fn seeds() -> Vec<u64> {
     (1..=text.trim().parse::<u64>().unwrap_or(3)).collect()
 }
 
-#[tokio::test(start_paused = true)]
-async fn acknowledged_writes_survive_loss_delay_partitions_and_crashes() {
+#[test]
+fn acknowledged_writes_survive_loss_delay_partitions_and_crashes() {
     let steps = env_number("HELENUS_SIM_STEPS", 120);
-    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    let seen: Arc<Mutex<BTreeMap<String, usize>>> = Arc::default();
     for seed in seeds() {
-        for (kind, count) in run(seed, steps).await {
-            *seen.entry(kind).or_default() += count;
-        }
+        let seen = seen.clone();
+        simulate(seed, async move {
+            for (kind, count) in run(seed, steps).await {
+                *seen.lock().entry(kind).or_default() += count;
+            }
+        });
     }
+    let seen = seen.lock();
     // The runs met what the checks are about (when they are long enough to).
     if steps >= 100 {
         for kind in [
@@ -126,7 +130,7 @@ struct Detection {
 
 struct Sim {
     seed: u64,
-    rng: SplitMix64,
+    rng: SimRng,
     cluster: Cluster,
     history: History,
     /// Requests under way, by coordinator.
@@ -141,7 +145,7 @@ struct Sim {
 
 /// One seed's run, checked; how many requests ended how (and how many crashes).
 async fn run(seed: u64, steps: u64) -> BTreeMap<String, usize> {
-    let mut rng = SplitMix64(seed);
+    let mut rng = SimRng::new(seed);
     let n = if rng.below(3) == 0 { 5 } else { 3 };
     let cluster = Cluster::start(n, seed).await;
     let mut sim = Sim {
@@ -176,9 +180,9 @@ impl Sim {
             70..=74 => self.crash().await,
             75..=79 => self.restart().await,
             80..=83 => self.isolate(),
-            84..=86 => self.end_partition(),
-            87..=89 => self.slow_node(),
-            90..=92 => self.set_loss(),
+            84..=86 => self.end_partition().await,
+            87..=89 => self.slow_node().await,
+            90..=92 => self.set_loss().await,
             _ => {
                 let pause = self.rng.below(600);
                 self.note(format!("pause {pause} ms"));
@@ -347,21 +351,21 @@ impl Sim {
             return;
         };
         self.note(format!("isolate node {node}"));
-        self.cluster.net.isolate(common::addr(node));
+        self.cluster.isolate(node);
         self.isolated = Some(node);
         self.learn_about(node);
     }
 
-    fn end_partition(&mut self) {
+    async fn end_partition(&mut self) {
         let Some(node) = self.isolated.take() else {
             return;
         };
         self.note(format!("heal partition of node {node}"));
-        self.cluster.net.heal();
+        self.cluster.heal().await;
         self.learn_about(node);
     }
 
-    fn slow_node(&mut self) {
+    async fn slow_node(&mut self) {
         let Some(node) = self.pick_running() else {
             return;
         };
@@ -370,24 +374,19 @@ impl Sim {
             _ => Duration::from_millis(self.rng.below(1500)),
         };
         self.note(format!("node {node} slow by {extra:?}"));
-        self.cluster.net.set_slow(common::addr(node), extra);
+        self.cluster.set_slow(node, extra).await;
     }
 
-    fn set_loss(&mut self) {
+    async fn set_loss(&mut self) {
         let rate = [0.0, 0.0005, 0.002, 0.01][self.rng.below(4) as usize];
         self.note(format!("loss rate {rate}"));
-        self.cluster.net.set_drop_rate(rate);
+        self.cluster.set_loss(rate).await;
     }
 
     /// Whether `observer` can reach `peer` now.
     fn truth(&self, observer: usize, peer: usize) -> bool {
         let running = |i: usize| self.cluster.nodes[i].running.is_some();
-        running(observer)
-            && running(peer)
-            && !self
-                .cluster
-                .net
-                .is_cut(common::addr(observer), common::addr(peer))
+        running(observer) && running(peer) && !self.cluster.is_cut(observer, peer)
     }
 
     /// The failure detector learns the truth about `node`, both ways, at once or (sometimes)
@@ -426,8 +425,8 @@ impl Sim {
     /// Ends every fault, restarts every node, waits for the requests and for the hints.
     async fn heal(&mut self) {
         self.note("heal everything".into());
-        self.cluster.net.heal();
-        self.cluster.net.set_drop_rate(0.0);
+        self.cluster.heal().await;
+        self.cluster.set_loss(0.0).await;
         self.isolated = None;
         for node in 0..self.cluster.len() {
             if self.cluster.nodes[node].running.is_none() {

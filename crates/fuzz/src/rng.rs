@@ -1,13 +1,13 @@
 //! A small seeded generator: every run is reproducible from its seed. The numbers come from
-//! the workspace's SplitMix64 (`metadata::memnet`); the shapes fuzzing needs are built here.
+//! the workspace's SplitMix64 (`net::SimRng`); the shapes fuzzing needs are built here.
 
-use metadata::memnet::SplitMix64;
+use net::SimRng;
 
-pub struct Rng(SplitMix64);
+pub struct Rng(SimRng);
 
 impl Rng {
     pub fn new(seed: u64) -> Rng {
-        Rng(SplitMix64(seed))
+        Rng(SimRng::new(seed))
     }
 
     pub fn next_u64(&mut self) -> u64 {

@@ -26,6 +26,7 @@
 //! Heartbeat intervals longer than `4 · interval` (a stall, the peer's own pause) are left out of
 //! the mean so that one long gap does not slow the next detection.
 
+use clock::SharedClock;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -48,6 +49,7 @@ const DEAD_NODE_GRACE: Duration = Duration::from_secs(24 * 60 * 60);
 /// chitchat's samples per peer, as Cassandra's arrival window (1000).
 const SAMPLING_WINDOW: usize = 1000;
 
+#[derive(Clone, Debug)]
 pub struct GossipConfig {
     pub cluster_name: String,
     pub host_id: HostId,
@@ -59,6 +61,8 @@ pub struct GossipConfig {
     pub phi_convict_threshold: f64,
     /// dc, rack, native_address, native_port, release_version, ... (see [`crate::keys`]).
     pub initial_state: BTreeMap<String, String>,
+    /// The node's wall clock, which generations are taken from.
+    pub clock: SharedClock,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -92,6 +96,7 @@ impl GossipConfig {
             interval: DEFAULT_INTERVAL,
             phi_convict_threshold: DEFAULT_PHI_CONVICT_THRESHOLD,
             initial_state: BTreeMap::new(),
+            clock: SharedClock::default(),
         }
     }
 

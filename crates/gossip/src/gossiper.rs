@@ -5,10 +5,11 @@ use std::collections::{BTreeMap, HashSet};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use bytes::Bytes;
 use chitchat::{spawn_chitchat, Chitchat, ChitchatConfig, ChitchatHandle, ChitchatId};
+use clock::Clock;
 use parking_lot::{Mutex, RwLock};
 use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio::time::{self, Instant, MissedTickBehavior};
@@ -256,7 +257,7 @@ impl Supervisor {
 
     /// Runs chitchat under a new generation, starting from this node's own state.
     async fn launch(&mut self) -> Result<(), GossipError> {
-        let generation = next_generation();
+        let generation = next_generation(&self.config.clock);
         let state: Vec<(String, String)> = {
             let mut local = self.shared.local.lock();
             local.generation = generation;
@@ -448,13 +449,11 @@ fn log_event(event: MembershipEvent) {
     }
 }
 
-/// A generation for a new run of gossip: milliseconds since the epoch, strictly above every
-/// generation handed out before in this process.
-fn next_generation() -> u64 {
+/// A generation for a new run of gossip: milliseconds since the epoch by the node's clock,
+/// strictly above every generation handed out before in this process.
+fn next_generation(clock: &impl Clock) -> u64 {
     static LAST: AtomicU64 = AtomicU64::new(0);
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |since| since.as_millis() as u64);
+    let now = clock.now_millis().max(0) as u64;
     let previous = LAST
         .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |last| {
             Some(now.max(last + 1))
@@ -466,25 +465,47 @@ fn next_generation() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::memory::MemoryNetwork;
 
-    #[tokio::test(start_paused = true)]
-    async fn gossip_that_dies_is_restarted_under_a_new_generation() {
-        let network = MemoryNetwork::new(1);
-        let addr = |last| SocketAddr::from(([127, 0, 9, last], 7000));
-        let mut seeded = GossipConfig::new("C", HostId::from_u128(2), addr(2));
-        seeded.seeds = vec![addr(1)];
-        let one = network
-            .join(GossipConfig::new("C", HostId::from_u128(1), addr(1)))
-            .await
-            .unwrap();
-        let two = network.join(seeded).await.unwrap();
-        time::sleep(Duration::from_secs(3)).await;
+    /// Two nodes gossiping over `net` on turmoil's network; the second's chitchat dies when
+    /// its inbox is closed under it.
+    #[cfg(feature = "net")]
+    #[test]
+    fn gossip_that_dies_is_restarted_under_a_new_generation() {
+        let addr = |last| SocketAddr::from(([192, 168, 9, last], 7000));
+        let mut sim = turmoil::Builder::new().build();
+        let started: Arc<Mutex<BTreeMap<u8, Arc<Gossiper>>>> = Arc::default();
+        for node in [1u8, 2] {
+            let started = started.clone();
+            sim.host(addr(node).ip(), move || {
+                let started = started.clone();
+                async move {
+                    let host_id = HostId::from_u128(node.into());
+                    let config = net::NetConfig::new("C", host_id, addr(node));
+                    let network = Arc::new(net::TurmoilNetwork);
+                    let messaging = net::Messaging::start(config, network).await?;
+                    let mut config = GossipConfig::new("C", host_id, addr(node));
+                    config.seeds = vec![addr(1)];
+                    let gossiper = crate::net_wire::start_over_net(config, messaging).await?;
+                    started.lock().insert(node, gossiper);
+                    std::future::pending::<()>().await;
+                    Ok(())
+                }
+            });
+        }
+        let run_for = |sim: &mut turmoil::Sim, time: Duration| {
+            let until = sim.elapsed() + time;
+            while sim.elapsed() < until {
+                sim.step().unwrap();
+            }
+        };
+        run_for(&mut sim, Duration::from_secs(3));
+        let one = started.lock()[&1].clone();
+        let two = started.lock()[&2].clone();
         assert!(one.is_alive(addr(2).ip()));
         let first = two.endpoints()[0].generation;
         // Closing the inbox under chitchat ends its server loop with an error.
         two.shared.inbox.close();
-        time::sleep(Duration::from_secs(3)).await;
+        run_for(&mut sim, Duration::from_secs(3));
         assert!(two.is_running());
         assert!(two.endpoints()[0].generation > first);
         assert!(one.is_alive(addr(2).ip()) && two.is_alive(addr(1).ip()));
@@ -498,13 +519,11 @@ mod tests {
 
     #[test]
     fn generations_strictly_increase_and_follow_the_clock() {
-        let first = next_generation();
-        let second = next_generation();
+        let clock = clock::SystemClock;
+        let first = next_generation(&clock);
+        let second = next_generation(&clock);
         assert!(second > first);
-        let now_ms = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap()
-            .as_millis() as u64;
+        let now_ms = clock.now_millis() as u64;
         assert!(
             first <= now_ms + 1_000 && first + 60_000 > now_ms,
             "{first} vs {now_ms}"

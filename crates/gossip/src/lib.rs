@@ -3,7 +3,8 @@
 //!
 //! Built on chitchat (scuttlebutt gossip with a phi-accrual failure detector) behind the small
 //! [`Membership`] trait. chitchat's messages travel over a [`Wire`]: the internode `net` crate
-//! (`Verb::Gossip`, one-way, urgent class; feature `net`) in production, [`memory`] in tests.
+//! (`Verb::Gossip`, one-way, urgent class; feature `net`), on TCP in production and on turmoil's
+//! simulated network (`net::TurmoilNetwork`) in tests.
 //! Gossip never carries authoritative metadata: tokens and schema live in the `metadata` crate.
 //!
 //! Timing (why a stopped node is marked down within ~10 s with the defaults) is explained in
@@ -11,7 +12,6 @@
 
 pub mod config;
 pub mod keys;
-pub mod memory;
 #[cfg(feature = "net")]
 pub mod net_wire;
 

@@ -1,7 +1,7 @@
 //! How chitchat's messages leave and reach this node.
 //!
 //! chitchat drives a [`chitchat::transport::Socket`]; ours encodes each message to bytes and hands
-//! them to a [`Wire`] (the internode `net` crate in production, [`crate::memory`] in tests).
+//! them to a [`Wire`] (the internode `net` crate, on TCP or turmoil).
 //! Inbound bytes arrive through [`Inbox::deliver`] (called by the `Verb::Gossip` handler), are
 //! decoded here, and messages of another cluster are refused and logged before chitchat sees them.
 

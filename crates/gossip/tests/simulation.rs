@@ -1,4 +1,4 @@
-//! Random fault schedules on a 5-node simulated cluster: crashes and restarts, isolated
+//! Random fault schedules on a 5-node cluster on turmoil's network: crashes and restarts, isolated
 //! (paused) nodes, partitions, lossy links, clean shutdowns and disabled gossip, each for a random
 //! time. After every fault the cluster must converge again; during a long one the cut-off nodes
 //! must be seen down within the bound; and every node's Alive/Dead events about every peer must
@@ -13,9 +13,9 @@ mod support;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use gossip::memory::SimRng;
 use gossip::Membership;
 use gossip::MembershipEvent::{Alive, Dead};
+use net::SimRng;
 use support::*;
 
 const NODES: u8 = 5;
@@ -28,12 +28,7 @@ const CONVERGENCE_BOUND: Duration = Duration::from_secs(15);
 #[test]
 fn random_fault_schedules() {
     for seed in seeds() {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .start_paused(true)
-            .build()
-            .unwrap();
-        runtime.block_on(run_schedule(seed));
+        run_schedule(seed);
     }
 }
 
@@ -60,10 +55,10 @@ enum Fault {
     DisableGossip(u8),
 }
 
-async fn run_schedule(seed: u64) {
+fn run_schedule(seed: u64) {
     let mut rng = SimRng::new(seed);
-    let mut cluster = Cluster::start(NODES, seed).await;
-    cluster.converged(CONVERGENCE_BOUND).await;
+    let mut cluster = Cluster::start(NODES, seed);
+    cluster.converged(CONVERGENCE_BOUND);
     for step in 0..FAULTS {
         let fault = draw_fault(&mut rng);
         let long = rng.chance(0.6);
@@ -73,14 +68,14 @@ async fn run_schedule(seed: u64) {
             Duration::from_millis(500 + rng.below(3_000))
         };
         eprintln!("seed {seed} step {step}: {fault:?} for {length:?}");
-        let cut_off = begin(&mut cluster, &fault).await;
+        let cut_off = begin(&mut cluster, &fault);
         if long {
-            expect_down(&cluster, &cut_off).await;
+            expect_down(&mut cluster, &cut_off);
         }
-        run_for(length).await;
-        end(&mut cluster, &fault).await;
-        cluster.converged(CONVERGENCE_BOUND).await;
-        run_for(Duration::from_secs(rng.below(20))).await;
+        cluster.run_for(length);
+        end(&mut cluster, &fault);
+        cluster.converged(CONVERGENCE_BOUND);
+        cluster.run_for(Duration::from_secs(rng.below(20)));
     }
     check_alternation(&cluster);
 }
@@ -94,14 +89,15 @@ fn draw_fault(rng: &mut SimRng) -> Fault {
             let side: BTreeSet<u8> = (0..2).map(|_| 1 + rng.below(NODES as u64) as u8).collect();
             Fault::Partition(side.into_iter().collect())
         }
-        3 => Fault::Loss(0.1 + 0.3 * (rng.below(100) as f64 / 100.0)),
+        // Of TCP segments: each loss stalls a connection until it is redialled.
+        3 => Fault::Loss(0.005 + 0.045 * (rng.below(100) as f64 / 100.0)),
         4 => Fault::Shutdown(node),
         _ => Fault::DisableGossip(node),
     }
 }
 
 /// Starts a fault; returns the pairs (observer, peer) that must see the peer down if it lasts.
-async fn begin(cluster: &mut Cluster, fault: &Fault) -> Vec<(u8, u8)> {
+fn begin(cluster: &mut Cluster, fault: &Fault) -> Vec<(u8, u8)> {
     let everyone: Vec<u8> = (1..=NODES).collect();
     match fault {
         Fault::Crash(node) => {
@@ -109,7 +105,7 @@ async fn begin(cluster: &mut Cluster, fault: &Fault) -> Vec<(u8, u8)> {
             observers_of(*node, &everyone)
         }
         Fault::Isolate(node) => {
-            cluster.network.isolate(addr(*node));
+            cluster.isolate(*node);
             observers_of(*node, &everyone)
         }
         Fault::Partition(side) => {
@@ -118,9 +114,7 @@ async fn begin(cluster: &mut Cluster, fault: &Fault) -> Vec<(u8, u8)> {
                 .copied()
                 .filter(|n| !side.contains(n))
                 .collect();
-            let side_addrs: Vec<_> = side.iter().map(|n| addr(*n)).collect();
-            let other_addrs: Vec<_> = other.iter().map(|n| addr(*n)).collect();
-            cluster.network.partition(&side_addrs, &other_addrs);
+            cluster.partition(side, &other);
             let mut pairs = Vec::new();
             for a in side {
                 for b in &other {
@@ -130,12 +124,11 @@ async fn begin(cluster: &mut Cluster, fault: &Fault) -> Vec<(u8, u8)> {
             pairs
         }
         Fault::Loss(rate) => {
-            cluster.network.set_loss(*rate);
+            cluster.set_loss(*rate);
             Vec::new()
         }
         Fault::Shutdown(node) => {
-            let gossiper = cluster.nodes.remove(node).unwrap();
-            gossiper.shutdown().await;
+            cluster.shutdown(*node);
             observers_of(*node, &everyone)
         }
         Fault::DisableGossip(node) => {
@@ -153,29 +146,28 @@ fn observers_of(node: u8, everyone: &[u8]) -> Vec<(u8, u8)> {
         .collect()
 }
 
-async fn expect_down(cluster: &Cluster, pairs: &[(u8, u8)]) {
+fn expect_down(cluster: &mut Cluster, pairs: &[(u8, u8)]) {
     let present: Vec<(u8, u8)> = pairs
         .iter()
         .copied()
         .filter(|(observer, _)| cluster.nodes.contains_key(observer))
         .collect();
-    wait_until(
+    cluster.wait_until(
         DETECTION_BOUND,
         &format!("{present:?} to be seen down"),
-        || {
+        |cluster| {
             present
                 .iter()
                 .all(|(observer, peer)| !cluster.sees_alive(*observer, *peer))
         },
-    )
-    .await;
+    );
 }
 
-async fn end(cluster: &mut Cluster, fault: &Fault) {
+fn end(cluster: &mut Cluster, fault: &Fault) {
     match fault {
-        Fault::Crash(node) | Fault::Shutdown(node) => cluster.join(config(*node)).await,
-        Fault::Isolate(_) | Fault::Partition(_) => cluster.network.heal(),
-        Fault::Loss(_) => cluster.network.set_loss(0.0),
+        Fault::Crash(node) | Fault::Shutdown(node) => cluster.join(config(*node)),
+        Fault::Isolate(_) | Fault::Partition(_) => cluster.heal(),
+        Fault::Loss(_) => cluster.set_loss(0.0),
         Fault::DisableGossip(node) => cluster.node(*node).start(),
     }
 }

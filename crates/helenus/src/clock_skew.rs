@@ -10,8 +10,9 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use clock::Clock;
 use gossip::Membership;
-use net::{wall_clock_millis, wall_clock_of, Messaging, Verb};
+use net::{wall_clock_of, Messaging, Verb};
 
 /// A skew at least this large is worth a warning.
 const WARN_SKEW_MS: i64 = 500;
@@ -49,12 +50,12 @@ pub fn start(messaging: Arc<Messaging>, gossip: Arc<dyn Membership>, local: IpAd
 /// The peer's skew in ms, when it answers in time with its clock and the round trip leaves
 /// the sign of a skew of [`WARN_SKEW_MS`] certain; else `None`.
 async fn measure(messaging: &Messaging, peer: SocketAddr) -> Option<i64> {
-    let sent = wall_clock_millis();
+    let sent = messaging.clock().now_millis();
     let answer = messaging
         .request(peer, Verb::Echo, Default::default(), ECHO_TIMEOUT)
         .await
         .ok()?;
-    let received = wall_clock_millis();
+    let received = messaging.clock().now_millis();
     skew_of(sent, received, wall_clock_of(&answer)?)
 }
 

@@ -121,5 +121,7 @@ fn the_rules_table_parses_names_and_wildcards() {
     );
     let rules = rules();
     assert_eq!(rules.get("helenus"), Some(&None));
-    assert_eq!(rules.get("mutation"), Some(&Some(BTreeSet::new())));
+    assert_eq!(rules.get("types"), Some(&Some(BTreeSet::new())));
+    let clock_only = BTreeSet::from(["clock".to_string()]);
+    assert_eq!(rules.get("mutation"), Some(&Some(clock_only)));
 }

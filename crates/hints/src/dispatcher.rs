@@ -16,13 +16,13 @@ use mutation::TableId;
 use tokio::task::JoinHandle;
 use tracing::{debug, error, warn};
 
-use crate::clock::Clock;
 use crate::deliver::{Deliver, DeliveryError};
 use crate::hint::HintHeader;
 use crate::metrics::Counters;
 use crate::reader::{Ending, HintsReader, OpenError, Page, RawHint};
 use crate::store::{Delivered, Lease};
 use crate::throttle::Throttle;
+use clock::{Clock, SharedClock};
 
 /// Hints read from the file at a time (Cassandra's page).
 const PAGE_BYTES: u64 = 512 * 1024;
@@ -41,7 +41,7 @@ pub struct HintsDispatcher<'a> {
     pub deliver: Arc<dyn Deliver>,
     pub addr: SocketAddr,
     pub gc_grace: &'a GcGrace,
-    pub clock: Clock,
+    pub clock: SharedClock,
     pub counters: &'a Counters,
     pub throttle: &'a mut Throttle,
     /// Checked before each hint is sent: stop (host down, delivery paused, hints truncated).
@@ -128,7 +128,7 @@ impl HintsDispatcher<'_> {
             }
         };
         let live = match (self.gc_grace)(header.table) {
-            Some(gc_grace) => header.is_live(gc_grace, self.clock.now_ms()),
+            Some(gc_grace) => header.is_live(gc_grace, self.clock.now_millis()),
             None => {
                 debug!(
                     "dropping a hint for table {}, which no longer exists",

@@ -15,7 +15,6 @@
 //!
 //! See docs/architecture.md ("Hints").
 mod catalog;
-mod clock;
 mod config;
 mod deliver;
 mod descriptor;

@@ -15,13 +15,13 @@ use tokio::time::Instant;
 use tracing::info;
 
 use crate::catalog::HintsCatalog;
-use crate::clock::Clock;
 use crate::config::HintsConfig;
 use crate::deliver::Deliver;
 use crate::dispatcher::GcGrace;
 use crate::metrics::{Counters, HintsMetrics};
 use crate::store::HintsStore;
 use crate::{hint, record};
+use clock::{Clock, SharedClock, SteadyClock};
 
 /// Buffered hints past this size are written at once rather than at the next flush period.
 pub(crate) const FLUSH_EARLY_BYTES: u64 = 32 * 1024 * 1024;
@@ -83,7 +83,8 @@ pub(crate) struct Endpoint {
 pub struct HintsService {
     pub(crate) config: HintsConfig,
     pub(crate) env: HintsEnv,
-    pub(crate) clock: Clock,
+    /// Wall-clock milliseconds for hint creation times and expiry.
+    pub(crate) clock: SharedClock,
     pub(crate) catalog: HintsCatalog,
     pub(crate) counters: Counters,
     enabled: AtomicBool,
@@ -104,8 +105,19 @@ pub struct HintsService {
 
 impl HintsService {
     /// Loads the hints files under `hints_directory` (creating it), and starts the periodic
-    /// flush and the delivery trigger. Must run inside a tokio runtime.
+    /// flush and the delivery trigger. Must run inside a tokio runtime. Hints are timed by the
+    /// system time at start-up advanced by tokio's monotonic clock, so a step of the system
+    /// clock cannot reorder them, and tests with paused time control it.
     pub async fn open(config: HintsConfig, env: HintsEnv) -> io::Result<Arc<HintsService>> {
+        HintsService::open_with_clock(config, env, SharedClock::new(SteadyClock::new())).await
+    }
+
+    /// [`HintsService::open`] with the node's clock (a simulated node's, in simulations).
+    pub async fn open_with_clock(
+        config: HintsConfig,
+        env: HintsEnv,
+        clock: SharedClock,
+    ) -> io::Result<Arc<HintsService>> {
         let (dir, compression) = (config.hints_directory.clone(), config.hints_compression);
         let loaded = tokio::task::spawn_blocking(move || HintsCatalog::load(&dir, compression))
             .await
@@ -120,7 +132,7 @@ impl HintsService {
             slots: Arc::new(Semaphore::new(config.max_hints_delivery_threads.max(1))),
             config,
             env,
-            clock: Clock::new(),
+            clock,
             catalog: loaded.catalog,
             counters,
             endpoints: Mutex::new(HashMap::new()),
@@ -164,7 +176,7 @@ impl HintsService {
         let window_ms = self.config.max_hint_window.as_millis() as i64;
         let oldest = store.and_then(HintsStore::oldest_file_ms);
         self.config.hint_window_persistent_enabled
-            && oldest.is_some_and(|oldest| self.clock.now_ms() - oldest > window_ms)
+            && oldest.is_some_and(|oldest| self.clock.now_millis() - oldest > window_ms)
     }
 
     fn over_size(&self, store: Option<&HintsStore>) -> bool {
@@ -186,7 +198,7 @@ impl HintsService {
             self.flush_soon.notify_one();
             return Err(StoreError::Overloaded);
         }
-        let now = self.clock.now_ms();
+        let now = self.clock.now_millis();
         let payload = hint::encode(mutation, now, gc_grace);
         let record = record::encode(&self.config.hints_compression.pack(payload));
         self.catalog.get_or_create(host_id).append(record, now);

@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
+use clock::Clock;
 use net::HostId;
 use tokio::time::{interval_at, Instant, MissedTickBehavior};
 use tracing::error;
@@ -89,7 +90,7 @@ impl HintsService {
                 deliver: self.env.deliver.clone(),
                 addr,
                 gc_grace: &self.env.gc_grace,
-                clock: self.clock,
+                clock: self.clock.clone(),
                 counters: &self.counters,
                 throttle: &mut throttle,
                 abort: &abort,
@@ -117,7 +118,7 @@ impl HintsService {
         stores: Vec<Arc<HintsStore>>,
         close: bool,
     ) -> io::Result<()> {
-        let now = self.clock.now_ms();
+        let now = self.clock.now_millis();
         let max_file_size = self.config.max_hints_file_size;
         let flushed = blocking(move || {
             let flushed = stores

@@ -11,8 +11,8 @@
 //! - `discovery`, `founding`, `promote`: forming the group (the seeds choose its founder by
 //!   Paxos), learners becoming voters;
 //! - `storage`, `state_machine`: the log, vote and snapshots on disk;
-//! - `transport`, `memnet`, `net_transport` (feature `net`): the network seam, an in-memory
-//!   network for tests, the adapter to `net::Messaging`.
+//! - `transport`, `net_transport` (feature `net`): the network seam and its adapter to
+//!   `net::Messaging` (on TCP in production, on turmoil's network in the tests).
 
 mod codec;
 mod config;
@@ -22,7 +22,6 @@ mod error;
 mod founding;
 mod handlers;
 mod leader;
-pub mod memnet;
 mod model;
 #[cfg(feature = "net")]
 mod net_transport;

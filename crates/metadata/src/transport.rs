@@ -1,6 +1,6 @@
 //! The seam between the metadata group and the network: request/response calls by kind, and
 //! handlers for the calls this node answers. `net_transport` maps it onto `net::Messaging`
-//! (one verb per kind); `memnet` is an in-memory network for tests.
+//! (one verb per kind).
 
 use std::net::SocketAddr;
 use std::sync::Arc;

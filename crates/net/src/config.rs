@@ -2,6 +2,8 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use clock::SharedClock;
+
 pub type HostId = uuid::Uuid;
 
 /// A node's identity and the limits `cassandra.yaml` sets.
@@ -19,6 +21,8 @@ pub struct NetConfig {
     pub max_message_bytes: usize,
     /// Per peer and class; beyond it sends fail `Overloaded`.
     pub send_queue_bytes: usize,
+    /// This node's wall clock, which the Echo verb answers with.
+    pub clock: SharedClock,
 }
 
 impl NetConfig {
@@ -32,6 +36,7 @@ impl NetConfig {
             connect_timeout: Duration::from_secs(2),
             max_message_bytes: 128 * 1024 * 1024,
             send_queue_bytes: 16 * 1024 * 1024,
+            clock: SharedClock::default(),
         }
     }
 }

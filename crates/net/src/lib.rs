@@ -17,6 +17,7 @@ mod network;
 mod outbound;
 #[cfg(feature = "sim")]
 mod sim;
+mod sim_rng;
 mod stats;
 mod verb;
 mod wait;
@@ -25,10 +26,11 @@ pub use config::{HostId, NetConfig, Peer, Tuning};
 pub use error::{NetError, RemoteError};
 pub use handler::{handler_fn, Handler, HandlerFuture};
 pub use handshake::{MESSAGING_VERSION, MIN_MESSAGING_VERSION};
-pub use messaging::{wall_clock_millis, wall_clock_of, Messaging};
+pub use messaging::{wall_clock_of, Messaging};
 pub use network::{AsyncStream, BoxFuture, BoxStream, Listener, Network, TokioNetwork};
 #[cfg(feature = "sim")]
-pub use sim::TurmoilNetwork;
+pub use sim::{drive_client, with_sim, TurmoilNetwork};
+pub use sim_rng::SimRng;
 pub use stats::{LinkStats, NetStats, VerbStats};
 pub use verb::{Class, Verb, LARGE_MESSAGE_BYTES};
 pub use wait::{QueueWait, WAIT_BOUNDS_MICROS};

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use clock::{Clock, SharedClock};
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 use tracing::info;
@@ -65,10 +66,14 @@ impl Messaging {
             "internode messaging listening on {local} (cluster '{}', host {}, version {})",
             config.cluster_name, config.host_id, MESSAGING_VERSION
         );
+        let clock = config.clock.clone();
         let ctx = Arc::new(Context::new(config, tuning, network, local, hello));
         ctx.register(
             Verb::Echo,
-            handler_fn(|_, _| async { Ok(wall_clock_now()) }),
+            handler_fn(move |_, _| {
+                let now = clock.now_millis();
+                async move { Ok(Bytes::copy_from_slice(&now.to_be_bytes())) }
+            }),
         );
         ctx.spawn(inbound::accept_loop(ctx.clone(), listener));
         Ok(Arc::new(Messaging { ctx }))
@@ -170,6 +175,11 @@ impl Messaging {
         self.ctx.local
     }
 
+    /// This node's wall clock (`NetConfig::clock`), the one Echo answers with.
+    pub fn clock(&self) -> &SharedClock {
+        &self.ctx.config.clock
+    }
+
     pub fn host_id(&self) -> HostId {
         self.ctx.config.host_id
     }
@@ -206,19 +216,8 @@ impl Drop for Forget<'_> {
     }
 }
 
-/// This node's wall clock as Echo answers it: milliseconds since the Unix epoch, 8 bytes
-/// big-endian.
-fn wall_clock_now() -> Bytes {
-    Bytes::copy_from_slice(&wall_clock_millis().to_be_bytes())
-}
-
-/// Milliseconds since the Unix epoch by this node's wall clock.
-pub fn wall_clock_millis() -> i64 {
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
-    now.map_or(0, |d| d.as_millis() as i64)
-}
-
-/// The wall clock an Echo answer carries; `None` for an answer without one.
+/// The wall clock an Echo answer carries (milliseconds since the Unix epoch, 8 bytes
+/// big-endian); `None` for an answer without one.
 pub fn wall_clock_of(answer: &[u8]) -> Option<i64> {
     Some(i64::from_be_bytes(answer.try_into().ok()?))
 }

@@ -4,10 +4,8 @@
 //! microseconds of the proposer's clock, so a committed update can take the ballot's time as its
 //! write timestamp; then come a counter and the node, which make ballots of two proposers, or of
 //! two runs of one, differ when their microseconds are equal.
-use std::fmt;
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use parking_lot::Mutex;
+use std::fmt;
 
 /// A Paxos ballot, ordered by microseconds, then counter, then node.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
@@ -42,24 +40,9 @@ impl fmt::Debug for Ballot {
     }
 }
 
-/// A source of wall-clock time in microseconds since the Unix epoch. It may jump backwards
-/// (NTP, a restart on another clock): [`BallotGenerator`] never does.
-pub trait Clock: Send + Sync {
-    fn now_micros(&self) -> u64;
-}
-
-/// The system's wall clock.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct SystemClock;
-
-impl Clock for SystemClock {
-    fn now_micros(&self) -> u64 {
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_micros() as u64)
-            .unwrap_or(0)
-    }
-}
+/// The wall clock ballots lead with (the `clock` crate's seam). It may jump backwards (NTP, a
+/// restart on another clock): [`BallotGenerator`] never does.
+pub use clock::{Clock, SystemClock};
 
 /// Issues ballots from a hybrid logical clock: the wall clock, but never at or below a
 /// microsecond already issued or witnessed. A node seeds it at start with the highest ballot
@@ -71,6 +54,11 @@ pub struct BallotGenerator<C> {
     node: u64,
     counter: u16,
     last_micros: Mutex<u64>,
+}
+
+/// The clock's microseconds as a ballot holds them (a clock before the epoch reads 0).
+pub(crate) fn wall_micros(clock: &impl Clock) -> u64 {
+    clock.now_micros().max(0) as u64
 }
 
 impl<C: Clock> BallotGenerator<C> {
@@ -88,7 +76,7 @@ impl<C: Clock> BallotGenerator<C> {
     /// The next ballot: of a later microsecond than every ballot issued or witnessed here, and
     /// than `at_least` (the ballot that superseded the caller's last round) when given.
     pub fn next(&self, at_least: Option<Ballot>) -> Ballot {
-        let now = self.clock.now_micros();
+        let now = wall_micros(&self.clock);
         let mut last = self.last_micros.lock();
         let floor = at_least.map_or(*last, |b| b.micros.max(*last));
         *last = now.max(floor + 1);
@@ -123,8 +111,8 @@ mod tests {
     struct SetClock(Arc<AtomicU64>);
 
     impl Clock for SetClock {
-        fn now_micros(&self) -> u64 {
-            self.0.load(Ordering::SeqCst)
+        fn now_micros(&self) -> i64 {
+            self.0.load(Ordering::SeqCst) as i64
         }
     }
 

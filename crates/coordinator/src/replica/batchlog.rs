@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
+use clock::{Clock, SharedClock};
 use net::{handler_fn, Messaging, Peer, RemoteError, Verb};
 use storage::Storage;
 
@@ -15,13 +16,14 @@ use crate::messages::batch::{RemoveRequest, StoreRequest};
 /// Registers the batchlog verbs this node answers.
 pub(super) fn register(messaging: &Messaging, storage: Arc<Storage>) {
     let storing = storage.clone();
+    let clock = messaging.clock().clone();
     messaging.register(
         Verb::BatchStore,
         handler_fn(move |from, payload| store(storing.clone(), from, payload)),
     );
     messaging.register(
         Verb::BatchRemove,
-        handler_fn(move |from, payload| remove(storage.clone(), from, payload)),
+        handler_fn(move |from, payload| remove(storage.clone(), clock.clone(), from, payload)),
     );
 }
 
@@ -33,9 +35,14 @@ async fn store(storage: Arc<Storage>, from: Peer, payload: Bytes) -> Result<Byte
     }
 }
 
-async fn remove(storage: Arc<Storage>, from: Peer, payload: Bytes) -> Result<Bytes, RemoteError> {
+async fn remove(
+    storage: Arc<Storage>,
+    clock: SharedClock,
+    from: Peer,
+    payload: Bytes,
+) -> Result<Bytes, RemoteError> {
     let request =
         RemoveRequest::decode(&payload).map_err(|e| malformed("batch remove", &from, e))?;
-    batches::remove_locally(storage, request.id).await;
+    batches::remove_locally(storage, request.id, clock.since_epoch()).await;
     Ok(Bytes::new())
 }

@@ -1,13 +1,16 @@
-//! A cluster of storage proxies for simulations: each node a real `Storage` in a temporary
-//! directory, `net::Messaging` over the in-memory network, a `Coordinator` on a fixed ring, a
-//! `HintsService`, and a failure detector the test drives.
+//! A cluster of storage proxies for simulations on turmoil: each node a turmoil host running a
+//! real `Storage` in a temporary directory, `net::Messaging` over `TurmoilNetwork`, a
+//! `Coordinator` on a fixed ring and a `HintsService`, with a failure detector the test drives.
+//! The test body is a turmoil client ([`simulate`]); time is simulated, and the network's
+//! latencies and losses come from the seed.
 #![allow(dead_code)]
 
 pub mod ops;
-pub mod simnet;
 
 use std::collections::HashSet;
+use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,13 +18,11 @@ use bytes::Bytes;
 use coordinator::{Coordinator, Remote, SchemaSource, Timeouts};
 use hints::{decode_hint, HintsConfig, HintsEnv, HintsService, MessagingDeliver};
 use mutation::TableId;
-use net::{handler_fn, Messaging, NetConfig, Network, RemoteError, Tuning, Verb};
+use net::{handler_fn, with_sim, Messaging, NetConfig, RemoteError, Tuning, TurmoilNetwork, Verb};
 use parking_lot::Mutex;
 use ring::{Endpoint, Token, TokenMetadata};
 use storage::{Storage, StorageConfig, TableParams};
 use uuid::Uuid;
-
-use simnet::{SimNet, SimNetwork};
 
 pub const TABLE: TableId = TableId(Uuid::from_u128(0x5151));
 /// The keyspace the tests write to: SimpleStrategy with RF 3 (`ops::STRATEGY`).
@@ -40,7 +41,22 @@ pub const TIMEOUTS: Timeouts = Timeouts {
 };
 
 pub fn addr(i: usize) -> IpAddr {
-    IpAddr::from([127, 0, 9, i as u8 + 1])
+    IpAddr::from([192, 168, 9, i as u8 + 1])
+}
+
+/// The latency of a slow node's links before their extra delay, and after it.
+const LATENCY: Duration = Duration::from_millis(2);
+
+/// Runs `body` as a turmoil client of a simulation seeded with `seed`, until it ends.
+pub fn simulate(seed: u64, body: impl Future<Output = ()> + 'static) {
+    let sim = turmoil::Builder::new()
+        .simulation_duration(Duration::from_secs(24 * 60 * 60))
+        .min_message_latency(Duration::from_millis(1))
+        .max_message_latency(Duration::from_millis(3))
+        .tcp_capacity(4096)
+        .rng_seed(seed)
+        .build();
+    net::drive_client(sim, "test", body);
 }
 
 pub fn host_id(i: usize) -> Uuid {
@@ -89,6 +105,7 @@ impl Detector {
 }
 
 /// The parts of a running node.
+#[derive(Clone)]
 pub struct Running {
     pub storage: Arc<Storage>,
     pub messaging: Arc<Messaging>,
@@ -103,27 +120,64 @@ pub struct Node {
     pub running: Option<Running>,
 }
 
+/// What the hosts share with the test body: what each node needs to boot, and what it runs.
+#[derive(Clone)]
+struct Hosts {
+    dirs: Vec<PathBuf>,
+    ring: TokenMetadata,
+    detector: Arc<Detector>,
+    running: Arc<Mutex<Vec<Option<Running>>>>,
+}
+
+impl Hosts {
+    /// The software of node `i`: its services, then nothing (the test body uses them).
+    async fn run(self, i: usize) -> turmoil::Result {
+        let running = boot(&self, i).await;
+        self.running.lock()[i] = Some(running);
+        std::future::pending::<()>().await;
+        Ok(())
+    }
+}
+
 pub struct Cluster {
-    pub net: Arc<SimNet>,
+    hosts: Hosts,
     pub detector: Arc<Detector>,
     pub ring: TokenMetadata,
     pub nodes: Vec<Node>,
+    registered: Vec<bool>,
+    /// Nodes cut off from the others, and nodes whose links are slow.
+    isolated: HashSet<usize>,
+    slow: HashSet<usize>,
 }
 
 impl Cluster {
     /// `n` nodes, every one started and seen alive by the others.
     pub async fn start(n: usize, seed: u64) -> Cluster {
-        let mut cluster = Cluster {
-            net: SimNet::new(seed),
-            detector: Arc::new(Detector::default()),
-            ring: ring(n, seed),
-            nodes: (0..n)
-                .map(|index| Node {
-                    index,
-                    dir: tempfile::tempdir().expect("a temporary directory"),
-                    running: None,
-                })
+        let nodes: Vec<Node> = (0..n)
+            .map(|index| Node {
+                index,
+                dir: tempfile::tempdir().expect("a temporary directory"),
+                running: None,
+            })
+            .collect();
+        let detector = Arc::new(Detector::default());
+        let hosts = Hosts {
+            dirs: nodes
+                .iter()
+                .map(|node| node.dir.path().to_path_buf())
                 .collect(),
+            ring: ring(n, seed),
+            detector: detector.clone(),
+            running: Arc::new(Mutex::new(vec![None; n])),
+        };
+        let mut cluster = Cluster {
+            ring: hosts.ring.clone(),
+            hosts,
+            detector,
+            nodes,
+            registered: vec![false; n],
+            isolated: HashSet::new(),
+            slow: HashSet::new(),
         };
         for i in 0..n {
             cluster.boot(i).await;
@@ -152,43 +206,24 @@ impl Cluster {
             .expect("an address of the cluster")
     }
 
-    /// Starts node `i` from its directories: storage replays its commit log.
+    /// Starts node `i` from its directories (its host again, after a crash): storage replays
+    /// its commit log.
     pub async fn boot(&mut self, i: usize) {
-        self.net.revive(addr(i));
-        let dir = self.nodes[i].dir.path().to_path_buf();
-        let storage = Arc::new(open_storage(&dir));
-        let mut config = NetConfig::new("Sim", host_id(i), SocketAddr::new(addr(i), STORAGE_PORT));
-        config.connect_timeout = Duration::from_millis(300);
-        let network: Arc<dyn Network> = Arc::new(SimNetwork(self.net.clone()));
-        let messaging = Messaging::start_tuned(config, tuning(), network)
-            .await
-            .expect("messaging starts");
-        let coordinator = Arc::new(
-            Coordinator::new(storage.clone(), endpoint(i), TIMEOUTS)
-                .with_storage_port(STORAGE_PORT),
-        );
-        coordinator.topology().set_ring(self.ring.clone());
-        coordinator.attach_schema(keyspaces());
-        let detector = self.detector.clone();
+        self.hosts.running.lock()[i] = None;
+        if std::mem::replace(&mut self.registered[i], true) {
+            with_sim(move |sim| sim.bounce(addr(i))).await;
+        } else {
+            let hosts = self.hosts.clone();
+            with_sim(move |sim| sim.host(addr(i), move || hosts.clone().run(i))).await;
+        }
+        let running = loop {
+            if let Some(running) = self.hosts.running.lock()[i].clone() {
+                break running;
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        };
+        self.nodes[i].running = Some(running);
         let me = addr(i);
-        coordinator
-            .topology()
-            .set_liveness(Arc::new(move |peer| detector.sees_alive(me, peer)));
-        coordinator.attach_remote(Remote {
-            messaging: messaging.clone(),
-            storage_port: STORAGE_PORT,
-            epoch: Arc::new(|| 1),
-            await_epoch: Arc::new(|_, _| Box::pin(async {})),
-        });
-        register_hint_handler(&messaging, storage.clone());
-        let hints = open_hints(&dir, &messaging, self.len()).await;
-        coordinator.attach_hints(hints.clone());
-        self.nodes[i].running = Some(Running {
-            storage,
-            messaging,
-            coordinator,
-            hints,
-        });
         for peer in self.running() {
             if peer != i && self.detector.sees_alive(me, addr(peer)) {
                 self.node(i)
@@ -198,14 +233,14 @@ impl Cluster {
         }
     }
 
-    /// Stops node `i` as a crash would: its connections reset, its messaging and hints
-    /// stopped (hints already stored are kept: the service writes its buffer as it stops),
-    /// its storage dropped without a flush once nothing uses it any more.
+    /// Stops node `i` as a crash would: its messaging and hints stopped (hints already stored
+    /// are kept: the service writes its buffer as it stops), its host's software killed (its
+    /// connections reset), its storage dropped without a flush once nothing uses it any more.
     pub async fn crash(&mut self, i: usize) {
-        self.net.crash(addr(i));
         let Some(running) = self.nodes[i].running.take() else {
             return;
         };
+        self.hosts.running.lock()[i] = None;
         let Running {
             storage,
             messaging,
@@ -216,6 +251,7 @@ impl Cluster {
             panic!("node {i}: hints did not stop: {e}");
         }
         messaging.shutdown().await;
+        with_sim(move |sim| sim.crash(addr(i))).await;
         drop((messaging, coordinator, hints));
         let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
         while Arc::strong_count(&storage) > 1 {
@@ -247,6 +283,90 @@ impl Cluster {
                 self.detect(observer, peer, alive);
             }
         }
+    }
+}
+
+/// The network's faults, between the simulated nodes.
+impl Cluster {
+    /// Cuts `node` off from every other node.
+    pub fn isolate(&mut self, node: usize) {
+        for other in (0..self.len()).filter(|other| *other != node) {
+            turmoil::partition(addr(node), addr(other));
+        }
+        self.isolated.insert(node);
+    }
+
+    /// Whether the link between `a` and `b` is cut.
+    pub fn is_cut(&self, a: usize, b: usize) -> bool {
+        a != b && (self.isolated.contains(&a) || self.isolated.contains(&b))
+    }
+
+    /// Bytes to and from `node` take `extra` longer (zero: back to normal).
+    pub async fn set_slow(&mut self, node: usize, extra: Duration) {
+        let others: Vec<IpAddr> = (0..self.len()).filter(|o| *o != node).map(addr).collect();
+        with_sim(move |sim| {
+            for other in others {
+                sim.set_link_latency(addr(node), other, LATENCY + extra);
+            }
+        })
+        .await;
+        self.slow.insert(node);
+    }
+
+    /// Each TCP segment is lost with this probability; a connection that lost one stalls
+    /// until messaging notices and redials.
+    pub async fn set_loss(&self, rate: f64) {
+        with_sim(move |sim| sim.set_fail_rate(rate)).await;
+    }
+
+    /// Ends every partition and slowness.
+    pub async fn heal(&mut self) {
+        for a in 0..self.len() {
+            for b in a + 1..self.len() {
+                turmoil::repair(addr(a), addr(b));
+            }
+        }
+        self.isolated.clear();
+        for node in std::mem::take(&mut self.slow) {
+            self.set_slow(node, Duration::ZERO).await;
+        }
+        self.slow.clear();
+    }
+}
+
+/// Node `i`'s services, started on its host: storage replays its commit log.
+async fn boot(hosts: &Hosts, i: usize) -> Running {
+    let dir = &hosts.dirs[i];
+    let storage = Arc::new(open_storage(dir));
+    let mut config = NetConfig::new("Sim", host_id(i), SocketAddr::new(addr(i), STORAGE_PORT));
+    config.connect_timeout = Duration::from_millis(300);
+    let messaging = Messaging::start_tuned(config, tuning(), Arc::new(TurmoilNetwork))
+        .await
+        .expect("messaging starts");
+    let coordinator = Arc::new(
+        Coordinator::new(storage.clone(), endpoint(i), TIMEOUTS).with_storage_port(STORAGE_PORT),
+    );
+    coordinator.topology().set_ring(hosts.ring.clone());
+    coordinator.attach_schema(keyspaces());
+    let detector = hosts.detector.clone();
+    let me = addr(i);
+    coordinator
+        .topology()
+        .set_liveness(Arc::new(move |peer| detector.sees_alive(me, peer)));
+    coordinator.attach_remote(Remote {
+        messaging: messaging.clone(),
+        storage_port: STORAGE_PORT,
+        epoch: Arc::new(|| 1),
+        await_epoch: Arc::new(|_, _| Box::pin(async {})),
+    });
+    register_hint_handler(&messaging, storage.clone());
+    let hints = open_hints(dir, &messaging, hosts.dirs.len()).await;
+    coordinator.attach_hints(hints.clone());
+    Running {
+        storage,
+        messaging,
+        coordinator,
+        hints,
     }
 }
 

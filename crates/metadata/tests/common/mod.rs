@@ -1,18 +1,27 @@
-//! A cluster of metadata services on the in-memory network, for tests.
+//! A cluster of metadata services on turmoil's network, for tests: each node is a turmoil host
+//! running the production stack (internode messaging over `TurmoilNetwork`, the group's
+//! `NetTransport` over it, `MetadataService`), and the test body is a turmoil client that
+//! starts, crashes and restarts nodes, cuts links and commits through the services. Time is
+//! simulated; the network's latencies and losses come from the seed given to [`simulate`].
 #![allow(dead_code)]
 
-use std::net::SocketAddr;
+use std::future::Future;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use metadata::memnet::MemNetwork;
 use metadata::{
-    ClusterMetadata, HostId, MetadataConfig, MetadataError, MetadataService, NodeRecord, NodeState,
-    RaftRole, Transformation, Transport,
+    ClusterMetadata, HostId, MetadataConfig, MetadataError, MetadataService, NetTransport,
+    NodeRecord, NodeState, RaftRole, Transformation, Transport,
 };
+use net::{with_sim, Messaging, NetConfig, Tuning, TurmoilNetwork};
+use parking_lot::Mutex;
 
 pub const CLUSTER: &str = "Test Cluster";
+const PORT: u16 = 7000;
+/// The turmoil client that runs the test's body.
+const TEST: &str = "test";
 
 pub fn init_logs() {
     let _ = tracing_subscriber::fmt()
@@ -26,13 +35,79 @@ pub fn host(i: usize) -> HostId {
 }
 
 pub fn addr(i: usize) -> SocketAddr {
-    SocketAddr::from(([127, 0, 8, i as u8 + 1], 7000))
+    SocketAddr::new(ip(i), PORT)
+}
+
+fn ip(i: usize) -> IpAddr {
+    IpAddr::from([192, 168, 8, i as u8 + 1])
+}
+
+/// Runs `body` as a turmoil client of a simulation seeded with `seed`, until it ends.
+pub fn simulate(seed: u64, body: impl Future<Output = ()> + 'static) {
+    init_logs();
+    let sim = turmoil::Builder::new()
+        .simulation_duration(Duration::from_secs(24 * 60 * 60))
+        .min_message_latency(Duration::from_micros(100))
+        .max_message_latency(Duration::from_millis(1))
+        .tcp_capacity(4096)
+        .rng_seed(seed)
+        .build();
+    net::drive_client(sim, TEST, body);
+}
+
+/// Messaging timings for a simulation: a cut connection is noticed in a second and redialled
+/// within half a second (production waits 20 s and backs off up to 5 s).
+fn tuning() -> Tuning {
+    Tuning {
+        keepalive: Duration::from_millis(200),
+        dead_after: Duration::from_secs(1),
+        reconnect_min: Duration::from_millis(50),
+        reconnect_max: Duration::from_millis(400),
+        ..Tuning::default()
+    }
+}
+
+async fn start_messaging(host_id: HostId, listen: SocketAddr) -> std::io::Result<Arc<Messaging>> {
+    let mut config = NetConfig::new(CLUSTER, host_id, listen);
+    config.connect_timeout = Duration::from_millis(500);
+    Messaging::start_tuned(config, tuning(), Arc::new(TurmoilNetwork)).await
+}
+
+/// What the hosts share with the test body: each node's configuration and running service.
+#[derive(Clone, Default)]
+struct Hosts {
+    configs: Arc<Mutex<Vec<Option<MetadataConfig>>>>,
+    running: Arc<Mutex<Vec<Option<Arc<MetadataService>>>>>,
+}
+
+impl Hosts {
+    /// The software of node `i`: once the test starts the node, messaging, the group's
+    /// transport on it, the service.
+    async fn run(self, i: usize) -> turmoil::Result {
+        let config = loop {
+            if let Some(config) = self.configs.lock()[i].clone() {
+                break config;
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        };
+        let messaging = start_messaging(config.host_id, config.addr).await?;
+        let transport: Arc<dyn Transport> = NetTransport::new(messaging);
+        let service = MetadataService::start(config, Some(transport), None)
+            .await
+            .map_err(|e| format!("node {i} did not start: {e}"))?;
+        self.running.lock()[i] = Some(service);
+        std::future::pending::<()>().await;
+        Ok(())
+    }
 }
 
 pub struct Cluster {
-    pub net: Arc<MemNetwork>,
+    hosts: Hosts,
     dirs: Vec<tempfile::TempDir>,
     nodes: Vec<Option<Arc<MetadataService>>>,
+    /// Nodes with a turmoil host, and nodes started at least once.
+    registered: Vec<bool>,
+    started: Vec<bool>,
     pub seeds: Vec<SocketAddr>,
     pub snapshot_every: u64,
     pub commit_timeout: Duration,
@@ -40,12 +115,16 @@ pub struct Cluster {
 
 impl Cluster {
     /// `n` nodes, none started; every node is a seed.
-    pub fn new(n: usize, seed: u64) -> Cluster {
-        init_logs();
+    pub fn new(n: usize) -> Cluster {
+        let hosts = Hosts::default();
+        *hosts.configs.lock() = vec![None; n];
+        *hosts.running.lock() = vec![None; n];
         Cluster {
-            net: MemNetwork::new(seed),
+            hosts,
             dirs: (0..n).map(|_| tempfile::tempdir().unwrap()).collect(),
             nodes: (0..n).map(|_| None).collect(),
+            registered: vec![false; n],
+            started: vec![false; n],
             seeds: (0..n).map(addr).collect(),
             snapshot_every: 1000,
             commit_timeout: Duration::from_secs(3),
@@ -63,21 +142,82 @@ impl Cluster {
         config
     }
 
+    /// Starts (or restarts) node `i`'s host and waits until its service runs.
     pub async fn start(&mut self, i: usize) -> Arc<MetadataService> {
-        let transport: Arc<dyn Transport> = self.net.transport(addr(i));
-        let service = MetadataService::start(self.config(i), Some(transport), None)
-            .await
-            .unwrap_or_else(|e| panic!("node {i} did not start: {e}"));
+        self.hosts.configs.lock()[i] = Some(self.config(i));
+        self.hosts.running.lock()[i] = None;
+        if std::mem::replace(&mut self.started[i], true) {
+            with_sim(move |sim| sim.bounce(ip(i))).await;
+        } else {
+            self.register(i).await;
+        }
+        let service = loop {
+            if let Some(service) = self.hosts.running.lock()[i].clone() {
+                break service;
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        };
         self.nodes[i] = Some(service.clone());
         service
     }
 
-    /// Stops node `i` as a crash would (its files stay).
-    pub async fn crash(&mut self, i: usize) {
-        self.net.crash(addr(i));
-        if let Some(node) = self.nodes[i].take() {
-            node.shutdown().await;
+    /// Gives node `i` its turmoil host, whose software waits until the node is started.
+    async fn register(&mut self, i: usize) {
+        if !std::mem::replace(&mut self.registered[i], true) {
+            let hosts = self.hosts.clone();
+            with_sim(move |sim| sim.host(ip(i), move || hosts.clone().run(i))).await;
         }
+    }
+
+    /// Kills node `i`'s host (its files stay): its tasks stop, its connections reset.
+    pub async fn crash(&mut self, i: usize) {
+        self.nodes[i] = None;
+        self.hosts.running.lock()[i] = None;
+        with_sim(move |sim| sim.crash(ip(i))).await;
+    }
+
+    /// Cuts every link between `side` and the other nodes, both ways.
+    pub fn partition(&self, side: &[usize]) {
+        for a in side {
+            for b in (0..self.nodes.len()).filter(|b| !side.contains(b)) {
+                turmoil::partition(ip(*a), ip(b));
+            }
+        }
+    }
+
+    /// Cuts the link from `from` to `to` only (also before the nodes start).
+    pub async fn cut_one_way(&mut self, from: usize, to: usize) {
+        self.register(from).await;
+        self.register(to).await;
+        turmoil::partition_oneway(ip(from), ip(to));
+    }
+
+    /// Restores every link.
+    pub fn heal(&self) {
+        let n = self.nodes.len();
+        for a in 0..n {
+            for b in a + 1..n {
+                turmoil::repair(ip(a), ip(b));
+            }
+        }
+    }
+
+    /// Each message (a TCP segment) is lost with this probability; a connection that lost one
+    /// stalls until messaging notices and redials.
+    pub async fn set_loss(&self, rate: f64) {
+        with_sim(move |sim| sim.set_fail_rate(rate)).await;
+    }
+
+    /// Each message takes up to `max` to arrive.
+    pub async fn set_max_latency(&self, max: Duration) {
+        with_sim(move |sim| sim.set_max_message_latency(max)).await;
+    }
+
+    /// A transport from outside the group (on the test's own simulated host).
+    pub async fn stranger(&self) -> Arc<NetTransport> {
+        let listen = SocketAddr::new(turmoil::lookup(TEST), PORT);
+        let messaging = start_messaging(host(99), listen).await.unwrap();
+        NetTransport::new(messaging)
     }
 
     pub fn node(&self, i: usize) -> &Arc<MetadataService> {

@@ -297,7 +297,7 @@ impl<T: Types, R: Replicas<T>, C: Clock> Proposer<T, R, C> {
     }
 
     fn now(&self) -> u64 {
-        self.ballots.clock().now_micros()
+        crate::ballot::wall_micros(self.ballots.clock())
     }
 
     fn check_deadline(&self, attempts: &Attempts, required: usize) -> Result<(), PaxosError> {

@@ -167,8 +167,8 @@ impl Default for TestClock {
 }
 
 impl Clock for TestClock {
-    fn now_micros(&self) -> u64 {
-        self.0.load(Ordering::SeqCst)
+    fn now_micros(&self) -> i64 {
+        self.0.load(Ordering::SeqCst) as i64
     }
 }
 

@@ -227,8 +227,8 @@ impl Link {
 }
 
 impl Clock for Link {
-    fn now_micros(&self) -> u64 {
-        self.world.lock().now.saturating_add_signed(self.skew)
+    fn now_micros(&self) -> i64 {
+        self.world.lock().now.saturating_add_signed(self.skew) as i64
     }
 }
 

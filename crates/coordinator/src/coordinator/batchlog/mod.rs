@@ -9,6 +9,7 @@ pub(crate) mod state;
 
 use std::sync::OnceLock;
 
+use clock::{Clock, SharedClock};
 use futures::future::join_all;
 use mutation::Mutation;
 use net::Verb;
@@ -36,6 +37,12 @@ const AFTER_BATCHLOG: &str = "batch_after_batchlog";
 pub type BatchGroups = Vec<(String, Vec<Mutation>)>;
 
 impl Coordinator {
+    /// The node's wall clock: its internode messaging's once attached, else the system's.
+    fn wall_clock(&self) -> SharedClock {
+        let remote = self.attached.remote.get();
+        remote.map_or_else(SharedClock::default, |r| r.messaging.clock().clone())
+    }
+
     /// Writes a logged batch atomically: through the batchlog when its partitions are not all
     /// on this node alone, else as one local commit-log record.
     pub async fn write_atomically(
@@ -167,7 +174,8 @@ impl Coordinator {
         };
         for holder in holders {
             if holder.addr == self.local.addr {
-                tokio::spawn(batches::remove_locally(self.storage.clone(), *id));
+                let now = self.wall_clock().since_epoch();
+                tokio::spawn(batches::remove_locally(self.storage.clone(), *id, now));
             } else if let Some(messaging) = &senders.messaging {
                 let to = std::net::SocketAddr::new(holder.addr, senders.storage_port);
                 if let Err(e) = messaging.send(to, Verb::BatchRemove, request.encode()) {

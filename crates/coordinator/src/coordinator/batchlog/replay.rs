@@ -7,7 +7,9 @@
 //! deleted with a warning; a batch a replica failed is kept for the next round.
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
+
+use clock::Clock;
 
 use futures::future::join_all;
 use mutation::{KeyRange, Mutation, ReadFilter};
@@ -52,9 +54,7 @@ impl Coordinator {
         if !self.strategies.is_attached() {
             return Ok(0);
         }
-        let now = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap_or_default();
+        let now = self.wall_clock().since_epoch();
         let timeout = self.timeouts.get(TimeoutKind::Write);
         let cutoff = now.saturating_sub(timeout * 2).as_micros() as i64;
         let now_secs = now.as_secs() as i32;
@@ -80,7 +80,8 @@ impl Coordinator {
             };
             let outcome = self.replay(&batch).await;
             if outcome != Replay::Retry {
-                batches::remove_locally(self.storage.clone(), batch.id).await;
+                let removed_at = self.wall_clock().since_epoch();
+                batches::remove_locally(self.storage.clone(), batch.id, removed_at).await;
             }
             replayed += u64::from(outcome == Replay::Done);
             self.throttle(batch.size()).await;
