@@ -37,7 +37,6 @@ use std::time::Duration;
 use net::{handler_fn, Messaging, RemoteError, Verb};
 use storage::Storage;
 use streaming::{StreamRequest, Streaming};
-use uuid::Uuid;
 
 use crate::claims::Claims;
 use crate::messages::{encode_tree, SyncRequest, Synced, ValidationRequest};
@@ -212,14 +211,6 @@ fn alive(weak: &Weak<Inner>) -> Result<Arc<Inner>, RemoteError> {
 
 fn remote(error: impl std::fmt::Display) -> RemoteError {
     RemoteError::new(RemoteError::SERVER_ERROR, error.to_string())
-}
-
-/// A time-based (version 1) id, as Cassandra's repair ids.
-fn time_uuid() -> Uuid {
-    let random = Uuid::new_v4();
-    let mut node = [0u8; 6];
-    node.copy_from_slice(&random.as_bytes()[..6]);
-    Uuid::now_v1(&node)
 }
 
 /// An internode address as Cassandra prints an InetAddressAndPort: `/127.0.0.1:7000`.

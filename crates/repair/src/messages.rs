@@ -9,6 +9,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use bytes::{BufMut, Bytes, BytesMut};
 use mutation::TableId;
 use storage::TokenRange;
+use streaming::messages::Reader;
 use uuid::Uuid;
 
 use crate::merkle::{Leaf, MerkleTree, MAX_DEPTH};
@@ -17,6 +18,12 @@ use crate::merkle::{Leaf, MerkleTree, MAX_DEPTH};
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("malformed repair message: {0}")]
 pub struct DecodeError(pub String);
+
+impl From<streaming::messages::DecodeError> for DecodeError {
+    fn from(e: streaming::messages::DecodeError) -> DecodeError {
+        DecodeError(e.0)
+    }
+}
 
 /// Build the tree of `table` over `range` at `depth`, reading the data as of `now`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -62,7 +69,7 @@ impl ValidationRequest {
             session: r.uuid()?,
             table: TableId(r.uuid()?),
             range: r.range()?,
-            depth: r.depth()?,
+            depth: depth(&mut r)?,
             now: r.i32()?,
         };
         r.end()?;
@@ -85,7 +92,7 @@ pub fn encode_tree(tree: &MerkleTree) -> Bytes {
 pub fn decode_tree(bytes: &[u8]) -> Result<MerkleTree, DecodeError> {
     let mut r = Reader(bytes);
     let range = r.range()?;
-    let depth = r.depth()?;
+    let depth = depth(&mut r)?;
     let mut leaves = Vec::with_capacity(1 << depth);
     for _ in 0..1u32 << depth {
         leaves.push(Leaf {
@@ -173,69 +180,11 @@ fn put_range(out: &mut BytesMut, (left, right): TokenRange) {
     out.put_i64(right);
 }
 
-/// Reads fields off the front of a payload, failing on a short one.
-struct Reader<'a>(&'a [u8]);
-
-impl Reader<'_> {
-    fn array<const N: usize>(&mut self) -> Result<[u8; N], DecodeError> {
-        if self.0.len() < N {
-            return Err(DecodeError(format!(
-                "{N} bytes wanted, {} left",
-                self.0.len()
-            )));
-        }
-        let (head, rest) = self.0.split_at(N);
-        self.0 = rest;
-        let mut out = [0; N];
-        out.copy_from_slice(head);
-        Ok(out)
-    }
-
-    fn u8(&mut self) -> Result<u8, DecodeError> {
-        self.array::<1>().map(|[b]| b)
-    }
-
-    fn u16(&mut self) -> Result<u16, DecodeError> {
-        self.array().map(u16::from_be_bytes)
-    }
-
-    fn u32(&mut self) -> Result<u32, DecodeError> {
-        self.array().map(u32::from_be_bytes)
-    }
-
-    fn i32(&mut self) -> Result<i32, DecodeError> {
-        self.array().map(i32::from_be_bytes)
-    }
-
-    fn u64(&mut self) -> Result<u64, DecodeError> {
-        self.array().map(u64::from_be_bytes)
-    }
-
-    fn i64(&mut self) -> Result<i64, DecodeError> {
-        self.array().map(i64::from_be_bytes)
-    }
-
-    fn uuid(&mut self) -> Result<Uuid, DecodeError> {
-        self.array().map(Uuid::from_bytes)
-    }
-
-    fn range(&mut self) -> Result<TokenRange, DecodeError> {
-        Ok((self.i64()?, self.i64()?))
-    }
-
-    fn depth(&mut self) -> Result<u8, DecodeError> {
-        match self.u8()? {
-            depth if depth <= MAX_DEPTH => Ok(depth),
-            depth => Err(DecodeError(format!("tree depth {depth} over {MAX_DEPTH}"))),
-        }
-    }
-
-    fn end(&self) -> Result<(), DecodeError> {
-        if self.0.is_empty() {
-            Ok(())
-        } else {
-            Err(DecodeError(format!("{} trailing bytes", self.0.len())))
-        }
+/// A tree depth no deeper than [`MAX_DEPTH`].
+fn depth(reader: &mut Reader) -> Result<u8, DecodeError> {
+    match reader.u8()? {
+        depth if depth <= MAX_DEPTH => Ok(depth),
+        depth => Err(DecodeError(format!("tree depth {depth} over {MAX_DEPTH}"))),
     }
 }
 

@@ -21,7 +21,9 @@ use uuid::Uuid;
 use crate::merkle::{self, MerkleTree};
 use crate::messages::{decode_tree, SyncRequest, Synced, ValidationRequest};
 use crate::status::{now_ms, RepairState, RepairStatus};
-use crate::{endpoint, fetch, time_uuid, validate, Inner};
+use streaming::time_uuid;
+
+use crate::{endpoint, fetch, validate, Inner};
 
 /// Ranges that share their replicas (Cassandra's CommonRange): one session.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -267,9 +267,9 @@ async fn pulled(inner: &Arc<Inner>, pull: Pull) -> Result<Bytes, RemoteError> {
         })
 }
 
-/// A time-based (version 1) id with a random node part, as Cassandra's stream plan ids
-/// (`system_views.streaming` keys them as timeuuids).
-fn time_uuid() -> Uuid {
+/// A time-based (version 1) id with a random node part, as Cassandra's stream plan and
+/// repair ids (`system_views.streaming` keys them as timeuuids).
+pub fn time_uuid() -> Uuid {
     let random = Uuid::new_v4();
     let mut node = [0u8; 6];
     node.copy_from_slice(&random.as_bytes()[..6]);

@@ -262,11 +262,12 @@ fn put_str(out: &mut BytesMut, s: &str) {
     out.put_slice(s.as_bytes());
 }
 
-/// Reads fields off the front of a payload, failing on a short one.
-struct Reader<'a>(&'a [u8]);
+/// Reads big-endian fields off the front of a payload, failing on a short one (repair's
+/// messages use it too).
+pub struct Reader<'a>(pub &'a [u8]);
 
 impl Reader<'_> {
-    fn take(&mut self, n: usize) -> Result<&[u8], DecodeError> {
+    pub fn take(&mut self, n: usize) -> Result<&[u8], DecodeError> {
         if self.0.len() < n {
             return Err(DecodeError(format!(
                 "{n} bytes wanted, {} left",
@@ -278,40 +279,53 @@ impl Reader<'_> {
         Ok(head)
     }
 
-    fn array<const N: usize>(&mut self) -> Result<[u8; N], DecodeError> {
+    pub fn array<const N: usize>(&mut self) -> Result<[u8; N], DecodeError> {
         let mut out = [0; N];
         out.copy_from_slice(self.take(N)?);
         Ok(out)
     }
 
-    fn u8(&mut self) -> Result<u8, DecodeError> {
+    pub fn u8(&mut self) -> Result<u8, DecodeError> {
         Ok(self.take(1)?[0])
     }
 
-    fn u32(&mut self) -> Result<u32, DecodeError> {
+    pub fn u16(&mut self) -> Result<u16, DecodeError> {
+        self.array().map(u16::from_be_bytes)
+    }
+
+    pub fn i32(&mut self) -> Result<i32, DecodeError> {
+        self.array().map(i32::from_be_bytes)
+    }
+
+    pub fn u32(&mut self) -> Result<u32, DecodeError> {
         self.array().map(u32::from_be_bytes)
     }
 
-    fn u64(&mut self) -> Result<u64, DecodeError> {
+    pub fn u64(&mut self) -> Result<u64, DecodeError> {
         self.array().map(u64::from_be_bytes)
     }
 
-    fn i64(&mut self) -> Result<i64, DecodeError> {
+    pub fn i64(&mut self) -> Result<i64, DecodeError> {
         self.array().map(i64::from_be_bytes)
     }
 
-    fn uuid(&mut self) -> Result<Uuid, DecodeError> {
+    pub fn uuid(&mut self) -> Result<Uuid, DecodeError> {
         self.array().map(Uuid::from_bytes)
     }
 
     /// A count of items of at least `item_bytes` each: refused when the payload cannot hold
     /// them (so a bad count allocates nothing).
-    fn count(&mut self, item_bytes: usize) -> Result<usize, DecodeError> {
+    pub fn count(&mut self, item_bytes: usize) -> Result<usize, DecodeError> {
         let n = self.u32()? as usize;
         if n.saturating_mul(item_bytes) > self.0.len() {
             return Err(DecodeError(format!("{n} items in {} bytes", self.0.len())));
         }
         Ok(n)
+    }
+
+    /// A token range: its left and right tokens.
+    pub fn range(&mut self) -> Result<TokenRange, DecodeError> {
+        Ok((self.i64()?, self.i64()?))
     }
 
     fn tables(&mut self) -> Result<Vec<(TableId, Vec<TokenRange>)>, DecodeError> {
@@ -320,20 +334,20 @@ impl Reader<'_> {
             let table = TableId(self.uuid()?);
             let mut ranges = Vec::new();
             for _ in 0..self.count(16)? {
-                ranges.push((self.i64()?, self.i64()?));
+                ranges.push(self.range()?);
             }
             tables.push((table, ranges));
         }
         Ok(tables)
     }
 
-    fn string(&mut self) -> Result<String, DecodeError> {
+    pub fn string(&mut self) -> Result<String, DecodeError> {
         let len = self.u32()? as usize;
         let bytes = self.take(len)?;
         String::from_utf8(bytes.to_vec()).map_err(|_| DecodeError("a string is not UTF-8".into()))
     }
 
-    fn end(&self) -> Result<(), DecodeError> {
+    pub fn end(&self) -> Result<(), DecodeError> {
         if self.0.is_empty() {
             Ok(())
         } else {
