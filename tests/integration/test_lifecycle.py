@@ -18,8 +18,7 @@ ROWS = 300
 
 def nodetool(node, *args):
     """`helenus nodetool ARGS` on `node`: (exit code, stdout, stderr)."""
-    out = subprocess.run([BIN, "nodetool", "-h", node.address, *map(str, args)],
-                         capture_output=True, text=True, timeout=120)
+    out = node.run_nodetool(*args, timeout=300)
     return out.returncode, out.stdout, out.stderr
 
 

@@ -14,7 +14,7 @@ from cassandra.cluster import NoHostAvailable
 from cassandra.concurrent import execute_concurrent_with_args
 
 from cluster import BIN, LocalCluster
-from test_lifecycle import host_id
+from test_lifecycle import host_id, nodetool
 
 YAML = "ring_delay_ms: 1000"
 
@@ -72,12 +72,6 @@ def stop_all_but(cluster, kept):
 def streams(node):
     with urllib.request.urlopen(f"http://{node.address}:7199/v1/streams", timeout=10) as r:
         return json.loads(r.read())["sessions"]
-
-
-def nodetool(node, *args):
-    out = subprocess.run([BIN, "nodetool", "-h", node.address, *map(str, args)],
-                         capture_output=True, text=True, timeout=300)
-    return out.returncode, out.stdout, out.stderr
 
 
 class QuorumLoad:

@@ -4,14 +4,13 @@ repair`, read alone; a second repair finds nothing out of sync; the output is Ca
 5.0.4's; a repair with a replica down fails with Cassandra's message and exit status."""
 import json
 import re
-import subprocess
 import urllib.request
 
 import pytest
 from cassandra import ConsistencyLevel
 from cassandra.query import SimpleStatement
 
-from cluster import BIN, LocalCluster, all_up
+from cluster import all_up
 
 ADMIN_PORT = 7199
 ROWS = 1000
@@ -23,17 +22,12 @@ OPTIONS = ("repair options (parallelism: parallel, primary range: false, increme
 
 
 @pytest.fixture(scope="module")
-def cluster():
-    cluster = LocalCluster(nodes=3).start()
-    try:
-        yield cluster
-    finally:
-        cluster.clear()
+def cluster(trio):
+    return trio
 
 
 def nodetool(node, *args):
-    return subprocess.run([BIN, "nodetool", "-h", node.address, *map(str, args)],
-                          capture_output=True, text=True, timeout=600)
+    return node.run_nodetool(*args, timeout=600)
 
 
 def repairs(node):
