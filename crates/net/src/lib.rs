@@ -24,7 +24,7 @@ mod wait;
 
 pub use config::{HostId, NetConfig, Peer, Tuning};
 pub use error::{NetError, RemoteError};
-pub use handler::{handler_fn, Handler, HandlerFuture};
+pub use handler::{handler_fn, weak_handler, Handler, HandlerFuture};
 pub use handshake::{MESSAGING_VERSION, MIN_MESSAGING_VERSION};
 pub use messaging::{wall_clock_of, Messaging};
 pub use network::{AsyncStream, BoxFuture, BoxStream, Listener, Network, TokioNetwork};

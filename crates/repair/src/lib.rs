@@ -31,10 +31,10 @@ pub use status::{RepairState, RepairStatus};
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 use std::time::Duration;
 
-use net::{handler_fn, Messaging, RemoteError, Verb};
+use net::{weak_handler, Messaging, RemoteError, Verb};
 use storage::Storage;
 use streaming::{StreamRequest, Streaming};
 
@@ -131,29 +131,19 @@ impl Repair {
 }
 
 fn register(messaging: &Messaging, inner: &Arc<Inner>) {
-    let weak = Arc::downgrade(inner);
     messaging.register(
         Verb::RepairValidation,
-        handler_fn(move |_, payload| {
-            let weak = weak.clone();
-            async move {
-                let inner = alive(&weak)?;
-                let request = ValidationRequest::decode(&payload).map_err(remote)?;
-                validate(&inner, request).await.map(|t| encode_tree(&t))
-            }
+        weak_handler(inner, "repair", |inner, _, payload| async move {
+            let request = ValidationRequest::decode(&payload).map_err(remote)?;
+            validate(&inner, request).await.map(|t| encode_tree(&t))
         }),
     );
-    let weak = Arc::downgrade(inner);
     messaging.register(
         Verb::RepairSync,
-        handler_fn(move |_, payload| {
-            let weak = weak.clone();
-            async move {
-                let inner = alive(&weak)?;
-                let request = SyncRequest::decode(&payload).map_err(remote)?;
-                let synced = fetch(&inner, request.table, request.source, request.ranges).await;
-                synced.map(|s| s.encode()).map_err(remote)
-            }
+        weak_handler(inner, "repair", |inner, _, payload| async move {
+            let request = SyncRequest::decode(&payload).map_err(remote)?;
+            let synced = fetch(&inner, request.table, request.source, request.ranges).await;
+            synced.map(|s| s.encode()).map_err(remote)
         }),
     );
 }
@@ -202,11 +192,6 @@ pub(crate) async fn fetch(
         }
     }
     Ok(synced)
-}
-
-fn alive(weak: &Weak<Inner>) -> Result<Arc<Inner>, RemoteError> {
-    weak.upgrade()
-        .ok_or_else(|| RemoteError::new(RemoteError::SERVER_ERROR, "repair is shut down"))
 }
 
 fn remote(error: impl std::fmt::Display) -> RemoteError {

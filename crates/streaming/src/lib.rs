@@ -36,7 +36,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use mutation::TableId;
-use net::{handler_fn, Messaging, NetError, RemoteError, Verb};
+use net::{weak_handler, Messaging, NetError, RemoteError, Verb};
 use storage::{Storage, StorageError, TokenRange};
 use tokio::task::JoinHandle;
 use uuid::Uuid;
@@ -277,61 +277,36 @@ pub fn time_uuid() -> Uuid {
 }
 
 fn register(messaging: &Messaging, inner: &Arc<Inner>) {
-    let weak = Arc::downgrade(inner);
     messaging.register(
         Verb::StreamPrepare,
-        handler_fn(move |from, payload| {
-            let weak = weak.clone();
-            async move {
-                let inner = alive(&weak)?;
-                let prepare = Prepare::decode(&payload).map_err(remote)?;
-                source::prepare(&inner, from.addr, prepare)
-                    .await
-                    .map_err(remote)
-            }
+        weak_handler(inner, "streaming", |inner, from, payload| async move {
+            let prepare = Prepare::decode(&payload).map_err(remote)?;
+            source::prepare(&inner, from.addr, prepare)
+                .await
+                .map_err(remote)
         }),
     );
-    let weak = Arc::downgrade(inner);
     messaging.register(
         Verb::StreamChunk,
-        handler_fn(move |_, payload| {
-            let weak = weak.clone();
-            async move {
-                let inner = alive(&weak)?;
-                let request = ChunkRequest::decode(&payload).map_err(remote)?;
-                source::chunk(&inner, request).await.map_err(remote)
-            }
+        weak_handler(inner, "streaming", |inner, _, payload| async move {
+            let request = ChunkRequest::decode(&payload).map_err(remote)?;
+            source::chunk(&inner, request).await.map_err(remote)
         }),
     );
-    let weak = Arc::downgrade(inner);
     messaging.register(
         Verb::StreamComplete,
-        handler_fn(move |_, payload| {
-            let weak = weak.clone();
-            async move {
-                let inner = alive(&weak)?;
-                let complete = Complete::decode(&payload).map_err(remote)?;
-                Ok::<Bytes, RemoteError>(source::complete(&inner, complete))
-            }
+        weak_handler(inner, "streaming", |inner, _, payload| async move {
+            let complete = Complete::decode(&payload).map_err(remote)?;
+            Ok::<Bytes, RemoteError>(source::complete(&inner, complete))
         }),
     );
-    let weak = Arc::downgrade(inner);
     messaging.register(
         Verb::StreamPull,
-        handler_fn(move |_, payload| {
-            let weak = weak.clone();
-            async move {
-                let inner = alive(&weak)?;
-                let pull = Pull::decode(&payload).map_err(remote)?;
-                pulled(&inner, pull).await
-            }
+        weak_handler(inner, "streaming", |inner, _, payload| async move {
+            let pull = Pull::decode(&payload).map_err(remote)?;
+            pulled(&inner, pull).await
         }),
     );
-}
-
-fn alive(weak: &Weak<Inner>) -> Result<Arc<Inner>, RemoteError> {
-    weak.upgrade()
-        .ok_or_else(|| RemoteError::new(RemoteError::SERVER_ERROR, "streaming is shut down"))
 }
 
 fn remote(error: impl std::fmt::Display) -> RemoteError {
