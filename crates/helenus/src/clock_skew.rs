@@ -1,8 +1,9 @@
 //! Warns when another node's wall clock is off from this one's. Cells' write timestamps come
 //! from the coordinators' clocks and the newest wins, so a node whose clock runs behind loses
 //! its writes silently (and TTLs and tombstone purges shift with it): operators must keep the
-//! clocks synchronised (NTP), and this tells them when they are not. Every minute each live
-//! peer is sent an Echo, which answers with its wall clock; the skew is its clock minus the
+//! clocks synchronised (NTP), and this tells them when they are not. Each live peer is sent an
+//! Echo, which answers with its wall clock, within a few seconds of being seen up (a peer that
+//! comes back is measured again) and then every minute; the skew is its clock minus the
 //! midpoint of this node's clock around the exchange, and only a skew beyond what the round
 //! trip leaves uncertain is reported.
 use std::collections::HashMap;
@@ -16,23 +17,29 @@ use net::{wall_clock_of, Messaging, Verb};
 
 /// A skew at least this large is worth a warning.
 const WARN_SKEW_MS: i64 = 500;
-const FIRST_CHECK: Duration = Duration::from_secs(5);
+/// How often the live peers are looked at: a peer seen up waits at most this for its first
+/// measurement.
+const TICK: Duration = Duration::from_secs(5);
+/// How often a peer that stays up is measured again.
 const CHECK_EVERY: Duration = Duration::from_secs(60);
 const ECHO_TIMEOUT: Duration = Duration::from_secs(2);
 /// While a peer's clock stays off, it is warned about at most this often.
 const WARN_EVERY: Duration = Duration::from_secs(600);
 
-/// Checks the clocks of the live peers every minute while the node runs.
+/// Checks the clocks of the live peers while the node runs.
 pub fn start(messaging: Arc<Messaging>, gossip: Arc<dyn Membership>, local: IpAddr) {
     tokio::spawn(async move {
         let mut warned = Warnings::default();
-        tokio::time::sleep(FIRST_CHECK).await;
+        let mut schedule = Schedule::default();
         loop {
-            for (ip, view) in gossip.endpoints_by_ip() {
-                if ip == local || !view.alive {
-                    continue;
-                }
-                if let Some(skew) = measure(&messaging, view.addr).await {
+            tokio::time::sleep(TICK).await;
+            let live = gossip
+                .endpoints_by_ip()
+                .into_iter()
+                .filter(|(ip, view)| *ip != local && view.alive)
+                .map(|(ip, view)| (ip, view.addr));
+            for (ip, addr) in schedule.due(live.collect(), Instant::now()) {
+                if let Some(skew) = measure(&messaging, addr).await {
                     if warned.should_warn(ip, skew, Instant::now()) {
                         tracing::warn!(
                             "the clock of {ip} is {skew:+} ms from this node's: write timestamps \
@@ -42,9 +49,35 @@ pub fn start(messaging: Arc<Messaging>, gossip: Arc<dyn Membership>, local: IpAd
                     }
                 }
             }
-            tokio::time::sleep(CHECK_EVERY).await;
         }
     });
+}
+
+/// When each live peer was last measured.
+#[derive(Default)]
+struct Schedule {
+    measured: HashMap<IpAddr, Instant>,
+}
+
+impl Schedule {
+    /// The peers of `live` to measure now: those new or back up since the last tick, and those
+    /// measured [`CHECK_EVERY`] ago; forgets the peers no longer live.
+    fn due(&mut self, live: Vec<(IpAddr, SocketAddr)>, now: Instant) -> Vec<(IpAddr, SocketAddr)> {
+        self.measured
+            .retain(|ip, _| live.iter().any(|(live_ip, _)| live_ip == ip));
+        let due: Vec<_> = live
+            .into_iter()
+            .filter(|(ip, _)| {
+                self.measured
+                    .get(ip)
+                    .is_none_or(|at| now.duration_since(*at) >= CHECK_EVERY)
+            })
+            .collect();
+        for (ip, _) in &due {
+            self.measured.insert(*ip, now);
+        }
+        due
+    }
 }
 
 /// The peer's skew in ms, when it answers in time with its clock and the round trip leaves
@@ -102,6 +135,25 @@ mod tests {
         assert_eq!(skew_of(1000, 1010, 5), Some(-995));
         assert_eq!(skew_of(1000, 1010, 1008), None);
         assert_eq!(skew_of(1000, 1000, 1001), Some(1));
+    }
+
+    #[test]
+    fn a_peer_is_measured_when_seen_up_then_every_minute_and_again_when_back() {
+        let mut schedule = Schedule::default();
+        let peer = (
+            IpAddr::from([127, 0, 0, 2]),
+            "127.0.0.2:7000".parse().unwrap(),
+        );
+        let t0 = Instant::now();
+        assert_eq!(schedule.due(vec![peer], t0), vec![peer]);
+        assert!(schedule.due(vec![peer], t0 + TICK).is_empty());
+        assert_eq!(schedule.due(vec![peer], t0 + CHECK_EVERY), vec![peer]);
+        // down, then up again: measured at once
+        assert!(schedule.due(vec![], t0 + CHECK_EVERY + TICK).is_empty());
+        assert_eq!(
+            schedule.due(vec![peer], t0 + CHECK_EVERY + TICK * 2),
+            vec![peer]
+        );
     }
 
     #[test]
