@@ -12,4 +12,4 @@ if [ ! -x .venv/bin/pytest ]; then
   .venv/bin/pip install -q --upgrade pip
 fi
 .venv/bin/pip install -q -r tests/integration/requirements.txt
-HELENUS_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/helenus" .venv/bin/pytest -q --durations=20 tests/integration
+HELENUS_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/helenus" .venv/bin/pytest -q -n "${HELENUS_TEST_WORKERS:-2}" --dist loadgroup --durations=20 tests/integration

@@ -162,9 +162,12 @@ class LocalCluster:
 
     def session(self, protocol_version=5, hosts=None, **kw):
         """A driver session to the cluster (all nodes as contact points, or `hosts`); shut down
-        with the cluster."""
+        with the cluster. The driver waits 30 s for an answer (its default is 10): the server
+        answers a timeout of its own after its request timeouts, and a debug cluster on a
+        loaded 2-core machine can be slower than 10 s to do so."""
         hosts = hosts or [n.address for n in self.nodes]
-        profile = ExecutionProfile(load_balancing_policy=WhiteListRoundRobinPolicy(hosts))
+        profile = ExecutionProfile(load_balancing_policy=WhiteListRoundRobinPolicy(hosts),
+                                   request_timeout=30)
         driver = Cluster(hosts, port=NATIVE_PORT, protocol_version=protocol_version,
                          execution_profiles={EXEC_PROFILE_DEFAULT: profile},
                          connect_timeout=10, **kw)

@@ -11,6 +11,31 @@ from cluster import LocalCluster
 from helenus_node import Node
 
 
+def _xdist_group(module, items):
+    """Which pytest-xdist group runs a module's tests (test.sh: `-n 2 --dist loadgroup`).
+
+    Modules that start clusters share one group, so that at most one cluster of debug nodes runs
+    at a time on a 2-core machine; modules that compare with the reference Cassandra share
+    another (one Cassandra, started once); every other module is its own group, so its
+    module-scoped node is started once."""
+    if any("trio" in item.fixturenames for item in items) or hasattr(module, "LocalCluster"):
+        return "cluster"
+    if any("reference" in item.fixturenames for item in items):
+        return "refcass"
+    return module.__name__
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items):
+    by_module = {}
+    for item in items:
+        by_module.setdefault(item.module, []).append(item)
+    for module, module_items in by_module.items():
+        group = _xdist_group(module, module_items)
+        for item in module_items:
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
 @pytest.fixture(scope="module")
 def node():
     n = Node().start()

@@ -526,9 +526,11 @@ def _run_refcass(script, command, timeout=300):
                           timeout=timeout)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def reference():
-    """A running Cassandra 5.0.4 at REF_ADDR; started (and later stopped) only if not already up."""
+    """A running Cassandra 5.0.4 at REF_ADDR; started (and stopped at the end of the run) only if
+    not already up. Session-wide: the modules that compare with it share one xdist worker
+    (conftest.py), so one Cassandra serves them all."""
     script, reason = _refcass_state()
     if script is None:
         pytest.skip(reason)
