@@ -273,7 +273,6 @@ impl StopSignals {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use storage::{CommitFailurePolicy, DiskFailurePolicy};
 
     #[test]
     fn transport_limits_follow_cassandra_semantics() {

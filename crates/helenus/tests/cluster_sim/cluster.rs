@@ -20,11 +20,14 @@ pub fn addr(i: usize) -> IpAddr {
     IpAddr::from([192, 168, 1, i as u8 + 1])
 }
 
-/// What a host publishes once its node runs: the node and the handle of its clock.
+/// What a host publishes once its node runs: the node, the handle of its clock, and its
+/// runtime, on which requests to the node run (each turmoil host keeps its own tokio clock,
+/// so a node's deadlines must be taken on its own runtime).
 #[derive(Default)]
 struct Slot {
     node: Option<Arc<Node>>,
     clock: Option<SteadyClock>,
+    runtime: Option<tokio::runtime::Handle>,
     failed: Option<String>,
 }
 
@@ -51,6 +54,7 @@ impl Hosts {
                 let mut slot = lock(&self.slots[i]);
                 slot.node = Some(Arc::new(node));
                 slot.clock = Some(clock);
+                slot.runtime = Some(tokio::runtime::Handle::current());
             }
             Err(e) => lock(&self.slots[i]).failed = Some(e),
         }
@@ -114,14 +118,24 @@ impl Cluster {
         (0..self.len()).filter(|i| self.running[*i]).collect()
     }
 
-    /// Node `i`'s query processor, while it runs.
-    pub fn processor(&self, i: usize) -> Option<Arc<QueryProcessor>> {
-        let slot = lock(&self.hosts.slots[i]);
-        slot.node.as_ref().map(|node| node.processor.clone())
-    }
-
     pub fn node(&self, i: usize) -> Option<Arc<Node>> {
         lock(&self.hosts.slots[i]).node.clone()
+    }
+
+    /// Runs `request` with node `i`'s query processor on the node's own runtime; `None` when
+    /// the node does not run.
+    pub fn spawn_on<T, F>(
+        &self,
+        i: usize,
+        request: impl FnOnce(Arc<QueryProcessor>) -> F,
+    ) -> Option<tokio::task::JoinHandle<T>>
+    where
+        F: std::future::Future<Output = T> + Send + 'static,
+        T: Send + 'static,
+    {
+        let slot = lock(&self.hosts.slots[i]);
+        let (node, runtime) = (slot.node.as_ref()?, slot.runtime.as_ref()?);
+        Some(runtime.spawn(request(node.processor.clone())))
     }
 
     /// Moves node `i`'s clock by `micros`.
@@ -173,6 +187,7 @@ impl Cluster {
     pub async fn crash(&mut self, i: usize) {
         let node = lock(&self.hosts.slots[i]).node.take();
         lock(&self.hosts.slots[i]).clock = None;
+        lock(&self.hosts.slots[i]).runtime = None;
         self.running[i] = false;
         with_sim(move |sim| sim.crash(addr(i))).await;
         let Some(node) = node else { return };

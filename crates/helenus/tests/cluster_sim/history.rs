@@ -7,10 +7,14 @@
 //! Each write adds its own row (its clustering is the write's id), so no write shadows another
 //! whatever the clocks said: a clock jump cannot excuse a missing row.
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use tokio::time::Instant;
 use types::Consistency;
+
+/// When something happened: the requests run on their nodes' runtimes, whose tokio clocks are
+/// not comparable, so events are ordered by a counter (the simulation runs on one thread).
+pub type Tick = u64;
 
 /// One request and what came of it.
 #[derive(Clone, Debug)]
@@ -20,9 +24,9 @@ pub struct Op {
     pub cl: Consistency,
     pub node: usize,
     pub write: bool,
-    pub issued: Instant,
+    pub issued: Tick,
     /// When it ended, and the rows a read returned (none for a write), or the error.
-    pub done: Option<(Instant, Result<Vec<u32>, String>)>,
+    pub done: Option<(Tick, Result<Vec<u32>, String>)>,
 }
 
 impl Op {
@@ -30,7 +34,7 @@ impl Op {
         matches!(self.cl, Consistency::Quorum | Consistency::All)
     }
 
-    fn acked_at(&self) -> Option<Instant> {
+    fn acked_at(&self) -> Option<Tick> {
         match &self.done {
             Some((at, Ok(_))) => Some(*at),
             _ => None,
@@ -38,7 +42,7 @@ impl Op {
     }
 
     /// An acknowledged write at QUORUM or ALL.
-    fn strong_ack(&self) -> Option<Instant> {
+    fn strong_ack(&self) -> Option<Tick> {
         (self.write && self.strong())
             .then(|| self.acked_at())
             .flatten()
@@ -46,11 +50,18 @@ impl Op {
 }
 
 #[derive(Clone, Default)]
-pub struct History(Arc<Mutex<Vec<Op>>>);
+pub struct History {
+    ops: Arc<Mutex<Vec<Op>>>,
+    ticks: Arc<AtomicU64>,
+}
 
 impl History {
     fn ops(&self) -> std::sync::MutexGuard<'_, Vec<Op>> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
+        self.ops.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn tick(&self) -> Tick {
+        self.ticks.fetch_add(1, Ordering::SeqCst)
     }
 
     /// Records a request as sent now; its id.
@@ -63,7 +74,7 @@ impl History {
             cl,
             node,
             write,
-            issued: Instant::now(),
+            issued: self.tick(),
             done: None,
         });
         id
@@ -71,9 +82,10 @@ impl History {
 
     pub fn finish(&self, id: u32, result: Result<Vec<u32>, String>) {
         if std::env::var_os("HELENUS_SIM_VERBOSE").is_some() {
-            eprintln!("{:?}: op {id}: {result:?}", Instant::now());
+            eprintln!("op {id}: {result:?}");
         }
-        self.ops()[id as usize].done = Some((Instant::now(), result));
+        let at = self.tick();
+        self.ops()[id as usize].done = Some((at, result));
     }
 
     /// How many requests ended how ("write Quorum ok", "read One error", …).
@@ -134,13 +146,13 @@ impl History {
                 lost.id, lost.id, lost.cl, lost.node
             ));
         }
-        unknown_rows(&ops, key, &rows, Instant::now())
+        unknown_rows(&ops, key, &rows, Tick::MAX)
             .map_err(|e| format!("the final read of k{key} via node {node}: {e}"))
     }
 }
 
 /// A row no write of partition `key` sent before `by` could have added.
-fn unknown_rows(ops: &[Op], key: u32, rows: &BTreeSet<u32>, by: Instant) -> Result<(), String> {
+fn unknown_rows(ops: &[Op], key: u32, rows: &BTreeSet<u32>, by: Tick) -> Result<(), String> {
     let written = |id: u32| {
         ops.get(id as usize)
             .is_some_and(|w| w.write && w.key == key && w.issued <= by)

@@ -3,6 +3,7 @@
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
+use std::sync::Arc;
 use std::time::Duration;
 
 use net::SimRng;
@@ -96,26 +97,60 @@ impl Run {
     }
 
     async fn create_schema(&self) {
-        let first = self.cluster.processor(0).expect("node 0 runs");
         let ddl = [
-            "CREATE KEYSPACE sim WITH replication = \
+            "CREATE KEYSPACE IF NOT EXISTS sim WITH replication = \
              {'class': 'SimpleStrategy', 'replication_factor': 3}",
-            "CREATE TABLE sim.cells (k int, c int, v int, PRIMARY KEY (k, c))",
+            "CREATE TABLE IF NOT EXISTS sim.cells (k int, c int, v int, PRIMARY KEY (k, c))",
         ];
         for statement in ddl {
-            let options = QueryOptions::default();
-            if let Err(e) = first.query(None, statement, options).await {
-                panic!("seed {}: {statement}: {e}", self.seed);
+            // A loaded run may answer that the change is committed but not yet applied here.
+            let mut attempts = 0;
+            while let Err(e) = self
+                .on(0, move |qp| async move {
+                    let options = QueryOptions::default();
+                    qp.query(None, statement, options)
+                        .await
+                        .map_err(|e| e.to_string())
+                })
+                .await
+            {
+                attempts += 1;
+                assert!(attempts < 10, "seed {}: {statement}: {e}", self.seed);
+                tokio::time::sleep(Duration::from_millis(500)).await;
             }
         }
         for i in 0..self.cluster.len() {
-            let node = self.cluster.processor(i).expect("every node runs");
             let deadline = Instant::now() + Duration::from_secs(30);
-            while read(&node, 0, Consistency::One).await.is_err() {
-                assert!(Instant::now() < deadline, "node {i} never saw the table");
+            loop {
+                let read = self.on(i, |qp| async move { read(&qp, 0, Consistency::One).await });
+                let Err(e) = read.await else { break };
+                let seed = self.seed;
+                assert!(
+                    Instant::now() < deadline,
+                    "seed {seed}: node {i} cannot read the table: {e}"
+                );
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
         }
+    }
+
+    /// Runs `request` on running node `i`'s runtime and waits for it; an error if the node
+    /// stops meanwhile.
+    async fn on<T, F>(
+        &self,
+        i: usize,
+        request: impl FnOnce(Arc<QueryProcessor>) -> F,
+    ) -> Result<T, String>
+    where
+        F: std::future::Future<Output = Result<T, String>> + Send + 'static,
+        T: Send + 'static,
+    {
+        let task = self
+            .cluster
+            .spawn_on(i, request)
+            .ok_or("the node does not run")?;
+        task.await
+            .map_err(|e| format!("the request ended with its node: {e}"))?
     }
 
     async fn step(&mut self) {
@@ -171,9 +206,6 @@ impl Run {
         let Some(node) = self.pick(&self.cluster.running()) else {
             return;
         };
-        let Some(processor) = self.cluster.processor(node) else {
-            return;
-        };
         let key = self.rng.below(KEYS) as u32;
         let cl = [
             Consistency::Quorum,
@@ -186,27 +218,26 @@ impl Run {
             "op {id}: write k{key} c{id} at {cl:?} via node {node}"
         ));
         let history = self.history.clone();
-        self.tasks.push(tokio::spawn(async move {
+        let task = self.cluster.spawn_on(node, move |processor| async move {
             let written = write(&processor, key, id, cl).await;
             history.finish(id, written.map(|()| Vec::new()));
-        }));
+        });
+        self.tasks.extend(task);
     }
 
     fn spawn_read(&mut self, cl: Consistency) {
         let Some(node) = self.pick(&self.cluster.running()) else {
             return;
         };
-        let Some(processor) = self.cluster.processor(node) else {
-            return;
-        };
         let key = self.rng.below(KEYS) as u32;
         let id = self.history.issue(key, cl, node, false);
         self.note(format!("op {id}: read k{key} at {cl:?} via node {node}"));
         let history = self.history.clone();
-        self.tasks.push(tokio::spawn(async move {
+        let task = self.cluster.spawn_on(node, move |processor| async move {
             let rows = read(&processor, key, cl).await;
             history.finish(id, rows);
-        }));
+        });
+        self.tasks.extend(task);
     }
 
     /// Kills a running node, keeping a majority up.
@@ -339,15 +370,62 @@ impl Run {
     /// Every write acknowledged at QUORUM or ALL is returned by a QUORUM read through every node.
     async fn final_reads(&mut self) -> Result<(), String> {
         for node in 0..self.cluster.len() {
-            let processor = self.cluster.processor(node).expect("every node runs");
             for key in 0..KEYS as u32 {
-                let rows = final_read(&processor, key).await;
-                let rows =
-                    rows.map_err(|e| format!("final read of k{key} via node {node}: {e}"))?;
+                let rows = self.on(node, move |qp| async move { final_read(&qp, key).await });
+                let rows = rows.await;
+                let rows = rows.map_err(|e| {
+                    let links = self.links();
+                    format!("final read of k{key} via node {node}: {e}\n{links}")
+                })?;
                 self.history.check_final(key, node, &rows)?;
             }
         }
         Ok(())
+    }
+}
+
+impl Run {
+    /// What each node's messaging and gossip hold of the others (for a failure's message).
+    fn links(&self) -> String {
+        let mut lines = Vec::new();
+        for i in 0..self.cluster.len() {
+            let Some(node) = self.cluster.node(i) else {
+                continue;
+            };
+            if let Some(gossip) = node.cluster.membership() {
+                let alive: Vec<String> = gossip
+                    .endpoints()
+                    .iter()
+                    .map(|view| format!("{}:{}", view.addr.ip(), view.alive))
+                    .collect();
+                lines.push(format!("node {i} gossip: {}", alive.join(" ")));
+            }
+            if let Some(messaging) = &node.cluster.messaging {
+                let stats = messaging.stats();
+                for verb in [net::Verb::Mutation, net::Verb::Read, net::Verb::Hint] {
+                    let v = stats.verb(verb);
+                    lines.push(format!(
+                        "node {i} {verb:?}: completed {} dropped {} timeouts {} failures {}",
+                        v.completed, v.dropped, v.timeouts, v.failures
+                    ));
+                }
+                for link in stats.links {
+                    lines.push(format!(
+                        "node {i} -> {} {:?}: connected {} inbound {} pending {} sent {} \
+                         reconnects {} expired {}",
+                        link.peer.ip(),
+                        link.class,
+                        link.connected,
+                        link.inbound_connections,
+                        link.pending_messages,
+                        link.sent_messages,
+                        link.reconnects,
+                        link.expired
+                    ));
+                }
+            }
+        }
+        lines.join("\n")
     }
 }
 
