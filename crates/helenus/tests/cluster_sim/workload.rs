@@ -347,6 +347,7 @@ impl Run {
                 self.note(format!(
                     "hints still pending after {HINTS_LIMIT:?}: {pending:?}, host ids {ids:?}"
                 ));
+                self.count("hints still pending at the end");
                 return;
             }
             tokio::time::sleep(Duration::from_millis(200)).await;
