@@ -8,7 +8,8 @@
 //!   monotonic clock, so it never steps by itself, follows paused and simulated (turmoil) time,
 //!   and moves only when told to ([`SteadyClock::jump`]).
 //! - [`SharedClock`]: the handle services keep (the system clock by default).
-//! - [`unique_micros`]: strictly increasing microseconds for server-side write timestamps.
+//! - [`unique_micros`]: strictly increasing microseconds for server-side write timestamps;
+//!   [`UniqueMicros`] the same for one node's own clock.
 use std::fmt;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
@@ -93,13 +94,40 @@ static LAST_MICROS: AtomicI64 = AtomicI64::new(0);
 /// The system clock's microseconds, strictly increasing across calls in this process
 /// (Cassandra's server-side write timestamps).
 pub fn unique_micros() -> i64 {
-    let now = SystemClock.now_micros();
-    let mut last = LAST_MICROS.load(Ordering::Relaxed);
+    next_after(&LAST_MICROS, SystemClock.now_micros())
+}
+
+/// Strictly increasing microseconds of one clock: the server-side write timestamps of a node
+/// whose clock is not the process's (a simulated node's, which a test may jump).
+#[derive(Debug)]
+pub struct UniqueMicros {
+    clock: SharedClock,
+    last: AtomicI64,
+}
+
+impl UniqueMicros {
+    pub fn new(clock: SharedClock) -> UniqueMicros {
+        UniqueMicros {
+            clock,
+            last: AtomicI64::new(0),
+        }
+    }
+
+    /// The clock's microseconds, or one more than the last value given when the clock has not
+    /// moved past it (or jumped back).
+    pub fn next(&self) -> i64 {
+        next_after(&self.last, self.clock.now_micros())
+    }
+}
+
+/// `now`, or one more than `last` if that is larger; stored as the new `last`.
+fn next_after(last: &AtomicI64, now: i64) -> i64 {
+    let mut seen = last.load(Ordering::Relaxed);
     loop {
-        let next = now.max(last + 1);
-        match LAST_MICROS.compare_exchange_weak(last, next, Ordering::Relaxed, Ordering::Relaxed) {
+        let next = now.max(seen + 1);
+        match last.compare_exchange_weak(seen, next, Ordering::Relaxed, Ordering::Relaxed) {
             Ok(_) => return next,
-            Err(seen) => last = seen,
+            Err(current) => seen = current,
         }
     }
 }
@@ -125,6 +153,23 @@ mod tests {
         let second = unique_micros();
         assert!(second > first);
         assert!((SystemClock.now_micros() - second).abs() < 1_000_000);
+    }
+
+    #[test]
+    fn a_nodes_micros_follow_its_clock_and_never_repeat() {
+        let now = Arc::new(AtomicI64::new(5_000));
+        struct Shared(Arc<AtomicI64>);
+        impl Clock for Shared {
+            fn now_micros(&self) -> i64 {
+                self.0.load(Ordering::SeqCst)
+            }
+        }
+        let stamps = UniqueMicros::new(SharedClock::new(Shared(now.clone())));
+        assert_eq!((stamps.next(), stamps.next()), (5_000, 5_001));
+        now.store(9_000, Ordering::SeqCst);
+        assert_eq!(stamps.next(), 9_000);
+        now.store(1_000, Ordering::SeqCst); // jumped back: still increasing
+        assert_eq!(stamps.next(), 9_001);
     }
 
     #[test]

@@ -22,6 +22,8 @@ mod batches;
 mod consistency;
 mod coordinator;
 mod failures;
+#[cfg(feature = "sim-faults")]
+pub mod faults;
 mod latency;
 mod messages;
 pub mod metrics;

@@ -43,8 +43,8 @@ pub async fn start(node: HintsNode<'_>) -> Result<Option<Arc<HintsService>>, Str
     let deliver = MessagingDeliver::new(messaging.clone(), node.config.write_request_timeout);
     let env = HintsEnv {
         deliver: Arc::new(deliver),
-        gc_grace: gc_grace_of(node.processor.clone()),
-        node_count: node_count_of(node.coordinator.clone()),
+        gc_grace: gc_grace_of(Arc::downgrade(node.processor)),
+        node_count: node_count_of(Arc::downgrade(node.coordinator)),
     };
     let config = HintsConfig::from_config(node.config);
     let dir = config.hints_directory.clone();
@@ -61,18 +61,24 @@ pub async fn start(node: HintsNode<'_>) -> Result<Option<Arc<HintsService>>, Str
     Ok(Some(service))
 }
 
-/// A table's current `gc_grace_seconds`, from the schema; `None` once it is dropped.
-fn gc_grace_of(processor: Arc<QueryProcessor>) -> hints::GcGrace {
+/// A table's current `gc_grace_seconds`, from the schema; `None` once it is dropped. Weak: the
+/// coordinator holds the service, which must not keep the node's services alive in a cycle.
+fn gc_grace_of(processor: Weak<QueryProcessor>) -> hints::GcGrace {
     Arc::new(move |table| {
-        let schema = processor.schema();
+        let schema = processor.upgrade()?.schema();
         let table = schema.schema.table_by_id(table.0)?;
         Some(table.options.gc_grace_seconds.max(0) as u32)
     })
 }
 
 /// Nodes in the ring, this one included (the hints throttle is shared among the others).
-fn node_count_of(coordinator: Arc<Coordinator>) -> Arc<dyn Fn() -> usize + Send + Sync> {
-    Arc::new(move || coordinator.topology().ring().endpoints().len().max(1))
+fn node_count_of(coordinator: Weak<Coordinator>) -> Arc<dyn Fn() -> usize + Send + Sync> {
+    Arc::new(move || {
+        let nodes = coordinator
+            .upgrade()
+            .map(|c| c.topology().ring().endpoints().len());
+        nodes.unwrap_or(1).max(1)
+    })
 }
 
 /// Delivers the remaining hints in flight and writes, syncs and closes every hints file;

@@ -1,19 +1,22 @@
-//! The node's cluster services, started from cassandra.yaml: internode messaging (`net`),
-//! gossip and the cluster metadata log. With no `seed_provider` the node runs alone: no
+//! The node's cluster services, started from cassandra.yaml and the node's inputs (the network
+//! between nodes, messaging's timings, the clock): internode messaging (`net`), gossip and the
+//! cluster metadata log. With no `seed_provider` the node runs alone: no
 //! internode port, no gossip, a one-member metadata group on the same code path.
 use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use config::{Config, InternodeCompression};
 use gossip::{keys, GossipConfig, Gossiper, Membership};
 use metadata::{ClusterMetadata, KeyspaceEntry, MetadataConfig, MetadataService, NetTransport};
-use net::{Messaging, NetConfig, TokioNetwork};
+use net::{Messaging, NetConfig};
 use query::NodeInfo;
 use schema::{encode_keyspace, is_system_keyspace, Schema};
+use tokio::time::Instant;
 
 use crate::membership::other_ring_nodes;
+use crate::node::NodeInputs;
 
 /// Messaging, gossip and the metadata log of one node.
 pub struct ClusterServices {
@@ -26,10 +29,11 @@ impl ClusterServices {
     /// Starts the services. `schema` (this node's local schema) founds the metadata log if this
     /// node is the one to found it: a single node upgraded from before clusters keeps its schema.
     pub async fn start(
-        config: &Config,
+        inputs: &NodeInputs,
         node: &NodeInfo,
         schema: &Schema,
     ) -> Result<ClusterServices, String> {
+        let config = &inputs.config;
         let listen = SocketAddr::new(config.listen_address, config.storage_port);
         let seeds = config.seed_addresses();
         let mut meta = MetadataConfig::new(
@@ -50,13 +54,14 @@ impl ClusterServices {
                 metadata,
             });
         }
-        let messaging = start_messaging(config, node, listen).await?;
-        let gossip = gossip::net_wire::start_over_net(
-            gossip_config(config, node, listen, seeds),
-            messaging.clone(),
-        )
-        .await
-        .map_err(|e| format!("cannot start gossip: {e}"))?;
+        let messaging = start_messaging(inputs, node, listen).await?;
+        let mut gossip = gossip_config(config, node, listen, seeds);
+        if let Some(clock) = &inputs.clock {
+            gossip.clock = clock.clone();
+        }
+        let gossip = gossip::net_wire::start_over_net(gossip, messaging.clone())
+            .await
+            .map_err(|e| format!("cannot start gossip: {e}"))?;
         let transport = NetTransport::new(messaging.clone());
         let metadata = MetadataService::start(meta, Some(transport), initial)
             .await
@@ -138,13 +143,17 @@ impl ClusterServices {
 }
 
 async fn start_messaging(
-    config: &Config,
+    inputs: &NodeInputs,
     node: &NodeInfo,
     listen: SocketAddr,
 ) -> Result<Arc<Messaging>, String> {
+    let config = &inputs.config;
     let mut net = NetConfig::new(&config.cluster_name, node.host_id, listen);
     net.compression = config.internode_compression == InternodeCompression::All;
-    Messaging::start(net, Arc::new(TokioNetwork))
+    if let Some(clock) = &inputs.clock {
+        net.clock = clock.clone();
+    }
+    Messaging::start_tuned(net, inputs.tuning.clone(), inputs.network.clone())
         .await
         .map_err(|e| format!("cannot listen for other nodes on {listen}: {e}"))
 }

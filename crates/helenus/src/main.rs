@@ -1,19 +1,12 @@
 //! The `helenus` command line: `helenus server` runs a node, `helenus stress` loads one,
 //! `helenus nodetool` operates one, `helenus cluster` runs a local cluster of them.
 mod allocator;
-mod clock_skew;
 mod cluster;
-mod decommissioned;
 mod failures;
 mod handler;
-mod hints;
-mod internode;
-mod join;
 mod logging;
-mod membership;
 mod native;
 mod nodetool;
-mod reconnect;
 mod server;
 mod virtual_sources;
 

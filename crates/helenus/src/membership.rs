@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use coordinator::Coordinator;
 use gossip::{keys, EndpointView, Membership, MembershipEvent};
@@ -15,6 +15,7 @@ use query::{AgreementWait, QueryProcessor};
 use storage::Storage;
 use system::PeerInfo;
 use tokio::sync::{broadcast, watch};
+use tokio::time::Instant;
 use transport::{Event, TopologyChangeKind};
 use uuid::Uuid;
 

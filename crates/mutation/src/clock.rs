@@ -1,3 +1,3 @@
 //! The node's clock for the timestamps it gives writes (the `clock` crate's, named here where
 //! the model's users look for it).
-pub use clock::unique_micros;
+pub use clock::{unique_micros, SharedClock, UniqueMicros};

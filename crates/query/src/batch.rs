@@ -368,7 +368,7 @@ pub async fn execute_request(
     let options = QueryOptions {
         consistency: req.consistency,
         serial_consistency: req.serial_consistency,
-        timestamp: Some(req.timestamp.unwrap_or_else(crate::exec::unique_micros)),
+        timestamp: Some(req.timestamp.unwrap_or_else(|| qp.now_micros())),
         now_in_seconds: req.now_in_seconds,
         keyspace: req.keyspace.clone(),
         ..QueryOptions::default()
@@ -391,7 +391,7 @@ pub async fn execute_request(
             return Err(not_a_write());
         }
         let bound = binds.positional(Values::Positional(values.clone()))?;
-        let ctx = ExecContext::new(&options, bound).traced(trace.clone());
+        let ctx = ExecContext::at(&options, bound, qp.now_micros()).traced(trace.clone());
         contexts.push(ctx.warned(warnings.clone()));
         plans.push(plan);
     }

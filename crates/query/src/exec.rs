@@ -41,8 +41,14 @@ type JsonDocuments = Mutex<Vec<(usize, Bytes, Arc<DecodedDocument>)>>;
 pub type DecodedDocument = Vec<Option<Option<Bytes>>>;
 
 impl ExecContext {
+    /// A context at the process's clock (the unit tests').
+    #[cfg(test)]
     pub fn new(options: &QueryOptions, values: Vec<BoundValue>) -> ExecContext {
-        let now_micros = unique_micros();
+        ExecContext::at(options, values, unique_micros())
+    }
+
+    /// A context whose server-side time is `now_micros` (the node's clock).
+    pub fn at(options: &QueryOptions, values: Vec<BoundValue>, now_micros: i64) -> ExecContext {
         ExecContext {
             values,
             consistency: options.consistency,

@@ -11,6 +11,7 @@ use bytes::Bytes;
 use coordinator::{Coordinator, SchemaSource};
 use cql::ast::Statement;
 use metadata::MetadataService;
+use mutation::clock::{SharedClock, UniqueMicros};
 use parking_lot::RwLock;
 use ring::ReplicationStrategy;
 use schema::{md5, name_uuid, Schema, TableMetadata};
@@ -136,6 +137,9 @@ pub struct QueryProcessor {
     tracer: Tracer,
     /// Guardrails and batch thresholds (cassandra.yaml's; Cassandra's defaults until set).
     limits: ArcSwap<Limits>,
+    /// Server-side write timestamps from the node's own clock, once set (a simulated node's);
+    /// the process's clock until then.
+    stamps: OnceLock<UniqueMicros>,
 }
 
 impl QueryProcessor {
@@ -171,6 +175,7 @@ impl QueryProcessor {
             lag: watch::Sender::new(None),
             node,
             limits: ArcSwap::from_pointee(Limits::default()),
+            stamps: OnceLock::new(),
         });
         qp.coordinator.attach_schema(schema_of(&qp));
         if let Some(sink) = qp.tracer.replica_sink() {
@@ -220,6 +225,19 @@ impl QueryProcessor {
         self.limits.store(Arc::new(limits));
     }
 
+    /// Takes server-side write timestamps from `clock` from now on (set once: a simulation
+    /// gives each node its own; the server leaves the process's).
+    pub fn set_clock(&self, clock: SharedClock) {
+        let _ = self.stamps.set(UniqueMicros::new(clock));
+    }
+
+    /// The server-side time of a statement executed now, strictly increasing on this node.
+    pub(crate) fn now_micros(&self) -> i64 {
+        self.stamps
+            .get()
+            .map_or_else(crate::exec::unique_micros, UniqueMicros::next)
+    }
+
     pub(crate) fn limits(&self) -> Arc<Limits> {
         self.limits.load_full()
     }
@@ -262,7 +280,7 @@ impl QueryProcessor {
     ) -> CqlResult<Outcome> {
         let (plan, binds) = self.analyze_text(text, keyspace, trace.as_deref())?;
         let values = binds.positional_query(std::mem::take(&mut options.values))?;
-        let ctx = ExecContext::new(&options, values).traced(trace);
+        let ctx = ExecContext::at(&options, values, self.now_micros()).traced(trace);
         self.run(&plan, keyspace, &ctx).await
     }
 
@@ -412,7 +430,7 @@ impl QueryProcessor {
         trace: Option<Arc<Trace>>,
     ) -> CqlResult<Outcome> {
         let values = stmt.binds.positional(std::mem::take(&mut options.values))?;
-        let ctx = ExecContext::new(&options, values).traced(trace);
+        let ctx = ExecContext::at(&options, values, self.now_micros()).traced(trace);
         self.run(&stmt.plan, stmt.keyspace.as_deref(), &ctx).await
     }
 

@@ -222,6 +222,8 @@ impl Coordinator {
             .map(|m| ReplicaPlan::for_write(&self.topology, strategy, m.key.token, reachable))
             .collect();
         let requirement = Requirement::new(strategy, cl, &self.local.datacenter);
+        #[cfg(feature = "sim-faults")]
+        let requirement = crate::faults::write_requirement(requirement);
         let requirements = plans
             .iter()
             .map(|p| requirement.with_pending(&p.pending))

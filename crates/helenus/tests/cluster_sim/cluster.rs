@@ -1,0 +1,263 @@
+//! Complete nodes on turmoil hosts: each host runs `helenus::node::Node::start` with its own
+//! directories (kept across restarts), `TurmoilNetwork` between nodes, short messaging timings
+//! and a `SteadyClock` made on the host, which the test can jump.
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use clock::{SharedClock, SteadyClock};
+use helenus::node::{Node, NodeInputs};
+use net::{with_sim, Tuning, TurmoilNetwork};
+use query::QueryProcessor;
+use storage::Storage;
+
+/// How long a node may take to start, and a crashed node's storage to be let go of.
+const START_LIMIT: Duration = Duration::from_secs(120);
+const RELEASE_LIMIT: Duration = Duration::from_secs(30);
+
+pub fn addr(i: usize) -> IpAddr {
+    IpAddr::from([192, 168, 1, i as u8 + 1])
+}
+
+/// What a host publishes once its node runs: the node, the handle of its clock, and its
+/// runtime, on which requests to the node run (each turmoil host keeps its own tokio clock,
+/// so a node's deadlines must be taken on its own runtime).
+#[derive(Default)]
+struct Slot {
+    node: Option<Arc<Node>>,
+    clock: Option<SteadyClock>,
+    runtime: Option<tokio::runtime::Handle>,
+    failed: Option<String>,
+}
+
+/// What the hosts share with the test body.
+#[derive(Clone)]
+struct Hosts {
+    dirs: Arc<Vec<PathBuf>>,
+    tokens: Arc<Vec<Vec<i64>>>,
+    slots: Arc<Vec<Mutex<Slot>>>,
+}
+
+impl Hosts {
+    /// The software of host `i`: a node started from its directories, then nothing more.
+    async fn run(self, i: usize) -> turmoil::Result {
+        let clock = SteadyClock::new();
+        let inputs = NodeInputs {
+            config: config(i, &self.dirs, &self.tokens[i]),
+            network: Arc::new(TurmoilNetwork),
+            tuning: tuning(),
+            clock: Some(SharedClock::new(clock.clone())),
+        };
+        match Node::start(inputs).await {
+            Ok(node) => {
+                let mut slot = lock(&self.slots[i]);
+                slot.node = Some(Arc::new(node));
+                slot.clock = Some(clock);
+                slot.runtime = Some(tokio::runtime::Handle::current());
+            }
+            Err(e) => lock(&self.slots[i]).failed = Some(e),
+        }
+        std::future::pending::<()>().await;
+        Ok(())
+    }
+}
+
+fn lock(slot: &Mutex<Slot>) -> std::sync::MutexGuard<'_, Slot> {
+    slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The simulated cluster, as the test body drives it.
+pub struct Cluster {
+    hosts: Hosts,
+    _dir: tempfile::TempDir,
+    registered: Vec<bool>,
+    running: Vec<bool>,
+}
+
+impl Cluster {
+    /// `n` nodes, each with 8 tokens spread from `seed`, every node a seed; returns once all
+    /// serve.
+    pub async fn start(n: usize, seed: u64) -> Cluster {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let dirs: Vec<PathBuf> = (0..n)
+            .map(|i| dir.path().join(format!("node{i}")))
+            .collect();
+        let tokens = ring::random_tokens(n * 8, seed);
+        let tokens = tokens.chunks(8).map(|c| c.iter().map(|t| t.0).collect());
+        let hosts = Hosts {
+            dirs: Arc::new(dirs),
+            tokens: Arc::new(tokens.collect()),
+            slots: Arc::new((0..n).map(|_| Mutex::default()).collect()),
+        };
+        let mut cluster = Cluster {
+            hosts,
+            _dir: dir,
+            registered: vec![false; n],
+            running: vec![false; n],
+        };
+        let booting: Vec<usize> = (0..n).collect();
+        for &i in &booting {
+            cluster.launch(i).await;
+        }
+        for i in booting {
+            cluster.await_serving(i).await;
+        }
+        cluster
+    }
+
+    pub fn len(&self) -> usize {
+        self.running.len()
+    }
+
+    pub fn is_running(&self, i: usize) -> bool {
+        self.running[i]
+    }
+
+    pub fn running(&self) -> Vec<usize> {
+        (0..self.len()).filter(|i| self.running[*i]).collect()
+    }
+
+    pub fn node(&self, i: usize) -> Option<Arc<Node>> {
+        lock(&self.hosts.slots[i]).node.clone()
+    }
+
+    /// Runs `request` with node `i`'s query processor on the node's own runtime; `None` when
+    /// the node does not run.
+    pub fn spawn_on<T, F>(
+        &self,
+        i: usize,
+        request: impl FnOnce(Arc<QueryProcessor>) -> F,
+    ) -> Option<tokio::task::JoinHandle<T>>
+    where
+        F: std::future::Future<Output = T> + Send + 'static,
+        T: Send + 'static,
+    {
+        let slot = lock(&self.hosts.slots[i]);
+        let (node, runtime) = (slot.node.as_ref()?, slot.runtime.as_ref()?);
+        Some(runtime.spawn(request(node.processor.clone())))
+    }
+
+    /// Moves node `i`'s clock by `micros`.
+    pub fn jump_clock(&self, i: usize, micros: i64) {
+        if let Some(clock) = &lock(&self.hosts.slots[i]).clock {
+            clock.jump(micros);
+        }
+    }
+
+    /// Starts (or restarts) host `i`'s software.
+    async fn launch(&mut self, i: usize) {
+        if std::mem::replace(&mut self.registered[i], true) {
+            with_sim(move |sim| sim.bounce(addr(i))).await;
+        } else {
+            let hosts = self.hosts.clone();
+            with_sim(move |sim| sim.host(addr(i), move || hosts.clone().run(i))).await;
+        }
+    }
+
+    async fn await_serving(&mut self, i: usize) {
+        let deadline = tokio::time::Instant::now() + START_LIMIT;
+        loop {
+            {
+                let slot = lock(&self.hosts.slots[i]);
+                if let Some(e) = &slot.failed {
+                    panic!("node {i} did not start: {e}");
+                }
+                if slot.node.is_some() {
+                    break;
+                }
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "node {i} did not start within {START_LIMIT:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        self.running[i] = true;
+    }
+
+    /// Restarts node `i` from its directories after a crash; returns once it serves.
+    pub async fn restart(&mut self, i: usize) {
+        self.launch(i).await;
+        self.await_serving(i).await;
+    }
+
+    /// Kills node `i` as `kill -9` would: its host's tasks stop, its connections reset, and its
+    /// storage is dropped without a flush once the requests still holding it have ended.
+    pub async fn crash(&mut self, i: usize) {
+        let node = lock(&self.hosts.slots[i]).node.take();
+        lock(&self.hosts.slots[i]).clock = None;
+        lock(&self.hosts.slots[i]).runtime = None;
+        self.running[i] = false;
+        with_sim(move |sim| sim.crash(addr(i))).await;
+        let Some(node) = node else { return };
+        let storage: Weak<Storage> = Arc::downgrade(&node.storage);
+        let coordinator = Arc::downgrade(&node.coordinator);
+        let processor = Arc::downgrade(&node.processor);
+        // The process is gone: what its memory held goes too (the verb handlers hold what holds
+        // messaging, a cycle a real process's exit ends).
+        if let Some(messaging) = &node.cluster.messaging {
+            messaging.shutdown().await;
+        }
+        drop(node);
+        let deadline = tokio::time::Instant::now() + RELEASE_LIMIT;
+        while storage.strong_count() > 0 {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "node {i}: its storage is still in use {RELEASE_LIMIT:?} after the crash \
+                 (held {} times; the coordinator {} times, the query processor {} times)",
+                storage.strong_count(),
+                coordinator.strong_count(),
+                processor.strong_count()
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+}
+
+/// Node `i`'s configuration, as cassandra.yaml would say it: every node a seed, its tokens
+/// fixed, short request timeouts, batch commit-log sync (a write is answered once synced).
+fn config(i: usize, dirs: &[PathBuf], tokens: &[i64]) -> config::Config {
+    let dir = &dirs[i];
+    let path = |sub: &str| dir.join(sub).display().to_string();
+    let seeds: Vec<String> = (0..dirs.len()).map(|n| addr(n).to_string()).collect();
+    let tokens: Vec<String> = tokens.iter().map(i64::to_string).collect();
+    let yaml = format!(
+        "cluster_name: Sim\nnum_tokens: {}\ninitial_token: {}\n\
+         listen_address: {a}\nrpc_address: {a}\n\
+         seed_provider:\n  - class_name: org.apache.cassandra.locator.SimpleSeedProvider\n    \
+         parameters:\n      - seeds: \"{}\"\n\
+         data_file_directories:\n  - {}\ncommitlog_directory: {}\nhints_directory: {}\n\
+         saved_caches_directory: {}\nmetadata_directory: {}\n\
+         commitlog_sync: batch\ncommitlog_segment_size: 1MiB\n\
+         write_request_timeout: 2000ms\nread_request_timeout: 2000ms\n\
+         range_request_timeout: 4000ms\ncounter_write_request_timeout: 2000ms\n\
+         hints_flush_period: 500ms\nkey_cache_size: 0MiB\nfile_cache_size: 0MiB\n",
+        tokens.len(),
+        tokens.join(","),
+        seeds.join(","),
+        path("data"),
+        path("commitlog"),
+        path("hints"),
+        path("saved_caches"),
+        path("metadata"),
+        a = addr(i),
+    );
+    let loaded = config::load_str(&yaml, Path::new("/")).expect("the configuration loads");
+    loaded
+        .config
+        .validate()
+        .expect("the configuration is valid");
+    loaded.config
+}
+
+/// Messaging's timings: a dead link is noticed within a second and redialled quickly.
+fn tuning() -> Tuning {
+    Tuning {
+        keepalive: Duration::from_millis(200),
+        dead_after: Duration::from_secs(1),
+        reconnect_min: Duration::from_millis(20),
+        reconnect_max: Duration::from_millis(200),
+        ..Tuning::default()
+    }
+}

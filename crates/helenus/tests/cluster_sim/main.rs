@@ -1,0 +1,113 @@
+//! The whole-cluster simulation: 3 or 5 complete nodes (`helenus::node::Node`, each a turmoil
+//! host with its storage, commit log, system keyspaces, query processor, coordinator, metadata
+//! log, gossip, hints, streaming and repair) in one process, in simulated time. Clients bound to
+//! different nodes write one row per write at ONE, QUORUM and ALL and read partitions at ONE
+//! and QUORUM, through each node's query processor, while the seed cuts links (both ways or
+//! one), kills and restarts a minority of the nodes (their directories kept) and jumps nodes'
+//! clocks by up to 10 s. Then the network heals, the killed nodes return, hints are delivered,
+//! and the checks run (`history.rs`).
+//!
+//! The suite runs fixed seeds on 3 nodes (`fixed_seeds`); `HELENUS_SIM_SEED=S` replays one
+//! seed. `cargo test -p helenus --test cluster_sim -- --ignored` runs random seeds on 5 nodes:
+//! `HELENUS_SIM_SEEDS=N` of them, or as many as fit in `HELENUS_SIM_MINUTES` (`tests/sim/run-long`).
+//! `HELENUS_SIM_STEPS` sets the steps per seed, `HELENUS_SIM_NODES` the nodes,
+//! `HELENUS_SIM_VERBOSE` prints the events.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test crate
+
+mod cluster;
+mod history;
+mod workload;
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use workload::{run, Settings};
+
+/// One simulation at a time: the seeded bug switch is process-wide.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn env_number(name: &str) -> Option<u64> {
+    std::env::var(name).ok()?.trim().parse().ok()
+}
+
+fn settings(nodes: usize) -> Settings {
+    Settings {
+        nodes: env_number("HELENUS_SIM_NODES").map_or(nodes, |n| n as usize),
+        steps: env_number("HELENUS_SIM_STEPS").unwrap_or(200),
+    }
+}
+
+/// Runs `seed` and fails the test with the run's message if a check failed.
+fn run_seed(seed: u64, settings: &Settings) {
+    let started = Instant::now();
+    match run(seed, settings) {
+        Ok(summary) => eprintln!(
+            "seed {seed}: {} nodes, {:.1} s: {summary}",
+            settings.nodes,
+            started.elapsed().as_secs_f64()
+        ),
+        Err(failure) => panic!("{failure}"),
+    }
+}
+
+#[test]
+fn fixed_seeds() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let settings = settings(3);
+    let seeds = match env_number("HELENUS_SIM_SEED") {
+        Some(seed) => vec![seed],
+        None => vec![1, 2, 3],
+    };
+    for seed in seeds {
+        run_seed(seed, &settings);
+    }
+}
+
+#[test]
+#[ignore = "random seeds for as long as asked: HELENUS_SIM_SEEDS=N or HELENUS_SIM_MINUTES=M"]
+fn random_seeds() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let settings = settings(5);
+    let count = env_number("HELENUS_SIM_SEEDS");
+    let limit = env_number("HELENUS_SIM_MINUTES").map(|m| Duration::from_secs(m * 60));
+    let started = Instant::now();
+    let mut ran = 0;
+    let mut seed_source = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(1, |d| d.as_nanos() as u64);
+    loop {
+        let done = match (count, limit) {
+            (Some(count), _) => ran >= count,
+            (None, Some(limit)) => started.elapsed() >= limit,
+            (None, None) => ran >= 1,
+        };
+        if done {
+            break;
+        }
+        seed_source = net::SimRng::new(seed_source).next_u64();
+        let seed = seed_source % 1_000_000_000;
+        eprintln!("seed {seed}: starting (replay: HELENUS_SIM_SEED={seed})");
+        run_seed(seed, &settings);
+        ran += 1;
+    }
+    eprintln!(
+        "{ran} random seeds passed in {:.1} min",
+        started.elapsed().as_secs_f64() / 60.0
+    );
+}
+
+/// A coordinator that acknowledges writes after one replica (`coordinator::faults`) must make
+/// the checks fail on a fixed seed.
+#[test]
+fn the_checks_catch_writes_acknowledged_after_one_replica() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    coordinator::faults::acknowledge_writes_after_one_replica(true);
+    let outcome = run(1, &settings(3));
+    coordinator::faults::acknowledge_writes_after_one_replica(false);
+    let failure = outcome.expect_err("the checks pass although writes are acknowledged early");
+    eprintln!("the run failed as it must:\n{failure}");
+    assert!(
+        failure.contains("seed 1:") && failure.contains("acknowledged"),
+        "{failure}"
+    );
+}
