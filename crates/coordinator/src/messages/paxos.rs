@@ -203,3 +203,6 @@ pub(crate) fn decode_propose_answer(payload: &[u8]) -> Result<ProposeAnswer, Dec
         _ => Err(DecodeError("unknown Paxos propose answer")),
     })
 }
+
+#[cfg(test)]
+mod tests;

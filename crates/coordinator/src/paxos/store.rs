@@ -322,3 +322,6 @@ fn scan_seed(storage: &Storage, now: i32) -> Result<Seed, StoreError> {
     }
     Ok(seed)
 }
+
+#[cfg(test)]
+mod tests;
