@@ -5,6 +5,9 @@
 pub(crate) mod remote;
 pub(crate) mod store;
 
+#[cfg(test)]
+mod scenarios;
+
 use mutation::{DeletionTime, Mutation, Partition, PartitionKey, ReadFilter, ReadStats, TableId};
 use paxos::Types;
 use storage::{PartitionData, SourceRows};
