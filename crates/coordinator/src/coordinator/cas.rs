@@ -112,6 +112,16 @@ impl Coordinator {
         self.finish(RequestKind::CasRead, scope, started, result)
     }
 
+    /// What this node's proposers did since it started (SERIAL and LOCAL_SERIAL together),
+    /// by event, as Cassandra's CASClientRequest metrics count: contention (rounds lost to
+    /// another ballot), unfinished_commit (rounds of others completed first), and outcomes.
+    pub fn paxos_counters(&self) -> Vec<(&'static str, u64)> {
+        let Some(service) = self.paxos.service.get() else {
+            return paxos_events(&PaxosMetrics::default(), &PaxosMetrics::default());
+        };
+        paxos_events(service.serial.metrics(), service.local_serial.metrics())
+    }
+
     /// The node's Paxos service for an operation at `serial`.
     fn paxos_service(&self, serial: Consistency) -> CqlResult<std::sync::Arc<PaxosService>> {
         if !matches!(serial, Consistency::Serial | Consistency::LocalSerial) {
@@ -150,6 +160,25 @@ impl PaxosService {
             _ => &self.serial,
         }
     }
+}
+
+/// Each counter of `a` and `b` added, named.
+fn paxos_events(a: &PaxosMetrics, b: &PaxosMetrics) -> Vec<(&'static str, u64)> {
+    let sum = |of: fn(&PaxosMetrics) -> &std::sync::atomic::AtomicU64| {
+        PaxosMetrics::get(of(a)) + PaxosMetrics::get(of(b))
+    };
+    vec![
+        ("applied", sum(|m| &m.applied)),
+        ("condition_not_met", sum(|m| &m.not_applied)),
+        ("serial_reads", sum(|m| &m.reads)),
+        ("contention", sum(|m| &m.contentions)),
+        ("unfinished_commit", sum(|m| &m.repairs)),
+        ("commit_refreshes", sum(|m| &m.commit_refreshes)),
+        ("timeouts", sum(|m| &m.timeouts)),
+        ("write_unknown", sum(|m| &m.write_unknown)),
+        ("unavailables", sum(|m| &m.unavailables)),
+        ("failures", sum(|m| &m.failures)),
+    ]
 }
 
 fn lwt(scope: &CasScope<'_>, key: &PartitionKey, filter: &ReadFilter) -> (LwtKey, LwtQuery) {
