@@ -13,8 +13,9 @@
 //! Errors as Cassandra 5.0 answers them: Unavailable (at the serial consistency) when fewer
 //! than a quorum of the electorate is alive; WriteTimeout with write type CAS at the serial
 //! consistency when a round does not complete (contention past `cas_contention_timeout`, or
-//! replicas silent) — when the proposal may have been accepted, the message says the result is
-//! unknown; ReadTimeout for a SERIAL read; WriteFailure/ReadFailure when replicas failed.
+//! replicas silent); CasWriteUnknown (CAS_WRITE_UNKNOWN, a WriteTimeout CAS before protocol
+//! v5) when the operation's own proposal may have been accepted and may yet be completed;
+//! ReadTimeout for a SERIAL read; WriteFailure/ReadFailure when replicas failed.
 //! The commit waits for a quorum of the electorate whatever the request's consistency
 //! (docs/differences.md).
 use std::time::Instant;
@@ -220,17 +221,20 @@ fn write_error(error: PaxosError, serial: Consistency) -> CqlError {
         PaxosError::Timeout {
             received,
             required,
-            write_unknown,
+            write_unknown: true,
             ..
+        } => CqlError::CasWriteUnknown {
+            message: format!(
+                "CAS operation result is unknown - proposal accepted by {received} but not a quorum."
+            ),
+            consistency: serial,
+            received: count(received),
+            block_for: count(required),
+        },
+        PaxosError::Timeout {
+            received, required, ..
         } => CqlError::WriteTimeout {
-            message: match write_unknown {
-                true => format!(
-                    "CAS operation result is unknown - proposal accepted by {received} but not a quorum."
-                ),
-                false => format!(
-                    "Operation timed out - received only {received} responses."
-                ),
-            },
+            message: format!("Operation timed out - received only {received} responses."),
             consistency: serial,
             received: count(received),
             block_for: count(required),
