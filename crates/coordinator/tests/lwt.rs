@@ -150,6 +150,70 @@ fn compare_and_set_and_serial_reads_from_any_coordinator() {
     });
 }
 
+/// The events replicas wrote for traced sessions.
+#[derive(Default)]
+struct Sink(Mutex<Vec<String>>);
+
+impl coordinator::TraceSink for Sink {
+    fn write(&self, _session: uuid::Uuid, events: Vec<coordinator::TraceEvent>) {
+        self.0.lock().extend(events.into_iter().map(|e| e.activity));
+    }
+}
+
+#[test]
+fn a_traced_compare_and_set_traces_each_phase_on_the_replicas() {
+    simulate(4, async {
+        let cluster = Cluster::start(4, 4).await;
+        let sink = Arc::new(Sink::default());
+        for node in 0..cluster.len() {
+            cluster
+                .node(node)
+                .coordinator
+                .attach_trace_sink(sink.clone());
+        }
+        let (_, other) = replicas_of(&cluster, 4);
+        let trace = coordinator::Trace::new(uuid::Uuid::from_u128(44));
+        let scope = CasScope {
+            trace: Some(&trace),
+            ..scope(Consistency::Serial)
+        };
+        let coordinator = &cluster.node(other).coordinator;
+        let (key, filter) = (key_bytes(4), ReadFilter::all());
+        let outcome = coordinator
+            .cas(&scope, &key, &filter, |_, ts| Some(set(4, 1, ts)))
+            .await;
+        assert_eq!(outcome.unwrap(), CasOutcome::Applied);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let mine: Vec<String> = trace
+            .take_events()
+            .into_iter()
+            .map(|e| e.activity)
+            .collect();
+        for expected in [
+            "Reading existing values for CAS precondition",
+            "CAS precondition is met; proposing client-requested updates",
+            "CAS applied successfully",
+        ] {
+            assert!(
+                mine.iter().any(|a| a == expected),
+                "{expected:?} not in {mine:?}"
+            );
+        }
+        let theirs = sink.0.lock().clone();
+        for phase in [
+            "Promising ballot",
+            "Accepting proposal",
+            "Committing proposal",
+        ] {
+            let count = theirs.iter().filter(|a| a.starts_with(phase)).count();
+            assert!(
+                count >= 2,
+                "{phase:?} traced by {count} replicas: {theirs:?}"
+            );
+        }
+    });
+}
+
 #[test]
 fn a_quorum_of_live_replicas_is_needed() {
     simulate(2, async {

@@ -28,6 +28,20 @@ use crate::replicas::ReplicaPlan;
 use crate::timeouts::{LiveTimeouts, TimeoutKind};
 use crate::topology::Topology;
 
+tokio::task_local! {
+    /// The tracing session of the operation a proposer runs in this task: its messages carry
+    /// it, so replicas trace their part.
+    static SESSION: Option<Uuid>;
+}
+
+/// Runs `operation` with its messages carrying tracing session `session`.
+pub(crate) async fn traced<F: std::future::Future>(
+    session: Option<Uuid>,
+    operation: F,
+) -> F::Output {
+    SESSION.scope(session, operation).await
+}
+
 /// This node's participant: the protocol's rules over `system.paxos` and the local tables.
 pub(crate) struct Local {
     pub replica: Replica<Lwt, SystemPaxos, LocalData>,
@@ -125,11 +139,12 @@ impl NodeReplicas {
         }
     }
 
+    /// `body` with the metadata epoch and the tracing session of the operation sending it.
     fn header<B>(&self, body: B) -> PaxosRequest<B> {
         let epoch = self.attached.remote.get().map_or(0, |r| (r.epoch)());
         PaxosRequest {
             epoch,
-            session: None::<Uuid>,
+            session: SESSION.try_with(|s| *s).ok().flatten(),
             body,
         }
     }
