@@ -6,8 +6,10 @@
 mod assignments;
 mod batch;
 mod calls;
+mod cas;
 mod cells;
 mod columns;
+mod conditions;
 mod ddl;
 mod describe;
 mod dropped;
