@@ -3,7 +3,7 @@
 //! greater value: the statements write at one timestamp).
 use std::cmp::Ordering;
 
-use mutation::{Cell, ColumnData, ColumnValue, PartitionUpdate, Row};
+use mutation::{Cell, ColumnData, ColumnValue, DeletionTime, PartitionUpdate, Row};
 
 /// Adds `other` to `into`.
 pub fn merge_update(into: &mut PartitionUpdate, other: PartitionUpdate) {
@@ -75,5 +75,29 @@ fn wins(new: &Cell, old: &Cell) -> bool {
             (Some(_), None) => false,
             (Some(a), Some(b)) => a > b,
         },
+    }
+}
+
+/// Puts the update's deletions (partition, range, row and collection ones) just before `ts`,
+/// as Cassandra's `PartitionUpdate.updateAllTimestamp` does for a Paxos proposal: what a
+/// conditional batch deletes and writes at once stays written.
+pub fn deletions_before(update: &mut PartitionUpdate, ts: i64) {
+    let before = |d: &mut DeletionTime| {
+        if !d.is_live() && d.marked_for_delete_at >= ts {
+            d.marked_for_delete_at = ts - 1;
+        }
+    };
+    before(&mut update.partition_deletion);
+    update
+        .range_tombstones
+        .iter_mut()
+        .for_each(|rt| before(&mut rt.deletion));
+    for row in update.static_row.iter_mut().chain(update.rows.iter_mut()) {
+        before(&mut row.deletion);
+        for column in &mut row.columns {
+            if let ColumnValue::Complex(complex) = &mut column.value {
+                before(&mut complex.deletion);
+            }
+        }
     }
 }

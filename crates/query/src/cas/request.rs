@@ -57,12 +57,14 @@ impl<'a> CasRequest<'a> {
             condition_columns: Vec::new(),
             updates_regular: false,
             updates_static: false,
-            result_columns: batch.then(|| {
+            result_columns: Some(if batch {
                 table
                     .partition_key_columns()
                     .chain(table.clustering_columns())
                     .cloned()
                     .collect()
+            } else {
+                Vec::new()
             }),
         };
         for (plan, ctx) in items {
@@ -292,6 +294,7 @@ impl<'a> CasRequest<'a> {
                 merge::merge_update(&mut update, m.update);
             }
         }
+        merge::deletions_before(&mut update, ts);
         Ok(Mutation {
             table: TableId(self.table.id),
             key: self.key.clone(),
