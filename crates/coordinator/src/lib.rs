@@ -25,6 +25,7 @@ mod failures;
 mod latency;
 mod messages;
 pub mod metrics;
+mod paxos;
 pub mod proxy_metrics;
 mod remote;
 mod replica;
@@ -37,6 +38,7 @@ pub mod trace;
 
 pub use consistency::{block_for, validate_for_read, validate_for_write};
 pub use coordinator::batchlog::{state::BatchlogStats, BatchGroups};
+pub use coordinator::cas::{CasOutcome, CasScope};
 pub use coordinator::counters::CounterWrite;
 pub use coordinator::read::ReadScope;
 pub use coordinator::speculation::{ReadPolicy, SpeculativeRetry};

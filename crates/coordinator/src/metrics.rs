@@ -39,12 +39,15 @@ pub struct TableMetrics {
     pub range_reads: LatencyHistogram,
     /// Mutations applied (one per partition written).
     pub writes: LatencyHistogram,
+    /// Lightweight transactions: SERIAL reads and compare-and-sets.
+    pub cas_reads: LatencyHistogram,
+    pub cas_writes: LatencyHistogram,
 }
 
 /// The coordinator's request metrics.
 #[derive(Debug, Default)]
 pub struct Metrics {
-    requests: [[LatencyHistogram; CONSISTENCY_LEVELS.len()]; 3],
+    requests: [[LatencyHistogram; CONSISTENCY_LEVELS.len()]; RequestKind::ALL.len()],
     tables: ArcSwap<HashMap<TableId, Arc<TableMetrics>>>,
     proxy: Arc<ProxyMetrics>,
 }
@@ -94,6 +97,8 @@ impl Metrics {
                 RequestKind::Read => &metrics.reads,
                 RequestKind::Range => &metrics.range_reads,
                 RequestKind::Write => &metrics.writes,
+                RequestKind::CasRead => &metrics.cas_reads,
+                RequestKind::CasWrite => &metrics.cas_writes,
             };
             histogram.record(elapsed);
         };

@@ -51,7 +51,7 @@ pub struct ProxyMetrics {
     /// Single-partition requests this node coordinated as a replica of the key / not.
     pub routed_to_replica: AtomicU64,
     pub routed_elsewhere: AtomicU64,
-    errors: [[AtomicU64; 3]; 3],
+    errors: [[AtomicU64; 3]; 5],
     replicas: RwLock<BTreeMap<IpAddr, Arc<ReplicaStats>>>,
 }
 
@@ -143,16 +143,27 @@ pub enum RequestKind {
     Read,
     Range,
     Write,
+    /// Lightweight transactions: SERIAL reads and compare-and-sets.
+    CasRead,
+    CasWrite,
 }
 
 impl RequestKind {
-    pub const ALL: [RequestKind; 3] = [RequestKind::Read, RequestKind::Range, RequestKind::Write];
+    pub const ALL: [RequestKind; 5] = [
+        RequestKind::Read,
+        RequestKind::Range,
+        RequestKind::Write,
+        RequestKind::CasRead,
+        RequestKind::CasWrite,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             RequestKind::Read => "read",
             RequestKind::Range => "range",
             RequestKind::Write => "write",
+            RequestKind::CasRead => "cas_read",
+            RequestKind::CasWrite => "cas_write",
         }
     }
 }

@@ -38,11 +38,16 @@ pub enum Verb {
     /// the differing ranges of a table from another replica.
     RepairValidation = 40,
     RepairSync = 41,
+    /// Paxos (lightweight transactions, crate `coordinator`): a prepare with its read, a
+    /// proposal, a commit.
+    PaxosPrepare = 50,
+    PaxosPropose = 51,
+    PaxosCommit = 52,
 }
 
 impl Verb {
     /// Every verb, in code order.
-    pub const ALL: [Verb; 21] = [
+    pub const ALL: [Verb; 24] = [
         Verb::Echo,
         Verb::Gossip,
         Verb::RaftVote,
@@ -64,6 +69,9 @@ impl Verb {
         Verb::StreamPull,
         Verb::RepairValidation,
         Verb::RepairSync,
+        Verb::PaxosPrepare,
+        Verb::PaxosPropose,
+        Verb::PaxosCommit,
     ];
 
     /// The name `nodetool tpstats` shows (Cassandra's verb names where one exists).
@@ -90,6 +98,9 @@ impl Verb {
             Verb::StreamPull => "STREAM_PULL_REQ",
             Verb::RepairValidation => "VALIDATION_REQ",
             Verb::RepairSync => "SYNC_REQ",
+            Verb::PaxosPrepare => "PAXOS2_PREPARE_REQ",
+            Verb::PaxosPropose => "PAXOS2_PROPOSE_REQ",
+            Verb::PaxosCommit => "PAXOS_COMMIT_REQ",
         }
     }
 

@@ -1,6 +1,6 @@
 //! `GET /v1/proxyhistograms` — `nodetool proxyhistograms`: the coordinator's client-request
-//! latencies of each kind, every consistency level merged. Helenus has no lightweight
-//! transactions nor materialized views, so their histograms stay empty (all zero).
+//! latencies of each kind, every consistency level merged. Helenus has no materialized views,
+//! so their histogram stays empty (all zero).
 
 use coordinator::metrics::LatencySnapshot;
 use coordinator::RequestKind;
@@ -15,8 +15,8 @@ pub fn histograms(node: &AdminNode) -> ProxyHistograms {
         read_latency_micros: of(RequestKind::Read),
         write_latency_micros: of(RequestKind::Write),
         range_latency_micros: of(RequestKind::Range),
-        cas_read_latency_micros: Default::default(),
-        cas_write_latency_micros: Default::default(),
+        cas_read_latency_micros: of(RequestKind::CasRead),
+        cas_write_latency_micros: of(RequestKind::CasWrite),
         view_write_latency_micros: Default::default(),
     }
 }

@@ -3,6 +3,7 @@
 //! the [`Coordinator`] this module holds, with each keyspace's replication strategy
 //! (`strategies`).
 pub(crate) mod batchlog;
+pub(crate) mod cas;
 pub(crate) mod counters;
 mod gather;
 mod range;
@@ -40,31 +41,47 @@ pub struct Coordinator {
     local: Endpoint,
     /// This node as failure messages name it.
     replica: Replica,
-    timeouts: LiveTimeouts,
+    timeouts: Arc<LiveTimeouts>,
     metrics: Metrics,
     slow: Arc<SlowQueries>,
     pub(crate) attached: Arc<Attachments>,
-    strategies: strategies::Strategies,
+    strategies: Arc<strategies::Strategies>,
     batchlog: batchlog::state::Batchlog,
+    /// Lightweight transactions: this node's Paxos, made at first use.
+    pub(crate) paxos: Arc<crate::paxos::remote::PaxosCell>,
 }
 
 impl Coordinator {
     /// A coordinator for a ring that so far holds only this node.
     pub fn new(storage: Arc<Storage>, local: Endpoint, timeouts: Timeouts) -> Coordinator {
+        let topology = Arc::new(Topology::new(local.clone()));
+        let timeouts = Arc::new(LiveTimeouts::new(timeouts));
+        let strategies = Arc::new(strategies::Strategies::default());
+        let attached = Arc::new(Attachments::default());
+        let paxos = Arc::new(crate::paxos::remote::PaxosCell {
+            storage: storage.clone(),
+            local_endpoint: local.clone(),
+            topology: topology.clone(),
+            strategies: strategies.clone(),
+            attached: attached.clone(),
+            timeouts: timeouts.clone(),
+            service: Default::default(),
+        });
         Coordinator {
             storage,
-            topology: Arc::new(Topology::new(local.clone())),
+            topology,
             replica: Replica {
                 address: local.addr,
                 storage_port: DEFAULT_STORAGE_PORT,
             },
             local,
-            timeouts: LiveTimeouts::new(timeouts),
+            timeouts,
             metrics: Metrics::default(),
             slow: Arc::new(SlowQueries::default()),
-            attached: Arc::default(),
-            strategies: strategies::Strategies::default(),
+            attached,
+            strategies,
             batchlog: batchlog::state::Batchlog::default(),
+            paxos,
         }
     }
 

@@ -2,6 +2,7 @@
 //! epoch (a replica that has not applied it yet waits for it before failing on an unknown
 //! table), then the verb's body. Decoding checks every length and never panics.
 pub(crate) mod batch;
+pub(crate) mod paxos;
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;

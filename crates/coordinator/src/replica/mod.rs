@@ -6,6 +6,7 @@
 mod batchlog;
 mod context;
 mod counter;
+mod paxos;
 mod read;
 mod write;
 
@@ -25,6 +26,7 @@ impl Coordinator {
             leader: self.leader(),
             attached: self.attached.clone(),
         };
+        paxos::register(&remote.messaging, replica.clone(), self.paxos.clone());
         register(&remote.messaging, replica);
         if self.attached.remote.set(remote).is_err() {
             tracing::warn!("internode messaging was attached to the coordinator twice");

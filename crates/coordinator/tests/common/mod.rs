@@ -377,17 +377,33 @@ fn keyspaces() -> SchemaSource {
             ("class".to_string(), "SimpleStrategy".to_string()),
             ("replication_factor".to_string(), rf.to_string()),
         ];
-        Arc::new(schema::KeyspaceMetadata::new(
-            name,
-            replication.into(),
-            true,
-        ))
+        let keyspace = schema::KeyspaceMetadata::new(name, replication.into(), true);
+        Arc::new(keyspace.with_table(table(name)))
     };
     let schema = Arc::new(schema::Schema::new([
         simple(KEYSPACE, 3),
         simple(RF1_KEYSPACE, 1),
     ]));
     Arc::new(move || schema.clone())
+}
+
+/// The test table in `keyspace` (a blob partition key): lightweight transactions find a
+/// partition's replicas through its table's keyspace.
+fn table(keyspace: &str) -> schema::TableMetadata {
+    let key = schema::ColumnMetadata {
+        name: "k".into(),
+        ty: types::CqlType::Native(types::NativeType::Blob),
+        kind: schema::ColumnKind::PartitionKey,
+        position: 0,
+        order: schema::ClusteringOrder::Asc,
+    };
+    let options = schema::TableOptions::default();
+    let id = match keyspace {
+        KEYSPACE => TABLE.0,
+        _ => Uuid::from_u128(0x5152),
+    };
+    schema::TableMetadata::new(keyspace, "cells", id, vec![key], options)
+        .unwrap_or_else(|e| panic!("a test table: {e}"))
 }
 
 pub fn peer_addr(i: usize) -> SocketAddr {
@@ -414,6 +430,10 @@ fn open_storage(dir: &std::path::Path) -> Storage {
     storage
         .create_table(TABLE, TableParams::new("sim", "cells"))
         .expect("the table is created");
+    let paxos = TableId(schema::system_table_id("system", "paxos"));
+    storage
+        .create_table(paxos, TableParams::new("system", "paxos"))
+        .expect("system.paxos is created");
     storage.replay().expect("the commit log replays");
     storage.finish_replay();
     storage

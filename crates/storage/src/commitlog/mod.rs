@@ -241,6 +241,23 @@ impl CommitLog {
         Ok(Durable { done, position })
     }
 
+    /// Durable once every record written so far is (at once in periodic mode, where no
+    /// acknowledgement waits for an fsync).
+    pub fn sync_written(&self) -> Result<Durable> {
+        let position = self.current_position();
+        let done = match self.mode {
+            CommitlogSync::Periodic { .. } => None,
+            CommitlogSync::Batch | CommitlogSync::Group { .. } => {
+                let (ack, done) = oneshot::channel();
+                self.requests
+                    .send(Request::Sync { ack })
+                    .map_err(|_| StorageError::Closed)?;
+                Some(done)
+            }
+        };
+        Ok(Durable { done, position })
+    }
+
     /// Appends the frame of `payload` to the current segment (rolling to a new one when it is
     /// full). The checksums are computed before taking the lock.
     fn write(&self, payload: &[u8]) -> Result<Position> {

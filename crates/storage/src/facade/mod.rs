@@ -207,6 +207,22 @@ impl Storage {
         self.core.log_and_apply(mutations)?.wait().await
     }
 
+    /// Applies mutations as one commit-log record without waiting for the log's sync: the
+    /// caller makes them durable with [`Storage::sync_log`] before it acknowledges them. Paxos
+    /// applies a replica's state and decisions this way, under a partition lock that cannot
+    /// be held across an await.
+    pub fn apply_unsynced(&self, mutations: Vec<Mutation>) -> Result<()> {
+        if mutations.is_empty() {
+            return Ok(());
+        }
+        self.core.log_and_apply(mutations).map(drop)
+    }
+
+    /// Returns once every record written so far is durable per the sync mode.
+    pub async fn sync_log(&self) -> Result<()> {
+        self.core.log.sync_written()?.wait().await
+    }
+
     /// Adds deltas to counter columns of one partition as their leader replica, atomically
     /// with respect to other counter updates of the same partition: each counter's shard of
     /// counter id `id` (this node's host id) gets its clock advanced and the delta added, and

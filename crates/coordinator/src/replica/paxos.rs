@@ -1,0 +1,100 @@
+//! `Verb::PaxosPrepare`, `Verb::PaxosPropose` and `Verb::PaxosCommit` on a replica: this
+//! node's Paxos participant answers once what it promised, accepted or applied is durable.
+//! A replica that does not know the table yet waits for the sender's schema first.
+use std::sync::Arc;
+
+use bytes::Bytes;
+use net::{Peer, RemoteError, Verb};
+use paxos::{Prepare, Proposal, StoreError};
+
+use super::context::Replica;
+use crate::failures::{malformed, reason};
+use crate::messages::paxos::{encode_prepare_answer, encode_propose_answer, PaxosRequest};
+use crate::paxos::remote::{key_of, Local, PaxosCell};
+use crate::paxos::Lwt;
+use crate::trace;
+
+/// Registers the three verbs, each answered by the node's participant.
+pub(super) fn register(messaging: &net::Messaging, replica: Replica, cell: Arc<PaxosCell>) {
+    let (r1, c1) = (replica.clone(), cell.clone());
+    messaging.register(
+        Verb::PaxosPrepare,
+        net::handler_fn(move |from, payload| prepare(r1.clone(), c1.clone(), from, payload)),
+    );
+    let (r2, c2) = (replica.clone(), cell.clone());
+    messaging.register(
+        Verb::PaxosPropose,
+        net::handler_fn(move |from, payload| propose(r2.clone(), c2.clone(), from, payload)),
+    );
+    messaging.register(
+        Verb::PaxosCommit,
+        net::handler_fn(move |from, payload| commit(replica.clone(), cell.clone(), from, payload)),
+    );
+}
+
+/// The participant, once the table the request names is known here.
+async fn participant(
+    replica: &Replica,
+    cell: &PaxosCell,
+    epoch: u64,
+    table: mutation::TableId,
+) -> Result<Arc<Local>, RemoteError> {
+    replica
+        .known_tables(epoch, std::iter::once(table))
+        .await
+        .map_err(crate::failures::write_failure)?;
+    cell.get().map(|s| s.local.clone()).map_err(store_failure)
+}
+
+fn store_failure(e: StoreError) -> RemoteError {
+    tracing::error!("Paxos state: {e}");
+    RemoteError::new(reason::UNKNOWN, e.to_string())
+}
+
+async fn prepare(
+    replica: Replica,
+    cell: Arc<PaxosCell>,
+    from: Peer,
+    payload: Bytes,
+) -> Result<Bytes, RemoteError> {
+    let request: PaxosRequest<Prepare<Lwt>> =
+        PaxosRequest::decode_prepare(&payload).map_err(|e| malformed("Paxos prepare", &from, e))?;
+    let trace = trace::received(request.session, Verb::PaxosPrepare, from.addr);
+    let local = participant(&replica, &cell, request.epoch, request.body.key.table).await?;
+    let answer = local.prepare(&request.body).await.map_err(store_failure);
+    replica.respond(trace, &from);
+    Ok(encode_prepare_answer(&answer?))
+}
+
+async fn propose(
+    replica: Replica,
+    cell: Arc<PaxosCell>,
+    from: Peer,
+    payload: Bytes,
+) -> Result<Bytes, RemoteError> {
+    let request: PaxosRequest<Proposal<mutation::Mutation>> =
+        PaxosRequest::decode_proposal(&payload)
+            .map_err(|e| malformed("Paxos proposal", &from, e))?;
+    let trace = trace::received(request.session, Verb::PaxosPropose, from.addr);
+    let table = key_of(&request.body).table;
+    let local = participant(&replica, &cell, request.epoch, table).await?;
+    let answer = local.propose(&request.body).await.map_err(store_failure);
+    replica.respond(trace, &from);
+    Ok(encode_propose_answer(&answer?))
+}
+
+async fn commit(
+    replica: Replica,
+    cell: Arc<PaxosCell>,
+    from: Peer,
+    payload: Bytes,
+) -> Result<Bytes, RemoteError> {
+    let request: PaxosRequest<Proposal<mutation::Mutation>> =
+        PaxosRequest::decode_proposal(&payload).map_err(|e| malformed("Paxos commit", &from, e))?;
+    let trace = trace::received(request.session, Verb::PaxosCommit, from.addr);
+    let table = key_of(&request.body).table;
+    let local = participant(&replica, &cell, request.epoch, table).await?;
+    let done = local.commit(&request.body).await.map_err(store_failure);
+    replica.respond(trace, &from);
+    done.map(|()| Bytes::new())
+}
