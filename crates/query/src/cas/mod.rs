@@ -15,6 +15,7 @@ use types::{Consistency, CqlError, CqlResult};
 pub use request::CasRequest;
 
 use crate::exec::ExecContext;
+use crate::guardrails::writes;
 use crate::modify::ModifyPlan;
 use crate::processor::QueryProcessor;
 
@@ -24,8 +25,15 @@ pub async fn execute(
     items: &[(&ModifyPlan, &ExecContext)],
     batch: bool,
 ) -> CqlResult<Rows> {
+    let Some((_, ctx)) = items.first() else {
+        return Err(CqlError::invalid("A conditional batch needs a statement"));
+    };
+    let limits = qp.limits();
+    writes::consistency(&limits, ctx)?;
+    for (plan, ctx) in items {
+        writes::user_timestamp(&limits, plan, ctx)?;
+    }
     let request = CasRequest::new(items, batch)?;
-    let ctx = items[0].1;
     let scope = CasScope {
         keyspace: &request.table.keyspace,
         table: TableId(request.table.id),
@@ -89,3 +97,6 @@ fn commit_consistency(cl: Consistency) -> CqlResult<Consistency> {
     }
     Ok(cl)
 }
+
+#[cfg(test)]
+mod tests;
