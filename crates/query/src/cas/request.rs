@@ -96,15 +96,11 @@ impl<'a> CasRequest<'a> {
             Conditions::Exists => self.add_existence(clustering, RowCondition::Exists)?,
             Conditions::NotExists => self.add_existence(clustering, RowCondition::NotExists)?,
             Conditions::Columns(list) => {
-                let (statics, regulars): (Vec<_>, Vec<_>) = list
-                    .iter()
-                    .partition(|c| c.column.kind == ColumnKind::Static);
-                let bind = |list: Vec<_>| -> CqlResult<Vec<BoundCondition<'a>>> {
-                    list.into_iter()
-                        .map(|c: &'a _| crate::conditions::ColumnCondition::bind(c, ctx))
-                        .collect()
-                };
-                let (statics, regulars) = (bind(statics)?, bind(regulars)?);
+                let bound = list.iter().map(|c| c.bind(ctx));
+                let bound = bound.collect::<CqlResult<Vec<BoundCondition<'a>>>>()?;
+                let (statics, regulars): (Vec<_>, Vec<_>) = bound
+                    .into_iter()
+                    .partition(|c| c.column().kind == ColumnKind::Static);
                 if !regulars.is_empty() {
                     self.add_columns(clustering, regulars)?;
                 }
@@ -262,7 +258,7 @@ impl<'a> CasRequest<'a> {
         }
         self.rows.iter().all(|(clustering, condition)| {
             let row = partition
-                .and_then(|p| p.rows.iter().find(|r| &r.clustering == clustering))
+                .and_then(|p| p.rows.iter().find(|r| r.clustering == *clustering))
                 .filter(|r| exists(r, now));
             self.holds(condition, row, now)
         })

@@ -110,6 +110,11 @@ fn list_index(bytes: &[u8]) -> CqlResult<i32> {
 }
 
 impl BoundCondition<'_> {
+    /// The column the condition tests.
+    pub fn column(&self) -> &schema::ColumnMetadata {
+        &self.condition.column
+    }
+
     /// Whether the condition holds for `row` (`None`: the row does not exist), at `now`.
     pub fn applies_to(&self, key: &PartitionKey, row: Option<&Row>, now: i32) -> bool {
         let col = &self.condition.column;
