@@ -1,7 +1,7 @@
 //! The storage proxy's cluster-path figures in `/metrics`: failed client requests by kind and
 //! outcome (Cassandra's ClientRequest Timeouts/Unavailables/Failures), speculative retries,
 //! digest mismatches, read repairs, where single-partition requests were routed, and each
-//! replica's latency as this coordinator sees it.
+//! replica's latency as this coordinator sees it, and the Paxos proposers' events.
 use std::sync::atomic::Ordering::Relaxed;
 
 use coordinator::RequestKind;
@@ -48,6 +48,21 @@ pub(crate) fn add(node: &AdminNode, snapshot: &mut Snapshot) {
     for (name, help, counter) in counters {
         snapshot.one(name, help, Sample::Counter(counter.load(Relaxed)));
     }
+    let paxos = node
+        .coordinator
+        .paxos_counters()
+        .into_iter()
+        .map(|(event, n)| {
+            let labels: Labels = vec![("event", event.to_string())];
+            (labels, Sample::Counter(n))
+        });
+    snapshot.add(
+        "helenus_paxos_total",
+        "Lightweight transactions coordinated here, by event (applied, condition_not_met, \
+         serial_reads, contention, unfinished_commit, commit_refreshes, timeouts, \
+         write_unknown, unavailables, failures)",
+        paxos.collect(),
+    );
     let routed = [
         ("replica", &proxy.routed_to_replica),
         ("elsewhere", &proxy.routed_elsewhere),

@@ -33,7 +33,9 @@ impl Outcome {
 
     fn of(error: &CqlError) -> Option<Outcome> {
         match error {
-            CqlError::ReadTimeout { .. } | CqlError::WriteTimeout { .. } => Some(Outcome::Timeouts),
+            CqlError::ReadTimeout { .. }
+            | CqlError::WriteTimeout { .. }
+            | CqlError::CasWriteUnknown { .. } => Some(Outcome::Timeouts),
             CqlError::Unavailable { .. } => Some(Outcome::Unavailables),
             CqlError::ReadFailure { .. } | CqlError::WriteFailure { .. } => Some(Outcome::Failures),
             _ => None,

@@ -14,6 +14,9 @@ pub fn write_error(out: &mut BytesMut, version: u8, err: &CqlError) {
             return write_error(out, version, &downgraded);
         }
     }
+    if let (CqlError::CasWriteUnknown { .. }, true) = (err, version < 5) {
+        return write_error(out, version, &downgrade_cas_write_unknown(err));
+    }
     out.put_i32(err.code());
     put_string(out, &err.to_string());
     write_extras(out, version, err);
@@ -52,6 +55,25 @@ fn downgrade_for_v3(err: &CqlError) -> Option<CqlError> {
         CqlError::FunctionFailure { message, .. } => CqlError::Invalid(message),
         _ => return None,
     })
+}
+
+/// Before v5 a CAS whose result is unknown is a WriteTimeout of write type CAS.
+fn downgrade_cas_write_unknown(err: &CqlError) -> CqlError {
+    match err.clone() {
+        CqlError::CasWriteUnknown {
+            message,
+            consistency,
+            received,
+            block_for,
+        } => CqlError::WriteTimeout {
+            message,
+            consistency,
+            received,
+            block_for,
+            write_type: "CAS".into(),
+        },
+        other => other,
+    }
 }
 
 fn write_counts(out: &mut BytesMut, consistency: Consistency, received: i32, block_for: i32) {
@@ -112,6 +134,12 @@ fn write_extras(out: &mut BytesMut, version: u8, err: &CqlError) {
             write_counts(out, *consistency, *received, *block_for);
             out.put_u8(u8::from(*data_present));
         }
+        CqlError::CasWriteUnknown {
+            consistency,
+            received,
+            block_for,
+            ..
+        } => write_counts(out, *consistency, *received, *block_for),
         CqlError::ReadFailure {
             consistency,
             received,
@@ -222,6 +250,32 @@ mod tests {
         r.int().unwrap();
         r.int().unwrap();
         assert_eq!(r.byte().unwrap(), 1);
+    }
+
+    #[test]
+    fn a_cas_of_unknown_result_is_its_own_error_from_v5_and_a_cas_write_timeout_before() {
+        let unknown = CqlError::CasWriteUnknown {
+            message: "CAS operation result is unknown - proposal accepted by 1 but not a quorum."
+                .into(),
+            consistency: Consistency::LocalSerial,
+            received: 1,
+            block_for: 2,
+        };
+        let mut r = encode(5, &unknown);
+        assert_eq!(head(&mut r).0, 0x1700);
+        assert_eq!(r.consistency().unwrap(), Consistency::LocalSerial);
+        assert_eq!((r.int().unwrap(), r.int().unwrap()), (1, 2));
+        assert_eq!(r.remaining(), 0);
+        for version in [3, 4] {
+            let mut r = encode(version, &unknown);
+            let (code, message) = head(&mut r);
+            assert_eq!(code, 0x1100);
+            assert!(message.starts_with("CAS operation result is unknown"));
+            r.consistency().unwrap();
+            assert_eq!((r.int().unwrap(), r.int().unwrap()), (1, 2));
+            assert_eq!(r.string().unwrap(), "CAS");
+            assert_eq!(r.remaining(), 0);
+        }
     }
 
     fn read_failure() -> CqlError {

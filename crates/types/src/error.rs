@@ -141,6 +141,16 @@ pub enum CqlError {
     },
     #[error("{message}")]
     Unprepared { message: String, id: Bytes },
+    /// A compare-and-set whose proposal some replicas accepted, not a quorum: it may yet be
+    /// completed by another operation (protocol v5's CAS_WRITE_UNKNOWN; before v5 it is sent
+    /// as a WriteTimeout of write type CAS, as Cassandra does).
+    #[error("{message}")]
+    CasWriteUnknown {
+        message: String,
+        consistency: Consistency,
+        received: i32,
+        block_for: i32,
+    },
 }
 
 impl CqlError {
@@ -166,6 +176,7 @@ impl CqlError {
             Config(_) => 0x2300,
             AlreadyExists { .. } => 0x2400,
             Unprepared { .. } => 0x2500,
+            CasWriteUnknown { .. } => 0x1700,
         }
     }
 

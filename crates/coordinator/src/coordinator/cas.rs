@@ -13,8 +13,9 @@
 //! Errors as Cassandra 5.0 answers them: Unavailable (at the serial consistency) when fewer
 //! than a quorum of the electorate is alive; WriteTimeout with write type CAS at the serial
 //! consistency when a round does not complete (contention past `cas_contention_timeout`, or
-//! replicas silent) — when the proposal may have been accepted, the message says the result is
-//! unknown; ReadTimeout for a SERIAL read; WriteFailure/ReadFailure when replicas failed.
+//! replicas silent); CasWriteUnknown (CAS_WRITE_UNKNOWN, a WriteTimeout CAS before protocol
+//! v5) when the operation's own proposal may have been accepted and may yet be completed;
+//! ReadTimeout for a SERIAL read; WriteFailure/ReadFailure when replicas failed.
 //! The commit waits for a quorum of the electorate whatever the request's consistency
 //! (docs/differences.md).
 use std::time::Instant;
@@ -112,6 +113,16 @@ impl Coordinator {
         self.finish(RequestKind::CasRead, scope, started, result)
     }
 
+    /// What this node's proposers did since it started (SERIAL and LOCAL_SERIAL together),
+    /// by event, as Cassandra's CASClientRequest metrics count: contention (rounds lost to
+    /// another ballot), unfinished_commit (rounds of others completed first), and outcomes.
+    pub fn paxos_counters(&self) -> Vec<(&'static str, u64)> {
+        let Some(service) = self.paxos.service.get() else {
+            return paxos_events(&PaxosMetrics::default(), &PaxosMetrics::default());
+        };
+        paxos_events(service.serial.metrics(), service.local_serial.metrics())
+    }
+
     /// The node's Paxos service for an operation at `serial`.
     fn paxos_service(&self, serial: Consistency) -> CqlResult<std::sync::Arc<PaxosService>> {
         if !matches!(serial, Consistency::Serial | Consistency::LocalSerial) {
@@ -150,6 +161,25 @@ impl PaxosService {
             _ => &self.serial,
         }
     }
+}
+
+/// Each counter of `a` and `b` added, named.
+fn paxos_events(a: &PaxosMetrics, b: &PaxosMetrics) -> Vec<(&'static str, u64)> {
+    let sum = |of: fn(&PaxosMetrics) -> &std::sync::atomic::AtomicU64| {
+        PaxosMetrics::get(of(a)) + PaxosMetrics::get(of(b))
+    };
+    vec![
+        ("applied", sum(|m| &m.applied)),
+        ("condition_not_met", sum(|m| &m.not_applied)),
+        ("serial_reads", sum(|m| &m.reads)),
+        ("contention", sum(|m| &m.contentions)),
+        ("unfinished_commit", sum(|m| &m.repairs)),
+        ("commit_refreshes", sum(|m| &m.commit_refreshes)),
+        ("timeouts", sum(|m| &m.timeouts)),
+        ("write_unknown", sum(|m| &m.write_unknown)),
+        ("unavailables", sum(|m| &m.unavailables)),
+        ("failures", sum(|m| &m.failures)),
+    ]
 }
 
 fn lwt(scope: &CasScope<'_>, key: &PartitionKey, filter: &ReadFilter) -> (LwtKey, LwtQuery) {
@@ -191,17 +221,20 @@ fn write_error(error: PaxosError, serial: Consistency) -> CqlError {
         PaxosError::Timeout {
             received,
             required,
-            write_unknown,
+            write_unknown: true,
             ..
+        } => CqlError::CasWriteUnknown {
+            message: format!(
+                "CAS operation result is unknown - proposal accepted by {received} but not a quorum."
+            ),
+            consistency: serial,
+            received: count(received),
+            block_for: count(required),
+        },
+        PaxosError::Timeout {
+            received, required, ..
         } => CqlError::WriteTimeout {
-            message: match write_unknown {
-                true => format!(
-                    "CAS operation result is unknown - proposal accepted by {received} but not a quorum."
-                ),
-                false => format!(
-                    "Operation timed out - received only {received} responses."
-                ),
-            },
+            message: format!("Operation timed out - received only {received} responses."),
             consistency: serial,
             received: count(received),
             block_for: count(required),

@@ -133,8 +133,15 @@ async fn a_condition_sees_the_partition_and_applies_at_the_ballots_timestamp() {
         .await
         .unwrap();
     assert_eq!(cell(local.as_ref()).map(|c| c.0), Some("alice".into()));
-    let tables = coordinator.metrics().requests(RequestKind::CasWrite);
-    assert_eq!(tables.iter().map(|(_, s)| s.count).sum::<u64>(), 2);
+    let writes = coordinator.metrics().requests(RequestKind::CasWrite);
+    assert_eq!(writes.iter().map(|(_, s)| s.count).sum::<u64>(), 2);
+    let reads = coordinator.metrics().requests(RequestKind::CasRead);
+    assert_eq!(reads.iter().map(|(_, s)| s.count).sum::<u64>(), 2);
+    let counters: std::collections::HashMap<_, _> =
+        coordinator.paxos_counters().into_iter().collect();
+    let counted =
+        ["applied", "condition_not_met", "serial_reads", "contention"].map(|e| counters[e]);
+    assert_eq!(counted, [1, 1, 2, 0]);
 }
 
 #[tokio::test]
