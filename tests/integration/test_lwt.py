@@ -104,6 +104,15 @@ def test_serial_reads_and_local_serial_writes(session, ks):
         session.execute(commit_at_serial)
 
 
+def test_a_traced_transaction_records_its_paxos_round(session, ks):
+    statement = SimpleStatement(f"INSERT INTO {ks}.kv (k, v) VALUES ('t', 1) IF NOT EXISTS")
+    result = session.execute(statement, trace=True)
+    assert result.was_applied
+    activities = [e.description for e in result.get_query_trace(max_wait_sec=10).events]
+    assert "Paxos: compare-and-set begins" in activities, activities
+    assert "Paxos: CAS applied" in activities, activities
+
+
 @pytest.mark.parametrize("statement, message", [
     ("UPDATE {ks}.t USING TIMESTAMP 5 SET v = 1 WHERE k = 1 AND c = 1 IF v = 1",
      "Cannot provide custom timestamp for conditional updates"),
