@@ -150,6 +150,70 @@ fn compare_and_set_and_serial_reads_from_any_coordinator() {
     });
 }
 
+/// The events replicas wrote for traced sessions.
+#[derive(Default)]
+struct Sink(Mutex<Vec<String>>);
+
+impl coordinator::TraceSink for Sink {
+    fn write(&self, _session: uuid::Uuid, events: Vec<coordinator::TraceEvent>) {
+        self.0.lock().extend(events.into_iter().map(|e| e.activity));
+    }
+}
+
+#[test]
+fn a_traced_compare_and_set_traces_each_phase_on_the_replicas() {
+    simulate(4, async {
+        let cluster = Cluster::start(4, 4).await;
+        let sink = Arc::new(Sink::default());
+        for node in 0..cluster.len() {
+            cluster
+                .node(node)
+                .coordinator
+                .attach_trace_sink(sink.clone());
+        }
+        let (_, other) = replicas_of(&cluster, 4);
+        let trace = coordinator::Trace::new(uuid::Uuid::from_u128(44));
+        let scope = CasScope {
+            trace: Some(&trace),
+            ..scope(Consistency::Serial)
+        };
+        let coordinator = &cluster.node(other).coordinator;
+        let (key, filter) = (key_bytes(4), ReadFilter::all());
+        let outcome = coordinator
+            .cas(&scope, &key, &filter, |_, ts| Some(set(4, 1, ts)))
+            .await;
+        assert_eq!(outcome.unwrap(), CasOutcome::Applied);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let mine: Vec<String> = trace
+            .take_events()
+            .into_iter()
+            .map(|e| e.activity)
+            .collect();
+        for expected in [
+            "Reading existing values for CAS precondition",
+            "CAS precondition is met; proposing client-requested updates",
+            "CAS applied successfully",
+        ] {
+            assert!(
+                mine.iter().any(|a| a == expected),
+                "{expected:?} not in {mine:?}"
+            );
+        }
+        let theirs = sink.0.lock().clone();
+        for phase in [
+            "Promising ballot",
+            "Accepting proposal",
+            "Committing proposal",
+        ] {
+            let count = theirs.iter().filter(|a| a.starts_with(phase)).count();
+            assert!(
+                count >= 2,
+                "{phase:?} traced by {count} replicas: {theirs:?}"
+            );
+        }
+    });
+}
+
 #[test]
 fn a_quorum_of_live_replicas_is_needed() {
     simulate(2, async {
@@ -226,6 +290,15 @@ fn a_coordinator_cut_off_times_out_with_write_type_cas_and_changes_nothing() {
 /// One operation of the history, from `call` to `ret` (µs of simulated time).
 type Recorded = Operation<(u64, RegisterInput), RegisterOutput>;
 
+/// What each client does: `ops` operations on `keys` registers, pausing up to `max_pause_ms`
+/// after each.
+#[derive(Clone, Copy)]
+struct Workload {
+    ops: usize,
+    keys: u64,
+    max_pause_ms: u64,
+}
+
 /// The coordinator of each node while it runs (a crash takes it away, a boot puts it back).
 type Coordinators = Arc<Mutex<Vec<Option<Arc<Coordinator>>>>>;
 
@@ -234,17 +307,17 @@ type Coordinators = Arc<Mutex<Vec<Option<Arc<Coordinator>>>>>;
 async fn client(
     coordinators: Coordinators,
     node: usize,
-    ops: usize,
+    workload: Workload,
     start: Instant,
     history: Arc<Mutex<Vec<Recorded>>>,
 ) {
     let mut rng = SimRng::new(start.elapsed().as_nanos() as u64 + node as u64 * 7919);
-    for _ in 0..ops {
+    for _ in 0..workload.ops {
         let Some(coordinator) = coordinators.lock()[node].clone() else {
             tokio::time::sleep(Duration::from_millis(50)).await;
             continue;
         };
-        let key = rng.below(3);
+        let key = rng.below(workload.keys);
         let input = match rng.below(3) {
             0 => RegisterInput::Read,
             1 => RegisterInput::Write(rng.below(5) as i64 + 1),
@@ -281,7 +354,8 @@ async fn client(
             call,
             ret,
         });
-        tokio::time::sleep(Duration::from_millis(rng.below(20))).await;
+        let pause = rng.below(workload.max_pause_ms + 1);
+        tokio::time::sleep(Duration::from_millis(pause)).await;
     }
 }
 
@@ -297,12 +371,12 @@ fn concurrent_registers_stay_linearizable_under_crashes_and_partitions() {
                     .map(|i| Some(cluster.node(i).coordinator.clone()))
                     .collect(),
             ));
-            let clients: Vec<_> = (0..3)
-                .map(|i| {
-                    let (coordinators, history) = (coordinators.clone(), history.clone());
-                    tokio::spawn(client(coordinators, i, 40, start, history))
-                })
-                .collect();
+            let workload = Workload {
+                ops: 40,
+                keys: 3,
+                max_pause_ms: 20,
+            };
+            let clients = spawn_clients(&coordinators, workload, start, &history);
             let mut rng = SimRng::new(seed);
             for _ in 0..3 {
                 tokio::time::sleep(Duration::from_millis(200 + rng.below(300))).await;
@@ -333,6 +407,59 @@ fn concurrent_registers_stay_linearizable_under_crashes_and_partitions() {
             assert!(
                 check_registers(&history),
                 "seed {seed}: the history is not linearizable: {history:#?}"
+            );
+        });
+    }
+}
+
+/// Three clients, one per node.
+fn spawn_clients(
+    coordinators: &Coordinators,
+    workload: Workload,
+    start: Instant,
+    history: &Arc<Mutex<Vec<Recorded>>>,
+) -> Vec<tokio::task::JoinHandle<()>> {
+    (0..3)
+        .map(|i| {
+            let (coordinators, history) = (coordinators.clone(), history.clone());
+            tokio::spawn(client(coordinators, i, workload, start, history))
+        })
+        .collect()
+}
+
+#[test]
+fn one_contended_register_stays_linearizable_and_counts_its_contention() {
+    for seed in seeds() {
+        simulate(seed, async move {
+            let cluster = Cluster::start(3, seed).await;
+            let start = Instant::now();
+            let history = Arc::new(Mutex::new(Vec::new()));
+            let coordinators: Coordinators = Arc::new(Mutex::new(
+                (0..3)
+                    .map(|i| Some(cluster.node(i).coordinator.clone()))
+                    .collect(),
+            ));
+            let workload = Workload {
+                ops: 60,
+                keys: 1,
+                max_pause_ms: 1,
+            };
+            for client in spawn_clients(&coordinators, workload, start, &history) {
+                client.await.unwrap();
+            }
+            let history = history.lock().clone();
+            assert!(
+                check_registers(&history),
+                "seed {seed}: the history is not linearizable: {history:#?}"
+            );
+            let contention: u64 = (0..3)
+                .flat_map(|i| cluster.node(i).coordinator.paxos_counters())
+                .filter(|(event, _)| *event == "contention")
+                .map(|(_, n)| n)
+                .sum();
+            assert!(
+                contention > 0,
+                "seed {seed}: three clients on one key never contended"
             );
         });
     }

@@ -123,6 +123,39 @@ async fn acknowledged_writes_survive_a_drop_in_every_sync_mode() {
     }
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unsynced_writes_are_readable_at_once_and_durable_after_a_log_sync() {
+    for mode in [
+        CommitlogSync::Batch,
+        CommitlogSync::Group {
+            window: Duration::from_millis(5),
+        },
+    ] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let config = config(dir.path(), mode);
+        let storage = open(&config, &[TABLE]);
+        let syncs = storage.commitlog_syncs();
+        for n in 0..20 {
+            storage
+                .apply_unsynced(vec![mutation(TABLE, n)])
+                .expect("apply");
+            assert!(
+                present(&storage, TABLE, n),
+                "{mode:?}: read before the sync"
+            );
+        }
+        storage.sync_log().await.expect("sync");
+        assert!(
+            storage.commitlog_syncs() > syncs,
+            "{mode:?}: the log was synced"
+        );
+        drop(storage);
+        let storage = open(&config, &[TABLE]);
+        let stats = storage.replay().expect("replay");
+        assert_eq!(stats.mutations_applied, 20, "{mode:?}");
+    }
+}
+
 #[tokio::test]
 async fn torn_tail_is_ignored_and_truncated() {
     let dir = tempfile::tempdir().expect("tempdir");

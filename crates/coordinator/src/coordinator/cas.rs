@@ -25,7 +25,7 @@ use paxos::{Metrics as PaxosMetrics, Outcome, PaxosError};
 use types::{Consistency, CqlError, CqlResult};
 
 use super::Coordinator;
-use crate::paxos::remote::PaxosService;
+use crate::paxos::remote::{traced, PaxosService};
 use crate::paxos::{LwtKey, LwtQuery};
 use crate::proxy_metrics::RequestKind;
 use crate::trace::{self, Trace};
@@ -71,12 +71,18 @@ impl Coordinator {
             let service = self.paxos_service(scope.serial)?;
             let proposer = service.proposer(scope.serial);
             let (lwt_key, query) = lwt(scope, key, filter);
-            trace::trace(scope.trace, || "Paxos: compare-and-set begins".into());
-            let outcome = proposer
-                .cas(&lwt_key, &query, |current, ballot| {
-                    condition(current.as_ref(), ballot.micros as i64)
-                })
-                .await;
+            trace::trace(scope.trace, || {
+                "Reading existing values for CAS precondition".into()
+            });
+            let cas = proposer.cas(&lwt_key, &query, |current, ballot| {
+                let update = condition(current.as_ref(), ballot.micros as i64);
+                trace::trace(scope.trace, || match &update {
+                    Some(_) => "CAS precondition is met; proposing client-requested updates".into(),
+                    None => "CAS precondition does not match current values".into(),
+                });
+                update
+            });
+            let outcome = traced(session(scope), cas).await;
             trace_outcome(scope.trace, proposer.metrics(), &outcome);
             match outcome {
                 Ok(Outcome::Applied) => Ok(CasOutcome::Applied),
@@ -101,11 +107,11 @@ impl Coordinator {
             let service = self.paxos_service(scope.serial)?;
             let proposer = service.proposer(scope.serial);
             let (lwt_key, query) = lwt(scope, key, filter);
-            trace::trace(scope.trace, || "Paxos: serial read begins".into());
-            let read = proposer.read(&lwt_key, &query).await;
+            trace::trace(scope.trace, || "Reading with SERIAL consistency".into());
+            let read = traced(session(scope), proposer.read(&lwt_key, &query)).await;
             trace::trace(scope.trace, || match &read {
-                Ok(_) => "Paxos: serial read done".into(),
-                Err(e) => format!("Paxos: serial read failed: {e}"),
+                Ok(_) => "SERIAL read done".into(),
+                Err(e) => format!("SERIAL read failed: {e}"),
             });
             read.map_err(|e| read_error(e, scope.serial))
         }
@@ -182,6 +188,11 @@ fn paxos_events(a: &PaxosMetrics, b: &PaxosMetrics) -> Vec<(&'static str, u64)> 
     ]
 }
 
+/// The tracing session of a traced operation.
+fn session(scope: &CasScope<'_>) -> Option<uuid::Uuid> {
+    scope.trace.map(Trace::session)
+}
+
 fn lwt(scope: &CasScope<'_>, key: &PartitionKey, filter: &ReadFilter) -> (LwtKey, LwtQuery) {
     let lwt_key = LwtKey {
         table: scope.table,
@@ -203,9 +214,9 @@ fn trace_outcome<V>(
     trace::trace(trace, || {
         let contentions = PaxosMetrics::get(&metrics.contentions);
         match outcome {
-            Ok(Outcome::Applied) => "Paxos: CAS applied".into(),
-            Ok(Outcome::NotApplied(_)) => "Paxos: CAS condition not met".into(),
-            Err(e) => format!("Paxos: CAS failed: {e} (contentions on this node: {contentions})"),
+            Ok(Outcome::Applied) => "CAS applied successfully".into(),
+            Ok(Outcome::NotApplied(_)) => "CAS did not apply".into(),
+            Err(e) => format!("CAS failed: {e} (contentions on this node: {contentions})"),
         }
     });
 }

@@ -15,7 +15,7 @@ use paxos::{
     Answer, BallotGenerator, Config, Electorate, NoReply, Prepare, PrepareAnswer, Proposal,
     ProposeAnswer, Proposer, Replica, Replicas, StoreError,
 };
-use ring::{Endpoint, ReplicationStrategy, Token};
+use ring::{Endpoint, ReplicationStrategy};
 use storage::Storage;
 use uuid::Uuid;
 
@@ -24,8 +24,23 @@ use super::{Lwt, LwtKey};
 use crate::coordinator::strategies::Strategies;
 use crate::messages::paxos::{decode_prepare_answer, decode_propose_answer, PaxosRequest};
 use crate::remote::Attachments;
+use crate::replicas::ReplicaPlan;
 use crate::timeouts::{LiveTimeouts, TimeoutKind};
 use crate::topology::Topology;
+
+tokio::task_local! {
+    /// The tracing session of the operation a proposer runs in this task: its messages carry
+    /// it, so replicas trace their part.
+    static SESSION: Option<Uuid>;
+}
+
+/// Runs `operation` with its messages carrying tracing session `session`.
+pub(crate) async fn traced<F: std::future::Future>(
+    session: Option<Uuid>,
+    operation: F,
+) -> F::Output {
+    SESSION.scope(session, operation).await
+}
 
 /// This node's participant: the protocol's rules over `system.paxos` and the local tables.
 pub(crate) struct Local {
@@ -124,11 +139,12 @@ impl NodeReplicas {
         }
     }
 
+    /// `body` with the metadata epoch and the tracing session of the operation sending it.
     fn header<B>(&self, body: B) -> PaxosRequest<B> {
         let epoch = self.attached.remote.get().map_or(0, |r| (r.epoch)());
         PaxosRequest {
             epoch,
-            session: None::<Uuid>,
+            session: SESSION.try_with(|s| *s).ok().flatten(),
             body,
         }
     }
@@ -149,28 +165,18 @@ fn local<A>(result: Result<A, StoreError>) -> Answer<A> {
 impl Replicas<Lwt> for NodeReplicas {
     type Node = IpAddr;
 
+    /// The partition's replicas as a write sees them (natural ones, and pending ones during a
+    /// topology change), only the local datacenter's for LOCAL_SERIAL.
     fn electorate(&self, key: &LwtKey) -> Electorate<IpAddr> {
         let strategy = self.strategy(key);
-        let token = Token(key.key.token);
-        let natural = strategy.replicas(token, &self.topology.ring());
-        let future = self.topology.future_ring();
-        let pending: Vec<Endpoint> = match future.as_deref() {
-            None => Vec::new(),
-            Some(future) => strategy
-                .replicas(token, future)
-                .into_iter()
-                .filter(|e| natural.iter().all(|n| n.addr != e.addr))
-                .collect(),
-        };
-        let voters = |list: Vec<Endpoint>| {
-            list.into_iter()
-                .filter(|e| self.votes(e))
-                .map(|e| e.addr)
-                .collect()
-        };
+        let plan = ReplicaPlan::for_write(&self.topology, &strategy, key.key.token, true);
+        let is_pending = |e: &Endpoint| plan.pending.iter().any(|p| p.addr == e.addr);
+        let voters = plan.live.iter().chain(&plan.dead).filter(|e| self.votes(e));
+        let (pending, natural): (Vec<&Endpoint>, Vec<&Endpoint>) =
+            voters.partition(|e| is_pending(e));
         Electorate {
-            natural: voters(natural),
-            pending: voters(pending),
+            natural: natural.into_iter().map(|e| e.addr).collect(),
+            pending: pending.into_iter().map(|e| e.addr).collect(),
         }
     }
 
@@ -292,3 +298,6 @@ fn node_id(addr: IpAddr) -> u64 {
     addr.hash(&mut hasher);
     (hasher.finish() << 1) & NODE_BITS
 }
+
+#[cfg(test)]
+mod tests;

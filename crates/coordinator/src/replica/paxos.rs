@@ -5,12 +5,13 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use net::{Peer, RemoteError, Verb};
-use paxos::{Prepare, Proposal, StoreError};
+use paxos::{Prepare, PrepareAnswer, Proposal, ProposeAnswer, StoreError};
 
 use super::context::Replica;
 use crate::failures::{malformed, reason};
 use crate::messages::paxos::{encode_prepare_answer, encode_propose_answer, PaxosRequest};
 use crate::paxos::remote::{key_of, Local, PaxosCell};
+use crate::paxos::store::ballot_uuid;
 use crate::paxos::Lwt;
 use crate::trace;
 
@@ -62,6 +63,18 @@ async fn prepare(
     let trace = trace::received(request.session, Verb::PaxosPrepare, from.addr);
     let local = participant(&replica, &cell, request.epoch, request.body.key.table).await?;
     let answer = local.prepare(&request.body).await.map_err(store_failure);
+    trace::trace(trace.as_ref(), || match &answer {
+        Ok(PrepareAnswer::Permitted(p)) if p.promised => {
+            format!("Promising ballot {}", ballot_uuid(request.body.ballot))
+        }
+        Ok(PrepareAnswer::Permitted(_)) => "Permitting a read under a newer read promise".into(),
+        Ok(PrepareAnswer::Rejected { by }) => format!(
+            "Promise rejected; {} is not sufficiently newer than {}",
+            ballot_uuid(request.body.ballot),
+            ballot_uuid(*by)
+        ),
+        Err(e) => format!("Paxos prepare failed: {}", e.message),
+    });
     replica.respond(trace, &from);
     Ok(encode_prepare_answer(&answer?))
 }
@@ -79,6 +92,17 @@ async fn propose(
     let table = key_of(&request.body).table;
     let local = participant(&replica, &cell, request.epoch, table).await?;
     let answer = local.propose(&request.body).await.map_err(store_failure);
+    trace::trace(trace.as_ref(), || match &answer {
+        Ok(ProposeAnswer::Accepted) => {
+            format!("Accepting proposal {}", ballot_uuid(request.body.ballot))
+        }
+        Ok(ProposeAnswer::Rejected { by }) => format!(
+            "Rejecting proposal for {} because in_progress is now {}",
+            ballot_uuid(request.body.ballot),
+            ballot_uuid(*by)
+        ),
+        Err(e) => format!("Paxos proposal failed: {}", e.message),
+    });
     replica.respond(trace, &from);
     Ok(encode_propose_answer(&answer?))
 }
@@ -94,6 +118,9 @@ async fn commit(
     let trace = trace::received(request.session, Verb::PaxosCommit, from.addr);
     let table = key_of(&request.body).table;
     let local = participant(&replica, &cell, request.epoch, table).await?;
+    trace::trace(trace.as_ref(), || {
+        format!("Committing proposal {}", ballot_uuid(request.body.ballot))
+    });
     let done = local.commit(&request.body).await.map_err(store_failure);
     replica.respond(trace, &from);
     done.map(|()| Bytes::new())
