@@ -109,8 +109,8 @@ def test_a_traced_transaction_records_its_paxos_round(session, ks):
     result = session.execute(statement, trace=True)
     assert result.was_applied
     activities = [e.description for e in result.get_query_trace(max_wait_sec=10).events]
-    assert "Paxos: compare-and-set begins" in activities, activities
-    assert "Paxos: CAS applied" in activities, activities
+    assert "Reading existing values for CAS precondition" in activities, activities
+    assert "CAS applied successfully" in activities, activities
 
 
 @pytest.mark.parametrize("statement, message", [
