@@ -435,12 +435,7 @@ STATEMENTS = [
 
 # Entries still answered differently (docs/differences.md, "CQL: WHERE clauses and
 # validation"): not compared.
-KNOWN_DIFFERENCES = [
-    # Lightweight transactions are not supported.
-    "UPDATE pk SET v = 1 WHERE a = 1 AND b = 'x' AND c = 1 IF v != 10",
-    "UPDATE du8 SET d = 2h WHERE k = 1 IF d = 1h",
-    "UPDATE du8 SET d = 2h WHERE k = 1 IF d > 1h",
-]
+KNOWN_DIFFERENCES = []
 
 # Errors whose message Cassandra builds from a hash set (the column order varies): only the
 # error class is compared.

@@ -57,7 +57,13 @@ impl BatchPlan {
             .using
             .iter()
             .any(|u| matches!(u, UsingOption::Timestamp(_)));
+        if timestamp_set && statements.iter().any(|s| s.conditions().is_some()) {
+            return Err(CqlError::invalid(
+                "Cannot provide custom timestamp for conditional BATCH",
+            ));
+        }
         check_kinds(b.kind, statements.iter(), timestamp_set)?;
+        check_conditional(statements.iter())?;
         let mut timestamp = None;
         for u in &b.using {
             match u {
@@ -84,7 +90,13 @@ impl BatchPlan {
         })
     }
 
-    pub async fn execute(&self, qp: &QueryProcessor, ctx: &ExecContext) -> CqlResult<()> {
+    pub async fn execute(&self, qp: &QueryProcessor, ctx: &ExecContext) -> CqlResult<QueryResult> {
+        if is_conditional(self.statements.iter()) {
+            let items: Vec<_> = self.statements.iter().map(|s| (s, ctx)).collect();
+            return Ok(QueryResult::Rows(
+                crate::cas::execute(qp, &items, true).await?,
+            ));
+        }
         let ts = match &self.timestamp {
             Some(op) => match op.resolve(ctx)? {
                 Resolved::Value(b) => Some(i64::from_be_bytes(
@@ -96,8 +108,29 @@ impl BatchPlan {
             },
             None => None,
         };
-        apply(qp, &self.statements, ctx, Some(self.kind), ts).await
+        apply(qp, &self.statements, ctx, Some(self.kind), ts).await?;
+        Ok(QueryResult::Void)
     }
+}
+
+fn is_conditional<'a>(mut plans: impl Iterator<Item = &'a ModifyPlan>) -> bool {
+    plans.any(|p| p.conditions().is_some())
+}
+
+/// A batch with conditions is on one table (Cassandra's check when it is prepared; one
+/// partition is checked when it runs).
+fn check_conditional<'a>(plans: impl Iterator<Item = &'a ModifyPlan> + Clone) -> CqlResult<()> {
+    if !is_conditional(plans.clone()) {
+        return Ok(());
+    }
+    let mut tables = plans.map(|p| p.table().id);
+    let first = tables.next();
+    if tables.any(|t| Some(t) != first) {
+        return Err(CqlError::invalid(
+            "Batch with conditions cannot span multiple tables",
+        ));
+    }
+    Ok(())
 }
 
 fn not_a_write() -> CqlError {
@@ -404,9 +437,16 @@ pub async fn execute_request(
         .collect();
     // A protocol BATCH's timestamp is the client's default, not USING TIMESTAMP.
     check_kinds(kind, modify.iter().copied(), false)?;
-    apply_each(qp, modify.into_iter().zip(contexts.iter()), Some(kind)).await?;
+    check_conditional(modify.iter().copied())?;
+    let result = if is_conditional(modify.iter().copied()) {
+        let items: Vec<_> = modify.into_iter().zip(contexts.iter()).collect();
+        QueryResult::Rows(crate::cas::execute(qp, &items, true).await?)
+    } else {
+        apply_each(qp, modify.into_iter().zip(contexts.iter()), Some(kind)).await?;
+        QueryResult::Void
+    };
     Ok(Outcome {
-        result: QueryResult::Void,
+        result,
         warnings: warnings.take(),
         tracing_id: None,
     })

@@ -3,11 +3,18 @@
 //! ModificationStatement, BatchStatement and the schema statements). What it needs of the node
 //! it runs on beside the coordinator's reads and writes it asks through [`NodeState`], which
 //! the `system` crate implements over the node's storage.
+//!
+//! Lightweight transactions: `conditions` analyses IF clauses and evaluates them against the
+//! rows read; `cas` turns a conditional statement or batch into one compare-and-set on one
+//! partition through the coordinator's Paxos round and answers its `[applied]` rows; a SELECT
+//! at SERIAL or LOCAL_SERIAL reads through Paxos (`reads::SerialReader`).
 mod assignments;
 mod batch;
 mod calls;
+mod cas;
 mod cells;
 mod columns;
+mod conditions;
 mod ddl;
 mod describe;
 mod dropped;

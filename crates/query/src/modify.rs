@@ -15,6 +15,7 @@ use types::{CqlError, CqlResult, CqlType, NativeType};
 use crate::assignments::{self, Op};
 use crate::cells::{self, Write};
 use crate::columns::{column, spec};
+use crate::conditions::{self, Conditions};
 use crate::exec::ExecContext;
 use crate::keys::KeyLayout;
 use crate::operand::{Binder, Operand, Resolved};
@@ -40,6 +41,8 @@ pub struct ModifyPlan {
     ops: Vec<Op>,
     ttl: Option<Operand>,
     timestamp: Option<Operand>,
+    /// The IF clause, when the statement is a lightweight transaction.
+    conditions: Option<Conditions>,
 }
 
 fn using(
@@ -91,11 +94,6 @@ impl ModifyPlan {
                 "INSERT statements are not allowed on counter tables, use UPDATE instead",
             ));
         }
-        if s.if_not_exists {
-            return Err(CqlError::invalid(
-                "Conditional updates (IF NOT EXISTS) are not supported yet",
-            ));
-        }
         let assigned = match &s.values {
             InsertValues::Columns { columns, values } => {
                 if columns.len() != values.len() {
@@ -123,6 +121,8 @@ impl ModifyPlan {
             } => json_values(&table, value, *default_unset, binder)?,
         };
         let (ttl, timestamp) = using(&table, &s.using, binder)?;
+        let conditions =
+            conditions::analyze(&table, None, s.if_not_exists, timestamp.is_some(), binder)?;
         let mut pk: Vec<Option<Values>> = vec![None; table.partition_key.len()];
         let mut ck: Vec<Option<Values>> = vec![None; table.clustering.len()];
         let mut ops = Vec::new();
@@ -181,6 +181,7 @@ impl ModifyPlan {
             ops,
             ttl,
             timestamp,
+            conditions,
         })
     }
 
@@ -190,17 +191,22 @@ impl ModifyPlan {
         binder: &mut Binder,
     ) -> CqlResult<ModifyPlan> {
         binder.on_table(&table);
-        if s.conditions.is_some() {
-            return Err(CqlError::invalid(
-                "Conditional updates are not supported yet",
-            ));
-        }
         let (ttl, timestamp) = using(&table, &s.using, binder)?;
+        let conditions = conditions::analyze(
+            &table,
+            s.conditions.as_ref(),
+            false,
+            timestamp.is_some(),
+            binder,
+        )?;
         let mut ops = Vec::with_capacity(s.assignments.len());
         for a in &s.assignments {
             ops.push(assignments::assignment(&table, a, binder)?);
         }
-        let only_static = ops.iter().all(|o| o.column().kind == ColumnKind::Static);
+        let only_static = ops.iter().all(|o| o.column().kind == ColumnKind::Static)
+            && !conditions
+                .as_ref()
+                .is_some_and(Conditions::on_regular_columns);
         let restrictions = where_clause(
             &table,
             &s.where_clause,
@@ -215,6 +221,7 @@ impl ModifyPlan {
             ops,
             ttl,
             timestamp,
+            conditions,
         })
     }
 
@@ -224,11 +231,6 @@ impl ModifyPlan {
         binder: &mut Binder,
     ) -> CqlResult<ModifyPlan> {
         binder.on_table(&table);
-        if s.conditions.is_some() {
-            return Err(CqlError::invalid(
-                "Conditional deletions are not supported yet",
-            ));
-        }
         let timestamp = match &s.using_timestamp {
             Some(t) => Some(terms::analyze(
                 t,
@@ -237,12 +239,22 @@ impl ModifyPlan {
             )?),
             None => None,
         };
+        let conditions = conditions::analyze(
+            &table,
+            s.conditions.as_ref(),
+            false,
+            timestamp.is_some(),
+            binder,
+        )?;
         let mut ops = Vec::with_capacity(s.columns.len());
         for target in &s.columns {
             ops.push(assignments::delete_target(&table, target, binder)?);
         }
         let restrictions =
             restrictions::analyze(&table, &s.where_clause, StatementKind::Delete, binder)?;
+        if let Some(conditions) = &conditions {
+            conditional_delete(&table, &restrictions, &ops, conditions)?;
+        }
         let partial = restrictions.clustering_eq_columns() < table.clustering.len();
         let ranged = restrictions.clustering_slice.is_some() || restrictions.multi_slice.is_some();
         let only_static =
@@ -261,6 +273,7 @@ impl ModifyPlan {
             ops,
             ttl: None,
             timestamp,
+            conditions,
         })
     }
 
@@ -280,10 +293,21 @@ impl ModifyPlan {
 
     /// The mutations this statement makes; `stored` holds the rows its `stored_reads` named.
     pub fn mutations(&self, ctx: &ExecContext, stored: &StoredRows) -> CqlResult<Vec<Mutation>> {
+        self.mutations_at(ctx, stored, self.timestamp(ctx)?)
+    }
+
+    /// The mutations this statement makes with every cell written at `ts` (a lightweight
+    /// transaction writes at its ballot's time).
+    pub fn mutations_at(
+        &self,
+        ctx: &ExecContext,
+        stored: &StoredRows,
+        ts: i64,
+    ) -> CqlResult<Vec<Mutation>> {
         let keys = self.partition_keys(ctx)?;
         let w = Write {
             ctx,
-            ts: self.timestamp(ctx)?,
+            ts,
             ttl: self.ttl(ctx)?,
         };
         let table = mutation::TableId(self.layout.table.id);
@@ -335,7 +359,7 @@ impl ModifyPlan {
         Ok(reads)
     }
 
-    fn partition_keys(&self, ctx: &ExecContext) -> CqlResult<Vec<PartitionKey>> {
+    pub(crate) fn partition_keys(&self, ctx: &ExecContext) -> CqlResult<Vec<PartitionKey>> {
         let restrictions::PartitionSelection::Keys(cols) = &self.restrictions.partition else {
             return Err(CqlError::invalid("Missing mandatory PRIMARY KEY part"));
         };
@@ -343,7 +367,7 @@ impl ModifyPlan {
     }
 
     /// The operations on static columns, and the others.
-    fn split_ops(&self) -> (Vec<&Op>, Vec<&Op>) {
+    pub(crate) fn split_ops(&self) -> (Vec<&Op>, Vec<&Op>) {
         self.ops
             .iter()
             .partition(|o| o.column().kind == ColumnKind::Static)
@@ -451,7 +475,7 @@ impl ModifyPlan {
         Ok(v as i32)
     }
 
-    fn clusterings(&self, ctx: &ExecContext) -> CqlResult<Vec<Bytes>> {
+    pub(crate) fn clusterings(&self, ctx: &ExecContext) -> CqlResult<Vec<Bytes>> {
         let names: Vec<String> = self
             .layout
             .table
@@ -466,7 +490,7 @@ impl ModifyPlan {
     }
 
     /// Whether the statement names whole rows (every clustering column given by `=` or `IN`).
-    fn names_rows(&self) -> bool {
+    pub(crate) fn names_rows(&self) -> bool {
         self.restrictions.clustering_eq_columns() == self.layout.clustering_types.len()
             && self.restrictions.clustering_slice.is_none()
             && self.restrictions.multi_slice.is_none()
@@ -612,6 +636,35 @@ fn json_values(
     Ok(assigned)
 }
 
+/// Cassandra's checks of a conditional DELETE that does not name whole rows: it may only
+/// delete static columns, under conditions on static columns.
+fn conditional_delete(
+    table: &TableMetadata,
+    restrictions: &Restrictions,
+    ops: &[Op],
+    conditions: &Conditions,
+) -> CqlResult<()> {
+    let names_rows = restrictions.clustering_eq_columns() == table.clustering.len()
+        && restrictions.clustering_slice.is_none()
+        && restrictions.multi_slice.is_none();
+    if names_rows {
+        return Ok(());
+    }
+    const PREFIX: &str =
+        "DELETE statements must restrict all PRIMARY KEY columns with equality relations";
+    if ops.is_empty() || ops.iter().any(|o| o.column().kind != ColumnKind::Static) {
+        return Err(CqlError::invalid(format!(
+            "{PREFIX} in order to delete non static columns"
+        )));
+    }
+    if conditions.on_regular_columns() {
+        return Err(CqlError::invalid(format!(
+            "{PREFIX} in order to use IF condition on non static columns"
+        )));
+    }
+    Ok(())
+}
+
 fn is_primary_key(col: &ColumnMetadata) -> bool {
     matches!(col.kind, ColumnKind::PartitionKey | ColumnKind::Clustering)
 }
@@ -679,6 +732,61 @@ impl ModifyPlan {
 
     pub(crate) fn restrictions(&self) -> &Restrictions {
         &self.restrictions
+    }
+
+    /// The IF clause, when the statement is a lightweight transaction.
+    pub fn conditions(&self) -> Option<&Conditions> {
+        self.conditions.as_ref()
+    }
+
+    /// Whether the statement writes regular rows (Cassandra's `updatesRegularRows`): the table
+    /// has no clustering columns, or the statement restricts them.
+    pub(crate) fn updates_regular_rows(&self) -> bool {
+        self.layout.clustering_types.is_empty()
+            || !self.restrictions.clustering_eq.is_empty()
+            || self.restrictions.clustering_slice.is_some()
+            || self.restrictions.multi_slice.is_some()
+    }
+
+    /// Whether the statement writes static columns.
+    pub(crate) fn updates_static_row(&self) -> bool {
+        self.ops
+            .iter()
+            .any(|o| o.column().kind == ColumnKind::Static)
+    }
+
+    /// The columns whose operations need their stored cells.
+    pub(crate) fn read_columns(&self) -> impl Iterator<Item = &ColumnMetadata> {
+        self.ops
+            .iter()
+            .filter(|o| o.reads_existing())
+            .map(Op::column)
+    }
+
+    /// Whether the partition key is restricted by `IN`.
+    pub(crate) fn key_has_in(&self) -> bool {
+        match &self.restrictions.partition {
+            restrictions::PartitionSelection::Keys(values) => {
+                values.iter().any(|v| !matches!(v, Values::Eq(_)))
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether a clustering column is restricted by `IN`.
+    pub(crate) fn clustering_has_in(&self) -> bool {
+        self.restrictions
+            .clustering_eq
+            .iter()
+            .any(|p| !matches!(p, Prefix::Column(Values::Eq(_))))
+    }
+
+    /// How Cassandra names the statement's kind in its LWT refusals.
+    pub(crate) fn kind_plural(&self) -> &'static str {
+        match self.kind {
+            Kind::Update => "updates",
+            _ => "deletions",
+        }
     }
 
     /// Whether the statement has `USING TIMESTAMP`.

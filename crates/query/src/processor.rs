@@ -554,12 +554,15 @@ impl QueryProcessor {
                 let state = self.schema();
                 let limits = self.tombstone_limits();
                 let table = &s.layout.table;
-                let source = self.virtual_tables.source(
-                    table,
-                    &state.schema,
-                    &self.coordinator,
-                    self.node_state.as_ref(),
-                )?;
+                let source = self
+                    .virtual_tables
+                    .source(
+                        table,
+                        &state.schema,
+                        &self.coordinator,
+                        self.node_state.as_ref(),
+                    )?
+                    .at(ctx.consistency);
                 guardrails::reads::execution(&self.limits(), s, ctx)?;
                 let (rows, tombstones) = s.execute(ctx, source.reader(), &limits).await?;
                 let mut warnings = ctx.warnings.take();
@@ -570,14 +573,14 @@ impl QueryProcessor {
                     tracing_id: None,
                 });
             }
+            Plan::Modify(m) if m.conditions().is_some() => {
+                QueryResult::Rows(crate::cas::execute(self, &[(m, ctx)], false).await?)
+            }
             Plan::Modify(m) => {
                 batch::apply(self, std::slice::from_ref(m), ctx, None, None).await?;
                 QueryResult::Void
             }
-            Plan::Batch(b) => {
-                b.execute(self, ctx).await?;
-                QueryResult::Void
-            }
+            Plan::Batch(b) => b.execute(self, ctx).await?,
             Plan::Use(ks) => {
                 let exists = self.schema().schema.keyspace(ks).is_some();
                 if !exists && !virtual_tables::is_virtual(ks) {
