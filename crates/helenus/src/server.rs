@@ -97,7 +97,8 @@ fn load_config(path: Option<&Path>) -> Result<(Config, Option<String>), String> 
 }
 
 /// The `-Dcassandra.*` properties of `JVM_OPTS` and `JVM_EXTRA_OPTS` Helenus honours
-/// (`replace_address_first_boot`, `ring_delay_ms`), as Cassandra's start script passes them.
+/// (`replace_address_first_boot`, `ring_delay_ms`, `consistent.rangemovement`), as Cassandra's
+/// start script passes them.
 fn apply_jvm_options(config: &mut Config) -> Result<(), String> {
     for var in ["JVM_OPTS", "JVM_EXTRA_OPTS"] {
         if let Ok(options) = std::env::var(var) {
@@ -281,7 +282,7 @@ async fn serve(
         cluster.metadata.clone(),
         processor.clone(),
         cluster.membership(),
-        config.ring_delay,
+        nodeops_settings(&config),
     );
     if let Some(streaming) = &streaming {
         let mover =
@@ -369,6 +370,18 @@ async fn serve(
         tracing::error!("the admin API task failed");
     }
     result.map_err(|e| format!("server: {e}"))
+}
+
+/// How this node's topology changes run: the ring delay and consistent range movement from the
+/// settings, the data directories a join must have room in, and the file in the metadata
+/// directory where a join records the ranges it has received.
+fn nodeops_settings(config: &Config) -> nodeops::Settings {
+    nodeops::Settings {
+        consistent_rangemovement: config.consistent_rangemovement,
+        data_dirs: config.data_file_directories.clone(),
+        received_file: Some(config.metadata_directory.join("bootstrap_received_ranges")),
+        ..nodeops::Settings::new(config.ring_delay)
+    }
 }
 
 /// The stream throttles from cassandra.yaml, the rest as the crate's defaults.
