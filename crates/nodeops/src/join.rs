@@ -12,16 +12,14 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Instant;
 
-use gossip::keys;
 use metadata::{ClusterMetadata, HostId, MetadataError, NodeRecord, NodeState, Transformation};
+
 use tokio::task::JoinSet;
 
 use crate::mover::{RangeMover, Transfer};
 use crate::ops::{log_transfers, Bootstrap, Move, NodeOps, OperationMode, RETRY, WAIT_REPORT};
-use crate::plan::owned_ranges;
 use crate::received::Received;
-use crate::rings::ring_of;
-use crate::room::{check_room, estimated_bytes, free_bytes, Source};
+use crate::room::{check_room, free_bytes};
 
 impl NodeOps {
     /// Joins the ring as a pending owner of `node`'s tokens and becomes Normal once the
@@ -127,9 +125,10 @@ impl NodeOps {
     /// Whether a join may start: a live source for every range it would take and the disk
     /// space for them, over the ring the join would make.
     async fn preflight(&self, start: &Transformation) -> Result<(), String> {
-        if self.mover.read().is_none() {
+        let mover = self.mover.read().clone();
+        let Some(mover) = mover else {
             return Ok(());
-        }
+        };
         let (joining, doing) = match start {
             Transformation::StartJoin { node } => (
                 NodeRecord {
@@ -159,35 +158,15 @@ impl NodeOps {
         let Some(free) = free_bytes(&self.settings.data_dirs) else {
             return Ok(());
         };
-        let needed = estimated_bytes(&transfers, &self.sources(&prospective(), &transfers));
+        let needed = match mover.estimate(transfers).await {
+            Ok(needed) => needed,
+            Err(why) => {
+                tracing::warn!("{doing} without checking the disk space it needs: {why}");
+                return Ok(());
+            }
+        };
         tracing::info!("{doing}: about {needed} bytes to fetch, {free} bytes free");
         check_room(doing, needed, free)
-    }
-
-    /// Each source of `transfers` with its gossiped load and the ranges it replicates.
-    fn sources(&self, meta: &ClusterMetadata, transfers: &[Transfer]) -> BTreeMap<IpAddr, Source> {
-        let ring = ring_of(meta);
-        let views = self
-            .gossip
-            .as_ref()
-            .map(|g| g.endpoints_by_ip())
-            .unwrap_or_default();
-        let keyspaces = self.keyspaces();
-        let mut sources = BTreeMap::new();
-        for addr in transfers.iter().map(|t| t.source) {
-            sources.entry(addr).or_insert_with(|| Source {
-                load: views
-                    .get(&addr)
-                    .and_then(|v| v.get(keys::LOAD))
-                    .and_then(|l| l.parse().ok())
-                    .unwrap_or(0),
-                owned: keyspaces
-                    .iter()
-                    .map(|(name, strategy)| (name.clone(), owned_ranges(strategy, &ring, addr)))
-                    .collect(),
-            });
-        }
-        sources
     }
 
     /// Whether a node in `state` fetches each range from the node giving it up: a bootstrap

@@ -18,7 +18,7 @@
 //! - `join`: a bootstrap or replacement: the checks before it starts (a live source for each
 //!   range, the disk space), the fetch source by source, `nodetool bootstrap resume`;
 //! - `received`: the ranges a join has received, kept so that a resumed join skips them;
-//! - `room`: the disk space a join needs (estimated from the sources' loads) and has.
+//! - `room`: whether the data directories have room for what a join would fetch.
 
 mod join;
 mod mover;
@@ -30,7 +30,7 @@ mod room;
 mod streamer;
 pub use rings::testing;
 
-pub use mover::{MoveFuture, Purpose, RangeMover, Transfer};
+pub use mover::{EstimateFuture, MoveFuture, Purpose, RangeMover, Transfer};
 pub use ops::{NodeOps, OperationMode, Settings};
 pub use plan::{
     gained_ranges, gains_ranges, lost_ranges, owned_ranges, replication_checks, restored_ranges,

@@ -88,6 +88,28 @@ pub struct Pull {
     pub tables: Vec<(TableId, Vec<TokenRange>)>,
 }
 
+/// `StreamEstimate`: the ranges of tables whose size the asker wants; answered with the
+/// bytes as a big-endian u64.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Estimate {
+    pub tables: Vec<(TableId, Vec<TokenRange>)>,
+}
+
+impl Estimate {
+    pub fn encode(&self) -> Bytes {
+        let mut out = BytesMut::new();
+        put_tables(&mut out, &self.tables);
+        out.freeze()
+    }
+
+    pub fn decode(bytes: &[u8]) -> Result<Estimate, DecodeError> {
+        let mut r = Reader(bytes);
+        let tables = r.tables()?;
+        r.end()?;
+        Ok(Estimate { tables })
+    }
+}
+
 impl Pull {
     pub fn encode(&self) -> Bytes {
         let mut out = BytesMut::new();
