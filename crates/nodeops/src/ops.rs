@@ -325,10 +325,17 @@ impl NodeOps {
         Ok(())
     }
 
-    /// Takes a node that has left out of the metadata group and the log's nodes.
+    /// Takes a node that has left out of the metadata group and the log's nodes. This node
+    /// taking itself out has the leader's answer and does not wait to apply the change: out
+    /// of the group, it may never see it.
     async fn forget(&self, host_id: HostId) {
         let remove = Transformation::RemoveNode { host_id };
-        if let Err(e) = self.commit_retrying(remove).await {
+        let removed = if host_id == self.host_id() {
+            self.commit_leaving(remove).await
+        } else {
+            self.commit_retrying(remove).await
+        };
+        if let Err(e) = removed {
             tracing::warn!(
                 "node {host_id} has left the ring but stays in the metadata group: {e}; \
                  nodetool removenode {host_id} on another node takes it out"
@@ -358,6 +365,16 @@ impl NodeOps {
     pub(crate) async fn commit_retrying(&self, change: Transformation) -> Result<(), String> {
         loop {
             match self.metadata.commit(change.clone()).await {
+                Ok(_) => return Ok(()),
+                Err(e) => retry_or_fail(e).await?,
+            }
+        }
+    }
+
+    /// [`commit_retrying`](Self::commit_retrying) for this node's own removal.
+    async fn commit_leaving(&self, change: Transformation) -> Result<(), String> {
+        loop {
+            match self.metadata.commit_leaving(change.clone()).await {
                 Ok(_) => return Ok(()),
                 Err(e) => retry_or_fail(e).await?,
             }
