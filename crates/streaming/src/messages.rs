@@ -416,6 +416,10 @@ mod tests {
             tables: prepare.tables.clone(),
         };
         assert_eq!(Pull::decode(&pull.encode()), Ok(pull.clone()));
+        let estimate = Estimate {
+            tables: prepare.tables.clone(),
+        };
+        assert_eq!(Estimate::decode(&estimate.encode()), Ok(estimate.clone()));
         assert_eq!(Prepare::decode(&prepare.encode()), Ok(prepare.clone()));
         assert_eq!(Manifest::decode(&manifest.encode()), Ok(manifest.clone()));
         assert_eq!(ChunkRequest::decode(&request.encode()), Ok(request));
@@ -431,6 +435,7 @@ mod tests {
         assert!(truncations(request.encode()).all(|b| ChunkRequest::decode(&b).is_err()));
         assert!(truncations(complete.encode()).all(|b| Complete::decode(&b).is_err()));
         assert!(truncations(pull.encode()).all(|b| Pull::decode(&b).is_err()));
+        assert!(truncations(estimate.encode()).all(|b| Estimate::decode(&b).is_err()));
         let huge_count = [0xff; 8];
         assert!(Manifest::decode(&huge_count).is_err());
     }
