@@ -165,6 +165,7 @@ impl Api {
             }
             "/v1/removenode" => ok(&operations::removenode(node, &parse(body)?).await?),
             "/v1/move" => ok(&operations::move_token(node)?),
+            "/v1/bootstrap/resume" => ok(&operations::resume_bootstrap(node).await?),
             "/v1/verify" => ok(&scrub::verify(node, &selection_or_default(body)?).await?),
             "/v1/endpoints" => ok(&ring::endpoints(node, &parse(body)?)?),
             "/v1/gossip/enable" => ok(&ring::set_gossip(node, true)?),
@@ -201,7 +202,7 @@ impl Api {
 
 /// 404 for an unknown path, 405 for a known path with the wrong method.
 fn unknown(method: &Method, path: &str) -> ApiError {
-    const PATHS: [&str; 59] = [
+    const PATHS: [&str; 60] = [
         "/metrics",
         "/v1/garbagecollect",
         "/v1/logging",
@@ -245,6 +246,7 @@ fn unknown(method: &Method, path: &str) -> ApiError {
         "/v1/decommission",
         "/v1/removenode",
         "/v1/move",
+        "/v1/bootstrap/resume",
         "/v1/operation_mode",
         "/v1/verify",
         "/v1/hints",

@@ -72,7 +72,7 @@ pub(crate) async fn api(dir: &tempfile::TempDir) -> Api {
         metadata.clone(),
         processor.clone(),
         None,
-        std::time::Duration::ZERO,
+        nodeops::Settings::new(std::time::Duration::ZERO),
     );
     Api::new(Arc::new(AdminNode {
         storage,

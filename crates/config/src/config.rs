@@ -189,6 +189,11 @@ pub struct Config {
     /// How long a topology change waits after a step so that every coordinator applies it
     /// (Cassandra's `ring_delay_ms`, 30 s there; here the metadata log delivers each step).
     pub ring_delay: Duration,
+    /// Cassandra's `-Dcassandra.consistent.rangemovement` (also `consistent_rangemovement` in
+    /// cassandra.yaml here): a joining node streams each range from the node giving it up and
+    /// refuses to join while that node is down; `false` lets it stream from another live
+    /// replica instead.
+    pub consistent_rangemovement: bool,
     /// Balanced token allocation for this many replicas in the node's data center; `None`:
     /// random tokens.
     pub allocate_tokens_for_local_replication_factor: Option<u32>,
@@ -287,6 +292,7 @@ impl Default for Config {
             auto_bootstrap: true,
             replace_address_first_boot: None,
             ring_delay: Duration::from_secs(2),
+            consistent_rangemovement: true,
             allocate_tokens_for_local_replication_factor: Some(3),
             phi_convict_threshold: 8.0,
             internode_compression: InternodeCompression::Dc,

@@ -1,7 +1,7 @@
 //! The `-Dcassandra.*` system properties Helenus honours from `JVM_OPTS` and `JVM_EXTRA_OPTS`,
 //! as operators pass them to Cassandra (`JVM_EXTRA_OPTS="-Dcassandra.replace_address_first_boot=10.0.0.7"`):
-//! `replace_address_first_boot` (and the older `replace_address`) and `ring_delay_ms`. Other
-//! properties are ignored.
+//! `replace_address_first_boot` (and the older `replace_address`), `ring_delay_ms` and
+//! `consistent.rangemovement`. Other properties are ignored.
 
 use std::time::Duration;
 
@@ -30,6 +30,13 @@ pub fn apply_jvm_options(config: &mut Config, options: &str) -> Result<(), Confi
                     .map_err(|_| invalid("not a number of milliseconds"))?;
                 config.ring_delay = Duration::from_millis(ms);
             }
+            "consistent.rangemovement" => {
+                config.consistent_rangemovement = match value {
+                    "true" => true,
+                    "false" => false,
+                    _ => return Err(invalid("not true or false")),
+                };
+            }
             _ => {}
         }
     }
@@ -57,6 +64,17 @@ mod tests {
         apply_jvm_options(&mut older, "-Dcassandra.replace_address=10.1.2.3").expect("valid");
         assert!(older.replace_address_first_boot.is_some());
         let bad = apply_jvm_options(&mut older, "-Dcassandra.ring_delay_ms=soon");
+        assert!(bad.is_err());
+    }
+
+    #[test]
+    fn consistent_range_movement_is_turned_off_by_its_system_property() {
+        let mut config = Config::default();
+        assert!(config.consistent_rangemovement);
+        apply_jvm_options(&mut config, "-Dcassandra.consistent.rangemovement=false")
+            .expect("valid");
+        assert!(!config.consistent_rangemovement);
+        let bad = apply_jvm_options(&mut config, "-Dcassandra.consistent.rangemovement=no");
         assert!(bad.is_err());
     }
 }

@@ -51,6 +51,10 @@ impl Config {
             ),
             ("ring_delay_ms", set(self.ring_delay.as_millis())),
             (
+                "consistent_rangemovement",
+                set(self.consistent_rangemovement),
+            ),
+            (
                 "allocate_tokens_for_local_replication_factor",
                 opt(self.allocate_tokens_for_local_replication_factor),
             ),

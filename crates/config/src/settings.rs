@@ -22,6 +22,7 @@ pub const HELENUS_KEYS: &[&str] = &[
     "metadata_directory",
     "replace_address_first_boot",
     "ring_delay_ms",
+    "consistent_rangemovement",
 ];
 
 /// Sets the field for `value.key`; `Ok(false)` when Helenus does not use that key.
@@ -47,6 +48,7 @@ fn apply_node(c: &mut Config, v: Value) -> Result<bool, ConfigError> {
         "auto_bootstrap" => c.auto_bootstrap = v.boolean()?,
         "replace_address_first_boot" => c.replace_address_first_boot = Some(v.address()?),
         "ring_delay_ms" => c.ring_delay = Duration::from_millis(v.integer()?),
+        "consistent_rangemovement" => c.consistent_rangemovement = v.boolean()?,
         "allocate_tokens_for_local_replication_factor" => {
             c.allocate_tokens_for_local_replication_factor = Some(v.integer()?)
         }

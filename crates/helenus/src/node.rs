@@ -136,7 +136,7 @@ impl Node {
             cluster.metadata.clone(),
             processor.clone(),
             cluster.membership(),
-            config.ring_delay,
+            settings::nodeops_settings(config),
         );
         if let Some(streaming) = &streaming {
             let mover = nodeops::StreamMover::new(

@@ -83,7 +83,8 @@ fn load_config(path: Option<&Path>) -> Result<(Config, Option<String>), String> 
 }
 
 /// The `-Dcassandra.*` properties of `JVM_OPTS` and `JVM_EXTRA_OPTS` Helenus honours
-/// (`replace_address_first_boot`, `ring_delay_ms`), as Cassandra's start script passes them.
+/// (`replace_address_first_boot`, `ring_delay_ms`, `consistent.rangemovement`), as Cassandra's
+/// start script passes them.
 fn apply_jvm_options(config: &mut Config) -> Result<(), String> {
     for var in ["JVM_OPTS", "JVM_EXTRA_OPTS"] {
         if let Ok(options) = std::env::var(var) {

@@ -22,7 +22,7 @@ use crate::raft_log::log_store::LogStore;
 use crate::raft_types::{NodeId, Raft};
 use crate::state_machine::StateMachineStore;
 use crate::status::RaftStatus;
-use crate::transform::Command;
+use crate::transform::{Command, Outcome};
 use crate::transport::Transport;
 
 /// The cluster's schema and topology as one replicated log of epochs.
@@ -135,6 +135,24 @@ impl MetadataService {
         let result = self.core.settle(outcome, deadline).await;
         tracing::debug!("metadata commit of {kind}: {result:?}");
         result
+    }
+
+    /// Commits a change that takes this node out of the metadata group (a decommissioned
+    /// node's own `RemoveNode`): the leader's answer is the outcome, without waiting for this
+    /// node to apply it, which a node no longer in the group may never do.
+    pub async fn commit_leaving(
+        &self,
+        transformation: Transformation,
+    ) -> Result<u64, MetadataError> {
+        let deadline = Instant::now() + self.core.config.commit_timeout;
+        match self
+            .core
+            .propose(Command::Apply(transformation), deadline)
+            .await?
+        {
+            Outcome::Applied { epoch } => Ok(epoch),
+            other => self.core.settle(other, deadline).await,
+        }
     }
 
     /// The metadata as applied on this node.

@@ -34,6 +34,9 @@ pub enum Verb {
     /// Asks a node to pull some ranges from a given source and answers once it has them (a
     /// decommissioning node sends its ranges this way).
     StreamPull = 31,
+    /// Asks a node how many bytes it holds in some ranges of some tables (a joining node
+    /// checks that it has the room for them before it starts).
+    StreamEstimate = 32,
     /// Repair (crate `repair`): build and send the Merkle tree of a table's range; fetch
     /// the differing ranges of a table from another replica.
     RepairValidation = 40,
@@ -47,7 +50,7 @@ pub enum Verb {
 
 impl Verb {
     /// Every verb, in code order.
-    pub const ALL: [Verb; 24] = [
+    pub const ALL: [Verb; 25] = [
         Verb::Echo,
         Verb::Gossip,
         Verb::RaftVote,
@@ -67,6 +70,7 @@ impl Verb {
         Verb::StreamChunk,
         Verb::StreamComplete,
         Verb::StreamPull,
+        Verb::StreamEstimate,
         Verb::RepairValidation,
         Verb::RepairSync,
         Verb::PaxosPrepare,
@@ -96,6 +100,7 @@ impl Verb {
             Verb::StreamChunk => "STREAM_CHUNK_REQ",
             Verb::StreamComplete => "STREAM_COMPLETE_REQ",
             Verb::StreamPull => "STREAM_PULL_REQ",
+            Verb::StreamEstimate => "STREAM_ESTIMATE_REQ",
             Verb::RepairValidation => "VALIDATION_REQ",
             Verb::RepairSync => "SYNC_REQ",
             Verb::PaxosPrepare => "PAXOS2_PREPARE_REQ",

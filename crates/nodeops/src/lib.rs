@@ -14,17 +14,24 @@
 //! - `plan`: pure planning: which ranges move from and to whom, the replication factors a
 //!   leaving node must leave room for;
 //! - `rings`: the read ring and the future ring of a metadata state;
-//! - `ops`: [`NodeOps`], the operations and the node's [`OperationMode`].
+//! - `ops`: [`NodeOps`], the operations and the node's [`OperationMode`];
+//! - `join`: a bootstrap or replacement: the checks before it starts (a live source for each
+//!   range, the disk space), the fetch source by source, `nodetool bootstrap resume`;
+//! - `received`: the ranges a join has received, kept so that a resumed join skips them;
+//! - `room`: whether the data directories have room for what a join would fetch.
 
+mod join;
 mod mover;
 mod ops;
 mod plan;
+mod received;
 mod rings;
+mod room;
 mod streamer;
 pub use rings::testing;
 
-pub use mover::{MoveFuture, Purpose, RangeMover, Transfer};
-pub use ops::{NodeOps, OperationMode};
+pub use mover::{EstimateFuture, MoveFuture, Purpose, RangeMover, Transfer};
+pub use ops::{NodeOps, OperationMode, Settings};
 pub use plan::{
     gained_ranges, gains_ranges, lost_ranges, owned_ranges, replication_checks, restored_ranges,
     Rings,

@@ -43,9 +43,18 @@ impl Purpose {
 /// What a move resolves to: done, or why not (the operation stops there and can be resumed).
 pub type MoveFuture<'a> = Pin<Box<dyn Future<Output = Result<(), String>> + Send + 'a>>;
 
+/// About how many bytes some transfers would copy, or why that is not known.
+pub type EstimateFuture<'a> = Pin<Box<dyn Future<Output = Result<u64, String>> + Send + 'a>>;
+
 /// Moves the data of token ranges between nodes.
 pub trait RangeMover: Send + Sync {
     /// Copies every table of each transfer's keyspace, for its ranges, from its source into
     /// its target; resolves once every target holds its data durably.
     fn transfer(&self, purpose: Purpose, transfers: Vec<Transfer>) -> MoveFuture<'_>;
+
+    /// About how many bytes `transfers` would copy, as their sources tell (0 for a mover that
+    /// cannot tell).
+    fn estimate(&self, _transfers: Vec<Transfer>) -> EstimateFuture<'_> {
+        Box::pin(async { Ok(0) })
+    }
 }

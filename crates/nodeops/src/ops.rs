@@ -13,6 +13,7 @@
 //! Replacing finishes its join, Leaving finishes its decommission.
 
 use std::net::IpAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -30,11 +31,11 @@ use crate::plan::{gained_ranges, lost_ranges, replication_checks, restored_range
 use crate::rings::{future_ring_of, ring_of};
 
 /// A pause before a step is tried again (no majority, or another change under way).
-const RETRY: Duration = Duration::from_millis(500);
+pub(crate) const RETRY: Duration = Duration::from_millis(500);
 /// How long a change waits for gossip to see up the nodes it streams from.
 const SOURCES_WAIT: Duration = Duration::from_secs(30);
 /// How often a node waiting for another topology change to end says so.
-const WAIT_REPORT: Duration = Duration::from_secs(10);
+pub(crate) const WAIT_REPORT: Duration = Duration::from_secs(10);
 
 /// What the node is doing in the ring, as `nodetool netstats` reports Cassandra's mode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,9 +59,47 @@ impl OperationMode {
     }
 }
 
+/// How this node's topology changes run.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// The wait after a step for every node to apply it (`ring_delay_ms`).
+    pub ring_delay: Duration,
+    /// Cassandra's `cassandra.consistent.rangemovement`: a joining node fetches each range
+    /// from the node giving it up, and refuses to join while that node is down; off, it takes
+    /// the range from another live replica then.
+    pub consistent_rangemovement: bool,
+    /// The data directories, whose free space a join must have for the ranges it takes.
+    pub data_dirs: Vec<PathBuf>,
+    /// Where a join records the ranges it has received (`None`: nowhere, a resumed join
+    /// fetches them all again).
+    pub received_file: Option<PathBuf>,
+}
+
+impl Settings {
+    /// Consistent range movement, no disk check, nothing recorded.
+    pub fn new(ring_delay: Duration) -> Settings {
+        Settings {
+            ring_delay,
+            consistent_rangemovement: true,
+            data_dirs: Vec::new(),
+            received_file: None,
+        }
+    }
+}
+
+/// Where this node's bootstrap is, for `nodetool bootstrap resume`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Bootstrap {
+    /// No join under way on this node.
+    Idle,
+    Streaming,
+    /// The data movement failed; the node stays Joining until resumed.
+    Failed(String),
+}
+
 /// The data a step of a change moves.
 #[derive(Clone, Copy, Debug)]
-enum Move {
+pub(crate) enum Move {
     /// This node fetches what it gains (`strict`: from the nodes giving it up).
     Fetch { strict: bool },
     /// This node sends what it loses.
@@ -70,7 +109,7 @@ enum Move {
 }
 
 impl Move {
-    fn purpose(self) -> Purpose {
+    pub(crate) fn purpose(self) -> Purpose {
         match self {
             Move::Fetch { .. } => Purpose::Bootstrap,
             Move::Send => Purpose::Unbootstrap,
@@ -80,14 +119,15 @@ impl Move {
 }
 
 pub struct NodeOps {
-    metadata: Arc<MetadataService>,
-    processor: Arc<QueryProcessor>,
-    gossip: Option<Arc<dyn Membership>>,
-    ring_delay: Duration,
-    mover: RwLock<Option<Arc<dyn RangeMover>>>,
-    mode: watch::Sender<OperationMode>,
+    pub(crate) metadata: Arc<MetadataService>,
+    pub(crate) processor: Arc<QueryProcessor>,
+    pub(crate) gossip: Option<Arc<dyn Membership>>,
+    pub(crate) settings: Settings,
+    pub(crate) mover: RwLock<Option<Arc<dyn RangeMover>>>,
+    pub(crate) mode: watch::Sender<OperationMode>,
+    pub(crate) bootstrap: watch::Sender<Bootstrap>,
     /// One operation started on this node at a time.
-    busy: Mutex<()>,
+    pub(crate) busy: Mutex<()>,
 }
 
 impl NodeOps {
@@ -95,15 +135,16 @@ impl NodeOps {
         metadata: Arc<MetadataService>,
         processor: Arc<QueryProcessor>,
         gossip: Option<Arc<dyn Membership>>,
-        ring_delay: Duration,
+        settings: Settings,
     ) -> Arc<NodeOps> {
         Arc::new(NodeOps {
             metadata,
             processor,
             gossip,
-            ring_delay,
+            settings,
             mover: RwLock::new(None),
             mode: watch::Sender::new(OperationMode::Starting),
+            bootstrap: watch::Sender::new(Bootstrap::Idle),
             busy: Mutex::new(()),
         })
     }
@@ -128,59 +169,12 @@ impl NodeOps {
         let _ = mode.wait_for(|m| *m == OperationMode::Decommissioned).await;
     }
 
-    fn host_id(&self) -> HostId {
+    pub(crate) fn host_id(&self) -> HostId {
         self.processor.node().host_id
     }
 
-    fn me(&self, meta: &ClusterMetadata) -> Option<NodeRecord> {
+    pub(crate) fn me(&self, meta: &ClusterMetadata) -> Option<NodeRecord> {
         meta.nodes.get(&self.host_id()).cloned()
-    }
-
-    /// Joins the ring as a pending owner of `node`'s tokens and becomes Normal once the
-    /// ranges it gains are fetched; a node found Joining (restarted mid-join) goes on.
-    pub async fn bootstrap(&self, node: NodeRecord) -> Result<(), String> {
-        let _busy = self.busy.lock().await;
-        let start = Transformation::StartJoin {
-            node: Box::new(node),
-        };
-        self.start_unless(start, |s| s == NodeState::Joining)
-            .await?;
-        self.finish_join().await
-    }
-
-    /// Takes the tokens of the dead node `replaces` (`replace_address_first_boot`) and becomes
-    /// Normal once their ranges are fetched from the live replicas.
-    pub async fn replace(&self, node: NodeRecord, replaces: HostId) -> Result<(), String> {
-        let _busy = self.busy.lock().await;
-        let start = Transformation::StartReplace {
-            node: Box::new(node),
-            replaces,
-        };
-        self.start_unless(start, |s| matches!(s, NodeState::Replacing(_)))
-            .await?;
-        self.finish_join().await
-    }
-
-    /// Goes on with the join of a node found Joining or Replacing at start-up.
-    pub async fn resume_join(&self) -> Result<(), String> {
-        let _busy = self.busy.lock().await;
-        tracing::info!("this node was joining the ring when it stopped: finishing the join");
-        self.finish_join().await
-    }
-
-    async fn finish_join(&self) -> Result<(), String> {
-        self.mode.send_replace(OperationMode::Joining);
-        self.settle("joining").await;
-        let meta = self.metadata.current();
-        let strict = self.me(&meta).map(|n| n.state) == Some(NodeState::Joining);
-        self.move_data(Move::Fetch { strict }).await?;
-        let done = Transformation::FinishJoin {
-            host_id: self.host_id(),
-        };
-        self.commit_retrying(done).await?;
-        self.mode.send_replace(OperationMode::Normal);
-        tracing::info!("joined the ring: this node is Normal");
-        Ok(())
     }
 
     /// `nodetool decommission [--force]`: refused unless this node is Normal (or already
@@ -274,7 +268,16 @@ impl NodeOps {
                 self.commit(start).await?;
             }
             NodeState::Leaving | NodeState::Left => {}
-            other => return Err(format!("node {host_id} is {other:?} and cannot be removed")),
+            NodeState::Joining | NodeState::Replacing(_) => {
+                // a join that stopped half-way: the node owned nothing yet, so it goes with
+                // its pending ranges and nothing to restore
+                tracing::info!(
+                    "removing node {host_id} ({}), which had not finished joining the ring",
+                    node.addr
+                );
+                let remove = Transformation::RemoveNode { host_id };
+                return self.commit_retrying(remove).await;
+            }
         }
         tracing::info!("removing node {host_id} ({}) from the ring", node.addr);
         self.settle("being removed").await;
@@ -322,10 +325,17 @@ impl NodeOps {
         Ok(())
     }
 
-    /// Takes a node that has left out of the metadata group and the log's nodes.
+    /// Takes a node that has left out of the metadata group and the log's nodes. This node
+    /// taking itself out has the leader's answer and does not wait to apply the change: out
+    /// of the group, it may never see it.
     async fn forget(&self, host_id: HostId) {
         let remove = Transformation::RemoveNode { host_id };
-        if let Err(e) = self.commit_retrying(remove).await {
+        let removed = if host_id == self.host_id() {
+            self.commit_leaving(remove).await
+        } else {
+            self.commit_retrying(remove).await
+        };
+        if let Err(e) = removed {
             tracing::warn!(
                 "node {host_id} has left the ring but stays in the metadata group: {e}; \
                  nodetool removenode {host_id} on another node takes it out"
@@ -336,37 +346,6 @@ impl NodeOps {
     /// Whether gossip sees the node at `addr` up.
     pub fn is_alive(&self, addr: IpAddr) -> bool {
         self.gossip.as_ref().is_some_and(|g| g.is_alive(addr))
-    }
-
-    /// Commits the first step of a change unless this node is already in the state it leads
-    /// to (a restart in the middle); waits while another node's change runs.
-    async fn start_unless(
-        &self,
-        start: Transformation,
-        started: impl Fn(NodeState) -> bool,
-    ) -> Result<(), String> {
-        let mut reported: Option<Instant> = None;
-        loop {
-            if self
-                .me(&self.metadata.current())
-                .is_some_and(|n| started(n.state))
-            {
-                return Ok(());
-            }
-            match self.metadata.commit(start.clone()).await {
-                Ok(_) => return Ok(()),
-                Err(MetadataError::Rejected(reason))
-                    if reason.starts_with("another topology change") =>
-                {
-                    if reported.is_none_or(|at| at.elapsed() >= WAIT_REPORT) {
-                        tracing::info!("waiting to join the ring: {reason}");
-                        reported = Some(Instant::now());
-                    }
-                    tokio::time::sleep(RETRY).await;
-                }
-                Err(e) => retry_or_fail(e).await?,
-            }
-        }
     }
 
     /// Commits one step; a refusal is the operation's answer.
@@ -383,7 +362,7 @@ impl NodeOps {
 
     /// Commits a step that must happen (the change is under way): tried again without a
     /// majority, or after a conflict with an unrelated change.
-    async fn commit_retrying(&self, change: Transformation) -> Result<(), String> {
+    pub(crate) async fn commit_retrying(&self, change: Transformation) -> Result<(), String> {
         loop {
             match self.metadata.commit(change.clone()).await {
                 Ok(_) => return Ok(()),
@@ -392,52 +371,68 @@ impl NodeOps {
         }
     }
 
+    /// [`commit_retrying`](Self::commit_retrying) for this node's own removal.
+    async fn commit_leaving(&self, change: Transformation) -> Result<(), String> {
+        loop {
+            match self.metadata.commit_leaving(change.clone()).await {
+                Ok(_) => return Ok(()),
+                Err(e) => retry_or_fail(e).await?,
+            }
+        }
+    }
+
     /// Waits for the ring delay, so that every coordinator applies the step before the next.
-    async fn settle(&self, doing: &str) {
+    pub(crate) async fn settle(&self, doing: &str) {
+        let delay = self.settings.ring_delay;
         tracing::info!(
-            "this node is {doing}: waiting {:?} (ring delay) for every node to see it",
-            self.ring_delay
+            "this node is {doing}: waiting {delay:?} (ring delay) for every node to see it"
         );
-        tokio::time::sleep(self.ring_delay).await;
+        tokio::time::sleep(delay).await;
     }
 
     /// Moves the data of the ranges that change hands in the change under way, through the
     /// attached mover.
-    async fn move_data(&self, step: Move) -> Result<(), String> {
-        let mover = self.mover.read().clone();
-        let Some(mover) = mover else {
-            self.log_unmoved(match step {
-                Move::Fetch { .. } => "fetch the ranges this node gains",
-                Move::Send => "send the ranges this node gives up",
-                Move::Restore(_) => "restore the replicas of the removed node's ranges",
-            });
+    pub(crate) async fn move_data(&self, step: Move) -> Result<(), String> {
+        let Some(mover) = self.mover_or_warn(step) else {
             return Ok(());
         };
-        let transfers = self.plan_when_sources_up(step).await?;
-        let ranges: usize = transfers.iter().map(|t| t.ranges.len()).sum();
-        tracing::info!(
-            "{}: streaming {ranges} ranges in {} transfers",
-            step.purpose().name(),
-            transfers.len()
-        );
+        let transfers = self
+            .plan_when_sources_up(step, || self.metadata.current())
+            .await?;
+        log_transfers(step, &transfers);
         mover.transfer(step.purpose(), transfers).await?;
         tracing::info!("{}: every range has moved", step.purpose().name());
         Ok(())
     }
 
-    fn log_unmoved(&self, what: &str) {
-        tracing::warn!(
-            "no data streaming in this build: not moving data to {what}; the ranges' new \
-             replicas get only the writes made from now on (run nodetool repair to fill them)"
-        );
+    /// The attached mover; without one, a warning that the step moves no data.
+    pub(crate) fn mover_or_warn(&self, step: Move) -> Option<Arc<dyn RangeMover>> {
+        let mover = self.mover.read().clone();
+        if mover.is_none() {
+            tracing::warn!(
+                "no data streaming in this build: not moving data to {}; the ranges' new \
+                 replicas get only the writes made from now on (run nodetool repair to fill them)",
+                match step {
+                    Move::Fetch { .. } => "fetch the ranges this node gains",
+                    Move::Send => "send the ranges this node gives up",
+                    Move::Restore(_) => "restore the replicas of the removed node's ranges",
+                }
+            );
+        }
+        mover
     }
 
-    /// The plan, once gossip sees every source it needs up (a node just started has not heard
-    /// from every other yet): tried again for up to `SOURCES_WAIT`.
-    async fn plan_when_sources_up(&self, step: Move) -> Result<Vec<Transfer>, String> {
+    /// The plan over the metadata `meta` gives, once gossip sees every source it needs up (a
+    /// node just started has not heard from every other yet): tried again for up to
+    /// `SOURCES_WAIT`.
+    pub(crate) async fn plan_when_sources_up(
+        &self,
+        step: Move,
+        meta: impl Fn() -> Arc<ClusterMetadata>,
+    ) -> Result<Vec<Transfer>, String> {
         let deadline = Instant::now() + SOURCES_WAIT;
         loop {
-            match self.plan(step) {
+            match self.plan(&meta(), step) {
                 Err(why) if Instant::now() < deadline => {
                     tracing::info!("waiting for the sources to be up: {why}");
                     tokio::time::sleep(RETRY).await;
@@ -447,40 +442,57 @@ impl NodeOps {
         }
     }
 
-    /// The transfers of every replicated keyspace with tables, for the change under way.
-    fn plan(&self, step: Move) -> Result<Vec<Transfer>, String> {
-        let meta = self.metadata.current();
-        let now: TokenMetadata = ring_of(&meta);
-        let Some(future) = future_ring_of(&meta) else {
+    /// The replicated keyspaces with tables, and their strategies.
+    pub(crate) fn keyspaces(&self) -> Vec<(String, Arc<ReplicationStrategy>)> {
+        let schema = self.processor.schema();
+        schema
+            .schema
+            .keyspaces()
+            .iter()
+            .filter(|(_, keyspace)| !keyspace.tables.is_empty())
+            .map(|(name, _)| (name.clone(), self.processor.strategy(name)))
+            .filter(|(_, strategy)| !matches!(**strategy, ReplicationStrategy::Local))
+            .collect()
+    }
+
+    /// The transfers of every replicated keyspace with tables, for the change under way in
+    /// `meta`.
+    fn plan(&self, meta: &ClusterMetadata, step: Move) -> Result<Vec<Transfer>, String> {
+        let now: TokenMetadata = ring_of(meta);
+        let Some(future) = future_ring_of(meta) else {
             return Ok(Vec::new());
         };
         let local = self.processor.node().listen_address;
         let alive = |addr: IpAddr| addr == local || self.is_alive(addr);
-        let schema = self.processor.schema();
         let mut transfers = Vec::new();
-        for (name, keyspace) in schema.schema.keyspaces() {
-            let strategy = self.processor.strategy(name);
-            if keyspace.tables.is_empty() || matches!(*strategy, ReplicationStrategy::Local) {
-                continue;
-            }
+        for (name, strategy) in self.keyspaces() {
             let rings = Rings {
                 strategy: &strategy,
                 now: &now,
                 future: &future,
             };
             transfers.extend(match step {
-                Move::Fetch { strict } => gained_ranges(name, rings, local, &alive, strict)?,
-                Move::Send => lost_ranges(name, rings, local),
-                Move::Restore(removed) => restored_ranges(name, rings, removed, &alive)?,
+                Move::Fetch { strict } => gained_ranges(&name, rings, local, &alive, strict)?,
+                Move::Send => lost_ranges(&name, rings, local),
+                Move::Restore(removed) => restored_ranges(&name, rings, removed, &alive)?,
             });
         }
         Ok(transfers)
     }
 }
 
+pub(crate) fn log_transfers(step: Move, transfers: &[Transfer]) {
+    let ranges: usize = transfers.iter().map(|t| t.ranges.len()).sum();
+    tracing::info!(
+        "{}: streaming {ranges} ranges in {} transfers",
+        step.purpose().name(),
+        transfers.len()
+    );
+}
+
 /// Waits a moment after a failure worth retrying (no majority, timeout, conflict); any other
 /// failure is the answer.
-async fn retry_or_fail(e: MetadataError) -> Result<(), String> {
+pub(crate) async fn retry_or_fail(e: MetadataError) -> Result<(), String> {
     match e {
         MetadataError::NoQuorum(_) | MetadataError::Timeout => {
             tracing::warn!("topology change step not committed yet: {e}");

@@ -12,7 +12,7 @@ use query::QueryProcessor;
 use streaming::{StreamRequest, Streaming};
 use tokio::task::JoinSet;
 
-use crate::mover::{MoveFuture, Purpose, RangeMover, TokenRange, Transfer};
+use crate::mover::{EstimateFuture, MoveFuture, Purpose, RangeMover, TokenRange, Transfer};
 
 pub struct StreamMover {
     streaming: Arc<Streaming>,
@@ -96,5 +96,18 @@ impl StreamMover {
 impl RangeMover for StreamMover {
     fn transfer(&self, purpose: Purpose, transfers: Vec<Transfer>) -> MoveFuture<'_> {
         Box::pin(self.run(purpose, transfers))
+    }
+
+    /// Each source's answer for the tables and ranges it would send, summed.
+    fn estimate(&self, transfers: Vec<Transfer>) -> EstimateFuture<'_> {
+        Box::pin(async move {
+            let mut bytes = 0u64;
+            for ((source, _), tables) in self.pairs(transfers) {
+                let request = self.request(source, tables);
+                let answer = self.streaming.estimate(request).await;
+                bytes += answer.map_err(|e| format!("cannot size the ranges on {source}: {e}"))?;
+            }
+            Ok(bytes)
+        })
     }
 }

@@ -1,6 +1,7 @@
 //! A bootstrap whose data movement fails half-way (its source lost mid-stream) stops cleanly:
 //! the node stays Joining — a pending owner that writes reach and reads do not — and the join
-//! resumed later moves the data again and only then makes the node Normal. Runs the real
+//! resumed (`nodetool bootstrap resume`) moves the data again and only then makes the node
+//! Normal. Runs the real
 //! NodeOps on a one-member metadata log, with a scripted mover and a gossip that sees every
 //! node up.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test crate
@@ -12,7 +13,7 @@ use std::time::Duration;
 use gossip::{EndpointView, Membership, MembershipEvent};
 use metadata::{NodeState, Transformation};
 use nodeops::testing::record;
-use nodeops::{future_ring_of, ring_of, MoveFuture, NodeOps, OperationMode, Purpose};
+use nodeops::{future_ring_of, ring_of, MoveFuture, NodeOps, OperationMode, Purpose, Settings};
 use nodeops::{RangeMover, Transfer};
 use parking_lot::Mutex;
 use tokio::sync::broadcast;
@@ -67,21 +68,31 @@ async fn a_join_whose_source_is_lost_stays_pending_and_finishes_when_resumed() {
     };
     metadata.commit(register).await.unwrap();
     let gossip: Arc<dyn Membership> = Arc::new(AllUp(broadcast::channel(1).0));
-    let ops = NodeOps::new(
-        metadata.clone(),
-        processor.clone(),
-        Some(gossip),
-        Duration::ZERO,
-    );
+    let received_file = dir.path().join("received");
+    let settings = Settings {
+        received_file: Some(received_file.clone()),
+        ..Settings::new(Duration::ZERO)
+    };
+    let ops = NodeOps::new(metadata.clone(), processor.clone(), Some(gossip), settings);
     let mover = Arc::new(ScriptedMover::default());
     mover
         .results
         .lock()
         .push_back(Err("Stream failed: 127.0.0.2: connection lost".into()));
     ops.set_mover(mover.clone());
+    // a node with a bootstrap that never failed has nothing to resume
+    assert_eq!(ops.resume_bootstrap().await, Ok(false));
     let me = record(1, vec![0], NodeState::Normal);
-    let failed = ops.bootstrap(me.clone()).await.unwrap_err();
-    assert!(failed.contains("connection lost"), "{failed}");
+    let joining = tokio::spawn({
+        let (ops, me) = (ops.clone(), me.clone());
+        async move { ops.bootstrap(me).await }
+    });
+    // the fetch fails: the node stays Joining, waiting to be resumed
+    while mover.calls.lock().is_empty() {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(!joining.is_finished());
     // the node is a pending owner: in the future ring (writes), not in the ring (reads)
     let meta = metadata.current();
     assert_eq!(meta.nodes[&me.host_id].state, NodeState::Joining);
@@ -90,20 +101,27 @@ async fn a_join_whose_source_is_lost_stays_pending_and_finishes_when_resumed() {
     assert!(!future_ring_of(&meta).unwrap().tokens_of(local).is_empty());
     assert_eq!(ops.mode(), OperationMode::Joining);
     // it asked for its ranges from the node giving them up, as a bootstrap
-    {
+    let asked = {
         let calls = mover.calls.lock();
-        let (purpose, transfers) = &calls[0];
-        assert_eq!(*purpose, Purpose::Bootstrap);
+        let (purpose, transfers) = calls[0].clone();
+        assert_eq!(purpose, Purpose::Bootstrap);
         assert!(!transfers.is_empty());
         assert!(transfers
             .iter()
             .all(|t| t.source == owner.addr.ip() && t.target == local));
-    }
-    // resumed (as at a restart), the data moves again and the node becomes Normal
-    ops.resume_join().await.unwrap();
+        transfers
+    };
+    // nothing was received: nothing recorded
+    assert!(!received_file.exists());
+    // nodetool bootstrap resume: the data moves again and the node becomes Normal
+    assert_eq!(ops.resume_bootstrap().await, Ok(true));
+    joining.await.unwrap().unwrap();
     let meta = metadata.current();
     assert_eq!(meta.nodes[&me.host_id].state, NodeState::Normal);
     assert!(!ring_of(&meta).tokens_of(local).is_empty());
-    assert_eq!(mover.calls.lock().len(), 2);
+    assert_eq!(mover.calls.lock()[1].1, asked);
     assert_eq!(ops.mode(), OperationMode::Normal);
+    // the join is over: what it received is forgotten, and there is nothing to resume
+    assert!(!received_file.exists());
+    assert_eq!(ops.resume_bootstrap().await, Ok(false));
 }

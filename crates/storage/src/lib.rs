@@ -79,6 +79,7 @@ pub use compaction::exec::{CompactionProgress, CompactionRecord, CompactionTotal
 pub use compaction::garbage::Granularity;
 pub use compaction::TaskKind;
 pub use engine::FlushReport;
+pub use engine::{disk_space, DiskSpace};
 pub use engine::{
     resolve_partition, LsmEngine, MemtableEngine, Round, Rounds, ScanRound, ScanSource, TableEngine,
 };

@@ -41,7 +41,7 @@ use storage::{Storage, StorageError, TokenRange};
 use tokio::task::JoinHandle;
 use uuid::Uuid;
 
-use crate::messages::{ChunkRequest, Complete, DecodeError, Prepare, Pull};
+use crate::messages::{ChunkRequest, Complete, DecodeError, Estimate, Prepare, Pull, Reader};
 use crate::progress::Registry;
 use crate::source::Sources;
 
@@ -213,6 +213,29 @@ impl Streaming {
         Ok(())
     }
 
+    /// About how many bytes `request.peer` holds in `request.tables` (its SSTables' partitions
+    /// in the ranges times their mean size, uncompressed: an estimate on the high side).
+    pub async fn estimate(&self, request: StreamRequest) -> Result<u64, StreamError> {
+        let estimate = Estimate {
+            tables: request.tables,
+        };
+        let timeout = self.inner.config.request_timeout;
+        let answer = self
+            .inner
+            .messaging
+            .request(
+                request.peer,
+                Verb::StreamEstimate,
+                estimate.encode(),
+                timeout,
+            )
+            .await?;
+        let mut r = Reader(&answer);
+        let bytes = r.u64()?;
+        r.end()?;
+        Ok(bytes)
+    }
+
     /// Every session running and the last ones finished, oldest first.
     pub fn sessions(&self) -> Vec<SessionInfo> {
         self.inner.registry.sessions()
@@ -307,6 +330,27 @@ fn register(messaging: &Messaging, inner: &Arc<Inner>) {
             pulled(&inner, pull).await
         }),
     );
+    messaging.register(
+        Verb::StreamEstimate,
+        weak_handler(inner, "streaming", |inner, _, payload| async move {
+            let estimate = Estimate::decode(&payload).map_err(remote)?;
+            Ok::<Bytes, RemoteError>(estimated(&inner, estimate))
+        }),
+    );
+}
+
+/// The bytes this node holds in the ranges `estimate` names (tables it does not know hold
+/// none).
+fn estimated(inner: &Inner, estimate: Estimate) -> Bytes {
+    let mut bytes = 0u64;
+    for (table, ranges) in estimate.tables {
+        let Ok(sizes) = inner.storage.size_estimates(table, &ranges) else {
+            continue;
+        };
+        let partitions: u64 = sizes.partitions.iter().sum();
+        bytes = bytes.saturating_add(partitions.saturating_mul(sizes.mean_partition_bytes));
+    }
+    Bytes::copy_from_slice(&bytes.to_be_bytes())
 }
 
 fn remote(error: impl std::fmt::Display) -> RemoteError {

@@ -88,6 +88,28 @@ pub struct Pull {
     pub tables: Vec<(TableId, Vec<TokenRange>)>,
 }
 
+/// `StreamEstimate`: the ranges of tables whose size the asker wants; answered with the
+/// bytes as a big-endian u64.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Estimate {
+    pub tables: Vec<(TableId, Vec<TokenRange>)>,
+}
+
+impl Estimate {
+    pub fn encode(&self) -> Bytes {
+        let mut out = BytesMut::new();
+        put_tables(&mut out, &self.tables);
+        out.freeze()
+    }
+
+    pub fn decode(bytes: &[u8]) -> Result<Estimate, DecodeError> {
+        let mut r = Reader(bytes);
+        let tables = r.tables()?;
+        r.end()?;
+        Ok(Estimate { tables })
+    }
+}
+
 impl Pull {
     pub fn encode(&self) -> Bytes {
         let mut out = BytesMut::new();
@@ -394,6 +416,10 @@ mod tests {
             tables: prepare.tables.clone(),
         };
         assert_eq!(Pull::decode(&pull.encode()), Ok(pull.clone()));
+        let estimate = Estimate {
+            tables: prepare.tables.clone(),
+        };
+        assert_eq!(Estimate::decode(&estimate.encode()), Ok(estimate.clone()));
         assert_eq!(Prepare::decode(&prepare.encode()), Ok(prepare.clone()));
         assert_eq!(Manifest::decode(&manifest.encode()), Ok(manifest.clone()));
         assert_eq!(ChunkRequest::decode(&request.encode()), Ok(request));
@@ -409,6 +435,7 @@ mod tests {
         assert!(truncations(request.encode()).all(|b| ChunkRequest::decode(&b).is_err()));
         assert!(truncations(complete.encode()).all(|b| Complete::decode(&b).is_err()));
         assert!(truncations(pull.encode()).all(|b| Pull::decode(&b).is_err()));
+        assert!(truncations(estimate.encode()).all(|b| Estimate::decode(&b).is_err()));
         let huge_count = [0xff; 8];
         assert!(Manifest::decode(&huge_count).is_err());
     }

@@ -1,12 +1,15 @@
 //! This node's part in topology changes: `POST /v1/decommission` (`nodetool decommission
 //! [--force]`, answered once the node has left the ring), `POST /v1/removenode` and
-//! `GET /v1/removenode` (`nodetool removenode <host id> | status | force`), `POST /v1/move`
+//! `GET /v1/removenode` (`nodetool removenode <host id> | status | force`),
+//! `POST /v1/bootstrap/resume` (`nodetool bootstrap resume`), `POST /v1/move`
 //! (refused as Cassandra refuses it with vnodes) and `GET /v1/operation_mode` (the Mode line of
 //! `nodetool netstats`: STARTING, JOINING, NORMAL, LEAVING, DECOMMISSIONED).
 
 use uuid::Uuid;
 
-use super::types::{DecommissionRequest, OperationModeInfo, RemovalStatus, RemoveNodeRequest};
+use super::types::{
+    BootstrapResumed, DecommissionRequest, OperationModeInfo, RemovalStatus, RemoveNodeRequest,
+};
 use crate::error::{ApiError, ApiResult};
 use crate::node::AdminNode;
 
@@ -22,6 +25,16 @@ pub async fn decommission(
         .await
         .map_err(ApiError::bad_request)?;
     Ok(mode(node))
+}
+
+/// `nodetool bootstrap resume`: answers once the resumed bootstrap has ended.
+pub async fn resume_bootstrap(node: &AdminNode) -> ApiResult<BootstrapResumed> {
+    let resumed = node
+        .nodeops
+        .resume_bootstrap()
+        .await
+        .map_err(ApiError::internal)?;
+    Ok(BootstrapResumed { resumed })
 }
 
 pub async fn removenode(node: &AdminNode, request: &RemoveNodeRequest) -> ApiResult<RemovalStatus> {

@@ -209,6 +209,13 @@ pub struct RemovalStatus {
     pub status: String,
 }
 
+/// `POST /v1/bootstrap/resume`: `nodetool bootstrap resume`; `resumed` is false when this
+/// node has no failed bootstrap to resume (it is already bootstrapped).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct BootstrapResumed {
+    pub resumed: bool,
+}
+
 /// `GET /v1/operation_mode`: the node's mode in the ring.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct OperationModeInfo {

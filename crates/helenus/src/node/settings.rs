@@ -62,6 +62,17 @@ pub fn storage_config(config: &Config) -> StorageConfig {
     sc
 }
 
+/// Lifecycle operations' settings from cassandra.yaml (ring delay, consistent range movement,
+/// where the disk check looks and where a join records the ranges it received).
+pub fn nodeops_settings(config: &Config) -> nodeops::Settings {
+    nodeops::Settings {
+        consistent_rangemovement: config.consistent_rangemovement,
+        data_dirs: config.data_file_directories.clone(),
+        received_file: Some(config.metadata_directory.join("bootstrap_received_ranges")),
+        ..nodeops::Settings::new(config.ring_delay)
+    }
+}
+
 /// The stream throttles from cassandra.yaml, the rest as the crate's defaults.
 pub fn stream_config(config: &Config) -> streaming::StreamConfig {
     streaming::StreamConfig {

@@ -3,7 +3,8 @@
 use super::{unexpected, Output};
 
 /// Commands, their arguments and descriptions (Cassandra 5.0.4's wording).
-const COMMANDS: [(&str, &str, &str); 71] = [
+const COMMANDS: [(&str, &str, &str); 72] = [
+    ("bootstrap", "resume", "Monitor/manage node's bootstrap process"),
     ("cfstats", "[-i] [-H] [<keyspace.table>...]", "Print statistics on tables (alias of tablestats)"),
     ("cleanup", "[(-j <jobs> | --jobs <jobs>)] [<keyspace> <tables>...]", "Triggers the immediate cleanup of keys no longer belonging to a node. By default, clean all keyspaces"),
     ("clearsnapshot", "[(-t <snapshot_name> | --all)] [<keyspaces>...]", "Remove the snapshot with the given name from the given keyspaces"),

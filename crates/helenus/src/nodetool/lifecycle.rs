@@ -1,10 +1,10 @@
 //! A node's place in the ring: `cleanup [(-j | --jobs) <jobs>] [<keyspace> <tables>...]`,
-//! `decommission [(-f | --force)]`, `removenode <host id> | status | force`, and `move`
-//! (refused with vnodes, as Cassandra refuses it).
+//! `decommission [(-f | --force)]`, `removenode <host id> | status | force`, `bootstrap
+//! resume`, and `move` (refused with vnodes, as Cassandra refuses it).
 
 use admin::types::{
-    CleanupDone, CleanupRequest, DecommissionRequest, OperationModeInfo, RemovalStatus,
-    RemoveNodeRequest,
+    BootstrapResumed, CleanupDone, CleanupRequest, DecommissionRequest, OperationModeInfo,
+    RemovalStatus, RemoveNodeRequest,
 };
 
 use super::client::Client;
@@ -17,6 +17,7 @@ pub fn run(client: &Client, command: &str, args: &[String]) -> Output {
         "decommission" => decommission(client, args),
         "removenode" => removenode(client, args),
         "move" => move_token(client, args),
+        "bootstrap" => bootstrap(client, args),
         _ => Err(super::unexpected(&[command.to_string()])),
     }
 }
@@ -50,6 +51,27 @@ fn cleanup(client: &Client, args: &[String]) -> Output {
         )));
     }
     Ok(String::new())
+}
+
+/// `bootstrap resume`: fetches what a failed bootstrap has not received and finishes the join,
+/// printing Cassandra's lines; a node with nothing to resume says it is bootstrapped.
+fn bootstrap(client: &Client, args: &[String]) -> Output {
+    match args {
+        [word] if word == "resume" => {}
+        _ => {
+            return Err(Failure::Usage(
+                "bootstrap takes one subcommand: resume".to_string(),
+            ))
+        }
+    }
+    let done: BootstrapResumed = client
+        .post("/v1/bootstrap/resume", &serde_json::json!({}))
+        .map_err(node_error)?;
+    Ok(if done.resumed {
+        "Resuming bootstrap\nResume bootstrap complete\n".to_string()
+    } else {
+        "Node is already bootstrapped.\n".to_string()
+    })
 }
 
 /// Answers once the node has left the ring; silent, as Cassandra's.

@@ -137,7 +137,7 @@ fn execute(client: &Client, inv: &Invocation) -> Output {
             hints::run(client, &inv.command, args)
         }
         "getlogginglevels" | "setlogginglevel" => logging::run(client, &inv.command, args),
-        "cleanup" | "decommission" | "removenode" | "move" => {
+        "cleanup" | "decommission" | "removenode" | "move" | "bootstrap" => {
             lifecycle::run(client, &inv.command, args)
         }
         "gettraceprobability" | "settraceprobability" => trace::run(client, &inv.command, args),

@@ -16,7 +16,7 @@ mod work;
 
 pub use lsm::{FlushReport, LsmEngine, View};
 pub use memtable_engine::MemtableEngine;
-pub(crate) use placement::disk_space;
+pub use placement::{disk_space, DiskSpace};
 pub use pool::MemtableUsage;
 pub use replica_scan::{ScanRound, ScanSource};
 pub use rounds::{resolve_partition, Round, Rounds};
