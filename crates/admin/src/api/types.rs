@@ -298,6 +298,16 @@ pub struct TableStats {
     pub tombstones_per_slice_mean: Option<f64>,
     pub tombstones_per_slice_max: u64,
     pub droppable_tombstone_ratio: f64,
+    /// The share of the SSTables' uncompressed data repaired (100 when there is none), and the
+    /// uncompressed bytes repaired, unrepaired and pending repair.
+    #[serde(default)]
+    pub percent_repaired: f64,
+    #[serde(default)]
+    pub bytes_repaired: u64,
+    #[serde(default)]
+    pub bytes_unrepaired: u64,
+    #[serde(default)]
+    pub bytes_pending_repair: u64,
     /// Reads failed by corrupt SSTable data since the table was opened (not printed by
     /// `tablestats`, whose layout is Cassandra's).
     #[serde(default)]

@@ -35,7 +35,7 @@ use crate::error::{Result, StorageError};
 use crate::facade::{in_ranges, TokenRange};
 use crate::filter::ReadFilter;
 use crate::partition::PartitionData;
-use crate::sstable::{Loss, PartitionStream, SstableWriter, WriteOptions};
+use crate::sstable::{Loss, PartitionStream, RepairMark, SstableWriter, WriteOptions};
 use merge::MergedPartitions;
 use mutation::PartitionKey;
 use txn::Txn;
@@ -151,9 +151,13 @@ fn run_job(
             tracker: &tracker,
             options: WriteOptions {
                 level: task.output_level,
+                repair: merged_repair(&inputs),
                 ..settings.write.clone()
             },
-            gc_before: settings.gc_before(ctx.now),
+            gc_before: settings.compaction_gc_before(
+                ctx.now,
+                inputs.iter().all(|s| s.sstable.repair().is_repaired()),
+            ),
             dropped: &settings.dropped_columns,
             rewrite,
         };
@@ -167,6 +171,24 @@ fn run_job(
         log(r, started);
     }
     record
+}
+
+/// The repair state of what merging `inputs` writes: the pending session they share, or the
+/// oldest repair time when all were repaired (Cassandra's minimum `repairedAt`), otherwise
+/// unrepaired (compaction does not mix them, see [`RepairGroup`](crate::compaction::RepairGroup)).
+fn merged_repair(inputs: &[Arc<LiveSstable>]) -> RepairMark {
+    let marks: Vec<RepairMark> = inputs.iter().map(|s| s.sstable.repair()).collect();
+    let Some(first) = marks.first() else {
+        return RepairMark::UNREPAIRED;
+    };
+    if first.pending_repair.is_some() && marks.iter().all(|m| m == first) {
+        return *first;
+    }
+    if marks.iter().all(|m| m.is_repaired()) {
+        let oldest = marks.iter().map(|m| m.repaired_at).min().unwrap_or(0);
+        return RepairMark::repaired(oldest);
+    }
+    RepairMark::UNREPAIRED
 }
 
 fn uplevel(inputs: &[Arc<LiveSstable>], level: u32) -> Result<Option<Vec<Arc<LiveSstable>>>> {
