@@ -38,11 +38,13 @@ pub enum Verb {
     /// the differing ranges of a table from another replica.
     RepairValidation = 40,
     RepairSync = 41,
+    /// Incremental repair: mark a session's data pending, or end the session.
+    RepairPending = 42,
 }
 
 impl Verb {
     /// Every verb, in code order.
-    pub const ALL: [Verb; 21] = [
+    pub const ALL: [Verb; 22] = [
         Verb::Echo,
         Verb::Gossip,
         Verb::RaftVote,
@@ -64,6 +66,7 @@ impl Verb {
         Verb::StreamPull,
         Verb::RepairValidation,
         Verb::RepairSync,
+        Verb::RepairPending,
     ];
 
     /// The name `nodetool tpstats` shows (Cassandra's verb names where one exists).
@@ -90,6 +93,7 @@ impl Verb {
             Verb::StreamPull => "STREAM_PULL_REQ",
             Verb::RepairValidation => "VALIDATION_REQ",
             Verb::RepairSync => "SYNC_REQ",
+            Verb::RepairPending => "PREPARE_CONSISTENT_REQ",
         }
     }
 

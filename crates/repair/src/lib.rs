@@ -34,12 +34,16 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use bytes::Bytes;
 use net::{weak_handler, Messaging, RemoteError, Verb};
-use storage::Storage;
+use storage::{RepairMark, Storage, TokenRange};
 use streaming::{StreamRequest, Streaming};
 
 use crate::claims::Claims;
-use crate::messages::{encode_tree, SyncRequest, Synced, ValidationRequest};
+use crate::messages::{
+    encode_tree, PendingAction, PendingRequest, SyncRequest, Synced, ValidationRequest,
+};
+use crate::session::storage_ranges;
 use crate::status::Registry;
 
 /// Cassandra 5.0's `repair_session_space` when the heap is 4 GiB (a sixteenth of it).
@@ -142,10 +146,64 @@ fn register(messaging: &Messaging, inner: &Arc<Inner>) {
         Verb::RepairSync,
         weak_handler(inner, "repair", |inner, _, payload| async move {
             let request = SyncRequest::decode(&payload).map_err(remote)?;
-            let synced = fetch(&inner, request.table, request.source, request.ranges).await;
-            synced.map(|s| s.encode()).map_err(remote)
+            let pending = request.pending.then_some(request.session);
+            let synced = fetch(
+                &inner,
+                request.table,
+                request.source,
+                request.ranges,
+                pending,
+            );
+            synced.await.map(|s| s.encode()).map_err(remote)
         }),
     );
+    messaging.register(
+        Verb::RepairPending,
+        weak_handler(inner, "repair", |inner, _, payload| async move {
+            let request = PendingRequest::decode(&payload).map_err(remote)?;
+            pending(&inner, request).await.map(|()| Bytes::new())
+        }),
+    );
+}
+
+/// Marks this node's data of an incremental repair session pending, or ends the session,
+/// off the async threads.
+pub(crate) async fn pending(
+    inner: &Arc<Inner>,
+    request: PendingRequest,
+) -> Result<(), RemoteError> {
+    let storage = inner.storage.clone();
+    tokio::task::spawn_blocking(move || {
+        let PendingRequest {
+            session,
+            tables,
+            ranges,
+            action,
+        } = request;
+        let ranges: Vec<TokenRange> = ranges.into_iter().flat_map(storage_ranges).collect();
+        for table in tables {
+            match action {
+                PendingAction::Prepare => {
+                    let report = storage.mark_pending(table, &ranges, session)?;
+                    tracing::info!(
+                        "[repair #{session}] marked pending: {} SSTables whole, {} split",
+                        report.marked,
+                        report.split
+                    );
+                }
+                PendingAction::Promote(at) => {
+                    storage.finish_pending(table, session, RepairMark::repaired(at))?;
+                }
+                PendingAction::Release => {
+                    storage.finish_pending(table, session, RepairMark::UNREPAIRED)?;
+                }
+            }
+        }
+        Ok::<(), storage::StorageError>(())
+    })
+    .await
+    .map_err(remote)?
+    .map_err(remote)
 }
 
 /// Builds this node's tree for `request`, off the async threads.
@@ -154,31 +212,27 @@ pub(crate) async fn validate(
     request: ValidationRequest,
 ) -> Result<merkle::MerkleTree, RemoteError> {
     let storage = inner.storage.clone();
-    let ValidationRequest {
-        table,
-        range,
-        depth,
-        now,
-        ..
-    } = request;
-    tokio::task::spawn_blocking(move || validation::build(&storage, table, range, depth, now))
+    tokio::task::spawn_blocking(move || validation::build(&storage, &request))
         .await
         .map_err(remote)?
         .map_err(remote)
 }
 
-/// Fetches `ranges` of `table` from `source` into this node; what moved.
+/// Fetches `ranges` of `table` from `source` into this node, pending for incremental repair
+/// session `pending` if given; what moved.
 pub(crate) async fn fetch(
     inner: &Inner,
     table: mutation::TableId,
     source: SocketAddr,
-    ranges: Vec<storage::TokenRange>,
+    ranges: Vec<TokenRange>,
+    pending: Option<uuid::Uuid>,
 ) -> Result<Synced, String> {
     let request = StreamRequest {
         peer: source,
         tables: vec![(table, ranges)],
     };
-    let plan = inner.streaming.fetch("Repair", vec![request]);
+    let mark = pending.map_or(RepairMark::UNREPAIRED, RepairMark::pending);
+    let plan = inner.streaming.fetch_marked("Repair", vec![request], mark);
     let ids = plan.session_ids();
     plan.finish().await.map_err(|failures| {
         let why: Vec<String> = failures.iter().map(|(_, e)| e.to_string()).collect();

@@ -70,12 +70,6 @@ pub async fn repair(node: &AdminNode, request: &RepairRequest) -> ApiResult<Repa
             .lock()
             .push(repair_notice(kind_name(n.kind), n.message))
     };
-    if !request.full {
-        notices.lock().push(repair_notice(
-            "notification",
-            "Incremental repair is not supported yet: running a full repair".into(),
-        ));
-    }
     let mut repairs = Vec::new();
     for (keyspace, tables) in keyspaces {
         if !replicated(node, &keyspace)? {
@@ -270,6 +264,7 @@ fn plan(
         sessions,
         sequential: request.sequential,
         job_threads: request.job_threads.unwrap_or(1).max(1),
+        incremental: !request.full,
         options,
         refused,
     })
@@ -330,12 +325,13 @@ fn options(
         tables.iter().map(|(n, _)| n.as_str()).collect()
     };
     format!(
-        "repair options (parallelism: {}, primary range: {}, incremental: false, job threads: {}, \
+        "repair options (parallelism: {}, primary range: {}, incremental: {}, job threads: {}, \
          ColumnFamilies: [{}], dataCenters: [{}], hosts: [{}], previewKind: NONE, # of ranges: {ranges}, \
          pull repair: false, force repair: false, optimise streams: false, ignore unreplicated keyspaces: false, \
          repairPaxos: true, paxosOnly: false)",
         if request.sequential { "sequential" } else { "parallel" },
         request.primary_range,
+        !request.full,
         request.job_threads.unwrap_or(1),
         named.join(", "),
         data_centers.join(", "),

@@ -145,6 +145,9 @@ pub enum TaskKind {
     Verify,
     /// `nodetool cleanup`: one SSTable rewritten without the partitions the node does not own.
     Cleanup,
+    /// Incremental repair: one SSTable split into the part an incremental repair session
+    /// covers (pending) and the rest (unrepaired).
+    Anticompaction,
 }
 
 /// A compaction chosen by a strategy.

@@ -238,6 +238,24 @@ impl LsmEngine {
         scan_source(&sources(&view, &sstables), range, filter, partition_limit)
     }
 
+    /// [`scan_source`](Self::scan_source) over the memtables (when `memtables`) and the
+    /// SSTables `keep` accepts only: what a repair of some of the data validates.
+    pub fn scan_source_of(
+        &self,
+        range: &KeyRange,
+        partition_limit: usize,
+        memtables: bool,
+        keep: impl Fn(&Sstable) -> bool,
+    ) -> Result<ScanSource> {
+        let view = self.view();
+        let sstables = cached(&view, self.caches.scan(), |s| overlaps(s, range) && keep(s));
+        let mut sources = sources(&view, &sstables);
+        if !memtables {
+            sources.drain(..view.memtables().count());
+        }
+        scan_source(&sources, range, &ReadFilter::all(), partition_limit)
+    }
+
     /// Up to `limit` live partitions of `range` at `now`, with what the scan did (every SSTable
     /// overlapping the range counts as touched); recorded in the table's metrics.
     pub fn scan_counted(
