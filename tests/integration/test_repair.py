@@ -1,7 +1,9 @@
-"""Full repair on a 3-node `helenus cluster` (RF=3): a replica that was down while rows were
+"""Repair on a 3-node `helenus cluster` (RF=3): a replica that was down while rows were
 written, updated and deleted (hints disabled) holds exactly the others' rows after `nodetool
-repair`, read alone; a second repair finds nothing out of sync; the output is Cassandra
-5.0.4's; a repair with a replica down fails with Cassandra's message and exit status."""
+repair` (incremental, the default), read alone; every replica's data is then repaired
+(tablestats' Percent repaired), a second incremental repair validates and sends nothing, and a
+full repair finds nothing out of sync; the output is Cassandra 5.0.4's; a repair with a replica
+down fails with Cassandra's message and exit status."""
 import json
 import re
 import urllib.request
@@ -15,7 +17,7 @@ from cluster import all_up
 ADMIN_PORT = 7199
 ROWS = 1000
 STAMP = r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] "
-OPTIONS = ("repair options (parallelism: parallel, primary range: false, incremental: false, "
+OPTIONS = ("repair options (parallelism: parallel, primary range: false, incremental: true, "
            "job threads: 1, ColumnFamilies: [], dataCenters: [], hosts: [], previewKind: NONE, "
            "# of ranges: 48, pull repair: false, force repair: false, optimise streams: false, "
            "ignore unreplicated keyspaces: false, repairPaxos: true, paxosOnly: false)")
@@ -85,10 +87,9 @@ def test_repair_brings_a_replica_that_missed_writes_and_deletes_level(cluster):
     lines = result.stdout.splitlines()
     assert all(re.match(STAMP, line) for line in lines), lines
     text = [re.sub(STAMP, "", line) for line in lines]
-    assert text[0] == "Incremental repair is not supported yet: running a full repair"
     assert re.fullmatch(r"Starting repair command #1 \([0-9a-f-]{36}\), repairing keyspace rp "
-                        r"with " + re.escape(OPTIONS), text[1]), text[1]
-    sessions = text[2:-2]
+                        r"with " + re.escape(OPTIONS), text[0]), text[0]
+    sessions = text[1:-2]
     assert sessions and all(re.fullmatch(r"Repair session [0-9a-f-]{36} for range \[.*\] "
                                          r"finished \(progress: 57%\)", s) for s in sessions)
     assert text[-2] == "Repair completed successfully"
@@ -97,9 +98,20 @@ def test_repair_brings_a_replica_that_missed_writes_and_deletes_level(cluster):
     assert (first["command"], first["state"], first["keyspace"]) == (1, "success", "rp")
     assert first["ranges_out_of_sync"] > 0 and first["bytes_streamed"] > 0, first
 
+    for node in cluster.nodes:
+        stats = nodetool(node, "tablestats", "rp.kv").stdout
+        assert "\t\tPercent repaired: 100.0\n" in stats, stats
+        assert "\t\tBytes unrepaired: 0B\n\t\tBytes pending repair: 0B\n" in stats, stats
+
+    incremental = nodetool(node1, "repair", "rp")
+    assert incremental.returncode == 0, incremental.stderr
+    nothing = repairs(node1)[-1]
+    assert nothing["state"] == "success"
+    assert (nothing["partitions_validated"], nothing["bytes_streamed"]) == (0, 0), nothing
+
     again = nodetool(node2, "repair", "-full", "rp", "kv")
     assert again.returncode == 0, again.stderr
-    assert "Incremental" not in again.stdout
+    assert "incremental: false" in again.stdout
     assert "ColumnFamilies: [kv]" in again.stdout
     second = repairs(node2)[-1]
     assert second["state"] == "success"
