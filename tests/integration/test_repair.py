@@ -6,6 +6,7 @@ full repair finds nothing out of sync; the output is Cassandra 5.0.4's; a repair
 down fails with Cassandra's message and exit status."""
 import json
 import re
+import time
 import urllib.request
 
 import pytest
@@ -169,3 +170,51 @@ def test_repair_options_are_checked(cluster):
     pr = nodetool(node, "repair", "-full", "-pr", "-st", "0", "-et", "1000000000000000000", "rp")
     assert pr.returncode == 0, pr.stderr
     assert "primary range: true" in pr.stdout and "Repair completed successfully" in pr.stdout
+
+
+def test_a_replica_that_missed_deletes_past_gc_grace_does_not_bring_rows_back(cluster):
+    """The reference documents' scenario: gc_grace_seconds passed and the others compacted
+    while a replica that missed the deletes was down; their tombstones are unrepaired, so
+    compaction keeps them (only_purge_repaired_tombstones, on by default) and repair sends
+    them to the replica instead of taking the rows back from it."""
+    node1, node2, node3 = cluster.nodes
+    session = cluster.session()
+    session.execute("CREATE KEYSPACE gc WITH replication = "
+                    "{'class': 'SimpleStrategy', 'replication_factor': 3}")
+    session.execute("CREATE TABLE gc.kv (k int PRIMARY KEY, v text) WITH gc_grace_seconds = 1")
+    insert = session.prepare("INSERT INTO gc.kv (k, v) VALUES (?, 'v')")
+    insert.consistency_level = ConsistencyLevel.ALL
+    for k in range(200):
+        session.execute(insert, (k,))
+    for node in cluster.nodes:
+        assert nodetool(node, "disablehandoff").returncode == 0
+        assert nodetool(node, "flush", "gc").returncode == 0
+    node3.stop()
+    node1.await_status(node3.address, "DN", timeout=30)
+    quorum = cluster.session(hosts=[node1.address, node2.address])
+    delete = quorum.prepare("DELETE FROM gc.kv WHERE k = ?")
+    delete.consistency_level = ConsistencyLevel.QUORUM
+    for k in range(100):
+        quorum.execute(delete, (k,))
+    time.sleep(2)
+    for node in (node1, node2):
+        assert nodetool(node, "flush", "gc").returncode == 0
+        assert nodetool(node, "compact", "gc").returncode == 0
+    node3.start()
+    all_up(cluster)
+
+    result = nodetool(node1, "repair", "gc")
+    assert result.returncode == 0, result.stderr
+    expected = set(range(100, 200))
+    select = SimpleStatement("SELECT k FROM gc.kv", consistency_level=ConsistencyLevel.ALL)
+    assert {r.k for r in cluster.session().execute(select)} == expected
+    one = SimpleStatement("SELECT k FROM gc.kv", consistency_level=ConsistencyLevel.ONE)
+    node1.stop()
+    node2.stop()
+    assert {r.k for r in node3.session().execute(one)} == expected, "the replica that missed them"
+    node2.start()
+    node3.stop()
+    assert {r.k for r in node2.session().execute(one)} == expected
+    node1.start()
+    node3.start()
+    all_up(cluster)

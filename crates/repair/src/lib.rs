@@ -1,5 +1,5 @@
-//! Repair: anti-entropy between the replicas of token ranges, as Cassandra's full repair
-//! (`nodetool repair -full`).
+//! Repair: anti-entropy between the replicas of token ranges, as Cassandra's incremental
+//! (`nodetool repair`) and full (`nodetool repair -full`) repairs.
 //!
 //! This crate owns the Merkle trees ([`merkle`]: a tree per token range of a table, leaves
 //! hashing the partitions of their sub-range), validation (`validation`: a table's tree built
@@ -9,12 +9,15 @@
 //! repair sessions (`session`, Cassandra's RepairSession, RepairJob, ValidationTask and
 //! SyncTask): the coordinating node asks every replica of a range for its tree, compares them
 //! pairwise and has each pair that differs fetch the differing sub-ranges from each other over
-//! `streaming`. Which ranges and replicas to repair (keyspaces, `-pr`, `-dc`, `-hosts`) is the
-//! caller's plan ([`RepairPlan`]); this crate also refuses a repair overlapping one that runs
-//! on this node, numbers the commands and keeps their progress ([`RepairStatus`]).
+//! `streaming`. An incremental session first has every replica mark the unrepaired data of
+//! its ranges pending for the session (`RepairPending`; storage's anticompaction splits what
+//! spans other ranges), compares and syncs only that, then has them promote it to repaired, or
+//! return it to unrepaired when the session failed. Which ranges and replicas to repair
+//! (keyspaces, `-pr`, `-dc`, `-hosts`) is the caller's plan ([`RepairPlan`]); this crate also
+//! refuses a repair overlapping one that runs on this node, numbers the commands and keeps
+//! their progress ([`RepairStatus`]).
 //!
-//! Not yet: incremental repair (repaired SSTables), preview and validate-only repairs, the
-//! scheduler.
+//! Not yet: preview and validate-only repairs, `repair_admin`, the scheduler.
 
 pub mod merkle;
 pub mod messages;
