@@ -94,13 +94,21 @@ pub(crate) struct Inner {
 }
 
 impl Repair {
-    /// Starts the service: registers the repair verbs' handlers on `messaging`.
+    /// Starts the service: returns the data left pending by sessions of a previous run to
+    /// unrepaired, and registers the repair verbs' handlers on `messaging`.
     pub fn start(
         storage: Arc<Storage>,
         messaging: Arc<Messaging>,
         streaming: Arc<Streaming>,
         config: RepairConfig,
     ) -> Repair {
+        match storage.release_all_pending() {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(
+                "{n} SSTables left pending by an unfinished repair are unrepaired again"
+            ),
+            Err(e) => tracing::warn!("could not release the SSTables of unfinished repairs: {e}"),
+        }
         let inner = Arc::new(Inner {
             storage,
             messaging: messaging.clone(),

@@ -108,6 +108,23 @@ impl Storage {
         Ok(changed)
     }
 
+    /// Returns every pending SSTable of every table to unrepaired: at start-up, no session of
+    /// a previous run can still end (its coordinator's messages failed while this node was
+    /// down, so it releases), and data left pending would never be compared again. Answers
+    /// how many SSTables changed.
+    pub fn release_all_pending(&self) -> Result<usize> {
+        let mut released = 0;
+        for engine in self.core.engines() {
+            for live in &engine.view().sstables {
+                if live.sstable.repair().pending_repair.is_some() {
+                    live.sstable.set_repair(RepairMark::UNREPAIRED)?;
+                    released += 1;
+                }
+            }
+        }
+        Ok(released)
+    }
+
     /// The incremental repair sessions some SSTable of `table` is pending for.
     pub fn pending_sessions(&self, table: TableId) -> Result<Vec<Uuid>> {
         let engine = self.engine(table)?;
