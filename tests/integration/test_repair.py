@@ -104,6 +104,16 @@ def test_repair_brings_a_replica_that_missed_writes_and_deletes_level(cluster):
         assert "\t\tPercent repaired: 100.0\n" in stats, stats
         assert "\t\tBytes unrepaired: 0B\n\t\tBytes pending repair: 0B\n" in stats, stats
 
+    assert nodetool(node2, "repair_admin", "list").stdout == "no sessions\n"
+    listed = nodetool(node2, "repair_admin", "list", "--all").stdout.splitlines()
+    assert re.fullmatch(r"id +\| state +\| last activity +\| coordinator +\| participants +"
+                        r"\| participants_wp *", listed[0]), listed
+    assert len(listed) == 1 + len(sessions) and all(" | FINALIZED | " in line for line in listed[1:]), listed
+    assert f"| /{node1.address}:7000 " in listed[1], listed
+    unknown = nodetool(node2, "repair_admin", "cancel", "--session",
+                       "00000000-0000-1000-8000-000000000000")
+    assert unknown.returncode != 0 and "does not exist" in unknown.stderr + unknown.stdout
+
     incremental = nodetool(node1, "repair", "rp")
     assert incremental.returncode == 0, incremental.stderr
     nothing = repairs(node1)[-1]

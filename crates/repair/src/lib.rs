@@ -25,10 +25,12 @@ pub mod validation;
 
 mod claims;
 mod digest;
+mod local;
 mod session;
 mod status;
 
 pub use claims::intersection;
+pub use local::{LocalSession, SessionState};
 pub use session::{Notice, NoticeKind, RepairPlan, SessionPlan};
 pub use status::{RepairState, RepairStatus};
 
@@ -43,6 +45,7 @@ use storage::{RepairMark, Storage, TokenRange};
 use streaming::{StreamRequest, Streaming};
 
 use crate::claims::Claims;
+use crate::local::LocalSessions;
 use crate::messages::{
     encode_tree, PendingAction, PendingRequest, SyncRequest, Synced, ValidationRequest,
 };
@@ -90,6 +93,7 @@ pub(crate) struct Inner {
     config: RepairConfig,
     claims: Claims,
     registry: Registry,
+    local: LocalSessions,
     commands: AtomicU32,
 }
 
@@ -116,6 +120,7 @@ impl Repair {
             config,
             claims: Claims::default(),
             registry: Registry::default(),
+            local: LocalSessions::default(),
             commands: AtomicU32::new(0),
         });
         register(&messaging, &inner);
@@ -142,6 +147,33 @@ impl Repair {
     /// The repairs running and the last ones finished, oldest first.
     pub fn statuses(&self) -> Vec<RepairStatus> {
         self.inner.registry.statuses()
+    }
+
+    /// The incremental sessions this node takes part in (`repair_admin list`): those not
+    /// ended, or all with `all`.
+    pub fn local_sessions(&self, all: bool) -> Vec<LocalSession> {
+        self.inner.local.list(all)
+    }
+
+    /// Cancels this node's part in incremental session `id` (`repair_admin cancel`): its data
+    /// of the session is unrepaired again and the session failed here (a promotion the
+    /// coordinator sends later finds nothing pending).
+    pub async fn cancel(&self, id: uuid::Uuid) -> Result<(), String> {
+        let session = self
+            .inner
+            .local
+            .get(id)
+            .ok_or_else(|| format!("Session {id} does not exist"))?;
+        let release = PendingRequest {
+            session: id,
+            participants: session.participants,
+            tables: session.tables,
+            ranges: Vec::new(),
+            action: PendingAction::Release,
+        };
+        pending(&self.inner, release, session.coordinator)
+            .await
+            .map_err(|e| e.message)
     }
 }
 
@@ -170,51 +202,70 @@ fn register(messaging: &Messaging, inner: &Arc<Inner>) {
     );
     messaging.register(
         Verb::RepairPending,
-        weak_handler(inner, "repair", |inner, _, payload| async move {
+        weak_handler(inner, "repair", |inner, from, payload| async move {
             let request = PendingRequest::decode(&payload).map_err(remote)?;
-            pending(&inner, request).await.map(|()| Bytes::new())
+            pending(&inner, request, from.addr)
+                .await
+                .map(|()| Bytes::new())
         }),
     );
 }
 
-/// Marks this node's data of an incremental repair session pending, or ends the session,
-/// off the async threads.
+/// Marks this node's data of an incremental repair session `coordinator` runs pending, or
+/// ends the session, off the async threads; the session's local state follows.
 pub(crate) async fn pending(
     inner: &Arc<Inner>,
     request: PendingRequest,
+    coordinator: SocketAddr,
 ) -> Result<(), RemoteError> {
+    let (session, action) = (request.session, request.action);
+    let (participants, tables) = (request.participants.clone(), request.tables.clone());
     let storage = inner.storage.clone();
-    tokio::task::spawn_blocking(move || {
-        let PendingRequest {
-            session,
-            tables,
-            ranges,
-            action,
-        } = request;
-        let ranges: Vec<TokenRange> = ranges.into_iter().flat_map(storage_ranges).collect();
-        for table in tables {
-            match action {
-                PendingAction::Prepare => {
-                    let report = storage.mark_pending(table, &ranges, session)?;
-                    tracing::info!(
-                        "[repair #{session}] marked pending: {} SSTables whole, {} split",
-                        report.marked,
-                        report.split
-                    );
-                }
-                PendingAction::Promote(at) => {
-                    storage.finish_pending(table, session, RepairMark::repaired(at))?;
-                }
-                PendingAction::Release => {
-                    storage.finish_pending(table, session, RepairMark::UNREPAIRED)?;
-                }
+    let done = tokio::task::spawn_blocking(move || mark(&storage, &request))
+        .await
+        .map_err(remote)?;
+    let local = &inner.local;
+    match (action, &done) {
+        (PendingAction::Prepare, Ok(())) => {
+            local.prepared(session, coordinator, participants, tables);
+        }
+        (PendingAction::Promote(_), Ok(())) => {
+            local.set_state(session, SessionState::Finalized);
+        }
+        _ => {
+            local.set_state(session, SessionState::Failed);
+        }
+    }
+    done.map_err(remote)
+}
+
+/// What `request` asks of this node's data. Blocking.
+fn mark(storage: &Storage, request: &PendingRequest) -> Result<(), storage::StorageError> {
+    let session = request.session;
+    let ranges: Vec<TokenRange> = request
+        .ranges
+        .iter()
+        .flat_map(|r| storage_ranges(*r))
+        .collect();
+    for table in &request.tables {
+        match request.action {
+            PendingAction::Prepare => {
+                let report = storage.mark_pending(*table, &ranges, session)?;
+                tracing::info!(
+                    "[repair #{session}] marked pending: {} SSTables whole, {} split",
+                    report.marked,
+                    report.split
+                );
+            }
+            PendingAction::Promote(at) => {
+                storage.finish_pending(*table, session, RepairMark::repaired(at))?;
+            }
+            PendingAction::Release => {
+                storage.finish_pending(*table, session, RepairMark::UNREPAIRED)?;
             }
         }
-        Ok::<(), storage::StorageError>(())
-    })
-    .await
-    .map_err(remote)?
-    .map_err(remote)
+    }
+    Ok(())
 }
 
 /// Builds this node's tree for `request`, off the async threads.
@@ -222,6 +273,9 @@ pub(crate) async fn validate(
     inner: &Arc<Inner>,
     request: ValidationRequest,
 ) -> Result<merkle::MerkleTree, RemoteError> {
+    if let storage::RepairScope::Pending(session) = request.scope {
+        inner.local.set_state(session, SessionState::Repairing);
+    }
     let storage = inner.storage.clone();
     tokio::task::spawn_blocking(move || validation::build(&storage, &request))
         .await

@@ -44,6 +44,8 @@ pub struct ValidationRequest {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PendingRequest {
     pub session: Uuid,
+    /// Every replica of the session (`repair_admin list` shows them).
+    pub participants: Vec<SocketAddr>,
     pub tables: Vec<TableId>,
     pub ranges: Vec<TokenRange>,
     pub action: PendingAction,
@@ -136,17 +138,7 @@ impl SyncRequest {
         let mut out = BytesMut::new();
         out.put_slice(self.session.as_bytes());
         out.put_slice(self.table.0.as_bytes());
-        match self.source.ip() {
-            IpAddr::V4(ip) => {
-                out.put_u8(4);
-                out.put_slice(&ip.octets());
-            }
-            IpAddr::V6(ip) => {
-                out.put_u8(6);
-                out.put_slice(&ip.octets());
-            }
-        }
-        out.put_u16(self.source.port());
+        put_addr(&mut out, self.source);
         put_ranges(&mut out, &self.ranges);
         out.put_u8(u8::from(self.pending));
         out.freeze()
@@ -156,12 +148,7 @@ impl SyncRequest {
         let mut r = Reader(bytes);
         let session = r.uuid()?;
         let table = TableId(r.uuid()?);
-        let ip = match r.u8()? {
-            4 => IpAddr::V4(Ipv4Addr::from(r.array::<4>()?)),
-            6 => IpAddr::V6(Ipv6Addr::from(r.array::<16>()?)),
-            other => return Err(DecodeError(format!("unknown address family {other}"))),
-        };
-        let source = SocketAddr::new(ip, r.u16()?);
+        let source = addr(&mut r)?;
         let ranges = ranges(&mut r)?;
         let pending = flag(&mut r)?;
         r.end()?;
@@ -179,6 +166,10 @@ impl PendingRequest {
     pub fn encode(&self) -> Bytes {
         let mut out = BytesMut::new();
         out.put_slice(self.session.as_bytes());
+        out.put_u32(self.participants.len() as u32);
+        for participant in &self.participants {
+            put_addr(&mut out, *participant);
+        }
         out.put_u32(self.tables.len() as u32);
         for table in &self.tables {
             out.put_slice(table.0.as_bytes());
@@ -199,6 +190,14 @@ impl PendingRequest {
         let mut r = Reader(bytes);
         let session = r.uuid()?;
         let count = r.u32()? as usize;
+        if count.saturating_mul(7) > r.0.len() {
+            return Err(DecodeError(format!(
+                "{count} participants in {} bytes",
+                r.0.len()
+            )));
+        }
+        let participants = (0..count).map(|_| addr(&mut r)).collect::<Result<_, _>>()?;
+        let count = r.u32()? as usize;
         if count.saturating_mul(16) > r.0.len() {
             return Err(DecodeError(format!(
                 "{count} tables in {} bytes",
@@ -218,11 +217,35 @@ impl PendingRequest {
         r.end()?;
         Ok(PendingRequest {
             session,
+            participants,
             tables,
             ranges,
             action,
         })
     }
+}
+
+fn put_addr(out: &mut BytesMut, addr: SocketAddr) {
+    match addr.ip() {
+        IpAddr::V4(ip) => {
+            out.put_u8(4);
+            out.put_slice(&ip.octets());
+        }
+        IpAddr::V6(ip) => {
+            out.put_u8(6);
+            out.put_slice(&ip.octets());
+        }
+    }
+    out.put_u16(addr.port());
+}
+
+fn addr(r: &mut Reader) -> Result<SocketAddr, DecodeError> {
+    let ip = match r.u8()? {
+        4 => IpAddr::V4(Ipv4Addr::from(r.array::<4>()?)),
+        6 => IpAddr::V6(Ipv6Addr::from(r.array::<16>()?)),
+        other => return Err(DecodeError(format!("unknown address family {other}"))),
+    };
+    Ok(SocketAddr::new(ip, r.u16()?))
 }
 
 fn put_ranges(out: &mut BytesMut, ranges: &[TokenRange]) {
@@ -328,6 +351,10 @@ mod tests {
         };
         let pending = PendingRequest {
             session: Uuid::from_u128(3),
+            participants: vec![
+                "127.0.0.3:7000".parse().unwrap(),
+                "[::1]:7001".parse().unwrap(),
+            ],
             tables: vec![TableId(Uuid::from_u128(2)), TableId(Uuid::from_u128(4))],
             ranges: vec![(1, 5)],
             action: PendingAction::Promote(1_700_000_000_000),

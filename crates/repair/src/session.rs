@@ -257,6 +257,7 @@ async fn on_replicas(
 ) -> Result<(), String> {
     let request = PendingRequest {
         session,
+        participants: session_plan.replicas.clone(),
         tables: plan.tables.iter().map(|(_, t)| *t).collect(),
         ranges: session_plan.ranges.clone(),
         action,
@@ -265,8 +266,9 @@ async fn on_replicas(
     for replica in session_plan.replicas.clone() {
         let (inner, request) = (inner.clone(), request.clone());
         running.spawn(async move {
-            let answer = if replica == inner.messaging.local() {
-                pending(&inner, request).await.map_err(|e| e.message)
+            let local = inner.messaging.local();
+            let answer = if replica == local {
+                pending(&inner, request, local).await.map_err(|e| e.message)
             } else {
                 let timeout = inner.config.validation_timeout;
                 let sent = inner

@@ -14,7 +14,7 @@ use net::{HostId, Messaging, NetConfig, TokioNetwork};
 use parking_lot::Mutex;
 use repair::messages::ValidationRequest;
 use repair::validation;
-use repair::{Notice, Repair, RepairConfig, RepairPlan, RepairState, SessionPlan};
+use repair::{Notice, Repair, RepairConfig, RepairPlan, RepairState, SessionPlan, SessionState};
 use storage::{RepairScope, Storage, StorageConfig, TableParams};
 use streaming::{StreamConfig, Streaming};
 
@@ -257,7 +257,18 @@ async fn incremental_repair_compares_only_unrepaired_data_and_marks_it_repaired(
         let usage = node.storage.table_usage(TABLE).unwrap();
         assert_eq!(usage.percent_repaired(), 100.0, "{usage:?}");
         assert!(node.storage.pending_sessions(TABLE).unwrap().is_empty());
+        assert!(node.repair.local_sessions(false).is_empty());
+        let ended = node.repair.local_sessions(true);
+        assert_eq!(ended.len(), 1, "{ended:?}");
+        assert_eq!(ended[0].state, SessionState::Finalized);
+        assert_eq!(ended[0].coordinator, nodes[0].messaging.local());
+        assert_eq!(ended[0].participants.len(), 3);
     }
+    let unknown = uuid::Uuid::from_u128(77);
+    assert_eq!(
+        nodes[1].repair.cancel(unknown).await,
+        Err(format!("Session {unknown} does not exist"))
+    );
 
     // nothing changed: nothing old is validated, nothing is sent
     let second = nodes[1].repair.run(2, plan.clone(), &|_| {}).await;

@@ -12,7 +12,9 @@ use repair::{Notice, NoticeKind, Repair, RepairPlan, RepairState, SessionPlan};
 use ring::Endpoint;
 use storage::TokenRange;
 
-use crate::api::types::{RepairNotice, RepairReport, RepairRequest, RepairStatus};
+use crate::api::types::{
+    RepairCancelRequest, RepairNotice, RepairReport, RepairRequest, RepairSessionInfo, RepairStatus,
+};
 use crate::error::{ApiError, ApiResult};
 use crate::node::AdminNode;
 
@@ -31,6 +33,36 @@ pub fn statuses(node: &AdminNode) -> Vec<RepairStatus> {
     node.repair
         .as_ref()
         .map_or_else(Vec::new, |r| r.statuses().iter().map(status).collect())
+}
+
+/// Every incremental session this node takes part in, ended ones included.
+pub fn sessions(node: &AdminNode) -> Vec<RepairSessionInfo> {
+    let Some(service) = node.repair.as_ref() else {
+        return Vec::new();
+    };
+    service
+        .local_sessions(true)
+        .into_iter()
+        .map(|s| RepairSessionInfo {
+            id: s.id.to_string(),
+            state: s.state.name().to_string(),
+            last_update_ms: s.last_update_ms,
+            coordinator: s.coordinator.to_string(),
+            participants: s.participants.iter().map(|p| p.to_string()).collect(),
+        })
+        .collect()
+}
+
+/// Cancels this node's part in an incremental session.
+pub async fn cancel(
+    node: &AdminNode,
+    request: &RepairCancelRequest,
+) -> ApiResult<serde_json::Value> {
+    let service = service(node)?;
+    let id = uuid::Uuid::parse_str(&request.session)
+        .map_err(|_| ApiError::bad_request(format!("Invalid session id {}", request.session)))?;
+    service.cancel(id).await.map_err(ApiError::bad_request)?;
+    Ok(serde_json::json!({ "cancelled": id.to_string() }))
 }
 
 fn status(s: &repair::RepairStatus) -> RepairStatus {

@@ -799,6 +799,26 @@ pub struct RepairNotice {
     pub message: String,
 }
 
+/// An incremental repair session this node takes part in (`GET /v1/repair_sessions`,
+/// `nodetool repair_admin list`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RepairSessionInfo {
+    pub id: String,
+    /// Cassandra's state names: PREPARED, REPAIRING, FINALIZED, FAILED.
+    pub state: String,
+    /// Milliseconds since the epoch.
+    pub last_update_ms: u64,
+    /// Internode addresses (`ip:port`).
+    pub coordinator: String,
+    pub participants: Vec<String>,
+}
+
+/// `POST /v1/repair_sessions/cancel`: `nodetool repair_admin cancel --session <id>`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct RepairCancelRequest {
+    pub session: String,
+}
+
 /// A repair command this node coordinates, running or finished (`GET /v1/repairs`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct RepairStatus {
