@@ -1,9 +1,12 @@
-"""Full repair on a 3-node `helenus cluster` (RF=3): a replica that was down while rows were
+"""Repair on a 3-node `helenus cluster` (RF=3): a replica that was down while rows were
 written, updated and deleted (hints disabled) holds exactly the others' rows after `nodetool
-repair`, read alone; a second repair finds nothing out of sync; the output is Cassandra
-5.0.4's; a repair with a replica down fails with Cassandra's message and exit status."""
+repair` (incremental, the default), read alone; every replica's data is then repaired
+(tablestats' Percent repaired), a second incremental repair validates and sends nothing, and a
+full repair finds nothing out of sync; the output is Cassandra 5.0.4's; a repair with a replica
+down fails with Cassandra's message and exit status."""
 import json
 import re
+import time
 import urllib.request
 
 import pytest
@@ -15,7 +18,7 @@ from cluster import all_up
 ADMIN_PORT = 7199
 ROWS = 1000
 STAMP = r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] "
-OPTIONS = ("repair options (parallelism: parallel, primary range: false, incremental: false, "
+OPTIONS = ("repair options (parallelism: parallel, primary range: false, incremental: true, "
            "job threads: 1, ColumnFamilies: [], dataCenters: [], hosts: [], previewKind: NONE, "
            "# of ranges: 48, pull repair: false, force repair: false, optimise streams: false, "
            "ignore unreplicated keyspaces: false, repairPaxos: true, paxosOnly: false)")
@@ -85,10 +88,9 @@ def test_repair_brings_a_replica_that_missed_writes_and_deletes_level(cluster):
     lines = result.stdout.splitlines()
     assert all(re.match(STAMP, line) for line in lines), lines
     text = [re.sub(STAMP, "", line) for line in lines]
-    assert text[0] == "Incremental repair is not supported yet: running a full repair"
     assert re.fullmatch(r"Starting repair command #1 \([0-9a-f-]{36}\), repairing keyspace rp "
-                        r"with " + re.escape(OPTIONS), text[1]), text[1]
-    sessions = text[2:-2]
+                        r"with " + re.escape(OPTIONS), text[0]), text[0]
+    sessions = text[1:-2]
     assert sessions and all(re.fullmatch(r"Repair session [0-9a-f-]{36} for range \[.*\] "
                                          r"finished \(progress: 57%\)", s) for s in sessions)
     assert text[-2] == "Repair completed successfully"
@@ -97,9 +99,30 @@ def test_repair_brings_a_replica_that_missed_writes_and_deletes_level(cluster):
     assert (first["command"], first["state"], first["keyspace"]) == (1, "success", "rp")
     assert first["ranges_out_of_sync"] > 0 and first["bytes_streamed"] > 0, first
 
+    for node in cluster.nodes:
+        stats = nodetool(node, "tablestats", "rp.kv").stdout
+        assert "\t\tPercent repaired: 100.0\n" in stats, stats
+        assert "\t\tBytes unrepaired: 0B\n\t\tBytes pending repair: 0B\n" in stats, stats
+
+    assert nodetool(node2, "repair_admin", "list").stdout == "no sessions\n"
+    listed = nodetool(node2, "repair_admin", "list", "--all").stdout.splitlines()
+    assert re.fullmatch(r"id +\| state +\| last activity +\| coordinator +\| participants +"
+                        r"\| participants_wp *", listed[0]), listed
+    assert len(listed) == 1 + len(sessions) and all(" | FINALIZED | " in line for line in listed[1:]), listed
+    assert f"| /{node1.address}:7000 " in listed[1], listed
+    unknown = nodetool(node2, "repair_admin", "cancel", "--session",
+                       "00000000-0000-1000-8000-000000000000")
+    assert unknown.returncode != 0 and "does not exist" in unknown.stderr + unknown.stdout
+
+    incremental = nodetool(node1, "repair", "rp")
+    assert incremental.returncode == 0, incremental.stderr
+    nothing = repairs(node1)[-1]
+    assert nothing["state"] == "success"
+    assert (nothing["partitions_validated"], nothing["bytes_streamed"]) == (0, 0), nothing
+
     again = nodetool(node2, "repair", "-full", "rp", "kv")
     assert again.returncode == 0, again.stderr
-    assert "Incremental" not in again.stdout
+    assert "incremental: false" in again.stdout
     assert "ColumnFamilies: [kv]" in again.stdout
     second = repairs(node2)[-1]
     assert second["state"] == "success"
@@ -157,3 +180,51 @@ def test_repair_options_are_checked(cluster):
     pr = nodetool(node, "repair", "-full", "-pr", "-st", "0", "-et", "1000000000000000000", "rp")
     assert pr.returncode == 0, pr.stderr
     assert "primary range: true" in pr.stdout and "Repair completed successfully" in pr.stdout
+
+
+def test_a_replica_that_missed_deletes_past_gc_grace_does_not_bring_rows_back(cluster):
+    """The reference documents' scenario: gc_grace_seconds passed and the others compacted
+    while a replica that missed the deletes was down; their tombstones are unrepaired, so
+    compaction keeps them (only_purge_repaired_tombstones, on by default) and repair sends
+    them to the replica instead of taking the rows back from it."""
+    node1, node2, node3 = cluster.nodes
+    session = cluster.session()
+    session.execute("CREATE KEYSPACE gc WITH replication = "
+                    "{'class': 'SimpleStrategy', 'replication_factor': 3}")
+    session.execute("CREATE TABLE gc.kv (k int PRIMARY KEY, v text) WITH gc_grace_seconds = 1")
+    insert = session.prepare("INSERT INTO gc.kv (k, v) VALUES (?, 'v')")
+    insert.consistency_level = ConsistencyLevel.ALL
+    for k in range(200):
+        session.execute(insert, (k,))
+    for node in cluster.nodes:
+        assert nodetool(node, "disablehandoff").returncode == 0
+        assert nodetool(node, "flush", "gc").returncode == 0
+    node3.stop()
+    node1.await_status(node3.address, "DN", timeout=30)
+    quorum = cluster.session(hosts=[node1.address, node2.address])
+    delete = quorum.prepare("DELETE FROM gc.kv WHERE k = ?")
+    delete.consistency_level = ConsistencyLevel.QUORUM
+    for k in range(100):
+        quorum.execute(delete, (k,))
+    time.sleep(2)
+    for node in (node1, node2):
+        assert nodetool(node, "flush", "gc").returncode == 0
+        assert nodetool(node, "compact", "gc").returncode == 0
+    node3.start()
+    all_up(cluster)
+
+    result = nodetool(node1, "repair", "gc")
+    assert result.returncode == 0, result.stderr
+    expected = set(range(100, 200))
+    select = SimpleStatement("SELECT k FROM gc.kv", consistency_level=ConsistencyLevel.ALL)
+    assert {r.k for r in cluster.session().execute(select)} == expected
+    one = SimpleStatement("SELECT k FROM gc.kv", consistency_level=ConsistencyLevel.ONE)
+    node1.stop()
+    node2.stop()
+    assert {r.k for r in node3.session().execute(one)} == expected, "the replica that missed them"
+    node2.start()
+    node3.stop()
+    assert {r.k for r in node2.session().execute(one)} == expected
+    node1.start()
+    node3.start()
+    all_up(cluster)

@@ -78,6 +78,7 @@ impl Api {
             "/v1/hints/pending" if get => ok(&hints::pending(node)?),
             "/v1/streams" if get => ok(&streams::sessions(node)),
             "/v1/repairs" if get => ok(&repair::statuses(node)),
+            "/v1/repair_sessions" if get => ok(&repair::sessions(node)),
             _ => match histograms_path(path) {
                 Some((keyspace, table)) if get => {
                     ok(&snapshots::histograms(node, keyspace, table)?)
@@ -159,6 +160,7 @@ impl Api {
             "/v1/scrub" => ok(&scrub::scrub(node, &selection_or_default(body)?).await?),
             "/v1/rebuild" => ok(&streams::rebuild(node, &selection_or_default(body)?).await?),
             "/v1/repair" => ok(&repair::repair(node, &selection_or_default(body)?).await?),
+            "/v1/repair_sessions/cancel" => ok(&repair::cancel(node, &parse(body)?).await?),
             "/v1/cleanup" => ok(&cleanup::cleanup(node, &selection_or_default(body)?).await?),
             "/v1/decommission" => {
                 ok(&operations::decommission(node, &selection_or_default(body)?).await?)
@@ -202,7 +204,7 @@ impl Api {
 
 /// 404 for an unknown path, 405 for a known path with the wrong method.
 fn unknown(method: &Method, path: &str) -> ApiError {
-    const PATHS: [&str; 60] = [
+    const PATHS: [&str; 62] = [
         "/metrics",
         "/v1/garbagecollect",
         "/v1/logging",
@@ -263,6 +265,8 @@ fn unknown(method: &Method, path: &str) -> ApiError {
         "/v1/rebuild",
         "/v1/repair",
         "/v1/repairs",
+        "/v1/repair_sessions",
+        "/v1/repair_sessions/cancel",
     ];
     let known = histograms_path(path).is_some()
         || PATHS

@@ -41,6 +41,8 @@ pub enum Verb {
     /// the differing ranges of a table from another replica.
     RepairValidation = 40,
     RepairSync = 41,
+    /// Incremental repair: mark a session's data pending, or end the session.
+    RepairPending = 42,
     /// Paxos (lightweight transactions, crate `coordinator`): a prepare with its read, a
     /// proposal, a commit.
     PaxosPrepare = 50,
@@ -50,7 +52,7 @@ pub enum Verb {
 
 impl Verb {
     /// Every verb, in code order.
-    pub const ALL: [Verb; 25] = [
+    pub const ALL: [Verb; 26] = [
         Verb::Echo,
         Verb::Gossip,
         Verb::RaftVote,
@@ -73,6 +75,7 @@ impl Verb {
         Verb::StreamEstimate,
         Verb::RepairValidation,
         Verb::RepairSync,
+        Verb::RepairPending,
         Verb::PaxosPrepare,
         Verb::PaxosPropose,
         Verb::PaxosCommit,
@@ -103,6 +106,7 @@ impl Verb {
             Verb::StreamEstimate => "STREAM_ESTIMATE_REQ",
             Verb::RepairValidation => "VALIDATION_REQ",
             Verb::RepairSync => "SYNC_REQ",
+            Verb::RepairPending => "PREPARE_CONSISTENT_REQ",
             Verb::PaxosPrepare => "PAXOS2_PREPARE_REQ",
             Verb::PaxosPropose => "PAXOS2_PROPOSE_REQ",
             Verb::PaxosCommit => "PAXOS_COMMIT_REQ",

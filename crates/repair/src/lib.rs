@@ -1,5 +1,5 @@
-//! Repair: anti-entropy between the replicas of token ranges, as Cassandra's full repair
-//! (`nodetool repair -full`).
+//! Repair: anti-entropy between the replicas of token ranges, as Cassandra's incremental
+//! (`nodetool repair`) and full (`nodetool repair -full`) repairs.
 //!
 //! This crate owns the Merkle trees ([`merkle`]: a tree per token range of a table, leaves
 //! hashing the partitions of their sub-range), validation (`validation`: a table's tree built
@@ -9,12 +9,15 @@
 //! repair sessions (`session`, Cassandra's RepairSession, RepairJob, ValidationTask and
 //! SyncTask): the coordinating node asks every replica of a range for its tree, compares them
 //! pairwise and has each pair that differs fetch the differing sub-ranges from each other over
-//! `streaming`. Which ranges and replicas to repair (keyspaces, `-pr`, `-dc`, `-hosts`) is the
-//! caller's plan ([`RepairPlan`]); this crate also refuses a repair overlapping one that runs
-//! on this node, numbers the commands and keeps their progress ([`RepairStatus`]).
+//! `streaming`. An incremental session first has every replica mark the unrepaired data of
+//! its ranges pending for the session (`RepairPending`; storage's anticompaction splits what
+//! spans other ranges), compares and syncs only that, then has them promote it to repaired, or
+//! return it to unrepaired when the session failed. Which ranges and replicas to repair
+//! (keyspaces, `-pr`, `-dc`, `-hosts`) is the caller's plan ([`RepairPlan`]); this crate also
+//! refuses a repair overlapping one that runs on this node, numbers the commands and keeps
+//! their progress ([`RepairStatus`]).
 //!
-//! Not yet: incremental repair (repaired SSTables), preview and validate-only repairs, the
-//! scheduler.
+//! Not yet: preview and validate-only repairs, `repair_admin`, the scheduler.
 
 pub mod merkle;
 pub mod messages;
@@ -22,10 +25,12 @@ pub mod validation;
 
 mod claims;
 mod digest;
+mod local;
 mod session;
 mod status;
 
 pub use claims::intersection;
+pub use local::{LocalSession, SessionState};
 pub use session::{Notice, NoticeKind, RepairPlan, SessionPlan};
 pub use status::{RepairState, RepairStatus};
 
@@ -34,12 +39,17 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use bytes::Bytes;
 use net::{weak_handler, Messaging, RemoteError, Verb};
-use storage::Storage;
+use storage::{RepairMark, Storage, TokenRange};
 use streaming::{StreamRequest, Streaming};
 
 use crate::claims::Claims;
-use crate::messages::{encode_tree, SyncRequest, Synced, ValidationRequest};
+use crate::local::LocalSessions;
+use crate::messages::{
+    encode_tree, PendingAction, PendingRequest, SyncRequest, Synced, ValidationRequest,
+};
+use crate::session::storage_ranges;
 use crate::status::Registry;
 
 /// Cassandra 5.0's `repair_session_space` when the heap is 4 GiB (a sixteenth of it).
@@ -83,17 +93,26 @@ pub(crate) struct Inner {
     config: RepairConfig,
     claims: Claims,
     registry: Registry,
+    local: LocalSessions,
     commands: AtomicU32,
 }
 
 impl Repair {
-    /// Starts the service: registers the repair verbs' handlers on `messaging`.
+    /// Starts the service: returns the data left pending by sessions of a previous run to
+    /// unrepaired, and registers the repair verbs' handlers on `messaging`.
     pub fn start(
         storage: Arc<Storage>,
         messaging: Arc<Messaging>,
         streaming: Arc<Streaming>,
         config: RepairConfig,
     ) -> Repair {
+        match storage.release_all_pending() {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(
+                "{n} SSTables left pending by an unfinished repair are unrepaired again"
+            ),
+            Err(e) => tracing::warn!("could not release the SSTables of unfinished repairs: {e}"),
+        }
         let inner = Arc::new(Inner {
             storage,
             messaging: messaging.clone(),
@@ -101,6 +120,7 @@ impl Repair {
             config,
             claims: Claims::default(),
             registry: Registry::default(),
+            local: LocalSessions::default(),
             commands: AtomicU32::new(0),
         });
         register(&messaging, &inner);
@@ -128,6 +148,33 @@ impl Repair {
     pub fn statuses(&self) -> Vec<RepairStatus> {
         self.inner.registry.statuses()
     }
+
+    /// The incremental sessions this node takes part in (`repair_admin list`): those not
+    /// ended, or all with `all`.
+    pub fn local_sessions(&self, all: bool) -> Vec<LocalSession> {
+        self.inner.local.list(all)
+    }
+
+    /// Cancels this node's part in incremental session `id` (`repair_admin cancel`): its data
+    /// of the session is unrepaired again and the session failed here (a promotion the
+    /// coordinator sends later finds nothing pending).
+    pub async fn cancel(&self, id: uuid::Uuid) -> Result<(), String> {
+        let session = self
+            .inner
+            .local
+            .get(id)
+            .ok_or_else(|| format!("Session {id} does not exist"))?;
+        let release = PendingRequest {
+            session: id,
+            participants: session.participants,
+            tables: session.tables,
+            ranges: Vec::new(),
+            action: PendingAction::Release,
+        };
+        pending(&self.inner, release, session.coordinator)
+            .await
+            .map_err(|e| e.message)
+    }
 }
 
 fn register(messaging: &Messaging, inner: &Arc<Inner>) {
@@ -142,10 +189,83 @@ fn register(messaging: &Messaging, inner: &Arc<Inner>) {
         Verb::RepairSync,
         weak_handler(inner, "repair", |inner, _, payload| async move {
             let request = SyncRequest::decode(&payload).map_err(remote)?;
-            let synced = fetch(&inner, request.table, request.source, request.ranges).await;
-            synced.map(|s| s.encode()).map_err(remote)
+            let pending = request.pending.then_some(request.session);
+            let synced = fetch(
+                &inner,
+                request.table,
+                request.source,
+                request.ranges,
+                pending,
+            );
+            synced.await.map(|s| s.encode()).map_err(remote)
         }),
     );
+    messaging.register(
+        Verb::RepairPending,
+        weak_handler(inner, "repair", |inner, from, payload| async move {
+            let request = PendingRequest::decode(&payload).map_err(remote)?;
+            pending(&inner, request, from.addr)
+                .await
+                .map(|()| Bytes::new())
+        }),
+    );
+}
+
+/// Marks this node's data of an incremental repair session `coordinator` runs pending, or
+/// ends the session, off the async threads; the session's local state follows.
+pub(crate) async fn pending(
+    inner: &Arc<Inner>,
+    request: PendingRequest,
+    coordinator: SocketAddr,
+) -> Result<(), RemoteError> {
+    let (session, action) = (request.session, request.action);
+    let (participants, tables) = (request.participants.clone(), request.tables.clone());
+    let storage = inner.storage.clone();
+    let done = tokio::task::spawn_blocking(move || mark(&storage, &request))
+        .await
+        .map_err(remote)?;
+    let local = &inner.local;
+    match (action, &done) {
+        (PendingAction::Prepare, Ok(())) => {
+            local.prepared(session, coordinator, participants, tables);
+        }
+        (PendingAction::Promote(_), Ok(())) => {
+            local.set_state(session, SessionState::Finalized);
+        }
+        _ => {
+            local.set_state(session, SessionState::Failed);
+        }
+    }
+    done.map_err(remote)
+}
+
+/// What `request` asks of this node's data. Blocking.
+fn mark(storage: &Storage, request: &PendingRequest) -> Result<(), storage::StorageError> {
+    let session = request.session;
+    let ranges: Vec<TokenRange> = request
+        .ranges
+        .iter()
+        .flat_map(|r| storage_ranges(*r))
+        .collect();
+    for table in &request.tables {
+        match request.action {
+            PendingAction::Prepare => {
+                let report = storage.mark_pending(*table, &ranges, session)?;
+                tracing::info!(
+                    "[repair #{session}] marked pending: {} SSTables whole, {} split",
+                    report.marked,
+                    report.split
+                );
+            }
+            PendingAction::Promote(at) => {
+                storage.finish_pending(*table, session, RepairMark::repaired(at))?;
+            }
+            PendingAction::Release => {
+                storage.finish_pending(*table, session, RepairMark::UNREPAIRED)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Builds this node's tree for `request`, off the async threads.
@@ -153,32 +273,31 @@ pub(crate) async fn validate(
     inner: &Arc<Inner>,
     request: ValidationRequest,
 ) -> Result<merkle::MerkleTree, RemoteError> {
+    if let storage::RepairScope::Pending(session) = request.scope {
+        inner.local.set_state(session, SessionState::Repairing);
+    }
     let storage = inner.storage.clone();
-    let ValidationRequest {
-        table,
-        range,
-        depth,
-        now,
-        ..
-    } = request;
-    tokio::task::spawn_blocking(move || validation::build(&storage, table, range, depth, now))
+    tokio::task::spawn_blocking(move || validation::build(&storage, &request))
         .await
         .map_err(remote)?
         .map_err(remote)
 }
 
-/// Fetches `ranges` of `table` from `source` into this node; what moved.
+/// Fetches `ranges` of `table` from `source` into this node, pending for incremental repair
+/// session `pending` if given; what moved.
 pub(crate) async fn fetch(
     inner: &Inner,
     table: mutation::TableId,
     source: SocketAddr,
-    ranges: Vec<storage::TokenRange>,
+    ranges: Vec<TokenRange>,
+    pending: Option<uuid::Uuid>,
 ) -> Result<Synced, String> {
     let request = StreamRequest {
         peer: source,
         tables: vec![(table, ranges)],
     };
-    let plan = inner.streaming.fetch("Repair", vec![request]);
+    let mark = pending.map_or(RepairMark::UNREPAIRED, RepairMark::pending);
+    let plan = inner.streaming.fetch_marked("Repair", vec![request], mark);
     let ids = plan.session_ids();
     plan.finish().await.map_err(|failures| {
         let why: Vec<String> = failures.iter().map(|(_, e)| e.to_string()).collect();

@@ -14,16 +14,18 @@ use std::time::Instant;
 
 use mutation::TableId;
 use net::{NetError, Verb};
-use storage::TokenRange;
+use storage::{RepairScope, TokenRange};
 use tokio::task::JoinSet;
 use uuid::Uuid;
 
 use crate::merkle::{self, MerkleTree};
-use crate::messages::{decode_tree, SyncRequest, Synced, ValidationRequest};
+use crate::messages::{
+    decode_tree, PendingAction, PendingRequest, SyncRequest, Synced, ValidationRequest,
+};
 use crate::status::{now_ms, RepairState, RepairStatus};
 use streaming::time_uuid;
 
-use crate::{endpoint, fetch, validate, Inner};
+use crate::{endpoint, fetch, pending, validate, Inner};
 
 /// Ranges that share their replicas (Cassandra's CommonRange): one session.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -44,6 +46,11 @@ pub struct RepairPlan {
     pub sequential: bool,
     /// Tables repaired at once in a session (`-j`).
     pub job_threads: usize,
+    /// Incremental (Cassandra 4.0+): each session marks the unrepaired data of its ranges
+    /// pending on every replica, compares only that, and promotes it to repaired when the
+    /// session succeeds (returns it to unrepaired when it fails). Otherwise full: everything
+    /// is compared and no repair state changes.
+    pub incremental: bool,
     /// The options as Cassandra prints them in the starting line: `repair options (...)`.
     pub options: String,
     /// Why the repair cannot run, found while planning (a replica down, nothing to repair):
@@ -92,6 +99,7 @@ struct Job {
     plan: SessionPlan,
     sequential: bool,
     trees_at_once: u64,
+    incremental: bool,
 }
 
 pub async fn run_command(
@@ -213,8 +221,80 @@ async fn run_sessions(
     Ok(())
 }
 
-/// The session's tables, `job_threads` at a time.
+/// The session: for an incremental repair, its data marked pending on every replica first,
+/// then promoted to repaired (or released to unrepaired when the session failed); its tables
+/// `job_threads` at a time.
 async fn run_session(
+    inner: &Arc<Inner>,
+    id: Uuid,
+    session: Uuid,
+    plan: &RepairPlan,
+    session_plan: &SessionPlan,
+) -> Result<(), String> {
+    if !plan.incremental {
+        return run_jobs(inner, id, session, plan, session_plan).await;
+    }
+    let started_ms = now_ms();
+    let mut result = on_replicas(inner, session, plan, session_plan, PendingAction::Prepare).await;
+    if result.is_ok() {
+        result = run_jobs(inner, id, session, plan, session_plan).await;
+    }
+    let end = match result {
+        Ok(()) => PendingAction::Promote(started_ms),
+        Err(_) => PendingAction::Release,
+    };
+    let ended = on_replicas(inner, session, plan, session_plan, end).await;
+    result.and(ended)
+}
+
+/// Has every replica of the session do `action` with its data of the session, all at once.
+async fn on_replicas(
+    inner: &Arc<Inner>,
+    session: Uuid,
+    plan: &RepairPlan,
+    session_plan: &SessionPlan,
+    action: PendingAction,
+) -> Result<(), String> {
+    let request = PendingRequest {
+        session,
+        participants: session_plan.replicas.clone(),
+        tables: plan.tables.iter().map(|(_, t)| *t).collect(),
+        ranges: session_plan.ranges.clone(),
+        action,
+    };
+    let mut running = JoinSet::new();
+    for replica in session_plan.replicas.clone() {
+        let (inner, request) = (inner.clone(), request.clone());
+        running.spawn(async move {
+            let local = inner.messaging.local();
+            let answer = if replica == local {
+                pending(&inner, request, local).await.map_err(|e| e.message)
+            } else {
+                let timeout = inner.config.validation_timeout;
+                let sent = inner
+                    .messaging
+                    .request(replica, Verb::RepairPending, request.encode(), timeout)
+                    .await;
+                sent.map(|_| ()).map_err(|e| e.to_string())
+            };
+            answer.map_err(|e| {
+                tracing::warn!("[repair #{session}] {action:?} in {replica} failed: {e}");
+                format!("{action:?} failed in {}", endpoint(replica))
+            })
+        });
+    }
+    let mut first_error = Ok(());
+    while let Some(done) = running.join_next().await {
+        let result = done
+            .map_err(|e| format!("repair task: {e}"))
+            .and_then(|r| r);
+        first_error = first_error.and(result);
+    }
+    first_error
+}
+
+/// The session's tables, `job_threads` at a time.
+async fn run_jobs(
     inner: &Arc<Inner>,
     id: Uuid,
     session: Uuid,
@@ -233,6 +313,7 @@ async fn run_session(
                 plan: session_plan.clone(),
                 sequential: plan.sequential,
                 trees_at_once: (session_plan.replicas.len() * at_once) as u64,
+                incremental: plan.incremental,
             };
             jobs.spawn(job.run());
         }
@@ -304,6 +385,11 @@ impl Job {
             range,
             depth: self.depth(range),
             now: (now_ms() / 1000) as i32,
+            scope: if self.incremental {
+                RepairScope::Pending(self.session)
+            } else {
+                RepairScope::All
+            },
         };
         let mut trees = Vec::with_capacity(self.plan.replicas.len());
         if self.sequential {
@@ -405,13 +491,15 @@ impl Job {
         ranges: Vec<TokenRange>,
     ) -> Result<Synced, String> {
         if receiver == self.inner.messaging.local() {
-            return fetch(&self.inner, self.table, source, ranges).await;
+            let pending = self.incremental.then_some(self.session);
+            return fetch(&self.inner, self.table, source, ranges, pending).await;
         }
         let request = SyncRequest {
             session: self.session,
             table: self.table,
             source,
             ranges,
+            pending: self.incremental,
         };
         let timeout = self.inner.config.sync_timeout;
         let answer = self
@@ -426,7 +514,7 @@ impl Job {
 
 /// A range as storage takes them: `left < right`, `i64::MIN` on the right for the end of the
 /// ring, a wrapping range cut in two.
-fn storage_ranges((left, right): TokenRange) -> Vec<TokenRange> {
+pub(crate) fn storage_ranges((left, right): TokenRange) -> Vec<TokenRange> {
     if left < right || right == i64::MIN {
         vec![(left, right)]
     } else {

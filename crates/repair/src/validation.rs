@@ -4,28 +4,24 @@
 
 use std::ops::Bound;
 
-use mutation::{KeyRange, PartitionPosition, TableId};
+use mutation::{KeyRange, PartitionPosition};
 use storage::{Storage, StorageError, TokenRange};
 
 use crate::digest;
 use crate::merkle::MerkleTree;
+use crate::messages::ValidationRequest;
 
 /// Partitions read per page.
 const PAGE: usize = 512;
 
-/// The tree of `table` over `range` at `depth`, with the data as of `now` (seconds). Blocking:
-/// run it off the async threads.
-pub fn build(
-    storage: &Storage,
-    table: TableId,
-    range: TokenRange,
-    depth: u8,
-    now: i32,
-) -> Result<MerkleTree, StorageError> {
-    let mut tree = MerkleTree::new(range, depth);
-    for mut keys in key_ranges(range) {
+/// The tree a validation request asks for: its table's data of its scope over its range, at
+/// its depth, as of its `now` (seconds). Blocking: run it off the async threads.
+pub fn build(storage: &Storage, request: &ValidationRequest) -> Result<MerkleTree, StorageError> {
+    let mut tree = MerkleTree::new(request.range, request.depth);
+    for mut keys in key_ranges(request.range) {
         loop {
-            let page = storage.validation_page(table, &keys, now, PAGE)?;
+            let page =
+                storage.validation_page(request.table, &keys, request.scope, request.now, PAGE)?;
             for (key, data) in &page.partitions {
                 tree.add(key.token, &digest::partition(key, data));
             }

@@ -12,9 +12,10 @@ use mutation::{
 };
 use net::{HostId, Messaging, NetConfig, TokioNetwork};
 use parking_lot::Mutex;
+use repair::messages::ValidationRequest;
 use repair::validation;
-use repair::{Notice, Repair, RepairConfig, RepairPlan, RepairState, SessionPlan};
-use storage::{Storage, StorageConfig, TableParams};
+use repair::{Notice, Repair, RepairConfig, RepairPlan, RepairState, SessionPlan, SessionState};
+use storage::{RepairScope, Storage, StorageConfig, TableParams};
 use streaming::{StreamConfig, Streaming};
 
 const TABLE: TableId = TableId(uuid::Uuid::from_u128(0x30));
@@ -62,6 +63,19 @@ async fn node(dir: &Path, n: u128) -> Node {
         messaging,
         repair,
     }
+}
+
+/// The tree of all of `storage`'s data of the table over `range`.
+fn build(storage: &Storage, range: storage::TokenRange, depth: u8) -> repair::merkle::MerkleTree {
+    let request = ValidationRequest {
+        session: uuid::Uuid::from_u128(1),
+        table: TABLE,
+        range,
+        depth,
+        now: now(),
+        scope: RepairScope::All,
+    };
+    validation::build(storage, &request).unwrap()
 }
 
 fn key(n: u64) -> PartitionKey {
@@ -145,14 +159,14 @@ async fn equal_data_in_other_layouts_gives_equal_trees_and_one_changed_cell_one_
     delete(&b.storage, 999, 2).await;
     delete(&a.storage, 999, 2).await;
     let range = (i64::MIN, i64::MIN);
-    let tree_a = validation::build(&a.storage, TABLE, range, 8, now()).unwrap();
-    let tree_b = validation::build(&b.storage, TABLE, range, 8, now()).unwrap();
+    let tree_a = build(&a.storage, range, 8);
+    let tree_b = build(&b.storage, range, 8);
     assert_eq!(tree_a.partitions(), 401);
     assert_eq!(tree_a.root(), tree_b.root());
     assert_eq!(tree_a.difference(&tree_b), Ok(vec![]));
 
     write(&b.storage, 7, 7, 11).await;
-    let changed = validation::build(&b.storage, TABLE, range, 8, now()).unwrap();
+    let changed = build(&b.storage, range, 8);
     let differing = tree_a.difference(&changed).unwrap();
     assert_eq!(differing.len(), 1, "{differing:?}");
     let (left, right) = differing[0];
@@ -164,7 +178,7 @@ async fn equal_data_in_other_layouts_gives_equal_trees_and_one_changed_cell_one_
 
     // A wrapping range covers the partitions on both sides of the ring's end.
     let wrapping = (i64::MAX / 2, i64::MIN / 2);
-    let tree = validation::build(&a.storage, TABLE, wrapping, 4, now()).unwrap();
+    let tree = build(&a.storage, wrapping, 4);
     let inside = (0..400)
         .chain([999])
         .filter(|n| {
@@ -175,9 +189,9 @@ async fn equal_data_in_other_layouts_gives_equal_trees_and_one_changed_cell_one_
     assert_eq!(tree.partitions(), inside as u64);
 }
 
-#[tokio::test]
-async fn repair_makes_replicas_that_missed_writes_and_deletions_equal() {
-    let dirs: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+/// Three nodes whose data differs: node 3 missed 30 writes, 10 updates and 5 deletions,
+/// node 2 one other write.
+async fn diverged(dirs: &[tempfile::TempDir]) -> Vec<Node> {
     let mut nodes = Vec::new();
     for (n, dir) in dirs.iter().enumerate() {
         nodes.push(node(dir.path(), n as u128 + 1).await);
@@ -207,8 +221,13 @@ async fn repair_makes_replicas_that_missed_writes_and_deletions_equal() {
     write(&nodes[2].storage, 400, 400, 10).await;
     assert_ne!(contents(&nodes[0].storage), contents(&nodes[2].storage));
 
+    nodes
+}
+
+/// A repair of the whole ring in two ranges by every node.
+fn plan(nodes: &[Node], incremental: bool) -> RepairPlan {
     let replicas: Vec<_> = nodes.iter().map(|n| n.messaging.local()).collect();
-    let plan = RepairPlan {
+    RepairPlan {
         keyspace: "ks".into(),
         tables: vec![("t".into(), TABLE)],
         sessions: vec![SessionPlan {
@@ -217,9 +236,67 @@ async fn repair_makes_replicas_that_missed_writes_and_deletions_equal() {
         }],
         sequential: false,
         job_threads: 1,
+        incremental,
         options: "repair options (...)".into(),
         refused: None,
-    };
+    }
+}
+
+#[tokio::test]
+async fn incremental_repair_compares_only_unrepaired_data_and_marks_it_repaired() {
+    let dirs: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+    let nodes = diverged(&dirs).await;
+    let plan = plan(&nodes, true);
+    let first = nodes[0].repair.run(1, plan.clone(), &|_| {}).await;
+    assert_eq!(first.state, RepairState::Success);
+    assert!(first.bytes_streamed > 0 && first.ranges_out_of_sync > 0);
+    let expected = contents(&nodes[0].storage);
+    assert_eq!(expected.len(), 331 - 5);
+    for node in &nodes {
+        assert_eq!(contents(&node.storage), expected);
+        let usage = node.storage.table_usage(TABLE).unwrap();
+        assert_eq!(usage.percent_repaired(), 100.0, "{usage:?}");
+        assert!(node.storage.pending_sessions(TABLE).unwrap().is_empty());
+        assert!(node.repair.local_sessions(false).is_empty());
+        let ended = node.repair.local_sessions(true);
+        assert_eq!(ended.len(), 1, "{ended:?}");
+        assert_eq!(ended[0].state, SessionState::Finalized);
+        assert_eq!(ended[0].coordinator, nodes[0].messaging.local());
+        assert_eq!(ended[0].participants.len(), 3);
+    }
+    let unknown = uuid::Uuid::from_u128(77);
+    assert_eq!(
+        nodes[1].repair.cancel(unknown).await,
+        Err(format!("Session {unknown} does not exist"))
+    );
+
+    // nothing changed: nothing old is validated, nothing is sent
+    let second = nodes[1].repair.run(2, plan.clone(), &|_| {}).await;
+    assert_eq!(second.state, RepairState::Success);
+    assert_eq!(
+        (second.partitions_validated, second.bytes_streamed),
+        (0, 0),
+        "{second:?}"
+    );
+
+    // a write only node 1 took: only it is validated and sent
+    write(&nodes[0].storage, 2000, 1, 40).await;
+    let third = nodes[2].repair.run(3, plan.clone(), &|_| {}).await;
+    assert_eq!(third.state, RepairState::Success);
+    assert_eq!(third.partitions_validated, 1, "{third:?}");
+    assert!(third.bytes_streamed > 0);
+    for node in &nodes {
+        assert_eq!(contents(&node.storage).len(), 331 - 5 + 1);
+        let usage = node.storage.table_usage(TABLE).unwrap();
+        assert_eq!(usage.percent_repaired(), 100.0, "{usage:?}");
+    }
+}
+
+#[tokio::test]
+async fn repair_makes_replicas_that_missed_writes_and_deletions_equal() {
+    let dirs: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+    let nodes = diverged(&dirs).await;
+    let plan = plan(&nodes, false);
     let lines = Mutex::new(Vec::new());
     let notify = |notice: Notice| lines.lock().push(notice.message);
     let command = nodes[0].repair.next_command();

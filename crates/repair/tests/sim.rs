@@ -124,6 +124,7 @@ async fn coordinator(dir: PathBuf, record: Shared) -> turmoil::Result {
         }],
         sequential: false,
         job_threads: 1,
+        incremental: false,
         options: "repair options (...)".into(),
         refused: None,
     };

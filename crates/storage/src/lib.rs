@@ -85,9 +85,10 @@ pub use engine::{
 };
 pub use error::{Result, StorageError};
 pub use facade::{
-    default_commitlog_total_space, CleanupReport, CorruptSstable, MemtableAllocation, PoolUsage,
-    ReplayStats, ScrubReport, SizeEstimates, SnapshotTable, Storage, StorageConfig, TableStats,
-    TableUsage, TokenRange, TombstoneThresholds, VerifyOptions, VerifyReport,
+    default_commitlog_total_space, CleanupReport, CorruptSstable, MemtableAllocation,
+    PendingReport, PoolUsage, RepairScope, ReplayStats, ScrubReport, SizeEstimates, SnapshotTable,
+    Storage, StorageConfig, TableStats, TableUsage, TokenRange, TombstoneThresholds, VerifyOptions,
+    VerifyReport,
 };
 pub use health::{CommitFailurePolicy, DiskFailurePolicy, FailureListener, NodeAction};
 pub use metrics::{Percentiles, TableMetrics};
@@ -96,6 +97,6 @@ pub use partition::{PartitionData, SourceRows};
 pub use row_map::RowMap;
 pub use snapshot::SnapshotInfo;
 pub use sstable::{
-    CacheStats, ChunkCacheStats, KeyCacheStats, PartitionWatch, WatchThresholds, WrittenCollection,
-    WrittenPartition,
+    CacheStats, ChunkCacheStats, KeyCacheStats, PartitionWatch, RepairMark, WatchThresholds,
+    WrittenCollection, WrittenPartition,
 };

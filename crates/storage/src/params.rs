@@ -5,7 +5,9 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use crate::compaction::{from_options, CompactionStrategy, SizeTiered};
+use crate::compaction::{
+    from_options, only_purge_repaired_tombstones, CompactionStrategy, SizeTiered,
+};
 use crate::error::{Result, StorageError};
 use crate::sstable::{Compression, WriteOptions, DEFAULT_CHUNK_LENGTH, DEFAULT_FP_CHANCE};
 
@@ -89,6 +91,7 @@ impl TableParams {
             gc_grace_seconds: self.gc_grace_seconds.max(0),
             dropped_columns: self.dropped_columns.clone(),
             strategy,
+            only_purge_repaired_tombstones: only_purge_repaired_tombstones(&self.compaction),
             autocompaction: self.compaction.get("enabled").is_none_or(|v| v != "false"),
         })
     }
@@ -137,6 +140,9 @@ pub struct TableSettings {
     /// Dropped column names and their drop times (microseconds), see [`TableParams`].
     pub dropped_columns: BTreeMap<String, i64>,
     pub strategy: Box<dyn CompactionStrategy>,
+    /// The `only_purge_repaired_tombstones` compaction option: compactions of data not all
+    /// repaired purge no tombstone.
+    pub only_purge_repaired_tombstones: bool,
     /// The `enabled` compaction option: background compactions run.
     pub autocompaction: bool,
 }
@@ -145,6 +151,16 @@ impl TableSettings {
     /// Cassandra's `gcBefore`: tombstones deleted before this second may be purged.
     pub fn gc_before(&self, now: i32) -> i32 {
         now.saturating_sub(self.gc_grace_seconds)
+    }
+
+    /// `gc_before` for a compaction of SSTables all `repaired` or not: the beginning of time
+    /// (nothing purged) when tombstones may be purged from repaired data only and some is not.
+    pub fn compaction_gc_before(&self, now: i32, repaired: bool) -> i32 {
+        if self.only_purge_repaired_tombstones && !repaired {
+            i32::MIN
+        } else {
+            self.gc_before(now)
+        }
     }
 }
 

@@ -37,7 +37,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use mutation::TableId;
 use net::{weak_handler, Messaging, NetError, RemoteError, Verb};
-use storage::{Storage, StorageError, TokenRange};
+use storage::{RepairMark, Storage, StorageError, TokenRange};
 use tokio::task::JoinHandle;
 use uuid::Uuid;
 
@@ -189,7 +189,18 @@ impl Streaming {
 
     /// Pulls the ranges of each request from its peer, one session per request, all at once.
     pub fn fetch(&self, description: &str, requests: Vec<StreamRequest>) -> StreamPlan {
-        fetch(&self.inner, description, requests)
+        fetch(&self.inner, description, requests, RepairMark::UNREPAIRED)
+    }
+
+    /// [`fetch`](Self::fetch) whose SSTables join with the repair state `mark` (an
+    /// incremental repair's pending session) instead of unrepaired.
+    pub fn fetch_marked(
+        &self,
+        description: &str,
+        requests: Vec<StreamRequest>,
+        mark: RepairMark,
+    ) -> StreamPlan {
+        fetch(&self.inner, description, requests, mark)
     }
 
     /// Has `target` pull `request.tables` from `request.peer` (this node or a third one);
@@ -252,7 +263,12 @@ impl Streaming {
     }
 }
 
-fn fetch(inner: &Arc<Inner>, description: &str, requests: Vec<StreamRequest>) -> StreamPlan {
+fn fetch(
+    inner: &Arc<Inner>,
+    description: &str,
+    requests: Vec<StreamRequest>,
+    mark: RepairMark,
+) -> StreamPlan {
     let id = time_uuid();
     let sessions = requests
         .into_iter()
@@ -267,7 +283,7 @@ fn fetch(inner: &Arc<Inner>, description: &str, requests: Vec<StreamRequest>) ->
                 description: description.to_string(),
                 tables: request.tables,
             };
-            let run = receive::run(inner.clone(), request.peer, prepare, progress);
+            let run = receive::run(inner.clone(), request.peer, prepare, progress, mark);
             (request.peer, session, tokio::spawn(run))
         })
         .collect();
@@ -280,14 +296,19 @@ async fn pulled(inner: &Arc<Inner>, pull: Pull) -> Result<Bytes, RemoteError> {
         peer: pull.source,
         tables: pull.tables,
     };
-    fetch(inner, &pull.description, vec![request])
-        .finish()
-        .await
-        .map(|()| Bytes::new())
-        .map_err(|failures| {
-            let why: Vec<String> = failures.iter().map(|(_, e)| e.to_string()).collect();
-            remote(why.join("; "))
-        })
+    fetch(
+        inner,
+        &pull.description,
+        vec![request],
+        RepairMark::UNREPAIRED,
+    )
+    .finish()
+    .await
+    .map(|()| Bytes::new())
+    .map_err(|failures| {
+        let why: Vec<String> = failures.iter().map(|(_, e)| e.to_string()).collect();
+        remote(why.join("; "))
+    })
 }
 
 /// A time-based (version 1) id with a random node part, as Cassandra's stream plan and

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use mutation::TableId;
 use net::{NetError, Verb};
 use storage::stream::{Incoming, IncomingSstable};
+use storage::RepairMark;
 use tokio::task::JoinHandle;
 use uuid::Uuid;
 
@@ -22,9 +23,10 @@ pub(crate) async fn run(
     peer: SocketAddr,
     prepare: Prepare,
     progress: Arc<Progress>,
+    mark: RepairMark,
 ) -> Result<(), StreamError> {
     let session = prepare.session;
-    let result = pull(&inner, peer, prepare, &progress).await;
+    let result = pull(&inner, peer, prepare, &progress, mark).await;
     let failure = result.as_ref().err().map(|e| e.to_string());
     let end = Complete { session, failure };
     let told = inner
@@ -68,6 +70,7 @@ async fn pull(
     peer: SocketAddr,
     prepare: Prepare,
     progress: &Progress,
+    mark: RepairMark,
 ) -> Result<(), StreamError> {
     let session = prepare.session;
     let answer = inner
@@ -90,7 +93,7 @@ async fn pull(
     let mut incoming: HashMap<TableId, Arc<Incoming>> = HashMap::new();
     let name = session.simple().to_string();
     for (index, file) in manifest.files.iter().enumerate() {
-        let table = incoming_for(inner, &mut incoming, file.table, &name)?;
+        let table = incoming_for(inner, &mut incoming, file.table, &name, mark)?;
         let sstable = table.sstable(&file.components)?;
         let sstable =
             receive_file(inner, peer, session, index as u32, file, sstable, progress).await?;
@@ -106,11 +109,12 @@ fn incoming_for(
     incoming: &mut HashMap<TableId, Arc<Incoming>>,
     table: TableId,
     session: &str,
+    mark: RepairMark,
 ) -> Result<Arc<Incoming>, StreamError> {
     if let Some(existing) = incoming.get(&table) {
         return Ok(existing.clone());
     }
-    let created = Arc::new(inner.storage.incoming(table, session)?);
+    let created = Arc::new(inner.storage.incoming(table, session)?.marked(mark));
     incoming.insert(table, created.clone());
     Ok(created)
 }

@@ -33,7 +33,7 @@ pub(crate) fn table_params(t: &TableMetadata) -> TableParams {
     TableParams {
         keyspace: t.keyspace.clone(),
         name: t.name.clone(),
-        compaction: t.options.compaction.clone(),
+        compaction: compaction(t),
         compression: t.options.compression.clone(),
         bloom_filter_fp_chance: t.options.bloom_filter_fp_chance,
         gc_grace_seconds: t.options.gc_grace_seconds,
@@ -44,6 +44,19 @@ pub(crate) fn table_params(t: &TableMetadata) -> TableParams {
             .map(|(name, dropped)| (name.clone(), dropped.dropped_time_micros))
             .collect(),
     }
+}
+
+/// The table's `compaction` map. Storage purges tombstones from repaired data only unless
+/// the map says otherwise; the system keyspaces' tables, which repair never sees, purge them
+/// as Cassandra does.
+fn compaction(t: &TableMetadata) -> std::collections::BTreeMap<String, String> {
+    let mut options = t.options.compaction.clone();
+    if schema::is_system_keyspace(&t.keyspace) {
+        options
+            .entry("only_purge_repaired_tombstones".to_string())
+            .or_insert_with(|| "false".to_string());
+    }
+    options
 }
 
 /// Registers `tables` in storage.

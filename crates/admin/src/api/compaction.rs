@@ -68,6 +68,7 @@ fn kind_name(kind: TaskKind) -> &'static str {
         TaskKind::Scrub => "Scrub",
         TaskKind::Verify => "Verify",
         TaskKind::Cleanup => "Cleanup",
+        TaskKind::Anticompaction => "Anticompaction after repair",
     }
 }
 

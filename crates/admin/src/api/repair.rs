@@ -12,7 +12,9 @@ use repair::{Notice, NoticeKind, Repair, RepairPlan, RepairState, SessionPlan};
 use ring::Endpoint;
 use storage::TokenRange;
 
-use crate::api::types::{RepairNotice, RepairReport, RepairRequest, RepairStatus};
+use crate::api::types::{
+    RepairCancelRequest, RepairNotice, RepairReport, RepairRequest, RepairSessionInfo, RepairStatus,
+};
 use crate::error::{ApiError, ApiResult};
 use crate::node::AdminNode;
 
@@ -31,6 +33,36 @@ pub fn statuses(node: &AdminNode) -> Vec<RepairStatus> {
     node.repair
         .as_ref()
         .map_or_else(Vec::new, |r| r.statuses().iter().map(status).collect())
+}
+
+/// Every incremental session this node takes part in, ended ones included.
+pub fn sessions(node: &AdminNode) -> Vec<RepairSessionInfo> {
+    let Some(service) = node.repair.as_ref() else {
+        return Vec::new();
+    };
+    service
+        .local_sessions(true)
+        .into_iter()
+        .map(|s| RepairSessionInfo {
+            id: s.id.to_string(),
+            state: s.state.name().to_string(),
+            last_update_ms: s.last_update_ms,
+            coordinator: s.coordinator.to_string(),
+            participants: s.participants.iter().map(|p| p.to_string()).collect(),
+        })
+        .collect()
+}
+
+/// Cancels this node's part in an incremental session.
+pub async fn cancel(
+    node: &AdminNode,
+    request: &RepairCancelRequest,
+) -> ApiResult<serde_json::Value> {
+    let service = service(node)?;
+    let id = uuid::Uuid::parse_str(&request.session)
+        .map_err(|_| ApiError::bad_request(format!("Invalid session id {}", request.session)))?;
+    service.cancel(id).await.map_err(ApiError::bad_request)?;
+    Ok(serde_json::json!({ "cancelled": id.to_string() }))
 }
 
 fn status(s: &repair::RepairStatus) -> RepairStatus {
@@ -70,12 +102,6 @@ pub async fn repair(node: &AdminNode, request: &RepairRequest) -> ApiResult<Repa
             .lock()
             .push(repair_notice(kind_name(n.kind), n.message))
     };
-    if !request.full {
-        notices.lock().push(repair_notice(
-            "notification",
-            "Incremental repair is not supported yet: running a full repair".into(),
-        ));
-    }
     let mut repairs = Vec::new();
     for (keyspace, tables) in keyspaces {
         if !replicated(node, &keyspace)? {
@@ -270,6 +296,7 @@ fn plan(
         sessions,
         sequential: request.sequential,
         job_threads: request.job_threads.unwrap_or(1).max(1),
+        incremental: !request.full,
         options,
         refused,
     })
@@ -330,12 +357,13 @@ fn options(
         tables.iter().map(|(n, _)| n.as_str()).collect()
     };
     format!(
-        "repair options (parallelism: {}, primary range: {}, incremental: false, job threads: {}, \
+        "repair options (parallelism: {}, primary range: {}, incremental: {}, job threads: {}, \
          ColumnFamilies: [{}], dataCenters: [{}], hosts: [{}], previewKind: NONE, # of ranges: {ranges}, \
          pull repair: false, force repair: false, optimise streams: false, ignore unreplicated keyspaces: false, \
          repairPaxos: true, paxosOnly: false)",
         if request.sequential { "sequential" } else { "parallel" },
         request.primary_range,
+        !request.full,
         request.job_threads.unwrap_or(1),
         named.join(", "),
         data_centers.join(", "),

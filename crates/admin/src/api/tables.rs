@@ -185,6 +185,10 @@ fn table_stats(
         tombstones_per_slice_mean: mean(&per_read.tombstones_per_read),
         tombstones_per_slice_max: per_read.tombstones_per_read.max,
         droppable_tombstone_ratio: usage.droppable_tombstone_ratio,
+        percent_repaired: usage.percent_repaired(),
+        bytes_repaired: usage.repaired_bytes,
+        bytes_unrepaired: usage.unrepaired_bytes,
+        bytes_pending_repair: usage.pending_repair_bytes,
         corrupt_reads: per_read.corrupt_reads,
     }
 }

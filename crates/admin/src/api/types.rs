@@ -305,6 +305,16 @@ pub struct TableStats {
     pub tombstones_per_slice_mean: Option<f64>,
     pub tombstones_per_slice_max: u64,
     pub droppable_tombstone_ratio: f64,
+    /// The share of the SSTables' uncompressed data repaired (100 when there is none), and the
+    /// uncompressed bytes repaired, unrepaired and pending repair.
+    #[serde(default)]
+    pub percent_repaired: f64,
+    #[serde(default)]
+    pub bytes_repaired: u64,
+    #[serde(default)]
+    pub bytes_unrepaired: u64,
+    #[serde(default)]
+    pub bytes_pending_repair: u64,
     /// Reads failed by corrupt SSTable data since the table was opened (not printed by
     /// `tablestats`, whose layout is Cassandra's).
     #[serde(default)]
@@ -794,6 +804,26 @@ pub struct RepairNotice {
     pub time_ms: u64,
     pub kind: String,
     pub message: String,
+}
+
+/// An incremental repair session this node takes part in (`GET /v1/repair_sessions`,
+/// `nodetool repair_admin list`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RepairSessionInfo {
+    pub id: String,
+    /// Cassandra's state names: PREPARED, REPAIRING, FINALIZED, FAILED.
+    pub state: String,
+    /// Milliseconds since the epoch.
+    pub last_update_ms: u64,
+    /// Internode addresses (`ip:port`).
+    pub coordinator: String,
+    pub participants: Vec<String>,
+}
+
+/// `POST /v1/repair_sessions/cancel`: `nodetool repair_admin cancel --session <id>`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct RepairCancelRequest {
+    pub session: String,
 }
 
 /// A repair command this node coordinates, running or finished (`GET /v1/repairs`).

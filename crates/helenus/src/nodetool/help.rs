@@ -3,7 +3,7 @@
 use super::{unexpected, Output};
 
 /// Commands, their arguments and descriptions (Cassandra 5.0.4's wording).
-const COMMANDS: [(&str, &str, &str); 72] = [
+const COMMANDS: [(&str, &str, &str); 73] = [
     ("bootstrap", "resume", "Monitor/manage node's bootstrap process"),
     ("cfstats", "[-i] [-H] [<keyspace.table>...]", "Print statistics on tables (alias of tablestats)"),
     ("cleanup", "[(-j <jobs> | --jobs <jobs>)] [<keyspace> <tables>...]", "Triggers the immediate cleanup of keys no longer belonging to a node. By default, clean all keyspaces"),
@@ -51,7 +51,8 @@ const COMMANDS: [(&str, &str, &str); 72] = [
     ("rebuild", "[(-ks <specific_keyspace> | --keyspace <specific_keyspace>)] <src-dc-name>", "Rebuild data by streaming from other nodes (similarly to bootstrap)"),
     ("refreshsizeestimates", "", "Refresh system.size_estimates"),
     ("removenode", "<status>|<force>|<ID>", "Show status of current node removal, force completion of pending removal or remove provided ID"),
-    ("repair", "[(-dc <specific_dc> | --in-dc <specific_dc>)...] [(-et <end_token> | --end-token <end_token>)] [(-full | --full)] [(-hosts <specific_host> | --in-hosts <specific_host>)...] [(-j <job_threads> | --job-threads <job_threads>)] [(-local | --in-local-dc)] [(-pr | --partitioner-range)] [(-seq | --sequential)] [(-st <start_token> | --start-token <start_token>)] [<keyspace> <tables>...]", "Repair one or more tables (full repair; incremental repair is not supported yet)"),
+    ("repair", "[(-dc <specific_dc> | --in-dc <specific_dc>)...] [(-et <end_token> | --end-token <end_token>)] [(-full | --full)] [(-hosts <specific_host> | --in-hosts <specific_host>)...] [(-j <job_threads> | --job-threads <job_threads>)] [(-local | --in-local-dc)] [(-pr | --partitioner-range)] [(-seq | --sequential)] [(-st <start_token> | --start-token <start_token>)] [<keyspace> <tables>...]", "Repair one or more tables"),
+    ("repair_admin", "[list [(-a | --all)] | cancel (-s <session> | --session <session>) [(-f | --force)]]", "list and cancel incremental repair sessions"),
     ("replaybatchlog", "", "Kick off batchlog replay and wait for finish"),
     ("resumehandoff", "", "Resume hints delivery process"),
     ("ring", "[<keyspace>]", "Print information about the token ring"),

@@ -14,6 +14,7 @@ mod lifecycle;
 mod logging;
 mod proxy;
 mod repair;
+mod repair_admin;
 mod ring;
 mod settings;
 mod snapshots;
@@ -145,6 +146,7 @@ fn execute(client: &Client, inv: &Invocation) -> Output {
             streams::run(client, &inv.command, args)
         }
         "repair" => repair::run(client, args),
+        "repair_admin" => repair_admin::run(client, args),
         _ => Err(unexpected(std::slice::from_ref(&inv.command))),
     }
 }

@@ -332,6 +332,13 @@ fn table_lines(t: &TableStats, human: bool) -> String {
         ),
         ("Local read/write ratio", format!("{ratio:.5}")),
         ("Pending flushes", "0".into()),
+        (
+            "Percent repaired",
+            java_double((t.percent_repaired * 100.0).round() / 100.0),
+        ),
+        ("Bytes repaired", memory(t.bytes_repaired)),
+        ("Bytes unrepaired", memory(t.bytes_unrepaired)),
+        ("Bytes pending repair", memory(t.bytes_pending_repair)),
     ]);
     lines.extend(filter_and_partition_lines(t));
     lines.extend(per_read_lines(t));
@@ -381,6 +388,10 @@ mod tests {
             tombstones_per_slice_mean: None,
             tombstones_per_slice_max: 0,
             droppable_tombstone_ratio: 0.0,
+            percent_repaired: 200.0 / 3.0,
+            bytes_repaired: 4612,
+            bytes_unrepaired: 28,
+            bytes_pending_repair: 2278,
             corrupt_reads: 0,
         }
     }
@@ -397,7 +408,7 @@ mod tests {
 \t\tSSTable Compression Ratio: 0.73750\n\t\tNumber of partitions (estimate): 3\n";
         assert!(text.starts_with(expected_prefix), "{text}");
         assert!(text.contains("\t\tLocal read count: 1\n\t\tLocal read latency: 0.149 ms\n\t\tLocal write count: 3\n\t\tLocal write latency: 0.064 ms\n\t\tLocal read/write ratio: 0.33333\n\t\tPending flushes: 0\n"));
-        assert!(text.contains("\t\tPending flushes: 0\n\t\tBloom filter false positives: 1\n\t\tBloom filter false ratio: 0.25000\n\t\tBloom filter space used: 16\n\t\tBloom filter off heap memory used: 16\n\t\tCompacted partition minimum bytes: 25\n"));
+        assert!(text.contains("\t\tPending flushes: 0\n\t\tPercent repaired: 66.67\n\t\tBytes repaired: 4.504KiB\n\t\tBytes unrepaired: 28B\n\t\tBytes pending repair: 2.225KiB\n\t\tBloom filter false positives: 1\n\t\tBloom filter false ratio: 0.25000\n\t\tBloom filter space used: 16\n\t\tBloom filter off heap memory used: 16\n\t\tCompacted partition minimum bytes: 25\n"));
         assert!(text.ends_with("\t\tCompacted partition mean bytes: 29\n\t\tAverage live cells per slice (last five minutes): 1.5\n\t\tMaximum live cells per slice (last five minutes): 2\n\t\tAverage tombstones per slice (last five minutes): NaN\n\t\tMaximum tombstones per slice (last five minutes): 0\n\t\tDroppable tombstone ratio: 0.00000\n\n----------------\n"));
         assert!(!text.contains("SSTables in each level"));
     }

@@ -50,11 +50,14 @@ mod ucs_options;
 mod tests;
 
 pub use lcs::Leveled;
+pub(crate) use options::only_purge_repaired_tombstones;
 pub use options::Options;
 pub use stcs::SizeTiered;
 pub use tombstones::fully_expired;
 pub use twcs::TimeWindow;
 pub use ucs::Unified;
+
+use uuid::Uuid;
 
 /// What a strategy knows about one live SSTable.
 #[derive(Debug, Clone, PartialEq)]
@@ -83,8 +86,44 @@ pub struct SstableInfo {
     pub key_count: u64,
     /// Whether the SSTable was repaired (for `only_purge_repaired_tombstones`).
     pub repaired: bool,
+    /// The incremental repair session it belongs to until the session ends.
+    pub pending_repair: Option<Uuid>,
     /// Whether a running compaction already owns it; such SSTables are never selected.
     pub being_compacted: bool,
+}
+
+impl SstableInfo {
+    /// The set of SSTables it may be compacted with.
+    pub fn repair_group(&self) -> RepairGroup {
+        match (self.pending_repair, self.repaired) {
+            (Some(session), _) => RepairGroup::Pending(session),
+            (None, true) => RepairGroup::Repaired,
+            (None, false) => RepairGroup::Unrepaired,
+        }
+    }
+}
+
+/// SSTables compacted together: compaction never merges repaired, unrepaired and
+/// pending-repair data (Cassandra keeps a strategy instance for each), so that what a repair
+/// compared stays apart from what it did not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum RepairGroup {
+    Pending(Uuid),
+    Repaired,
+    Unrepaired,
+}
+
+/// `sstables` split by [`RepairGroup`], each group in the input order.
+pub fn repair_groups(sstables: &[SstableInfo]) -> Vec<Vec<SstableInfo>> {
+    let mut groups: std::collections::BTreeMap<RepairGroup, Vec<SstableInfo>> =
+        std::collections::BTreeMap::new();
+    for info in sstables {
+        groups
+            .entry(info.repair_group())
+            .or_default()
+            .push(info.clone());
+    }
+    groups.into_values().collect()
 }
 
 /// Why a task was chosen.
@@ -106,6 +145,9 @@ pub enum TaskKind {
     Verify,
     /// `nodetool cleanup`: one SSTable rewritten without the partitions the node does not own.
     Cleanup,
+    /// Incremental repair: one SSTable split into the part an incremental repair session
+    /// covers (pending) and the rest (unrepaired).
+    Anticompaction,
 }
 
 /// A compaction chosen by a strategy.

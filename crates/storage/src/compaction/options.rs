@@ -38,7 +38,8 @@ pub(crate) struct CommonOptions {
     pub tombstone_interval_s: i64,
     /// `unchecked_tombstone_compaction` (false): skip the overlap estimate.
     pub unchecked_tombstone_compaction: bool,
-    /// `only_purge_repaired_tombstones` (false): purge tombstones only from repaired SSTables.
+    /// `only_purge_repaired_tombstones` (true in Helenus, false in Cassandra): purge
+    /// tombstones only from repaired SSTables.
     pub only_purge_repaired_tombstones: bool,
 }
 
@@ -51,7 +52,7 @@ impl Default for CommonOptions {
             tombstone_threshold: 0.2,
             tombstone_interval_s: 86_400,
             unchecked_tombstone_compaction: false,
-            only_purge_repaired_tombstones: false,
+            only_purge_repaired_tombstones: true,
         }
     }
 }
@@ -86,10 +87,18 @@ pub(crate) fn parse_common(options: &Options) -> Result<CommonOptions, String> {
     if let Some(v) = options.get("provide_overlapping_tombstones") {
         overlapping_tombstones(v)?;
     }
-    common.only_purge_repaired_tombstones = options
-        .get("only_purge_repaired_tombstones")
-        .is_some_and(|v| v.eq_ignore_ascii_case("true"));
+    common.only_purge_repaired_tombstones = only_purge_repaired_tombstones(options);
     Ok(common)
+}
+
+/// `only_purge_repaired_tombstones`: on unless the map says otherwise (any value but `true`,
+/// as Java's `Boolean.parseBoolean` reads it, turns it off). Helenus's default is on, where
+/// Cassandra's is off: a replica that missed a delete cannot bring the row back after a
+/// compaction purged the tombstone elsewhere.
+pub(crate) fn only_purge_repaired_tombstones(options: &Options) -> bool {
+    options
+        .get("only_purge_repaired_tombstones")
+        .is_none_or(|v| v.eq_ignore_ascii_case("true"))
 }
 
 fn tombstone_threshold(v: &str) -> Result<f64, String> {

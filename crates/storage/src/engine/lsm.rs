@@ -24,7 +24,7 @@ use super::table_dir::{open_table_dirs, read_floor, write_floor, LiveSstable};
 use super::work::{Cancel, Pause, Task, Work};
 use super::{read_round, scan_sources, PartitionSource, TableEngine};
 use crate::commitlog::Position;
-use crate::compaction::{CompactionTask, SstableInfo};
+use crate::compaction::{repair_groups, CompactionTask, SstableInfo};
 use crate::error::{Result, StorageError};
 use crate::facade::now_seconds;
 use crate::filter::{KeyRange, ReadFilter};
@@ -236,6 +236,24 @@ impl LsmEngine {
         let view = self.view();
         let sstables = cached(&view, self.caches.scan(), |s| overlaps(s, range));
         scan_source(&sources(&view, &sstables), range, filter, partition_limit)
+    }
+
+    /// [`scan_source`](Self::scan_source) over the memtables (when `memtables`) and the
+    /// SSTables `keep` accepts only: what a repair of some of the data validates.
+    pub fn scan_source_of(
+        &self,
+        range: &KeyRange,
+        partition_limit: usize,
+        memtables: bool,
+        keep: impl Fn(&Sstable) -> bool,
+    ) -> Result<ScanSource> {
+        let view = self.view();
+        let sstables = cached(&view, self.caches.scan(), |s| overlaps(s, range) && keep(s));
+        let mut sources = sources(&view, &sstables);
+        if !memtables {
+            sources.drain(..view.memtables().count());
+        }
+        scan_source(&sources, range, &ReadFilter::all(), partition_limit)
     }
 
     /// Up to `limit` live partitions of `range` at `now`, with what the scan did (every SSTable
@@ -638,29 +656,39 @@ impl LsmEngine {
     }
 
     /// The strategy's next background task, its inputs claimed; `None` when nothing is due.
+    /// Each repair group is compacted apart ([`repair_groups`]), the one with the most tasks
+    /// due first.
     pub fn next_task(&self, now_ms: i64, now: i32) -> Option<CompactionTask> {
         let settings = self.settings();
         let gc_before = settings.gc_before(now);
-        let infos = self.infos(gc_before);
-        let task = settings
-            .strategy
-            .next_task(&infos, now_ms, i64::from(gc_before))?;
+        let mut groups = repair_groups(&self.infos(gc_before));
+        groups.sort_by_key(|g| std::cmp::Reverse(settings.strategy.pending_tasks(g)));
+        let task = groups.iter().find_map(|group| {
+            settings
+                .strategy
+                .next_task(group, now_ms, i64::from(gc_before))
+        })?;
         self.claim(&task.inputs).then_some(task)
     }
 
-    /// The tasks of a major compaction over the SSTables not being compacted (unclaimed).
+    /// The tasks of a major compaction over the SSTables not being compacted (unclaimed),
+    /// each repair group apart.
     pub fn major_tasks(&self, now: i32) -> Vec<CompactionTask> {
         let settings = self.settings();
         let infos = self.infos(settings.gc_before(now));
-        settings.strategy.major_tasks(&infos)
+        repair_groups(&infos)
+            .iter()
+            .flat_map(|group| settings.strategy.major_tasks(group))
+            .collect()
     }
 
     /// The strategy's estimate of the background tasks due (`nodetool compactionstats`).
     pub fn pending_tasks(&self, now: i32) -> usize {
         let settings = self.settings();
-        settings
-            .strategy
-            .pending_tasks(&self.infos(settings.gc_before(now)))
+        repair_groups(&self.infos(settings.gc_before(now)))
+            .iter()
+            .map(|group| settings.strategy.pending_tasks(group))
+            .sum()
     }
 
     /// Memtables flushed to an SSTable since the table was opened (memtable switch count).

@@ -69,6 +69,7 @@ impl LiveSstable {
     /// What compaction strategies need to know, at `gc_before` (seconds).
     pub fn info(&self, gc_before: i32, being_compacted: bool) -> SstableInfo {
         let stats = self.sstable.stats();
+        let repair = self.sstable.repair();
         let max_local_deletion_time = match stats.max_local_deletion_time {
             i32::MAX => i64::MAX,
             t => i64::from(t),
@@ -85,7 +86,8 @@ impl LiveSstable {
             droppable_tombstones: stats.droppable_tombstone_ratio(gc_before),
             created_at_ms: self.created_ms,
             key_count: stats.partitions,
-            repaired: stats.repaired_at > 0,
+            repaired: repair.is_repaired(),
+            pending_repair: repair.pending_repair,
             being_compacted: being_compacted || self.is_suspect(),
         }
     }

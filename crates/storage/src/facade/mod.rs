@@ -12,6 +12,7 @@ mod failures;
 mod garbage;
 mod pressure;
 mod reads;
+mod repair_state;
 mod replay;
 mod scrub;
 mod snapshots;
@@ -25,6 +26,7 @@ pub use config::{default_commitlog_total_space, MemtableAllocation, StorageConfi
 pub use estimates::{SizeEstimates, TokenRange};
 pub use pressure::PoolUsage;
 pub use reads::TombstoneThresholds;
+pub use repair_state::{PendingReport, RepairScope};
 pub use replay::ReplayStats;
 pub use scrub::{CorruptSstable, ScrubReport, VerifyOptions, VerifyReport};
 pub use snapshots::SnapshotTable;

@@ -17,6 +17,11 @@ pub struct TableUsage {
     pub disk_bytes: u64,
     /// Uncompressed size of the live SSTables' data.
     pub uncompressed_bytes: u64,
+    /// Uncompressed size of the data repaired, unrepaired and in an incremental repair not
+    /// yet ended (Cassandra's BytesRepaired, BytesUnrepaired, BytesPendingRepair).
+    pub repaired_bytes: u64,
+    pub unrepaired_bytes: u64,
+    pub pending_repair_bytes: u64,
     /// Size on disk of the largest SSTable.
     pub max_sstable_bytes: u64,
     /// Partitions in the SSTables (a partition in several SSTables counts once per SSTable).
@@ -46,12 +51,31 @@ pub struct TableUsage {
 }
 
 impl TableUsage {
+    /// Cassandra's PercentRepaired: the share of the SSTables' uncompressed data repaired, 100
+    /// when there is none.
+    pub fn percent_repaired(&self) -> f64 {
+        let total = self.repaired_bytes + self.unrepaired_bytes + self.pending_repair_bytes;
+        if total == 0 {
+            return 100.0;
+        }
+        self.repaired_bytes as f64 * 100.0 / total as f64
+    }
+
     /// Adds one live SSTable's sizes, partitions, filter figures and level.
     fn add_sstable(&mut self, sstable: &Sstable) {
         let (stats, size) = (sstable.stats(), sstable.size_on_disk());
         self.disk_bytes += size;
         self.max_sstable_bytes = self.max_sstable_bytes.max(size);
         self.uncompressed_bytes += stats.uncompressed_size;
+        let repair = sstable.repair();
+        let bytes = if repair.pending_repair.is_some() {
+            &mut self.pending_repair_bytes
+        } else if repair.is_repaired() {
+            &mut self.repaired_bytes
+        } else {
+            &mut self.unrepaired_bytes
+        };
+        *bytes += stats.uncompressed_size;
         self.partitions += stats.partitions;
         self.partition_sizes.merge(&stats.partition_sizes);
         self.cell_counts.merge(&stats.cell_counts);

@@ -52,7 +52,7 @@ pub use lru::CacheStats;
 pub use reader::{FilterStats, Sstable};
 pub use salvage::{Loss, Salvage};
 pub use scan::{KeyScan, PartitionIter, PartitionStream};
-pub use stats::{ClusteringRange, RowNumbering, SstableStats};
+pub use stats::{ClusteringRange, RepairMark, RowNumbering, SstableStats};
 pub(crate) use watch::Watcher;
 pub use watch::{PartitionWatch, WatchSlot, WatchThresholds, WrittenCollection, WrittenPartition};
 pub use writer::{SstableWriter, WriteOptions, DEFAULT_CHUNK_LENGTH, DEFAULT_ROW_INDEX_BLOCK};

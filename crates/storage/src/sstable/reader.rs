@@ -6,6 +6,8 @@
 use std::fs;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
+use parking_lot::Mutex;
+
 use crate::error::{Result, StorageError};
 use crate::filter::{KeyRange, ReadFilter};
 use crate::partition::{PartitionData, SourceRows};
@@ -20,7 +22,7 @@ use crate::sstable::layout::{decode_header, decode_row, PartitionHeader};
 use crate::sstable::salvage::{Loss, Salvage};
 use crate::sstable::scan::{KeyScan, PartitionIter};
 use crate::sstable::slice_read::PartitionRead;
-use crate::sstable::stats::SstableStats;
+use crate::sstable::stats::{RepairMark, SstableStats};
 use crate::sstable::summary::Summary;
 use crate::sstable::toc;
 use mutation::{PartitionKey, Row};
@@ -39,6 +41,8 @@ pub struct Sstable {
     filter_false_positives: AtomicU64,
     stats: SstableStats,
     level: AtomicU32,
+    /// The repair state now (Statistics as written may hold an older one).
+    repair: Mutex<RepairMark>,
     size_on_disk: u64,
 }
 
@@ -92,6 +96,7 @@ impl Sstable {
             filter_hits: AtomicU64::new(0),
             filter_false_positives: AtomicU64::new(0),
             level: AtomicU32::new(stats.level),
+            repair: Mutex::new(stats.repair()),
             stats,
             size_on_disk,
         })
@@ -105,7 +110,8 @@ impl Sstable {
         self.desc.generation
     }
 
-    /// Statistics as written (see [`level`](Self::level) for the current level).
+    /// Statistics as written (see [`level`](Self::level) and [`repair`](Self::repair) for the
+    /// current level and repair state).
     pub fn stats(&self) -> &SstableStats {
         &self.stats
     }
@@ -134,25 +140,34 @@ impl Sstable {
         self.level.load(Ordering::Relaxed)
     }
 
-    /// Changes the level, rewriting Statistics atomically (temporary file, fsync, rename).
+    /// Changes the level, rewriting Statistics.
     pub fn set_level(&self, level: u32) -> Result<()> {
-        let mut stats = self.stats.clone();
-        stats.level = level;
-        let (tmp, path) = (
-            self.desc.tmp_path(Component::Statistics),
-            self.desc.path(Component::Statistics),
-        );
-        let write = || -> std::io::Result<()> {
-            use std::io::Write;
-            let mut file = fs::File::create(&tmp)?;
-            file.write_all(&stats.encode())?;
-            file.sync_all()?;
-            fs::rename(&tmp, &path)
-        };
-        write().map_err(|e| StorageError::io(&path, e))?;
-        crate::sstable::descriptor::sync_dir(&self.desc.dir)?;
+        let repair = self.repair.lock();
+        self.rewrite_stats(level, *repair)?;
         self.level.store(level, Ordering::Relaxed);
         Ok(())
+    }
+
+    /// The repair state.
+    pub fn repair(&self) -> RepairMark {
+        *self.repair.lock()
+    }
+
+    /// Changes the repair state, rewriting Statistics (Cassandra's `mutateRepairedAt`).
+    pub fn set_repair(&self, mark: RepairMark) -> Result<()> {
+        let mut repair = self.repair.lock();
+        self.rewrite_stats(self.level(), mark)?;
+        *repair = mark;
+        Ok(())
+    }
+
+    /// Rewrites Statistics with `level` and `repair` atomically (temporary file, fsync,
+    /// rename); the caller holds the repair lock, so two rewrites never interleave.
+    fn rewrite_stats(&self, level: u32, repair: RepairMark) -> Result<()> {
+        let mut stats = self.stats.clone();
+        stats.level = level;
+        stats.set_repair(repair);
+        write_statistics(&self.desc, &stats)
     }
 
     /// `false` when `key` is certainly not in this SSTable (outside its key range or rejected
@@ -277,4 +292,21 @@ pub(crate) fn next_row(cursor: &mut DataCursor<'_>, buf: &mut Vec<u8>) -> Result
     let row = decode_row(&record, cursor.file(), 0, cursor.numbering())
         .map_err(|e| cursor.relocate(e, position))?;
     Ok(Some(row))
+}
+
+/// Replaces the Statistics component of `desc` atomically (temporary file, fsync, rename).
+pub(crate) fn write_statistics(desc: &Descriptor, stats: &SstableStats) -> Result<()> {
+    let (tmp, path) = (
+        desc.tmp_path(Component::Statistics),
+        desc.path(Component::Statistics),
+    );
+    let write = || -> std::io::Result<()> {
+        use std::io::Write;
+        let mut file = fs::File::create(&tmp)?;
+        file.write_all(&stats.encode())?;
+        file.sync_all()?;
+        fs::rename(&tmp, &path)
+    };
+    write().map_err(|e| StorageError::io(&path, e))?;
+    crate::sstable::descriptor::sync_dir(&desc.dir)
 }

@@ -16,6 +16,7 @@ use crate::sstable::records::RowRecord;
 use crate::sstable::summary::{get_key, put_key};
 use mutation::codec::{visit_decoded, CellView, Numbering, RowVisitor};
 use mutation::{DeletionTime, LivenessInfo, PartitionKey};
+use uuid::Uuid;
 
 /// Bounds every row clustering and range-tombstone bound of the SSTable lies within.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -62,12 +63,49 @@ pub struct SstableStats {
     pub level: u32,
     /// When the data was repaired (milliseconds; 0 = unrepaired).
     pub repaired_at: u64,
+    /// The incremental repair session whose data this is until it ends (Cassandra's
+    /// `pendingRepair`); never set together with `repaired_at`.
+    pub pending_repair: Option<Uuid>,
     /// Cells per partition (Cassandra's `estimatedCellPerPartitionCount`); empty for
     /// SSTables written before it was recorded.
     pub cell_counts: EstimatedHistogram,
     /// What the rows of the Data component are numbered with (format version 2; empty in
     /// version 1, whose rows spell their names).
     pub numbering: RowNumbering,
+}
+
+/// An SSTable's repair state (Cassandra's `repairedAt` and `pendingRepair`): unrepaired,
+/// repaired at some time, or in an incremental repair session not yet ended.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct RepairMark {
+    /// Milliseconds since the epoch; 0 = not repaired.
+    pub repaired_at: u64,
+    pub pending_repair: Option<Uuid>,
+}
+
+impl RepairMark {
+    pub const UNREPAIRED: RepairMark = RepairMark {
+        repaired_at: 0,
+        pending_repair: None,
+    };
+
+    pub fn repaired(at_ms: u64) -> RepairMark {
+        RepairMark {
+            repaired_at: at_ms,
+            pending_repair: None,
+        }
+    }
+
+    pub fn pending(session: Uuid) -> RepairMark {
+        RepairMark {
+            repaired_at: 0,
+            pending_repair: Some(session),
+        }
+    }
+
+    pub fn is_repaired(&self) -> bool {
+        self.repaired_at > 0 && self.pending_repair.is_none()
+    }
 }
 
 /// What the rows of an SSTable of format version 2 are numbered with: the column names in the
@@ -114,6 +152,7 @@ impl Default for SstableStats {
             compressed_size: 0,
             level: 0,
             repaired_at: 0,
+            pending_repair: None,
             cell_counts: EstimatedHistogram::default(),
             numbering: RowNumbering::default(),
         }
@@ -127,6 +166,19 @@ impl SstableStats {
 
     pub fn max_token(&self) -> Option<i64> {
         self.last_key.as_ref().map(|k| k.token)
+    }
+
+    /// Whether and how the data was repaired.
+    pub fn repair(&self) -> RepairMark {
+        RepairMark {
+            repaired_at: self.repaired_at,
+            pending_repair: self.pending_repair,
+        }
+    }
+
+    pub fn set_repair(&mut self, repair: RepairMark) {
+        self.repaired_at = repair.repaired_at;
+        self.pending_repair = repair.pending_repair;
     }
 
     /// All tombstones of every kind.
@@ -193,6 +245,13 @@ impl SstableStats {
             out.put_u32(*length);
         }
         out.put_i64(numbering.timestamp_base);
+        match self.pending_repair {
+            Some(session) => {
+                out.put_u8(1);
+                out.put_slice(session.as_bytes());
+            }
+            None => out.put_u8(0),
+        }
         seal(STATS_MAGIC, &out)
     }
 
@@ -227,6 +286,7 @@ impl SstableStats {
             compressed_size: d.u64()?,
             level: d.u32()?,
             repaired_at: d.u64()?,
+            pending_repair: None,
             cell_counts: if d.is_empty() {
                 EstimatedHistogram::default()
             } else {
@@ -236,6 +296,9 @@ impl SstableStats {
         };
         if !d.is_empty() {
             stats.numbering = decode_numbering(&mut d)?;
+        }
+        if !d.is_empty() && decode_flag(&mut d)? {
+            stats.pending_repair = Some(Uuid::from_bytes(d.array()?));
         }
         d.finish()?;
         Ok(stats)
@@ -428,12 +491,12 @@ impl StatsCollector {
         uncompressed_size: u64,
         compressed_size: u64,
         level: u32,
-        repaired_at: u64,
+        repair: RepairMark,
     ) -> SstableStats {
         self.stats.uncompressed_size = uncompressed_size;
         self.stats.compressed_size = compressed_size;
         self.stats.level = level;
-        self.stats.repaired_at = repaired_at;
+        self.stats.set_repair(repair);
         self.stats
     }
 }
@@ -498,7 +561,7 @@ mod tests {
         let decoded = SstableStats::decode(&encoded, file).expect("decode");
         assert_eq!(decoded, stats);
         let body = unseal(&encoded, STATS_MAGIC, file).expect("unseal");
-        let names = 4 + (4 + 2 + 4) + (4 + 1 + 4) + 8;
+        let names = 4 + (4 + 2 + 4) + (4 + 1 + 4) + 8 + 1;
         let version_1 = seal(STATS_MAGIC, &body[..body.len() - names]);
         let old = SstableStats::decode(&version_1, file).expect("decode a version 1 file");
         assert_eq!(old.numbering, RowNumbering::default());
@@ -509,6 +572,29 @@ mod tests {
         let old = SstableStats::decode(&older, file).expect("decode an older file");
         assert_eq!(old.cell_counts.count(), 0);
         assert_eq!(old.partitions, 3);
+        let no_pending = seal(STATS_MAGIC, &body[..body.len() - 1]);
+        let old = SstableStats::decode(&no_pending, file).expect("decode without pending repair");
+        assert_eq!(
+            (old.numbering, old.pending_repair),
+            (stats.numbering.clone(), None)
+        );
+    }
+
+    #[test]
+    fn a_pending_repair_session_round_trips() {
+        let stats = SstableStats {
+            pending_repair: Some(Uuid::from_u128(42)),
+            ..SstableStats::default()
+        };
+        let file = Path::new("Statistics.db");
+        let decoded = SstableStats::decode(&stats.encode(), file).expect("decode");
+        assert_eq!(decoded.repair(), RepairMark::pending(Uuid::from_u128(42)));
+        let mut bad = unseal(&stats.encode(), STATS_MAGIC, file)
+            .expect("unseal")
+            .to_vec();
+        let flag = bad.len() - 17;
+        bad[flag] = 7;
+        assert!(SstableStats::decode(&seal(STATS_MAGIC, &bad), file).is_err());
     }
 
     #[test]

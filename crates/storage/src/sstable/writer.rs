@@ -16,7 +16,7 @@ use crate::sstable::descriptor::{remove_if_exists, sync_dir, Component, Descript
 use crate::sstable::index::{IndexWriter, RowIndexBlock};
 use crate::sstable::layout::{put_header_record, ColumnNumbers, END_MARKER};
 use crate::sstable::records::{PartitionRecords, RowRecord};
-use crate::sstable::stats::StatsCollector;
+use crate::sstable::stats::{RepairMark, StatsCollector};
 use crate::sstable::summary::Summary;
 use crate::sstable::toc;
 use crate::sstable::watch::Watcher;
@@ -39,8 +39,8 @@ pub struct WriteOptions {
     pub row_index_block: usize,
     /// Leveled-compaction level recorded in Statistics.
     pub level: u32,
-    /// Repair time recorded in Statistics (0 = unrepaired).
-    pub repaired_at: u64,
+    /// Repair state recorded in Statistics.
+    pub repair: RepairMark,
 }
 
 impl Default for WriteOptions {
@@ -51,7 +51,7 @@ impl Default for WriteOptions {
             bloom_fp_chance: DEFAULT_FP_CHANCE,
             row_index_block: DEFAULT_ROW_INDEX_BLOCK,
             level: 0,
-            repaired_at: 0,
+            repair: RepairMark::UNREPAIRED,
         }
     }
 }
@@ -232,7 +232,7 @@ impl SstableWriter {
             info.uncompressed_len,
             info.data_len,
             self.options.level,
-            self.options.repaired_at,
+            self.options.repair,
         );
         stats.numbering = std::mem::take(&mut self.numbers).into_numbering();
         self.write_component(Component::CompressionInfo, &info.encode())?;

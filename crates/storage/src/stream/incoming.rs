@@ -10,7 +10,9 @@ use std::sync::Arc;
 use super::{remove_staging, staging_dir};
 use crate::engine::{LiveSstable, LsmEngine};
 use crate::error::{Result, StorageError};
-use crate::sstable::{parse_stream_name, sync_dir, Component, Descriptor, Sstable, FORMAT_VERSION};
+use crate::sstable::{
+    parse_stream_name, sync_dir, Component, Descriptor, RepairMark, Sstable, FORMAT_VERSION,
+};
 
 /// The SSTables one stream session receives for one table. Dropping it removes whatever was
 /// received and not yet added to the table.
@@ -19,6 +21,8 @@ pub struct Incoming {
     pub(crate) dir: PathBuf,
     /// Called once an SSTable joined the table (wakes the compactions).
     added: Box<dyn Fn() + Send + Sync>,
+    /// The repair state the SSTables join with, whatever the sender's was.
+    repair: RepairMark,
 }
 
 /// One SSTable being received: its component files, each written in order.
@@ -42,7 +46,19 @@ impl Incoming {
         added: Box<dyn Fn() + Send + Sync>,
     ) -> Result<Incoming> {
         let dir = staging_dir(engine.dir(), session, "in")?;
-        Ok(Incoming { engine, dir, added })
+        Ok(Incoming {
+            engine,
+            dir,
+            added,
+            repair: RepairMark::UNREPAIRED,
+        })
+    }
+
+    /// The SSTables received join with `repair` as their repair state (an incremental
+    /// repair's session marks what it streams pending), instead of unrepaired.
+    pub fn marked(mut self, repair: RepairMark) -> Incoming {
+        self.repair = repair;
+        self
     }
 
     /// Starts an SSTable whose components are `(stream name, length)`: every component of
@@ -89,12 +105,13 @@ impl Incoming {
     }
 
     /// Checks a fully received SSTable (every Data chunk and Index block against its CRC, the
-    /// other components whole), then moves it into the table and adds it to the reads, at
-    /// level 0. Returns its bytes.
+    /// other components whole), then moves it into the table and adds it to the reads, with
+    /// this stream's repair state (unrepaired unless [`marked`](Self::marked)). Returns its
+    /// bytes.
     pub fn add(&self, sstable: IncomingSstable) -> Result<u64> {
         let bytes = sstable.finish()?;
         let staged = sstable.desc;
-        check(&staged)?;
+        check(&staged, self.repair)?;
         let task = self.engine.start_task()?;
         let target = Descriptor::of_version(self.engine.dir(), staged.generation, staged.version);
         for component in Component::ALL {
@@ -178,14 +195,18 @@ impl IncomingSstable {
 }
 
 /// Opens the staged SSTable and verifies it whole; a leveled one is put back at level 0
-/// (its level belongs to the sender's compaction).
-fn check(desc: &Descriptor) -> Result<()> {
+/// (its level belongs to the sender's compaction) and its repair state becomes `repair` (the
+/// sender's belongs to the sender's repairs).
+fn check(desc: &Descriptor, repair: RepairMark) -> Result<()> {
     let sstable = Sstable::open(desc)?;
     if let Some(problem) = sstable.verify(false, &|_| Ok(()))?.into_iter().next() {
         return Err(problem);
     }
     if sstable.level() != 0 {
         sstable.set_level(0)?;
+    }
+    if sstable.repair() != repair {
+        sstable.set_repair(repair)?;
     }
     Ok(())
 }

@@ -12,6 +12,7 @@ mod flush;
 mod paging;
 mod races;
 mod read_path;
+mod repair_state;
 mod replica_reads;
 mod scrub;
 mod snapshots;

@@ -220,7 +220,11 @@ async fn tombstone_churn_reads_fewer_sstables_and_tombstones_after_compaction() 
         };
         let params = TableParams {
             gc_grace_seconds: 1,
-            ..TableParams::new("ks", "t").with_compaction([("class", class), ("enabled", "false")])
+            ..TableParams::new("ks", "t").with_compaction([
+                ("class", class),
+                ("enabled", "false"),
+                ("only_purge_repaired_tombstones", "false"),
+            ])
         };
         let storage = open_with(&config, params);
         churn(&storage).await;

@@ -31,6 +31,7 @@ fn kind(kind: TaskKind) -> &'static str {
         TaskKind::Scrub => "scrub",
         TaskKind::Verify => "verify",
         TaskKind::Cleanup => "cleanup",
+        TaskKind::Anticompaction => "anticompaction after repair",
     }
 }
 

@@ -35,7 +35,7 @@ use crate::error::{Result, StorageError};
 use crate::facade::{in_ranges, TokenRange};
 use crate::filter::ReadFilter;
 use crate::partition::PartitionData;
-use crate::sstable::{Loss, PartitionStream, SstableWriter, WriteOptions};
+use crate::sstable::{Loss, PartitionStream, RepairMark, SstableWriter, WriteOptions};
 use merge::MergedPartitions;
 use mutation::PartitionKey;
 use txn::Txn;
@@ -61,6 +61,9 @@ enum Rewrite<'a> {
     Scrub(&'a Mutex<Loss>),
     /// Keep only the partitions whose token lies in one of these ranges (`nodetool cleanup`).
     Cleanup(&'a [TokenRange]),
+    /// Write the partitions whose token lies in one of these ranges apart, pending for an
+    /// incremental repair session (the task's repair state), and the others unrepaired.
+    Anticompact(&'a [TokenRange]),
 }
 
 /// Runs `task` on `engine`, whose inputs the caller has claimed. `Ok(None)` when the inputs
@@ -71,7 +74,7 @@ pub fn run(
     task: &CompactionTask,
     ctx: &Context<'_>,
 ) -> Result<Option<CompactionRecord>> {
-    run_job(engine, task, ctx, Rewrite::Merge)
+    run_job(engine, task, ctx, Rewrite::Merge, None)
 }
 
 /// Runs `task` (one SSTable) as [`run`] does, also dropping what the table's other sources
@@ -82,7 +85,13 @@ pub fn garbage_collect(
     ctx: &Context<'_>,
     granularity: Granularity,
 ) -> Result<Option<CompactionRecord>> {
-    run_job(engine, task, ctx, Rewrite::GarbageCollect(granularity))
+    run_job(
+        engine,
+        task,
+        ctx,
+        Rewrite::GarbageCollect(granularity),
+        None,
+    )
 }
 
 /// Runs `task` (one SSTable) as [`run`] does, keeping only the partitions whose token lies in
@@ -93,7 +102,26 @@ pub fn cleanup(
     ctx: &Context<'_>,
     owned: &[TokenRange],
 ) -> Result<Option<CompactionRecord>> {
-    run_job(engine, task, ctx, Rewrite::Cleanup(owned))
+    run_job(engine, task, ctx, Rewrite::Cleanup(owned), None)
+}
+
+/// Runs `task` (one unrepaired SSTable) as [`run`] does, writing the partitions of `ranges`
+/// pending for incremental repair `session` and the others unrepaired (Cassandra's
+/// anticompaction).
+pub fn anticompact(
+    engine: &LsmEngine,
+    task: &CompactionTask,
+    ctx: &Context<'_>,
+    ranges: &[TokenRange],
+    session: uuid::Uuid,
+) -> Result<Option<CompactionRecord>> {
+    run_job(
+        engine,
+        task,
+        ctx,
+        Rewrite::Anticompact(ranges),
+        Some(RepairMark::pending(session)),
+    )
 }
 
 /// Runs `task` (one SSTable) as [`run`] does, keeping every partition that can still be read;
@@ -104,15 +132,17 @@ pub fn scrub(
     ctx: &Context<'_>,
 ) -> Result<(Option<CompactionRecord>, Loss)> {
     let loss = Mutex::new(Loss::default());
-    let record = run_job(engine, task, ctx, Rewrite::Scrub(&loss))?;
+    let record = run_job(engine, task, ctx, Rewrite::Scrub(&loss), None)?;
     Ok((record, loss.into_inner()))
 }
 
+/// Runs a job; its outputs take `repair` as their repair state, or their inputs' when `None`.
 fn run_job(
     engine: &LsmEngine,
     task: &CompactionTask,
     ctx: &Context<'_>,
     rewrite: Rewrite<'_>,
+    repair: Option<RepairMark>,
 ) -> Result<Option<CompactionRecord>> {
     let work = engine.start_task()?;
     // The view is dropped at once: held for the whole compaction, it would keep every memtable
@@ -151,9 +181,13 @@ fn run_job(
             tracker: &tracker,
             options: WriteOptions {
                 level: task.output_level,
+                repair: repair.unwrap_or_else(|| merged_repair(&inputs)),
                 ..settings.write.clone()
             },
-            gc_before: settings.gc_before(ctx.now),
+            gc_before: settings.compaction_gc_before(
+                ctx.now,
+                inputs.iter().all(|s| s.sstable.repair().is_repaired()),
+            ),
             dropped: &settings.dropped_columns,
             rewrite,
         };
@@ -167,6 +201,24 @@ fn run_job(
         log(r, started);
     }
     record
+}
+
+/// The repair state of what merging `inputs` writes: the pending session they share, or the
+/// oldest repair time when all were repaired (Cassandra's minimum `repairedAt`), otherwise
+/// unrepaired (compaction does not mix them, see [`RepairGroup`](crate::compaction::RepairGroup)).
+fn merged_repair(inputs: &[Arc<LiveSstable>]) -> RepairMark {
+    let marks: Vec<RepairMark> = inputs.iter().map(|s| s.sstable.repair()).collect();
+    let Some(first) = marks.first() else {
+        return RepairMark::UNREPAIRED;
+    };
+    if first.pending_repair.is_some() && marks.iter().all(|m| m == first) {
+        return *first;
+    }
+    if marks.iter().all(|m| m.is_repaired()) {
+        let oldest = marks.iter().map(|m| m.repaired_at).min().unwrap_or(0);
+        return RepairMark::repaired(oldest);
+    }
+    RepairMark::UNREPAIRED
 }
 
 fn uplevel(inputs: &[Arc<LiveSstable>], level: u32) -> Result<Option<Vec<Arc<LiveSstable>>>> {
@@ -243,7 +295,7 @@ impl<'a> Job<'a> {
         outputs: &mut Vec<Arc<LiveSstable>>,
     ) -> Result<()> {
         let mut merged = MergedPartitions::new(self.streams(inputs));
-        let mut writer: Option<SstableWriter> = None;
+        let mut writers: [Option<SstableWriter>; 2] = [None, None];
         let mut read = 0;
         while let Some(item) = merged.next() {
             self.check()?;
@@ -255,9 +307,10 @@ impl<'a> Job<'a> {
                 _ => self.without_garbage(&key, data)?,
             };
             if let Some(data) = kept.and_then(|data| purger.partition(data)) {
-                let current = match &mut writer {
+                let slot = self.slot(&key);
+                let current = match &mut writers[slot] {
                     Some(w) => w,
-                    None => writer.insert(self.new_output(txn)?),
+                    None => writers[slot].insert(self.new_output(txn, slot)?),
                 };
                 current.append(&key, &data)?;
                 if self
@@ -265,7 +318,7 @@ impl<'a> Job<'a> {
                     .max_output_bytes
                     .is_some_and(|max| current.bytes_written() >= max)
                 {
-                    outputs.extend(finish(writer.take())?);
+                    outputs.extend(finish(writers[slot].take())?);
                 }
             }
             let now_read = merged.bytes_read();
@@ -275,8 +328,19 @@ impl<'a> Job<'a> {
             read = now_read;
             self.tracker.bytes_done.store(read, Ordering::Relaxed);
         }
-        outputs.extend(finish(writer)?);
+        for writer in writers {
+            outputs.extend(finish(writer)?);
+        }
         Ok(())
+    }
+
+    /// The output a partition goes to: 0, or 1 for the partitions an anticompaction leaves
+    /// unrepaired.
+    fn slot(&self, key: &PartitionKey) -> usize {
+        match self.rewrite {
+            Rewrite::Anticompact(ranges) if !in_ranges(ranges, key.token) => 1,
+            _ => 0,
+        }
     }
 
     /// Fails once the node stops ([`StorageError::Closed`]) or the table is dropped or
@@ -298,23 +362,28 @@ impl<'a> Job<'a> {
             .map(|s| -> Box<dyn PartitionStream + 's> {
                 match self.rewrite {
                     Rewrite::Scrub(loss) => Box::new(s.sstable.salvage(loss)),
-                    Rewrite::Merge | Rewrite::GarbageCollect(_) | Rewrite::Cleanup(_) => {
-                        Box::new(s.sstable.iter())
-                    }
+                    Rewrite::Merge
+                    | Rewrite::GarbageCollect(_)
+                    | Rewrite::Cleanup(_)
+                    | Rewrite::Anticompact(_) => Box::new(s.sstable.iter()),
                 }
             })
             .collect()
     }
 
-    fn new_output(&self, txn: &mut Txn) -> Result<SstableWriter> {
+    /// A writer for output `slot` (see [`slot`](Self::slot)).
+    fn new_output(&self, txn: &mut Txn, slot: usize) -> Result<SstableWriter> {
         let generation = self.engine.next_generation();
         txn.add_output(generation)?;
         let expected = self
             .task
             .max_output_bytes
             .unwrap_or(self.tracker.bytes_total);
-        self.engine
-            .create_writer(generation, self.options.clone(), expected)
+        let mut options = self.options.clone();
+        if slot == 1 {
+            options.repair = RepairMark::UNREPAIRED;
+        }
+        self.engine.create_writer(generation, options, expected)
     }
 
     /// `data` without what the other sources shadow, when garbage collecting.

@@ -82,6 +82,120 @@ fn tombstones(engine: &LsmEngine) -> u64 {
         .sum()
 }
 
+/// Marks every live SSTable repaired at `at_ms`.
+fn mark_repaired(engine: &LsmEngine, at_ms: u64) {
+    for live in &engine.view().sstables {
+        live.sstable
+            .set_repair(RepairMark::repaired(at_ms))
+            .expect("mark repaired");
+    }
+}
+
+fn generations(engine: &LsmEngine) -> Vec<u64> {
+    engine
+        .view()
+        .sstables
+        .iter()
+        .map(|s| s.generation())
+        .collect()
+}
+
+#[test]
+fn tombstones_past_gc_grace_are_purged_from_repaired_data_only() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let params = TableParams {
+        gc_grace_seconds: 0,
+        ..TableParams::new("ks", "t")
+    };
+    let engine =
+        LsmEngine::open(dir.path(), params.settings().expect("settings"), false).expect("open");
+    let deletion = PartitionUpdate {
+        partition_deletion: DeletionTime::new(2, now_seconds() - 3600),
+        ..Default::default()
+    };
+    flush(&engine, |e| e.apply(&key(1), &deletion).expect("tombstone"));
+    flush(&engine, |e| e.apply(&key(2), &deletion).expect("tombstone"));
+    let services = Services::new();
+    compact(&engine, &generations(&engine), &services.context());
+    assert_eq!(tombstones(&engine), 2, "unrepaired: both kept");
+    let merged = &engine.view().sstables[0];
+    assert_eq!(merged.sstable.repair(), RepairMark::UNREPAIRED);
+
+    flush(&engine, |e| e.apply(&key(3), &deletion).expect("tombstone"));
+    for (live, at) in engine.view().sstables.iter().zip([700, 500]) {
+        live.sstable
+            .set_repair(RepairMark::repaired(at))
+            .expect("mark");
+    }
+    compact(&engine, &generations(&engine), &services.context());
+    assert_eq!(tombstones(&engine), 0, "repaired: purged");
+    assert!(engine.view().sstables.is_empty(), "nothing left to write");
+
+    let kept = TableParams {
+        gc_grace_seconds: 0,
+        ..TableParams::new("ks", "t").with_compaction([
+            ("class", "SizeTieredCompactionStrategy"),
+            ("only_purge_repaired_tombstones", "false"),
+        ])
+    };
+    engine.set_settings(kept.settings().expect("settings"));
+    flush(&engine, |e| e.apply(&key(4), &deletion).expect("tombstone"));
+    flush(&engine, |e| e.apply(&key(5), &data_row()).expect("data"));
+    compact(&engine, &generations(&engine), &services.context());
+    assert_eq!(tombstones(&engine), 0, "the option off: purged unrepaired");
+}
+
+#[test]
+fn merged_outputs_keep_the_oldest_repair_time_or_the_shared_session() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let engine = LsmEngine::open(
+        dir.path(),
+        TableParams::new("ks", "t").settings().expect("settings"),
+        false,
+    )
+    .expect("open");
+    flush(&engine, |e| e.apply(&key(1), &data_row()).expect("data"));
+    flush(&engine, |e| e.apply(&key(2), &data_row()).expect("data"));
+    for (live, at) in engine.view().sstables.iter().zip([700, 500]) {
+        live.sstable
+            .set_repair(RepairMark::repaired(at))
+            .expect("mark");
+    }
+    let services = Services::new();
+    compact(&engine, &generations(&engine), &services.context());
+    assert_eq!(
+        engine.view().sstables[0].sstable.repair(),
+        RepairMark::repaired(500)
+    );
+    let session = uuid::Uuid::from_u128(7);
+    flush(&engine, |e| e.apply(&key(3), &data_row()).expect("data"));
+    for live in &engine.view().sstables {
+        live.sstable
+            .set_repair(RepairMark::pending(session))
+            .expect("mark");
+    }
+    compact(&engine, &generations(&engine), &services.context());
+    let view = engine.view();
+    assert_eq!(view.sstables.len(), 1);
+    assert_eq!(
+        view.sstables[0].sstable.repair(),
+        RepairMark::pending(session)
+    );
+    assert_eq!(view.sstables[0].sstable.stats().partitions, 3);
+}
+
+fn data_row() -> PartitionUpdate {
+    let mut row = Row::new(Bytes::from_static(b"c"));
+    row.columns = vec![ColumnData::simple(
+        "v",
+        Cell::live(1, Bytes::from_static(b"v")),
+    )];
+    PartitionUpdate {
+        rows: vec![row],
+        ..Default::default()
+    }
+}
+
 #[test]
 fn tombstones_shadowing_data_outside_the_task_are_kept() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -108,6 +222,7 @@ fn tombstones_shadowing_data_outside_the_task_are_kept() {
     flush(&engine, |e| e.apply(&key(1), &data).expect("data"));
     flush(&engine, |e| e.apply(&key(1), &deletion).expect("tombstone"));
     flush(&engine, |e| e.apply(&key(2), &data).expect("other"));
+    mark_repaired(&engine, 1_000);
     let services = Services::new();
     compact(&engine, &[2, 3], &services.context());
     assert_eq!(

@@ -39,6 +39,7 @@ fn arb_sstable() -> impl Strategy<Value = SstableInfo> {
                     created_at_ms: NOW_MS - age,
                     key_count: 100,
                     repaired,
+                    pending_repair: None,
                     being_compacted: busy,
                 }
             },

@@ -165,11 +165,35 @@ fn tombstone_rules_respect_threshold_interval_and_older_overlaps() {
 
 #[test]
 fn only_purge_repaired_tombstones_skips_unrepaired() {
-    let s = stcs(&[("only_purge_repaired_tombstones", "true")]);
     let mut table = huge_tombstoned_table();
-    assert_eq!(s.next_task(&table, NOW_MS, GC_BEFORE), None);
+    for info in &mut table {
+        info.repaired = false;
+    }
+    for on in [
+        stcs(&[("only_purge_repaired_tombstones", "true")]),
+        stcs(&[]),
+    ] {
+        assert_eq!(on.next_task(&table, NOW_MS, GC_BEFORE), None);
+    }
+    let off = stcs(&[("only_purge_repaired_tombstones", "false")]);
+    assert!(off.next_task(&table, NOW_MS, GC_BEFORE).is_some());
     table[0].repaired = true;
-    assert!(s.next_task(&table, NOW_MS, GC_BEFORE).is_some());
+    let on = stcs(&[("only_purge_repaired_tombstones", "true")]);
+    assert!(on.next_task(&table, NOW_MS, GC_BEFORE).is_some());
+}
+
+#[test]
+fn repaired_unrepaired_and_pending_sstables_fall_in_separate_groups() {
+    let session = uuid::Uuid::from_u128(9);
+    let mut table: Vec<SstableInfo> = (1..=6).map(|g| sst(g, MIB)).collect();
+    table[1].repaired = false;
+    table[3].repaired = false;
+    table[4].pending_repair = Some(session);
+    let groups: Vec<Vec<u64>> = crate::compaction::repair_groups(&table)
+        .iter()
+        .map(|g| g.iter().map(|s| s.generation).collect())
+        .collect();
+    assert_eq!(groups, vec![vec![5], vec![1, 3, 6], vec![2, 4]]);
 }
 
 #[test]

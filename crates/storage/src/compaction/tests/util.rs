@@ -10,7 +10,8 @@ pub(crate) const NOW_MS: i64 = 1_704_067_200_000;
 /// `gc_before` for `NOW_MS` with the default `gc_grace_seconds` (10 days).
 pub(crate) const GC_BEFORE: i64 = NOW_MS / 1000 - 864_000;
 
-/// A fresh full-ring SSTable of `size` bytes, written an hour before `NOW_MS`.
+/// A fresh full-ring SSTable of `size` bytes, written an hour before `NOW_MS`, repaired (so
+/// its tombstones may go under the default `only_purge_repaired_tombstones`).
 pub(crate) fn sst(generation: u64, size: u64) -> SstableInfo {
     let ts = (NOW_MS - 3_600_000) * 1000;
     SstableInfo {
@@ -25,7 +26,8 @@ pub(crate) fn sst(generation: u64, size: u64) -> SstableInfo {
         droppable_tombstones: 0.0,
         created_at_ms: NOW_MS - 3_600_000,
         key_count: 1000,
-        repaired: false,
+        repaired: true,
+        pending_repair: None,
         being_compacted: false,
     }
 }

@@ -13,7 +13,9 @@ use crate::filter::{KeyRange, ReadFilter};
 use crate::memtable::Memtable;
 use crate::partition::PartitionData;
 use crate::sstable::caches::ReadCaches;
-use crate::sstable::{list, Component, Compression, Descriptor, SstableWriter, WriteOptions};
+use crate::sstable::{
+    list, Component, Compression, Descriptor, RepairMark, SstableWriter, WriteOptions,
+};
 use mutation::{Cell, ColumnData, LivenessInfo, PartitionKey, PartitionUpdate, Row};
 
 fn one_row(clustering: Bytes, ts: i64, value: &str) -> PartitionData {
@@ -98,7 +100,7 @@ fn list_finds_committed_sstables_and_cleans_crash_leftovers() {
 }
 
 #[test]
-fn statistics_count_everything_and_level_is_rewritable() {
+fn statistics_count_everything_and_level_and_repair_state_are_rewritable() {
     let dir = tempfile::tempdir().expect("tempdir");
     let desc = flush(
         &sample_memtable(),
@@ -106,7 +108,7 @@ fn statistics_count_everything_and_level_is_rewritable() {
         1,
         WriteOptions {
             level: 2,
-            repaired_at: 77,
+            repair: RepairMark::repaired(77),
             ..WriteOptions::default()
         },
     );
@@ -164,6 +166,25 @@ fn statistics_count_everything_and_level_is_rewritable() {
     let reopened = open(&desc);
     assert_eq!(reopened.level(), 5);
     assert_eq!(reopened.stats().partitions, 6);
+    assert_eq!(reopened.repair(), RepairMark::repaired(77));
+
+    let session = uuid::Uuid::from_u128(0xfeed);
+    reopened
+        .set_repair(RepairMark::pending(session))
+        .expect("mark pending");
+    reopened.set_level(3).expect("set level");
+    let again = open(&desc);
+    assert_eq!(
+        again.repair(),
+        RepairMark::pending(session),
+        "kept by set_level"
+    );
+    assert_eq!(again.level(), 3);
+    assert!(!again.repair().is_repaired());
+    again
+        .set_repair(RepairMark::UNREPAIRED)
+        .expect("back to unrepaired");
+    assert_eq!(open(&desc).repair(), RepairMark::UNREPAIRED);
 }
 
 #[test]
