@@ -46,8 +46,10 @@ class Helenus:
     name = "helenus"
     label = "Helenus"
 
-    def __init__(self, binary, addr, port, workdir, log, start_timeout=60, settle_quiet=5.0):
+    def __init__(self, binary, addr, port, workdir, log, start_timeout=60, settle_quiet=5.0, wrapper=()):
+        """`wrapper`: a command the server runs under (e.g. valgrind and its options), none by default."""
         self.binary, self.addr, self.port = binary, addr, port
+        self.wrapper = list(wrapper)
         self.dir = os.path.join(workdir, "helenus")
         self.log = log
         self.start_timeout = start_timeout
@@ -91,7 +93,7 @@ class Helenus:
         config = self._config()
         self.log_path = os.path.join(self.dir, "server.log")
         logf = open(self.log_path, "ab")
-        self.proc = subprocess.Popen([self.binary, "server", "--config", config], stdout=logf,
+        self.proc = subprocess.Popen([*self.wrapper, self.binary, "server", "--config", config], stdout=logf,
                                      stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=self.dir,
                                      start_new_session=True)
         logf.close()

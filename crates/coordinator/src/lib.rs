@@ -2,7 +2,7 @@
 //! coordinator side; every request another node's coordinator sends lands on the replica side.
 //!
 //! - `coordinator/` owns the paths a coordinator runs: it maps each keyspace to its replication
-//!   strategy (`strategies`, from the schema the query layer attaches), finds the replicas of
+//!   strategy (`strategies`, from each schema the query layer installs), finds the replicas of
 //!   a token on the ring, checks the consistency level against the live ones (answering
 //!   Unavailable as Cassandra does) and drives the request: `write`, `read`, `range` (with
 //!   `gather` and `speculation` under the reads), `counters` (including the leader a counter
@@ -44,7 +44,6 @@ pub use coordinator::cas::{CasOutcome, CasScope};
 pub use coordinator::counters::CounterWrite;
 pub use coordinator::read::ReadScope;
 pub use coordinator::speculation::{ReadPolicy, SpeculativeRetry};
-pub use coordinator::strategies::SchemaSource;
 pub use coordinator::Coordinator;
 pub use failures::Replica;
 pub use metrics::Metrics;

@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 
 use arc_swap::ArcSwap;
 use bytes::Bytes;
-use coordinator::{Coordinator, SchemaSource};
+use coordinator::Coordinator;
 use cql::ast::Statement;
 use metadata::MetadataService;
 use mutation::clock::{SharedClock, UniqueMicros};
@@ -97,18 +97,6 @@ impl SchemaState {
     }
 }
 
-/// The processor's current schema, for the coordinator's replication strategies (an empty
-/// schema once the processor is gone).
-fn schema_of(qp: &Arc<QueryProcessor>) -> SchemaSource {
-    let qp = Arc::downgrade(qp);
-    Arc::new(move || {
-        qp.upgrade().map_or_else(
-            || Arc::new(Schema::new([])),
-            |qp| qp.schema().schema.clone(),
-        )
-    })
-}
-
 /// Executes CQL for the transport.
 /// Waits, within a bound of its own, until the other live nodes have applied the schema of the
 /// version given.
@@ -160,10 +148,12 @@ impl QueryProcessor {
             node.rpc_address,
             node.native_port,
         );
+        let state = SchemaState::new(schema);
+        coordinator.install_schema(state.schema.clone());
         let qp = Arc::new(QueryProcessor {
             tracer,
             coordinator,
-            state: ArcSwap::from_pointee(SchemaState::new(schema)),
+            state: ArcSwap::from_pointee(state),
             node_state,
             virtual_tables,
             ddl_lock: tokio::sync::Mutex::new(()),
@@ -177,7 +167,6 @@ impl QueryProcessor {
             limits: ArcSwap::from_pointee(Limits::default()),
             stamps: OnceLock::new(),
         });
-        qp.coordinator.attach_schema(schema_of(&qp));
         if let Some(sink) = qp.tracer.replica_sink() {
             qp.coordinator.attach_trace_sink(sink);
         }

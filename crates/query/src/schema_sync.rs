@@ -234,8 +234,10 @@ impl QueryProcessor {
         if !changes.is_empty() {
             self.node_state.save_schema_version(&schema).await?;
         }
-        self.state
-            .store(Arc::new(SchemaState::new(schema).with_versions(versions)));
+        let state = SchemaState::new(schema).with_versions(versions);
+        // The coordinator first: a request that sees the new schema replicates by it.
+        self.coordinator.install_schema(state.schema.clone());
+        self.state.store(Arc::new(state));
         for change in changes {
             self.invalidate(change);
             let _ = self.events.send(change.clone());

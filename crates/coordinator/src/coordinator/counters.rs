@@ -283,7 +283,7 @@ mod tests {
         }
         coordinator.topology().set_ring(ring);
         let keyspaces = [("rf1", 1, &[][..]), ("rf3", 3, &[])];
-        coordinator.attach_schema(crate::coordinator::strategies::simple_keyspaces(&keyspaces));
+        coordinator.install_schema(crate::coordinator::strategies::simple_keyspaces(&keyspaces));
         coordinator
     }
 

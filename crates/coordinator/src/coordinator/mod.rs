@@ -18,6 +18,7 @@ use std::time::Instant;
 
 use mutation::{PartitionKey, TableId};
 use ring::{Endpoint, ReplicationStrategy, Token};
+use schema::Schema;
 use storage::Storage;
 use types::{Consistency, CqlResult};
 
@@ -29,7 +30,6 @@ use crate::slow::SlowQueries;
 use crate::timeouts::{LiveTimeouts, Timeouts};
 use crate::topology::Topology;
 use crate::trace::TraceSink;
-use strategies::SchemaSource;
 
 /// The storage port failure messages name until told otherwise (Cassandra's default).
 const DEFAULT_STORAGE_PORT: u16 = 7000;
@@ -106,13 +106,11 @@ impl Coordinator {
         }
     }
 
-    /// Takes each keyspace's replication strategy from the schema `source` gives (the query
-    /// layer's current one); attached once, by the query layer. Until then every keyspace
+    /// Replicates each keyspace as `schema` says from now on: the query layer installs each
+    /// schema it takes, before serving requests with it. Until the first, every keyspace
     /// replicates as LocalStrategy and the batchlog is not replayed.
-    pub fn attach_schema(&self, source: SchemaSource) {
-        if !self.strategies.attach(source) {
-            tracing::warn!("a schema was attached to the coordinator twice");
-        }
+    pub fn install_schema(&self, schema: Arc<Schema>) {
+        self.strategies.install(schema);
     }
 
     /// How `keyspace` replicates under the current schema.

@@ -1,17 +1,15 @@
-//! Keyspace -> replication strategy: the coordinator computes each keyspace's strategy from
-//! the schema the query layer attaches (its current one, asked for every request), once per
-//! schema version. A keyspace the schema does not have, or whose options are not understood,
-//! replicates as LocalStrategy, as before the coordinator has a schema.
+//! Keyspace -> replication strategy: the query layer hands the coordinator each schema it
+//! installs, and the coordinator computes every keyspace's strategy then, once per schema, so
+//! that a request's lookup is one map read. A keyspace the schema does not have, or whose
+//! options are not understood, replicates as LocalStrategy, as before the coordinator has a
+//! schema.
 use std::collections::{BTreeSet, HashMap};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use arc_swap::ArcSwapOption;
 use mutation::TableId;
 use ring::ReplicationStrategy;
 use schema::{KeyspaceMetadata, Schema};
-
-/// The query layer's current schema.
-pub type SchemaSource = Arc<dyn Fn() -> Arc<Schema> + Send + Sync>;
 
 /// The strategies of one schema's keyspaces.
 struct Computed {
@@ -19,54 +17,44 @@ struct Computed {
     keyspaces: HashMap<String, Arc<ReplicationStrategy>>,
 }
 
-/// Every keyspace's strategy, recomputed when the schema changes.
+/// Every keyspace's strategy under the last schema installed.
 #[derive(Default)]
 pub(crate) struct Strategies {
-    source: OnceLock<SchemaSource>,
     computed: ArcSwapOption<Computed>,
 }
 
 impl Strategies {
-    /// Takes the schema from `source` from now on; false when a source was attached already.
-    pub fn attach(&self, source: SchemaSource) -> bool {
-        self.source.set(source).is_ok()
-    }
-
-    /// The strategy of `keyspace`.
-    pub fn of_keyspace(&self, keyspace: &str) -> Arc<ReplicationStrategy> {
-        self.current()
-            .and_then(|c| c.keyspaces.get(keyspace).cloned())
-            .unwrap_or_else(|| Arc::new(ReplicationStrategy::Local))
-    }
-
-    /// Whether a schema source is attached.
-    pub fn is_attached(&self) -> bool {
-        self.source.get().is_some()
-    }
-
-    /// The strategy of `table`'s keyspace; `None` for a table the schema does not have.
-    pub fn of_table(&self, table: TableId) -> Option<Arc<ReplicationStrategy>> {
-        let computed = self.current()?;
-        let keyspace = &computed.schema.table_by_id(table.0)?.keyspace;
-        computed.keyspaces.get(keyspace).cloned()
-    }
-
-    /// The strategies of the schema now, computed again when it is a new one.
-    fn current(&self) -> Option<Arc<Computed>> {
-        let schema = (self.source.get()?)();
-        if let Some(computed) = self.computed.load_full() {
-            if Arc::ptr_eq(&computed.schema, &schema) {
-                return Some(computed);
-            }
-        }
+    /// Replicates each keyspace as `schema` says from now on.
+    pub fn install(&self, schema: Arc<Schema>) {
         let keyspaces = schema
             .keyspaces()
             .iter()
             .map(|(name, ks)| (name.clone(), Arc::new(strategy_of(name, ks))))
             .collect();
-        let computed = Arc::new(Computed { schema, keyspaces });
-        self.computed.store(Some(computed.clone()));
-        Some(computed)
+        self.computed
+            .store(Some(Arc::new(Computed { schema, keyspaces })));
+    }
+
+    /// The strategy of `keyspace`.
+    pub fn of_keyspace(&self, keyspace: &str) -> Arc<ReplicationStrategy> {
+        self.computed
+            .load()
+            .as_ref()
+            .and_then(|c| c.keyspaces.get(keyspace).cloned())
+            .unwrap_or_else(|| Arc::new(ReplicationStrategy::Local))
+    }
+
+    /// Whether a schema was installed.
+    pub fn is_installed(&self) -> bool {
+        self.computed.load().is_some()
+    }
+
+    /// The strategy of `table`'s keyspace; `None` for a table the schema does not have.
+    pub fn of_table(&self, table: TableId) -> Option<Arc<ReplicationStrategy>> {
+        let computed = self.computed.load();
+        let computed = computed.as_ref()?;
+        let keyspace = &computed.schema.table_by_id(table.0)?.keyspace;
+        computed.keyspaces.get(keyspace).cloned()
     }
 }
 
@@ -79,14 +67,13 @@ fn strategy_of(name: &str, keyspace: &KeyspaceMetadata) -> ReplicationStrategy {
 /// A schema of SimpleStrategy keyspaces, each `(name, replication factor, its tables)`, a
 /// table a single blob key, for tests.
 #[cfg(test)]
-pub(crate) fn simple_keyspaces(keyspaces: &[(&str, usize, &[TableId])]) -> SchemaSource {
-    let schema = Arc::new(Schema::new(keyspaces.iter().map(|&(name, rf, tables)| {
+pub(crate) fn simple_keyspaces(keyspaces: &[(&str, usize, &[TableId])]) -> Arc<Schema> {
+    Arc::new(Schema::new(keyspaces.iter().map(|&(name, rf, tables)| {
         let keyspace = tables
             .iter()
             .fold(keyspace(name, rf), |ks, &id| ks.with_table(table(name, id)));
         Arc::new(keyspace)
-    })));
-    Arc::new(move || schema.clone())
+    })))
 }
 
 #[cfg(test)]
@@ -121,31 +108,29 @@ mod tests {
     fn a_table_replicates_as_its_keyspace() {
         let strategies = Strategies::default();
         let id = TableId(uuid::Uuid::from_u128(5));
-        strategies.attach(simple_keyspaces(&[("ks", 2, &[id]), ("other", 1, &[])]));
+        strategies.install(simple_keyspaces(&[("ks", 2, &[id]), ("other", 1, &[])]));
         let rf2 = ReplicationStrategy::Simple { rf: 2 };
         assert_eq!(strategies.of_table(id).as_deref(), Some(&rf2));
         assert_eq!(strategies.of_table(TableId(uuid::Uuid::from_u128(6))), None);
     }
 
     #[test]
-    fn strategies_follow_the_attached_schema() {
+    fn strategies_follow_the_installed_schema() {
         let strategies = Strategies::default();
+        assert!(!strategies.is_installed());
         assert_eq!(*strategies.of_keyspace("ks"), ReplicationStrategy::Local);
-        let schema = Arc::new(arc_swap::ArcSwap::from_pointee(Schema::new([Arc::new(
-            keyspace("ks", 3),
-        )])));
-        let source = schema.clone();
-        assert!(strategies.attach(Arc::new(move || source.load_full())));
+        let schema = Arc::new(Schema::new([Arc::new(keyspace("ks", 3))]));
+        strategies.install(schema.clone());
+        assert!(strategies.is_installed());
         assert_eq!(
             *strategies.of_keyspace("ks"),
             ReplicationStrategy::Simple { rf: 3 }
         );
         assert_eq!(*strategies.of_keyspace("gone"), ReplicationStrategy::Local);
-        schema.store(Arc::new(schema.load().with_keyspace(keyspace("ks", 2))));
+        strategies.install(Arc::new(schema.with_keyspace(keyspace("ks", 2))));
         assert_eq!(
             *strategies.of_keyspace("ks"),
             ReplicationStrategy::Simple { rf: 2 }
         );
-        assert!(!strategies.attach(Arc::new(|| Arc::new(Schema::new([])))));
     }
 }

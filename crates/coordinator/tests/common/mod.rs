@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use coordinator::{Coordinator, Remote, SchemaSource, Timeouts};
+use coordinator::{Coordinator, Remote, Timeouts};
 use hints::{decode_hint, HintsConfig, HintsEnv, HintsService, MessagingDeliver};
 use mutation::TableId;
 use net::{handler_fn, with_sim, Messaging, NetConfig, RemoteError, Tuning, TurmoilNetwork, Verb};
@@ -347,7 +347,7 @@ async fn boot(hosts: &Hosts, i: usize) -> Running {
         Coordinator::new(storage.clone(), endpoint(i), TIMEOUTS).with_storage_port(STORAGE_PORT),
     );
     coordinator.topology().set_ring(hosts.ring.clone());
-    coordinator.attach_schema(keyspaces());
+    coordinator.install_schema(keyspaces());
     let detector = hosts.detector.clone();
     let me = addr(i);
     coordinator
@@ -371,7 +371,7 @@ async fn boot(hosts: &Hosts, i: usize) -> Running {
 }
 
 /// The schema of every node: [`KEYSPACE`] and [`RF1_KEYSPACE`].
-fn keyspaces() -> SchemaSource {
+fn keyspaces() -> Arc<schema::Schema> {
     let simple = |name: &str, rf: usize| {
         let replication = [
             ("class".to_string(), "SimpleStrategy".to_string()),
@@ -380,11 +380,10 @@ fn keyspaces() -> SchemaSource {
         let keyspace = schema::KeyspaceMetadata::new(name, replication.into(), true);
         Arc::new(keyspace.with_table(table(name)))
     };
-    let schema = Arc::new(schema::Schema::new([
+    Arc::new(schema::Schema::new([
         simple(KEYSPACE, 3),
         simple(RF1_KEYSPACE, 1),
-    ]));
-    Arc::new(move || schema.clone())
+    ]))
 }
 
 /// The test table in `keyspace` (a blob partition key): lightweight transactions find a

@@ -51,7 +51,7 @@ impl Coordinator {
     /// already running; the number of batches replayed.
     pub async fn replay_batchlog(&self) -> CqlResult<u64> {
         let _one_at_a_time = self.batchlog.replaying.lock().await;
-        if !self.strategies.is_attached() {
+        if !self.strategies.is_installed() {
             return Ok(0);
         }
         let now = self.wall_clock().since_epoch();

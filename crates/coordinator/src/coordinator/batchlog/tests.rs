@@ -39,7 +39,7 @@ async fn node(dir: &std::path::Path) -> Arc<Coordinator> {
     let coordinator = Coordinator::new(Arc::new(storage), endpoint(1), Timeouts::default());
     coordinator.set_local_tokens(vec![0]);
     let keyspaces = [("ks", 1, &[USER][..]), ("rf3", 3, &[])];
-    coordinator.attach_schema(crate::coordinator::strategies::simple_keyspaces(&keyspaces));
+    coordinator.install_schema(crate::coordinator::strategies::simple_keyspaces(&keyspaces));
     Arc::new(coordinator)
 }
 
