@@ -36,7 +36,7 @@ async fn node(dir: &std::path::Path) -> Coordinator {
     let coordinator = Coordinator::new(Arc::new(storage), local, Timeouts::default());
     coordinator.set_local_tokens(vec![0]);
     let keyspaces = [("ks", 1, &[USER][..])];
-    coordinator.attach_schema(crate::coordinator::strategies::simple_keyspaces(&keyspaces));
+    coordinator.install_schema(crate::coordinator::strategies::simple_keyspaces(&keyspaces));
     coordinator
 }
 

@@ -38,7 +38,7 @@ fn cell(dir: &std::path::Path, nodes: &[Endpoint]) -> PaxosCell {
     }
     topology.set_ring(ring);
     let strategies = Arc::new(Strategies::default());
-    strategies.attach(crate::coordinator::strategies::simple_keyspaces(&[(
+    strategies.install(crate::coordinator::strategies::simple_keyspaces(&[(
         "ks",
         2,
         &[USER],
