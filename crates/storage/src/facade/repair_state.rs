@@ -92,14 +92,31 @@ impl Storage {
     }
 
     /// Gives the SSTables pending for `session` the state `to`: repaired at the session's
-    /// time when it succeeded, unrepaired when it failed. Answers how many changed.
+    /// time when it succeeded, unrepaired when it failed. Answers how many changed. Each is
+    /// claimed while it changes, so no compaction starts on it; one a running compaction holds
+    /// is waited for, and that compaction's output (pending for the session as its inputs
+    /// were) changes in turn, so nothing is left pending for an ended session. Blocking.
     pub fn finish_pending(&self, table: TableId, session: Uuid, to: RepairMark) -> Result<usize> {
         let engine = self.engine(table)?;
         let mut changed = 0;
-        for live in &engine.view().sstables {
-            if live.sstable.repair().pending_repair == Some(session) {
-                live.sstable.set_repair(to)?;
+        loop {
+            let pending = pending_for(&engine, session);
+            if pending.is_empty() {
+                break;
+            }
+            let mut busy = false;
+            for generation in pending {
+                if !engine.claim(&[generation]) {
+                    busy = true;
+                    continue;
+                }
+                let result = set_repair(&engine, generation, to);
+                engine.release(&[generation]);
+                result?;
                 changed += 1;
+            }
+            if busy {
+                std::thread::sleep(std::time::Duration::from_millis(20));
             }
         }
         if changed > 0 {
@@ -170,6 +187,17 @@ fn unrepaired_touching(engine: &LsmEngine, ranges: &[TokenRange]) -> Vec<(u64, b
             let inside = ranges.iter().any(|r| r.0 < min && max <= right_end(*r));
             touches.then_some((live.generation(), inside))
         })
+        .collect()
+}
+
+/// The generations of `engine`'s SSTables pending for `session`.
+fn pending_for(engine: &LsmEngine, session: Uuid) -> Vec<u64> {
+    engine
+        .view()
+        .sstables
+        .iter()
+        .filter(|live| live.sstable.repair().pending_repair == Some(session))
+        .map(|live| live.generation())
         .collect()
 }
 
