@@ -123,11 +123,13 @@ async fn serve(
 ) -> Result<(), String> {
     let started = std::time::Instant::now();
     let mut signals = StopSignals::install();
+    let node = Node::open(NodeInputs::production(config)).await?;
+    let config = node.config.clone();
+    // Bound once the commit log is replayed: a client (or a script) that finds the port open
+    // finds the node's data there.
     let addr = SocketAddr::new(config.rpc_address, config.native_transport_port);
     let listener = bind(addr).await?;
     let admin_listener = bind(SocketAddr::new(config.admin_address, config.admin_port)).await?;
-    let node = Node::open(NodeInputs::production(config)).await?;
-    let config = node.config.clone();
     // The admin API serves from here, so that nodetool netstats follows a bootstrap.
     let native = Arc::new(NativeStats::default());
     let handler = Arc::new(Handler {
