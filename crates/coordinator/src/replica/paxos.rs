@@ -47,6 +47,33 @@ async fn participant(
     cell.get().map(|s| s.local.clone()).map_err(store_failure)
 }
 
+/// A proposal or a commit (`verb`) decoded, its trace begun and the participant that answers it.
+async fn proposal(
+    replica: &Replica,
+    cell: &PaxosCell,
+    from: &Peer,
+    payload: &Bytes,
+    verb: Verb,
+) -> Result<
+    (
+        PaxosRequest<Proposal<mutation::Mutation>>,
+        Option<trace::Trace>,
+        Arc<Local>,
+    ),
+    RemoteError,
+> {
+    let what = match verb {
+        Verb::PaxosCommit => "Paxos commit",
+        _ => "Paxos proposal",
+    };
+    let request: PaxosRequest<Proposal<mutation::Mutation>> =
+        PaxosRequest::decode_proposal(payload).map_err(|e| malformed(what, from, e))?;
+    let trace = trace::received(request.session, verb, from.addr);
+    let table = key_of(&request.body).table;
+    let local = participant(replica, cell, request.epoch, table).await?;
+    Ok((request, trace, local))
+}
+
 fn store_failure(e: StoreError) -> RemoteError {
     tracing::error!("Paxos state: {e}");
     RemoteError::new(reason::UNKNOWN, e.to_string())
@@ -85,12 +112,8 @@ async fn propose(
     from: Peer,
     payload: Bytes,
 ) -> Result<Bytes, RemoteError> {
-    let request: PaxosRequest<Proposal<mutation::Mutation>> =
-        PaxosRequest::decode_proposal(&payload)
-            .map_err(|e| malformed("Paxos proposal", &from, e))?;
-    let trace = trace::received(request.session, Verb::PaxosPropose, from.addr);
-    let table = key_of(&request.body).table;
-    let local = participant(&replica, &cell, request.epoch, table).await?;
+    let (request, trace, local) =
+        proposal(&replica, &cell, &from, &payload, Verb::PaxosPropose).await?;
     let answer = local.propose(&request.body).await.map_err(store_failure);
     trace::trace(trace.as_ref(), || match &answer {
         Ok(ProposeAnswer::Accepted) => {
@@ -113,11 +136,8 @@ async fn commit(
     from: Peer,
     payload: Bytes,
 ) -> Result<Bytes, RemoteError> {
-    let request: PaxosRequest<Proposal<mutation::Mutation>> =
-        PaxosRequest::decode_proposal(&payload).map_err(|e| malformed("Paxos commit", &from, e))?;
-    let trace = trace::received(request.session, Verb::PaxosCommit, from.addr);
-    let table = key_of(&request.body).table;
-    let local = participant(&replica, &cell, request.epoch, table).await?;
+    let (request, trace, local) =
+        proposal(&replica, &cell, &from, &payload, Verb::PaxosCommit).await?;
     trace::trace(trace.as_ref(), || {
         format!("Committing proposal {}", ballot_uuid(request.body.ballot))
     });
