@@ -101,6 +101,8 @@ struct Topology {
     decommissioned: bool,
     /// The step at which the joining node is killed, if the seed says so.
     kill_at: Option<u64>,
+    /// The node killed while joining, until restarted.
+    killed_joining: Option<usize>,
 }
 
 struct Run {
@@ -330,6 +332,18 @@ impl Run {
         };
         self.note(format!("restart node {node}"));
         self.count("restart");
+        self.restart_node(node).await;
+    }
+
+    /// Restarts crashed node `node`; one killed while joining resumes its join meanwhile (it
+    /// may wait for a source that is down, which only a later step restarts).
+    async fn restart_node(&mut self, node: usize) {
+        if self.topology.killed_joining == Some(node) {
+            self.topology.killed_joining = None;
+            self.cluster.begin_join(node).await;
+            self.topology.joining.push(node);
+            return;
+        }
         self.cluster.restart(node).await;
         self.note(format!("node {node} serves again"));
     }
@@ -388,7 +402,7 @@ impl Run {
         for node in self.cluster.down() {
             if !self.topology.joining.contains(&node) {
                 self.note(format!("restart node {node}"));
-                self.cluster.restart(node).await;
+                self.restart_node(node).await;
             }
         }
         self.finish_topology().await;
@@ -481,6 +495,7 @@ impl Run {
             self.note(format!("crash joining node {node}"));
             self.count("crash while joining");
             self.topology.joining.retain(|n| *n != node);
+            self.topology.killed_joining = Some(node);
             self.cluster.crash(node).await;
             return;
         }
@@ -536,6 +551,7 @@ impl Run {
             Ok(Ok(())) => {
                 self.note(format!("node {node} left the ring"));
                 self.cluster.mark_left(node);
+                self.count("left the ring");
                 return;
             }
             Ok(Err(e)) => e,
