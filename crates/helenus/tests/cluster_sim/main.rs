@@ -7,10 +7,16 @@
 //! clocks by up to 10 s. Then the network heals, the killed nodes return, hints are delivered,
 //! and the checks run (`history.rs`).
 //!
+//! A fourth node may bootstrap into the cluster meanwhile (killed mid-join on some seeds) and a
+//! node decommission (`bootstrap_and_decommission_under_faults`). The nodes keep their tables
+//! in memory, with no storage thread outside simulated time.
+//!
 //! The suite runs fixed seeds on 3 nodes (`fixed_seeds`); `HELENUS_SIM_SEED=S` replays one
 //! seed. `cargo test -p helenus --test cluster_sim -- --ignored` runs random seeds on 5 nodes:
 //! `HELENUS_SIM_SEEDS=N` of them, or as many as fit in `HELENUS_SIM_MINUTES` (`tests/sim/run-long`).
 //! `HELENUS_SIM_STEPS` sets the steps per seed, `HELENUS_SIM_NODES` the nodes,
+//! `HELENUS_SIM_JOINS` the nodes that bootstrap (then one decommissions),
+//! `HELENUS_SIM_ENGINE=lsm` puts the tables on the LSM engine,
 //! `HELENUS_SIM_VERBOSE` prints the events.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test crate
 
@@ -30,11 +36,18 @@ fn env_number(name: &str) -> Option<u64> {
     std::env::var(name).ok()?.trim().parse().ok()
 }
 
+/// `nodes` nodes (`HELENUS_SIM_NODES`), `HELENUS_SIM_STEPS` steps, and with
+/// `HELENUS_SIM_JOINS=J` J more nodes bootstrapping and then a decommission.
 fn settings(nodes: usize) -> Settings {
-    Settings::fixed(
-        env_number("HELENUS_SIM_NODES").map_or(nodes, |n| n as usize),
-        env_number("HELENUS_SIM_STEPS").unwrap_or(200),
-    )
+    let joins = env_number("HELENUS_SIM_JOINS").unwrap_or(0) as usize;
+    Settings {
+        joins,
+        decommission: joins > 0,
+        ..Settings::fixed(
+            env_number("HELENUS_SIM_NODES").map_or(nodes, |n| n as usize),
+            env_number("HELENUS_SIM_STEPS").unwrap_or(200),
+        )
+    }
 }
 
 /// Runs `seed` and fails the test with the run's message if a check failed.
