@@ -477,7 +477,7 @@ impl Run {
         self.poll_topology().await;
         let fifth = (self.steps / 5).max(1);
         let next = self.cluster.unstarted().first().copied();
-        if let Some(node) = next.filter(|_| number > 0 && number % fifth == 0) {
+        if let Some(node) = next.filter(|_| number > 0 && number.is_multiple_of(fifth)) {
             if self.topology.joining.is_empty() {
                 self.note(format!("node {node} starts and bootstraps"));
                 self.count("bootstrap");
