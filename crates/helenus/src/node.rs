@@ -48,6 +48,10 @@ pub struct NodeInputs {
     /// The node's own wall clock (server-side write timestamps, gossip generations, the Echo
     /// verb); `None`: the system clock, as each service takes it by default.
     pub clock: Option<SharedClock>,
+    /// Tables keep their data in memtables with no flush or compaction threads
+    /// (`storage::StorageConfig::in_memory`); the commit log stays. The simulation's choice,
+    /// never production's.
+    pub in_memory_tables: bool,
 }
 
 impl NodeInputs {
@@ -58,6 +62,7 @@ impl NodeInputs {
             network: Arc::new(net::TokioNetwork),
             tuning: Tuning::default(),
             clock: None,
+            in_memory_tables: false,
         }
     }
 }
@@ -90,8 +95,10 @@ impl Node {
     pub async fn open(inputs: NodeInputs) -> Result<Node, String> {
         let config = &inputs.config;
         crate::decommissioned::refuse_if_marked(&config.metadata_directory)?;
-        let storage = Storage::open(storage_config(config))
-            .map_err(|e| format!("cannot open storage: {e}"))?;
+        let mut storage_settings = storage_config(config);
+        storage_settings.in_memory = inputs.in_memory_tables;
+        let storage =
+            Storage::open(storage_settings).map_err(|e| format!("cannot open storage: {e}"))?;
         let storage = Arc::new(storage);
         let coordinator = Arc::new(
             Coordinator::new(storage.clone(), endpoint(config), timeouts(config))

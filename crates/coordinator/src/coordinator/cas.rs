@@ -18,7 +18,7 @@
 //! ReadTimeout for a SERIAL read; WriteFailure/ReadFailure when replicas failed.
 //! The commit waits for a quorum of the electorate whatever the request's consistency
 //! (docs/differences.md).
-use std::time::Instant;
+use tokio::time::Instant;
 
 use mutation::{Mutation, Partition, PartitionKey, ReadFilter, TableId};
 use paxos::{Metrics as PaxosMetrics, Outcome, PaxosError};

@@ -8,7 +8,8 @@
 //! different nodes add up and a replayed or re-sent shard counts once. A node that is the only
 //! replica of the key writes locally, as a single node always did.
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use tokio::time::Instant;
 
 use mutation::{CounterUpdate, PartitionKey, TableId};
 use net::{NetError, Verb};

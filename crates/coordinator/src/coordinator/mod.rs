@@ -14,7 +14,7 @@ mod write;
 
 use std::net::IpAddr;
 use std::sync::Arc;
-use std::time::Instant;
+use tokio::time::Instant;
 
 use mutation::{PartitionKey, TableId};
 use ring::{Endpoint, ReplicationStrategy, Token};

@@ -57,14 +57,14 @@ impl Coordinator {
             ..
         } = *scope;
         let strategy = &*self.strategy(scope.keyspace);
-        let begun = std::time::Instant::now();
+        let begun = tokio::time::Instant::now();
         let scan = async {
             validate_for_read(cl)?;
             let reachable = self.attached.remote.get().is_some();
             let requirement = Requirement::new(strategy, cl, &self.local.datacenter);
             let stretches =
                 stretches(&self.topology, strategy, range, reachable, &requirement, cl)?;
-            let started = std::time::Instant::now();
+            let started = tokio::time::Instant::now();
             if !stretches
                 .iter()
                 .all(|s| self.is_only_contact(&requirement, &s.live))

@@ -43,7 +43,7 @@ impl Coordinator {
     pub(super) fn in_time(
         &self,
         kind: TimeoutKind,
-        started: std::time::Instant,
+        started: tokio::time::Instant,
         strategy: &ReplicationStrategy,
         cl: Consistency,
     ) -> CqlResult<()> {
@@ -103,7 +103,7 @@ impl Coordinator {
             ..
         } = *scope;
         let strategy = &*self.strategy(scope.keyspace);
-        let begun = std::time::Instant::now();
+        let begun = tokio::time::Instant::now();
         let read = async {
             validate_for_read(cl)?;
             let reachable = self.attached.remote.get().is_some();
@@ -112,7 +112,7 @@ impl Coordinator {
             proxy.count_routing(replicas.includes(self.local.addr));
             let requirement = Requirement::new(strategy, cl, &self.local.datacenter);
             unavailable(&requirement, &replicas, cl)?;
-            let started = std::time::Instant::now();
+            let started = tokio::time::Instant::now();
             // A local read runs to its end; past the timeout it then answers ReadTimeout.
             let (partition, late) = if self.is_only_contact(&requirement, &replicas.live) {
                 trace::trace(trace, || "Acquiring sstable references".into());

@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::net::IpAddr;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use tokio::time::Instant;
 
 use bytes::Bytes;
 use futures::future::BoxFuture;
@@ -274,7 +275,7 @@ async fn drive(
     applied: Option<IpAddr>,
     answer: oneshot::Sender<CqlResult<()>>,
 ) {
-    let deadline = tokio::time::Instant::now() + senders.timeout;
+    let deadline = Instant::now() + senders.timeout;
     let mut targets = fanout.targets();
     targets.retain(|t| Some(t.endpoint.addr) != applied);
     let mut tallies: Vec<Tally> = fanout
@@ -391,7 +392,7 @@ fn send_one(
     let timeout = senders.timeout;
     let replica = senders.metrics.replica(target.endpoint.addr);
     Box::pin(async move {
-        let started = tokio::time::Instant::now();
+        let started = Instant::now();
         let answer = messaging
             .request(to, Verb::Mutation, payload, timeout)
             .await;
@@ -459,7 +460,7 @@ pub(crate) async fn bounded<T>(
     needed: Needed,
     write_type: &str,
 ) -> CqlResult<T> {
-    let deadline = tokio::time::Instant::now() + timeout;
+    let deadline = Instant::now() + timeout;
     let timed_out = || CqlError::WriteTimeout {
         message: "Operation timed out - received only 0 responses.".into(),
         consistency: needed.consistency,

@@ -25,6 +25,9 @@ pub fn addr(i: usize) -> IpAddr {
 /// so a node's deadlines must be taken on its own runtime).
 #[derive(Default)]
 struct Slot {
+    /// The node once its data is open, before it has joined the ring.
+    opened: Option<Arc<Node>>,
+    /// The node once it serves.
     node: Option<Arc<Node>>,
     clock: Option<SteadyClock>,
     runtime: Option<tokio::runtime::Handle>,
@@ -36,6 +39,8 @@ struct Slot {
 struct Hosts {
     dirs: Arc<Vec<PathBuf>>,
     tokens: Arc<Vec<Vec<i64>>>,
+    /// The nodes that start the cluster (the seeds); the others bootstrap into it.
+    seeds: usize,
     slots: Arc<Vec<Mutex<Slot>>>,
 }
 
@@ -44,22 +49,38 @@ impl Hosts {
     async fn run(self, i: usize) -> turmoil::Result {
         let clock = SteadyClock::new();
         let inputs = NodeInputs {
-            config: config(i, &self.dirs, &self.tokens[i]),
+            config: config(i, &self.dirs, &self.tokens[i], self.seeds),
             network: Arc::new(TurmoilNetwork),
             tuning: tuning(),
             clock: Some(SharedClock::new(clock.clone())),
+            in_memory_tables: in_memory_tables(),
         };
-        match Node::start(inputs).await {
-            Ok(node) => {
-                let mut slot = lock(&self.slots[i]);
-                slot.node = Some(Arc::new(node));
-                slot.clock = Some(clock);
-                slot.runtime = Some(tokio::runtime::Handle::current());
-            }
+        match self.start(i, inputs, clock).await {
+            Ok(node) => lock(&self.slots[i]).node = Some(node),
             Err(e) => lock(&self.slots[i]).failed = Some(e),
         }
         std::future::pending::<()>().await;
         Ok(())
+    }
+
+    /// `Node::start`, publishing the node once it is open (a joining node can be crashed and
+    /// its bootstrap resumed before it serves).
+    async fn start(
+        &self,
+        i: usize,
+        inputs: NodeInputs,
+        clock: SteadyClock,
+    ) -> Result<Arc<Node>, String> {
+        let node = Arc::new(Node::open(inputs).await?);
+        {
+            let mut slot = lock(&self.slots[i]);
+            slot.opened = Some(node.clone());
+            slot.clock = Some(clock);
+            slot.runtime = Some(tokio::runtime::Handle::current());
+        }
+        node.join().await?;
+        node.start_serving();
+        Ok(node)
     }
 }
 
@@ -73,12 +94,15 @@ pub struct Cluster {
     _dir: tempfile::TempDir,
     registered: Vec<bool>,
     running: Vec<bool>,
+    /// Nodes that left the ring (decommissioned).
+    left: Vec<bool>,
 }
 
 impl Cluster {
-    /// `n` nodes, each with 8 tokens spread from `seed`, every node a seed; returns once all
-    /// serve.
-    pub async fn start(n: usize, seed: u64) -> Cluster {
+    /// `n` hosts, each node with 8 tokens spread from `seed`; the first `seeds` are the
+    /// cluster's seeds and start now (returns once they serve), the others are started later
+    /// by [`Cluster::begin_join`] and bootstrap.
+    pub async fn start(n: usize, seeds: usize, seed: u64) -> Cluster {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let dirs: Vec<PathBuf> = (0..n)
             .map(|i| dir.path().join(format!("node{i}")))
@@ -88,6 +112,7 @@ impl Cluster {
         let hosts = Hosts {
             dirs: Arc::new(dirs),
             tokens: Arc::new(tokens.collect()),
+            seeds,
             slots: Arc::new((0..n).map(|_| Mutex::default()).collect()),
         };
         let mut cluster = Cluster {
@@ -95,8 +120,9 @@ impl Cluster {
             _dir: dir,
             registered: vec![false; n],
             running: vec![false; n],
+            left: vec![false; n],
         };
-        let booting: Vec<usize> = (0..n).collect();
+        let booting: Vec<usize> = (0..seeds).collect();
         for &i in &booting {
             cluster.launch(i).await;
         }
@@ -110,12 +136,66 @@ impl Cluster {
         self.running.len()
     }
 
-    pub fn is_running(&self, i: usize) -> bool {
-        self.running[i]
-    }
-
     pub fn running(&self) -> Vec<usize> {
         (0..self.len()).filter(|i| self.running[*i]).collect()
+    }
+
+    /// The nodes started and not decommissioned: running, crashed or still joining.
+    pub fn members(&self) -> Vec<usize> {
+        (0..self.len())
+            .filter(|i| self.registered[*i] && !self.left[*i])
+            .collect()
+    }
+
+    /// Members not running: crashed, or started and not yet serving.
+    pub fn down(&self) -> Vec<usize> {
+        let members = self.members().into_iter();
+        members.filter(|i| !self.running[*i]).collect()
+    }
+
+    /// Nodes never started yet.
+    pub fn unstarted(&self) -> Vec<usize> {
+        (0..self.len()).filter(|i| !self.registered[*i]).collect()
+    }
+
+    /// Starts node `i`, which bootstraps; [`Cluster::poll_joined`] notices when it serves.
+    pub async fn begin_join(&mut self, i: usize) {
+        self.launch(i).await;
+    }
+
+    /// Whether started node `i` serves now (and counts it running if so); a bootstrap that
+    /// failed is resumed (`nodetool bootstrap resume`).
+    pub fn poll_joined(&mut self, i: usize) -> bool {
+        let slot = lock(&self.hosts.slots[i]);
+        if let Some(e) = &slot.failed {
+            panic!("node {i} did not start: {e}");
+        }
+        if slot.node.is_some() {
+            drop(slot);
+            self.running[i] = true;
+            return true;
+        }
+        if let (Some(opened), Some(runtime)) = (&slot.opened, &slot.runtime) {
+            // Resumes a failed bootstrap; answers at once while it streams.
+            if opened.ops.mode() == nodeops::OperationMode::Joining {
+                let ops = opened.ops.clone();
+                runtime.spawn(async move { ops.resume_bootstrap().await });
+            }
+        }
+        false
+    }
+
+    /// Decommissions running node `i` on its runtime; the task ends with the outcome.
+    pub fn decommission(&self, i: usize) -> Option<tokio::task::JoinHandle<Result<(), String>>> {
+        let slot = lock(&self.hosts.slots[i]);
+        let (node, runtime) = (slot.node.clone()?, slot.runtime.as_ref()?);
+        Some(runtime.spawn(async move { node.ops.decommission(false).await }))
+    }
+
+    /// Node `i` has left the ring: no request goes to it any more.
+    pub fn mark_left(&mut self, i: usize) {
+        self.left[i] = true;
+        self.running[i] = false;
     }
 
     pub fn node(&self, i: usize) -> Option<Arc<Node>> {
@@ -155,7 +235,8 @@ impl Cluster {
         }
     }
 
-    async fn await_serving(&mut self, i: usize) {
+    /// Waits until node `i` serves (resuming its bootstrap if that failed).
+    pub async fn await_serving(&mut self, i: usize) {
         let deadline = tokio::time::Instant::now() + START_LIMIT;
         loop {
             {
@@ -166,12 +247,14 @@ impl Cluster {
                 if slot.node.is_some() {
                     break;
                 }
+                drop(slot);
+                self.poll_joined(i);
             }
             assert!(
                 tokio::time::Instant::now() < deadline,
                 "node {i} did not start within {START_LIMIT:?}"
             );
-            tokio::time::sleep(Duration::from_millis(10)).await;
+            tokio::time::sleep(Duration::from_millis(50)).await;
         }
         self.running[i] = true;
     }
@@ -185,9 +268,12 @@ impl Cluster {
     /// Kills node `i` as `kill -9` would: its host's tasks stop, its connections reset, and its
     /// storage is dropped without a flush once the requests still holding it have ended.
     pub async fn crash(&mut self, i: usize) {
-        let node = lock(&self.hosts.slots[i]).node.take();
-        lock(&self.hosts.slots[i]).clock = None;
-        lock(&self.hosts.slots[i]).runtime = None;
+        let node = {
+            let mut slot = lock(&self.hosts.slots[i]);
+            let (node, opened) = (slot.node.take(), slot.opened.take());
+            *slot = Slot::default();
+            node.or(opened)
+        };
         self.running[i] = false;
         with_sim(move |sim| sim.crash(addr(i))).await;
         let Some(node) = node else { return };
@@ -215,12 +301,12 @@ impl Cluster {
     }
 }
 
-/// Node `i`'s configuration, as cassandra.yaml would say it: every node a seed, its tokens
-/// fixed, short request timeouts, batch commit-log sync (a write is answered once synced).
-fn config(i: usize, dirs: &[PathBuf], tokens: &[i64]) -> config::Config {
+/// Node `i`'s configuration, as cassandra.yaml would say it: the first `seeds` nodes the seeds, its tokens
+/// fixed, short request timeouts, the commit-log sync of [`commitlog_sync`].
+fn config(i: usize, dirs: &[PathBuf], tokens: &[i64], seeds: usize) -> config::Config {
     let dir = &dirs[i];
     let path = |sub: &str| dir.join(sub).display().to_string();
-    let seeds: Vec<String> = (0..dirs.len()).map(|n| addr(n).to_string()).collect();
+    let seeds: Vec<String> = (0..seeds).map(|n| addr(n).to_string()).collect();
     let tokens: Vec<String> = tokens.iter().map(i64::to_string).collect();
     let yaml = format!(
         "cluster_name: Sim\nnum_tokens: {}\ninitial_token: {}\n\
@@ -229,7 +315,7 @@ fn config(i: usize, dirs: &[PathBuf], tokens: &[i64]) -> config::Config {
          parameters:\n      - seeds: \"{}\"\n\
          data_file_directories:\n  - {}\ncommitlog_directory: {}\nhints_directory: {}\n\
          saved_caches_directory: {}\nmetadata_directory: {}\n\
-         commitlog_sync: batch\ncommitlog_segment_size: 1MiB\n\
+         commitlog_sync: {}\ncommitlog_segment_size: 1MiB\n\
          write_request_timeout: 2000ms\nread_request_timeout: 2000ms\n\
          range_request_timeout: 4000ms\ncounter_write_request_timeout: 2000ms\n\
          hints_flush_period: 500ms\nkey_cache_size: 0MiB\nfile_cache_size: 0MiB\n",
@@ -241,6 +327,7 @@ fn config(i: usize, dirs: &[PathBuf], tokens: &[i64]) -> config::Config {
         path("hints"),
         path("saved_caches"),
         path("metadata"),
+        commitlog_sync(),
         a = addr(i),
     );
     let loaded = config::load_str(&yaml, Path::new("/")).expect("the configuration loads");
@@ -249,6 +336,23 @@ fn config(i: usize, dirs: &[PathBuf], tokens: &[i64]) -> config::Config {
         .validate()
         .expect("the configuration is valid");
     loaded.config
+}
+
+/// `periodic` beside in-memory tables: an appended record is with the OS before the write is
+/// answered, so a crash of the node (not of its machine) loses none, and no write waits on the
+/// commit log's thread, whose fsyncs take real time while simulated time runs on. `batch`
+/// (the write answered after the fsync) with the LSM engine.
+fn commitlog_sync() -> &'static str {
+    match in_memory_tables() {
+        true => "periodic",
+        false => "batch",
+    }
+}
+
+/// Tables in memtables with no storage threads (the default), or on the LSM engine with its
+/// flush and compaction threads (`HELENUS_SIM_ENGINE=lsm`).
+fn in_memory_tables() -> bool {
+    std::env::var("HELENUS_SIM_ENGINE").map_or(true, |engine| engine != "lsm")
 }
 
 /// Messaging's timings: a dead link is noticed within a second and redialled quickly.

@@ -105,6 +105,28 @@ impl History {
         counts
     }
 
+    /// Every request in the order sent, with its answer (without ticks: see [`History::ticks`]).
+    pub fn answers(&self) -> Vec<String> {
+        let ops = self.ops();
+        let answer = |op: &Op| {
+            let kind = if op.write { "write" } else { "read" };
+            let done = op.done.as_ref().map(|(_, result)| result);
+            format!(
+                "op {} {kind} k{} {:?} via node {}: {done:?}",
+                op.id, op.key, op.cl, op.node
+            )
+        };
+        ops.iter().map(answer).collect()
+    }
+
+    /// When each request was sent and answered, in the order sent.
+    pub fn ticks(&self) -> Vec<(Tick, Option<Tick>)> {
+        let ops = self.ops();
+        ops.iter()
+            .map(|op| (op.issued, op.done.as_ref().map(|(at, _)| *at)))
+            .collect()
+    }
+
     /// The per-read check of every successful QUORUM read.
     pub fn check_reads(&self) -> Result<(), String> {
         let ops = self.ops();

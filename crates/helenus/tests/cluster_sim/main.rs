@@ -7,10 +7,16 @@
 //! clocks by up to 10 s. Then the network heals, the killed nodes return, hints are delivered,
 //! and the checks run (`history.rs`).
 //!
+//! A fourth node may bootstrap into the cluster meanwhile (killed mid-join on some seeds) and a
+//! node decommission (`bootstrap_and_decommission_under_faults`). The nodes keep their tables
+//! in memory, with no storage thread outside simulated time.
+//!
 //! The suite runs fixed seeds on 3 nodes (`fixed_seeds`); `HELENUS_SIM_SEED=S` replays one
 //! seed. `cargo test -p helenus --test cluster_sim -- --ignored` runs random seeds on 5 nodes:
 //! `HELENUS_SIM_SEEDS=N` of them, or as many as fit in `HELENUS_SIM_MINUTES` (`tests/sim/run-long`).
 //! `HELENUS_SIM_STEPS` sets the steps per seed, `HELENUS_SIM_NODES` the nodes,
+//! `HELENUS_SIM_JOINS` the nodes that bootstrap (then one decommissions),
+//! `HELENUS_SIM_ENGINE=lsm` puts the tables on the LSM engine,
 //! `HELENUS_SIM_VERBOSE` prints the events.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test crate
 
@@ -30,10 +36,17 @@ fn env_number(name: &str) -> Option<u64> {
     std::env::var(name).ok()?.trim().parse().ok()
 }
 
+/// `nodes` nodes (`HELENUS_SIM_NODES`), `HELENUS_SIM_STEPS` steps, and with
+/// `HELENUS_SIM_JOINS=J` J more nodes bootstrapping and then a decommission.
 fn settings(nodes: usize) -> Settings {
+    let joins = env_number("HELENUS_SIM_JOINS").unwrap_or(0) as usize;
     Settings {
-        nodes: env_number("HELENUS_SIM_NODES").map_or(nodes, |n| n as usize),
-        steps: env_number("HELENUS_SIM_STEPS").unwrap_or(200),
+        joins,
+        decommission: joins > 0,
+        ..Settings::fixed(
+            env_number("HELENUS_SIM_NODES").map_or(nodes, |n| n as usize),
+            env_number("HELENUS_SIM_STEPS").unwrap_or(200),
+        )
     }
 }
 
@@ -41,10 +54,11 @@ fn settings(nodes: usize) -> Settings {
 fn run_seed(seed: u64, settings: &Settings) {
     let started = Instant::now();
     match run(seed, settings) {
-        Ok(summary) => eprintln!(
-            "seed {seed}: {} nodes, {:.1} s: {summary}",
+        Ok(finished) => eprintln!(
+            "seed {seed}: {} nodes, {:.1} s: {}",
             settings.nodes,
-            started.elapsed().as_secs_f64()
+            started.elapsed().as_secs_f64(),
+            finished.summary
         ),
         Err(failure) => panic!("{failure}"),
     }
@@ -94,6 +108,64 @@ fn random_seeds() {
         "{ran} random seeds passed in {:.1} min",
         started.elapsed().as_secs_f64() / 60.0
     );
+}
+
+/// A seed replays the same schedule: the same requests to the same nodes, the same faults,
+/// crashes and restarts at the same points.
+#[test]
+fn a_seed_replays_the_same_schedule() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let settings = Settings::fixed(3, 60);
+    let first = run(4, &settings).unwrap_or_else(|failure| panic!("{failure}"));
+    let second = run(4, &settings).unwrap_or_else(|failure| panic!("{failure}"));
+    assert_same("event", &first.events, &second.events);
+    assert!(first.events.len() > 40, "{:?}", first.events);
+}
+
+/// A seed replays the same answers to the same requests (issue 28 point 4's exact replay).
+/// It does not yet: see docs/simulation.md, "What a seed fixes".
+#[test]
+#[ignore = "the answers of a replay still differ (chitchat's thread_rng, first-start host ids)"]
+fn a_seed_replays_the_same_answers() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let settings = Settings::fixed(3, 60);
+    let first = run(4, &settings).unwrap_or_else(|failure| panic!("{failure}"));
+    let second = run(4, &settings).unwrap_or_else(|failure| panic!("{failure}"));
+    assert_same("answer", &first.answers, &second.answers);
+    assert_eq!(first.ticks, second.ticks);
+}
+
+fn assert_same(what: &str, first: &[String], second: &[String]) {
+    if let Some(at) = first.iter().zip(second).position(|(a, b)| a != b) {
+        panic!(
+            "the replay's {what} {at} differs:\n{}\nagainst\n{}",
+            first[at], second[at]
+        );
+    }
+    assert_eq!(
+        first.len(),
+        second.len(),
+        "{what}s: {first:?} against {second:?}"
+    );
+}
+
+/// A fourth node bootstraps while the workload writes (killed mid-join and restarted on some
+/// seeds), then a node decommissions; the checks hold throughout.
+#[test]
+fn bootstrap_and_decommission_under_faults() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let settings = Settings {
+        joins: 1,
+        decommission: true,
+        ..settings(3)
+    };
+    let seeds = match env_number("HELENUS_SIM_SEED") {
+        Some(seed) => vec![seed],
+        None => vec![11, 12],
+    };
+    for seed in seeds {
+        run_seed(seed, &settings);
+    }
 }
 
 /// A coordinator that acknowledges writes after one replica (`coordinator::faults`) must make

@@ -14,7 +14,7 @@ use types::result::QueryResult;
 use types::Consistency;
 
 use crate::cluster::{addr, Cluster};
-use crate::history::History;
+use crate::history::{self, History};
 
 /// Partitions written and read.
 const KEYS: u64 = 6;
@@ -22,16 +22,48 @@ const KEYS: u64 = 6;
 const MAX_JUMP_MICROS: u64 = 10_000_000;
 /// How long the end of a run waits for hints to be delivered.
 const HINTS_LIMIT: Duration = Duration::from_secs(120);
+/// Runs of a decommission that keeps failing before the run gives up on it.
+const DECOMMISSION_ATTEMPTS: usize = 5;
 /// Attempts of each final read (a node may still be catching up with the others).
 const FINAL_ATTEMPTS: u32 = 20;
 
 pub struct Settings {
+    /// The nodes that start the cluster.
     pub nodes: usize,
     pub steps: u64,
+    /// Nodes that bootstrap into the cluster while the workload runs, one after another.
+    pub joins: usize,
+    /// Whether a node decommissions once they have joined.
+    pub decommission: bool,
+}
+
+impl Settings {
+    /// `nodes` nodes from the start, no topology change.
+    pub fn fixed(nodes: usize, steps: u64) -> Settings {
+        Settings {
+            nodes,
+            steps,
+            joins: 0,
+            decommission: false,
+        }
+    }
+}
+
+/// A run that passed its checks.
+#[derive(Debug)]
+pub struct Finished {
+    /// How many requests ended how, and the faults made.
+    pub summary: String,
+    /// Every event of the schedule, in order.
+    pub events: Vec<String>,
+    /// Every request in the order sent, and its answer.
+    pub answers: Vec<String>,
+    /// When each request was sent and answered (the order answers came in).
+    pub ticks: Vec<(history::Tick, Option<history::Tick>)>,
 }
 
 /// Runs `seed`: what happened, or why a check failed (naming the seed and the last events).
-pub fn run(seed: u64, settings: &Settings) -> Result<String, String> {
+pub fn run(seed: u64, settings: &Settings) -> Result<Finished, String> {
     let sim = turmoil::Builder::new()
         .simulation_duration(Duration::from_secs(24 * 60 * 60))
         .min_message_latency(Duration::from_millis(1))
@@ -39,19 +71,43 @@ pub fn run(seed: u64, settings: &Settings) -> Result<String, String> {
         .tcp_capacity(4096)
         .rng_seed(seed)
         .build();
-    let outcome: Rc<RefCell<Option<Result<String, String>>>> = Rc::default();
+    let outcome: Rc<RefCell<Option<Result<Finished, String>>>> = Rc::default();
     let out = outcome.clone();
+    let topology = Topology {
+        joins: settings.joins,
+        decommission: settings.decommission,
+        ..Topology::default()
+    };
     let (nodes, steps) = (settings.nodes, settings.steps);
     net::drive_client(sim, "clients", async move {
-        let result = Run::start(seed, nodes, steps).await.play().await;
+        let run = Run::start(seed, nodes, steps, topology).await;
+        let result = run.play().await;
         *out.borrow_mut() = Some(result);
     });
     let result = outcome.borrow_mut().take();
     result.unwrap_or_else(|| Err(format!("seed {seed}: the run did not finish")))
 }
 
+/// The topology changes of a run and how far they are.
+#[derive(Default)]
+struct Topology {
+    joins: usize,
+    decommission: bool,
+    /// Nodes started and not serving yet (not crashed).
+    joining: Vec<usize>,
+    /// The node decommissioning, and the task doing it.
+    leaving: Option<(usize, tokio::task::JoinHandle<Result<(), String>>)>,
+    /// Whether the decommission has begun.
+    decommissioned: bool,
+    /// The step at which the joining node is killed, if the seed says so.
+    kill_at: Option<u64>,
+    /// The node killed while joining, until restarted.
+    killed_joining: Option<usize>,
+}
+
 struct Run {
     seed: u64,
+    topology: Topology,
     steps: u64,
     rng: SimRng,
     cluster: Cluster,
@@ -64,13 +120,14 @@ struct Run {
 }
 
 impl Run {
-    async fn start(seed: u64, nodes: usize, steps: u64) -> Run {
+    async fn start(seed: u64, nodes: usize, steps: u64, topology: Topology) -> Run {
         if std::env::var_os("HELENUS_SIM_VERBOSE").is_some() {
             eprintln!("seed {seed}: starting {nodes} nodes");
         }
-        let cluster = Cluster::start(nodes, seed).await;
+        let cluster = Cluster::start(nodes + topology.joins, nodes, seed).await;
         let run = Run {
             seed,
+            topology,
             steps,
             rng: SimRng::new(seed),
             cluster,
@@ -85,15 +142,20 @@ impl Run {
     }
 
     /// The schedule, the healing and the checks.
-    async fn play(mut self) -> Result<String, String> {
-        for _ in 0..self.steps {
-            self.step().await;
+    async fn play(mut self) -> Result<Finished, String> {
+        for number in 0..self.steps {
+            self.step(number).await;
         }
         self.heal().await;
         let checked = self.history.check_reads().map_err(|e| self.failure(&e));
         checked?;
         self.final_reads().await.map_err(|e| self.failure(&e))?;
-        Ok(format!("{:?}", self.counts))
+        Ok(Finished {
+            summary: format!("{:?}", self.counts),
+            events: std::mem::take(&mut self.log),
+            answers: self.history.answers(),
+            ticks: self.history.ticks(),
+        })
     }
 
     async fn create_schema(&self) {
@@ -119,7 +181,7 @@ impl Run {
                 tokio::time::sleep(Duration::from_millis(500)).await;
             }
         }
-        for i in 0..self.cluster.len() {
+        for i in self.cluster.running() {
             let deadline = Instant::now() + Duration::from_secs(30);
             loop {
                 let read = self.on(i, |qp| async move { read(&qp, 0, Consistency::One).await });
@@ -153,7 +215,8 @@ impl Run {
             .map_err(|e| format!("the request ended with its node: {e}"))?
     }
 
-    async fn step(&mut self) {
+    async fn step(&mut self, number: u64) {
+        self.change_topology(number).await;
         match self.rng.below(100) {
             0..=44 => self.spawn_write(),
             45..=74 => self.spawn_read(Consistency::Quorum),
@@ -240,13 +303,18 @@ impl Run {
         self.tasks.extend(task);
     }
 
-    /// Kills a running node, keeping a majority up.
+    /// Kills a running node (not one leaving the ring), keeping a majority up.
     async fn crash(&mut self) {
+        let leaving = self.topology.leaving.as_ref().map(|(node, _)| *node);
         let running = self.cluster.running();
-        let majority = self.cluster.len() / 2 + 1;
+        let majority = self.cluster.members().len() / 2 + 1;
         if running.len() <= majority {
             return;
         }
+        let running: Vec<usize> = running
+            .into_iter()
+            .filter(|n| Some(*n) != leaving)
+            .collect();
         let Some(node) = self.pick(&running) else {
             return;
         };
@@ -256,21 +324,33 @@ impl Run {
     }
 
     async fn restart(&mut self) {
-        let down: Vec<usize> = (0..self.cluster.len())
-            .filter(|i| !self.cluster.is_running(*i))
-            .collect();
+        let joining = &self.topology.joining;
+        let down: Vec<usize> = self.cluster.down();
+        let down: Vec<usize> = down.into_iter().filter(|i| !joining.contains(i)).collect();
         let Some(node) = self.pick(&down) else {
             return;
         };
         self.note(format!("restart node {node}"));
         self.count("restart");
+        self.restart_node(node).await;
+    }
+
+    /// Restarts crashed node `node`; one killed while joining resumes its join meanwhile (it
+    /// may wait for a source that is down, which only a later step restarts).
+    async fn restart_node(&mut self, node: usize) {
+        if self.topology.killed_joining == Some(node) {
+            self.topology.killed_joining = None;
+            self.cluster.begin_join(node).await;
+            self.topology.joining.push(node);
+            return;
+        }
         self.cluster.restart(node).await;
         self.note(format!("node {node} serves again"));
     }
 
     /// Cuts a node off from every other node, both ways.
     fn isolate(&mut self) {
-        let all: Vec<usize> = (0..self.cluster.len()).collect();
+        let all = self.cluster.members();
         let Some(node) = self.pick(&all) else { return };
         self.note(format!("isolate node {node}"));
         self.count("isolate");
@@ -283,9 +363,11 @@ impl Run {
 
     /// Cuts the link from one node to another, one way only.
     fn cut_one_way(&mut self) {
-        let n = self.cluster.len() as u64;
-        let from = self.rng.below(n) as usize;
-        let to = (from + 1 + self.rng.below(n - 1) as usize) % n as usize;
+        let members = self.cluster.members();
+        let n = members.len();
+        let from = self.rng.below(n as u64) as usize;
+        let to = (from + 1 + self.rng.below(n as u64 - 1) as usize) % n;
+        let (from, to) = (members[from], members[to]);
         self.note(format!("cut node {from} -> node {to}"));
         self.count("one-way cut");
         turmoil::partition_oneway(addr(from), addr(to));
@@ -317,12 +399,13 @@ impl Run {
     async fn heal(&mut self) {
         self.note("heal".to_string());
         self.repair_links();
-        for node in 0..self.cluster.len() {
-            if !self.cluster.is_running(node) {
+        for node in self.cluster.down() {
+            if !self.topology.joining.contains(&node) {
                 self.note(format!("restart node {node}"));
-                self.cluster.restart(node).await;
+                self.restart_node(node).await;
             }
         }
+        self.finish_topology().await;
         for task in std::mem::take(&mut self.tasks) {
             let _ = task.await;
         }
@@ -370,7 +453,7 @@ impl Run {
 
     /// Every write acknowledged at QUORUM or ALL is returned by a QUORUM read through every node.
     async fn final_reads(&mut self) -> Result<(), String> {
-        for node in 0..self.cluster.len() {
+        for node in self.cluster.members() {
             for key in 0..KEYS as u32 {
                 let rows = self.on(node, move |qp| async move { final_read(&qp, key).await });
                 let rows = rows.await;
@@ -382,6 +465,120 @@ impl Run {
             }
         }
         Ok(())
+    }
+}
+
+/// Bootstrap and decommission in the schedule.
+impl Run {
+    /// At fixed fractions of the run: a node starts bootstrapping (one after another), a
+    /// joining node may be killed a few steps in (restarted later, it resumes its join), and
+    /// once all have joined a node decommissions.
+    async fn change_topology(&mut self, number: u64) {
+        self.poll_topology().await;
+        let fifth = (self.steps / 5).max(1);
+        let next = self.cluster.unstarted().first().copied();
+        if let Some(node) = next.filter(|_| number > 0 && number.is_multiple_of(fifth)) {
+            if self.topology.joining.is_empty() {
+                self.note(format!("node {node} starts and bootstraps"));
+                self.count("bootstrap");
+                self.cluster.begin_join(node).await;
+                self.topology.joining.push(node);
+                if self.rng.below(2) == 0 {
+                    self.topology.kill_at = Some(number + 1 + self.rng.below(3));
+                }
+                return;
+            }
+        }
+        let kill_joining = self.topology.joining.first().copied();
+        let kill_now = self.topology.kill_at == Some(number);
+        if let Some(node) = kill_joining.filter(|_| kill_now) {
+            self.note(format!("crash joining node {node}"));
+            self.count("crash while joining");
+            self.topology.joining.retain(|n| *n != node);
+            self.topology.killed_joining = Some(node);
+            self.cluster.crash(node).await;
+            return;
+        }
+        let settled = self.cluster.unstarted().is_empty()
+            && self.cluster.down().is_empty()
+            && self.topology.joining.is_empty();
+        let due = number >= 3 * fifth && self.topology.decommission;
+        if due && settled && !self.topology.decommissioned && self.cluster.members().len() > 3 {
+            self.begin_decommission();
+        }
+    }
+
+    fn begin_decommission(&mut self) {
+        let Some(node) = self.pick(&self.cluster.running()) else {
+            return;
+        };
+        let Some(task) = self.cluster.decommission(node) else {
+            return;
+        };
+        self.note(format!("node {node} decommissions"));
+        self.count("decommission");
+        self.topology.decommissioned = true;
+        self.topology.leaving = Some((node, task));
+    }
+
+    /// Notices joins and a decommission that ended.
+    async fn poll_topology(&mut self) {
+        for node in self.topology.joining.clone() {
+            if self.cluster.poll_joined(node) {
+                self.note(format!("node {node} joined"));
+                self.topology.joining.retain(|n| *n != node);
+            }
+        }
+        let ended = self
+            .topology
+            .leaving
+            .as_ref()
+            .is_some_and(|(_, t)| t.is_finished());
+        if ended {
+            if let Some((node, task)) = self.topology.leaving.take() {
+                self.decommission_ended(node, task.await).await;
+            }
+        }
+    }
+
+    /// A decommission that failed (streaming under faults) is run again, as an operator would.
+    async fn decommission_ended(
+        &mut self,
+        node: usize,
+        outcome: Result<Result<(), String>, tokio::task::JoinError>,
+    ) {
+        let error = match outcome {
+            Ok(Ok(())) => {
+                self.note(format!("node {node} left the ring"));
+                self.cluster.mark_left(node);
+                self.count("left the ring");
+                return;
+            }
+            Ok(Err(e)) => e,
+            Err(e) => e.to_string(),
+        };
+        self.note(format!("node {node}'s decommission failed: {error}; again"));
+        self.count("decommission failed");
+        self.topology.leaving = self.cluster.decommission(node).map(|task| (node, task));
+    }
+
+    /// After the faults: the joining nodes serve, the decommission is over.
+    async fn finish_topology(&mut self) {
+        for node in std::mem::take(&mut self.topology.joining) {
+            self.cluster.await_serving(node).await;
+            self.note(format!("node {node} joined"));
+        }
+        for _ in 0..DECOMMISSION_ATTEMPTS {
+            let Some((node, task)) = self.topology.leaving.take() else {
+                return;
+            };
+            self.decommission_ended(node, task.await).await;
+        }
+        if let Some((node, _)) = &self.topology.leaving {
+            let node = *node;
+            self.note(format!("node {node}'s decommission never finished"));
+            self.count("decommission unfinished");
+        }
     }
 }
 

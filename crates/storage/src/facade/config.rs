@@ -84,6 +84,11 @@ pub struct StorageConfig {
     pub disk_failure_policy: DiskFailurePolicy,
     /// What commit-log failures do (`commit_failure_policy`).
     pub commit_failure_policy: CommitFailurePolicy,
+    /// Tables keep their data in memtables: no flush or compaction thread starts, writers
+    /// never wait for memtable space, and a memtable is flushed only when asked (`nodetool
+    /// flush`, a drain, streaming). Not a cassandra.yaml setting: the whole-cluster simulation
+    /// sets it so that no storage thread runs outside simulated time.
+    pub in_memory: bool,
 }
 
 impl StorageConfig {
@@ -114,6 +119,7 @@ impl StorageConfig {
             auto_snapshot: true,
             disk_failure_policy: DiskFailurePolicy::default(),
             commit_failure_policy: CommitFailurePolicy::default(),
+            in_memory: false,
         }
     }
 

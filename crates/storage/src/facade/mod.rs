@@ -76,7 +76,7 @@ pub struct Storage {
 
 impl Storage {
     /// Opens (creating if needed) the directories, starts the commit log and the background
-    /// threads. Does not replay.
+    /// threads (none with [`StorageConfig::in_memory`]). Does not replay.
     pub fn open(config: StorageConfig) -> Result<Storage> {
         for dir in config.data_dirs.iter().chain([&config.commitlog_dir]) {
             fs::create_dir_all(dir).map_err(|e| StorageError::io(dir, e))?;
@@ -96,8 +96,12 @@ impl Storage {
             segments,
             replayed: HashSet::new(),
         };
+        let in_memory = config.in_memory;
         let core = Arc::new(Core::new(config, log, replay, health));
-        let threads = background::start(&core)?;
+        let threads = match in_memory {
+            true => Vec::new(),
+            false => background::start(&core)?,
+        };
         Ok(Storage {
             core,
             threads: Mutex::new(threads),
@@ -205,7 +209,9 @@ impl Storage {
         if mutations.is_empty() {
             return Ok(());
         }
-        self.core.wait_for_memtable_space().await?;
+        if !self.core.config.in_memory {
+            self.core.wait_for_memtable_space().await?;
+        }
         self.core.log_and_apply(mutations)?.wait().await
     }
 

@@ -153,6 +153,33 @@ async fn memtable_pressure_flushes_in_the_background() {
     assert_eq!(contents(&storage).len(), 3000);
 }
 
+/// `in_memory`: past the memtable pool nothing flushes and no writer waits, and a crash-style
+/// restart replays every write from the commit log.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_memory_storage_never_flushes_by_itself_and_replays_after_a_crash() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = StorageConfig {
+        memtable_space: 64 * 1024,
+        in_memory: true,
+        ..config(dir.path())
+    };
+    let storage = open(&config);
+    for n in 0..2000 {
+        storage
+            .apply(upsert(n, 0, 1, "memory"))
+            .await
+            .expect("apply");
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let stats = storage.table_stats(TABLE).expect("stats");
+    assert_eq!(stats.sstables, 0, "{stats:?}");
+    assert!(stats.memtable_bytes > 64 * 1024, "{stats:?}");
+    drop(storage);
+    let storage = open(&config);
+    assert_eq!(contents(&storage).len(), 2000);
+    assert_eq!(storage.table_stats(TABLE).expect("stats").sstables, 0);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn truncate_deletes_sstables_and_stays_truncated_after_restart() {
     let dir = tempfile::tempdir().expect("tempdir");
