@@ -150,12 +150,23 @@ impl Run {
         let checked = self.history.check_reads().map_err(|e| self.failure(&e));
         checked?;
         self.final_reads().await.map_err(|e| self.failure(&e))?;
+        self.stop_all().await;
         Ok(Finished {
             summary: format!("{:?}", self.counts),
             events: std::mem::take(&mut self.log),
             answers: self.history.answers(),
             ticks: self.history.ticks(),
         })
+    }
+
+    /// Ends every node as a kill would, so that its storage (and the commit log's thread) is
+    /// dropped before the next seed starts: a long run of random seeds otherwise keeps every
+    /// finished seed's nodes alive, their threads with them.
+    async fn stop_all(&mut self) {
+        let running: Vec<usize> = self.cluster.running().into_iter().collect();
+        for i in running {
+            self.cluster.crash(i).await;
+        }
     }
 
     async fn create_schema(&self) {
