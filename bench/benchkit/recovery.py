@@ -46,6 +46,7 @@ MODES = {
 }
 WINDOW_S, BACK_FRACTION = 5, 0.95
 VICTIM = 2  # the last of the three nodes (not the first contact point)
+START_LIMIT_S = 7200  # how long a fourth node may take to answer CQL
 
 
 def log(msg):
@@ -75,9 +76,9 @@ class HelenusSide:
         """`helenus cluster add` (node 4), replacing `replaces` when given; returns once it answers
         CQL."""
         opts = f"-Dcassandra.replace_address_first_boot={replaces}" if replaces else ""
-        cmd = [self.binary, "cluster", "add", "--dir", self.c.dir, "--timeout", "7200"]
-        r = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=7300,
-                           env={**os.environ, "JVM_EXTRA_OPTS": opts})
+        cmd = [self.binary, "cluster", "add", "--dir", self.c.dir, "--timeout", str(START_LIMIT_S)]
+        r = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                           timeout=START_LIMIT_S + 60, env={**os.environ, "JVM_EXTRA_OPTS": opts})
         if r.returncode != 0:
             raise ServerError(f"{' '.join(cmd)} failed: {(r.stderr or r.stdout).strip()[-600:]}")
 
@@ -94,7 +95,7 @@ class CassandraSide:
         self.c = cluster.CassandraCluster(refcass, first, 3, heap, workdir, log, port=port)
         self.new_addr = cluster.addresses(first, 4)[3]
         self.new = Cassandra(refcass, self.new_addr, port, heap, os.path.join(self.c.dir, "node4"), log,
-                             yaml=cluster.cassandra_yaml(self.c.nodes[0]))
+                             yaml=cluster.cassandra_yaml(self.c.nodes[0]), start_timeout=START_LIMIT_S)
 
     def status(self):
         r = self.c.members[0]._refcass("nodetool", "--addr", self.c.nodes[0], "status", timeout=120)
@@ -105,7 +106,8 @@ class CassandraSide:
 
     def add(self, replaces=None):
         opts = f"-Dcassandra.replace_address_first_boot={replaces}" if replaces else None
-        with env_var("REFCASS_JVM_OPTS", opts):
+        # a replacing or bootstrapping node answers CQL only once it has its ranges
+        with env_var("REFCASS_JVM_OPTS", opts), env_var("REFCASS_START_TIMEOUT", str(START_LIMIT_S)):
             self.new.start(fresh=True)
         self.c.members.append(self.new)  # stopped with the others
 
@@ -278,6 +280,8 @@ def recovery(side, binary, m, logdir):
                 raise ServerError(f"the replacement was not UN within {m['limit_s']}s")
             time.sleep(0.5)
         adder.join(timeout=600)
+        if adder.error:
+            raise ServerError(f"the replacement failed: {adder.error}")
         serve_at = kill_at + adder.serving - kill_mono if adder.serving else None
         received = proc.dir_bytes(side.new_data_dir())
         log(f"{c.label}: {side.new_addr} UN at {full_at:.1f}s; waiting for the throughput")
@@ -322,6 +326,8 @@ def scale(side, binary, m, logdir):
         time.sleep(0.5)
     joined = time.monotonic() - adder.started
     adder.join(timeout=600)
+    if adder.error:
+        raise ServerError(f"the new node failed: {adder.error}")
     side.pid_of_new()
     received = proc.dir_bytes(side.new_data_dir())
     return {"status": "ok", "rows": m["rows"], "load_s": round(load_s, 1), "data_bytes": data,
