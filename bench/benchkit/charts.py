@@ -126,7 +126,11 @@ def venv_python(bench_dir, log, install=True, timeout=600):
 
 def render(doc, outdir, prefix, how, bench_dir, log):
     """Writes the charts; returns [{'file', 'title'}] and the renderer used."""
-    chart_specs = specs(doc, prefix)
+    return render_specs(specs(doc, prefix), outdir, how, bench_dir, log)
+
+
+def render_specs(chart_specs, outdir, how, bench_dir, log):
+    """Writes the charts `chart_specs` describe; returns [{'file', 'title'}] and the renderer used."""
     for s in chart_specs:
         s["path"] = os.path.join(outdir, s["file"])
     py = None

@@ -19,7 +19,7 @@ use tokio::task::JoinSet;
 use crate::mover::{RangeMover, Transfer};
 use crate::ops::{log_transfers, Bootstrap, Move, NodeOps, OperationMode, RETRY, WAIT_REPORT};
 use crate::received::Received;
-use crate::room::{check_room, free_bytes};
+use crate::room::ensure_room;
 
 impl NodeOps {
     /// Joins the ring as a pending owner of `node`'s tokens and becomes Normal once the
@@ -155,18 +155,8 @@ impl NodeOps {
             strict: self.strict(joining.state),
         };
         let transfers = self.plan_when_sources_up(step, prospective).await?;
-        let Some(free) = free_bytes(&self.settings.data_dirs) else {
-            return Ok(());
-        };
-        let needed = match mover.estimate(transfers).await {
-            Ok(needed) => needed,
-            Err(why) => {
-                tracing::warn!("{doing} without checking the disk space it needs: {why}");
-                return Ok(());
-            }
-        };
-        tracing::info!("{doing}: about {needed} bytes to fetch, {free} bytes free");
-        check_room(doing, needed, free)
+        let dirs = &self.settings.data_dirs;
+        ensure_room(doing, dirs, mover.estimate(transfers)).await
     }
 
     /// Whether a node in `state` fetches each range from the node giving it up: a bootstrap

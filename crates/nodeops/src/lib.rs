@@ -26,7 +26,7 @@ mod ops;
 mod plan;
 mod received;
 mod rings;
-mod room;
+pub mod room;
 mod streamer;
 pub use rings::testing;
 

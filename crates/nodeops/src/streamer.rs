@@ -100,14 +100,11 @@ impl RangeMover for StreamMover {
 
     /// Each source's answer for the tables and ranges it would send, summed.
     fn estimate(&self, transfers: Vec<Transfer>) -> EstimateFuture<'_> {
-        Box::pin(async move {
-            let mut bytes = 0u64;
-            for ((source, _), tables) in self.pairs(transfers) {
-                let request = self.request(source, tables);
-                let answer = self.streaming.estimate(request).await;
-                bytes += answer.map_err(|e| format!("cannot size the ranges on {source}: {e}"))?;
-            }
-            Ok(bytes)
-        })
+        let requests = self
+            .pairs(transfers)
+            .into_iter()
+            .map(|((source, _), tables)| self.request(source, tables))
+            .collect();
+        Box::pin(crate::room::estimate(&self.streaming, requests))
     }
 }

@@ -129,10 +129,16 @@ pub fn set_throughput(node: &AdminNode, value: &StreamThroughput) -> ApiResult<S
 }
 
 /// Streams every range this node replicates from a live replica of it, as Cassandra's
-/// `nodetool rebuild`; answers once every session has ended.
+/// `nodetool rebuild`; answers once every session has ended. Refused, before any stream, when
+/// the data directories have less room than the sources' estimate of the ranges.
 pub async fn rebuild(node: &AdminNode, request: &RebuildRequest) -> ApiResult<RebuildReport> {
     let streaming = streaming(node)?;
     let plan = plan(node, request)?;
+    let dirs = &node.config.data_file_directories;
+    let needed = nodeops::room::estimate(streaming, plan.requests.clone());
+    nodeops::room::ensure_room("rebuild", dirs, needed)
+        .await
+        .map_err(ApiError::bad_request)?;
     let ranges = plan.ranges;
     tracing::info!(
         "rebuild from {}: {ranges} ranges from {} nodes",
