@@ -61,7 +61,7 @@ public final class JavaLoad {
           break;
         }
         int op = ops.size() == 1 ? ops.get(0) : ops.get(workload.choose(random));
-        var statement = workload.bind(op, keys.key(population.seed(random)));
+        var statement = workload.bind(op, keys, population.seed(random));
         long sent = System.nanoTime();
         long from = pacer == null ? sent : due;
         int slot = ops.indexOf(op);

@@ -73,12 +73,13 @@ final class Workload {
     return reads.get(op);
   }
 
-  BoundStatement bind(int op, ByteBuffer key) {
+  BoundStatement bind(int op, Keys keys, long seed) {
+    ByteBuffer key = keys.key(seed);
     PreparedStatement p = statements.get(op);
     if (reads.get(op)) return p.bind(key);
     Object[] values = new Object[Keys.COLUMNS + 1];
     values[0] = key;
-    for (int i = 1; i <= Keys.COLUMNS; i++) values[i] = Keys.value();
+    for (int i = 0; i < Keys.COLUMNS; i++) values[i + 1] = keys.value(key, i);
     return p.bind(values);
   }
 }
