@@ -434,6 +434,9 @@ def warmup_markdown(doc):
     return lines + [""]
 
 
+CLIENT_LABELS = {"helenus": "helenus stress", "java": "javaload"}
+
+
 def client_markdown(doc):
     """Issue 32: server CPU per operation by client, at saturation and at each fixed rate."""
     by_client = doc.get("cpu_by_client") or {}
@@ -445,8 +448,8 @@ def client_markdown(doc):
              f"Server CPU ({what}user+sys) in µs per operation: `helenus stress` (Rust driver) and bench/javaload "
              "(Java driver 4.x: prepared statements, token-aware, asynchronous) on the same server and data; "
              "write, read and mixed at saturation (50 threads), fixed_N writes at N% of Cassandra's write rate.", "",
-             "| workload | " + " | ".join(f"{c}: " + " | ".join(servers) + (" | H/C" if len(servers) == 2 else "")
-                                          for c in by_client) + " |",
+             "| workload | " + " | ".join(" | ".join(f"{CLIENT_LABELS.get(c, c)} on {s}" for s in servers)
+                                          + (" | H/C" if len(servers) == 2 else "") for c in by_client) + " |",
              "|---|" + ("---|" * (len(servers) + (len(servers) == 2))) * len(by_client)]
     workloads = list(dict.fromkeys(w for rows in by_client.values() for w in rows))
     for w in workloads:
