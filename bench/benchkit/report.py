@@ -2,7 +2,7 @@
 and 13, JSON validation and the Markdown report."""
 import statistics
 
-from . import plan
+from . import plan, threads
 
 METRICS = ("throughput", "mean_ms", "p50_ms", "p95_ms", "p99_ms", "p999_ms", "max_ms", "ops", "errors",
            "cpu_s_per_1k_ops", "client_cpu_s_per_1k_ops", "busy_cores", "rss_bytes", "disk_bytes_per_row", "other_cores",
@@ -46,6 +46,9 @@ def aggregate(sessions, workload_ids):
             for key in METRICS:
                 row[key] = median(e.get(key) for e in ok)
             row["spread"] = {key: spread(e.get(key) for e in ok) for key in SPREAD}
+            groups = sorted({g for e in ok for g in e.get("cpu_split_us_per_op") or {}})
+            row["cpu_split_us_per_op"] = {g: median((e.get("cpu_split_us_per_op") or {}).get(g) for e in ok)
+                                          for g in groups}
             for key in ("command", "keyspace"):
                 if ok and key in ok[0]:
                     row[key] = ok[0][key]
@@ -355,6 +358,7 @@ def markdown(doc, charts):
         lines.append("")
     lines += warmup_markdown(doc)
     lines += client_markdown(doc)
+    lines += split_markdown(doc)
     lines += fixed_markdown(doc)
 
     lines += ["## Figures", "",
@@ -460,6 +464,27 @@ def client_markdown(doc):
             if len(servers) == 2:
                 cells.append(fmt_ratio(row.get("ratio")))
         lines.append(f"| {w} | " + " | ".join(cells) + " |")
+    return lines + [""]
+
+
+def split_markdown(doc):
+    """Issue 32: server CPU per operation by thread group (bench/benchkit/threads.py), summed over a
+    cluster's nodes, for the workloads every client runs."""
+    ids = [w["id"] for w in doc["workloads"] if w.get("base", w["id"]) in plan.CLIENT_WORKLOADS]
+    rows = [(wid, s, doc["results"][s]["workloads"][wid].get("cpu_split_us_per_op") or {})
+            for wid in ids for s in doc["results"]]
+    groups = [g for g in threads.GROUPS if any(g in split for _, _, split in rows)]
+    if not groups:
+        return []
+    where = "summed over the nodes" if doc.get("cluster") else "of the server"
+    lines = ["## Server CPU per operation by thread group (issue 32)", "",
+             f"µs per operation {where}, by what each thread does (bench/benchkit/threads.py). Helenus's one "
+             "tokio runtime serves the CQL transport, the coordinator, the replica verbs and internode messaging: "
+             "its workers' CPU is \"requests\", which thread names cannot split; Cassandra names a thread per "
+             "stage. Threads that ended during a run are missing from it.", "",
+             "| workload | server | " + " | ".join(groups) + " |", "|---|---|" + "---|" * len(groups)]
+    for wid, s, split in rows:
+        lines.append(f"| {wid} | {s} | " + " | ".join(fmt(split.get(g), 1) for g in groups) + " |")
     return lines + [""]
 
 
