@@ -19,9 +19,9 @@ TICK = os.sysconf("SC_CLK_TCK")
 GROUPS = ("requests", "coordinator", "replica", "internode", "commit log", "background", "jvm", "idle/timers",
           "other")
 _RULES = [
-    # tokio-runtime-worker: the default name, in builds before the runtime's threads were named (its
-    # blocking pool then counts with the workers).
-    ("requests", r"helenus-worker|tokio-runtime-w"),
+    # tokio-rt-worker (tokio-runtime-worker before tokio 1.4x): tokio's default name, in builds before
+    # the runtime's threads were named (its blocking pool then counts with the workers).
+    ("requests", r"helenus-worker|tokio-rt-worker|tokio-runtime-w"),
     ("background", r"helenus-blocking|flush|compaction|compactor|CompactionExec|Memtable|PerDiskMemtable|"
                    r"ValidationExec|CacheCleanup|SecondaryIndex|Sampler|AntiCompaction"),
     ("commit log", r"commitlog|COMMIT-LOG"),

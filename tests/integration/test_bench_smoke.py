@@ -326,11 +326,11 @@ def test_cpu_by_client_gives_microseconds_per_op_and_the_issue_32_targets():
 
 def test_threads_are_grouped_by_what_they_pay_for():
     groups = {name: threads.group_of(name) for name in (
-        "helenus-worker", "helenus-blocking", "commitlog", "flush", "compactor", "Native-Transpor",
+        "helenus-worker", "tokio-rt-worker", "helenus-blocking", "commitlog", "flush", "compactor", "Native-Transpor",
         "MutationStage-1", "ReadStage-2", "Messaging-EventL", "COMMIT-LOG-WRIT", "CompactionExec", "GC Thread#0",
         "ScheduledTasks:", "something-else")}
     assert groups == {
-        "helenus-worker": "requests", "helenus-blocking": "background", "commitlog": "commit log",
+        "helenus-worker": "requests", "tokio-rt-worker": "requests", "helenus-blocking": "background", "commitlog": "commit log",
         "flush": "background", "compactor": "background", "Native-Transpor": "coordinator",
         "MutationStage-1": "replica", "ReadStage-2": "replica", "Messaging-EventL": "internode",
         "COMMIT-LOG-WRIT": "commit log", "CompactionExec": "background", "GC Thread#0": "jvm",
