@@ -160,7 +160,7 @@ def client_targets(results, rat, cluster=0):
         if ids["write"] not in rat:
             continue
         for w in ("write", "read", "mixed"):
-            out.append(_target(f"server CPU per op {w}, {client} client (H/C)", rat[ids[w]].get("cpu_per_op"),
+            out.append(_target(f"server CPU per op {w}, {client} client (H/C)", rat.get(ids[w], {}).get("cpu_per_op"),
                                0.15, "lower", 32))
         if cluster:
             continue
