@@ -1,4 +1,5 @@
 """The workloads and their order in one server session, for each mode (full, quick, smoke)."""
+import dataclasses
 import functools
 from dataclasses import dataclass, field
 
@@ -6,6 +7,12 @@ SWEEP_THREADS = (1, 8, 16, 32, 64)
 
 # The fixed-rate write runs (issue 11.10): each at this share of Cassandra's measured (warm) write throughput.
 FIXED_LEVELS = (25, 50, 75)
+
+# The clients (issue 32): `helenus stress` (the Rust driver) and bench/javaload (the Java driver 4.x).
+# Every client runs the workloads of CLIENT_WORKLOADS; the others (cold load, warm-up, thread sweep,
+# YCSB, insanity profile) are `helenus stress`'s alone.
+CLIENTS = ("helenus", "java")
+CLIENT_WORKLOADS = ("write", "read", "mixed") + tuple(f"fixed_{level}" for level in FIXED_LEVELS)
 
 # Warm-up (issue 15.1): windows of write then read on a keyspace of their own, repeated until two
 # consecutive windows' server CPU per operation differ by less than WARMUP_TOLERANCE (or `warmup_max`).
@@ -40,6 +47,12 @@ class Step:
     level: int = 0          # fixed-rate runs: percent of Cassandra's measured write throughput
     max_windows: int = 0    # warm-up: the most windows it runs
     optional: bool = False  # skipped, not failed, if the client does not support it
+    client: str = "helenus"  # helenus (`helenus stress`) or java (bench/javaload)
+
+    @property
+    def base_id(self):
+        """The workload this step runs whatever its client: `java_write` is a `write`."""
+        return self.id[len(self.client) + 1:] if self.client != "helenus" else self.id
 
     @property
     def is_workload(self):
@@ -59,9 +72,39 @@ def warmup_windows(mode):
     return [["write", *common]] + ([] if mode == "smoke" else [["read", *common]])
 
 
-def steps(mode, fixed_rate_fn, profile_path):
+def client_id(client, wid):
+    """The id of workload `wid` run by `client`: `write` for `helenus stress`, `java_write` for javaload."""
+    return wid if client == "helenus" else f"{client}_{wid}"
+
+
+def with_clients(steps, clients):
+    """`steps` with each workload of CLIENT_WORKLOADS run by every client of `clients`, one after the
+    other on the same data (the Java client's right after `helenus stress`'s); without "helenus",
+    those workloads run with the other clients only, and a flush counts the rows of their load."""
+    out = []
+    for step in steps:
+        if step.id not in CLIENT_WORKLOADS:
+            if step.kind == "flush" and step.rows_from in CLIENT_WORKLOADS and "helenus" not in clients:
+                step = dataclasses.replace(step, rows_from=client_id(clients[0], step.rows_from))
+            out.append(step)
+            continue
+        for c in clients:
+            if c == "helenus":
+                out.append(step)
+            else:
+                out.append(dataclasses.replace(step, id=client_id(c, step.id), client=c,
+                                               title=f"{step.title} — Java driver (bench/javaload)",
+                                               timeout=step.timeout + 120))  # the JVM's start-up
+    return out
+
+
+def steps(mode, fixed_rate_fn, profile_path, clients=("helenus",)):
     """The session's steps. `fixed_rate_fn(level)` gives the op/s of the fixed-rate run at `level`
-    percent when it is reached."""
+    percent when it is reached; the workloads of CLIENT_WORKLOADS run with each of `clients`."""
+    return with_clients(_steps(mode, fixed_rate_fn, profile_path), clients)
+
+
+def _steps(mode, fixed_rate_fn, profile_path):
     m = MODES[mode]
     n = m["n"]
     t_n = 120 + n / 100  # at least 100 op/s, plus the client's start-up and warm-up
@@ -131,12 +174,12 @@ def _fixed_args(seconds, rate_fn, level):
     return ["write", f"duration={seconds}s", "no-warmup", "-rate", "threads=50", f"fixed={rate_fn(level)}/s"]
 
 
-def cluster_steps(mode, fixed_rate_fn, rf):
+def cluster_steps(mode, fixed_rate_fn, rf, clients=("helenus",)):
     """The session of `--cluster`: the single-node workloads without the thread sweep and the
     insanity profile, keyspaces at replication factor `rf` (the YCSB keyspace created by the
     harness first), every request at QUORUM."""
     out = []
-    for step in steps(mode, fixed_rate_fn, ""):
+    for step in steps(mode, fixed_rate_fn, "", clients):
         if step.group in ("sweep", "insanity"):
             continue
         if step.kind == "stress":

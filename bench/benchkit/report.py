@@ -2,6 +2,8 @@
 and 13, JSON validation and the Markdown report."""
 import statistics
 
+from . import plan, threads
+
 METRICS = ("throughput", "mean_ms", "p50_ms", "p95_ms", "p99_ms", "p999_ms", "max_ms", "ops", "errors",
            "cpu_s_per_1k_ops", "client_cpu_s_per_1k_ops", "busy_cores", "rss_bytes", "disk_bytes_per_row", "other_cores",
            "pacing_p50_ms", "pacing_p99_ms", "pacing_max_ms")
@@ -44,6 +46,9 @@ def aggregate(sessions, workload_ids):
             for key in METRICS:
                 row[key] = median(e.get(key) for e in ok)
             row["spread"] = {key: spread(e.get(key) for e in ok) for key in SPREAD}
+            groups = sorted({g for e in ok for g in e.get("cpu_split_us_per_op") or {}})
+            row["cpu_split_us_per_op"] = {g: median((e.get("cpu_split_us_per_op") or {}).get(g) for e in ok)
+                                          for g in groups}
             for key in ("command", "keyspace"):
                 if ok and key in ok[0]:
                     row[key] = ok[0][key]
@@ -117,7 +122,7 @@ def targets(results, rat, cluster=0):
         add(f"server CPU per op {w} (H/C)", rat.get(w, {}).get("cpu_per_op"), 1 / 3, "lower", issue)
     add("p99 at the same fixed rate (H/C, 50% level)", rat.get("fixed_50", {}).get("p99"), 1 / 3, "lower", issue)
     if cluster:
-        return out
+        return out + client_targets(results, rat, cluster)
     h, c = results.get("helenus"), results.get("cassandra")
     add("peak RSS over the session (H/C)", _ratio(h and h.get("peak_rss_bytes"), c and c.get("peak_rss_bytes")),
         0.25, "lower", 5)
@@ -126,7 +131,47 @@ def targets(results, rat, cluster=0):
         for key, label in (("p99", "p99"), ("p999", "p99.9")):
             add(f"{label} at {wid.split('_')[1]}% of Cassandra's write throughput (H/C)", rat[wid].get(key), 1.0,
                 "below", 11)
-    return out + steady_state_targets(rat)
+    return out + steady_state_targets(rat) + client_targets(results, rat)
+
+
+def cpu_by_client(results, wsteps):
+    """Issue 32: server CPU per operation in µs of each client's write, read, mixed and fixed-rate runs on
+    each server, with Helenus ÷ Cassandra: {client: {workload: {helenus, cassandra, ratio}}}."""
+    out = {}
+    for step in wsteps:
+        if step.base_id not in plan.CLIENT_WORKLOADS:
+            continue
+        row = {}
+        for server, r in results.items():
+            per_1k = r["workloads"].get(step.id, {}).get("cpu_s_per_1k_ops")
+            row[server] = per_1k * 1000.0 if per_1k is not None else None
+        row["ratio"] = _ratio(row.get("helenus"), row.get("cassandra"))
+        out.setdefault(step.client, {})[step.base_id] = row
+    return out
+
+
+def client_targets(results, rat, cluster=0):
+    """Issue 32's targets for every client that ran: CPU per op at saturation ≤ 0.15 of Cassandra's; on one
+    node, at each fixed rate ≤ 0.2 of Cassandra's and at most twice Helenus's own write cost at saturation."""
+    out = []
+    h = (results.get("helenus") or {}).get("workloads", {})
+    for client in plan.CLIENTS:
+        ids = {w: plan.client_id(client, w) for w in plan.CLIENT_WORKLOADS}
+        if ids["write"] not in rat:
+            continue
+        for w in ("write", "read", "mixed"):
+            out.append(_target(f"server CPU per op {w}, {client} client (H/C)", rat.get(ids[w], {}).get("cpu_per_op"),
+                               0.15, "lower", 32))
+        if cluster:
+            continue
+        saturated = h.get(ids["write"], {}).get("cpu_s_per_1k_ops")
+        for level in plan.FIXED_LEVELS:
+            wid = ids[plan.fixed_id(level)]
+            out.append(_target(f"server CPU per op at {level}% of Cassandra's write rate, {client} client (H/C)",
+                               rat.get(wid, {}).get("cpu_per_op"), 0.2, "lower", 32))
+            out.append(_target(f"Helenus CPU per op at {level}% ÷ at saturation (write), {client} client",
+                               _ratio(h.get(wid, {}).get("cpu_s_per_1k_ops"), saturated), 2.0, "lower", 32))
+    return out
 
 
 def steady_state_targets(rat):
@@ -312,12 +357,15 @@ def markdown(doc, charts):
                 lines.append(f"| {t['name']} | {fmt_ratio(t['measured'])} | {goal} | {met} |")
         lines.append("")
     lines += warmup_markdown(doc)
+    lines += client_markdown(doc)
+    lines += split_markdown(doc)
     lines += fixed_markdown(doc)
 
     lines += ["## Figures", "",
               "Latencies in ms (client side, from the stress Results block or YCSB lines); CPU is the server "
               "process's user+sys seconds per 1,000 operations (warm-up operations included); RSS is the "
-              "server's VmHWM after the workload; client CPU is `helenus stress`'s own, per 1,000 operations; "
+              "server's VmHWM after the workload; client CPU is the client's own (`helenus stress`, or the JVM of "
+              "bench/javaload for java_ workloads), per 1,000 operations; "
               f"busy is the cores in use on the whole machine ({doc['machine'].get('cores', '?')} in all) over the "
               "client's run, start-up included; others are the cores used by neither.", ""]
     head = ("| workload | server | op/s | mean | p50 | p95 | p99 | p99.9 | max | CPU s/1k ops | client CPU s/1k ops "
@@ -359,9 +407,10 @@ def markdown(doc, charts):
     lines += timeline_markdown(doc)
     if charts:
         lines += ["", "## Charts", ""] + [f"![{c['title']}]({c['file']})" for c in charts]
-    lines += ["", "## Workloads", "", "| id | what | client command (after `helenus stress`) |", "|---|---|---|"]
+    lines += ["", "## Workloads", "", "| id | what | client | command (after `helenus stress` or `JavaLoad`) |",
+              "|---|---|---|---|"]
     for w in doc["workloads"]:
-        lines.append(f"| {w['id']} | {w['title']} | `{w['command']}` |")
+        lines.append(f"| {w['id']} | {w['title']} | {w.get('client', 'helenus')} | `{w['command']}` |")
     lines += ["", "## Method notes", ""] + [f"- {n}" for n in doc.get("notes", [])]
     return "\n".join(lines) + "\n"
 
@@ -389,6 +438,56 @@ def warmup_markdown(doc):
     return lines + [""]
 
 
+CLIENT_LABELS = {"helenus": "helenus stress", "java": "javaload"}
+
+
+def client_markdown(doc):
+    """Issue 32: server CPU per operation by client, at saturation and at each fixed rate."""
+    by_client = doc.get("cpu_by_client") or {}
+    if not by_client:
+        return []
+    servers = list(doc["results"])
+    what = "summed over the nodes, " if doc.get("cluster") else ""
+    lines = ["## Server CPU per operation by client (issue 32)", "",
+             f"Server CPU ({what}user+sys) in µs per operation: `helenus stress` (Rust driver) and bench/javaload "
+             "(Java driver 4.x: prepared statements, token-aware, asynchronous) on the same server and data; "
+             "write, read and mixed at saturation (50 threads), fixed_N writes at N% of Cassandra's write rate.", "",
+             "| workload | " + " | ".join(" | ".join(f"{CLIENT_LABELS.get(c, c)} on {s}" for s in servers)
+                                          + (" | H/C" if len(servers) == 2 else "") for c in by_client) + " |",
+             "|---|" + ("---|" * (len(servers) + (len(servers) == 2))) * len(by_client)]
+    workloads = list(dict.fromkeys(w for rows in by_client.values() for w in rows))
+    for w in workloads:
+        cells = []
+        for rows in by_client.values():
+            row = rows.get(w, {})
+            cells += [fmt(row.get(s), 1) for s in servers]
+            if len(servers) == 2:
+                cells.append(fmt_ratio(row.get("ratio")))
+        lines.append(f"| {w} | " + " | ".join(cells) + " |")
+    return lines + [""]
+
+
+def split_markdown(doc):
+    """Issue 32: server CPU per operation by thread group (bench/benchkit/threads.py), summed over a
+    cluster's nodes, for the workloads every client runs."""
+    ids = [w["id"] for w in doc["workloads"] if w.get("base", w["id"]) in plan.CLIENT_WORKLOADS]
+    rows = [(wid, s, doc["results"][s]["workloads"][wid].get("cpu_split_us_per_op") or {})
+            for wid in ids for s in doc["results"]]
+    groups = [g for g in threads.GROUPS if any(g in split for _, _, split in rows)]
+    if not groups:
+        return []
+    where = "summed over the nodes" if doc.get("cluster") else "of the server"
+    lines = ["## Server CPU per operation by thread group (issue 32)", "",
+             f"µs per operation {where}, by what each thread does (bench/benchkit/threads.py). Helenus's one "
+             "tokio runtime serves the CQL transport, the coordinator, the replica verbs and internode messaging: "
+             "its workers' CPU is \"requests\", which thread names cannot split; Cassandra names a thread per "
+             "stage. Threads that ended during a run are missing from it.", "",
+             "| workload | server | " + " | ".join(groups) + " |", "|---|---|" + "---|" * len(groups)]
+    for wid, s, split in rows:
+        lines.append(f"| {wid} | {s} | " + " | ".join(fmt(split.get(g), 1) for g in groups) + " |")
+    return lines + [""]
+
+
 def fixed_markdown(doc):
     """The fixed-rate write runs (issue 11.10): latency percentiles per level and server, their ratios, and
     how late the client itself started operations (its pacing lateness)."""
@@ -406,7 +505,7 @@ def fixed_markdown(doc):
     for w in fixed:
         for s in servers:
             r = doc["results"][s]["workloads"][w["id"]]
-            level = f"{w.get('level')}%" if w.get("level") else w["id"]
+            level = w["id"]
             if r["status"] != "ok":
                 lines.append(_not_ok_row([level, fmt(rates.get(w["id"]), 0), s], r["status"], r.get("note"), 11))
                 continue
@@ -418,7 +517,7 @@ def fixed_markdown(doc):
         lines += ["", "| level | p50 H/C | p99 H/C | p99.9 H/C |", "|---|---|---|---|"]
         for w in fixed:
             h, c = (doc["results"][s]["workloads"][w["id"]] for s in ("helenus", "cassandra"))
-            lines.append(f"| {w.get('level')}% | {fmt_ratio(_ratio(h['p50_ms'], c['p50_ms']))} | "
+            lines.append(f"| {w['id']} | {fmt_ratio(_ratio(h['p50_ms'], c['p50_ms']))} | "
                          f"{fmt_ratio(_ratio(h['p99_ms'], c['p99_ms']))} | "
                          f"{fmt_ratio(_ratio(h['p999_ms'], c['p999_ms']))} |")
     return lines + [""]

@@ -9,12 +9,12 @@ import sys
 
 import pytest
 
-from helenus_node import BIN, free_port
+from helenus_node import BIN, Node, free_port
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(REPO, "bench"))
 
-from benchkit import charts, parse, plan, png, report, timeline  # noqa: E402
+from benchkit import charts, javaload, parse, plan, png, report, threads, timeline  # noqa: E402
 
 STRESS = """Running WRITE with 4 threads for 2000 iteration
 type                                               total ops,    op/s,    pk/s,   row/s,    mean,     med,     .95,     .99,    .999,     max,   time,   stderr, errors,  gc: #,  max ms,  sum ms,  sdv ms,      mb
@@ -284,3 +284,95 @@ def test_paged_read_bench_smoke(tmp_path):
     assert measured == {(p, o, s) for p in ("memtable", "sstable") for o in ("asc", "desc") for s in (7, 100, None)}
     assert all(r["reps"] == 1 and r["wall_s"] > 0 for r in reads)
     assert "| sstable | desc | 7 |" in open(json_path.replace(".json", ".md")).read()
+
+
+def test_every_client_runs_the_compared_workloads_on_the_same_data():
+    steps = plan.steps("quick", lambda level: 100 * level, "p.yaml", ("helenus", "java"))
+    ids = [s.id for s in steps]
+    assert ids[ids.index("write"):ids.index("java_fixed_75") + 1] == [
+        "write", "java_write", "flush:keyspace1", "read", "java_read", "mixed", "java_mixed",
+        "fixed_25", "java_fixed_25", "fixed_50", "java_fixed_50", "fixed_75", "java_fixed_75"]
+    java = {s.id: s for s in steps if s.client == "java"}
+    assert set(java) == {f"java_{w}" for w in plan.CLIENT_WORKLOADS}
+    assert java["java_fixed_50"].base_id == "fixed_50" and java["java_fixed_50"].group == "fixed"
+    assert java["java_fixed_50"].args() == steps[ids.index("fixed_50")].args()  # the same words and rate
+    assert all(s.client == "helenus" for s in steps if s.group in ("sweep", "ycsb", "insanity", "cold"))
+    only_java = plan.steps("quick", lambda level: 100, "p.yaml", ("java",))
+    assert "write" not in [s.id for s in only_java]
+    assert next(s for s in only_java if s.id == "flush:keyspace1").rows_from == "java_write"
+    quorum = plan.cluster_steps("smoke", lambda level: 100, 3, ("helenus", "java"))
+    assert next(s for s in quorum if s.id == "java_read").args[:2] == ["read", "cl=QUORUM"]
+
+
+def test_cpu_by_client_gives_microseconds_per_op_and_the_issue_32_targets():
+    steps = plan.steps("smoke", lambda level: 100, "p.yaml", ("helenus", "java"))
+    wsteps = [s for s in steps if s.is_workload]
+    ids = [s.id for s in wsteps]
+
+    def server(cpu):
+        return {"startup_s": 1.0, "workloads": {i: {"cpu_s_per_1k_ops": cpu(i)} for i in ids}}
+    # Helenus: 10 µs/op with helenus stress, 15 with Java, 25 at the fixed rates; Cassandra 100 throughout.
+    results = {"helenus": server(lambda i: 0.025 if "fixed" in i else 0.015 if i.startswith("java_") else 0.010),
+               "cassandra": server(lambda i: 0.1)}
+    by_client = report.cpu_by_client(results, wsteps)
+    assert by_client["java"]["read"]["helenus"] == pytest.approx(15.0)
+    assert by_client["helenus"]["write"]["ratio"] == pytest.approx(0.1)
+    targets = {t["name"]: t for t in report.client_targets(results, report.ratios(results, ids))}
+    assert targets["server CPU per op write, java client (H/C)"]["met"] is True
+    assert targets["server CPU per op at 25% of Cassandra's write rate, java client (H/C)"]["met"] is False
+    twice = targets["Helenus CPU per op at 50% ÷ at saturation (write), helenus client"]
+    assert twice["measured"] == pytest.approx(2.5) and twice["met"] is False and twice["issue"] == 32
+
+
+def test_threads_are_grouped_by_what_they_pay_for():
+    groups = {name: threads.group_of(name) for name in (
+        "helenus-worker", "tokio-rt-worker", "helenus-blocking", "commitlog", "flush", "compactor", "Native-Transpor",
+        "MutationStage-1", "ReadStage-2", "Messaging-EventL", "COMMIT-LOG-WRIT", "CompactionExec", "GC Thread#0",
+        "ScheduledTasks:", "something-else")}
+    assert groups == {
+        "helenus-worker": "requests", "tokio-rt-worker": "requests", "helenus-blocking": "background", "commitlog": "commit log",
+        "flush": "background", "compactor": "background", "Native-Transpor": "coordinator",
+        "MutationStage-1": "replica", "ReadStage-2": "replica", "Messaging-EventL": "internode",
+        "COMMIT-LOG-WRIT": "commit log", "CompactionExec": "background", "GC Thread#0": "jvm",
+        "ScheduledTasks:": "idle/timers", "something-else": "other"}
+    # This very process: its main thread's CPU shows between two snapshots.
+    me = os.getpid()
+    before = threads.snapshot([me])
+    sum(i * i for i in range(300_000))
+    after = threads.snapshot([me])
+    assert sum(v[0] + v[1] for v in threads.delta(before, after).values()) >= 0
+    assert {tid[0] for tid in after} == {me}
+
+
+def test_javaload_writes_the_rows_helenus_stress_reads(tmp_path):
+    """bench/javaload on the Java driver writes cassandra-stress's keys and values: `helenus stress read`
+    validates every row it wrote, and it reads back the rows `helenus stress` wrote."""
+    if javaload.missing_tools() or not os.access(BIN, os.X_OK):
+        pytest.skip("needs java, javac, mvn and a helenus binary")
+    try:
+        java = javaload.command(lambda msg: None)
+    except javaload.JavaLoadError as e:
+        pytest.skip(f"the Java driver could not be resolved: {e}")
+    node = Node().start()
+    try:
+        where = ["-node", node.addr, "-port", f"native={node.port}"]
+
+        def run(argv):
+            r = subprocess.run(argv + where, capture_output=True, text=True, timeout=240)
+            assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+            return dict(parse.parse_stress(r.stdout), stdout=r.stdout)
+        wrote = run(java + ["write", "n=300", "no-warmup", "-rate", "threads=4", "inflight=2"])
+        assert (wrote["ops"], wrote["errors"], wrote["rows"]) == (300, 0, 300)
+        checked = run([BIN, "stress", "read", "n=300", "no-warmup", "-rate", "threads=4"])
+        assert checked["errors"] == 0 and checked["rows"] == 300
+        run([BIN, "stress", "write", "n=300", "no-warmup", "-rate", "threads=4", "-schema", "keyspace=other"])
+        read = run(java + ["read", "n=300", "no-warmup", "-rate", "threads=4", "-schema", "keyspace=other"])
+        assert read["errors"] == 0 and read["rows"] == 300
+        paced = run(java + ["write", "duration=3s", "no-warmup", "-rate", "threads=2", "fixed=50/s"])
+        # 150 operations due in 3 s; latency from their due times, and how late the threads woke for them.
+        assert 50 <= paced["ops"] <= 160 and paced["errors"] == 0, paced["stdout"][-2000:]
+        assert "Latency measured from     : intended start" in paced["stdout"]
+        assert "Pacing lateness           : median " in paced["stdout"]
+    finally:
+        node.stop()
+        node.cleanup()

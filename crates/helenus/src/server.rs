@@ -6,6 +6,7 @@
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -37,10 +38,7 @@ pub fn run(config_path: Option<&Path>) -> ExitCode {
         Ok(path) => tracing::info!("logging to {}", path.display()),
         Err(e) => tracing::warn!("not logging to a file: {e}"),
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match runtime() {
         Ok(r) => r,
         Err(e) => {
             eprintln!("helenus: cannot start the runtime: {e}");
@@ -58,6 +56,29 @@ pub fn run(config_path: Option<&Path>) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The request runtime: one tokio runtime serves the CQL transport, the coordinator, the replica
+/// verbs and internode messaging. Its worker threads are named `helenus-worker` and the threads of
+/// its blocking pool `helenus-blocking`, so that a per-thread CPU reading (bench/threadcpu) tells
+/// them apart from each other and from the storage threads (commitlog, flush, compaction,
+/// compactor). Tokio starts the workers first, while building the runtime, through the same
+/// thread factory: the first `workers` threads it names are the workers.
+fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let named = AtomicUsize::new(0);
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .thread_name_fn(move || {
+            let kind = if named.fetch_add(1, Ordering::Relaxed) < workers {
+                "worker"
+            } else {
+                "blocking"
+            };
+            format!("helenus-{kind}")
+        })
+        .enable_all()
+        .build()
 }
 
 /// The configuration and the admin API's token (read from `admin_auth_token_file`).
