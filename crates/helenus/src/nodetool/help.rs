@@ -3,7 +3,7 @@
 use super::{unexpected, Output};
 
 /// Commands, their arguments and descriptions (Cassandra 5.0.4's wording).
-const COMMANDS: [(&str, &str, &str); 73] = [
+const COMMANDS: [(&str, &str, &str); 75] = [
     ("autorepairstatus", "", "Print the built-in repair scheduler's status on this node"),
     ("bootstrap", "resume", "Monitor/manage node's bootstrap process"),
     ("cfstats", "[-i] [-H] [<keyspace.table>...]", "Print statistics on tables (alias of tablestats)"),
