@@ -100,7 +100,8 @@ def test_repair_brings_a_replica_that_missed_writes_and_deletes_level(cluster):
     assert repairs(node1)[-2]["ranges_out_of_sync"] > 0
     for node in cluster.nodes:
         stats = nodetool(node, "tablestats", "rp.kv").stdout
-        assert "\t\tPercent repaired: 0.0\n" in stats, stats
+        assert "\t\tBytes repaired: 0B\n" in stats, stats
+        assert "\t\tBytes pending repair: 0B\n" in stats, stats
 
     result = nodetool(node1, "repair", "rp")
     assert result.returncode == 0, result.stderr
