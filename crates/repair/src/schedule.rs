@@ -192,7 +192,10 @@ mod tests {
             })
         );
         // on day 6 only the one repaired on day 1 is due (every half of 10 days)
-        assert_eq!(next(&tables, MIN, 6 * day).map(|n| n.range), Some((100, 200)));
+        assert_eq!(
+            next(&tables, MIN, 6 * day).map(|n| n.range),
+            Some((100, 200))
+        );
         assert_eq!(next(&tables, MIN, 6 * day - 1), None);
         // a range never repaired goes first
         let fresh = [tables[0].clone(), table(864_000, &[None])];
@@ -242,7 +245,9 @@ mod tests {
     #[test]
     fn nodes_picking_at_once_never_pick_overlapping_ranges() {
         // a ring of 3 nodes with 4 tokens each, every node's primary ranges
-        let tokens: Vec<i64> = (0..12).map(|i| i64::MIN / 2 + i * (i64::MAX / 12)).collect();
+        let tokens: Vec<i64> = (0..12)
+            .map(|i| i64::MIN / 2 + i * (i64::MAX / 12))
+            .collect();
         let mut primaries: Vec<Vec<TokenRange>> = vec![Vec::new(); 3];
         for (i, right) in tokens.iter().enumerate() {
             let left = tokens[(i + tokens.len() - 1) % tokens.len()];
