@@ -83,20 +83,46 @@ def test_repair_brings_a_replica_that_missed_writes_and_deletes_level(cluster):
     node3.start()
     all_up(cluster)
 
+    preview = nodetool(node1, "repair", "--preview", "rp")
+    assert preview.returncode == 0, preview.stderr
+    text = re.sub(STAMP, "", preview.stdout)
+    assert "previewKind: UNREPAIRED" in text, text
+    assert "\nPreview complete\nTotal estimated streaming: " in text, text
+    assert re.search(r"\nrp\.kv - \d+ ranges, \d+ partitions, [\d.]+[KMG]?i?B bytes\n", text), text
+    assert re.search(rf"/{re.escape(node3.address)}:7000 -> /[\d.]+:7000: [1-9]\d* ranges, ", text), text
+    assert "Repair preview completed successfully; Preview complete" in text, text
+    validate = nodetool(node1, "repair", "--validate", "rp")
+    assert validate.returncode == 0, validate.stderr
+    assert "previewKind: REPAIRED" in validate.stdout
+    assert "] Repaired data is in sync\n" in validate.stdout, validate.stdout
+    for previewed in repairs(node1)[-2:]:
+        assert previewed["state"] == "success" and previewed["bytes_streamed"] == 0, previewed
+    assert repairs(node1)[-2]["ranges_out_of_sync"] > 0
+    for node in cluster.nodes:
+        stats = nodetool(node, "tablestats", "rp.kv").stdout
+        assert "\t\tBytes repaired: 0B\n" in stats, stats
+        assert "\t\tBytes pending repair: 0B\n" in stats, stats
+
     result = nodetool(node1, "repair", "rp")
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert all(re.match(STAMP, line) for line in lines), lines
     text = [re.sub(STAMP, "", line) for line in lines]
-    assert re.fullmatch(r"Starting repair command #1 \([0-9a-f-]{36}\), repairing keyspace rp "
+    assert re.fullmatch(r"Starting repair command #3 \([0-9a-f-]{36}\), repairing keyspace rp "
                         r"with " + re.escape(OPTIONS), text[0]), text[0]
     sessions = text[1:-2]
     assert sessions and all(re.fullmatch(r"Repair session [0-9a-f-]{36} for range \[.*\] "
                                          r"finished \(progress: 57%\)", s) for s in sessions)
     assert text[-2] == "Repair completed successfully"
-    assert re.fullmatch(r"Repair command #1 finished in \d+ seconds?", text[-1]), text[-1]
+    assert re.fullmatch(r"Repair command #3 finished in \d+ seconds?", text[-1]), text[-1]
     first = repairs(node1)[-1]
-    assert (first["command"], first["state"], first["keyspace"]) == (1, "success", "rp")
+    assert (first["command"], first["state"], first["keyspace"]) == (3, "success", "rp")
+    views = node1.session().execute(
+        "SELECT command_id, type, status, options_preview_kind, sessions FROM system_views.repairs")
+    kinds = sorted((r.command_id, r.type, r.status, r.options_preview_kind) for r in views)
+    assert kinds == [(1, "preview unrepaired", "success", "UNREPAIRED"),
+                     (2, "preview repaired", "success", "REPAIRED"),
+                     (3, "incremental", "success", "NONE")], kinds
     assert first["ranges_out_of_sync"] > 0 and first["bytes_streamed"] > 0, first
 
     for node in cluster.nodes:

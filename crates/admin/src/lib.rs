@@ -4,6 +4,7 @@
 
 mod access;
 mod api;
+mod auto_repair;
 mod error;
 mod exposition;
 mod http;
@@ -14,6 +15,7 @@ mod proxy_metrics;
 mod router;
 
 pub use access::{read_token, Access};
+pub use api::auto_repair::{start as start_auto_repair, AutoRepair};
 pub use api::cluster::generation_now;
 pub use api::logging::LogLevels;
 pub use api::pools::tpstats;

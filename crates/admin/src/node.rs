@@ -72,6 +72,8 @@ pub struct AdminNode {
     pub streaming: Option<Arc<streaming::Streaming>>,
     /// Repair, on a node with seeds (`nodetool repair`).
     pub repair: Option<Arc<repair::Repair>>,
+    /// The repair scheduler (`auto_repair`, `nodetool autorepairstatus`).
+    pub auto_repair: crate::api::auto_repair::AutoRepair,
     /// The run-time log levels (`nodetool getlogginglevels`, `setlogginglevel`).
     pub logging: Arc<dyn LogLevels>,
     pub started: Instant,

@@ -10,8 +10,8 @@ use serde::Serialize;
 use crate::api::pools::GcClock;
 use crate::api::types::{AutocompactionRequest, TableSelection};
 use crate::api::{
-    binary, cleanup, cluster, compaction, hints, logging, operations, pools, proxy, repair, ring,
-    scrub, settings, snapshots, streams, tables, trace,
+    auto_repair, binary, cleanup, cluster, compaction, hints, logging, operations, pools, proxy,
+    repair, ring, scrub, settings, snapshots, streams, tables, trace,
 };
 use crate::error::{ApiError, ApiResult};
 use crate::metrics;
@@ -79,6 +79,7 @@ impl Api {
             "/v1/streams" if get => ok(&streams::sessions(node)),
             "/v1/repairs" if get => ok(&repair::statuses(node)),
             "/v1/repair_sessions" if get => ok(&repair::sessions(node)),
+            "/v1/autorepair" if get => ok(&auto_repair::status(node)),
             _ => match histograms_path(path) {
                 Some((keyspace, table)) if get => {
                     ok(&snapshots::histograms(node, keyspace, table)?)
@@ -161,6 +162,7 @@ impl Api {
             "/v1/rebuild" => ok(&streams::rebuild(node, &selection_or_default(body)?).await?),
             "/v1/repair" => ok(&repair::repair(node, &selection_or_default(body)?).await?),
             "/v1/repair_sessions/cancel" => ok(&repair::cancel(node, &parse(body)?).await?),
+            "/v1/autorepair/config" => ok(&auto_repair::configure(node, &parse(body)?)?),
             "/v1/cleanup" => ok(&cleanup::cleanup(node, &selection_or_default(body)?).await?),
             "/v1/decommission" => {
                 ok(&operations::decommission(node, &selection_or_default(body)?).await?)
@@ -204,7 +206,7 @@ impl Api {
 
 /// 404 for an unknown path, 405 for a known path with the wrong method.
 fn unknown(method: &Method, path: &str) -> ApiError {
-    const PATHS: [&str; 62] = [
+    const PATHS: [&str; 64] = [
         "/metrics",
         "/v1/garbagecollect",
         "/v1/logging",
@@ -267,6 +269,8 @@ fn unknown(method: &Method, path: &str) -> ApiError {
         "/v1/repairs",
         "/v1/repair_sessions",
         "/v1/repair_sessions/cancel",
+        "/v1/autorepair",
+        "/v1/autorepair/config",
     ];
     let known = histograms_path(path).is_some()
         || PATHS

@@ -89,6 +89,7 @@ pub(crate) async fn api(dir: &tempfile::TempDir) -> Api {
         messaging: None,
         streaming: None,
         repair: None,
+        auto_repair: crate::api::auto_repair::AutoRepair::open(None),
         logging: Arc::new(RecordedLevels::default()),
         started: Instant::now(),
         generation: 1,

@@ -5,6 +5,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::auto_repair::AutoRepair;
 use crate::error::ConfigError;
 use crate::guardrails::Guardrails;
 use crate::policies::{CommitFailurePolicy, DiskFailurePolicy};
@@ -202,6 +203,11 @@ pub struct Config {
     pub internode_compression: InternodeCompression,
     pub disk_failure_policy: DiskFailurePolicy,
     pub commit_failure_policy: CommitFailurePolicy,
+    /// The memory the Merkle trees of a repair session may take at once; `None`: 256 MiB
+    /// (Cassandra's default for a 4 GiB heap, a sixteenth of it).
+    pub repair_session_space: Option<DataSize>,
+    /// The built-in repair scheduler (`auto_repair`).
+    pub auto_repair: AutoRepair,
 }
 
 const LOOPBACK: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
@@ -298,6 +304,8 @@ impl Default for Config {
             internode_compression: InternodeCompression::Dc,
             disk_failure_policy: DiskFailurePolicy::Stop,
             commit_failure_policy: CommitFailurePolicy::Stop,
+            repair_session_space: None,
+            auto_repair: AutoRepair::default(),
         }
     }
 }

@@ -9,6 +9,7 @@
 //! GossipingPropertyFileSnitch, the data center and rack come from `cassandra-rackdc.properties`
 //! beside the yaml.
 
+mod auto_repair;
 mod config;
 mod error;
 mod guardrails;
@@ -25,6 +26,7 @@ mod spec;
 mod values;
 mod yaml;
 
+pub use auto_repair::AutoRepair;
 pub use config::{
     heap_equivalent, physical_memory, CommitLogSync, Config, InternodeCompression,
     MemtableAllocationType, Seed,

@@ -31,6 +31,8 @@ impl Config {
         all.extend(self.request_settings());
         all.extend(self.guardrails.settings());
         all.extend(self.hints_settings());
+        all.push(("repair_session_space", opt(self.repair_session_space)));
+        all.extend(self.auto_repair.settings());
         all
     }
 

@@ -23,6 +23,7 @@ pub const HELENUS_KEYS: &[&str] = &[
     "replace_address_first_boot",
     "ring_delay_ms",
     "consistent_rangemovement",
+    "auto_repair",
 ];
 
 /// Sets the field for `value.key`; `Ok(false)` when Helenus does not use that key.
@@ -54,6 +55,8 @@ fn apply_node(c: &mut Config, v: Value) -> Result<bool, ConfigError> {
         }
         "phi_convict_threshold" => c.phi_convict_threshold = v.float()?,
         "internode_compression" => c.internode_compression = internode_compression(v)?,
+        "auto_repair" => c.auto_repair.apply(v)?,
+        "repair_session_space" => c.repair_session_space = Some(v.size(Mebibytes)?),
         _ => return Ok(false),
     }
     Ok(true)

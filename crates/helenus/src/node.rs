@@ -132,7 +132,7 @@ impl Node {
             let config = stream_config(config);
             Arc::new(Streaming::start(storage.clone(), messaging.clone(), config))
         });
-        let repair = start_repair(&cluster, &storage, streaming.as_ref());
+        let repair = start_repair(config, &cluster, &storage, streaming.as_ref());
         coordinator.start_batchlog_replay(config.batchlog_replay_throttle.as_bytes());
         tokio::spawn(record_size_estimates(
             Arc::downgrade(&processor),
@@ -257,6 +257,7 @@ fn node_info(config: &Config) -> NodeInfo {
 
 /// Repair, on a node with messaging and streaming (not one running alone).
 fn start_repair(
+    config: &Config,
     cluster: &ClusterServices,
     storage: &Arc<Storage>,
     streaming: Option<&Arc<Streaming>>,
@@ -266,8 +267,17 @@ fn start_repair(
         storage.clone(),
         messaging.clone(),
         streaming.clone(),
-        repair::RepairConfig::default(),
+        repair_config(config),
     )))
+}
+
+/// Repair's settings: `repair_session_space` bounds the trees of a session.
+fn repair_config(config: &Config) -> repair::RepairConfig {
+    let mut repair = repair::RepairConfig::default();
+    if let Some(space) = config.repair_session_space {
+        repair.session_space = space.as_bytes();
+    }
+    repair
 }
 
 /// Runs `shutdown` (flush every table, sync the commit log) for at most `limit`. A failure or

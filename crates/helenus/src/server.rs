@@ -174,11 +174,15 @@ async fn serve(
         messaging: node.cluster.messaging.clone(),
         streaming: node.streaming.clone(),
         repair: node.repair.clone(),
+        auto_repair: admin::AutoRepair::open(
+            config.data_file_directories.first().map(|d| d.as_path()),
+        ),
         logging,
         started,
         generation: admin::generation_now(),
     });
     crate::virtual_sources::install(&admin_node);
+    admin::start_auto_repair(&admin_node);
     let admin = tokio::spawn(admin::serve(
         admin_listener,
         admin_node,

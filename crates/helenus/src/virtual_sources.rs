@@ -6,7 +6,7 @@ use std::sync::Arc;
 use admin::AdminNode;
 use config::{Config, DataRate};
 use coordinator::TimeoutKind;
-use query::virtual_tables::{ConnectedClient, NodeSources, StreamState, ThreadPool};
+use query::virtual_tables::{ConnectedClient, NodeSources, RepairRow, StreamState, ThreadPool};
 use transport::ClientInfo;
 
 /// Installs the sources into the node's query processor. The admin node is held weakly (it
@@ -16,6 +16,7 @@ pub fn install(node: &Arc<AdminNode>) {
     let for_settings = Arc::downgrade(node);
     let for_pools = Arc::downgrade(node);
     let streaming = node.streaming.clone();
+    let repair = node.repair.clone();
     node.processor.virtual_tables().install(NodeSources {
         clients: Some(Box::new(move || {
             clients.snapshot().iter().map(connected).collect()
@@ -40,6 +41,12 @@ pub fn install(node: &Arc<AdminNode>) {
             streaming
                 .as_ref()
                 .map(|s| s.sessions().iter().map(stream_state).collect())
+                .unwrap_or_default()
+        })),
+        repairs: Some(Box::new(move || {
+            repair
+                .as_ref()
+                .map(|r| r.statuses().iter().map(repair_row).collect())
                 .unwrap_or_default()
         })),
     });
@@ -84,6 +91,44 @@ fn stream_state(info: &streaming::SessionInfo) -> StreamState {
         bytes_done: info.bytes_done,
         started_ms: i64::try_from(info.started_ms).unwrap_or(i64::MAX),
         duration_ms: i64::try_from(info.elapsed.as_millis()).unwrap_or(i64::MAX),
+    }
+}
+
+fn repair_row(s: &repair::RepairStatus) -> RepairRow {
+    let finished = match &s.state {
+        repair::RepairState::Running => None,
+        repair::RepairState::Success => Some(None),
+        repair::RepairState::Failed(why) => Some(Some(why.clone())),
+    };
+    let ranges = s
+        .range_groups
+        .iter()
+        .map(|group| group.iter().map(|(l, r)| format!("({l},{r}]")).collect())
+        .collect();
+    RepairRow {
+        id: s.id,
+        command: i32::try_from(s.command).unwrap_or(i32::MAX),
+        keyspace: s.keyspace.clone(),
+        kind: s.kind.clone(),
+        tables: s.tables.clone(),
+        finished,
+        success_message: s.success_message.clone(),
+        sequential: s.sequential,
+        incremental: s.incremental,
+        job_threads: i32::try_from(s.job_threads).unwrap_or(i32::MAX),
+        preview_kind: s
+            .preview
+            .map_or("NONE", repair::PreviewKind::name)
+            .to_string(),
+        participants: s
+            .participants
+            .iter()
+            .map(|a| repair::endpoint(*a))
+            .collect(),
+        ranges,
+        sessions: s.sessions.clone(),
+        started_ms: i64::try_from(s.started_ms).unwrap_or(i64::MAX),
+        duration_ms: i64::try_from(s.elapsed_ms).unwrap_or(i64::MAX),
     }
 }
 

@@ -17,20 +17,25 @@
 //! refuses a repair overlapping one that runs on this node, numbers the commands and keeps
 //! their progress ([`RepairStatus`]).
 //!
-//! Not yet: preview and validate-only repairs, `repair_admin`, the scheduler.
+//! A preview (`--preview`, `--validate`: [`PreviewKind`]) compares one kind of data the same
+//! way and reports what would be streamed without streaming or marking anything. [`schedule`]
+//! plans the built-in scheduler's repairs (which range next, when due, when to hold off).
 
 pub mod merkle;
 pub mod messages;
+pub mod schedule;
 pub mod validation;
 
 mod claims;
 mod digest;
 mod local;
+mod preview;
 mod session;
 mod status;
 
 pub use claims::intersection;
 pub use local::{LocalSession, SessionState};
+pub use preview::{PreviewKind, PreviewStream};
 pub use session::{Notice, NoticeKind, RepairPlan, SessionPlan};
 pub use status::{RepairState, RepairStatus};
 

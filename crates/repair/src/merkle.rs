@@ -150,6 +150,17 @@ impl MerkleTree {
         self.differing_leaves(other, level + 1, index * 2 + 1, out);
     }
 
+    /// The partitions this tree holds in the leaves where it differs from `other` (0 when the
+    /// trees cannot be compared): what it would send `other` to repair them.
+    pub fn partitions_differing(&self, other: &MerkleTree) -> u64 {
+        if (self.range, self.depth) != (other.range, other.depth) {
+            return 0;
+        }
+        let mut differing = Vec::new();
+        self.differing_leaves(other, 0, 0, &mut differing);
+        differing.iter().map(|&i| self.leaves[i].partitions).sum()
+    }
+
     /// The ranges of the leaves `indexes` (ascending), runs of adjacent leaves as one range.
     fn merged_ranges(&self, indexes: &[usize]) -> Vec<TokenRange> {
         let mut ranges: Vec<TokenRange> = Vec::new();

@@ -22,8 +22,9 @@ use crate::merkle::{self, MerkleTree};
 use crate::messages::{
     decode_tree, PendingAction, PendingRequest, SyncRequest, Synced, ValidationRequest,
 };
+use crate::preview::{self, PreviewKind, PreviewStream};
 use crate::status::{now_ms, RepairState, RepairStatus};
-use streaming::time_uuid;
+use streaming::{time_uuid, StreamRequest};
 
 use crate::{endpoint, fetch, pending, validate, Inner};
 
@@ -51,6 +52,9 @@ pub struct RepairPlan {
     /// session succeeds (returns it to unrepaired when it fails). Otherwise full: everything
     /// is compared and no repair state changes.
     pub incremental: bool,
+    /// A preview (`--preview`, `--validate`): the data of that kind compared, nothing
+    /// streamed and no repair state changed; the command ends with what would be streamed.
+    pub preview: Option<PreviewKind>,
     /// The options as Cassandra prints them in the starting line: `repair options (...)`.
     pub options: String,
     /// Why the repair cannot run, found while planning (a replica down, nothing to repair):
@@ -72,6 +76,8 @@ pub enum NoticeKind {
     /// A session finished.
     Progress,
     Error,
+    /// A message along the way (a preview's summary).
+    Notification,
     Success,
     /// The command's last notice.
     Complete,
@@ -81,12 +87,20 @@ fn notice(kind: NoticeKind, message: String) -> Notice {
     Notice { kind, message }
 }
 
-/// What one job (a table in a session) found and moved.
-#[derive(Clone, Copy, Debug, Default)]
+/// What one job (a table in a session) found and moved, or would move in a preview.
+#[derive(Clone, Debug, Default)]
 struct JobResult {
     out_of_sync: u64,
     synced: Synced,
     partitions: u64,
+    previewed: Vec<PreviewStream>,
+}
+
+/// The differing sub-ranges of a pair of replicas, and the partitions each holds in them.
+#[derive(Default)]
+struct PairDifference {
+    ranges: Vec<TokenRange>,
+    partitions: (u64, u64),
 }
 
 /// What a job needs, owned so it can run as its own task.
@@ -100,6 +114,7 @@ struct Job {
     sequential: bool,
     trees_at_once: u64,
     incremental: bool,
+    preview: Option<PreviewKind>,
 }
 
 pub async fn run_command(
@@ -123,6 +138,16 @@ pub async fn run_command(
         bytes_streamed: 0,
         files_streamed: 0,
         partitions_validated: 0,
+        previewed: Vec::new(),
+        kind: kind(&plan),
+        incremental: plan.incremental,
+        preview: plan.preview,
+        sequential: plan.sequential,
+        job_threads: plan.job_threads,
+        participants: participants(&plan),
+        range_groups: plan.sessions.iter().map(|s| s.ranges.clone()).collect(),
+        sessions: Vec::new(),
+        success_message: None,
         started_ms: now_ms(),
         elapsed_ms: 0,
     };
@@ -136,10 +161,11 @@ pub async fn run_command(
     ));
     let state = match run_sessions(inner, id, &plan, notify).await {
         Ok(()) => {
-            notify(notice(
-                NoticeKind::Success,
-                "Repair completed successfully".to_string(),
-            ));
+            let message = success(inner, id, &plan, notify);
+            inner
+                .registry
+                .update(id, |s| s.success_message = Some(message.clone()));
+            notify(notice(NoticeKind::Success, message));
             notify(notice(
                 NoticeKind::Complete,
                 format!(
@@ -174,6 +200,43 @@ pub async fn run_command(
     })
 }
 
+/// Cassandra's name for the kind of repair (`system_views.repairs.type`).
+fn kind(plan: &RepairPlan) -> String {
+    match plan.preview {
+        Some(PreviewKind::All) => "preview full".into(),
+        Some(PreviewKind::Repaired) => "preview repaired".into(),
+        Some(PreviewKind::Unrepaired) => "preview unrepaired".into(),
+        None if plan.incremental => "incremental".into(),
+        None => "full".into(),
+    }
+}
+
+/// Every replica of the plan's sessions, each once, in their first order.
+fn participants(plan: &RepairPlan) -> Vec<SocketAddr> {
+    let mut all: Vec<SocketAddr> = Vec::new();
+    for replica in plan.sessions.iter().flat_map(|s| &s.replicas) {
+        if !all.contains(replica) {
+            all.push(*replica);
+        }
+    }
+    all
+}
+
+/// The success message: for a preview, after its summary is notified, the summary too.
+fn success(inner: &Inner, id: Uuid, plan: &RepairPlan, notify: &(dyn Fn(Notice) + Sync)) -> String {
+    let Some(kind) = plan.preview else {
+        return "Repair completed successfully".to_string();
+    };
+    let streams = inner
+        .registry
+        .update(id, |_| {})
+        .map_or_else(Vec::new, |s| s.previewed);
+    let message = preview::summary(kind, &plan.keyspace, &streams);
+    tracing::info!("{message}");
+    notify(notice(NoticeKind::Notification, message.clone()));
+    format!("Repair preview completed successfully; {message}")
+}
+
 async fn run_sessions(
     inner: &Arc<Inner>,
     id: Uuid,
@@ -189,11 +252,16 @@ async fn run_sessions(
         .iter()
         .flat_map(|s| s.ranges.clone())
         .collect();
-    let _claim = inner.claims.claim(&tables, &ranges).ok_or_else(|| {
-        "Cannot start multiple repair sessions over the same sstables".to_string()
-    })?;
+    // A preview changes nothing, so it may run beside a repair of the same data.
+    let _claim = match plan.preview {
+        Some(_) => None,
+        None => Some(inner.claims.claim(&tables, &ranges).ok_or_else(|| {
+            "Cannot start multiple repair sessions over the same sstables".to_string()
+        })?),
+    };
     for session in &plan.sessions {
         let session_id = time_uuid();
+        inner.registry.update(id, |s| s.sessions.push(session_id));
         let ranges = format_ranges(&session.ranges);
         tracing::info!(
             "[repair #{session_id}] new session: will sync {} on range {ranges} for {}.{:?}",
@@ -231,7 +299,7 @@ async fn run_session(
     plan: &RepairPlan,
     session_plan: &SessionPlan,
 ) -> Result<(), String> {
-    if !plan.incremental {
+    if !plan.incremental || plan.preview.is_some() {
         return run_jobs(inner, id, session, plan, session_plan).await;
     }
     let started_ms = now_ms();
@@ -314,6 +382,7 @@ async fn run_jobs(
                 sequential: plan.sequential,
                 trees_at_once: (session_plan.replicas.len() * at_once) as u64,
                 incremental: plan.incremental,
+                preview: plan.preview,
             };
             jobs.spawn(job.run());
         }
@@ -324,6 +393,7 @@ async fn run_jobs(
                 s.bytes_streamed += result.synced.bytes;
                 s.files_streamed += result.synced.files;
                 s.partitions_validated += result.partitions;
+                s.previewed.extend(result.previewed);
             });
         }
     }
@@ -332,10 +402,11 @@ async fn run_jobs(
 
 impl Job {
     /// Validates every range, then syncs each pair of replicas that differ once, over all
-    /// its differing sub-ranges (one stream each way rather than one per range).
+    /// its differing sub-ranges (one stream each way rather than one per range); a preview
+    /// estimates those streams instead.
     async fn run(self) -> Result<JobResult, String> {
         let mut result = JobResult::default();
-        let mut differences: BTreeMap<(SocketAddr, SocketAddr), Vec<TokenRange>> = BTreeMap::new();
+        let mut differences: BTreeMap<(SocketAddr, SocketAddr), PairDifference> = BTreeMap::new();
         for range in &self.plan.ranges {
             let trees = self.validations(*range).await?;
             result.partitions += trees.iter().map(|(_, t)| t.partitions()).sum::<u64>();
@@ -345,17 +416,72 @@ impl Job {
                     self.log_comparison(*a, *b, differing.len());
                     result.out_of_sync += differing.len() as u64;
                     if !differing.is_empty() {
-                        differences.entry((*a, *b)).or_default().extend(differing);
+                        let pair = differences.entry((*a, *b)).or_default();
+                        pair.ranges.extend(differing);
+                        pair.partitions.0 += tree_a.partitions_differing(tree_b);
+                        pair.partitions.1 += tree_b.partitions_differing(tree_a);
                     }
                 }
             }
         }
-        for ((a, b), ranges) in differences {
-            let synced = self.sync(a, b, ranges).await?;
+        for ((a, b), pair) in differences {
+            if self.preview.is_some() {
+                result.previewed.extend(self.estimate(a, b, pair).await?);
+                continue;
+            }
+            let synced = self.sync(a, b, pair.ranges).await?;
             result.synced.bytes += synced.bytes;
             result.synced.files += synced.files;
         }
         Ok(result)
+    }
+
+    /// What `a` and `b` would stream each other over their differing ranges.
+    async fn estimate(
+        &self,
+        a: SocketAddr,
+        b: SocketAddr,
+        pair: PairDifference,
+    ) -> Result<[PreviewStream; 2], String> {
+        let ranges: Vec<TokenRange> = pair
+            .ranges
+            .iter()
+            .flat_map(|r| storage_ranges(*r))
+            .collect();
+        let local = self.inner.messaging.local();
+        let bytes_in = |peer: SocketAddr| {
+            let request = StreamRequest {
+                peer,
+                tables: vec![(self.table, ranges.clone())],
+            };
+            let (streaming, storage) = (self.inner.streaming.clone(), self.inner.storage.clone());
+            async move {
+                if peer == local {
+                    // what this node's own StreamEstimate handler would answer
+                    let sizes = storage.size_estimates(request.tables[0].0, &request.tables[0].1);
+                    let sizes = sizes.map_err(|e| e.to_string())?;
+                    let partitions: u64 = sizes.partitions.iter().sum();
+                    return Ok(partitions.saturating_mul(sizes.mean_partition_bytes));
+                }
+                streaming.estimate(request).await.map_err(|e| {
+                    tracing::warn!("estimate from {peer} failed: {e}");
+                    format!("Endpoint {} died", endpoint(peer))
+                })
+            }
+        };
+        let (from_a, from_b) = tokio::join!(bytes_in(a), bytes_in(b));
+        let stream = |source, target, partitions, bytes| PreviewStream {
+            table: self.table_name.clone(),
+            source,
+            target,
+            ranges: pair.ranges.len() as u64,
+            partitions,
+            bytes,
+        };
+        Ok([
+            stream(a, b, pair.partitions.0, from_a?),
+            stream(b, a, pair.partitions.1, from_b?),
+        ])
     }
 
     fn log_comparison(&self, a: SocketAddr, b: SocketAddr, differing: usize) {
@@ -385,10 +511,10 @@ impl Job {
             range,
             depth: self.depth(range),
             now: (now_ms() / 1000) as i32,
-            scope: if self.incremental {
-                RepairScope::Pending(self.session)
-            } else {
-                RepairScope::All
+            scope: match self.preview {
+                Some(kind) => kind.scope(),
+                None if self.incremental => RepairScope::Pending(self.session),
+                None => RepairScope::All,
             },
         };
         let mut trees = Vec::with_capacity(self.plan.replicas.len());

@@ -6,6 +6,8 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use parking_lot::Mutex;
 use uuid::Uuid;
 
+use crate::preview::{PreviewKind, PreviewStream};
+
 /// Finished repairs kept.
 const KEPT: usize = 100;
 
@@ -35,6 +37,23 @@ pub struct RepairStatus {
     pub files_streamed: u64,
     /// Partitions hashed by the replicas' validations.
     pub partitions_validated: u64,
+    /// What a preview found would be streamed.
+    pub previewed: Vec<PreviewStream>,
+    /// Cassandra's repair type: `full`, `incremental`, `preview unrepaired`, ...
+    pub kind: String,
+    pub incremental: bool,
+    pub preview: Option<PreviewKind>,
+    /// Validations one replica after the other.
+    pub sequential: bool,
+    pub job_threads: usize,
+    /// Every replica taking part, this node among them.
+    pub participants: Vec<std::net::SocketAddr>,
+    /// The ranges of each session, in the order they run.
+    pub range_groups: Vec<Vec<storage::TokenRange>>,
+    /// The sessions started so far.
+    pub sessions: Vec<Uuid>,
+    /// The success message, once succeeded.
+    pub success_message: Option<String>,
     /// Milliseconds since the epoch.
     pub started_ms: u64,
     pub elapsed_ms: u64,

@@ -14,7 +14,9 @@ use net::{HostId, Messaging, NetConfig, TokioNetwork};
 use parking_lot::Mutex;
 use repair::messages::ValidationRequest;
 use repair::validation;
-use repair::{Notice, Repair, RepairConfig, RepairPlan, RepairState, SessionPlan, SessionState};
+use repair::{
+    Notice, PreviewKind, Repair, RepairConfig, RepairPlan, RepairState, SessionPlan, SessionState,
+};
 use storage::{RepairScope, Storage, StorageConfig, TableParams};
 use streaming::{StreamConfig, Streaming};
 
@@ -237,6 +239,7 @@ fn plan(nodes: &[Node], incremental: bool) -> RepairPlan {
         sequential: false,
         job_threads: 1,
         incremental,
+        preview: None,
         options: "repair options (...)".into(),
         refused: None,
     }
@@ -342,4 +345,79 @@ async fn repair_makes_replicas_that_missed_writes_and_deletions_equal() {
     assert_eq!(again.state, RepairState::Success);
     assert_eq!((again.ranges_out_of_sync, again.bytes_streamed), (0, 0));
     assert_eq!(again.partitions_validated, 3 * 331);
+}
+
+#[tokio::test]
+async fn previews_report_differences_and_change_nothing() {
+    let dirs: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+    let nodes = diverged(&dirs).await;
+    let before: Vec<_> = nodes.iter().map(|n| contents(&n.storage)).collect();
+    let lines = Mutex::new(Vec::new());
+    let notify = |notice: Notice| lines.lock().push(notice.message);
+    let preview = |kind| RepairPlan {
+        preview: Some(kind),
+        ..plan(&nodes, true)
+    };
+
+    let unrepaired = nodes[0]
+        .repair
+        .run(1, preview(PreviewKind::Unrepaired), &notify)
+        .await;
+    assert_eq!(unrepaired.state, RepairState::Success);
+    assert!(unrepaired.ranges_out_of_sync > 0);
+    assert_eq!(
+        (unrepaired.bytes_streamed, unrepaired.files_streamed),
+        (0, 0)
+    );
+    assert!(unrepaired.previewed.iter().any(|s| s.partitions > 0));
+    let summary = lines
+        .lock()
+        .iter()
+        .find(|l| l.starts_with("Preview complete\n"))
+        .cloned();
+    let summary = summary.expect("a preview summary");
+    assert!(
+        summary.contains("Total estimated streaming: ") && summary.contains("ks.t - "),
+        "{summary}"
+    );
+    assert!(lines
+        .lock()
+        .iter()
+        .any(|l| l.starts_with("Repair preview completed successfully; Preview complete")));
+    for (node, held) in nodes.iter().zip(&before) {
+        assert_eq!(&contents(&node.storage), held);
+        let usage = node.storage.table_usage(TABLE).unwrap();
+        assert_eq!(usage.percent_repaired(), 0.0, "{usage:?}");
+        assert!(node.repair.local_sessions(true).is_empty());
+    }
+
+    // nothing is repaired yet, so the repaired data agrees
+    lines.lock().clear();
+    let validated = nodes[1]
+        .repair
+        .run(2, preview(PreviewKind::Repaired), &notify)
+        .await;
+    assert_eq!(validated.state, RepairState::Success);
+    assert_eq!(validated.partitions_validated, 0);
+    assert!(lines
+        .lock()
+        .contains(&"Repaired data is in sync".to_string()));
+
+    // after an incremental repair the unrepaired data is gone and the repaired agrees
+    let repaired = nodes[0].repair.run(3, plan(&nodes, true), &|_| {}).await;
+    assert_eq!(repaired.state, RepairState::Success);
+    for (kind, message) in [
+        (PreviewKind::Unrepaired, "Previewed data was in sync"),
+        (PreviewKind::Repaired, "Repaired data is in sync"),
+        (PreviewKind::All, "Previewed data was in sync"),
+    ] {
+        lines.lock().clear();
+        let status = nodes[2].repair.run(4, preview(kind), &notify).await;
+        assert_eq!(status.state, RepairState::Success);
+        assert!(
+            lines.lock().contains(&message.to_string()),
+            "{kind:?}: {:?}",
+            lines.lock()
+        );
+    }
 }

@@ -125,6 +125,7 @@ async fn coordinator(dir: PathBuf, record: Shared) -> turmoil::Result {
         sequential: false,
         job_threads: 1,
         incremental: false,
+        preview: None,
         options: "repair options (...)".into(),
         refused: None,
     };

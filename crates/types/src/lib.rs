@@ -8,6 +8,7 @@ pub mod limits;
 pub mod literal;
 pub mod request;
 pub mod result;
+pub mod units;
 pub mod value;
 
 pub use cql_type::{CqlType, NativeType, UdtType};

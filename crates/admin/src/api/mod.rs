@@ -1,6 +1,7 @@
 //! The endpoints' handlers, one module per area; each takes the [`AdminNode`](crate::AdminNode)
 //! and a parsed request and returns a body of [`types`].
 
+pub mod auto_repair;
 pub mod binary;
 pub mod cleanup;
 pub mod cluster;

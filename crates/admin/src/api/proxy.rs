@@ -31,7 +31,7 @@ fn merged(node: &AdminNode, kind: RequestKind) -> LatencySnapshot {
     total
 }
 
-fn add(total: &mut LatencySnapshot, one: &LatencySnapshot) {
+pub(super) fn add(total: &mut LatencySnapshot, one: &LatencySnapshot) {
     total.count += one.count;
     total.sum_micros += one.sum_micros;
     if total.buckets.len() < one.buckets.len() {

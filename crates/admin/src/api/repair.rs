@@ -8,7 +8,7 @@ use std::net::{IpAddr, SocketAddr};
 
 use mutation::TableId;
 use parking_lot::Mutex;
-use repair::{Notice, NoticeKind, Repair, RepairPlan, RepairState, SessionPlan};
+use repair::{Notice, NoticeKind, PreviewKind, Repair, RepairPlan, RepairState, SessionPlan};
 use ring::Endpoint;
 use storage::TokenRange;
 
@@ -141,6 +141,7 @@ fn kind_name(kind: NoticeKind) -> &'static str {
         NoticeKind::Start => "start",
         NoticeKind::Progress => "progress",
         NoticeKind::Error => "error",
+        NoticeKind::Notification => "notification",
         NoticeKind::Success => "success",
         NoticeKind::Complete => "complete",
     }
@@ -297,6 +298,7 @@ fn plan(
         sequential: request.sequential,
         job_threads: request.job_threads.unwrap_or(1).max(1),
         incremental: !request.full,
+        preview: preview_kind(request),
         options,
         refused,
     })
@@ -344,6 +346,17 @@ fn parse_hosts(hosts: &[String]) -> ApiResult<Vec<IpAddr>> {
         .collect()
 }
 
+/// Cassandra's preview kind from nodetool's flags: `--validate` the repaired data, `--preview`
+/// the unrepaired data (everything with `-full`).
+fn preview_kind(request: &RepairRequest) -> Option<PreviewKind> {
+    match (request.validate, request.preview, request.full) {
+        (true, _, _) => Some(PreviewKind::Repaired),
+        (false, true, true) => Some(PreviewKind::All),
+        (false, true, false) => Some(PreviewKind::Unrepaired),
+        (false, false, _) => None,
+    }
+}
+
 /// The options as Cassandra 5.0.4's `RepairOption.toString` prints them.
 fn options(
     request: &RepairRequest,
@@ -358,7 +371,7 @@ fn options(
     };
     format!(
         "repair options (parallelism: {}, primary range: {}, incremental: {}, job threads: {}, \
-         ColumnFamilies: [{}], dataCenters: [{}], hosts: [{}], previewKind: NONE, # of ranges: {ranges}, \
+         ColumnFamilies: [{}], dataCenters: [{}], hosts: [{}], previewKind: {}, # of ranges: {ranges}, \
          pull repair: false, force repair: false, optimise streams: false, ignore unreplicated keyspaces: false, \
          repairPaxos: true, paxosOnly: false)",
         if request.sequential { "sequential" } else { "parallel" },
@@ -368,5 +381,6 @@ fn options(
         named.join(", "),
         data_centers.join(", "),
         request.hosts.join(", "),
+        preview_kind(request).map_or("NONE", PreviewKind::name),
     )
 }

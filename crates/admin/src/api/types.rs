@@ -759,7 +759,7 @@ pub struct RepairRequest {
     /// Tables of the keyspace (all when empty).
     #[serde(default)]
     pub tables: Vec<String>,
-    /// `-full`: incremental repair is not supported yet, so a repair is full either way.
+    /// `-full`: every replica's data compared, no repair state changed (incremental otherwise).
     #[serde(default)]
     pub full: bool,
     /// `-pr`: only the ranges this node is the primary replica of.
@@ -784,6 +784,13 @@ pub struct RepairRequest {
     /// `-j`: tables repaired at once (1 to 4).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub job_threads: Option<usize>,
+    /// `--preview`: what a repair would stream (of the unrepaired data, or of everything with
+    /// `-full`), nothing streamed.
+    #[serde(default)]
+    pub preview: bool,
+    /// `--validate`: whether the repaired data agrees, nothing streamed.
+    #[serde(default)]
+    pub validate: bool,
 }
 
 /// What `nodetool repair` prints: each notice with its time, and whether every command
@@ -846,4 +853,49 @@ pub struct RepairStatus {
     pub partitions_validated: u64,
     pub started_ms: u64,
     pub elapsed_ms: u64,
+}
+
+/// `GET /v1/autorepair` (`nodetool autorepairstatus`): the repair scheduler on this node.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct AutoRepairStatus {
+    /// `auto_repair.enabled` in cassandra.yaml.
+    pub enabled: bool,
+    pub repair_check_interval_ms: u64,
+    pub min_repair_interval_ms: u64,
+    /// The range being repaired: `ks.table (left,right]`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub running: Option<String>,
+    /// Why the scheduler held off at its last check.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub held_off: Option<String>,
+    /// The last repair it ran that failed, with why.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub last_failure: Option<String>,
+    pub tables: Vec<AutoRepairTable>,
+}
+
+/// One table the scheduler repairs on this node.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct AutoRepairTable {
+    pub keyspace: String,
+    pub table: String,
+    /// This node's primary ranges of the table, and how many of them were repaired.
+    pub ranges: usize,
+    pub repaired_ranges: usize,
+    /// When every range had been repaired (the oldest of their repairs), ms since the epoch.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub last_full_repair_ms: Option<u64>,
+    /// When its next range is due.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub next_due_ms: Option<u64>,
+}
+
+/// `POST /v1/autorepair/config` (`nodetool setautorepairconfig enabled true|false ks [tables]`):
+/// turns the scheduler on or off for tables of a keyspace (all its tables when none named).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct AutoRepairConfigRequest {
+    pub enabled: bool,
+    pub keyspace: String,
+    #[serde(default)]
+    pub tables: Vec<String>,
 }

@@ -3,7 +3,8 @@
 use super::{unexpected, Output};
 
 /// Commands, their arguments and descriptions (Cassandra 5.0.4's wording).
-const COMMANDS: [(&str, &str, &str); 73] = [
+const COMMANDS: [(&str, &str, &str); 75] = [
+    ("autorepairstatus", "", "Print the built-in repair scheduler's status on this node"),
     ("bootstrap", "resume", "Monitor/manage node's bootstrap process"),
     ("cfstats", "[-i] [-H] [<keyspace.table>...]", "Print statistics on tables (alias of tablestats)"),
     ("cleanup", "[(-j <jobs> | --jobs <jobs>)] [<keyspace> <tables>...]", "Triggers the immediate cleanup of keys no longer belonging to a node. By default, clean all keyspaces"),
@@ -51,12 +52,13 @@ const COMMANDS: [(&str, &str, &str); 73] = [
     ("rebuild", "[(-ks <specific_keyspace> | --keyspace <specific_keyspace>)] <src-dc-name>", "Rebuild data by streaming from other nodes (similarly to bootstrap)"),
     ("refreshsizeestimates", "", "Refresh system.size_estimates"),
     ("removenode", "<status>|<force>|<ID>", "Show status of current node removal, force completion of pending removal or remove provided ID"),
-    ("repair", "[(-dc <specific_dc> | --in-dc <specific_dc>)...] [(-et <end_token> | --end-token <end_token>)] [(-full | --full)] [(-hosts <specific_host> | --in-hosts <specific_host>)...] [(-j <job_threads> | --job-threads <job_threads>)] [(-local | --in-local-dc)] [(-pr | --partitioner-range)] [(-seq | --sequential)] [(-st <start_token> | --start-token <start_token>)] [<keyspace> <tables>...]", "Repair one or more tables"),
+    ("repair", "[(-dc <specific_dc> | --in-dc <specific_dc>)...] [(-et <end_token> | --end-token <end_token>)] [(-full | --full)] [(-hosts <specific_host> | --in-hosts <specific_host>)...] [(-j <job_threads> | --job-threads <job_threads>)] [(-local | --in-local-dc)] [(-pr | --partitioner-range)] [(-prv | --preview)] [(-seq | --sequential)] [(-st <start_token> | --start-token <start_token>)] [(-vd | --validate)] [<keyspace> <tables>...]", "Repair one or more tables"),
     ("repair_admin", "[list [(-a | --all)] | cancel (-s <session> | --session <session>) [(-f | --force)]]", "list and cancel incremental repair sessions"),
     ("replaybatchlog", "", "Kick off batchlog replay and wait for finish"),
     ("resumehandoff", "", "Resume hints delivery process"),
     ("ring", "[<keyspace>]", "Print information about the token ring"),
     ("scrub", "[(-ns | --no-snapshot)] [(-s | --skip-corrupted)] [(-j <jobs> | --jobs <jobs>)] [<keyspace> <tables>...]", "Scrub (rebuild sstables for) one or more tables"),
+    ("setautorepairconfig", "enabled (true | false) <keyspace> [<tables>...]", "Turn the built-in repair scheduler on or off for tables"),
     ("setcompactionthroughput", "<value_in_mb>", "Set the MiB/s throughput cap for compaction in the system, or 0 to disable throttling"),
     ("setconcurrentcompactors", "<value>", "Set number of concurrent compactors in the system."),
     ("setlogginglevel", "[<component|class> <level>]", "Set the log level threshold for a given component or class. Will reset to the initial configuration if called with no parameters."),

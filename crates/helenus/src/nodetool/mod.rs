@@ -5,6 +5,7 @@ mod args;
 mod checks;
 pub(crate) mod client;
 
+mod auto_repair;
 mod cluster;
 mod compaction;
 mod format;
@@ -147,6 +148,8 @@ fn execute(client: &Client, inv: &Invocation) -> Output {
         }
         "repair" => repair::run(client, args),
         "repair_admin" => repair_admin::run(client, args),
+        "autorepairstatus" => auto_repair::status(client, args),
+        "setautorepairconfig" => auto_repair::configure(client, args),
         _ => Err(unexpected(std::slice::from_ref(&inv.command))),
     }
 }

@@ -57,6 +57,8 @@ fn request(args: &[String]) -> Result<RepairRequest, Failure> {
             "-pr" | "--partitioner-range" => request.primary_range = true,
             "-seq" | "--sequential" => request.sequential = true,
             "-local" | "--in-local-dc" => request.local_dc = true,
+            "-prv" | "--preview" => request.preview = true,
+            "-vd" | "--validate" => request.validate = true,
             "-st" | "--start-token" => request.start_token = Some(token(&value()?)?),
             "-et" | "--end-token" => request.end_token = Some(token(&value()?)?),
             "-dc" | "--in-dc" => request.data_centers.push(value()?),
@@ -108,6 +110,10 @@ mod tests {
         assert_eq!(hosts.hosts, vec!["127.0.0.1", "127.0.0.2"]);
         assert!(hosts.local_dc && hosts.keyspace.is_none());
         assert!(matches!(request(&words("-st")), Err(Failure::Usage(_))));
+        let preview = request(&words("--preview -full ks")).unwrap();
+        assert!(preview.preview && preview.full && !preview.validate);
+        assert!(request(&words("-vd")).unwrap().validate);
+        assert!(request(&words("-prv")).unwrap().preview);
         assert!(matches!(request(&words("-x ks")), Err(Failure::Usage(_))));
     }
 

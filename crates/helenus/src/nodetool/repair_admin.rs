@@ -88,7 +88,13 @@ fn render(sessions: &[RepairSessionInfo], all: bool, now_ms: u64) -> String {
             s.participants.join(","),
         ]);
     }
-    let widths: Vec<usize> = (0..HEADER.len())
+    padded(&rows, " | ")
+}
+
+/// `rows` (the header first) with each column padded to its widest cell, joined by `separator`.
+pub(super) fn padded(rows: &[Vec<String>], separator: &str) -> String {
+    let columns = rows.first().map_or(0, Vec::len);
+    let widths: Vec<usize> = (0..columns)
         .map(|i| rows.iter().map(|r| r[i].len()).max().unwrap_or(0))
         .collect();
     let mut out = String::new();
@@ -98,7 +104,7 @@ fn render(sessions: &[RepairSessionInfo], all: bool, now_ms: u64) -> String {
             .zip(&widths)
             .map(|(cell, width)| format!("{cell:<width$}"))
             .collect();
-        out.push_str(&cells.join(" | "));
+        out.push_str(&cells.join(separator));
         out.push('\n');
     }
     out

@@ -14,6 +14,7 @@ use mutation::{
     Cell, ColumnValue, CounterUpdate, DeletionTime, Mutation, PartitionKey, Row, TableId,
 };
 use types::comparable::encode_clustering;
+pub(crate) use types::units::pretty_memory;
 use types::{CqlError, CqlResult};
 
 use super::Limits;
@@ -289,20 +290,6 @@ fn bound_size(layout: &KeyLayout, bound: &std::ops::Bound<Bytes>) -> u64 {
     let mut clustering = prefix.to_vec();
     encode_clustering(&[], &[], &mut clustering);
     clustering_size(layout, &clustering)
-}
-
-/// Cassandra's `FBUtilities.prettyPrintMemory`: bytes below 1 KiB, else three decimals of the
-/// largest binary unit (rounded half up, as Java's `%.3f`).
-pub(crate) fn pretty_memory(bytes: u64) -> String {
-    const UNITS: [char; 6] = ['K', 'M', 'G', 'T', 'P', 'E'];
-    let prefix = (63 - bytes.max(1).leading_zeros()) / 10;
-    if prefix == 0 {
-        return format!("{bytes}B");
-    }
-    let scale = 1u128 << (10 * prefix);
-    let thousandths = (u128::from(bytes) * 1000 + scale / 2) / scale;
-    let unit = UNITS[prefix as usize - 1];
-    format!("{}.{:03}{unit}iB", thousandths / 1000, thousandths % 1000)
 }
 
 /// The order in which a Java `HashSet<String>` holding `names` (added in this order) iterates:

@@ -9,6 +9,7 @@
 //! [`VirtualTables::with`].
 mod clients;
 mod latency;
+mod repairs;
 mod schema_tables;
 mod settings;
 mod streaming;
@@ -27,6 +28,7 @@ use crate::node_state::NodeState;
 use crate::reads::{PartitionReader, Source};
 
 pub use clients::ConnectedClient;
+pub use repairs::RepairRow;
 pub use streaming::StreamState;
 
 /// One virtual table: its name and how to compute its rows.
@@ -53,6 +55,8 @@ pub struct NodeSources {
     pub thread_pools: Option<Listing<ThreadPool>>,
     /// The stream sessions, running and recently ended.
     pub streams: Option<Listing<StreamState>>,
+    /// The repairs this node coordinates, running and recently ended.
+    pub repairs: Option<Listing<RepairRow>>,
 }
 
 /// One pool of work's figures, as `nodetool tpstats` lists them.
@@ -173,6 +177,7 @@ impl VirtualTables {
             Box::new(clients::Clients),
             Box::new(settings::Settings),
             Box::new(streaming::Streaming),
+            Box::new(repairs::Repairs),
         ];
         tables.extend(latency::tables());
         tables.extend(schema_tables::tables());

@@ -1,0 +1,155 @@
+//! What the repair scheduler keeps across restarts, in `auto_repair.json` beside the first
+//! data directory: the tables turned on here, and when each of their ranges was last
+//! repaired by it. The file ends with a line holding the CRC32 of the JSON above it, checked
+//! on read; a file that fails the check is set aside (renamed `.corrupt`) and the scheduler
+//! starts over, which at worst repairs every range once more. Writes go to a temporary
+//! file, synced, then renamed over the old one.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use parking_lot::Mutex;
+use serde::{Deserialize, Serialize};
+use storage::TokenRange;
+
+/// A table, by keyspace and name.
+pub type TableName = (String, String);
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Persisted {
+    /// The tables the scheduler repairs.
+    pub tables: BTreeSet<TableName>,
+    /// When each range of a table was last repaired (ms since the epoch), by table.
+    pub history: BTreeMap<String, Vec<(TokenRange, u64)>>,
+}
+
+impl Persisted {
+    fn key((keyspace, table): &TableName) -> String {
+        format!("{keyspace}.{table}")
+    }
+
+    /// When `range` of `table` was last repaired by the scheduler.
+    pub fn repaired(&self, table: &TableName, range: TokenRange) -> Option<u64> {
+        let ranges = self.history.get(&Self::key(table))?;
+        ranges.iter().find(|(r, _)| *r == range).map(|(_, at)| *at)
+    }
+
+    pub fn record(&mut self, table: &TableName, range: TokenRange, at_ms: u64) {
+        let ranges = self.history.entry(Self::key(table)).or_default();
+        match ranges.iter_mut().find(|(r, _)| *r == range) {
+            Some(entry) => entry.1 = at_ms,
+            None => ranges.push((range, at_ms)),
+        }
+    }
+}
+
+/// The scheduler's state, held in memory and written through to its file.
+pub struct Store {
+    path: Option<PathBuf>,
+    state: Mutex<Persisted>,
+}
+
+impl Store {
+    /// The state in `path` (none: kept in memory only); empty when there is no file yet.
+    pub fn open(path: Option<PathBuf>) -> Store {
+        let state = path.as_deref().map(read).unwrap_or_default();
+        Store {
+            path,
+            state: Mutex::new(state),
+        }
+    }
+
+    pub fn get(&self) -> Persisted {
+        self.state.lock().clone()
+    }
+
+    /// Changes the state and writes it; a failed write is logged (the change stays in memory).
+    pub fn change(&self, change: impl FnOnce(&mut Persisted)) {
+        let mut state = self.state.lock();
+        change(&mut state);
+        if let Some(path) = &self.path {
+            if let Err(e) = write(path, &state) {
+                tracing::warn!("could not save the repair scheduler's state to {path:?}: {e}");
+            }
+        }
+    }
+}
+
+fn read(path: &Path) -> Persisted {
+    let text = match fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Persisted::default(),
+        Err(e) => {
+            tracing::warn!("could not read the repair scheduler's state {path:?}: {e}");
+            return Persisted::default();
+        }
+    };
+    match decode(&text) {
+        Ok(state) => state,
+        Err(why) => {
+            tracing::warn!(
+                "the repair scheduler's state {path:?} is unreadable ({why}); starting over"
+            );
+            let _ = fs::rename(path, path.with_extension("corrupt"));
+            Persisted::default()
+        }
+    }
+}
+
+fn encode(state: &Persisted) -> Result<String, String> {
+    let body = serde_json::to_string(state).map_err(|e| e.to_string())?;
+    Ok(format!(
+        "{body}\n{:08x}\n",
+        crc32fast::hash(body.as_bytes())
+    ))
+}
+
+fn decode(text: &str) -> Result<Persisted, String> {
+    let (body, crc) = text
+        .trim_end()
+        .rsplit_once('\n')
+        .ok_or("no checksum line")?;
+    let expected = u32::from_str_radix(crc.trim(), 16).map_err(|_| "bad checksum line")?;
+    if crc32fast::hash(body.as_bytes()) != expected {
+        return Err("checksum mismatch".into());
+    }
+    serde_json::from_str(body).map_err(|e| e.to_string())
+}
+
+fn write(path: &Path, state: &Persisted) -> Result<(), String> {
+    let text = encode(state)?;
+    let temporary = path.with_extension("tmp");
+    let mut file = fs::File::create(&temporary).map_err(|e| e.to_string())?;
+    file.write_all(text.as_bytes()).map_err(|e| e.to_string())?;
+    file.sync_all().map_err(|e| e.to_string())?;
+    fs::rename(&temporary, path).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_state_survives_a_restart_and_a_damaged_file_is_set_aside() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("auto_repair.json");
+        let table = ("ks".to_string(), "t".to_string());
+        let store = Store::open(Some(path.clone()));
+        store.change(|s| {
+            s.tables.insert(table.clone());
+            s.record(&table, (-5, 10), 1_000);
+            s.record(&table, (-5, 10), 2_000);
+        });
+        let again = Store::open(Some(path.clone())).get();
+        assert!(again.tables.contains(&table));
+        assert_eq!(again.repaired(&table, (-5, 10)), Some(2_000));
+        assert_eq!(again.repaired(&table, (10, 20)), None);
+
+        let text = fs::read_to_string(&path).unwrap();
+        fs::write(&path, text.replace("2000", "3000")).unwrap();
+        assert_eq!(Store::open(Some(path.clone())).get(), Persisted::default());
+        assert!(path.with_extension("corrupt").exists());
+    }
+}
