@@ -73,11 +73,11 @@ where
     parts.values().all(|operations| check(model, operations))
 }
 
+/// An operation of `M` on the register named by a `K`.
+type KeyedOperation<M, K> = Operation<(K, <M as Model>::Input), <M as Model>::Output>;
+
 /// Checks a history of `(key, input)` operations under `model`, each key on its own.
-fn check_keyed<M: Model, K: Clone + Eq + Hash>(
-    model: M,
-    history: &[Operation<(K, M::Input), M::Output>],
-) -> bool
+fn check_keyed<M: Model, K: Clone + Eq + Hash>(model: M, history: &[KeyedOperation<M, K>]) -> bool
 where
     M::Input: Clone,
     M::Output: Clone,
