@@ -87,6 +87,8 @@ impl ProcessCluster {
             .arg("cluster")
             .arg("--dir")
             .arg(self.dir.path())
+            // A restart replays the commit log; a loaded machine may take minutes.
+            .args(["--timeout", "300"])
             .args(args)
             .output()
             .expect("run helenus cluster")
@@ -99,6 +101,13 @@ impl Drop for ProcessCluster {
         if std::thread::panicking() {
             let status = self.command(&["status"]);
             eprintln!("{}", String::from_utf8_lossy(&status.stdout));
+            for n in 1..=self.nodes {
+                let log = self.dir.path().join(format!("node{n}/logs/output.log"));
+                let text = std::fs::read_to_string(&log).unwrap_or_default();
+                let tail: Vec<&str> = text.lines().rev().take(30).collect();
+                eprintln!("---- {} ----", log.display());
+                tail.iter().rev().for_each(|line| eprintln!("{line}"));
+            }
         }
         let _ = self.command(&["clear"]);
     }
