@@ -35,6 +35,7 @@ impl Outcome {
         match error {
             CqlError::ReadTimeout { .. }
             | CqlError::WriteTimeout { .. }
+            | CqlError::CasWriteTimeout { .. }
             | CqlError::CasWriteUnknown { .. } => Some(Outcome::Timeouts),
             CqlError::Unavailable { .. } => Some(Outcome::Unavailables),
             CqlError::ReadFailure { .. } | CqlError::WriteFailure { .. } => Some(Outcome::Failures),

@@ -260,17 +260,14 @@ fn a_coordinator_cut_off_times_out_with_write_type_cas_and_changes_nothing() {
         // Cut off, and the failure detector has not noticed: the prepare is never answered.
         cluster.isolate(other);
         match cas(&coordinator, 3, Some(5), 6).await {
-            Err(CqlError::WriteTimeout {
+            Err(CqlError::CasWriteTimeout {
                 consistency,
-                write_type,
                 received,
                 block_for,
+                contentions,
                 ..
             }) => {
-                assert_eq!(
-                    (consistency, write_type.as_str()),
-                    (Consistency::Serial, "CAS")
-                );
+                assert_eq!((consistency, contentions), (Consistency::Serial, 0));
                 assert!(received < block_for);
             }
             other => panic!("expected a WriteTimeout, got {other:?}"),

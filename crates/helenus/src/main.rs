@@ -31,7 +31,8 @@ enum Command {
         config: Option<PathBuf>,
     },
     /// Load generator: cassandra-stress's command line and output (`helenus stress help`),
-    /// and YCSB's core workloads (`helenus stress ycsb load|run -P workloada`).
+    /// YCSB's core workloads (`helenus stress ycsb load|run -P workloada`) and lightweight
+    /// transactions (`helenus stress lwt uncontended|contended`).
     #[command(disable_help_flag = true)]
     Stress {
         /// cassandra-stress arguments, passed through unparsed.

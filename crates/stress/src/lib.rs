@@ -1,5 +1,6 @@
 //! `helenus stress`: a cassandra-stress-compatible load generator (same command line, same
-//! output) built on the `scylla` driver, plus YCSB's core workloads (`helenus stress ycsb`).
+//! output) built on the `scylla` driver, plus YCSB's core workloads (`helenus stress ycsb`)
+//! and a lightweight-transaction workload (`helenus stress lwt`).
 //!
 //! [`run`] takes the words after `stress` and returns the process exit code; [`run_to`]
 //! does the same but writes the report to a given writer (tests capture it).
@@ -18,6 +19,7 @@ mod graph;
 mod hdrlog;
 mod javarand;
 mod keys;
+mod lwt;
 mod metrics;
 mod output;
 mod pacer;
@@ -45,8 +47,10 @@ pub fn run(args: Vec<String>) -> ExitCode {
 /// Like [`run`], with the report (everything cassandra-stress prints on standard output)
 /// written to `out`; errors still go to standard error.
 pub fn run_to(args: Vec<String>, out: &mut dyn Write) -> ExitCode {
-    if args.first().is_some_and(|a| a == "ycsb") {
-        return ycsb::main(&args[1..], out, Box::new(io::stderr()));
+    match args.first().map(String::as_str) {
+        Some("ycsb") => return ycsb::main(&args[1..], out, Box::new(io::stderr())),
+        Some("lwt") => return lwt::main(&args[1..], out),
+        _ => {}
     }
     match cli::parse(&args) {
         Ok(invocation) => execute(invocation, &args.join(" "), out),

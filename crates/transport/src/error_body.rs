@@ -120,8 +120,21 @@ fn write_extras(out: &mut BytesMut, version: u8, err: &CqlError) {
             write_counts(out, *consistency, *received, *block_for);
             put_string(out, write_type);
             if version >= 5 && write_type == "CAS" {
-                // <contentions>: not carried by CqlError yet.
+                // <contentions>, unknown here.
                 out.put_u16(0);
+            }
+        }
+        CqlError::CasWriteTimeout {
+            consistency,
+            received,
+            block_for,
+            contentions,
+            ..
+        } => {
+            write_counts(out, *consistency, *received, *block_for);
+            put_string(out, "CAS");
+            if version >= 5 {
+                out.put_u16(*contentions);
             }
         }
         CqlError::ReadTimeout {
@@ -250,6 +263,34 @@ mod tests {
         r.int().unwrap();
         r.int().unwrap();
         assert_eq!(r.byte().unwrap(), 1);
+    }
+
+    #[test]
+    fn a_cas_write_timeout_carries_its_contentions_from_v5() {
+        let timeout = CqlError::CasWriteTimeout {
+            message: "CAS operation timed out - encountered contentions: 7".into(),
+            consistency: Consistency::Serial,
+            received: 1,
+            block_for: 2,
+            contentions: 7,
+        };
+        for version in [4, 5] {
+            let mut r = encode(version, &timeout);
+            assert_eq!(
+                head(&mut r),
+                (
+                    0x1100,
+                    "CAS operation timed out - encountered contentions: 7".into()
+                )
+            );
+            assert_eq!(r.consistency().unwrap(), Consistency::Serial);
+            assert_eq!((r.int().unwrap(), r.int().unwrap()), (1, 2));
+            assert_eq!(r.string().unwrap(), "CAS");
+            if version >= 5 {
+                assert_eq!(r.short().unwrap(), 7, "v5 contentions");
+            }
+            assert_eq!(r.remaining(), 0, "v{version}");
+        }
     }
 
     #[test]

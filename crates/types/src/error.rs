@@ -141,6 +141,17 @@ pub enum CqlError {
     },
     #[error("{message}")]
     Unprepared { message: String, id: Bytes },
+    /// A compare-and-set that timed out without its proposal accepted anywhere: a WriteTimeout
+    /// of write type CAS that carries, from protocol v5, how many of its rounds lost to
+    /// contention (Cassandra's CasWriteTimeoutException).
+    #[error("{message}")]
+    CasWriteTimeout {
+        message: String,
+        consistency: Consistency,
+        received: i32,
+        block_for: i32,
+        contentions: u16,
+    },
     /// A compare-and-set whose proposal some replicas accepted, not a quorum: it may yet be
     /// completed by another operation (protocol v5's CAS_WRITE_UNKNOWN; before v5 it is sent
     /// as a WriteTimeout of write type CAS, as Cassandra does).
@@ -165,7 +176,7 @@ impl CqlError {
             Overloaded(_) => 0x1001,
             IsBootstrapping(_) => 0x1002,
             Truncate(_) => 0x1003,
-            WriteTimeout { .. } => 0x1100,
+            WriteTimeout { .. } | CasWriteTimeout { .. } => 0x1100,
             ReadTimeout { .. } => 0x1200,
             ReadFailure { .. } => 0x1300,
             FunctionFailure { .. } => 0x1400,

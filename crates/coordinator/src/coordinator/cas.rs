@@ -243,13 +243,16 @@ fn write_error(error: PaxosError, serial: Consistency) -> CqlError {
             block_for: count(required),
         },
         PaxosError::Timeout {
-            received, required, ..
-        } => CqlError::WriteTimeout {
-            message: format!("Operation timed out - received only {received} responses."),
+            received,
+            required,
+            contentions,
+            ..
+        } => CqlError::CasWriteTimeout {
+            message: format!("CAS operation timed out - encountered contentions: {contentions}"),
             consistency: serial,
             received: count(received),
             block_for: count(required),
-            write_type: "CAS".into(),
+            contentions: u16::try_from(contentions).unwrap_or(u16::MAX),
         },
         PaxosError::Failure {
             received,

@@ -10,11 +10,14 @@
 //! backtracks at the first return whose call it could not linearize; a set of linearized
 //! operations with a model state already tried is not tried again.
 mod register;
+mod row;
 
 use std::collections::{HashMap, HashSet};
 use std::hash::Hash;
+use std::marker::PhantomData;
 
 pub use register::{check_registers, Register, RegisterInput, RegisterOutput};
+pub use row::{check_rows, Row, RowInput, RowOutput};
 
 /// A sequential specification.
 pub trait Model {
@@ -68,6 +71,35 @@ where
         parts.entry(key).or_default().push(operation.clone());
     }
     parts.values().all(|operations| check(model, operations))
+}
+
+/// An operation of `M` on the register named by a `K`.
+type KeyedOperation<M, K> = Operation<(K, <M as Model>::Input), <M as Model>::Output>;
+
+/// Checks a history of `(key, input)` operations under `model`, each key on its own.
+fn check_keyed<M: Model, K: Clone + Eq + Hash>(model: M, history: &[KeyedOperation<M, K>]) -> bool
+where
+    M::Input: Clone,
+    M::Output: Clone,
+{
+    check_parts(&Keyed(model, PhantomData), history, |(key, _)| key.clone())
+}
+
+/// `M` on the inputs of one key.
+struct Keyed<M, K>(M, PhantomData<K>);
+
+impl<M: Model, K> Model for Keyed<M, K> {
+    type State = M::State;
+    type Input = (K, M::Input);
+    type Output = M::Output;
+
+    fn init(&self) -> M::State {
+        self.0.init()
+    }
+
+    fn step(&self, state: &M::State, input: &Self::Input, output: &M::Output) -> Option<M::State> {
+        self.0.step(state, &input.1, output)
+    }
 }
 
 const NIL: usize = usize::MAX;

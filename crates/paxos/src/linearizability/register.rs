@@ -1,9 +1,7 @@
 //! A register with reads, writes and compare-and-set, starting at 0 (Knossos' `cas-register`).
 use std::hash::Hash;
 
-use std::marker::PhantomData;
-
-use super::{check_parts, Model, Operation};
+use super::{check_keyed, Model, Operation};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RegisterInput {
@@ -58,27 +56,5 @@ impl Model for Register {
 pub fn check_registers<K: Clone + Eq + Hash>(
     history: &[Operation<(K, RegisterInput), RegisterOutput>],
 ) -> bool {
-    check_parts(&Keyed(PhantomData), history, |(key, _)| key.clone())
-}
-
-/// A register named by a key: [`Register`] on the key's operations.
-struct Keyed<K>(PhantomData<K>);
-
-impl<K> Model for Keyed<K> {
-    type State = i64;
-    type Input = (K, RegisterInput);
-    type Output = RegisterOutput;
-
-    fn init(&self) -> i64 {
-        Register.init()
-    }
-
-    fn step(
-        &self,
-        state: &i64,
-        input: &(K, RegisterInput),
-        output: &RegisterOutput,
-    ) -> Option<i64> {
-        Register.step(state, &input.1, output)
-    }
+    check_keyed(Register, history)
 }

@@ -119,6 +119,40 @@ fn an_operation_without_an_answer_may_take_effect_late_or_never() {
 }
 
 #[test]
+fn a_compare_and_set_applied_on_a_value_no_write_produced_is_caught() {
+    assert!(!linearizable(&[
+        op(Write(1), Done, 0, 1),
+        op(Cas { expect: 7, new: 8 }, Done, 2, 3),
+    ]));
+    // Nor may a read see a value no operation wrote, even one of unknown outcome.
+    assert!(!linearizable(&[
+        unknown(Write(1), 0),
+        op(Read, Value(9), 2, 3),
+    ]));
+}
+
+/// CASSANDRA-12126: a compare-and-set 0 -> 1 times out after one replica accepted it; a read
+/// misses it, a compare-and-set 0 -> 2 applies, and a later round replays the stale accepted
+/// proposal, so 1 shows up although its condition no longer held.
+#[test]
+fn a_timed_out_compare_and_set_replayed_after_a_newer_one_is_caught() {
+    let replayed = [
+        unknown(Cas { expect: 0, new: 1 }, 0),
+        op(Read, Value(0), 2, 3),
+        op(Cas { expect: 0, new: 2 }, Done, 4, 5),
+        op(Read, Value(1), 6, 7),
+    ];
+    assert!(!linearizable(&replayed));
+    // Taking effect before the second compare-and-set is fine, as then that one fails.
+    assert!(linearizable(&[
+        unknown(Cas { expect: 0, new: 1 }, 0),
+        op(Read, Value(0), 2, 3),
+        op(Cas { expect: 0, new: 2 }, NotApplied(1), 4, 5),
+        op(Read, Value(1), 6, 7),
+    ]));
+}
+
+#[test]
 fn keys_are_checked_apart() {
     type Keyed = Operation<(u8, RegisterInput), RegisterOutput>;
     let keyed = |key, input, output, call, ret| Keyed {
@@ -242,4 +276,142 @@ fn agrees_with_brute_force_on_random_small_histories() {
         good > 1_000 && bad > 1_000,
         "{good} linearizable, {bad} not"
     );
+}
+
+mod rows {
+    use super::super::{check, check_rows, Operation, Row, RowInput, RowOutput};
+    use RowInput::*;
+    use RowOutput::*;
+
+    type RowOp = Operation<RowInput, RowOutput>;
+
+    fn op(input: RowInput, output: RowOutput, call: u64, ret: u64) -> RowOp {
+        Operation {
+            input,
+            output,
+            call,
+            ret: Some(ret),
+        }
+    }
+
+    fn unknown(input: RowInput, call: u64) -> RowOp {
+        Operation {
+            input,
+            output: Unknown,
+            call,
+            ret: None,
+        }
+    }
+
+    fn linearizable(history: &[RowOp]) -> bool {
+        check(&Row, history)
+    }
+
+    #[test]
+    fn every_statement_in_order_is_linearizable() {
+        assert!(linearizable(&[
+            op(Read, Value(None), 0, 1),
+            op(InsertIfNotExists(1), Applied, 2, 3),
+            op(InsertIfNotExists(2), NotApplied(Some(1)), 4, 5),
+            op(UpdateIf { expect: 1, new: 3 }, Applied, 6, 7),
+            op(UpdateIf { expect: 1, new: 4 }, NotApplied(Some(3)), 8, 9),
+            op(Read, Value(Some(3)), 10, 11),
+            op(DeleteIfExists, Applied, 12, 13),
+            op(DeleteIfExists, NotApplied(None), 14, 15),
+            op(UpdateIf { expect: 3, new: 5 }, NotApplied(None), 16, 17),
+            op(InsertIfNotExists(6), Applied, 18, 19),
+        ]));
+    }
+
+    #[test]
+    fn two_inserts_if_not_exists_that_both_applied_are_caught() {
+        assert!(!linearizable(&[
+            op(InsertIfNotExists(1), Applied, 0, 10),
+            op(InsertIfNotExists(2), Applied, 1, 9),
+        ]));
+        // Unless a delete came between them.
+        assert!(linearizable(&[
+            op(InsertIfNotExists(1), Applied, 0, 10),
+            op(DeleteIfExists, Applied, 2, 8),
+            op(InsertIfNotExists(2), Applied, 1, 9),
+        ]));
+    }
+
+    #[test]
+    fn a_stale_serial_read_after_a_completed_statement_is_caught() {
+        assert!(!linearizable(&[
+            op(InsertIfNotExists(1), Applied, 0, 1),
+            op(Read, Value(None), 2, 3),
+        ]));
+        assert!(!linearizable(&[
+            op(InsertIfNotExists(1), Applied, 0, 1),
+            op(DeleteIfExists, Applied, 2, 3),
+            op(Read, Value(Some(1)), 4, 5),
+        ]));
+    }
+
+    #[test]
+    fn a_statement_not_applied_must_have_seen_the_value_of_its_time() {
+        // The update saw a row that the delete had removed before it was called.
+        assert!(!linearizable(&[
+            op(InsertIfNotExists(1), Applied, 0, 1),
+            op(DeleteIfExists, Applied, 2, 3),
+            op(UpdateIf { expect: 5, new: 6 }, NotApplied(Some(1)), 4, 5),
+        ]));
+        // An update whose condition held cannot report it did not apply.
+        assert!(!linearizable(&[
+            op(InsertIfNotExists(1), Applied, 0, 1),
+            op(UpdateIf { expect: 1, new: 2 }, NotApplied(Some(1)), 2, 3),
+        ]));
+    }
+
+    #[test]
+    fn statements_of_unknown_outcome_apply_where_their_condition_held_or_never() {
+        // A timed-out insert seen late.
+        assert!(linearizable(&[
+            unknown(InsertIfNotExists(1), 0),
+            op(Read, Value(None), 2, 3),
+            op(Read, Value(Some(1)), 4, 5),
+        ]));
+        // A timed-out update whose condition never held cannot have applied.
+        assert!(!linearizable(&[
+            op(InsertIfNotExists(1), Applied, 0, 1),
+            unknown(UpdateIf { expect: 9, new: 2 }, 2),
+            op(Read, Value(Some(2)), 4, 5),
+        ]));
+        // A timed-out delete then insert: the insert applied, so the delete did first.
+        assert!(linearizable(&[
+            op(InsertIfNotExists(1), Applied, 0, 1),
+            unknown(DeleteIfExists, 2),
+            op(InsertIfNotExists(3), Applied, 4, 5),
+        ]));
+        // The CASSANDRA-12126 shape with rows: the timed-out insert shows up after another
+        // insert won the empty row.
+        assert!(!linearizable(&[
+            unknown(InsertIfNotExists(1), 0),
+            op(Read, Value(None), 2, 3),
+            op(InsertIfNotExists(2), Applied, 4, 5),
+            op(Read, Value(Some(1)), 6, 7),
+        ]));
+    }
+
+    #[test]
+    fn rows_of_different_keys_are_checked_apart() {
+        let keyed = |key: u8, input, output, call, ret| Operation {
+            input: (key, input),
+            output,
+            call,
+            ret: Some(ret),
+        };
+        assert!(check_rows(&[
+            keyed(1, InsertIfNotExists(1), Applied, 0, 1),
+            keyed(2, InsertIfNotExists(2), Applied, 2, 3),
+            keyed(2, Read, Value(Some(2)), 4, 5),
+        ]));
+        assert!(!check_rows(&[
+            keyed(1, InsertIfNotExists(1), Applied, 0, 1),
+            keyed(2, InsertIfNotExists(2), Applied, 2, 3),
+            keyed(1, Read, Value(Some(2)), 4, 5),
+        ]));
+    }
 }

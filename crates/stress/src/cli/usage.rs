@@ -50,6 +50,7 @@ help                 : Print help for a command or option
 print                : Inspect the output of a distribution definition
 version              : Print the version of cassandra stress
 ycsb                 : YCSB core workloads: ycsb load|run -P workloada [-p key=value …] [-threads N] [-target N]
+lwt                  : Lightweight transactions: lwt uncontended|contended [-node A,B…] [-threads N] [-duration S] [-rf N]
 
 ---Options---
 -pop                 : Population distribution and intra-partition visit order

@@ -185,3 +185,35 @@ async fn only_serial_levels_run_paxos() {
         .unwrap_err();
     assert!(matches!(error, CqlError::Invalid(_)), "{error:?}");
 }
+
+#[test]
+fn a_timed_out_compare_and_set_reports_its_contentions_and_one_of_unknown_result_says_so() {
+    let timeout = |contentions, write_unknown| PaxosError::Timeout {
+        received: 1,
+        required: 2,
+        contentions,
+        write_unknown,
+    };
+    assert_eq!(
+        write_error(timeout(12, false), Consistency::Serial),
+        CqlError::CasWriteTimeout {
+            message: "CAS operation timed out - encountered contentions: 12".into(),
+            consistency: Consistency::Serial,
+            received: 1,
+            block_for: 2,
+            contentions: 12,
+        }
+    );
+    assert!(matches!(
+        write_error(timeout(100_000, false), Consistency::LocalSerial),
+        CqlError::CasWriteTimeout {
+            contentions: u16::MAX,
+            consistency: Consistency::LocalSerial,
+            ..
+        }
+    ));
+    assert!(matches!(
+        write_error(timeout(3, true), Consistency::Serial),
+        CqlError::CasWriteUnknown { .. }
+    ));
+}

@@ -1,0 +1,174 @@
+//! A `helenus cluster` of real processes on the test's own loopback addresses, and the faults
+//! the test injects into it: kill -9 and restart, SIGSTOP and SIGCONT, and a node cut off from
+//! the others by nftables rules in a table of the test's own.
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::process::{Command, Output};
+
+use tempfile::TempDir;
+
+pub struct ProcessCluster {
+    dir: TempDir,
+    first: Ipv4Addr,
+    nodes: u8,
+    partition: Partition,
+}
+
+impl ProcessCluster {
+    /// Creates and starts `nodes` nodes on `first` and the addresses after it.
+    pub fn start(nodes: u8, first: Ipv4Addr) -> ProcessCluster {
+        let cluster = ProcessCluster {
+            dir: tempfile::tempdir().expect("cluster dir"),
+            first,
+            nodes,
+            partition: Partition::new(),
+        };
+        cluster.run(&[
+            "start",
+            "--nodes",
+            &nodes.to_string(),
+            "--address",
+            &first.to_string(),
+        ]);
+        cluster
+    }
+
+    pub fn nodes(&self) -> u8 {
+        self.nodes
+    }
+
+    /// The listen address of node `n` (1-based).
+    pub fn address(&self, n: u8) -> Ipv4Addr {
+        let [a, b, c, d] = self.first.octets();
+        Ipv4Addr::new(a, b, c, d + n - 1)
+    }
+
+    pub fn native(&self, n: u8) -> SocketAddr {
+        SocketAddr::from((self.address(n), 9042))
+    }
+
+    /// Applies `fault` to node `n`.
+    pub fn inject(&self, fault: Fault, n: u8) {
+        match fault {
+            Fault::Kill => self.run(&["kill", &n.to_string()]),
+            Fault::Pause => self.run(&["pause", &n.to_string()]),
+            Fault::Isolate => {
+                let others: Vec<Ipv4Addr> = (1..=self.nodes)
+                    .filter(|&m| m != n)
+                    .map(|m| self.address(m))
+                    .collect();
+                self.partition.cut(self.address(n), &others);
+            }
+        }
+    }
+
+    /// Undoes `fault` on node `n`: restarts it (waiting until it answers CQL), resumes it or
+    /// heals the partition.
+    pub fn repair(&self, fault: Fault, n: u8) {
+        match fault {
+            Fault::Kill => self.run(&["start", &n.to_string()]),
+            Fault::Pause => self.run(&["resume", &n.to_string()]),
+            Fault::Isolate => self.partition.heal(),
+        }
+    }
+
+    fn run(&self, args: &[&str]) {
+        let output = self.command(args);
+        assert!(
+            output.status.success(),
+            "helenus cluster {args:?}: {}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+
+    fn command(&self, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_helenus"))
+            .arg("cluster")
+            .arg("--dir")
+            .arg(self.dir.path())
+            // A restart replays the commit log; a loaded machine may take minutes.
+            .args(["--timeout", "300"])
+            .args(args)
+            .output()
+            .expect("run helenus cluster")
+    }
+}
+
+impl Drop for ProcessCluster {
+    fn drop(&mut self) {
+        self.partition.heal();
+        if std::thread::panicking() {
+            let status = self.command(&["status"]);
+            eprintln!("{}", String::from_utf8_lossy(&status.stdout));
+            for n in 1..=self.nodes {
+                let log = self.dir.path().join(format!("node{n}/logs/output.log"));
+                let text = std::fs::read_to_string(&log).unwrap_or_default();
+                let tail: Vec<&str> = text.lines().rev().take(30).collect();
+                eprintln!("---- {} ----", log.display());
+                tail.iter().rev().for_each(|line| eprintln!("{line}"));
+            }
+        }
+        let _ = self.command(&["clear"]);
+    }
+}
+
+/// What a fault does to one node, until it is repaired.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// SIGKILL; repaired by starting the node again on its data.
+    Kill,
+    /// SIGSTOP: it keeps its sockets and answers nothing; repaired by SIGCONT.
+    Pause,
+    /// Every packet between it and the other nodes dropped, both ways; its clients still
+    /// reach it.
+    Isolate,
+}
+
+/// An nftables table of this process's own dropping packets between addresses.
+struct Partition {
+    table: String,
+}
+
+impl Partition {
+    fn new() -> Partition {
+        Partition {
+            table: format!("helenus_lwt_{}", std::process::id()),
+        }
+    }
+
+    fn cut(&self, alone: Ipv4Addr, others: &[Ipv4Addr]) {
+        self.heal();
+        let chain = "{ type filter hook input priority 0; policy accept; }";
+        assert!(nft(&["add", "table", "inet", &self.table]));
+        assert!(nft(&["add", "chain", "inet", &self.table, "input", chain]));
+        for other in others {
+            for (from, to) in [(alone, *other), (*other, alone)] {
+                let (from, to) = (from.to_string(), to.to_string());
+                let rule = ["ip", "saddr", &from, "ip", "daddr", &to, "drop"];
+                let args = [&["add", "rule", "inet", &self.table, "input"][..], &rule].concat();
+                assert!(nft(&args), "nft {args:?}");
+            }
+        }
+    }
+
+    fn heal(&self) {
+        nft(&["delete", "table", "inet", &self.table]);
+    }
+}
+
+/// Whether this machine lets the test make nftables tables (root and `nft`).
+pub fn partitions_usable() -> bool {
+    let probe = format!("helenus_lwt_probe_{}", std::process::id());
+    let made = nft(&["add", "table", "inet", &probe]);
+    nft(&["delete", "table", "inet", &probe]);
+    made
+}
+
+/// Runs `nft`; whether it succeeded.
+fn nft(args: &[&str]) -> bool {
+    Command::new("nft")
+        .args(args)
+        .output()
+        .is_ok_and(|output| output.status.success())
+}
