@@ -19,6 +19,7 @@ pub mod filter;
 mod model;
 mod names;
 mod read_stats;
+mod token_range;
 pub mod wire;
 
 pub use counter_update::CounterUpdate;
@@ -26,3 +27,4 @@ pub use filter::{KeyRange, PartitionPosition, ReadFilter};
 pub use model::*;
 pub use names::column_name;
 pub use read_stats::ReadStats;
+pub use token_range::TokenRange;

@@ -87,7 +87,7 @@ pub use error::{Result, StorageError};
 pub use facade::{
     default_commitlog_total_space, CleanupReport, CorruptSstable, MemtableAllocation,
     PendingReport, PoolUsage, RepairScope, ReplayStats, ScrubReport, SizeEstimates, SnapshotTable,
-    Storage, StorageConfig, TableStats, TableUsage, TokenRange, TombstoneThresholds, VerifyOptions,
+    Storage, StorageConfig, TableStats, TableUsage, TombstoneThresholds, VerifyOptions,
     VerifyReport,
 };
 pub use health::{CommitFailurePolicy, DiskFailurePolicy, FailureListener, NodeAction};

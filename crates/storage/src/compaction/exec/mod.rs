@@ -32,12 +32,12 @@ use crate::compaction::garbage::{remove_shadowed, Granularity};
 use crate::compaction::{CompactionTask, TaskKind};
 use crate::engine::{LiveSstable, LsmEngine, PartitionSource, Task};
 use crate::error::{Result, StorageError};
-use crate::facade::{in_ranges, TokenRange};
+use crate::facade::in_ranges;
 use crate::filter::ReadFilter;
 use crate::partition::PartitionData;
 use crate::sstable::{Loss, PartitionStream, RepairMark, SstableWriter, WriteOptions};
 use merge::MergedPartitions;
-use mutation::PartitionKey;
+use mutation::{PartitionKey, TokenRange};
 use txn::Txn;
 
 /// Node-wide services a compaction uses.
