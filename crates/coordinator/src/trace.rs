@@ -9,9 +9,8 @@ use std::time::Instant;
 
 use net::Verb;
 
-use mutation::{KeyRange, PartitionPosition, ReadStats};
+use mutation::{KeyRange, PartitionData, PartitionPosition, ReadStats};
 use parking_lot::Mutex;
-use storage::PartitionData;
 use uuid::Uuid;
 
 /// One traced step.

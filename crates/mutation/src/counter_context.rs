@@ -161,6 +161,53 @@ fn shard(bytes: &[u8]) -> Shard {
     }
 }
 
+/// The context of a live counter cell, or why its value is none.
+pub fn context_of(cell: &Cell) -> Result<CounterContext, String> {
+    match CounterContext::of_cell(cell) {
+        Some(Ok(context)) => Ok(context),
+        Some(Err(e)) => Err(format!("counter cell: {}", e.0)),
+        None => {
+            let len = cell.value.as_ref().map_or(0, Bytes::len);
+            Err(format!(
+                "counter cell holds {len} bytes, neither a total nor a counter context"
+            ))
+        }
+    }
+}
+
+/// Cassandra's `resolveCounter`, for two cells at least one of which is a live counter cell: a
+/// tombstone wins over a live counter cell whatever their timestamps; two live cells merge
+/// their contexts (a legacy total counting as one shard) at the greater timestamp. `None` when
+/// a value is no counter at all (the cells then reconcile as regular cells).
+pub fn reconcile(left: &Cell, right: &Cell) -> Option<Cell> {
+    match (left.is_tombstone(), right.is_tombstone()) {
+        (true, false) => return Some(left.clone()),
+        (false, true) => return Some(right.clone()),
+        (true, true) => return None,
+        (false, false) => {}
+    }
+    let merged = context_of(left).ok()?.merge(&context_of(right).ok()?);
+    Some(Cell::counter(left.timestamp.max(right.timestamp), &merged))
+}
+
+/// The cell a read returns: a counter cell's total as an 8-byte big-endian value (what the
+/// client sees of a counter column); any other cell as it is.
+pub fn readable(cell: &Cell) -> Cell {
+    if !cell.is_counter() {
+        return cell.clone();
+    }
+    match context_of(cell) {
+        Ok(context) => Cell::live(
+            cell.timestamp,
+            Bytes::copy_from_slice(&context.total().to_be_bytes()),
+        ),
+        Err(e) => {
+            tracing::error!("unreadable counter cell: {e}");
+            cell.clone()
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -219,6 +219,25 @@ impl KeyRange {
     }
 }
 
+/// Whether the range `start..end` lies entirely before `other_start`.
+fn ends_before(end: &Bound<Bytes>, other_start: &Bound<Bytes>) -> bool {
+    match (end, other_start) {
+        (Bound::Unbounded, _) | (_, Bound::Unbounded) => false,
+        (Bound::Included(e), Bound::Included(s)) => e < s,
+        (Bound::Included(e), Bound::Excluded(s))
+        | (Bound::Excluded(e), Bound::Included(s))
+        | (Bound::Excluded(e), Bound::Excluded(s)) => e <= s,
+    }
+}
+
+/// Whether two clustering ranges share a point.
+pub fn ranges_overlap(
+    a: (&Bound<Bytes>, &Bound<Bytes>),
+    b: (&Bound<Bytes>, &Bound<Bytes>),
+) -> bool {
+    !ends_before(a.1, b.0) && !ends_before(b.1, a.0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -339,5 +358,22 @@ mod tests {
         assert!(f.selects(b"k"));
         assert!(!f.selects(b"ka"));
         assert!(ReadFilter::all().selects(b""));
+    }
+
+    #[test]
+    fn clustering_ranges_overlap_only_when_they_share_a_point() {
+        let b = |s: &'static str| Bytes::from_static(s.as_bytes());
+        let (inc, exc) = (Bound::Included(b("b")), Bound::Excluded(b("b")));
+        assert!(!ends_before(&inc, &inc));
+        assert!(ends_before(&exc, &inc));
+        assert!(ends_before(&inc, &exc));
+        assert!(ranges_overlap(
+            (&Bound::Unbounded, &inc),
+            (&inc, &Bound::Unbounded)
+        ));
+        assert!(!ranges_overlap(
+            (&Bound::Unbounded, &exc),
+            (&inc, &Bound::Unbounded)
+        ));
     }
 }

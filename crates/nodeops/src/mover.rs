@@ -5,9 +5,7 @@ use std::future::Future;
 use std::net::IpAddr;
 use std::pin::Pin;
 
-/// A token range, left-exclusive and right-inclusive; `left < right` except that a right of
-/// `i64::MIN` is the end of the ring (wrapping ranges are split there).
-pub type TokenRange = (i64, i64);
+use mutation::TokenRange;
 
 /// Some ranges of one keyspace copied from `source` into `target` (either may be this node,
 /// or neither: removenode has a gaining node pull from a surviving replica).

@@ -10,7 +10,8 @@ use std::sync::Arc;
 use metadata::ReplicationCheck;
 use ring::{ReplicationStrategy, Token, TokenMetadata};
 
-use crate::mover::{TokenRange, Transfer};
+use crate::mover::Transfer;
+use mutation::TokenRange;
 
 /// The replication factors of the keyspaces replicated over the ring, as a node of `dc`
 /// leaving must leave room for them (Cassandra's decommission check).

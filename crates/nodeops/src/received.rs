@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::mover::{TokenRange, Transfer};
+use crate::mover::Transfer;
+use mutation::TokenRange;
 
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Received {

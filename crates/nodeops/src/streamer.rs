@@ -7,12 +7,12 @@ use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
-use mutation::TableId;
+use mutation::{TableId, TokenRange};
 use query::QueryProcessor;
 use streaming::{StreamRequest, Streaming};
 use tokio::task::JoinSet;
 
-use crate::mover::{EstimateFuture, MoveFuture, Purpose, RangeMover, TokenRange, Transfer};
+use crate::mover::{EstimateFuture, MoveFuture, Purpose, RangeMover, Transfer};
 
 pub struct StreamMover {
     streaming: Arc<Streaming>,

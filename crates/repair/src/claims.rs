@@ -1,9 +1,8 @@
 //! The token ranges of tables under repair on this node: a repair overlapping one that runs
 //! is refused, as Cassandra refuses to validate the same SSTables in two sessions at once.
 
-use mutation::TableId;
+use mutation::{TableId, TokenRange};
 use parking_lot::Mutex;
-use storage::TokenRange;
 
 #[derive(Default)]
 pub struct Claims {

@@ -7,9 +7,10 @@
 use std::ops::Bound;
 
 use bytes::Bytes;
-use mutation::{Cell, ColumnValue, DeletionTime, LivenessInfo, PartitionKey, RangeTombstone, Row};
+use mutation::{
+    Cell, ColumnValue, DeletionTime, LivenessInfo, PartitionData, PartitionKey, RangeTombstone, Row,
+};
 use sha2::{Digest, Sha256};
-use storage::PartitionData;
 
 use crate::merkle::Hash;
 

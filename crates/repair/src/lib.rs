@@ -45,8 +45,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use mutation::TokenRange;
 use net::{weak_handler, Messaging, RemoteError, Verb};
-use storage::{RepairMark, Storage, TokenRange};
+use storage::{RepairMark, Storage};
 use streaming::{StreamRequest, Streaming};
 
 use crate::claims::Claims;

@@ -5,7 +5,7 @@
 //! its children's; the tree is kept as its leaves, and two trees of the same range and depth
 //! are compared top-down, an equal subtree ending the descent.
 
-use storage::TokenRange;
+use mutation::TokenRange;
 
 /// A SHA-256 digest.
 pub type Hash = [u8; 32];

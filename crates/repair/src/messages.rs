@@ -7,8 +7,8 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 use bytes::{BufMut, Bytes, BytesMut};
-use mutation::TableId;
-use storage::{RepairScope, TokenRange};
+use mutation::{TableId, TokenRange};
+use storage::RepairScope;
 use streaming::messages::Reader;
 use uuid::Uuid;
 

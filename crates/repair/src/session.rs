@@ -12,9 +12,9 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Instant;
 
-use mutation::TableId;
+use mutation::{TableId, TokenRange};
 use net::{NetError, Verb};
-use storage::{RepairScope, TokenRange};
+use storage::RepairScope;
 use tokio::task::JoinSet;
 use uuid::Uuid;
 

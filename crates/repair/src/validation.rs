@@ -4,8 +4,8 @@
 
 use std::ops::Bound;
 
-use mutation::{KeyRange, PartitionPosition};
-use storage::{Storage, StorageError, TokenRange};
+use mutation::{KeyRange, PartitionPosition, TokenRange};
+use storage::{Storage, StorageError};
 
 use crate::digest;
 use crate::merkle::MerkleTree;

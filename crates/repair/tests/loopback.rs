@@ -68,7 +68,7 @@ async fn node(dir: &Path, n: u128) -> Node {
 }
 
 /// The tree of all of `storage`'s data of the table over `range`.
-fn build(storage: &Storage, range: storage::TokenRange, depth: u8) -> repair::merkle::MerkleTree {
+fn build(storage: &Storage, range: mutation::TokenRange, depth: u8) -> repair::merkle::MerkleTree {
     let request = ValidationRequest {
         session: uuid::Uuid::from_u128(1),
         table: TABLE,

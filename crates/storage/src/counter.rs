@@ -15,8 +15,8 @@ use tokio::sync::{Mutex, MutexGuard};
 
 use crate::error::{Result, StorageError};
 use crate::filter::ReadFilter;
-use crate::partition::PartitionData;
-use mutation::counter_context::{CounterContext, Shard};
+use mutation::counter_context::{self, CounterContext, Shard};
+use mutation::partition::PartitionData;
 use mutation::{Cell, ColumnData, ColumnValue, PartitionKey, PartitionUpdate, Row, TableId};
 
 pub(crate) use mutation::CounterUpdate;
@@ -157,54 +157,13 @@ fn current_cell(current: Option<&PartitionData>, update: &CounterUpdate) -> Resu
 
 /// The context of a live counter cell, or why its value is none.
 fn context_of(cell: &Cell) -> Result<CounterContext> {
-    match CounterContext::of_cell(cell) {
-        Some(Ok(context)) => Ok(context),
-        Some(Err(e)) => Err(StorageError::Invalid(format!("counter cell: {}", e.0))),
-        None => {
-            let len = cell.value.as_ref().map_or(0, Bytes::len);
-            Err(StorageError::Invalid(format!(
-                "counter cell holds {len} bytes, neither a total nor a counter context"
-            )))
-        }
-    }
-}
-
-/// Cassandra's `resolveCounter`, for two cells at least one of which is a live counter cell: a
-/// tombstone wins over a live counter cell whatever their timestamps; two live cells merge
-/// their contexts (a legacy total counting as one shard) at the greater timestamp. `None` when
-/// a value is no counter at all (the cells then reconcile as regular cells).
-pub(crate) fn reconcile(left: &Cell, right: &Cell) -> Option<Cell> {
-    match (left.is_tombstone(), right.is_tombstone()) {
-        (true, false) => return Some(left.clone()),
-        (false, true) => return Some(right.clone()),
-        (true, true) => return None,
-        (false, false) => {}
-    }
-    let merged = context_of(left).ok()?.merge(&context_of(right).ok()?);
-    Some(Cell::counter(left.timestamp.max(right.timestamp), &merged))
-}
-
-/// The cell a read returns: a counter cell's total as an 8-byte big-endian value (what the
-/// client sees of a counter column); any other cell as it is.
-pub(crate) fn readable(cell: &Cell) -> Cell {
-    if !cell.is_counter() {
-        return cell.clone();
-    }
-    match context_of(cell) {
-        Ok(context) => Cell::live(
-            cell.timestamp,
-            Bytes::copy_from_slice(&context.total().to_be_bytes()),
-        ),
-        Err(e) => {
-            tracing::error!("unreadable counter cell: {e}");
-            cell.clone()
-        }
-    }
+    counter_context::context_of(cell).map_err(StorageError::Invalid)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mutation::counter_context::{readable, reconcile};
 
     const ME: [u8; 16] = [5; 16];
 
@@ -335,7 +294,7 @@ mod tests {
         let latest = partition(vec![counter_row("a", a2), counter_row("a", b1)]);
         assert_eq!(all, latest);
         let digest = |data: &PartitionData| {
-            crate::partition::SourceRows {
+            mutation::partition::SourceRows {
                 data: data.clone(),
                 stopped_at: None,
             }

@@ -1,6 +1,8 @@
-//! Storage for Helenus: reconciliation, memtables, SSTables, compaction, the per-table engine
-//! trait and the commit log, tied together by [`Storage`]. The data model it stores, and the
-//! vocabulary of reads, come from the `mutation` crate.
+//! Storage for Helenus: memtables, SSTables, compaction, the per-table engine trait and the
+//! commit log, tied together by [`Storage`]. The data model it stores, the vocabulary of reads,
+//! and the answers a read gives and their reconciliation (`PartitionData`, `SourceRows`,
+//! `ScanSource`, `mutation::reconcile`, `mutation::rounds`) come from the `mutation` crate;
+//! storage produces those answers from its memtables and SSTables.
 //!
 //! What each part owns:
 //! - `facade`: [`Storage`], the node's table registry — durable writes through the commit log
@@ -8,7 +10,7 @@
 //!   snapshots, streams in and out, commit-log replay; background threads flush under memory or
 //!   commit-log pressure and run compactions; [`Storage::shutdown`] drains everything.
 //! - `health`: failure policies (`disk_failure_policy`, `commit_failure_policy`) and directory
-//!   health; `reconcile`/`resolve`: Cassandra's reconciliation of cells, rows and tombstones.
+//!   health.
 //! - `commitlog`: preallocated, memory-mapped segments that the request's own thread copies its
 //!   record into under one lock, with no system call under it (written pages are unmapped after
 //!   it, and the next segment is created ahead by the sync thread so that a roll only swaps it
@@ -56,45 +58,32 @@ mod mem_partition;
 mod memtable;
 mod metrics;
 mod params;
-mod partition;
 mod partition_map;
-mod reconcile;
-mod repair;
-mod resolve;
-mod row_map;
 mod snapshot;
 pub mod stream;
 pub mod stripes;
-#[cfg(test)]
-mod testing;
 mod token_filter;
 mod waited;
-pub mod wire;
 
 // The read vocabulary, under the name storage's modules use for it.
 pub(crate) use mutation::filter;
 
 pub use commitlog::CommitlogSync;
 pub use compaction::exec::{CompactionProgress, CompactionRecord, CompactionTotals};
-pub use compaction::garbage::Granularity;
 pub use compaction::TaskKind;
 pub use engine::FlushReport;
 pub use engine::{disk_space, DiskSpace};
-pub use engine::{
-    resolve_partition, LsmEngine, MemtableEngine, Round, Rounds, ScanRound, ScanSource, TableEngine,
-};
+pub use engine::{LsmEngine, MemtableEngine, TableEngine};
 pub use error::{Result, StorageError};
 pub use facade::{
     default_commitlog_total_space, CleanupReport, CorruptSstable, MemtableAllocation,
     PendingReport, PoolUsage, RepairScope, ReplayStats, ScrubReport, SizeEstimates, SnapshotTable,
-    Storage, StorageConfig, TableStats, TableUsage, TokenRange, TombstoneThresholds, VerifyOptions,
+    Storage, StorageConfig, TableStats, TableUsage, TombstoneThresholds, VerifyOptions,
     VerifyReport,
 };
 pub use health::{CommitFailurePolicy, DiskFailurePolicy, FailureListener, NodeAction};
 pub use metrics::{Percentiles, TableMetrics};
 pub use params::{TableParams, TableSettings, DEFAULT_GC_GRACE_SECONDS};
-pub use partition::{PartitionData, SourceRows};
-pub use row_map::RowMap;
 pub use snapshot::SnapshotInfo;
 pub use sstable::{
     CacheStats, ChunkCacheStats, KeyCacheStats, PartitionWatch, RepairMark, WatchThresholds,

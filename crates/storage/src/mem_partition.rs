@@ -13,10 +13,10 @@ use mutation::{Cell, ColumnData, ColumnValue, PartitionUpdate, Row};
 use crate::arena::Arena;
 use crate::error::Result;
 use crate::filter::ReadFilter;
-use crate::partition::{select_rows, PartitionData, SourceRows};
-use crate::reconcile::{merge_row, normalize_row};
-use crate::row_map::RowMap;
 use crate::sstable::records::{EncodedRow, PartitionRecords, RowRecord};
+use mutation::partition::{select_rows, PartitionData, SourceRows};
+use mutation::reconcile::{merge_row, normalize_row};
+use mutation::row_map::RowMap;
 
 /// The memory of a row besides its encoding: its slot in the row map (clustering and row
 /// pointer), sized to one row for the first, then doubling, so half again on average.

@@ -14,10 +14,10 @@ use crate::engine::PartitionSource;
 use crate::error::Result;
 use crate::filter::{KeyRange, ReadFilter};
 use crate::mem_partition::MemPartition;
-use crate::partition::SourceRows;
 use crate::partition_map::PartitionMap;
 use crate::stripes::StripedCounter;
 use crate::token_filter::TokenFilter;
+use mutation::partition::SourceRows;
 use mutation::{ColumnValue, PartitionKey, PartitionUpdate, Row};
 
 /// What a partition takes besides its rows: its key and partition in a B-tree node (two
@@ -224,7 +224,7 @@ mod tests {
     use mutation::{Cell, ColumnData};
     use std::ops::Bound;
 
-    use crate::testing::keyed_by_token as key;
+    use mutation::testing::keyed_by_token as key;
 
     #[test]
     fn point_reads_find_every_partition_of_an_undersized_filter_and_no_other() {

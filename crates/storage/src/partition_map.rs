@@ -127,7 +127,7 @@ impl<V> PartitionMap<V> {
 mod tests {
     use super::*;
 
-    use crate::testing::keyed_by_token as key;
+    use mutation::testing::keyed_by_token as key;
 
     fn spread(n: i64) -> i64 {
         n.wrapping_mul(0x9e37_79b9_7f4a_7c15_u64 as i64)

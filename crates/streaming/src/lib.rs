@@ -35,9 +35,9 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use bytes::Bytes;
-use mutation::TableId;
+use mutation::{TableId, TokenRange};
 use net::{weak_handler, Messaging, NetError, RemoteError, Verb};
-use storage::{RepairMark, Storage, StorageError, TokenRange};
+use storage::{RepairMark, Storage, StorageError};
 use tokio::task::JoinHandle;
 use uuid::Uuid;
 

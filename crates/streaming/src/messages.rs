@@ -8,8 +8,7 @@ use std::fmt;
 use std::net::SocketAddr;
 
 use bytes::{BufMut, Bytes, BytesMut};
-use mutation::TableId;
-use storage::TokenRange;
+use mutation::{TableId, TokenRange};
 use uuid::Uuid;
 
 /// A payload that does not decode.

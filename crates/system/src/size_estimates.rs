@@ -5,9 +5,9 @@
 //! estimates are deleted just before its new ones are written. Both of Cassandra's range
 //! types, `primary` and `local_primary`, hold this node's primary ranges.
 use coordinator::Coordinator;
-use mutation::TableId;
+use mutation::{TableId, TokenRange};
 use schema::{Row as ValueRow, Schema, TableMetadata};
-use storage::{SizeEstimates, Storage, TokenRange};
+use storage::{SizeEstimates, Storage};
 use types::{CqlResult, Value};
 
 use crate::storage_error;

@@ -7,11 +7,11 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use mutation::TableId;
+use mutation::{TableId, TokenRange};
 use nodeops::{gains_ranges, owned_ranges, Rings};
 use ring::ReplicationStrategy;
 use schema::{is_system_keyspace, TableMetadata};
-use storage::{CleanupReport, TokenRange};
+use storage::CleanupReport;
 
 use super::tables::{blocking, select};
 use super::types::{CleanupDone, CleanupRequest, TableCleaned};

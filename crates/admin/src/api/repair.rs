@@ -6,11 +6,10 @@
 use std::collections::BTreeSet;
 use std::net::{IpAddr, SocketAddr};
 
-use mutation::TableId;
+use mutation::{TableId, TokenRange};
 use parking_lot::Mutex;
 use repair::{Notice, NoticeKind, PreviewKind, Repair, RepairPlan, RepairState, SessionPlan};
 use ring::Endpoint;
-use storage::TokenRange;
 
 use crate::api::types::{
     RepairCancelRequest, RepairNotice, RepairReport, RepairRequest, RepairSessionInfo, RepairStatus,

@@ -3,8 +3,7 @@
 use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};
 
-use mutation::TableId;
-use storage::TokenRange;
+use mutation::{TableId, TokenRange};
 use streaming::{Direction, SessionInfo, State, StreamRequest, Streaming};
 
 use net::Class;

@@ -3,10 +3,11 @@
 
 use std::sync::Arc;
 
+use mutation::shadow::Granularity;
 use mutation::TableId;
 use schema::TableMetadata;
 use storage::sstable::FilterStats;
-use storage::{Granularity, Percentiles, TableMetrics, TableUsage};
+use storage::{Percentiles, TableMetrics, TableUsage};
 
 use super::types::{GarbageCollectRequest, TableSelection, TableStats, TablesDone};
 use crate::error::{ApiError, ApiResult};

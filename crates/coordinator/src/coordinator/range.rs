@@ -16,12 +16,15 @@ use std::ops::Bound;
 
 use futures::future::BoxFuture;
 use futures::stream::{FuturesOrdered, StreamExt};
+use mutation::rounds::resolve_partition;
+use mutation::scan::{ScanRound, ScanSource};
+use mutation::PartitionData;
 use mutation::{
     KeyRange, Partition, PartitionKey, PartitionPosition, ReadFilter, ReadStats, TableId,
 };
 use net::Verb;
 use ring::{Endpoint, ReplicationStrategy, Token};
-use storage::{resolve_partition, PartitionData, ScanRound, ScanSource, Storage};
+use storage::Storage;
 use tokio::time::Instant;
 use types::{Consistency, CqlResult};
 

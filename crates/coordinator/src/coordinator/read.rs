@@ -15,10 +15,11 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use futures::stream::{FuturesUnordered, StreamExt};
+use mutation::rounds::{Round, Rounds};
 use mutation::{Mutation, Partition, PartitionKey, ReadFilter, ReadStats, TableId};
 use net::{Messaging, Verb};
 use ring::{Endpoint, ReplicationStrategy};
-use storage::{Round, Rounds, Storage, StorageError};
+use storage::{Storage, StorageError};
 use tokio::time::Instant;
 use types::{Consistency, CqlError, CqlResult};
 use uuid::Uuid;
@@ -473,7 +474,7 @@ async fn repair(
     replies: &[(Endpoint, ReadReply)],
 ) -> usize {
     let Some(merged) = round.data() else { return 0 };
-    let empty = storage::PartitionData::default();
+    let empty = mutation::PartitionData::default();
     let mut repairs = Vec::new();
     for (endpoint, reply) in replies {
         let ReadReply::Data(data) = reply else {

@@ -10,12 +10,11 @@ use std::time::Duration;
 
 use bytes::{BufMut, Bytes};
 use mutation::codec::{put_bytes, put_len, put_mutation, DecodeError, Reader};
+use mutation::scan::ScanSource;
 use mutation::wire::{key_range, put_key_range, put_read_filter, read_filter};
-use mutation::{CounterUpdate, KeyRange, ReadFilter};
-use mutation::{Mutation, PartitionKey, TableId};
+use mutation::wire::{put_scan_source, put_source_rows, scan_source, source_rows};
+use mutation::{CounterUpdate, KeyRange, Mutation, PartitionKey, ReadFilter, SourceRows, TableId};
 use ring::ReplicationStrategy;
-use storage::wire::{put_scan_source, put_source_rows, scan_source, source_rows};
-use storage::{ScanSource, SourceRows};
 use types::{Consistency, CqlError, CqlResult};
 use uuid::Uuid;
 
@@ -612,7 +611,7 @@ mod tests {
         for cut in 0..bytes.len() {
             assert!(ReadRequest::decode(&bytes[..cut]).is_err(), "cut at {cut}");
         }
-        let mut data = storage::PartitionData::default();
+        let mut data = mutation::PartitionData::default();
         data.apply(mutation("k").update);
         let rows = SourceRows {
             data,
@@ -654,7 +653,7 @@ mod tests {
         for cut in 0..bytes.len() {
             assert!(RangeRequest::decode(&bytes[..cut]).is_err(), "cut at {cut}");
         }
-        let mut data = storage::PartitionData::default();
+        let mut data = mutation::PartitionData::default();
         data.apply(mutation("k").update);
         let scan = ScanSource {
             partitions: vec![(mutation("k").key, data)],

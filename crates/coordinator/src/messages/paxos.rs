@@ -4,9 +4,9 @@
 use bytes::{BufMut, Bytes};
 use mutation::codec::{put_mutation, DecodeError, Reader};
 use mutation::wire::{key, option, put_key, put_option, put_read_filter, read_filter};
+use mutation::wire::{put_source_rows, source_rows};
+use mutation::SourceRows;
 use paxos::{Ballot, Permitted, Prepare, PrepareAnswer, Proposal, ProposeAnswer};
-use storage::wire::{put_source_rows, source_rows};
-use storage::SourceRows;
 use uuid::Uuid;
 
 use super::{end, header, read_header};

@@ -8,9 +8,11 @@ pub(crate) mod store;
 #[cfg(test)]
 mod scenarios;
 
-use mutation::{DeletionTime, Mutation, Partition, PartitionKey, ReadFilter, ReadStats, TableId};
+use mutation::{
+    DeletionTime, Mutation, Partition, PartitionData, PartitionKey, ReadFilter, ReadStats,
+    SourceRows, TableId,
+};
 use paxos::Types;
-use storage::{PartitionData, SourceRows};
 
 /// The partitions, updates and reads of lightweight transactions.
 #[derive(Clone, Debug, PartialEq)]
@@ -67,7 +69,13 @@ impl Types for Lwt {
             }
         }
         let mut stats = ReadStats::default();
-        storage::resolve_partition(&query.key, merged?, &query.filter, query.now, &mut stats)
+        mutation::rounds::resolve_partition(
+            &query.key,
+            merged?,
+            &query.filter,
+            query.now,
+            &mut stats,
+        )
     }
 }
 

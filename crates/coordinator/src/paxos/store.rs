@@ -15,12 +15,13 @@ use std::sync::Arc;
 use bytes::Bytes;
 use clock::Clock;
 use mutation::codec::{put_mutation, Reader};
+use mutation::SourceRows;
 use mutation::{
     Cell, ColumnData, ColumnValue, DeletionTime, KeyRange, Mutation, PartitionKey, PartitionUpdate,
     ReadFilter, Row, TableId,
 };
 use paxos::{Ballot, Data, PaxosState, PaxosStore, Proposal, StoreError};
-use storage::{SourceRows, Storage};
+use storage::Storage;
 use types::{CqlType, NativeType};
 use uuid::Uuid;
 

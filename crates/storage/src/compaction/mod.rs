@@ -35,7 +35,6 @@
 //! tombstone task under every strategy (see the tests).
 
 pub mod exec;
-pub mod garbage;
 mod lcs;
 mod options;
 mod overlap;

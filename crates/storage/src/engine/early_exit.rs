@@ -8,7 +8,7 @@ use bytes::Bytes;
 use std::ops::Bound;
 
 use crate::filter::ReadFilter;
-use crate::partition::PartitionData;
+use mutation::partition::PartitionData;
 use mutation::{ColumnValue, Row};
 
 /// Whether nothing written at or before `max_timestamp` can change what `filter` reads from

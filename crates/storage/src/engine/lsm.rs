@@ -18,8 +18,7 @@ use parking_lot::{Mutex, MutexGuard, RwLock};
 use super::placement;
 use super::point_read::{self, CachedSstable};
 use super::pool::{MemtableUsage, PooledMemtable};
-use super::replica_scan::{scan_source, ScanSource};
-use super::rounds::Round;
+use super::replica_scan::scan_source;
 use super::table_dir::{open_table_dirs, read_floor, write_floor, LiveSstable};
 use super::work::{Cancel, Pause, Task, Work};
 use super::{read_round, scan_sources, PartitionSource, TableEngine};
@@ -32,10 +31,12 @@ use crate::health::Health;
 use crate::memtable::Memtable;
 use crate::metrics::{MetricsRecorder, ReadStats};
 use crate::params::TableSettings;
-use crate::partition::{PartitionData, SourceRows};
 use crate::sstable::{
     Caches, Descriptor, ReadCaches, Sstable, SstableWriter, WatchSlot, Watcher, WriteOptions,
 };
+use mutation::partition::{PartitionData, SourceRows};
+use mutation::rounds::Round;
+use mutation::scan::ScanSource;
 use mutation::{Partition, PartitionKey, PartitionUpdate};
 
 /// How often [`LsmEngine::claim_waiting`] tries again while a compaction holds an SSTable.

@@ -10,7 +10,6 @@ mod placement;
 mod point_read;
 mod pool;
 mod replica_scan;
-mod rounds;
 mod table_dir;
 mod work;
 
@@ -18,8 +17,6 @@ pub use lsm::{FlushReport, LsmEngine, View};
 pub use memtable_engine::MemtableEngine;
 pub use placement::{disk_space, DiskSpace};
 pub use pool::MemtableUsage;
-pub use replica_scan::{ScanRound, ScanSource};
-pub use rounds::{resolve_partition, Round, Rounds};
 pub use table_dir::{table_dir, LiveSstable};
 pub use work::{Cancel, Pause, Task, Work};
 
@@ -28,7 +25,8 @@ use std::iter::Peekable;
 use crate::error::Result;
 use crate::filter::{KeyRange, ReadFilter};
 use crate::metrics::ReadStats;
-use crate::partition::{PartitionData, SourceRows};
+use mutation::partition::{PartitionData, SourceRows};
+use mutation::rounds::{self, Round};
 use mutation::{Partition, PartitionKey, PartitionUpdate};
 
 /// The store of one table. Synchronous: callers run it on whatever thread they like.
@@ -169,8 +167,8 @@ impl Iterator for MergedKeys<'_> {
 mod tests {
     use super::*;
     use crate::memtable::Memtable;
-    use crate::testing::token_key as key;
     use bytes::Bytes;
+    use mutation::testing::token_key as key;
     use mutation::{Cell, ColumnData, Row};
 
     fn write(m: &Memtable, token: i64, ts: i64, value: &'static str) {

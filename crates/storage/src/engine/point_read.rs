@@ -5,13 +5,13 @@
 
 use std::cmp::Reverse;
 
-use super::rounds::{self, Round};
 use super::{early_exit, PartitionSource, View};
 use crate::error::Result;
 use crate::filter::{KeyRange, ReadFilter};
 use crate::metrics::ReadStats;
-use crate::partition::SourceRows;
 use crate::sstable::{ReadCaches, Sstable};
+use mutation::partition::SourceRows;
+use mutation::rounds::{self, Round};
 use mutation::{Partition, PartitionKey};
 
 /// Reads partition `key` from `view` at `now`, in rounds when the read is row-limited.

@@ -1,25 +1,11 @@
-//! Range scans over replicas: each replica answers with its unresolved partitions of a key
-//! range ([`ScanSource`]), at most a number of them; a coordinator merges the answers with
-//! [`ScanRound`], and only partitions up to the earliest stop among the replicas that stopped
-//! are complete (a replica that stopped earlier may hold a deletion of a later one).
-
-use std::collections::BTreeMap;
+//! A replica's side of a range scan: its unresolved partitions of a key range, merged over its
+//! memtables and SSTables, as a [`ScanSource`] (`mutation::scan`, where the coordinator's
+//! [`ScanRound`](mutation::scan::ScanRound) merges the replicas' answers).
 
 use super::{merged_keys, read_round, PartitionSource};
 use crate::error::Result;
 use crate::filter::{KeyRange, ReadFilter};
-use crate::partition::PartitionData;
-use mutation::PartitionKey;
-
-/// One replica's answer to a range scan: partitions in (token, key) order, each restricted to
-/// the filter with its tombstones (a partition holding only tombstones is there too).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ScanSource {
-    pub partitions: Vec<(PartitionKey, PartitionData)>,
-    /// The last key returned when the partition limit cut the scan; `None` when the scan read
-    /// the whole range.
-    pub stopped_at: Option<PartitionKey>,
-}
+use mutation::scan::ScanSource;
 
 /// The partitions of `range` every source holds, merged and restricted to `filter` (rows
 /// uncapped: `filter`'s row limits are the coordinator's), at most `partition_limit` of them
@@ -47,55 +33,13 @@ pub(crate) fn scan_source(
     Ok(scan)
 }
 
-/// The merged answers of several replicas to one range scan.
-#[derive(Clone, Debug, Default)]
-pub struct ScanRound {
-    partitions: BTreeMap<PartitionKey, PartitionData>,
-    /// The earliest key where a replica stopped.
-    horizon: Option<PartitionKey>,
-}
-
-impl ScanRound {
-    pub fn new() -> ScanRound {
-        ScanRound::default()
-    }
-
-    /// Merges one replica's answer.
-    pub fn add(&mut self, source: ScanSource) {
-        for (key, data) in source.partitions {
-            match self.partitions.get_mut(&key) {
-                Some(merged) => merged.merge(data),
-                None => {
-                    self.partitions.insert(key, data);
-                }
-            }
-        }
-        if let Some(stop) = source.stopped_at {
-            if self.horizon.as_ref().is_none_or(|h| stop < *h) {
-                self.horizon = Some(stop);
-            }
-        }
-    }
-
-    /// The complete partitions, in (token, key) order, and the horizon: when some replica
-    /// stopped, the next round resumes after it.
-    pub fn complete(self) -> (Vec<(PartitionKey, PartitionData)>, Option<PartitionKey>) {
-        let horizon = self.horizon;
-        let complete = self
-            .partitions
-            .into_iter()
-            .filter(|(key, _)| horizon.as_ref().is_none_or(|h| key <= h))
-            .collect();
-        (complete, horizon)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::memtable::Memtable;
-    use crate::testing::token_key as key;
     use bytes::Bytes;
+    use mutation::scan::ScanRound;
+    use mutation::testing::token_key as key;
     use mutation::{Cell, ColumnData, DeletionTime, PartitionUpdate, Row};
 
     fn live(ts: i64) -> PartitionUpdate {

@@ -8,11 +8,11 @@ use std::collections::HashSet;
 
 use super::estimates::{contains, right_end};
 use super::garbage::one_by_one;
-use super::{Storage, TokenRange};
+use super::Storage;
 use crate::compaction::exec;
 use crate::compaction::TaskKind;
 use crate::error::Result;
-use mutation::TableId;
+use mutation::{TableId, TokenRange};
 
 /// What the cleanup of one table did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

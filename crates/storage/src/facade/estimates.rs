@@ -7,11 +7,7 @@
 use super::Storage;
 use crate::error::Result;
 use crate::sstable::{EstimatedHistogram, Sstable};
-use mutation::TableId;
-
-/// A token range: left-exclusive, right-inclusive (`left < right`; split a wrapping range).
-/// A right end of `i64::MIN` is the end of the ring, as Cassandra's `(t, MIN]`.
-pub type TokenRange = (i64, i64);
+use mutation::{TableId, TokenRange};
 
 /// One table's estimates.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

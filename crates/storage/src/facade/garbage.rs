@@ -6,10 +6,10 @@
 use super::core::Core;
 use super::Storage;
 use crate::compaction::exec;
-use crate::compaction::garbage::Granularity;
 use crate::compaction::{CompactionTask, TaskKind};
 use crate::engine::LsmEngine;
 use crate::error::Result;
+use mutation::shadow::Granularity;
 use mutation::TableId;
 
 impl Storage {

@@ -23,7 +23,7 @@ mod validation;
 pub(crate) use cleanup::in_ranges;
 pub use cleanup::CleanupReport;
 pub use config::{default_commitlog_total_space, MemtableAllocation, StorageConfig};
-pub use estimates::{SizeEstimates, TokenRange};
+pub use estimates::SizeEstimates;
 pub use pressure::PoolUsage;
 pub use reads::TombstoneThresholds;
 pub use repair_state::{PendingReport, RepairScope};

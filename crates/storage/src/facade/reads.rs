@@ -2,12 +2,12 @@
 //! chunk caches' figures and the tombstone thresholds the query layer applies to reads.
 
 use super::Storage;
-use crate::engine::ScanSource;
 use crate::error::Result;
 use crate::filter::{KeyRange, ReadFilter};
 use crate::metrics::{ReadStats, TableMetrics};
-use crate::partition::SourceRows;
 use crate::sstable::{ChunkCacheStats, KeyCacheStats};
+use mutation::partition::SourceRows;
+use mutation::scan::ScanSource;
 use mutation::{Partition, PartitionKey, TableId};
 
 /// `tombstone_warn_threshold` and `tombstone_failure_threshold`: a read meeting more tombstones

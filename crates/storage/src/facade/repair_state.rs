@@ -6,14 +6,15 @@
 
 use super::estimates::right_end;
 use super::garbage::one_by_one;
-use super::{Storage, TokenRange};
+use super::Storage;
 use crate::compaction::exec;
 use crate::compaction::TaskKind;
-use crate::engine::{LsmEngine, ScanSource};
+use crate::engine::LsmEngine;
 use crate::error::Result;
 use crate::filter::KeyRange;
 use crate::sstable::{RepairMark, Sstable};
-use mutation::TableId;
+use mutation::scan::ScanSource;
+use mutation::{TableId, TokenRange};
 use uuid::Uuid;
 
 /// The data a validation reads, by repair state.

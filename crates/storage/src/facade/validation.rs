@@ -6,10 +6,10 @@
 
 use super::Storage;
 use crate::compaction::exec::Purger;
-use crate::engine::ScanSource;
 use crate::error::Result;
 use crate::facade::RepairScope;
 use crate::filter::KeyRange;
+use mutation::scan::ScanSource;
 use mutation::TableId;
 
 impl Storage {

@@ -14,13 +14,13 @@ use bytes::{BufMut, Bytes};
 use std::collections::HashMap;
 
 use crate::error::{Result, StorageError};
-use crate::partition::PartitionData;
 use crate::sstable::format::{put_varbytes, put_varint, Decoder};
 use crate::sstable::stats::RowNumbering;
 use mutation::codec::{
     put_bound, put_deletion, put_numbered_row, put_row, ColumnTable, Numbering, RowSpans,
     NO_USUAL_LENGTH,
 };
+use mutation::partition::PartitionData;
 use mutation::{DeletionTime, PartitionKey, RangeTombstone, Row};
 
 /// Everything of a partition that precedes its rows.
@@ -288,25 +288,6 @@ pub(crate) fn decode_row(
     Ok(row)
 }
 
-/// Whether the range `start..end` lies entirely before `other_start`.
-pub(crate) fn ends_before(end: &Bound<Bytes>, other_start: &Bound<Bytes>) -> bool {
-    match (end, other_start) {
-        (Bound::Unbounded, _) | (_, Bound::Unbounded) => false,
-        (Bound::Included(e), Bound::Included(s)) => e < s,
-        (Bound::Included(e), Bound::Excluded(s))
-        | (Bound::Excluded(e), Bound::Included(s))
-        | (Bound::Excluded(e), Bound::Excluded(s)) => e <= s,
-    }
-}
-
-/// Whether two clustering ranges share a point.
-pub(crate) fn ranges_overlap(
-    a: (&Bound<Bytes>, &Bound<Bytes>),
-    b: (&Bound<Bytes>, &Bound<Bytes>),
-) -> bool {
-    !ends_before(a.1, b.0) && !ends_before(b.1, a.0)
-}
-
 /// Whether `clustering` comes before the start bound of a slice.
 pub(crate) fn before_start(clustering: &[u8], start: &Bound<Bytes>) -> bool {
     match start {
@@ -401,17 +382,6 @@ mod tests {
     #[test]
     fn bound_comparisons() {
         let (inc, exc) = (Bound::Included(b("b")), Bound::Excluded(b("b")));
-        assert!(!ends_before(&inc, &inc));
-        assert!(ends_before(&exc, &inc));
-        assert!(ends_before(&inc, &exc));
-        assert!(ranges_overlap(
-            (&Bound::Unbounded, &inc),
-            (&inc, &Bound::Unbounded)
-        ));
-        assert!(!ranges_overlap(
-            (&Bound::Unbounded, &exc),
-            (&inc, &Bound::Unbounded)
-        ));
         assert!(before_start(b"b", &exc) && !before_start(b"b", &inc));
         assert!(after_end(b"b", &exc) && !after_end(b"b", &inc));
     }

@@ -47,7 +47,6 @@ pub use format::{FORMAT_VERSION, VERSION_TAG};
 pub use histogram::{EstimatedHistogram, StreamingHistogram};
 pub use index::INDEX_BLOCK_ENTRIES;
 pub use key_cache::{KeyCache, KeyCacheStats};
-pub(crate) use layout::ranges_overlap;
 pub use lru::CacheStats;
 pub use reader::{FilterStats, Sstable};
 pub use salvage::{Loss, Salvage};

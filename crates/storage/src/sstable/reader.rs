@@ -10,7 +10,6 @@ use parking_lot::Mutex;
 
 use crate::error::{Result, StorageError};
 use crate::filter::{KeyRange, ReadFilter};
-use crate::partition::{PartitionData, SourceRows};
 use crate::sstable::bloom::BloomFilter;
 use crate::sstable::caches::ReadCaches;
 use crate::sstable::data::CompressionInfo;
@@ -25,6 +24,7 @@ use crate::sstable::slice_read::PartitionRead;
 use crate::sstable::stats::{RepairMark, SstableStats};
 use crate::sstable::summary::Summary;
 use crate::sstable::toc;
+use mutation::partition::{PartitionData, SourceRows};
 use mutation::{PartitionKey, Row};
 
 /// An open SSTable; safe to share between threads.

@@ -5,11 +5,11 @@
 use std::borrow::Cow;
 
 use crate::error::Result;
-use crate::partition::PartitionData;
-use crate::row_map::RowMap;
 use crate::sstable::layout::ColumnNumbers;
 use crate::sstable::stats::StatsCollector;
 use mutation::codec::{visit_decoded, Reader};
+use mutation::partition::PartitionData;
+use mutation::row_map::RowMap;
 use mutation::Row;
 
 /// A row the writer can write and take statistics of.

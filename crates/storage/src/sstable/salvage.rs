@@ -9,10 +9,10 @@ use std::collections::VecDeque;
 use parking_lot::Mutex;
 
 use crate::error::{Result, StorageError};
-use crate::partition::PartitionData;
 use crate::sstable::data_reader::DataCursor;
 use crate::sstable::reader::Sstable;
 use crate::sstable::scan::{read_partition, PartitionStream};
+use mutation::partition::PartitionData;
 use mutation::PartitionKey;
 
 /// Problems a [`Loss`] keeps the description of (the count goes on).

@@ -7,9 +7,9 @@ use std::collections::VecDeque;
 
 use crate::error::Result;
 use crate::filter::KeyRange;
-use crate::partition::PartitionData;
 use crate::sstable::data_reader::{DataCursor, DataFile};
 use crate::sstable::reader::{next_row, read_header, Sstable};
+use mutation::partition::PartitionData;
 use mutation::PartitionKey;
 
 /// The keys of a [`KeyRange`] in one SSTable, ascending.

@@ -5,12 +5,13 @@ use bytes::Bytes;
 
 use crate::error::Result;
 use crate::filter::{ReadFilter, Slice};
-use crate::partition::{last_read, SourceRows};
-use crate::row_map::RowMap;
 use crate::sstable::data_reader::DataCursor;
 use crate::sstable::index::Location;
-use crate::sstable::layout::{after_end, before_start, ranges_overlap};
+use crate::sstable::layout::{after_end, before_start};
 use crate::sstable::reader::{next_row, read_header};
+use mutation::filter::ranges_overlap;
+use mutation::partition::{last_read, SourceRows};
+use mutation::row_map::RowMap;
 use mutation::{PartitionKey, Row};
 
 /// One partition read of at most `cap` rows of `filter`, in its read order.

@@ -3,9 +3,9 @@
 use crate::engine::PartitionSource;
 use crate::error::Result;
 use crate::filter::{KeyRange, ReadFilter};
-use crate::partition::SourceRows;
 use crate::sstable::caches::ReadCaches;
 use crate::sstable::reader::Sstable;
+use mutation::partition::SourceRows;
 use mutation::PartitionKey;
 
 impl PartitionSource for Sstable {

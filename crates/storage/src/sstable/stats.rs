@@ -8,13 +8,13 @@ use std::path::Path;
 use bytes::{BufMut, Bytes};
 
 use crate::error::Result;
-use crate::partition::PartitionData;
-use crate::row_map::RowMap;
 use crate::sstable::format::{put_bytes, seal, unseal, Decoder, STATS_MAGIC};
 use crate::sstable::histogram::{EstimatedHistogram, StreamingHistogram};
 use crate::sstable::records::RowRecord;
 use crate::sstable::summary::{get_key, put_key};
 use mutation::codec::{visit_decoded, CellView, Numbering, RowVisitor};
+use mutation::partition::PartitionData;
+use mutation::row_map::RowMap;
 use mutation::{DeletionTime, LivenessInfo, PartitionKey};
 use uuid::Uuid;
 

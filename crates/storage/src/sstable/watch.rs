@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use parking_lot::RwLock;
 
-use crate::partition::PartitionData;
+use mutation::partition::PartitionData;
 use mutation::{ColumnValue, ComplexColumn, DeletionTime, PartitionKey, Row};
 
 /// The smallest value of each measure worth reporting (`None`: never).

@@ -7,8 +7,6 @@ use std::path::{Path, PathBuf};
 use bytes::Bytes;
 
 use crate::error::{Result, StorageError};
-use crate::partition::PartitionData;
-use crate::row_map::RowMap;
 use crate::sstable::bloom::{hash_key, BloomFilter, DEFAULT_FP_CHANCE};
 use crate::sstable::compression::Compression;
 use crate::sstable::data::{DataWriter, MAX_CHUNK_LENGTH};
@@ -20,6 +18,8 @@ use crate::sstable::stats::{RepairMark, StatsCollector};
 use crate::sstable::summary::Summary;
 use crate::sstable::toc;
 use crate::sstable::watch::Watcher;
+use mutation::partition::PartitionData;
+use mutation::row_map::RowMap;
 use mutation::PartitionKey;
 
 /// Cassandra's default `chunk_length_in_kb` (16), in bytes.

@@ -1,7 +1,7 @@
 //! [`TokenRanges`]: a set of token ranges, normalised so that membership and containment are
 //! simple searches.
 
-use crate::facade::TokenRange;
+use mutation::TokenRange;
 
 /// A union of token ranges. Each range given is left-exclusive and right-inclusive, as
 /// Cassandra's `(left, right]`; one whose right end is not above its left wraps around the

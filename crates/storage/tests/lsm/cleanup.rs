@@ -3,7 +3,8 @@
 //! nothing is removed, and one wholly inside an owned range is not rewritten.
 
 use super::common::*;
-use storage::{Storage, TaskKind, TokenRange};
+use mutation::TokenRange;
+use storage::{Storage, TaskKind};
 
 const PARTITIONS: u64 = 400;
 

@@ -9,8 +9,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::common::*;
+use mutation::shadow::Granularity;
 use mutation::{Mutation, TableId};
-use storage::{Granularity, Storage, StorageConfig, StorageError, TableParams, VerifyOptions};
+use storage::{Storage, StorageConfig, StorageError, TableParams, VerifyOptions};
 use uuid::Uuid;
 
 /// The id of table number 0; table `n` has `FIRST_ID + n`.

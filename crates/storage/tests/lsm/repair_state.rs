@@ -3,8 +3,8 @@
 //! repair state alone, and the session's data promoted or returned to unrepaired.
 
 use super::common::*;
-use mutation::KeyRange;
-use storage::{RepairMark, RepairScope, Storage, TaskKind, TokenRange};
+use mutation::{KeyRange, TokenRange};
+use storage::{RepairMark, RepairScope, Storage, TaskKind};
 use uuid::Uuid;
 
 const PARTITIONS: u64 = 200;

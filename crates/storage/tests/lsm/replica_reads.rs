@@ -4,8 +4,10 @@
 //! brings a stale replica's digest in line.
 
 use super::common::*;
-use mutation::{KeyRange, Mutation, Partition, ReadFilter, ReadStats, TableId};
-use storage::{PartitionData, Round, Rounds, ScanRound, Storage, StorageError};
+use mutation::rounds::{Round, Rounds};
+use mutation::scan::ScanRound;
+use mutation::{KeyRange, Mutation, Partition, PartitionData, ReadFilter, ReadStats, TableId};
+use storage::{Storage, StorageError};
 
 fn node() -> (Storage, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("tempdir");

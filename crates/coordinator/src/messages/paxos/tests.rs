@@ -3,8 +3,8 @@ use bytes::Bytes;
 use mutation::{
     Cell, ColumnData, Mutation, PartitionKey, PartitionUpdate, ReadFilter, Row, TableId,
 };
+use mutation::{PartitionData, SourceRows};
 use paxos::{Ballot, Permitted, Prepare, PrepareAnswer, Proposal, ProposeAnswer};
-use storage::{PartitionData, SourceRows};
 use uuid::Uuid;
 
 use super::*;

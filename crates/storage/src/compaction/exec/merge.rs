@@ -2,8 +2,8 @@
 //! are reconciled into one [`PartitionData`].
 
 use crate::error::Result;
-use crate::partition::PartitionData;
 use crate::sstable::PartitionStream;
+use mutation::partition::PartitionData;
 use mutation::PartitionKey;
 
 type Item = Result<(PartitionKey, PartitionData)>;

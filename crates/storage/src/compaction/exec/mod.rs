@@ -28,16 +28,16 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use parking_lot::Mutex;
 
-use crate::compaction::garbage::{remove_shadowed, Granularity};
 use crate::compaction::{CompactionTask, TaskKind};
 use crate::engine::{LiveSstable, LsmEngine, PartitionSource, Task};
 use crate::error::{Result, StorageError};
-use crate::facade::{in_ranges, TokenRange};
+use crate::facade::in_ranges;
 use crate::filter::ReadFilter;
-use crate::partition::PartitionData;
 use crate::sstable::{Loss, PartitionStream, RepairMark, SstableWriter, WriteOptions};
 use merge::MergedPartitions;
-use mutation::PartitionKey;
+use mutation::partition::PartitionData;
+use mutation::shadow::{remove_shadowed, Granularity};
+use mutation::{PartitionKey, TokenRange};
 use txn::Txn;
 
 /// Node-wide services a compaction uses.

@@ -13,7 +13,7 @@
 use std::cell::OnceCell;
 use std::collections::BTreeMap;
 
-use crate::partition::PartitionData;
+use mutation::partition::PartitionData;
 use mutation::{Cell, ColumnData, ColumnValue, DeletionTime, Row};
 
 /// The purge parameters of one partition.

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use super::{open, sample_memtable};
 use crate::engine::PartitionSource;
 use crate::filter::{KeyRange, ReadFilter, Slice};
-use crate::partition::PartitionData;
 use crate::sstable::{list, Component, Descriptor, SstableWriter, WriteOptions, FORMAT_VERSION};
+use mutation::partition::PartitionData;
 
 /// A copy of the fixture in a directory of its own (`list` may clean the directory it reads).
 fn fixture_copy() -> (tempfile::TempDir, PathBuf) {

@@ -11,11 +11,11 @@ use crate::engine::{read_sources, scan_sources, PartitionSource};
 use crate::error::StorageError;
 use crate::filter::{KeyRange, ReadFilter};
 use crate::memtable::Memtable;
-use crate::partition::PartitionData;
 use crate::sstable::caches::ReadCaches;
 use crate::sstable::{
     list, Component, Compression, Descriptor, RepairMark, SstableWriter, WriteOptions,
 };
+use mutation::partition::PartitionData;
 use mutation::{Cell, ColumnData, LivenessInfo, PartitionKey, PartitionUpdate, Row};
 
 fn one_row(clustering: Bytes, ts: i64, value: &str) -> PartitionData {

@@ -12,7 +12,7 @@ use crate::engine::{read_sources, PartitionSource};
 use crate::filter::{KeyRange, PartitionPosition, ReadFilter, Slice};
 use crate::memtable::Memtable;
 use crate::sstable::{Compression, WriteOptions};
-use crate::testing::{bound, partition_key, update};
+use mutation::testing::{bound, partition_key, update};
 use mutation::{PartitionKey, PartitionUpdate};
 
 fn options() -> impl Strategy<Value = WriteOptions> {

@@ -10,12 +10,10 @@
 
 use bytes::Bytes;
 
-use crate::error::Result;
 use crate::filter::ReadFilter;
-use crate::metrics::ReadStats;
 use crate::partition::{PartitionData, SourceRows};
 use crate::resolve::{counted_range_tombstones, live_rows, live_static_row};
-use mutation::{Partition, PartitionKey, RangeTombstone, Row};
+use crate::{Partition, PartitionKey, RangeTombstone, ReadStats, Row};
 
 /// Rows a first round reads beyond the row limit, for the dead rows it may meet.
 const FIRST_ROUND_SLACK: usize = 16;
@@ -211,13 +209,13 @@ pub fn resolve_partition(
 
 /// Reads `key` in rounds; `fetch(filter, cap)` asks every source for at most `cap` rows
 /// of `filter` and merges their answers.
-pub(super) fn read(
+pub fn read<E>(
     key: &PartitionKey,
     filter: &ReadFilter,
     now: i32,
     stats: &mut ReadStats,
-    mut fetch: impl FnMut(&ReadFilter, usize) -> Result<Round>,
-) -> Result<Option<Partition>> {
+    mut fetch: impl FnMut(&ReadFilter, usize) -> Result<Round, E>,
+) -> Result<Option<Partition>, E> {
     let mut rounds = Rounds::new(key, filter);
     while let Some((round_filter, cap)) = rounds.next() {
         let round = fetch(&round_filter, cap)?;
@@ -229,7 +227,7 @@ pub(super) fn read(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mutation::{Cell, ColumnData, DeletionTime, PartitionUpdate};
+    use crate::{Cell, ColumnData, DeletionTime, PartitionUpdate};
     use std::ops::Bound;
 
     fn b(s: &str) -> Bytes {
@@ -271,9 +269,9 @@ mod tests {
             for s in sources {
                 round.add(Some(s.select(f, cap)));
             }
-            Ok(round)
+            Ok::<_, std::convert::Infallible>(round)
         })
-        .expect("read");
+        .unwrap_or_else(|never| match never {});
         let rows = found.map_or_else(Vec::new, |p| {
             p.rows.into_iter().map(|r| r.clustering).collect()
         });

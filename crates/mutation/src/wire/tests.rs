@@ -1,10 +1,11 @@
 use super::*;
+use crate::scan::ScanSource;
 use crate::testing::{arb_partition_data, bound, partition_key};
-use bytes::Bytes;
-use mutation::wire::{decode_all, key_range, put_key_range, put_read_filter, read_filter};
-use mutation::{
-    Cell, ColumnData, DeletionTime, KeyRange, PartitionPosition, PartitionUpdate, ReadFilter, Row,
+use crate::{
+    Cell, ColumnData, DeletionTime, KeyRange, PartitionData, PartitionPosition, PartitionUpdate,
+    ReadFilter, Row, SourceRows,
 };
+use bytes::Bytes;
 use proptest::prelude::*;
 use std::ops::Bound;
 

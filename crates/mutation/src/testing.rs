@@ -1,4 +1,5 @@
-//! Proptest strategies for the data model, shared by the storage crate's property tests.
+//! Proptest strategies for the data model, for the property tests of `mutation` and of the crates
+//! that store it (feature `testing`).
 
 use std::ops::Bound;
 
@@ -6,25 +7,25 @@ use bytes::Bytes;
 use proptest::prelude::*;
 
 use crate::partition::PartitionData;
-use mutation::{
+use crate::{
     Cell, ColumnData, DeletionTime, LivenessInfo, PartitionKey, PartitionUpdate, RangeTombstone,
     Row,
 };
 
 /// A partition key of `token` whose key bytes are the token's (so keys differ with tokens).
-pub(crate) fn keyed_by_token(token: i64) -> PartitionKey {
+pub fn keyed_by_token(token: i64) -> PartitionKey {
     PartitionKey {
         token,
         key: Bytes::from(token.to_be_bytes().to_vec()),
     }
 }
 
-pub(crate) fn clustering() -> impl Strategy<Value = Bytes> {
+pub fn clustering() -> impl Strategy<Value = Bytes> {
     prop::collection::vec(prop::sample::select(vec![0u8, 1, 2, 0x7f, 0xff]), 0..3)
         .prop_map(Bytes::from)
 }
 
-pub(crate) fn bound() -> impl Strategy<Value = Bound<Bytes>> {
+pub fn bound() -> impl Strategy<Value = Bound<Bytes>> {
     prop_oneof![
         Just(Bound::Unbounded),
         clustering().prop_map(Bound::Included),
@@ -32,14 +33,14 @@ pub(crate) fn bound() -> impl Strategy<Value = Bound<Bytes>> {
     ]
 }
 
-pub(crate) fn deletion() -> impl Strategy<Value = DeletionTime> {
+pub fn deletion() -> impl Strategy<Value = DeletionTime> {
     prop_oneof![
         2 => Just(DeletionTime::LIVE),
         1 => (0i64..20, 0i32..200).prop_map(|(ts, now)| DeletionTime::new(ts, now)),
     ]
 }
 
-pub(crate) fn cell() -> impl Strategy<Value = Cell> {
+pub fn cell() -> impl Strategy<Value = Cell> {
     let value = prop::collection::vec(any::<u8>(), 0..6).prop_map(Bytes::from);
     prop_oneof![
         (0i64..20, value.clone()).prop_map(|(ts, v)| Cell::live(ts, v)),
@@ -49,7 +50,7 @@ pub(crate) fn cell() -> impl Strategy<Value = Cell> {
     ]
 }
 
-pub(crate) fn column() -> impl Strategy<Value = ColumnData> {
+pub fn column() -> impl Strategy<Value = ColumnData> {
     let name = prop::sample::select(vec!["a", "b", "c"]);
     prop_oneof![
         (name.clone(), cell()).prop_map(|(n, c)| ColumnData::simple(n, c)),
@@ -68,7 +69,7 @@ pub(crate) fn column() -> impl Strategy<Value = ColumnData> {
     ]
 }
 
-pub(crate) fn row(clustering: impl Strategy<Value = Bytes>) -> impl Strategy<Value = Row> {
+pub fn row(clustering: impl Strategy<Value = Bytes>) -> impl Strategy<Value = Row> {
     let liveness = prop_oneof![
         Just(None),
         (0i64..20).prop_map(|ts| Some(LivenessInfo::new(ts))),
@@ -93,7 +94,7 @@ pub(crate) fn row(clustering: impl Strategy<Value = Bytes>) -> impl Strategy<Val
     )
 }
 
-pub(crate) fn update() -> impl Strategy<Value = PartitionUpdate> {
+pub fn update() -> impl Strategy<Value = PartitionUpdate> {
     let tombstone =
         (bound(), bound(), deletion()).prop_map(|(start, end, deletion)| RangeTombstone {
             start,
@@ -116,7 +117,7 @@ pub(crate) fn update() -> impl Strategy<Value = PartitionUpdate> {
         )
 }
 
-pub(crate) fn partition_key() -> impl Strategy<Value = PartitionKey> {
+pub fn partition_key() -> impl Strategy<Value = PartitionKey> {
     (
         prop::sample::select(vec![i64::MIN + 1, -5, 0, 3, i64::MAX]),
         0u8..4,
@@ -128,7 +129,7 @@ pub(crate) fn partition_key() -> impl Strategy<Value = PartitionKey> {
 }
 
 /// One source's reconciled version of a partition.
-pub(crate) fn arb_partition_data() -> impl Strategy<Value = PartitionData> {
+pub fn arb_partition_data() -> impl Strategy<Value = PartitionData> {
     update().prop_map(|update| {
         let mut data = PartitionData::default();
         data.apply(update);
@@ -137,7 +138,7 @@ pub(crate) fn arb_partition_data() -> impl Strategy<Value = PartitionData> {
 }
 
 /// Partition `k` with this token.
-pub(crate) fn token_key(token: i64) -> PartitionKey {
+pub fn token_key(token: i64) -> PartitionKey {
     PartitionKey {
         token,
         key: Bytes::from_static(b"k"),

@@ -11,7 +11,7 @@
 
 use crate::partition::PartitionData;
 use crate::reconcile::supersedes;
-use mutation::{Cell, ColumnData, ColumnValue, DeletionTime, Row};
+use crate::{Cell, ColumnData, ColumnValue, DeletionTime, Row};
 
 /// How finely other sources' data is compared (`nodetool garbagecollect -g`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -156,7 +156,7 @@ mod tests {
     use bytes::Bytes;
 
     use super::*;
-    use mutation::{LivenessInfo, RangeTombstone};
+    use crate::{LivenessInfo, RangeTombstone};
 
     fn deletion(at: i64) -> DeletionTime {
         DeletionTime {

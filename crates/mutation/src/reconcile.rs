@@ -4,7 +4,7 @@
 
 use std::cmp::Ordering;
 
-use mutation::{Cell, ColumnData, ColumnValue, ComplexColumn, Row, NO_DELETION_TIME};
+use crate::{Cell, ColumnData, ColumnValue, ComplexColumn, Row, NO_DELETION_TIME};
 
 /// Whether `left` wins over `right` (ties on everything keep `left`).
 fn cell_wins(left: &Cell, right: &Cell) -> bool {
@@ -38,7 +38,7 @@ fn value_bytes(cell: &Cell) -> &[u8] {
 /// The winner of two versions of a cell; two live counter cells merge their shards.
 pub fn reconcile(left: Cell, right: Cell) -> Cell {
     if left.is_counter() || right.is_counter() {
-        if let Some(cell) = crate::counter::reconcile(&left, &right) {
+        if let Some(cell) = crate::counter_context::reconcile(&left, &right) {
             return cell;
         }
     }
@@ -184,8 +184,8 @@ fn normalize_column(column: ColumnData) -> ColumnData {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{DeletionTime, LivenessInfo};
     use bytes::Bytes;
-    use mutation::{DeletionTime, LivenessInfo};
 
     fn v(s: &'static str) -> Bytes {
         Bytes::from_static(s.as_bytes())

@@ -1,6 +1,11 @@
 //! The binary form of what a replica is asked — [`ReadFilter`], [`KeyRange`] — and of the
-//! partition content it answers with, on the model's codec ([`crate::codec`]). Decoding checks
-//! every length and tag and never panics on bad input.
+//! partition content it answers with, on the model's codec ([`crate::codec`]); the answers
+//! themselves (`SourceRows`, `ScanSource`) in `answers`. Decoding checks every length and tag
+//! and never panics on bad input.
+
+mod answers;
+#[cfg(test)]
+mod tests;
 
 use std::ops::Bound;
 use std::sync::Arc;
@@ -10,6 +15,10 @@ use bytes::BufMut;
 use crate::codec::{put_bound, put_bytes, put_deletion, put_len, put_row, DecodeError, Reader};
 use crate::filter::{KeyRange, PartitionPosition, ReadFilter};
 use crate::{DeletionTime, PartitionKey, PartitionUpdate, RangeTombstone, Row};
+
+pub use answers::{
+    partition_data, put_partition_data, put_scan_source, put_source_rows, scan_source, source_rows,
+};
 
 pub type Decoded<T> = Result<T, DecodeError>;
 

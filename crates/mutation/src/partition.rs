@@ -3,11 +3,11 @@
 
 use bytes::Bytes;
 
+use crate::filter::ranges_overlap;
 use crate::filter::ReadFilter;
 use crate::reconcile::{merge_row, normalize_row};
 use crate::row_map::RowMap;
-use crate::sstable::ranges_overlap;
-use mutation::{DeletionTime, PartitionUpdate, RangeTombstone, Row};
+use crate::{DeletionTime, PartitionUpdate, RangeTombstone, Row};
 
 /// One source's answer to a read capped at a number of rows: its data and, when it stopped at
 /// the cap with rows left to read, the clustering of the last row it returned (rows after it
@@ -20,7 +20,7 @@ pub struct SourceRows {
 
 /// The clustering of the last row read into `rows` (the greatest, or the smallest when
 /// reading in reverse).
-pub(crate) fn last_read(rows: &RowMap, reversed: bool) -> Option<Bytes> {
+pub fn last_read(rows: &RowMap, reversed: bool) -> Option<Bytes> {
     let last = if reversed {
         rows.keys().next()
     } else {
@@ -31,7 +31,7 @@ pub(crate) fn last_read(rows: &RowMap, reversed: bool) -> Option<Bytes> {
 
 /// The rows of `rows` that `filter` selects, made rows by `to_row`, at most `cap` of them (the
 /// first in read order), and where the read stopped when rows were left.
-pub(crate) fn select_rows<V, E>(
+pub fn select_rows<V, E>(
     rows: &RowMap<V>,
     filter: &ReadFilter,
     cap: usize,
@@ -199,8 +199,8 @@ impl PartitionData {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{Cell, ColumnData};
     use bytes::Bytes;
-    use mutation::{Cell, ColumnData};
     use std::ops::Bound;
 
     fn row(c: &'static str, ts: i64) -> Row {

@@ -4,7 +4,7 @@
 //! a complex column's deletion, a range tombstone) the replica needs the reconciled version.
 
 use crate::partition::PartitionData;
-use mutation::{Cell, ColumnData, ColumnValue, ComplexColumn, DeletionTime, PartitionUpdate, Row};
+use crate::{Cell, ColumnData, ColumnValue, ComplexColumn, DeletionTime, PartitionUpdate, Row};
 
 impl PartitionData {
     /// What a replica that answered `replica` lacks compared with `self`, the data reconciled

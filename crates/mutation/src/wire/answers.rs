@@ -1,16 +1,16 @@
-//! The binary form of what replicas answer — [`SourceRows`], [`ScanSource`] — on the
-//! model's encoding of partition content (`mutation::wire`). Decoding checks every length and
+//! The binary form of what replicas answer — [`SourceRows`], [`ScanSource`] — on the encoding
+//! of partition content (`put_content`/`partition_update`). Decoding checks every length and
 //! tag and never panics on bad input. Also the digest of an answer.
 
 use md5::{Digest, Md5};
 
-use crate::compaction::garbage::{remove_shadowed, Granularity};
-use crate::engine::ScanSource;
-use crate::partition::{PartitionData, SourceRows};
-use mutation::codec::{put_bytes, put_len, Reader};
-use mutation::wire::{
+use super::{
     counted, key, option, partition_update, put_content, put_key, put_option, Content, Decoded,
 };
+use crate::codec::{put_bytes, put_len, Reader};
+use crate::partition::{PartitionData, SourceRows};
+use crate::scan::ScanSource;
+use crate::shadow::{remove_shadowed, Granularity};
 
 pub fn put_source_rows(out: &mut Vec<u8>, rows: &SourceRows) {
     put_partition_data(out, &rows.data);
@@ -73,6 +73,3 @@ impl SourceRows {
         Md5::digest(&encoded).into()
     }
 }
-
-#[cfg(test)]
-mod tests;

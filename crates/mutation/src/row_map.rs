@@ -8,7 +8,7 @@ use std::ops::{Bound, RangeBounds};
 
 use bytes::Bytes;
 
-use mutation::Row;
+use crate::Row;
 
 /// Rows kept in the sorted vector before switching to the B-tree.
 const SMALL_MAX: usize = 16;

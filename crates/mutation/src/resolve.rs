@@ -4,11 +4,10 @@
 //! consumed: the live cells move into the rows returned instead of being copied (a cell
 //! decoded from an SSTable owns its buffers, which a copy would first have to share).
 
+use crate::filter::ranges_overlap;
 use crate::filter::ReadFilter;
-use crate::metrics::ReadStats;
 use crate::partition::PartitionData;
-use crate::sstable::ranges_overlap;
-use mutation::{Cell, ColumnData, ColumnValue, DeletionTime, RangeTombstone, Row};
+use crate::{Cell, ColumnData, ColumnValue, DeletionTime, RangeTombstone, ReadStats, Row};
 
 /// The live part of the static row, if any (taken out of `data`).
 pub(crate) fn live_static_row(
@@ -129,7 +128,7 @@ fn keep_live(column: &mut ColumnData, deletion: DeletionTime, now: i32) -> bool 
     };
     match &mut column.value {
         ColumnValue::Simple(cell) if cell.is_counter() && live(cell, deletion) => {
-            *cell = crate::counter::readable(cell);
+            *cell = crate::counter_context::readable(cell);
             true
         }
         ColumnValue::Simple(cell) => live(cell, deletion),
@@ -145,8 +144,8 @@ fn keep_live(column: &mut ColumnData, deletion: DeletionTime, now: i32) -> bool 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{Cell, LivenessInfo, PartitionUpdate};
     use bytes::Bytes;
-    use mutation::{Cell, LivenessInfo, PartitionUpdate};
     use std::ops::Bound;
 
     fn row(c: &'static str, ts: i64) -> Row {
