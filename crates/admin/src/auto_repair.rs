@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
-use storage::TokenRange;
+use mutation::TokenRange;
 
 /// A table, by keyspace and name.
 pub type TableName = (String, String);

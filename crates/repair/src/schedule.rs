@@ -19,7 +19,7 @@
 
 use std::time::Duration;
 
-use storage::TokenRange;
+use mutation::TokenRange;
 
 /// A range of a table and when this node last repaired it (ms since the epoch).
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -49,7 +49,7 @@ pub struct RepairStatus {
     /// Every replica taking part, this node among them.
     pub participants: Vec<std::net::SocketAddr>,
     /// The ranges of each session, in the order they run.
-    pub range_groups: Vec<Vec<storage::TokenRange>>,
+    pub range_groups: Vec<Vec<mutation::TokenRange>>,
     /// The sessions started so far.
     pub sessions: Vec<Uuid>,
     /// The success message, once succeeded.
