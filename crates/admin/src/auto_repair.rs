@@ -10,9 +10,9 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use mutation::TokenRange;
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
-use mutation::TokenRange;
 
 /// A table, by keyspace and name.
 pub type TableName = (String, String);
