@@ -119,6 +119,20 @@ fn stress(settings: settings::Settings, command: &str, sink: &mut dyn Write) -> 
 /// and a multi-threaded runtime spends much of it waking and parking threads (perf: half the
 /// client's cycles in the scheduler's context switches); one thread drives well over the
 /// op rate a node answers.
+/// Ends a subcommand: its output written to `out`, or its error to stderr.
+fn finish(result: Result<String, String>, out: &mut dyn Write) -> ExitCode {
+    match result {
+        Ok(text) => match out.write_all(text.as_bytes()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(_) => ExitCode::FAILURE,
+        },
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn runtime() -> Result<tokio::runtime::Runtime, String> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -86,18 +86,9 @@ pub fn parse(args: &[String]) -> Result<Config, String> {
 pub fn main(args: &[String], out: &mut dyn Write) -> ExitCode {
     let result = parse(args).and_then(|config| {
         let report = crate::runtime()?.block_on(run::run(&config))?;
-        Ok(report.json(&config))
+        Ok(format!("{}\n", report.json(&config)))
     });
-    match result {
-        Ok(line) => match writeln!(out, "{line}") {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(_) => ExitCode::FAILURE,
-        },
-        Err(e) => {
-            eprintln!("{e}");
-            ExitCode::FAILURE
-        }
-    }
+    crate::finish(result, out)
 }
 
 #[cfg(test)]

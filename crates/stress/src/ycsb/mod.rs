@@ -60,21 +60,10 @@ const USAGE: &str =
 /// Runs a YCSB command line, writing YCSB's report to `out` and its status lines (`-s`)
 /// to `status`.
 pub fn main(args: &[String], out: &mut dyn Write, status: Box<dyn Write + Send>) -> ExitCode {
-    let result =
-        parse(args).and_then(|config| crate::runtime()?.block_on(run::run(&config, status)));
-    match result {
-        Ok(lines) => {
-            let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
-            match out.write_all(text.as_bytes()) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(_) => ExitCode::FAILURE,
-            }
-        }
-        Err(e) => {
-            eprintln!("{e}");
-            ExitCode::FAILURE
-        }
-    }
+    let result = parse(args)
+        .and_then(|config| crate::runtime()?.block_on(run::run(&config, status)))
+        .map(|lines| lines.iter().map(|l| format!("{l}\n")).collect());
+    crate::finish(result, out)
 }
 
 #[cfg(test)]
