@@ -15,7 +15,7 @@ SERVED = {
     "system_views": {
         "caches", "clients", "coordinator_read_latency", "coordinator_scan_latency",
         "coordinator_write_latency", "disk_usage", "local_read_latency", "local_scan_latency",
-        "local_write_latency", "max_partition_size", "rows_per_read", "settings",
+        "local_write_latency", "max_partition_size", "repairs", "rows_per_read", "settings",
         "sstable_tasks", "streaming", "thread_pools", "tombstones_per_read",
     },
     "system_virtual_schema": {"columns", "keyspaces", "tables"},
