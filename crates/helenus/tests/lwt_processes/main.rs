@@ -9,7 +9,7 @@
 //! `paxos::linearizability::check_rows` (Wing–Gong–Lowe).
 //!
 //! `HELENUS_LWT_SEED` picks the faults and statements (default 31); `HELENUS_LWT_MINUTES`
-//! runs longer than the suite's 40 seconds.
+//! runs longer than the suite's 25 seconds.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test crate
 
 mod client;
@@ -37,7 +37,7 @@ fn env_number(name: &str) -> Option<f64> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn conditional_statements_stay_linearizable_under_kills_pauses_and_partitions() {
     let seed = env_number("HELENUS_LWT_SEED").map_or(31, |s| s as u64);
-    let run_for = env_number("HELENUS_LWT_MINUTES").map_or(Duration::from_secs(40), |m| {
+    let run_for = env_number("HELENUS_LWT_MINUTES").map_or(Duration::from_secs(25), |m| {
         Duration::from_secs_f64(m * 60.0)
     });
     let cluster = Arc::new(ProcessCluster::start(3, Ipv4Addr::new(127, 0, 5, 1)));
