@@ -8,6 +8,7 @@ mod logging;
 mod native;
 mod nodetool;
 mod server;
+mod text;
 mod virtual_sources;
 
 use std::path::PathBuf;

@@ -1,6 +1,5 @@
 //! What `helenus cluster` prints: the status table and how to connect to a started cluster.
 
-use std::fmt::Write as _;
 use std::time::Duration;
 
 use super::probe::answers_cql;
@@ -84,19 +83,10 @@ pub fn status_table(cluster: &Cluster, statuses: &[NodeStatus]) -> String {
 
 /// Rows aligned in columns two spaces apart.
 fn columns<const N: usize>(rows: &[[String; N]]) -> String {
-    let widths: Vec<usize> = (0..N)
-        .map(|i| rows.iter().map(|r| r[i].len()).max().unwrap_or(0))
-        .collect();
-    let mut out = String::new();
-    for row in rows {
-        let cells: Vec<String> = row
-            .iter()
-            .zip(&widths)
-            .map(|(cell, width)| format!("{cell:width$}"))
-            .collect();
-        let _ = writeln!(out, "{}", cells.join("  ").trim_end());
-    }
-    out
+    let text = crate::text::padded(rows, "  ");
+    text.lines()
+        .map(|line| format!("{}\n", line.trim_end()))
+        .collect()
 }
 
 /// How to reach the cluster and manage it; `tool` is the command prefix to show

@@ -8,8 +8,8 @@ use admin::types::{AutoRepairConfigRequest, AutoRepairStatus};
 
 use super::client::Client;
 use super::compaction::log_date_time;
-use super::repair_admin::padded;
 use super::{no_args, node_error, unexpected, Failure, Output};
+use crate::text::padded;
 
 pub fn status(client: &Client, args: &[String]) -> Output {
     no_args(args)?;

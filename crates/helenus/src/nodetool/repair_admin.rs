@@ -9,6 +9,7 @@ use admin::types::{RepairCancelRequest, RepairSessionInfo};
 
 use super::client::Client;
 use super::{node_error, unexpected, Failure, Output};
+use crate::text::padded;
 
 const HEADER: [&str; 6] = [
     "id",
@@ -89,25 +90,6 @@ fn render(sessions: &[RepairSessionInfo], all: bool, now_ms: u64) -> String {
         ]);
     }
     padded(&rows, " | ")
-}
-
-/// `rows` (the header first) with each column padded to its widest cell, joined by `separator`.
-pub(super) fn padded(rows: &[Vec<String>], separator: &str) -> String {
-    let columns = rows.first().map_or(0, Vec::len);
-    let widths: Vec<usize> = (0..columns)
-        .map(|i| rows.iter().map(|r| r[i].len()).max().unwrap_or(0))
-        .collect();
-    let mut out = String::new();
-    for row in rows {
-        let cells: Vec<String> = row
-            .iter()
-            .zip(&widths)
-            .map(|(cell, width)| format!("{cell:<width$}"))
-            .collect();
-        out.push_str(&cells.join(separator));
-        out.push('\n');
-    }
-    out
 }
 
 /// The address part of `ip:port`.
