@@ -8,7 +8,6 @@ import itertools
 import os
 import re
 import subprocess
-import threading
 
 import pytest
 
@@ -18,7 +17,7 @@ from cassandra.concurrent import execute_concurrent_with_args
 from cluster import BIN, LocalCluster
 from test_lifecycle import host_id, nodetool
 from test_lifecycle_safety import full_log, kill_once_streaming, throttle, wait_for
-from test_moving_data import QuorumLoad, create_table, read_alone, streams, write_rows
+from test_moving_data import Background, QuorumLoad, create_table, read_alone, streams, write_rows
 
 YAML = "ring_delay_ms: 1000"
 ROWS, BLOBS = 2_000, 6_000
@@ -112,15 +111,14 @@ def test_removenode_of_a_node_killed_mid_decommission_restores_the_replica_count
         every_replica_holds(cluster, cluster.nodes[:3], list(range(ROWS)) + load.acknowledged)
 
 
-class QuorumReads:
+class QuorumReads(Background):
     """Reads the keys of ks.t at QUORUM in a thread, over and over; keeps the keys answered
     without their row and the errors."""
 
     def __init__(self, session, keys):
+        super().__init__()
         self.session, self.keys = session, keys
         self.reads, self.missing, self.errors = 0, [], []
-        self.done = threading.Event()
-        self.thread = threading.Thread(target=self.run)
 
     def run(self):
         select = self.session.prepare("SELECT v FROM ks.t WHERE k = ?")
@@ -135,14 +133,6 @@ class QuorumReads:
                     self.missing.append(k)
             except Exception as e:  # noqa: BLE001 - every client error counts
                 self.errors.append(repr(e))
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.done.set()
-        self.thread.join()
 
 
 def local_reads(node):

@@ -74,14 +74,32 @@ def streams(node):
         return json.loads(r.read())["sessions"]
 
 
-class QuorumLoad:
+class Background:
+    """`run` in a thread between `with` and the end of the block, which stops it (`done`)."""
+
+    def __init__(self):
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self.run)
+
+    def run(self):
+        raise NotImplementedError
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.done.set()
+        self.thread.join()
+
+
+class QuorumLoad(Background):
     """Writes new keys at QUORUM in a thread; keeps the acknowledged ones and the errors."""
 
     def __init__(self, session, first):
+        super().__init__()
         self.session, self.next = session, first
         self.acknowledged, self.errors = [], []
-        self.done = threading.Event()
-        self.thread = threading.Thread(target=self.run)
 
     def run(self):
         insert = self.session.prepare("INSERT INTO ks.t (k, v) VALUES (?, ?)")
@@ -94,14 +112,6 @@ class QuorumLoad:
                 self.acknowledged.append(k)
             except Exception as e:  # noqa: BLE001 - every client error counts
                 self.errors.append(repr(e))
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.done.set()
-        self.thread.join()
 
 
 def test_a_joining_node_fetches_its_ranges_under_a_quorum_load():
