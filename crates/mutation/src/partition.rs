@@ -199,18 +199,10 @@ impl PartitionData {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Cell, ColumnData};
     use bytes::Bytes;
     use std::ops::Bound;
 
-    fn row(c: &'static str, ts: i64) -> Row {
-        let mut r = Row::new(Bytes::from_static(c.as_bytes()));
-        r.columns = vec![ColumnData::simple(
-            "v",
-            Cell::live(ts, Bytes::from_static(b"x")),
-        )];
-        r
-    }
+    use crate::testing::one_cell_row as row;
 
     #[test]
     fn apply_merges_rows_and_dedups_range_tombstones() {

@@ -148,14 +148,7 @@ mod tests {
     use bytes::Bytes;
     use std::ops::Bound;
 
-    fn row(c: &'static str, ts: i64) -> Row {
-        let mut r = Row::new(Bytes::from_static(c.as_bytes()));
-        r.columns = vec![ColumnData::simple(
-            "v",
-            Cell::live(ts, Bytes::from_static(b"x")),
-        )];
-        r
-    }
+    use crate::testing::one_cell_row as row;
 
     #[test]
     fn row_deletion_shadows_marker_and_older_cells() {

@@ -144,3 +144,13 @@ pub fn token_key(token: i64) -> PartitionKey {
         key: Bytes::from_static(b"k"),
     }
 }
+
+/// A row at clustering `c` whose only cell, `v`, holds `x` written at `timestamp`.
+pub fn one_cell_row(c: &'static str, timestamp: i64) -> Row {
+    let mut row = Row::new(Bytes::from_static(c.as_bytes()));
+    row.columns = vec![crate::ColumnData::simple(
+        "v",
+        crate::Cell::live(timestamp, Bytes::from_static(b"x")),
+    )];
+    row
+}
