@@ -11,15 +11,23 @@ from cluster import LocalCluster
 from helenus_node import Node
 
 
+# The cluster modules that move data between nodes (about 40% of the cluster modules' time):
+# their own group, so that the two workers share the clusters (test.sh).
+MOVING_DATA = {"test_moving_data", "test_lifecycle_safety", "test_lifecycle_kills", "test_streaming"}
+
+
 def _xdist_group(module, items):
     """Which pytest-xdist group runs a module's tests (test.sh: `-n 2 --dist loadgroup`).
 
-    Modules that start clusters share one group, so that at most one cluster of debug nodes runs
-    at a time on a 2-core machine; modules that compare with the reference Cassandra share
-    another (one Cassandra, started once); every other module is its own group, so its
-    module-scoped node is started once."""
+    Modules that start clusters are in two groups, "cluster" and "cluster-moving" (MOVING_DATA),
+    so that at most two clusters of debug nodes run at once on a 2-core machine, each on its
+    own 127.0.N.0/24 (cluster.py); without the split one worker ran every cluster module, most
+    of the suite's time, while the other waited. Modules that compare with the reference
+    Cassandra share another group (one Cassandra, started once); every other module is its own
+    group, so its module-scoped node is started once."""
     if any("trio" in item.fixturenames for item in items) or hasattr(module, "LocalCluster"):
-        return "cluster"
+        short = module.__name__.rsplit(".", 1)[-1]
+        return "cluster-moving" if short in MOVING_DATA else "cluster"
     if any("reference" in item.fixturenames for item in items):
         return "refcass"
     return module.__name__
