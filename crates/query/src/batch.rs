@@ -356,7 +356,9 @@ async fn apply_counters(
                 updates,
                 timestamp,
             };
-            qp.coordinator.write_counters(write, cl, trace).await?;
+            // Boxed: a counter write's future (the leader's read-before-write) is kilobytes,
+            // and inline it would widen every request's future (see cas.rs in coordinator).
+            Box::pin(qp.coordinator.write_counters(write, cl, trace)).await?;
         }
     }
     trace_memtables(trace, items);

@@ -1,6 +1,7 @@
-//! The query processor in process over a real storage: paged reads keep static values and
-//! resume after their last row, counter deletions are written, bound frozen sets are stored in
-//! their canonical order, and prepared statements naming a dropped table are unprepared.
+//! The query processor in process over a real storage: its request futures stay small, paged
+//! reads keep static values and resume after their last row, counter deletions are written,
+//! bound frozen sets are stored in their canonical order, and prepared statements naming a
+//! dropped table are unprepared.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test crate
 
 use std::sync::Arc;
@@ -227,4 +228,25 @@ async fn prepared_statements_naming_a_dropped_table_are_unprepared() {
         .await
         .expect("written to the new table");
     assert_eq!(node.run("SELECT k FROM r").await, vec![vec![Some(int(1))]]);
+}
+
+/// The request futures the transport boxes stay small. A future is as large as the largest
+/// path it can take, and the transport moves it into each request's allocation, so one large
+/// path inline costs every request a copy: the Paxos rounds inline made every query copy about
+/// 20 KB (found with bench/ab's callgrind profiles, issue 28). The LWT and counter paths are
+/// boxed where they start. The bound is for a debug build, whose futures are larger.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn request_futures_stay_small() {
+    let node = Node::start().await;
+    let query = node
+        .qp
+        .query(Some("ks"), "SELECT * FROM t", QueryOptions::default());
+    let execute = node.qp.execute(b"id", None, QueryOptions::default());
+    let sizes = [
+        ("query", std::mem::size_of_val(&query)),
+        ("execute", std::mem::size_of_val(&execute)),
+    ];
+    for (what, size) in sizes {
+        assert!(size <= 8 * 1024, "{what}'s future is {size} bytes");
+    }
 }

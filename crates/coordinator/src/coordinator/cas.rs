@@ -82,7 +82,10 @@ impl Coordinator {
                 });
                 update
             });
-            let outcome = traced(session(scope), cas).await;
+            // Boxed (and the SERIAL read below): the proposer's future is kilobytes,
+            // and inline it would widen the future of every request, which the transport
+            // copies into each request's allocation (bench/ab, issue 28).
+            let outcome = Box::pin(traced(session(scope), cas)).await;
             trace_outcome(scope.trace, proposer.metrics(), &outcome);
             match outcome {
                 Ok(Outcome::Applied) => Ok(CasOutcome::Applied),
@@ -108,7 +111,7 @@ impl Coordinator {
             let proposer = service.proposer(scope.serial);
             let (lwt_key, query) = lwt(scope, key, filter);
             trace::trace(scope.trace, || "Reading with SERIAL consistency".into());
-            let read = traced(session(scope), proposer.read(&lwt_key, &query)).await;
+            let read = Box::pin(traced(session(scope), proposer.read(&lwt_key, &query))).await;
             trace::trace(scope.trace, || match &read {
                 Ok(_) => "SERIAL read done".into(),
                 Err(e) => format!("SERIAL read failed: {e}"),
