@@ -22,6 +22,8 @@
 
 mod cluster;
 mod history;
+mod scenario;
+mod streaming;
 mod workload;
 
 use std::sync::Mutex;
@@ -182,4 +184,13 @@ fn the_checks_catch_writes_acknowledged_after_one_replica() {
         failure.contains("seed 1:") && failure.contains("acknowledged"),
         "{failure}"
     );
+}
+
+/// Issue 29: a node bootstraps while its streams lose messages, and mid-stream a link to a
+/// source is cut (seed 30), a source crashes (31) or the joining node is killed (35).
+#[test]
+fn streaming_under_message_loss() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let seeds = scenario::seeds(&[30, 31, 35]);
+    scenario::run_seeds("streaming_under_message_loss", &seeds, streaming::run);
 }
