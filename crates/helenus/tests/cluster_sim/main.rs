@@ -22,6 +22,7 @@
 
 mod cluster;
 mod history;
+mod lwt;
 mod scenario;
 mod streaming;
 mod workload;
@@ -193,4 +194,13 @@ fn streaming_under_message_loss() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let seeds = scenario::seeds(&[30, 31, 35]);
     scenario::run_seeds("streaming_under_message_loss", &seeds, streaming::run);
+}
+
+/// Issue 31: conditional statements and SERIAL reads from clients on every node stay
+/// linearizable under kills, restarts, partitions, clock jumps and pauses.
+#[test]
+fn lwt_linearizable_under_faults() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let seeds = scenario::seeds(&[41]);
+    scenario::run_seeds("lwt_linearizable_under_faults", &seeds, lwt::run);
 }
