@@ -9,7 +9,9 @@
 //!
 //! A fourth node may bootstrap into the cluster meanwhile (killed mid-join on some seeds) and a
 //! node decommission (`bootstrap_and_decommission_under_faults`). The nodes keep their tables
-//! in memory, with no storage thread outside simulated time.
+//! in memory, with no storage thread outside simulated time. Three scenarios drive one
+//! subsystem each under faults: a bootstrap's streams (`streaming.rs`), a repair (`repair.rs`)
+//! and lightweight transactions checked for linearizability (`lwt.rs`).
 //!
 //! The suite runs fixed seeds on 3 nodes (`fixed_seeds`); `HELENUS_SIM_SEED=S` replays one
 //! seed. `cargo test -p helenus --test cluster_sim -- --ignored` runs random seeds on 5 nodes:
@@ -17,6 +19,7 @@
 //! `HELENUS_SIM_STEPS` sets the steps per seed, `HELENUS_SIM_NODES` the nodes,
 //! `HELENUS_SIM_JOINS` the nodes that bootstrap (then one decommissions),
 //! `HELENUS_SIM_ENGINE=lsm` puts the tables on the LSM engine,
+//! `HELENUS_SIM_SCENARIO=streaming|repair|lwt` runs that scenario on the random seeds instead,
 //! `HELENUS_SIM_VERBOSE` prints the events.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test crate
 
@@ -105,7 +108,10 @@ fn random_seeds() {
         seed_source = net::SimRng::new(seed_source).next_u64();
         let seed = seed_source % 1_000_000_000;
         eprintln!("seed {seed}: starting (replay: HELENUS_SIM_SEED={seed})");
-        run_seed(seed, &settings);
+        match scenario::chosen() {
+            Some((name, run)) => scenario::run_seeds(name, &[seed], run),
+            None => run_seed(seed, &settings),
+        }
         ran += 1;
     }
     eprintln!(

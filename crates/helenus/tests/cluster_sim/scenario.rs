@@ -40,8 +40,24 @@ pub fn seeds(suite: &[u64]) -> Vec<u64> {
     }
 }
 
+/// What one seed of a scenario runs: a summary, or why a check failed.
+pub type ScenarioRun = fn(u64) -> Result<String, String>;
+
+/// The scenario `HELENUS_SIM_SCENARIO` names (`streaming`, `repair`, `lwt`) for the random
+/// seeds: its test's name and its run; `None` when unset (the main workload).
+pub fn chosen() -> Option<(&'static str, ScenarioRun)> {
+    let name = std::env::var("HELENUS_SIM_SCENARIO").ok()?;
+    let chosen: (&str, ScenarioRun) = match name.as_str() {
+        "streaming" => ("streaming_under_message_loss", crate::streaming::run),
+        "repair" => ("repair_under_faults", crate::repair::run),
+        "lwt" => ("lwt_linearizable_under_faults", crate::lwt::run),
+        other => panic!("HELENUS_SIM_SCENARIO={other}: streaming, repair or lwt"),
+    };
+    Some(chosen)
+}
+
 /// Runs each seed of `seeds` with `run`, failing the test with the first failure.
-pub fn run_seeds(name: &str, seeds: &[u64], run: impl Fn(u64) -> Result<String, String>) {
+pub fn run_seeds(name: &str, seeds: &[u64], run: ScenarioRun) {
     for &seed in seeds {
         let started = std::time::Instant::now();
         match run(seed) {
