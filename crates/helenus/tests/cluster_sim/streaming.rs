@@ -272,11 +272,9 @@ impl Join {
             }
             alone += preloaded.count();
         }
-        if alone == 0 {
-            return Err(format!("node {JOINER} replicates none of the partitions"));
-        }
         Ok(format!(
-            "{:?}, {:?}; {alone} preloaded rows held alone by node {JOINER}; {}",
+            "{:?}, {:?}; {alone} preloaded rows held alone by node {JOINER} (0: it replicates \
+             none of the partitions); {}",
             self.fault,
             self.load.history.outcomes(),
             self.hits.join("; ")
