@@ -212,12 +212,12 @@ fn lwt_linearizable_under_faults() {
     scenario::run_seeds("lwt_linearizable_under_faults", &seeds, lwt::run);
 }
 
-/// Issue 30: an incremental repair under message loss whose coordinator (seed 52) or a
-/// participant (50) crashes mid-repair ends, a rerun succeeds, and every replica alone then
+/// Issue 30: an incremental repair under message loss, whose link to a participant is cut
+/// (seed 51) or whose coordinator (52) or a participant (50) crashes mid-repair, ends, a rerun succeeds, and every replica alone then
 /// holds the same rows, deleted ones absent.
 #[test]
 fn repair_under_faults() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-    let seeds = scenario::seeds(&[50, 52]);
+    let seeds = scenario::seeds(&[50, 51, 52]);
     scenario::run_seeds("repair_under_faults", &seeds, repair::run);
 }

@@ -2,7 +2,8 @@
 //! while rows are written and deleted at QUORUM misses them; once it is back, a node runs an
 //! incremental repair of the keyspace (the plan `nodetool repair` makes: every range of the
 //! node with all its replicas, through `Repair::run`) while every link loses messages and,
-//! on the seed's choice, the repair's coordinator or a participant crashes mid-repair. The
+//! on the seed's choice, the link between the repair's coordinator and a participant is cut
+//! for a moment, or either crashes, mid-repair. The
 //! interrupted repair must end (FAILED, or successful if the faults spared it) within a bound
 //! of simulated time; then, links healed and nodes back, a rerun must succeed (nothing of
 //! the first stays claimed), and each replica read alone must hold exactly the rows written
@@ -20,7 +21,7 @@ use tokio::time::Instant;
 use types::request::QueryOptions;
 use types::Consistency;
 
-use crate::cluster::Cluster;
+use crate::cluster::{addr, Cluster};
 use crate::scenario::{read_alone, set_loss, simulate};
 use crate::workload::{create_schema, on, write, KEYS};
 
@@ -38,10 +39,11 @@ const LOSS: f64 = 0.003;
 const REPAIR_LIMIT: Duration = Duration::from_secs(120);
 const HINTS_OFF: &str = "hinted_handoff_enabled: false\n";
 
-/// What happens to the first repair besides the message loss.
+/// What happens to the first repair besides the message loss, a few milliseconds in: the
+/// link between its coordinator and a participant cut for a moment, or a crash of either.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Crash {
-    None,
+    CutLink,
     Coordinator,
     Participant,
 }
@@ -49,12 +51,15 @@ pub enum Crash {
 impl Crash {
     pub fn of(seed: u64) -> Crash {
         match seed % 3 {
-            0 => Crash::None,
+            0 => Crash::CutLink,
             1 => Crash::Coordinator,
             _ => Crash::Participant,
         }
     }
 }
+
+/// How long the cut link stays cut.
+const CUT_FOR: Duration = Duration::from_millis(300);
 
 /// Runs the scenario on `seed`: a summary, or why a check failed.
 pub fn run(seed: u64) -> Result<String, String> {
@@ -178,17 +183,27 @@ impl Scenario {
         }
         let started = Instant::now();
         let task = self.spawn_repair()?;
+        let participant = (self.coordinator + 1) % NODES;
         let crashed = match self.crash {
-            Crash::None => None,
+            Crash::CutLink => None,
             Crash::Coordinator => Some(self.coordinator),
-            Crash::Participant => Some((self.coordinator + 1) % NODES),
+            Crash::Participant => Some(participant),
         };
+        let delay = 2 + self.rng.below(30);
+        tokio::time::sleep(Duration::from_millis(delay)).await;
         if let Some(node) = crashed {
-            let delay = 2 + self.rng.below(30);
-            tokio::time::sleep(Duration::from_millis(delay)).await;
             self.events
                 .push(format!("node {node} crashed {delay} ms into the repair"));
             self.cluster.crash(node).await;
+        } else {
+            let (a, b) = (addr(self.coordinator), addr(participant));
+            self.events.push(format!(
+                "link node {} - node {participant} cut {delay} ms into the repair",
+                self.coordinator
+            ));
+            turmoil::partition(a, b);
+            tokio::time::sleep(CUT_FOR).await;
+            turmoil::repair(a, b);
         }
         let ended = tokio::time::timeout(REPAIR_LIMIT, task).await;
         let took = started.elapsed();
