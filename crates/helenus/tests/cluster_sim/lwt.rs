@@ -33,6 +33,8 @@ const STEPS: u64 = 250;
 /// How long the end of a run waits for the operations still running.
 const FINISH_LIMIT: Duration = Duration::from_secs(30);
 const MAX_JUMP_MICROS: u64 = 5_000_000;
+/// How long the checker may search before the run fails undecided.
+const CHECK_LIMIT: Duration = Duration::from_secs(60);
 const TABLE: &str = "CREATE TABLE IF NOT EXISTS sim.lwt (k int PRIMARY KEY, v int)";
 
 /// One operation of the history: a row's key and what was done to it.
@@ -341,7 +343,7 @@ impl Lwt {
             self.history.len(),
             self.faults.join(", ")
         );
-        if !linearizable(&self.history) {
+        if !linearizable(&self.history)? {
             return Err(format!(
                 "the history is not linearizable ({summary}):\n{:#?}",
                 self.history
@@ -350,28 +352,46 @@ impl Lwt {
         if applied == 0 {
             return Err(format!("no statement applied ({summary})"));
         }
-        match with_stale_read(&without_unseen_unknowns(&self.history)) {
-            Some(stale) if check_rows(&stale) => {
-                Err("the checker accepts a stale SERIAL read added to the history".into())
-            }
-            Some(_) => Ok(format!("{summary}; a stale read added is caught")),
-            None => Ok(format!("{summary}; no stale read to add")),
+        let Some(stale) = with_stale_read(&without_unseen_unknowns(&self.history, false)) else {
+            return Ok(format!("{summary}; no stale read to add"));
+        };
+        match any_linearizable(vec![stale])? {
+            true => Err("the checker accepts a stale SERIAL read added to the history".into()),
+            false => Ok(format!("{summary}; a stale read added is caught")),
         }
     }
 }
 
-/// Whether `history` is linearizable. The search grows exponentially with the operations of
-/// unknown outcome on a row (each may take effect anywhere after its call), so it first tries
-/// the history without those no other operation saw the effect of: if that one is
-/// linearizable, so is the whole (its unknown operations take effect at the very end, where
-/// nothing sees them, or never). Only if not is the whole history searched.
-fn linearizable(history: &[Recorded]) -> bool {
-    check_rows(&without_unseen_unknowns(history)) || check_rows(history)
+/// Whether `history` is linearizable, or `Err` if the search takes longer than
+/// [`CHECK_LIMIT`]. The search grows exponentially with the operations of unknown outcome on
+/// a row (each may take effect anywhere after its call), so it first tries the history
+/// without the unknown writes whose value no operation saw and without the unknown deletes,
+/// then with those deletes: if one is linearizable so is the whole (the unknown operations
+/// left out take effect at the very end, where nothing sees them, or never). Only if neither
+/// is, is the whole history searched.
+fn linearizable(history: &[Recorded]) -> Result<bool, String> {
+    any_linearizable(vec![
+        without_unseen_unknowns(history, false),
+        without_unseen_unknowns(history, true),
+        history.to_vec(),
+    ])
 }
 
-/// `history` without its deletes of unknown outcome and its inserts and updates of unknown
-/// outcome whose value no operation saw.
-fn without_unseen_unknowns(history: &[Recorded]) -> Vec<Recorded> {
+/// Whether one of `tries` is linearizable, or `Err` past [`CHECK_LIMIT`].
+fn any_linearizable(tries: Vec<Vec<Recorded>>) -> Result<bool, String> {
+    let (sender, answer) = std::sync::mpsc::channel();
+    // The search cannot be stopped: on a timeout its thread is left to the process's end.
+    std::thread::spawn(move || {
+        let _ = sender.send(tries.iter().any(|h| check_rows(h)));
+    });
+    answer
+        .recv_timeout(CHECK_LIMIT)
+        .map_err(|_| format!("the checker did not decide within {CHECK_LIMIT:?}"))
+}
+
+/// `history` without its inserts and updates of unknown outcome whose value no operation saw,
+/// and without its deletes of unknown outcome unless `deletes`.
+fn without_unseen_unknowns(history: &[Recorded], deletes: bool) -> Vec<Recorded> {
     let seen = |value: i64| {
         history.iter().any(|op| {
             let output = match op.output {
@@ -390,7 +410,7 @@ fn without_unseen_unknowns(history: &[Recorded]) -> Vec<Recorded> {
             RowOutput::Unknown,
             RowInput::InsertIfNotExists(v) | RowInput::UpdateIf { new: v, .. },
         ) => seen(v),
-        (RowOutput::Unknown, _) => false,
+        (RowOutput::Unknown, RowInput::DeleteIfExists) => deletes,
         _ => true,
     };
     history.iter().filter(kept).cloned().collect()
