@@ -11,7 +11,7 @@ use types::Consistency;
 
 use crate::cluster::{addr, Cluster};
 use crate::history::History;
-use crate::workload::{final_read, on, read, simulation, write, KEYS};
+use crate::workload::{final_reads, on, read, simulation, write, KEYS};
 
 /// Attempts of a read through a node cut off from the others (its coordinator may first ask
 /// a replica it still thinks up, and time out).
@@ -136,18 +136,7 @@ impl Load {
     /// The per-read check, then a QUORUM read of every partition through every member.
     pub async fn check(&self, cluster: &Cluster) -> Result<(), String> {
         self.history.check_reads()?;
-        for node in cluster.members() {
-            for key in 0..KEYS as u32 {
-                let rows = on(cluster, node, move |qp| async move {
-                    final_read(&qp, key).await
-                });
-                let rows = rows
-                    .await
-                    .map_err(|e| format!("the final read of k{key} via node {node}: {e}"))?;
-                self.history.check_final(key, node, &rows)?;
-            }
-        }
-        Ok(())
+        final_reads(cluster, &self.history, String::new).await
     }
 }
 

@@ -178,19 +178,6 @@ impl Run {
         create_schema(&self.cluster, self.seed, &[]).await;
     }
 
-    /// [`on`] this run's cluster.
-    async fn on<T, F>(
-        &self,
-        i: usize,
-        request: impl FnOnce(Arc<QueryProcessor>) -> F,
-    ) -> Result<T, String>
-    where
-        F: std::future::Future<Output = Result<T, String>> + Send + 'static,
-        T: Send + 'static,
-    {
-        on(&self.cluster, i, request).await
-    }
-
     async fn step(&mut self, number: u64) {
         self.change_topology(number).await;
         match self.rng.below(100) {
@@ -428,19 +415,8 @@ impl Run {
     }
 
     /// Every write acknowledged at QUORUM or ALL is returned by a QUORUM read through every node.
-    async fn final_reads(&mut self) -> Result<(), String> {
-        for node in self.cluster.members() {
-            for key in 0..KEYS as u32 {
-                let rows = self.on(node, move |qp| async move { final_read(&qp, key).await });
-                let rows = rows.await;
-                let rows = rows.map_err(|e| {
-                    let links = self.links();
-                    format!("final read of k{key} via node {node}: {e}\n{links}")
-                })?;
-                self.history.check_final(key, node, &rows)?;
-            }
-        }
-        Ok(())
+    async fn final_reads(&self) -> Result<(), String> {
+        final_reads(&self.cluster, &self.history, || self.links()).await
     }
 }
 
@@ -662,8 +638,30 @@ where
         .map_err(|e| format!("the request ended with its node: {e}"))?
 }
 
+/// Every write acknowledged at QUORUM or ALL is returned by a QUORUM read through every
+/// member; `context` is added to the message of a read that keeps failing.
+pub async fn final_reads(
+    cluster: &Cluster,
+    history: &History,
+    context: impl Fn() -> String,
+) -> Result<(), String> {
+    for node in cluster.members() {
+        for key in 0..KEYS as u32 {
+            let rows = on(cluster, node, move |qp| async move {
+                final_read(&qp, key).await
+            });
+            let rows = rows.await.map_err(|e| {
+                let context = context();
+                format!("final read of k{key} via node {node}: {e}\n{context}")
+            })?;
+            history.check_final(key, node, &rows)?;
+        }
+    }
+    Ok(())
+}
+
 /// A QUORUM read of partition `key`, tried again for up to 10 s while it fails.
-pub async fn final_read(processor: &QueryProcessor, key: u32) -> Result<Vec<u32>, String> {
+async fn final_read(processor: &QueryProcessor, key: u32) -> Result<Vec<u32>, String> {
     let mut last = String::new();
     for _ in 0..FINAL_ATTEMPTS {
         match read(processor, key, Consistency::Quorum).await {
