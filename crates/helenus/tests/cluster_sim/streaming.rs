@@ -272,9 +272,12 @@ impl Join {
             }
             alone += preloaded.count();
         }
+        let alone = match alone {
+            0 => format!("node {JOINER} replicates none of the partitions"),
+            n => format!("{n} preloaded rows held alone by node {JOINER}"),
+        };
         Ok(format!(
-            "{:?}, {:?}; {alone} preloaded rows held alone by node {JOINER} (0: it replicates \
-             none of the partitions); {}",
+            "{:?}, {:?}; {alone}; {}",
             self.fault,
             self.load.history.outcomes(),
             self.hits.join("; ")
