@@ -41,6 +41,8 @@ struct Hosts {
     tokens: Arc<Vec<Vec<i64>>>,
     /// The nodes that start the cluster (the seeds); the others bootstrap into it.
     seeds: usize,
+    /// More cassandra.yaml lines, the same on every node (a scenario's settings).
+    extra_yaml: Arc<str>,
     slots: Arc<Vec<Mutex<Slot>>>,
 }
 
@@ -49,7 +51,7 @@ impl Hosts {
     async fn run(self, i: usize) -> turmoil::Result {
         let clock = SteadyClock::new();
         let inputs = NodeInputs {
-            config: config(i, &self.dirs, &self.tokens[i], self.seeds),
+            config: config(i, &self.dirs, &self.tokens[i], self.seeds, &self.extra_yaml),
             network: Arc::new(TurmoilNetwork),
             tuning: tuning(),
             clock: Some(SharedClock::new(clock.clone())),
@@ -103,6 +105,11 @@ impl Cluster {
     /// cluster's seeds and start now (returns once they serve), the others are started later
     /// by [`Cluster::begin_join`] and bootstrap.
     pub async fn start(n: usize, seeds: usize, seed: u64) -> Cluster {
+        Cluster::start_with(n, seeds, seed, "").await
+    }
+
+    /// [`Cluster::start`] with `extra_yaml` appended to every node's cassandra.yaml.
+    pub async fn start_with(n: usize, seeds: usize, seed: u64, extra_yaml: &str) -> Cluster {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let dirs: Vec<PathBuf> = (0..n)
             .map(|i| dir.path().join(format!("node{i}")))
@@ -113,6 +120,7 @@ impl Cluster {
             dirs: Arc::new(dirs),
             tokens: Arc::new(tokens.collect()),
             seeds,
+            extra_yaml: extra_yaml.into(),
             slots: Arc::new((0..n).map(|_| Mutex::default()).collect()),
         };
         let mut cluster = Cluster {
@@ -200,6 +208,27 @@ impl Cluster {
 
     pub fn node(&self, i: usize) -> Option<Arc<Node>> {
         lock(&self.hosts.slots[i]).node.clone()
+    }
+
+    /// Node `i` once its data is open, serving or still joining.
+    pub fn opened(&self, i: usize) -> Option<Arc<Node>> {
+        lock(&self.hosts.slots[i]).opened.clone()
+    }
+
+    /// Runs `task` with serving node `i` on the node's own runtime; `None` when it does not
+    /// run.
+    pub fn spawn_with_node<T, F>(
+        &self,
+        i: usize,
+        task: impl FnOnce(Arc<Node>) -> F,
+    ) -> Option<tokio::task::JoinHandle<T>>
+    where
+        F: std::future::Future<Output = T> + Send + 'static,
+        T: Send + 'static,
+    {
+        let slot = lock(&self.hosts.slots[i]);
+        let (node, runtime) = (slot.node.as_ref()?, slot.runtime.as_ref()?);
+        Some(runtime.spawn(task(node.clone())))
     }
 
     /// Runs `request` with node `i`'s query processor on the node's own runtime; `None` when
@@ -303,7 +332,13 @@ impl Cluster {
 
 /// Node `i`'s configuration, as cassandra.yaml would say it: the first `seeds` nodes the seeds, its tokens
 /// fixed, short request timeouts, the commit-log sync of [`commitlog_sync`].
-fn config(i: usize, dirs: &[PathBuf], tokens: &[i64], seeds: usize) -> config::Config {
+fn config(
+    i: usize,
+    dirs: &[PathBuf],
+    tokens: &[i64],
+    seeds: usize,
+    extra_yaml: &str,
+) -> config::Config {
     let dir = &dirs[i];
     let path = |sub: &str| dir.join(sub).display().to_string();
     let seeds: Vec<String> = (0..seeds).map(|n| addr(n).to_string()).collect();
@@ -318,7 +353,7 @@ fn config(i: usize, dirs: &[PathBuf], tokens: &[i64], seeds: usize) -> config::C
          commitlog_sync: {}\ncommitlog_segment_size: 1MiB\n\
          write_request_timeout: 2000ms\nread_request_timeout: 2000ms\n\
          range_request_timeout: 4000ms\ncounter_write_request_timeout: 2000ms\n\
-         hints_flush_period: 500ms\nkey_cache_size: 0MiB\nfile_cache_size: 0MiB\n",
+         hints_flush_period: 500ms\nkey_cache_size: 0MiB\nfile_cache_size: 0MiB\n{extra_yaml}",
         tokens.len(),
         tokens.join(","),
         seeds.join(","),

@@ -88,6 +88,13 @@ impl History {
         self.ops()[id as usize].done = Some((at, result));
     }
 
+    /// Whether request `id` ended successfully.
+    pub fn acknowledged(&self, id: u32) -> bool {
+        let ops = self.ops();
+        ops.get(id as usize)
+            .is_some_and(|op| op.acked_at().is_some())
+    }
+
     /// How many requests ended how ("write Quorum ok", "read One error", …).
     pub fn outcomes(&self) -> BTreeMap<String, usize> {
         let mut counts = BTreeMap::new();

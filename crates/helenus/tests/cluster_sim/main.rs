@@ -9,7 +9,9 @@
 //!
 //! A fourth node may bootstrap into the cluster meanwhile (killed mid-join on some seeds) and a
 //! node decommission (`bootstrap_and_decommission_under_faults`). The nodes keep their tables
-//! in memory, with no storage thread outside simulated time.
+//! in memory, with no storage thread outside simulated time. Three scenarios drive one
+//! subsystem each under faults: a bootstrap's streams (`streaming.rs`), a repair (`repair.rs`)
+//! and lightweight transactions checked for linearizability (`lwt.rs`).
 //!
 //! The suite runs fixed seeds on 3 nodes (`fixed_seeds`); `HELENUS_SIM_SEED=S` replays one
 //! seed. `cargo test -p helenus --test cluster_sim -- --ignored` runs random seeds on 5 nodes:
@@ -17,11 +19,16 @@
 //! `HELENUS_SIM_STEPS` sets the steps per seed, `HELENUS_SIM_NODES` the nodes,
 //! `HELENUS_SIM_JOINS` the nodes that bootstrap (then one decommissions),
 //! `HELENUS_SIM_ENGINE=lsm` puts the tables on the LSM engine,
+//! `HELENUS_SIM_SCENARIO=streaming|repair|lwt` runs that scenario on the random seeds instead,
 //! `HELENUS_SIM_VERBOSE` prints the events.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test crate
 
 mod cluster;
 mod history;
+mod lwt;
+mod repair;
+mod scenario;
+mod streaming;
 mod workload;
 
 use std::sync::Mutex;
@@ -101,7 +108,10 @@ fn random_seeds() {
         seed_source = net::SimRng::new(seed_source).next_u64();
         let seed = seed_source % 1_000_000_000;
         eprintln!("seed {seed}: starting (replay: HELENUS_SIM_SEED={seed})");
-        run_seed(seed, &settings);
+        match scenario::chosen() {
+            Some((name, run)) => scenario::run_seeds(name, &[seed], run),
+            None => run_seed(seed, &settings),
+        }
         ran += 1;
     }
     eprintln!(
@@ -182,4 +192,32 @@ fn the_checks_catch_writes_acknowledged_after_one_replica() {
         failure.contains("seed 1:") && failure.contains("acknowledged"),
         "{failure}"
     );
+}
+
+/// Issue 29: a node bootstraps while its streams lose messages, and mid-stream a link to a
+/// source is cut (seed 30), a source crashes (31) or the joining node is killed (35).
+#[test]
+fn streaming_under_message_loss() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let seeds = scenario::seeds(&[30, 31, 35]);
+    scenario::run_seeds("streaming_under_message_loss", &seeds, streaming::run);
+}
+
+/// Issue 31: conditional statements and SERIAL reads from clients on every node stay
+/// linearizable under kills, restarts, partitions, clock jumps and pauses.
+#[test]
+fn lwt_linearizable_under_faults() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let seeds = scenario::seeds(&[41]);
+    scenario::run_seeds("lwt_linearizable_under_faults", &seeds, lwt::run);
+}
+
+/// Issue 30: an incremental repair under message loss, whose link to a participant is cut
+/// (seed 51) or whose coordinator (52) or a participant (50) crashes mid-repair, ends, a rerun succeeds, and every replica alone then
+/// holds the same rows, deleted ones absent.
+#[test]
+fn repair_under_faults() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let seeds = scenario::seeds(&[50, 51, 52]);
+    scenario::run_seeds("repair_under_faults", &seeds, repair::run);
 }

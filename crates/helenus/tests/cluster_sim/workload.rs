@@ -17,7 +17,7 @@ use crate::cluster::{addr, Cluster};
 use crate::history::{self, History};
 
 /// Partitions written and read.
-const KEYS: u64 = 6;
+pub const KEYS: u64 = 6;
 /// The longest a clock jumps, either way.
 const MAX_JUMP_MICROS: u64 = 10_000_000;
 /// How long the end of a run waits for hints to be delivered.
@@ -64,13 +64,7 @@ pub struct Finished {
 
 /// Runs `seed`: what happened, or why a check failed (naming the seed and the last events).
 pub fn run(seed: u64, settings: &Settings) -> Result<Finished, String> {
-    let sim = turmoil::Builder::new()
-        .simulation_duration(Duration::from_secs(24 * 60 * 60))
-        .min_message_latency(Duration::from_millis(1))
-        .max_message_latency(Duration::from_millis(3))
-        .tcp_capacity(4096)
-        .rng_seed(seed)
-        .build();
+    let sim = simulation(seed);
     let outcome: Rc<RefCell<Option<Result<Finished, String>>>> = Rc::default();
     let out = outcome.clone();
     let topology = Topology {
@@ -86,6 +80,17 @@ pub fn run(seed: u64, settings: &Settings) -> Result<Finished, String> {
     });
     let result = outcome.borrow_mut().take();
     result.unwrap_or_else(|| Err(format!("seed {seed}: the run did not finish")))
+}
+
+/// The simulated network of `seed`: 1-3 ms between hosts, a day of simulated time at most.
+pub fn simulation(seed: u64) -> turmoil::Sim<'static> {
+    turmoil::Builder::new()
+        .simulation_duration(Duration::from_secs(24 * 60 * 60))
+        .min_message_latency(Duration::from_millis(1))
+        .max_message_latency(Duration::from_millis(3))
+        .tcp_capacity(4096)
+        .rng_seed(seed)
+        .build()
 }
 
 /// The topology changes of a run and how far they are.
@@ -170,60 +175,7 @@ impl Run {
     }
 
     async fn create_schema(&self) {
-        let ddl = [
-            "CREATE KEYSPACE IF NOT EXISTS sim WITH replication = \
-             {'class': 'SimpleStrategy', 'replication_factor': 3}",
-            "CREATE TABLE IF NOT EXISTS sim.cells (k int, c int, v int, PRIMARY KEY (k, c))",
-        ];
-        for statement in ddl {
-            // A loaded run may answer that the change is committed but not yet applied here.
-            let mut attempts = 0;
-            while let Err(e) = self
-                .on(0, move |qp| async move {
-                    let options = QueryOptions::default();
-                    qp.query(None, statement, options)
-                        .await
-                        .map_err(|e| e.to_string())
-                })
-                .await
-            {
-                attempts += 1;
-                assert!(attempts < 10, "seed {}: {statement}: {e}", self.seed);
-                tokio::time::sleep(Duration::from_millis(500)).await;
-            }
-        }
-        for i in self.cluster.running() {
-            let deadline = Instant::now() + Duration::from_secs(30);
-            loop {
-                let read = self.on(i, |qp| async move { read(&qp, 0, Consistency::One).await });
-                let Err(e) = read.await else { break };
-                let seed = self.seed;
-                assert!(
-                    Instant::now() < deadline,
-                    "seed {seed}: node {i} cannot read the table: {e}"
-                );
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-        }
-    }
-
-    /// Runs `request` on running node `i`'s runtime and waits for it; an error if the node
-    /// stops meanwhile.
-    async fn on<T, F>(
-        &self,
-        i: usize,
-        request: impl FnOnce(Arc<QueryProcessor>) -> F,
-    ) -> Result<T, String>
-    where
-        F: std::future::Future<Output = Result<T, String>> + Send + 'static,
-        T: Send + 'static,
-    {
-        let task = self
-            .cluster
-            .spawn_on(i, request)
-            .ok_or("the node does not run")?;
-        task.await
-            .map_err(|e| format!("the request ended with its node: {e}"))?
+        create_schema(&self.cluster, self.seed, &[]).await;
     }
 
     async fn step(&mut self, number: u64) {
@@ -463,19 +415,8 @@ impl Run {
     }
 
     /// Every write acknowledged at QUORUM or ALL is returned by a QUORUM read through every node.
-    async fn final_reads(&mut self) -> Result<(), String> {
-        for node in self.cluster.members() {
-            for key in 0..KEYS as u32 {
-                let rows = self.on(node, move |qp| async move { final_read(&qp, key).await });
-                let rows = rows.await;
-                let rows = rows.map_err(|e| {
-                    let links = self.links();
-                    format!("final read of k{key} via node {node}: {e}\n{links}")
-                })?;
-                self.history.check_final(key, node, &rows)?;
-            }
-        }
-        Ok(())
+    async fn final_reads(&self) -> Result<(), String> {
+        final_reads(&self.cluster, &self.history, || self.links()).await
     }
 }
 
@@ -638,6 +579,88 @@ impl Run {
     }
 }
 
+/// Creates `sim.cells` (after the tables of `more`, in keyspace `sim`) through node 0 and
+/// waits until every running node reads it.
+pub async fn create_schema(cluster: &Cluster, seed: u64, more: &[&'static str]) {
+    let keyspace = "CREATE KEYSPACE IF NOT EXISTS sim WITH replication = \
+                    {'class': 'SimpleStrategy', 'replication_factor': 3}";
+    let cells = "CREATE TABLE IF NOT EXISTS sim.cells (k int, c int, v int, PRIMARY KEY (k, c))";
+    let ddl = std::iter::once(keyspace)
+        .chain(more.iter().copied())
+        .chain(std::iter::once(cells));
+    for statement in ddl {
+        // A loaded run may answer that the change is committed but not yet applied here.
+        let mut attempts = 0;
+        while let Err(e) = on(cluster, 0, move |qp| async move {
+            let options = QueryOptions::default();
+            qp.query(None, statement, options)
+                .await
+                .map_err(|e| e.to_string())
+        })
+        .await
+        {
+            attempts += 1;
+            assert!(attempts < 10, "seed {seed}: {statement}: {e}");
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    }
+    for i in cluster.running() {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let read = on(cluster, i, |qp| async move {
+                read(&qp, 0, Consistency::One).await
+            });
+            let Err(e) = read.await else { break };
+            assert!(
+                Instant::now() < deadline,
+                "seed {seed}: node {i} cannot read the table: {e}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+/// Runs `request` on running node `i`'s runtime and waits for it; an error if the node stops
+/// meanwhile.
+pub async fn on<T, F>(
+    cluster: &Cluster,
+    i: usize,
+    request: impl FnOnce(Arc<QueryProcessor>) -> F,
+) -> Result<T, String>
+where
+    F: std::future::Future<Output = Result<T, String>> + Send + 'static,
+    T: Send + 'static,
+{
+    let task = cluster
+        .spawn_on(i, request)
+        .ok_or("the node does not run")?;
+    task.await
+        .map_err(|e| format!("the request ended with its node: {e}"))?
+}
+
+/// Every write acknowledged at QUORUM or ALL is returned by a QUORUM read through every
+/// member; `context` is added to the message of a read that keeps failing.
+pub async fn final_reads(
+    cluster: &Cluster,
+    history: &History,
+    context: impl Fn() -> String,
+) -> Result<(), String> {
+    for node in cluster.members() {
+        for key in 0..KEYS as u32 {
+            let rows = on(cluster, node, move |qp| async move {
+                final_read(&qp, key).await
+            });
+            let rows = rows.await.map_err(|e| {
+                let context = context();
+                format!("final read of k{key} via node {node}: {e}\n{context}")
+            })?;
+            history.check_final(key, node, &rows)?;
+        }
+    }
+    Ok(())
+}
+
+/// A QUORUM read of partition `key`, tried again for up to 10 s while it fails.
 async fn final_read(processor: &QueryProcessor, key: u32) -> Result<Vec<u32>, String> {
     let mut last = String::new();
     for _ in 0..FINAL_ATTEMPTS {
@@ -650,7 +673,7 @@ async fn final_read(processor: &QueryProcessor, key: u32) -> Result<Vec<u32>, St
     Err(last)
 }
 
-async fn write(
+pub async fn write(
     processor: &QueryProcessor,
     key: u32,
     id: u32,
@@ -666,7 +689,11 @@ async fn write(
 }
 
 /// The clusterings of partition `key`.
-async fn read(processor: &QueryProcessor, key: u32, cl: Consistency) -> Result<Vec<u32>, String> {
+pub async fn read(
+    processor: &QueryProcessor,
+    key: u32,
+    cl: Consistency,
+) -> Result<Vec<u32>, String> {
     let text = format!("SELECT c FROM sim.cells WHERE k = {key}");
     let options = QueryOptions {
         consistency: cl,
