@@ -48,33 +48,44 @@ impl ProcessCluster {
         self.nodes.fetch_add(1, Ordering::SeqCst) + 1
     }
 
-    /// Runs `nodetool decommission` on node `n` until it returns, then stops the node (a
-    /// decommissioned node's process stays up until stopped, as Cassandra's); panics when the
-    /// decommission fails or takes longer than `timeout`.
-    pub fn decommission(&self, n: u8, timeout: Duration) {
+    /// Decommissions node `n` as an operator would: runs `nodetool decommission` again after
+    /// a failure (a stream to a node killed meanwhile fails it, as Cassandra's) until it
+    /// succeeds, then stops the node (a decommissioned node's process stays up until stopped,
+    /// as Cassandra's). Panics past `timeout`; returns the attempts.
+    pub fn decommission(&self, n: u8, timeout: Duration) -> u32 {
+        let deadline = Instant::now() + timeout;
+        let mut attempts = 1;
+        while let Err(why) = self.nodetool(n, "decommission", deadline) {
+            eprintln!("decommission of node {n}, attempt {attempts}: {why}");
+            attempts += 1;
+            std::thread::sleep(Duration::from_secs(2));
+        }
+        self.run(&["stop", &n.to_string()]);
+        attempts
+    }
+
+    /// `nodetool -h <node n> <command>`: its error output when it fails; panics when it runs
+    /// past `deadline`.
+    fn nodetool(&self, n: u8, command: &str, deadline: Instant) -> Result<(), String> {
         let address = self.address(n).to_string();
         let mut child = Command::new(env!("CARGO_BIN_EXE_helenus"))
-            .args(["nodetool", "-h", &address, "decommission"])
-            .stdout(std::process::Stdio::piped())
+            .args(["nodetool", "-h", &address, command])
+            .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped())
             .spawn()
-            .expect("run nodetool decommission");
-        let deadline = Instant::now() + timeout;
+            .expect("run nodetool");
         while child.try_wait().expect("wait for nodetool").is_none() {
             if Instant::now() > deadline {
                 let _ = child.kill();
-                panic!("nodetool decommission of {address} still running after {timeout:?}");
+                panic!("nodetool {command} on {address} still running at the deadline");
             }
             std::thread::sleep(Duration::from_millis(200));
         }
         let output = child.wait_with_output().expect("nodetool output");
-        assert!(
-            output.status.success(),
-            "nodetool decommission of {address}: {}{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        );
-        self.run(&["stop", &n.to_string()]);
+        match output.status.success() {
+            true => Ok(()),
+            false => Err(String::from_utf8_lossy(&output.stderr).into_owned()),
+        }
     }
 
     /// The listen address of node `n` (1-based).

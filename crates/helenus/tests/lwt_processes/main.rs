@@ -127,31 +127,32 @@ async fn spawn_clients(
 }
 
 /// At `join`, adds a node by bootstrap and runs clients on it; at `leave` (or once it has
-/// joined, if later), stops them and decommissions it. Returns what was done, with the
-/// seconds each step took.
+/// joined, if later), stops them and decommissions it. Returns what was done: the step, the
+/// node, the seconds it took and its attempts.
 async fn change_topology(
     cluster: Arc<ProcessCluster>,
     seed: u64,
     (join, leave): (Instant, Instant),
     recorder: Arc<Recorder>,
-) -> Vec<(&'static str, u8, u64)> {
+) -> Vec<(&'static str, u8, u64, u32)> {
     tokio::time::sleep_until(join.into()).await;
     let started = Instant::now();
     let adding = cluster.clone();
     let node = tokio::task::spawn_blocking(move || adding.add())
         .await
         .unwrap();
-    let mut done = vec![("joined", node, started.elapsed().as_secs())];
+    let mut done = vec![("joined", node, started.elapsed().as_secs(), 1)];
     let clients = spawn_clients(&cluster, node, seed, leave, &recorder).await;
     for client in clients {
         client.await.unwrap();
     }
     let started = Instant::now();
     let leaving = cluster.clone();
-    tokio::task::spawn_blocking(move || leaving.decommission(node, DECOMMISSION_TIMEOUT))
-        .await
-        .unwrap();
-    done.push(("left", node, started.elapsed().as_secs()));
+    let attempts =
+        tokio::task::spawn_blocking(move || leaving.decommission(node, DECOMMISSION_TIMEOUT))
+            .await
+            .unwrap();
+    done.push(("left", node, started.elapsed().as_secs(), attempts));
     done
 }
 
