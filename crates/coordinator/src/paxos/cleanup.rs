@@ -15,23 +15,31 @@
 //! commit that supersedes it is forgotten everywhere else (CASSANDRA-12126's stale replay).
 //! Step 1 sees such a proposal on that replica and keeps the partition everywhere.
 use std::collections::HashSet;
-use std::net::IpAddr;
+use std::future::Future;
 
 use futures::future::join_all;
 use mutation::{PartitionKey, TableId, TokenRange};
-use paxos::{Ballot, Replicas};
+use paxos::{Answer, Ballot, Replicas};
 
-use super::remote::NodeReplicas;
-use super::LwtKey;
+use super::{Lwt, LwtKey};
 use crate::messages::paxos::CleanupRequest;
+
+/// The replicas a purge reaches: their electorates, and a step of it on one of them.
+pub(crate) trait CleanupReplicas: Replicas<Lwt> {
+    fn cleanup(
+        &self,
+        to: &Self::Node,
+        request: &CleanupRequest,
+    ) -> impl Future<Output = Answer<Vec<(PartitionKey, bool)>>> + Send;
+}
 
 /// Runs both steps for `table`'s partitions in `ranges` over `participants` (the repair's
 /// replicas, this node among them); how many replica states were purged.
-pub(crate) async fn after_repair(
-    replicas: &NodeReplicas,
+pub(crate) async fn after_repair<R: CleanupReplicas>(
+    replicas: &R,
     table: TableId,
     ranges: &[TokenRange],
-    participants: &[IpAddr],
+    participants: &[R::Node],
     repaired: Ballot,
 ) -> Result<usize, String> {
     let gather = CleanupRequest {
@@ -65,11 +73,11 @@ pub(crate) async fn after_repair(
 }
 
 /// Whether every replica of the partition, pending ones included, is among `participants`.
-fn all_took_part(
-    replicas: &NodeReplicas,
+fn all_took_part<R: CleanupReplicas>(
+    replicas: &R,
     table: TableId,
     key: &PartitionKey,
-    participants: &[IpAddr],
+    participants: &[R::Node],
 ) -> bool {
     let electorate = replicas.electorate(&LwtKey {
         table,
@@ -83,9 +91,9 @@ fn all_took_part(
 }
 
 /// `request` on every participant at once, their answers together; fails unless all answer.
-async fn on_all(
-    replicas: &NodeReplicas,
-    participants: &[IpAddr],
+async fn on_all<R: CleanupReplicas>(
+    replicas: &R,
+    participants: &[R::Node],
     request: &CleanupRequest,
 ) -> Result<Vec<(PartitionKey, bool)>, String> {
     let answers = join_all(participants.iter().map(|to| replicas.cleanup(to, request))).await;
@@ -93,7 +101,7 @@ async fn on_all(
     for (to, answer) in participants.iter().zip(answers) {
         match answer {
             Ok(keys) => all.extend(keys),
-            Err(e) => return Err(format!("Paxos cleanup on {to}: {e:?}")),
+            Err(e) => return Err(format!("Paxos cleanup on {to:?}: {e:?}")),
         }
     }
     Ok(all)

@@ -19,6 +19,7 @@ use ring::{Endpoint, ReplicationStrategy};
 use storage::Storage;
 use uuid::Uuid;
 
+use super::cleanup::CleanupReplicas;
 use super::store::{LocalData, SystemPaxos};
 use super::{Lwt, LwtKey};
 use crate::coordinator::strategies::Strategies;
@@ -252,9 +253,8 @@ impl Replicas<Lwt> for NodeReplicas {
     }
 }
 
-impl NodeReplicas {
-    /// One step of a purge after repair on `to` (see `cleanup`).
-    pub(crate) async fn cleanup(
+impl CleanupReplicas for NodeReplicas {
+    async fn cleanup(
         &self,
         to: &IpAddr,
         request: &CleanupRequest,
