@@ -156,6 +156,8 @@ pub struct Config {
     pub write_request_timeout: Duration,
     pub counter_write_request_timeout: Duration,
     pub cas_contention_timeout: Duration,
+    /// Paxos state of rounds this recent at a repair's start is kept by the purge after it.
+    pub paxos_purge_grace_period: Duration,
     pub truncate_request_timeout: Duration,
     pub slow_query_log_timeout: Duration,
     pub tombstone_warn_threshold: u32,
@@ -278,6 +280,7 @@ impl Default for Config {
             write_request_timeout: Duration::from_millis(2_000),
             counter_write_request_timeout: Duration::from_millis(5_000),
             cas_contention_timeout: Duration::from_millis(1_000),
+            paxos_purge_grace_period: Duration::from_secs(60),
             truncate_request_timeout: Duration::from_millis(60_000),
             slow_query_log_timeout: Duration::from_millis(500),
             tombstone_warn_threshold: 1_000,

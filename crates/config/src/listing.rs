@@ -231,6 +231,10 @@ impl Config {
                 duration(self.cas_contention_timeout),
             ),
             (
+                "paxos_purge_grace_period",
+                duration(self.paxos_purge_grace_period),
+            ),
+            (
                 "truncate_request_timeout",
                 duration(self.truncate_request_timeout),
             ),

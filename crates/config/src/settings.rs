@@ -162,6 +162,7 @@ fn apply_requests(c: &mut Config, v: Value) -> Result<bool, ConfigError> {
         "write_request_timeout" => c.write_request_timeout = v.millis()?,
         "counter_write_request_timeout" => c.counter_write_request_timeout = v.millis()?,
         "cas_contention_timeout" => c.cas_contention_timeout = v.millis()?,
+        "paxos_purge_grace_period" => c.paxos_purge_grace_period = v.millis()?,
         "truncate_request_timeout" => c.truncate_request_timeout = v.millis()?,
         "slow_query_log_timeout" => c.slow_query_log_timeout = v.millis()?,
         "tombstone_warn_threshold" => c.tombstone_warn_threshold = v.integer()?,

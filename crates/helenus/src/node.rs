@@ -133,6 +133,12 @@ impl Node {
             Arc::new(Streaming::start(storage.clone(), messaging.clone(), config))
         });
         let repair = start_repair(config, &cluster, &storage, streaming.as_ref());
+        if let Some(repair) = &repair {
+            repair.on_repaired(purge_paxos(
+                coordinator.clone(),
+                config.paxos_purge_grace_period,
+            ));
+        }
         coordinator.start_batchlog_replay(config.batchlog_replay_throttle.as_bytes());
         tokio::spawn(record_size_estimates(
             Arc::downgrade(&processor),
@@ -269,6 +275,35 @@ fn start_repair(
         streaming.clone(),
         repair_config(config),
     )))
+}
+
+/// After each repair session that succeeded, the Paxos state of its ranges is purged
+/// (`paxos_state_purging: repaired`): the rounds older than the session's start less
+/// `paxos_purge_grace_period` that every replica holds committed.
+fn purge_paxos(coordinator: Arc<Coordinator>, grace: Duration) -> repair::RepairedHook {
+    Arc::new(move |repaired: repair::Repaired| {
+        let coordinator = coordinator.clone();
+        Box::pin(async move {
+            let participants: Vec<std::net::IpAddr> =
+                repaired.replicas.iter().map(|a| a.ip()).collect();
+            let started = i64::try_from(repaired.started_ms).unwrap_or(i64::MAX);
+            let grace = i64::try_from(grace.as_micros()).unwrap_or(i64::MAX);
+            let before = started.saturating_mul(1_000).saturating_sub(grace);
+            for table in &repaired.tables {
+                let purge = coordinator.purge_repaired_paxos(
+                    *table,
+                    &repaired.ranges,
+                    &participants,
+                    before,
+                );
+                match purge.await {
+                    Ok(0) => {}
+                    Ok(n) => tracing::info!("purged the Paxos state of {n} repaired partitions"),
+                    Err(e) => tracing::warn!("Paxos state not purged after a repair: {e}"),
+                }
+            }
+        })
+    })
 }
 
 /// Repair's settings: `repair_session_space` bounds the trees of a session.

@@ -48,11 +48,13 @@ pub enum Verb {
     PaxosPrepare = 50,
     PaxosPropose = 51,
     PaxosCommit = 52,
+    /// After a repair: raise the low bound and say what could be purged, or purge it.
+    PaxosCleanup = 53,
 }
 
 impl Verb {
     /// Every verb, in code order.
-    pub const ALL: [Verb; 26] = [
+    pub const ALL: [Verb; 27] = [
         Verb::Echo,
         Verb::Gossip,
         Verb::RaftVote,
@@ -79,6 +81,7 @@ impl Verb {
         Verb::PaxosPrepare,
         Verb::PaxosPropose,
         Verb::PaxosCommit,
+        Verb::PaxosCleanup,
     ];
 
     /// The name `nodetool tpstats` shows (Cassandra's verb names where one exists).
@@ -110,6 +113,7 @@ impl Verb {
             Verb::PaxosPrepare => "PAXOS2_PREPARE_REQ",
             Verb::PaxosPropose => "PAXOS2_PROPOSE_REQ",
             Verb::PaxosCommit => "PAXOS_COMMIT_REQ",
+            Verb::PaxosCleanup => "PAXOS2_CLEANUP_REQ",
         }
     }
 

@@ -121,6 +121,22 @@ impl<T: Types, S: PaxosStore<T>, D: Data<T>> Replica<T, S, D> {
         Ok(())
     }
 
+    /// Raises the store's low bound to `repaired` (the first step of a purge after repair, on
+    /// every replica before any forgets anything): from then on no ballot at or below it is
+    /// promised or accepted here, so the state below it can only gain commits.
+    pub fn raise_low_bound(&self, repaired: Ballot) -> Result<(), StoreError> {
+        self.store.raise_low_bound(repaired)
+    }
+
+    /// Whether the partition's state here (none counts) could be purged at `repaired`.
+    pub fn is_purgeable(&self, key: &T::Key, repaired: Ballot) -> Result<bool, StoreError> {
+        let _guard = self.lock(key);
+        Ok(self
+            .store
+            .get(key)?
+            .is_none_or(|state| state.is_purgeable(repaired)))
+    }
+
     /// Forgets the partition's state if every round of it is committed and at or below
     /// `repaired`, a ballot below which Paxos repair completed every round on a quorum; the
     /// store's low bound is raised to it first, so no older ballot is promised again.
@@ -291,5 +307,29 @@ mod tests {
             PrepareAnswer::Rejected { by: ballot(10) }
         );
         assert!(permitted(replica.prepare(&prepare(11, true)).unwrap()).promised);
+    }
+
+    #[test]
+    fn a_raised_low_bound_refuses_a_late_proposal_at_or_below_it() {
+        let replica = replica();
+        replica.prepare(&prepare(10, true)).unwrap();
+        assert!(
+            replica.is_purgeable(&1, ballot(50)).unwrap(),
+            "only a promise"
+        );
+        replica.raise_low_bound(ballot(50)).unwrap();
+        // The proposal of the promised ballot arrives after the bound was raised: refused,
+        // so what the purge judged (nothing accepted) still holds.
+        let late = Proposal::new(ballot(10), set(1, 10));
+        assert_eq!(
+            replica.propose(&1, &late).unwrap(),
+            ProposeAnswer::Rejected { by: ballot(50) }
+        );
+        assert!(replica.is_purgeable(&1, ballot(50)).unwrap());
+        assert!(replica.is_purgeable(&2, ballot(50)).unwrap(), "no state");
+        assert!(
+            !replica.is_purgeable(&1, ballot(9)).unwrap(),
+            "promised later"
+        );
     }
 }

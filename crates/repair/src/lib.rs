@@ -101,7 +101,26 @@ pub(crate) struct Inner {
     registry: Registry,
     local: LocalSessions,
     commands: AtomicU32,
+    repaired: std::sync::OnceLock<RepairedHook>,
 }
+
+/// What a session that succeeded (not a preview) repaired, for what acts on it: Paxos purges
+/// the state of the rounds older than its start (`paxos_state_purging: repaired`).
+#[derive(Clone, Debug)]
+pub struct Repaired {
+    pub tables: Vec<mutation::TableId>,
+    pub ranges: Vec<TokenRange>,
+    pub replicas: Vec<SocketAddr>,
+    /// When the session started, in milliseconds since the epoch.
+    pub started_ms: u64,
+}
+
+/// Called at the end of each session that succeeded; the command waits for it.
+pub type RepairedHook = Arc<
+    dyn Fn(Repaired) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>
+        + Send
+        + Sync,
+>;
 
 impl Repair {
     /// Starts the service: returns the data left pending by sessions of a previous run to
@@ -128,6 +147,7 @@ impl Repair {
             registry: Registry::default(),
             local: LocalSessions::default(),
             commands: AtomicU32::new(0),
+            repaired: std::sync::OnceLock::new(),
         });
         register(&messaging, &inner);
         Repair { inner }
@@ -148,6 +168,11 @@ impl Repair {
         notify: &(dyn Fn(Notice) + Sync),
     ) -> RepairStatus {
         session::run_command(&self.inner, command, plan, notify).await
+    }
+
+    /// Sets what runs after each session that succeeded (once; a second call is ignored).
+    pub fn on_repaired(&self, hook: RepairedHook) {
+        let _ = self.inner.repaired.set(hook);
     }
 
     /// The repairs running and the last ones finished, oldest first.

@@ -274,11 +274,21 @@ async fn run_sessions(
             plan.keyspace,
             plan.tables.iter().map(|(n, _)| n).collect::<Vec<_>>()
         );
+        let started_ms = now_ms();
         let result = run_session(inner, id, session_id, plan, session).await;
         if let Err(error) = result {
             return Err(format!(
                 "Repair session {session_id} for range {ranges} failed with error {error}"
             ));
+        }
+        if let (Some(hook), None) = (inner.repaired.get(), plan.preview) {
+            hook(crate::Repaired {
+                tables: tables.clone(),
+                ranges: session.ranges.clone(),
+                replicas: session.replicas.clone(),
+                started_ms,
+            })
+            .await;
         }
         inner.registry.update(id, |s| s.sessions_done += 1);
         notify(notice(

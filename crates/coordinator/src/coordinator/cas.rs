@@ -132,6 +132,28 @@ impl Coordinator {
         paxos_events(service.serial.metrics(), service.local_serial.metrics())
     }
 
+    /// Purges the Paxos state of `table`'s partitions in `ranges` once a repair over
+    /// `participants` (their addresses, this node among them) succeeded: every round at or
+    /// before `repaired_micros` (the repair's start less `paxos_purge_grace_period`) that all
+    /// of them hold committed (see `crate::paxos::cleanup`). How many replica states went.
+    pub async fn purge_repaired_paxos(
+        &self,
+        table: TableId,
+        ranges: &[mutation::TokenRange],
+        participants: &[std::net::IpAddr],
+        repaired_micros: i64,
+    ) -> Result<usize, String> {
+        let service = self.paxos.get().map_err(|e| e.to_string())?;
+        let repaired = paxos::Ballot {
+            micros: u64::try_from(repaired_micros).unwrap_or(0),
+            counter: 0,
+            node: 0,
+        };
+        service
+            .purge_repaired(table, ranges, participants, repaired)
+            .await
+    }
+
     /// The node's Paxos service for an operation at `serial`.
     fn paxos_service(&self, serial: Consistency) -> CqlResult<std::sync::Arc<PaxosService>> {
         if !matches!(serial, Consistency::Serial | Consistency::LocalSerial) {

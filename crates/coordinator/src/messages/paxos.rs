@@ -2,10 +2,10 @@
 //! `PAXOS_COMMIT`), after the storage verbs' header (version, epoch, tracing session). A
 //! proposal's partition is its mutation's.
 use bytes::{BufMut, Bytes};
-use mutation::codec::{put_mutation, DecodeError, Reader};
-use mutation::wire::{key, option, put_key, put_option, put_read_filter, read_filter};
+use mutation::codec::{put_len, put_mutation, DecodeError, Reader};
+use mutation::wire::{counted, key, option, put_key, put_option, put_read_filter, read_filter};
 use mutation::wire::{put_source_rows, source_rows};
-use mutation::SourceRows;
+use mutation::{PartitionKey, SourceRows, TableId, TokenRange};
 use paxos::{Ballot, Permitted, Prepare, PrepareAnswer, Proposal, ProposeAnswer};
 use uuid::Uuid;
 
@@ -202,6 +202,66 @@ pub(crate) fn decode_propose_answer(payload: &[u8]) -> Result<ProposeAnswer, Dec
         0 => Ok(ProposeAnswer::Rejected { by: ballot(r)? }),
         _ => Err(DecodeError("unknown Paxos propose answer")),
     })
+}
+
+/// A purge of Paxos state after a repair (`Verb::PaxosCleanup`). Without `keys`: raise the
+/// low bound to `repaired` and say which partitions of `table` in `ranges` could be purged;
+/// with them: purge those.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct CleanupRequest {
+    pub table: TableId,
+    pub ranges: Vec<TokenRange>,
+    pub repaired: Ballot,
+    pub keys: Option<Vec<PartitionKey>>,
+}
+
+fn put_keys(out: &mut Vec<u8>, keys: &[PartitionKey]) {
+    put_len(out, keys.len());
+    keys.iter().for_each(|k| put_key(out, k));
+}
+
+impl PaxosRequest<CleanupRequest> {
+    pub fn encode_cleanup(&self) -> Bytes {
+        self.encode(|out, c| {
+            out.put_slice(c.table.0.as_bytes());
+            put_len(out, c.ranges.len());
+            for (left, right) in &c.ranges {
+                out.put_i64(*left);
+                out.put_i64(*right);
+            }
+            put_ballot(out, &c.repaired);
+            put_option(out, c.keys.as_deref(), put_keys);
+        })
+    }
+
+    pub fn decode_cleanup(payload: &[u8]) -> Result<Self, DecodeError> {
+        Self::decode(payload, |r| {
+            Ok(CleanupRequest {
+                table: r.table_id()?,
+                ranges: counted(r, |r| Ok((r.i64()?, r.i64()?)))?,
+                repaired: ballot(r)?,
+                keys: option(r, |r| counted(r, key))?,
+            })
+        })
+    }
+}
+
+/// A replica's answer to a [`CleanupRequest`]: each partition and whether it could be (or
+/// was) purged.
+pub(crate) fn encode_cleanup_answer(answer: &[(PartitionKey, bool)]) -> Bytes {
+    let mut out = Vec::new();
+    put_len(&mut out, answer.len());
+    for (k, purgeable) in answer {
+        put_key(&mut out, k);
+        out.put_u8(u8::from(*purgeable));
+    }
+    out.into()
+}
+
+pub(crate) fn decode_cleanup_answer(
+    payload: &[u8],
+) -> Result<Vec<(PartitionKey, bool)>, DecodeError> {
+    decode(payload, |r| counted(r, |r| Ok((key(r)?, r.flag()?))))
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! [`Mutation`] ([`Lwt`]), the replica keeps its registers in `system.paxos` and applies
 //! decisions through the local write path (`store`), and the proposer reaches the other
 //! replicas over messaging (`remote`). See docs/architecture.md ("Lightweight transactions").
+pub(crate) mod cleanup;
 pub(crate) mod remote;
 pub(crate) mod store;
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use clock::SharedClock;
-use mutation::Mutation;
+use mutation::{Mutation, PartitionKey, TableId, TokenRange};
 use net::Verb;
 use paxos::{
     Answer, BallotGenerator, Config, Electorate, NoReply, Prepare, PrepareAnswer, Proposal,
@@ -19,10 +19,14 @@ use ring::{Endpoint, ReplicationStrategy};
 use storage::Storage;
 use uuid::Uuid;
 
+use super::cleanup::CleanupReplicas;
 use super::store::{LocalData, SystemPaxos};
 use super::{Lwt, LwtKey};
 use crate::coordinator::strategies::Strategies;
-use crate::messages::paxos::{decode_prepare_answer, decode_propose_answer, PaxosRequest};
+use crate::messages::paxos::{
+    decode_cleanup_answer, decode_prepare_answer, decode_propose_answer, CleanupRequest,
+    PaxosRequest,
+};
 use crate::remote::Attachments;
 use crate::replicas::ReplicaPlan;
 use crate::timeouts::{LiveTimeouts, TimeoutKind};
@@ -68,6 +72,34 @@ impl Local {
         let key = key_of(commit);
         self.replica.commit(&key, commit)?;
         self.synced(()).await
+    }
+
+    /// One step of a purge after repair, durable before it returns: without keys, raises the
+    /// low bound to the repair's ballot and says which partitions of the table in the ranges
+    /// could be purged here; with them, purges those it still can.
+    pub async fn cleanup(
+        &self,
+        request: &CleanupRequest,
+    ) -> Result<Vec<(PartitionKey, bool)>, StoreError> {
+        let replica = &self.replica;
+        let lwt = |key: &PartitionKey| LwtKey {
+            table: request.table,
+            key: key.clone(),
+        };
+        let answer = match &request.keys {
+            None => {
+                replica.raise_low_bound(request.repaired)?;
+                let keys = replica.store().keys_in(request.table, &request.ranges)?;
+                keys.into_iter()
+                    .map(|k| Ok((k.clone(), replica.is_purgeable(&lwt(&k), request.repaired)?)))
+                    .collect::<Result<Vec<_>, StoreError>>()?
+            }
+            Some(keys) => keys
+                .iter()
+                .map(|k| Ok((k.clone(), replica.purge(&lwt(k), request.repaired)?)))
+                .collect::<Result<Vec<_>, StoreError>>()?,
+        };
+        self.synced(answer).await
     }
 
     /// `answer` once what the call wrote is durable per the commit log's sync mode.
@@ -218,6 +250,36 @@ impl Replicas<Lwt> for NodeReplicas {
 
     async fn sleep(&self, duration: Duration) {
         tokio::time::sleep(duration).await
+    }
+}
+
+impl CleanupReplicas for NodeReplicas {
+    async fn cleanup(
+        &self,
+        to: &IpAddr,
+        request: &CleanupRequest,
+    ) -> Answer<Vec<(PartitionKey, bool)>> {
+        if self.is_local(to) {
+            return local(self.local.cleanup(request).await);
+        }
+        let payload = self.header(request.clone()).encode_cleanup();
+        self.ask(*to, Verb::PaxosCleanup, payload, decode_cleanup_answer)
+            .await
+    }
+}
+
+impl PaxosService {
+    /// Purges the Paxos state of `table`'s partitions in `ranges` that a repair over
+    /// `participants` made durable, up to ballot `repaired`; how many replica states went.
+    pub async fn purge_repaired(
+        &self,
+        table: TableId,
+        ranges: &[TokenRange],
+        participants: &[IpAddr],
+        repaired: paxos::Ballot,
+    ) -> Result<usize, String> {
+        let replicas = self.serial.replicas();
+        super::cleanup::after_repair(replicas, table, ranges, participants, repaired).await
     }
 }
 

@@ -2,7 +2,7 @@
 //! whose messages a script drops: a proposal accepted by every replica whose commit is lost
 //! (the proposer killed between accept and commit) is completed by the next operation, and a
 //! proposal accepted by one replica only is never replayed once a later round passed it
-//! (CASSANDRA-12126).
+//! (CASSANDRA-12126), nor after a purge following a repair.
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,9 +15,11 @@ use paxos::{BallotGenerator, Outcome, PaxosError};
 use storage::{StorageConfig, TableParams};
 use uuid::Uuid;
 
+use super::cleanup::{after_repair, CleanupReplicas};
 use super::remote::Local;
 use super::store::{self, LocalData, SystemPaxos};
 use super::*;
+use crate::messages::paxos::CleanupRequest;
 
 const USER: TableId = TableId(Uuid::from_u128(0xf00d));
 
@@ -152,6 +154,48 @@ impl paxos::Replicas<Lwt> for Three {
     }
 }
 
+impl CleanupReplicas for Three {
+    async fn cleanup(
+        &self,
+        to: &usize,
+        request: &CleanupRequest,
+    ) -> paxos::Answer<Vec<(PartitionKey, bool)>> {
+        if self.script.lock().down.contains(to) {
+            return Err(paxos::NoReply::Timeout);
+        }
+        self.locals[*to]
+            .cleanup(request)
+            .await
+            .map_err(|_| paxos::NoReply::Failed)
+    }
+}
+
+impl Three {
+    /// Purges after a repair of the whole ring over the three that began now; how many
+    /// replica states went.
+    async fn purge_repaired(&self) -> usize {
+        use clock::Clock;
+        let repaired = paxos::Ballot {
+            micros: clock::SystemClock.now_micros() as u64,
+            counter: 0,
+            node: 0,
+        };
+        let ring = [(i64::MIN, i64::MIN)];
+        let purged = after_repair(self, USER, &ring, &[0, 1, 2], repaired).await;
+        for local in self.locals.iter() {
+            let low = paxos::PaxosStore::low_bound(local.replica.store()).unwrap();
+            assert_eq!(low, repaired, "every replica raised its low bound");
+        }
+        purged.unwrap()
+    }
+
+    /// Whether replica `i` holds Paxos state for the key.
+    fn has_state(&self, i: usize) -> bool {
+        let store = self.locals[i].replica.store();
+        paxos::PaxosStore::get(store, &key()).unwrap().is_some()
+    }
+}
+
 fn key() -> LwtKey {
     let key = Bytes::from_static(b"register");
     LwtKey {
@@ -276,5 +320,60 @@ async fn a_proposal_accepted_by_a_minority_is_not_replayed_after_a_later_round()
         Outcome::Applied
     );
     assert_eq!(read(&three.proposer(8)).await, 3);
+    assert_ne!(three.stored(0), 2, "the stale proposal was never committed");
+}
+
+#[tokio::test]
+async fn a_purge_after_repair_forgets_committed_state_everywhere_and_rounds_go_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let three = Three::open(dir.path());
+    assert_eq!(
+        cas(&three.proposer(1), 0, 1).await.unwrap(),
+        Outcome::Applied
+    );
+    assert_eq!(three.purge_repaired().await, 3);
+    assert!((0..3).all(|i| !three.has_state(i)));
+    assert_eq!(read(&three.proposer(2)).await, 1, "the data stays");
+    assert_eq!(
+        cas(&three.proposer(3), 1, 2).await.unwrap(),
+        Outcome::Applied
+    );
+    assert_eq!(read(&three.proposer(4)).await, 2);
+}
+
+#[tokio::test]
+async fn a_stale_accepted_proposal_keeps_its_partition_everywhere_and_is_never_replayed() {
+    let dir = tempfile::tempdir().unwrap();
+    let three = Three::open(dir.path());
+    assert_eq!(
+        cas(&three.proposer(1), 0, 1).await.unwrap(),
+        Outcome::Applied
+    );
+    // Only replica 0 accepts the next proposal (2); then, replica 0 down, a later round
+    // commits 3 on replicas 1 and 2: replica 0 keeps the stale proposal, and only the commit
+    // replicas 1 and 2 hold shows it stale.
+    three.script.lock().no_proposals = [1, 2].into();
+    assert!(cas(&three.proposer(2), 1, 2)
+        .await
+        .unwrap_err()
+        .write_unknown());
+    {
+        let mut script = three.script.lock();
+        script.no_proposals.clear();
+        script.down = [0].into();
+    }
+    assert_eq!(
+        cas(&three.proposer(3), 1, 3).await.unwrap(),
+        Outcome::Applied
+    );
+    three.script.lock().down.clear();
+    // Replica 0 cannot purge (a proposal accepted), so nobody does.
+    assert_eq!(three.purge_repaired().await, 0);
+    assert!((0..3).all(|i| three.has_state(i)));
+    // Had replica 1 forgotten the commit, a quorum of 0 and 1 would replay the proposal.
+    three.script.lock().down = [2].into();
+    assert_eq!(read(&three.proposer(4)).await, 3);
+    three.script.lock().down.clear();
+    assert_eq!(read(&three.proposer(5)).await, 3);
     assert_ne!(three.stored(0), 2, "the stale proposal was never committed");
 }

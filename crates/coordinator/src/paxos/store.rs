@@ -6,8 +6,10 @@
 //! replica's handlers write under the partition's lock without waiting for the log's sync
 //! ([`Storage::apply_unsynced`]), then wait for it ([`Storage::sync_log`]) before they answer.
 //! Each write replaces the whole row, so a superseded proposal or commit is gone at the next
-//! compaction; rows are not purged after Paxos repair (Helenus has none): see
-//! docs/differences.md. The store's write timestamps never go back, even when the clock does
+//! compaction. After a repair, a partition's row is deleted on every replica once all agree
+//! that every round of it is committed and older than the repair (`paxos_state_purging:
+//! repaired`, see [`Local::cleanup`](super::remote::Local::cleanup)); the low bound that then
+//! stands in for the purged ballots is a row of its own ([`low_bound_key`]). The store's write timestamps never go back, even when the clock does
 //! across a restart: they are seeded from the newest found at start ([`Seed`]).
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
@@ -18,8 +20,9 @@ use mutation::codec::{put_mutation, Reader};
 use mutation::SourceRows;
 use mutation::{
     Cell, ColumnData, ColumnValue, DeletionTime, KeyRange, Mutation, PartitionKey, PartitionUpdate,
-    ReadFilter, Row, TableId,
+    ReadFilter, Row, TableId, TokenRange,
 };
+use parking_lot::Mutex;
 use paxos::{Ballot, Data, PaxosState, PaxosStore, Proposal, StoreError};
 use storage::Storage;
 use types::{CqlType, NativeType};
@@ -41,6 +44,21 @@ pub(crate) struct SystemPaxos {
     clock: clock::SharedClock,
     /// The last write timestamp used: each write is later than every earlier one.
     last_write: AtomicI64,
+    /// The ballot at or below which this replica promises and accepts nothing (state below
+    /// it may have been purged), as stored at [`low_bound_key`].
+    low_bound: Mutex<Ballot>,
+}
+
+/// The row holding the low bound: the nil table's, in a partition on a token no key hashes
+/// to (murmur3 never gives `i64::MIN`), so no table's registers share it.
+pub(crate) fn low_bound_key() -> LwtKey {
+    LwtKey {
+        table: TableId(Uuid::nil()),
+        key: PartitionKey {
+            token: i64::MIN,
+            key: Bytes::from_static(b"helenus.paxos_low_bound"),
+        },
+    }
 }
 
 /// What `system.paxos` held at start: the newest ballot (the ballot generator starts above it)
@@ -62,8 +80,37 @@ impl SystemPaxos {
             storage,
             clock,
             last_write: AtomicI64::new(seed.write_micros),
+            low_bound: Mutex::new(Ballot::ZERO),
         };
+        if store.storage.has_table(table_id()) {
+            let stored = store.get(&low_bound_key())?.unwrap_or_default();
+            *store.low_bound.lock() = stored.promised;
+        }
         Ok((store, seed))
+    }
+
+    /// The partitions of `table` with registers here whose tokens fall in `ranges`.
+    pub fn keys_in(
+        &self,
+        table: TableId,
+        ranges: &[TokenRange],
+    ) -> Result<Vec<PartitionKey>, StoreError> {
+        let filter = ReadFilter::row(clustering(table));
+        let partitions = self
+            .storage
+            .scan(
+                table_id(),
+                &KeyRange::all(),
+                &filter,
+                seconds(&self.clock),
+                usize::MAX,
+            )
+            .map_err(store_error)?;
+        Ok(partitions
+            .into_iter()
+            .filter(|p| !p.rows.is_empty() && ranges.iter().any(|r| contains(*r, p.key.token)))
+            .map(|p| p.key)
+            .collect())
     }
 
     fn next_timestamp(&self) -> i64 {
@@ -126,15 +173,25 @@ impl PaxosStore<Lwt> for SystemPaxos {
         })
     }
 
-    /// No state is purged (there is no Paxos repair), so nothing bounds ballots from below.
     fn low_bound(&self) -> Result<Ballot, StoreError> {
-        Ok(Ballot::ZERO)
+        Ok(*self.low_bound.lock())
     }
 
-    fn raise_low_bound(&self, _ballot: Ballot) -> Result<(), StoreError> {
-        Err(StoreError(
-            "Paxos repair does not run on this node: no state is purged".into(),
-        ))
+    /// Written (unsynced, as every write here) before it is used: a caller that answers
+    /// waits for the log's sync first.
+    fn raise_low_bound(&self, ballot: Ballot) -> Result<(), StoreError> {
+        let mut low = self.low_bound.lock();
+        if ballot <= *low {
+            return Ok(());
+        }
+        let state = PaxosState {
+            promised: ballot,
+            promised_write: ballot,
+            ..PaxosState::default()
+        };
+        self.put(&low_bound_key(), &state)?;
+        *low = ballot;
+        Ok(())
     }
 }
 
@@ -155,6 +212,17 @@ impl Data<Lwt> for LocalData {
         self.storage
             .apply_unsynced(vec![update.clone()])
             .map_err(store_error)
+    }
+}
+
+/// Whether `token` is in `range`: left-exclusive, right-inclusive, a right end of `i64::MIN`
+/// the ring's end, a range whose right end is not after its left one wrapping.
+fn contains((left, right): TokenRange, token: i64) -> bool {
+    let (after_left, up_to_right) = (token > left, right == i64::MIN || token <= right);
+    if left < right || right == i64::MIN {
+        after_left && up_to_right
+    } else {
+        after_left || up_to_right
     }
 }
 

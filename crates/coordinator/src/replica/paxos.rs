@@ -1,5 +1,6 @@
-//! `Verb::PaxosPrepare`, `Verb::PaxosPropose` and `Verb::PaxosCommit` on a replica: this
-//! node's Paxos participant answers once what it promised, accepted or applied is durable.
+//! `Verb::PaxosPrepare`, `Verb::PaxosPropose`, `Verb::PaxosCommit` and `Verb::PaxosCleanup`
+//! on a replica: this node's Paxos participant answers once what it promised, accepted,
+//! applied or purged is durable.
 //! A replica that does not know the table yet waits for the sender's schema first.
 use std::sync::Arc;
 
@@ -9,13 +10,16 @@ use paxos::{Prepare, PrepareAnswer, Proposal, ProposeAnswer, StoreError};
 
 use super::context::Replica;
 use crate::failures::{malformed, reason};
-use crate::messages::paxos::{encode_prepare_answer, encode_propose_answer, PaxosRequest};
+use crate::messages::paxos::{
+    encode_cleanup_answer, encode_prepare_answer, encode_propose_answer, CleanupRequest,
+    PaxosRequest,
+};
 use crate::paxos::remote::{key_of, Local, PaxosCell};
 use crate::paxos::store::ballot_uuid;
 use crate::paxos::Lwt;
 use crate::trace;
 
-/// Registers the three verbs, each answered by the node's participant.
+/// Registers the four verbs, each answered by the node's participant.
 pub(super) fn register(messaging: &net::Messaging, replica: Replica, cell: Arc<PaxosCell>) {
     let (r1, c1) = (replica.clone(), cell.clone());
     messaging.register(
@@ -26,6 +30,11 @@ pub(super) fn register(messaging: &net::Messaging, replica: Replica, cell: Arc<P
     messaging.register(
         Verb::PaxosPropose,
         net::handler_fn(move |from, payload| propose(r2.clone(), c2.clone(), from, payload)),
+    );
+    let (r3, c3) = (replica.clone(), cell.clone());
+    messaging.register(
+        Verb::PaxosCleanup,
+        net::handler_fn(move |from, payload| cleanup(r3.clone(), c3.clone(), from, payload)),
     );
     messaging.register(
         Verb::PaxosCommit,
@@ -72,6 +81,20 @@ async fn proposal(
     let table = key_of(&request.body).table;
     let local = participant(replica, cell, request.epoch, table).await?;
     Ok((request, trace, local))
+}
+
+/// A step of a purge after repair (see `paxos::cleanup`).
+async fn cleanup(
+    replica: Replica,
+    cell: Arc<PaxosCell>,
+    from: Peer,
+    payload: Bytes,
+) -> Result<Bytes, RemoteError> {
+    let request: PaxosRequest<CleanupRequest> =
+        PaxosRequest::decode_cleanup(&payload).map_err(|e| malformed("Paxos cleanup", &from, e))?;
+    let local = participant(&replica, &cell, request.epoch, request.body.table).await?;
+    let answer = local.cleanup(&request.body).await.map_err(store_failure)?;
+    Ok(encode_cleanup_answer(&answer))
 }
 
 fn store_failure(e: StoreError) -> RemoteError {

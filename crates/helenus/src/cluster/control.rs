@@ -50,10 +50,11 @@ fn running_nodes(cluster: &Cluster) -> Vec<&NodeSpec> {
 
 /// Waits until every running node's gossip sees every running node up, as ccm's
 /// `wait_other_notice`: a client is then served at any level the running nodes can meet,
-/// whichever node it asks.
+/// whichever node it asks. The running nodes are looked up again at each try: a node stopped
+/// meanwhile (once decommissioned, say) is no longer waited for.
 fn await_all_up(cluster: &Cluster, deadline: Instant) -> Result<(), String> {
-    let running = running_nodes(cluster);
     loop {
+        let running = running_nodes(cluster);
         let unseen: Vec<String> = running
             .iter()
             .flat_map(|observer| not_seen_up(observer, &running))
@@ -107,7 +108,7 @@ fn await_metadata_group(cluster: &Cluster, deadline: Instant) -> Result<(), Stri
     loop {
         let group: Result<CmsInfo, String> = client.get("/v1/cms");
         match group {
-            Ok(g) if settled(&g, &running) => {
+            Ok(g) if settled(&g, &running_nodes(cluster)) => {
                 println!(
                     "metadata group: {} voters, epoch {}",
                     g.voters.len(),

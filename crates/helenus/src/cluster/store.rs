@@ -90,11 +90,16 @@ impl Cluster {
         Ok(node)
     }
 
+    /// Writes the file whole under another name and renames it over the old one, so a
+    /// `helenus cluster` command reading it meanwhile (a restart while a node is added) sees
+    /// the old description or the new one, never half of one.
     pub fn save(&self) -> Result<(), String> {
         let path = self.dir.join(CLUSTER_FILE);
         let text = serde_json::to_string_pretty(&self.spec)
             .map_err(|e| format!("cannot describe the cluster: {e}"))?;
-        std::fs::write(&path, text + "\n")
+        let partial = path.with_extension("json.partial");
+        std::fs::write(&partial, text + "\n")
+            .and_then(|()| std::fs::rename(&partial, &path))
             .map_err(|e| format!("cannot write {}: {e}", path.display()))
     }
 

@@ -1,16 +1,20 @@
-//! A `helenus cluster` of real processes on the test's own loopback addresses, and the faults
-//! the test injects into it: kill -9 and restart, SIGSTOP and SIGCONT, and a node cut off from
-//! the others by nftables rules in a table of the test's own.
+//! A `helenus cluster` of real processes on the test's own loopback addresses, the faults
+//! the test injects into it (kill -9 and restart, SIGSTOP and SIGCONT, and a node cut off from
+//! the others by nftables rules in a table of the test's own), and its topology changes (a node
+//! added with bootstrap, a node decommissioned).
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::process::{Command, Output};
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::time::{Duration, Instant};
 
 use tempfile::TempDir;
 
 pub struct ProcessCluster {
     dir: TempDir,
     first: Ipv4Addr,
-    nodes: u8,
+    /// Nodes added, decommissioned ones included: they keep their numbers.
+    nodes: AtomicU8,
     partition: Partition,
 }
 
@@ -20,7 +24,7 @@ impl ProcessCluster {
         let cluster = ProcessCluster {
             dir: tempfile::tempdir().expect("cluster dir"),
             first,
-            nodes,
+            nodes: AtomicU8::new(nodes),
             partition: Partition::new(),
         };
         cluster.run(&[
@@ -34,7 +38,54 @@ impl ProcessCluster {
     }
 
     pub fn nodes(&self) -> u8 {
-        self.nodes
+        self.nodes.load(Ordering::SeqCst)
+    }
+
+    /// Adds a node that bootstraps (joins with its ranges streamed from the others) and waits
+    /// until it answers CQL; returns its number.
+    pub fn add(&self) -> u8 {
+        self.run(&["add"]);
+        self.nodes.fetch_add(1, Ordering::SeqCst) + 1
+    }
+
+    /// Decommissions node `n` as an operator would: runs `nodetool decommission` again after
+    /// a failure (a stream to a node killed meanwhile fails it, as Cassandra's) until it
+    /// succeeds, then stops the node (a decommissioned node's process stays up until stopped,
+    /// as Cassandra's). Panics past `timeout`; returns the attempts.
+    pub fn decommission(&self, n: u8, timeout: Duration) -> u32 {
+        let deadline = Instant::now() + timeout;
+        let mut attempts = 1;
+        while let Err(why) = self.nodetool(n, "decommission", deadline) {
+            eprintln!("decommission of node {n}, attempt {attempts}: {why}");
+            attempts += 1;
+            std::thread::sleep(Duration::from_secs(2));
+        }
+        self.run(&["stop", &n.to_string()]);
+        attempts
+    }
+
+    /// `nodetool -h <node n> <command>`: its error output when it fails; panics when it runs
+    /// past `deadline`.
+    fn nodetool(&self, n: u8, command: &str, deadline: Instant) -> Result<(), String> {
+        let address = self.address(n).to_string();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_helenus"))
+            .args(["nodetool", "-h", &address, command])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("run nodetool");
+        while child.try_wait().expect("wait for nodetool").is_none() {
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("nodetool {command} on {address} still running at the deadline");
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        let output = child.wait_with_output().expect("nodetool output");
+        match output.status.success() {
+            true => Ok(()),
+            false => Err(String::from_utf8_lossy(&output.stderr).into_owned()),
+        }
     }
 
     /// The listen address of node `n` (1-based).
@@ -53,7 +104,7 @@ impl ProcessCluster {
             Fault::Kill => self.run(&["kill", &n.to_string()]),
             Fault::Pause => self.run(&["pause", &n.to_string()]),
             Fault::Isolate => {
-                let others: Vec<Ipv4Addr> = (1..=self.nodes)
+                let others: Vec<Ipv4Addr> = (1..=self.nodes())
                     .filter(|&m| m != n)
                     .map(|m| self.address(m))
                     .collect();
@@ -101,7 +152,7 @@ impl Drop for ProcessCluster {
         if std::thread::panicking() {
             let status = self.command(&["status"]);
             eprintln!("{}", String::from_utf8_lossy(&status.stdout));
-            for n in 1..=self.nodes {
+            for n in 1..=self.nodes() {
                 let log = self.dir.path().join(format!("node{n}/logs/output.log"));
                 let text = std::fs::read_to_string(&log).unwrap_or_default();
                 let tail: Vec<&str> = text.lines().rev().take(30).collect();

@@ -174,3 +174,32 @@ fn truncated_padded_and_unknown_payloads_are_refused() {
     assert!(decode_propose_answer(&[2]).is_err());
     assert!(decode_propose_answer(&[1, 0]).is_err());
 }
+
+#[test]
+fn cleanup_requests_and_answers_round_trip_and_truncated_ones_are_refused() {
+    for keys in [None, Some(vec![key(), key()])] {
+        let request = PaxosRequest {
+            epoch: 4,
+            session: None,
+            body: CleanupRequest {
+                table: TABLE,
+                ranges: vec![(i64::MIN, -5), (10, 20)],
+                repaired: ballot(60),
+                keys,
+            },
+        };
+        let payload = request.encode_cleanup();
+        let decoded = PaxosRequest::decode_cleanup(&payload).unwrap();
+        assert_eq!((decoded.epoch, &decoded.body), (4, &request.body));
+        for len in 0..payload.len() {
+            assert!(
+                PaxosRequest::decode_cleanup(&payload[..len]).is_err(),
+                "cut at {len}"
+            );
+        }
+    }
+    let answer = vec![(key(), true), (key(), false)];
+    let encoded = encode_cleanup_answer(&answer);
+    assert_eq!(decode_cleanup_answer(&encoded).unwrap(), answer);
+    assert!(decode_cleanup_answer(&encoded[..encoded.len() - 1]).is_err());
+}

@@ -117,3 +117,52 @@ fn states_replace_each_other_whole_and_survive_a_restart() {
         "the late clock's removal still wins"
     );
 }
+
+#[test]
+fn the_low_bound_only_rises_and_survives_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let (store, _) = SystemPaxos::open(open(dir.path()), SharedClock::default()).unwrap();
+        assert_eq!(store.low_bound().unwrap(), Ballot::ZERO);
+        store.raise_low_bound(ballot(50)).unwrap();
+        store.raise_low_bound(ballot(40)).unwrap();
+        assert_eq!(store.low_bound().unwrap(), ballot(50));
+    }
+    let (store, seed) = SystemPaxos::open(open(dir.path()), SharedClock::default()).unwrap();
+    assert_eq!(store.low_bound().unwrap(), ballot(50));
+    assert_eq!(seed.ballot, ballot(50), "new ballots start above it");
+}
+
+#[test]
+fn the_keys_of_a_table_in_ranges_are_those_with_registers() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, _) = SystemPaxos::open(open(dir.path()), SharedClock::default()).unwrap();
+    let (a, b) = (key("a"), key("b"));
+    let state = PaxosState::<Lwt> {
+        promised: ballot(5),
+        ..PaxosState::default()
+    };
+    store.put(&a, &state).unwrap();
+    store.put(&b, &state).unwrap();
+    store.raise_low_bound(ballot(9)).unwrap();
+    let other_table = LwtKey {
+        table: TableId(Uuid::from_u128(0xfeed)),
+        ..a.clone()
+    };
+    store.put(&other_table, &state).unwrap();
+    let sorted = |mut keys: Vec<PartitionKey>| {
+        keys.sort_by_key(|k| k.token);
+        keys
+    };
+    let mut both = vec![a.key.clone(), b.key.clone()];
+    both.sort_by_key(|k| k.token);
+    let whole = [(i64::MIN, i64::MIN)];
+    assert_eq!(sorted(store.keys_in(USER, &whole).unwrap()), both);
+    // Only a's token, as a range and as a wrapping one that leaves b's out.
+    let just_a = [(a.key.token - 1, a.key.token)];
+    assert_eq!(store.keys_in(USER, &just_a).unwrap(), vec![a.key.clone()]);
+    let around_b = [(b.key.token, b.key.token - 1)];
+    assert_eq!(store.keys_in(USER, &around_b).unwrap(), vec![a.key.clone()]);
+    store.remove(&a).unwrap();
+    assert_eq!(store.keys_in(USER, &whole).unwrap(), vec![b.key.clone()]);
+}
