@@ -139,7 +139,7 @@ pub fn hold_off(load: &Load, limits: &Limits) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::claims::intersection;
+    use mutation::token_intersection as intersection;
 
     const MIN: Duration = Duration::from_secs(60);
 

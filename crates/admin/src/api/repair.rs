@@ -325,7 +325,7 @@ fn own_ranges(
     let mut out = Vec::new();
     for r in mine {
         let pieces = match (request.start_token, request.end_token) {
-            (Some(st), Some(et)) => repair::intersection((r.start, r.end), (st, et)),
+            (Some(st), Some(et)) => mutation::token_intersection((r.start, r.end), (st, et)),
             _ => vec![(r.start, r.end)],
         };
         out.extend(pieces.into_iter().map(|p| (p, r.replicas.clone())));
