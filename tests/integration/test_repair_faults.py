@@ -28,6 +28,12 @@ def wait_running(node, timeout=20):
         time.sleep(0.1)
 
 
+def metadata_leader(node):
+    url = f"http://{node.address}:{ADMIN_PORT}/v1/cms"
+    with urllib.request.urlopen(url, timeout=10) as r:
+        return json.loads(r.read())["leader"] or ""
+
+
 def test_a_killed_participant_fails_the_repair_and_a_rerun_levels_the_replicas():
     with LocalCluster(nodes=3) as cluster:
         node1, node2, node3 = cluster.nodes
@@ -47,19 +53,27 @@ def test_a_killed_participant_fails_the_repair_and_a_rerun_levels_the_replicas()
         node3.start()
         all_up(cluster)
 
-        # node3 stops answering (SIGSTOP) while node1's repair waits on it
-        node3.pause()
+        # node1 coordinates; a participant stops answering (SIGSTOP) while the repair waits on
+        # it, then is killed: not the metadata log's leader, whose pause would hold the
+        # repair's lease up for an election
+        victim, other = node3, node2
+        if metadata_leader(node1).split(":")[0] == node3.address:
+            victim, other = node2, node3
+        victim.pause()
         started = time.monotonic()
         first = subprocess.Popen([BIN, "nodetool", "-h", node1.address, "repair", "rf", "kv"],
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             wait_running(node1)
-            second = node2.run_nodetool("repair", "rf", "kv")
+            # the same ranges of the same table from another node (-hosts leaves the paused
+            # node out, so only the running repair stands in the way)
+            second = other.run_nodetool("repair", "-hosts", node1.address,
+                                        "-hosts", other.address, "rf", "kv")
             assert second.returncode != 0, second.stdout
             assert "Cannot start multiple repair sessions over the same sstables" in (
                 second.stdout + second.stderr), (second.stdout, second.stderr)
 
-            node3.kill()
+            victim.kill()
             out, err = first.communicate(timeout=90)
         finally:
             if first.poll() is None:
@@ -69,12 +83,12 @@ def test_a_killed_participant_fails_the_repair_and_a_rerun_levels_the_replicas()
         assert "Repair command #1 failed with error" in out + err, (out, err)
         assert "finished with error" in out + err, (out, err)
         assert took < 60, took
-        for node in (node1, node2):
+        for node in (node1, other):
             claimed = node.run_nodetool("repair_admin", "list")
             assert claimed.returncode == 0, claimed.stderr
             assert claimed.stdout == "no sessions\n", claimed.stdout
 
-        node3.start()
+        victim.start()
         all_up(cluster)
         rerun = node1.run_nodetool("repair", "rf", "kv", timeout=90)
         assert rerun.returncode == 0, (rerun.stdout, rerun.stderr)
