@@ -93,8 +93,13 @@ fn status(s: &repair::RepairStatus) -> RepairStatus {
 /// Repairs each keyspace asked for (every user keyspace when none), one command each, and
 /// answers with what they notified once all ended.
 pub async fn repair(node: &AdminNode, request: &RepairRequest) -> ApiResult<RepairReport> {
-    run(node, request, false).await
+    // boxed: the HTTP handler's future would otherwise be too deep for the compiler's layout
+    let running: Running<'_> = Box::pin(run(node, request, false));
+    running.await
 }
+
+type Running<'a> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = ApiResult<RepairReport>> + Send + 'a>>;
 
 /// [`repair`], as the built-in scheduler's (`scheduled`) or not: each command holds a lease
 /// in the metadata log while it runs (see `repair_lease`), and a scheduled one that succeeds
