@@ -62,22 +62,23 @@ def test_the_scheduler_repairs_a_table_by_itself_and_remembers_it():
                         "{'class': 'SimpleStrategy', 'replication_factor': 3}")
         session.execute("CREATE TABLE ar.kv (k int PRIMARY KEY, v text) "
                         "WITH gc_grace_seconds = 4")
+        before = node1.run_nodetool("autorepairstatus")
+        assert before.returncode == 0, before.stderr
+        assert before.stdout.startswith("Auto-repair is enabled: checks every 1 s")
+        assert "No tables" in before.stdout
         session.execute("CREATE TABLE ar.off (k int PRIMARY KEY) WITH auto_repair = "
                         "{'full_enabled': 'false', 'incremental_enabled': 'false'}")
         session.execute("CREATE KEYSPACE ar2 WITH replication = "
                         "{'class': 'SimpleStrategy', 'replication_factor': 2}")
-        session.execute("CREATE TABLE ar2.on (k int PRIMARY KEY) "
-                        "WITH gc_grace_seconds = 4 AND auto_repair = {'priority': '1'}")
-        described = session.execute("DESCRIBE TABLE ar2.on").one().create_statement
+        # the default gc_grace_seconds: repaired once, first (its priority), then not due
+        session.execute("CREATE TABLE ar2.pri (k int PRIMARY KEY) "
+                        "WITH auto_repair = {'priority': '1'}")
+        described = session.execute("DESCRIBE TABLE ar2.pri").one().create_statement
         assert ("AND auto_repair = {'full_enabled': 'true', 'incremental_enabled': 'true', "
                 "'preview_repaired_enabled': 'true', 'priority': '1'}") in described, described
         row = session.execute("SELECT auto_repair FROM system_schema.tables "
                               "WHERE keyspace_name = 'ar' AND table_name = 'off'").one()
         assert row.auto_repair["incremental_enabled"] == "false", row
-        before = node1.run_nodetool("autorepairstatus")
-        assert before.returncode == 0, before.stderr
-        assert before.stdout.startswith("Auto-repair is enabled: checks every 1 s")
-        assert "No tables" in before.stdout
 
         for node in cluster.nodes:
             assert node.run_nodetool("disablehandoff").returncode == 0
@@ -97,7 +98,7 @@ def test_the_scheduler_repairs_a_table_by_itself_and_remembers_it():
         wrong = node1.run_nodetool("setautorepairconfig", "enabled", "true", "nosuch")
         assert wrong.returncode != 0 and "Keyspace [nosuch] does not exist." in wrong.stderr
 
-        statuses = wait_repaired(cluster, [("ar", "kv"), ("ar2", "on")])
+        statuses = wait_repaired(cluster, [("ar", "kv"), ("ar2", "pri")])
         for s in statuses:
             assert table(s, "ar", "kv")["last_full_repair_ms"] > 0, s
             assert table(s, "ar", "off") is None, s

@@ -129,7 +129,7 @@ pub(crate) async fn run(
         }
         let mut plan = plan(node, request, &keyspace, tables)?;
         let command = service.next_command();
-        let lease = leased(node, &mut plan, scheduled).await;
+        let lease = leased(node, request, &mut plan, scheduled).await;
         let started = now_ms();
         let done = service.run(command, plan, &notify).await;
         if let Some(lease) = lease {
@@ -152,12 +152,27 @@ pub(crate) async fn run(
 }
 
 /// The lease of a plan that will run and change data (a preview changes nothing); when it
-/// cannot be had, the plan is refused with why, and its command fails with it.
-async fn leased(node: &AdminNode, plan: &mut RepairPlan, scheduled: bool) -> Option<Held> {
+/// cannot be had, the plan is refused with why, and its command fails with it. A scheduled
+/// repair's lease names the range the scheduler chose, as its history keeps it (the plan may
+/// hold it in two pieces where it wraps around the ring).
+async fn leased(
+    node: &AdminNode,
+    request: &RepairRequest,
+    plan: &mut RepairPlan,
+    scheduled: bool,
+) -> Option<Held> {
     if plan.preview.is_some() || plan.refused.is_some() {
         return None;
     }
-    match repair_lease::take(node, plan, scheduled).await {
+    let ranges = match (scheduled, request.start_token, request.end_token) {
+        (true, Some(st), Some(et)) => vec![(st, et)],
+        _ => plan
+            .sessions
+            .iter()
+            .flat_map(|s| s.ranges.clone())
+            .collect(),
+    };
+    match repair_lease::take(node, plan, ranges, scheduled).await {
         Ok(held) => Some(held),
         Err(why) => {
             plan.refused = Some(why);

@@ -25,17 +25,17 @@ pub struct Held {
     renewal: tokio::task::JoinHandle<()>,
 }
 
-/// Takes the lease of `plan` (a scheduled one with `scheduled`), or says why not, in the
-/// words the repair command fails with.
-pub async fn take(node: &AdminNode, plan: &RepairPlan, scheduled: bool) -> Result<Held, String> {
+/// Takes the lease of `ranges` of `plan`'s tables (a scheduled one with `scheduled`), or says
+/// why not, in the words the repair command fails with.
+pub async fn take(
+    node: &AdminNode,
+    plan: &RepairPlan,
+    ranges: Vec<TokenRange>,
+    scheduled: bool,
+) -> Result<Held, String> {
     clear_own(node).await.map_err(|e| unavailable(&e))?;
     let now = now_ms();
     let names: Vec<&str> = plan.tables.iter().map(|(n, _)| n.as_str()).collect();
-    let ranges: Vec<TokenRange> = plan
-        .sessions
-        .iter()
-        .flat_map(|s| s.ranges.clone())
-        .collect();
     let lease = RepairLease {
         id: uuid::Uuid::new_v4(),
         holder: node.metadata.host_id(),
