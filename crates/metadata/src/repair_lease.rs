@@ -9,6 +9,12 @@
 //! refused while any other scheduled lease lives, which makes the scheduler repair one range
 //! at a time across the cluster.
 //!
+//! Why the log: it already orders every node's changes and answers two nodes asking at once
+//! the same way on every node (the check runs when the entry is applied), it survives
+//! restarts, and its state is on every node, so the scheduler's history can live beside the
+//! leases; a per-node lock cannot see another node's repair, and gossip cannot refuse one of
+//! two nodes claiming the same ranges at once.
+//!
 //! Time is the proposer's clock carried in the entry (`now_ms`), never the applying node's, so
 //! applying stays deterministic: a lease is live at an entry when its `expires_ms` is after the
 //! entry's `now_ms`. A lease ends when its holder ends it, when it expires (its holder died or
