@@ -1,16 +1,16 @@
-//! What the repair scheduler keeps across restarts, in `auto_repair.json` beside the first
-//! data directory: the tables turned on here, and when each of their ranges was last
-//! repaired by it. The file ends with a line holding the CRC32 of the JSON above it, checked
-//! on read; a file that fails the check is set aside (renamed `.corrupt`) and the scheduler
-//! starts over, which at worst repairs every range once more. Writes go to a temporary
-//! file, synced, then renamed over the old one.
+//! What the repair scheduler keeps on this node across restarts, in `auto_repair.json` beside
+//! the first data directory: the tables `nodetool setautorepairconfig` turned on here. When
+//! each range was last repaired is not here but in the metadata log (`metadata::RepairLedger`),
+//! where every node reads it, so a restarted or replaced node resumes where the cluster left
+//! off. The file ends with a line holding the CRC32 of the JSON above it, checked on read; a
+//! file that fails the check is set aside (renamed `.corrupt`) and the scheduler starts with no
+//! table turned on here. Writes go to a temporary file, synced, then renamed over the old one.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use mutation::TokenRange;
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 
@@ -21,28 +21,6 @@ pub type TableName = (String, String);
 pub struct Persisted {
     /// The tables the scheduler repairs.
     pub tables: BTreeSet<TableName>,
-    /// When each range of a table was last repaired (ms since the epoch), by table.
-    pub history: BTreeMap<String, Vec<(TokenRange, u64)>>,
-}
-
-impl Persisted {
-    fn key((keyspace, table): &TableName) -> String {
-        format!("{keyspace}.{table}")
-    }
-
-    /// When `range` of `table` was last repaired by the scheduler.
-    pub fn repaired(&self, table: &TableName, range: TokenRange) -> Option<u64> {
-        let ranges = self.history.get(&Self::key(table))?;
-        ranges.iter().find(|(r, _)| *r == range).map(|(_, at)| *at)
-    }
-
-    pub fn record(&mut self, table: &TableName, range: TokenRange, at_ms: u64) {
-        let ranges = self.history.entry(Self::key(table)).or_default();
-        match ranges.iter_mut().find(|(r, _)| *r == range) {
-            Some(entry) => entry.1 = at_ms,
-            None => ranges.push((range, at_ms)),
-        }
-    }
 }
 
 /// The scheduler's state, held in memory and written through to its file.
@@ -139,16 +117,12 @@ mod tests {
         let store = Store::open(Some(path.clone()));
         store.change(|s| {
             s.tables.insert(table.clone());
-            s.record(&table, (-5, 10), 1_000);
-            s.record(&table, (-5, 10), 2_000);
         });
         let again = Store::open(Some(path.clone())).get();
         assert!(again.tables.contains(&table));
-        assert_eq!(again.repaired(&table, (-5, 10)), Some(2_000));
-        assert_eq!(again.repaired(&table, (10, 20)), None);
 
         let text = fs::read_to_string(&path).unwrap();
-        fs::write(&path, text.replace("2000", "3000")).unwrap();
+        fs::write(&path, text.replace("\"ks\"", "\"kz\"")).unwrap();
         assert_eq!(Store::open(Some(path.clone())).get(), Persisted::default());
         assert!(path.with_extension("corrupt").exists());
     }

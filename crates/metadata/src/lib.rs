@@ -5,6 +5,9 @@
 //!
 //! - `model`: `ClusterMetadata`, `NodeRecord`, `Transformation`;
 //! - `transform`: applying a transformation (compare-and-set, deterministic);
+//! - `repair_lease`: the leases repairs take so that none overlaps another and the built-in
+//!   scheduler repairs one range at a time across the cluster, and the scheduler's history
+//!   (why the log: see the module);
 //! - `service`: `MetadataService` (start, commit, current, watch, await_epoch, status);
 //! - `core`, `leader`, `handlers`, `network`, `rpc`: committing through the leader, the Raft
 //!   RPCs over a `Transport`;
@@ -29,6 +32,7 @@ mod network;
 mod promote;
 mod raft_log;
 mod raft_types;
+mod repair_lease;
 mod rpc;
 mod service;
 mod state_machine;
@@ -43,6 +47,7 @@ pub use model::{
 };
 #[cfg(feature = "net")]
 pub use net_transport::NetTransport;
+pub use repair_lease::{RepairLease, RepairLedger};
 pub use service::MetadataService;
 pub use status::{RaftRole, RaftStatus};
 pub use transport::{RpcHandler, RpcKind, Transport, TransportError};

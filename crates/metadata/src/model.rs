@@ -7,6 +7,8 @@ use std::net::SocketAddr;
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
+use crate::repair_lease::{RepairLease, RepairLedger};
+
 /// A node's permanent identity (Cassandra's host id).
 pub type HostId = uuid::Uuid;
 
@@ -66,6 +68,8 @@ pub struct ClusterMetadata {
     pub nodes: BTreeMap<HostId, NodeRecord>,
     /// The epoch of the last topology change (0: none yet); `RegisterNode` names it.
     pub topology_version: u64,
+    /// The repairs running and the scheduler's history (`repair_lease`).
+    pub repair: RepairLedger,
 }
 
 impl ClusterMetadata {
@@ -166,6 +170,26 @@ pub enum Transformation {
         node: Box<NodeRecord>,
         replaces: HostId,
     },
+    /// A repair claims its ranges (`repair_lease`): refused while a live lease overlaps it, or
+    /// for a scheduled one while another scheduled one lives. `now_ms` is the proposer's clock.
+    TakeRepairLease {
+        lease: Box<RepairLease>,
+        now_ms: u64,
+    },
+    /// The holder of a running repair extends its lease; rejected once the lease is gone.
+    RenewRepairLease {
+        id: uuid::Uuid,
+        expires_ms: u64,
+    },
+    /// A repair ended; `repaired_ms` records its ranges in the scheduler's history.
+    EndRepairLease {
+        lease: Box<RepairLease>,
+        repaired_ms: Option<u64>,
+    },
+    /// A restarted node drops the leases its repairs held before.
+    DropRepairLeases {
+        holder: HostId,
+    },
 }
 
 impl Transformation {
@@ -182,6 +206,10 @@ impl Transformation {
             Transformation::StartLeave { .. } => "StartLeave",
             Transformation::FinishLeave { .. } => "FinishLeave",
             Transformation::StartReplace { .. } => "StartReplace",
+            Transformation::TakeRepairLease { .. } => "TakeRepairLease",
+            Transformation::RenewRepairLease { .. } => "RenewRepairLease",
+            Transformation::EndRepairLease { .. } => "EndRepairLease",
+            Transformation::DropRepairLeases { .. } => "DropRepairLeases",
         }
     }
 }

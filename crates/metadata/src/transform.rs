@@ -121,6 +121,7 @@ pub(crate) fn transform(
         Transformation::RemoveNode { host_id } => {
             known_node(&mut next.nodes, host_id)?;
             next.nodes.remove(host_id);
+            next.repair.drop_holder(*host_id);
             next.topology_version = epoch;
         }
         Transformation::StartJoin { node } => {
@@ -142,6 +143,7 @@ pub(crate) fn transform(
             joined.state = NodeState::Normal;
             if let Some(old) = replaced {
                 next.nodes.remove(&old);
+                next.repair.drop_holder(old);
             }
             next.topology_version = epoch;
         }
@@ -167,6 +169,14 @@ pub(crate) fn transform(
             next.nodes.insert(node.host_id, replacing);
             next.topology_version = epoch;
         }
+        Transformation::TakeRepairLease { lease, now_ms } => next.repair.take(lease, *now_ms)?,
+        Transformation::RenewRepairLease { id, expires_ms } => {
+            next.repair.renew(*id, *expires_ms)?
+        }
+        Transformation::EndRepairLease { lease, repaired_ms } => {
+            next.repair.end(lease, *repaired_ms)
+        }
+        Transformation::DropRepairLeases { holder } => next.repair.drop_holder(*holder),
     }
     next.epoch = epoch;
     Ok(next)

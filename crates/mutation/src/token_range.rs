@@ -9,3 +9,64 @@
 /// A token range: left-exclusive, right-inclusive (`left < right`; a wrapping range is split).
 /// A right end of `i64::MIN` is the end of the ring, as Cassandra's `(t, MIN]`.
 pub type TokenRange = (i64, i64);
+
+/// Whether two ranges (left, right] — wrapping when left >= right — share a token.
+pub fn tokens_overlap(a: TokenRange, b: TokenRange) -> bool {
+    pieces(a)
+        .iter()
+        .any(|p| pieces(b).iter().any(|q| p.0 < q.1 && q.0 < p.1))
+}
+
+/// The tokens two ranges share, as ranges (left, right] (`i64::MAX` on the right where the
+/// ring ends).
+pub fn token_intersection(a: TokenRange, b: TokenRange) -> Vec<TokenRange> {
+    let mut shared = Vec::new();
+    for p in pieces(a) {
+        for q in pieces(b) {
+            let (left, right) = (p.0.max(q.0), p.1.min(q.1));
+            if left < right {
+                shared.push((left, right));
+            }
+        }
+    }
+    shared
+}
+
+/// A range as non-wrapping pieces (left, right] with `i64::MIN` as the ring's end written
+/// `i64::MAX` (tokens never equal `i64::MIN`).
+fn pieces((left, right): TokenRange) -> Vec<(i64, i64)> {
+    let end = |t: i64| if t == i64::MIN { i64::MAX } else { t };
+    if left < end(right) {
+        vec![(left, end(right))]
+    } else {
+        vec![(left, i64::MAX), (i64::MIN, end(right))]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn intersections_cut_ranges_to_what_both_cover() {
+        assert_eq!(token_intersection((0, 100), (50, 150)), vec![(50, 100)]);
+        assert_eq!(token_intersection((0, 100), (100, 150)), vec![]);
+        assert_eq!(
+            token_intersection((90, -90), (-100, 100)),
+            vec![(90, 100), (-100, -90)]
+        );
+        assert_eq!(token_intersection((5, 5), (1, 2)), vec![(1, 2)]);
+    }
+
+    #[test]
+    fn wrapping_and_whole_ring_ranges_overlap_what_they_cover() {
+        assert!(tokens_overlap((5, 5), (1, 2)));
+        assert!(tokens_overlap(
+            (i64::MAX - 1, i64::MIN + 5),
+            (i64::MIN, i64::MIN + 1)
+        ));
+        assert!(!tokens_overlap((i64::MAX - 1, i64::MIN + 5), (0, 10)));
+        assert!(tokens_overlap((0, i64::MIN), (i64::MAX - 1, i64::MAX)));
+        assert!(!tokens_overlap((0, 10), (10, 20)));
+    }
+}

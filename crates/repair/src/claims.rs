@@ -1,7 +1,7 @@
 //! The token ranges of tables under repair on this node: a repair overlapping one that runs
 //! is refused, as Cassandra refuses to validate the same SSTables in two sessions at once.
 
-use mutation::{TableId, TokenRange};
+use mutation::{tokens_overlap, TableId, TokenRange};
 use parking_lot::Mutex;
 
 #[derive(Default)]
@@ -21,7 +21,7 @@ impl Claims {
     pub fn claim(&self, tables: &[TableId], ranges: &[TokenRange]) -> Option<Claim<'_>> {
         let mut held = self.held.lock();
         let overlapping = held.iter().any(|(_, table, range)| {
-            tables.contains(table) && ranges.iter().any(|r| overlap(*r, *range))
+            tables.contains(table) && ranges.iter().any(|r| tokens_overlap(*r, *range))
         });
         if overlapping {
             return None;
@@ -41,39 +41,6 @@ impl Claims {
 impl Drop for Claim<'_> {
     fn drop(&mut self) {
         self.claims.held.lock().retain(|(id, _, _)| *id != self.id);
-    }
-}
-
-/// Whether two ranges (left, right] — wrapping when left >= right — share a token.
-pub fn overlap(a: TokenRange, b: TokenRange) -> bool {
-    pieces(a)
-        .iter()
-        .any(|p| pieces(b).iter().any(|q| p.0 < q.1 && q.0 < p.1))
-}
-
-/// The tokens two ranges share, as ranges (left, right] (`i64::MAX` on the right where the
-/// ring ends).
-pub fn intersection(a: TokenRange, b: TokenRange) -> Vec<TokenRange> {
-    let mut shared = Vec::new();
-    for p in pieces(a) {
-        for q in pieces(b) {
-            let (left, right) = (p.0.max(q.0), p.1.min(q.1));
-            if left < right {
-                shared.push((left, right));
-            }
-        }
-    }
-    shared
-}
-
-/// A range as non-wrapping pieces (left, right] with `i64::MIN` as the ring's end written
-/// `i64::MAX` (tokens never equal `i64::MIN`).
-fn pieces((left, right): TokenRange) -> Vec<(i64, i64)> {
-    let end = |t: i64| if t == i64::MIN { i64::MAX } else { t };
-    if left < end(right) {
-        vec![(left, end(right))]
-    } else {
-        vec![(left, i64::MAX), (i64::MIN, end(right))]
     }
 }
 
@@ -98,28 +65,5 @@ mod tests {
         );
         drop(first);
         assert!(claims.claim(&[t], &[(50, 150)]).is_some());
-    }
-
-    #[test]
-    fn intersections_cut_ranges_to_what_both_cover() {
-        assert_eq!(intersection((0, 100), (50, 150)), vec![(50, 100)]);
-        assert_eq!(intersection((0, 100), (100, 150)), vec![]);
-        assert_eq!(
-            intersection((90, -90), (-100, 100)),
-            vec![(90, 100), (-100, -90)]
-        );
-        assert_eq!(intersection((5, 5), (1, 2)), vec![(1, 2)]);
-    }
-
-    #[test]
-    fn wrapping_and_whole_ring_ranges_overlap_what_they_cover() {
-        assert!(overlap((5, 5), (1, 2)));
-        assert!(overlap(
-            (i64::MAX - 1, i64::MIN + 5),
-            (i64::MIN, i64::MIN + 1)
-        ));
-        assert!(!overlap((i64::MAX - 1, i64::MIN + 5), (0, 10)));
-        assert!(overlap((0, i64::MIN), (i64::MAX - 1, i64::MAX)));
-        assert!(!overlap((0, 10), (10, 20)));
     }
 }

@@ -33,7 +33,6 @@ mod preview;
 mod session;
 mod status;
 
-pub use claims::intersection;
 pub use local::{LocalSession, SessionState};
 pub use preview::{PreviewKind, PreviewStream};
 pub use session::{Notice, NoticeKind, RepairPlan, SessionPlan};

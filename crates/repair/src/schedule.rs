@@ -3,16 +3,19 @@
 //! when to hold off. The running of it (a loop, persistence of the history, the load it
 //! watches) belongs to the caller.
 //!
-//! - **Who repairs what.** Each node repairs, as an incremental `-pr` repair, only the ranges
-//!   it is the primary replica of. Primary ranges are disjoint, so two nodes never repair
-//!   overlapping ranges, with no lock to take; a node repairs one range at a time.
+//! - **Who repairs what.** Each node repairs, as a `-pr` repair (incremental, or full for a
+//!   table whose `auto_repair` turns incremental off), only the ranges it is the primary
+//!   replica of, one at a time. Primary ranges are disjoint, so two nodes never repair
+//!   overlapping ranges; the caller also holds a lease in the metadata log that lets one
+//!   scheduled repair run at a time across the cluster.
 //! - **When a range is due.** A table's ranges must each be repaired at least once every
 //!   `gc_grace_seconds`, or a replica that missed a delete could bring the row back after the
 //!   tombstone is purged. The scheduler repairs each range every half `gc_grace_seconds` (the
 //!   margin: a range whose repair failed or was held off once is still repaired in time), but
 //!   never more often than `min_repair_interval`.
-//! - **Which first.** Among the due ranges of the tables turned on, the one waiting longest:
-//!   never repaired first, then by the oldest repair.
+//! - **Which first.** Among the due ranges of the tables turned on, those of the tables of
+//!   the highest `auto_repair` `priority`; among those, the one waiting longest: never
+//!   repaired first, then by the oldest repair.
 //! - **When to hold off** ([`hold_off`]): while compaction is behind (more than 32 pending
 //!   compactions on the node) or while clients see a p99 latency more than twice its level
 //!   while no repair ran (and above 20 ms, so an idle node's noise does not count).
@@ -34,6 +37,8 @@ pub struct TableState {
     pub keyspace: String,
     pub table: String,
     pub gc_grace_seconds: u32,
+    /// `auto_repair`'s `priority`: higher goes first.
+    pub priority: u32,
     pub ranges: Vec<RangeState>,
 }
 
@@ -57,14 +62,15 @@ pub fn due_ms(range: &RangeState, interval: Duration) -> u64 {
         .map_or(0, |at| at.saturating_add(interval.as_millis() as u64))
 }
 
-/// The range to repair now: the due one waiting longest, `None` when none is due.
+/// The range to repair now: the due one of the highest priority waiting longest, `None` when
+/// none is due.
 pub fn next(tables: &[TableState], min_interval: Duration, now_ms: u64) -> Option<Next> {
-    let mut best: Option<(u64, Next)> = None;
+    let mut best: Option<((std::cmp::Reverse<u32>, u64), Next)> = None;
     for (index, table) in tables.iter().enumerate() {
         let every = interval(table.gc_grace_seconds, min_interval);
         for range in &table.ranges {
-            let due = due_ms(range, every);
-            if due > now_ms || best.as_ref().is_some_and(|(b, _)| *b <= due) {
+            let due = (std::cmp::Reverse(table.priority), due_ms(range, every));
+            if due.1 > now_ms || best.as_ref().is_some_and(|(b, _)| *b <= due) {
                 continue;
             }
             let next = Next {
@@ -139,7 +145,7 @@ pub fn hold_off(load: &Load, limits: &Limits) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::claims::intersection;
+    use mutation::token_intersection as intersection;
 
     const MIN: Duration = Duration::from_secs(60);
 
@@ -148,6 +154,7 @@ mod tests {
             keyspace: "ks".into(),
             table: format!("t{gc_grace_seconds}"),
             gc_grace_seconds,
+            priority: 0,
             ranges: repaired
                 .iter()
                 .enumerate()
@@ -201,6 +208,10 @@ mod tests {
         let fresh = [tables[0].clone(), table(864_000, &[None])];
         assert_eq!(next(&fresh, MIN, now).map(|n| n.table), Some(1));
         assert_eq!(next(&[], MIN, now), None);
+        // a table of a higher priority goes before one waiting longer
+        let mut urgent = tables.clone();
+        urgent[1].priority = 1;
+        assert_eq!(next(&urgent, MIN, now).map(|n| n.table), Some(1));
     }
 
     #[test]
@@ -262,6 +273,7 @@ mod tests {
                         keyspace: "ks".into(),
                         table: "t".into(),
                         gc_grace_seconds: 10,
+                        priority: 0,
                         ranges: ranges
                             .iter()
                             .enumerate()

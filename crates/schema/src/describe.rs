@@ -228,7 +228,7 @@ fn option_clauses(options: &TableOptions) -> Vec<String> {
         .collect::<Vec<_>>();
     let map =
         |m: &BTreeMap<String, String>| string_map(m.iter().map(|(k, v)| (k.as_str(), v.as_str())));
-    vec![
+    let mut clauses = vec![
         format!(
             "additional_write_policy = {}",
             quote_string(&options.additional_write_policy)
@@ -263,7 +263,12 @@ fn option_clauses(options: &TableOptions) -> Vec<String> {
             "speculative_retry = {}",
             quote_string(&options.speculative_retry)
         ),
-    ]
+    ];
+    // trunk's option, shown only when set so that DESCRIBE stays Cassandra 5.0's otherwise
+    if !options.auto_repair.is_empty() {
+        clauses.insert(2, format!("auto_repair = {}", map(&options.auto_repair)));
+    }
+    clauses
 }
 
 /// `{'k': 'v', ...}` with both sides as string literals.

@@ -27,7 +27,10 @@ pub use describe::{describe_keyspace, describe_table, describe_type};
 pub use error::SchemaError;
 pub use keyspace::KeyspaceMetadata;
 pub use md5::{md5, name_uuid};
-pub use options::{java_double, table_id_option, OptionValue, TableOptions, MAX_TTL, OPTION_NAMES};
+pub use options::{
+    auto_repair_setting, java_double, table_id_option, AutoRepairSetting, OptionValue,
+    TableOptions, MAX_TTL, OPTION_NAMES,
+};
 pub use quote::{is_reserved_keyword, quote_identifier, quote_string};
 pub use rows::{decode_keyspace, encode_keyspace, keyspace_rows, load_schema, Row, SchemaRows};
 pub use snapshot::Schema;

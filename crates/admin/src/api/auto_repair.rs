@@ -1,11 +1,21 @@
 //! The repair scheduler's loop on this node and its API (`nodetool autorepairstatus`,
 //! `setautorepairconfig`). The plan — which range is due, which goes first, when to hold off
 //! — is `repair::schedule`'s; this runs it: every `repair_check_interval`, when
-//! `auto_repair.enabled` is set in cassandra.yaml, it looks at the tables turned on, this
-//! node's primary ranges of each and when the scheduler last repaired them, and repairs the
-//! range due longest as `nodetool repair -pr -st -et ks table` would (incremental), unless the
-//! node's load holds it off. What it repaired is persisted ([`crate::auto_repair::Store`]), so
-//! a restarted node resumes where it stopped.
+//! `auto_repair.enabled` is set in cassandra.yaml, it looks at the tables to repair, this
+//! node's primary ranges of each and when they were last repaired, and repairs the range due
+//! longest as `nodetool repair -pr -st -et ks table` would, unless the node's load holds it
+//! off or another node's scheduled repair runs.
+//!
+//! - **Which tables.** A table whose `auto_repair` option is set (Cassandra 5.1's CEP-37
+//!   property) is repaired on every node when its `incremental_enabled` or `full_enabled` is
+//!   true (incremental when incremental is on, else full), never when both are false; a table
+//!   that never set it is repaired (incremental) on the nodes where `nodetool
+//!   setautorepairconfig` turned it on, kept in `auto_repair.json`.
+//! - **One at a time across the cluster.** Each repair holds a scheduled lease in the metadata
+//!   log (`repair_lease`), which the log grants to one scheduled repair at a time.
+//! - **History.** A scheduled repair that succeeds records its range in the log with its
+//!   lease's end, so every node — a restarted or replacing one too — sees when each range of
+//!   each table was last repaired.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,7 +26,8 @@ use mutation::TableId;
 use parking_lot::Mutex;
 use repair::schedule::{self, Limits, Load, RangeState, TableState};
 
-use super::repair::repair;
+use super::repair::run as run_repair;
+use super::repair_lease::{self, now_ms};
 use super::snapshots::latency_percentiles;
 use super::tables::select;
 use super::types::{
@@ -30,6 +41,8 @@ use crate::node::AdminNode;
 pub struct AutoRepair {
     store: Store,
     activity: Mutex<Activity>,
+    /// Set once this node dropped the repair leases it held before it started.
+    pub(crate) leases_cleared: tokio::sync::OnceCell<()>,
 }
 
 #[derive(Default)]
@@ -48,12 +61,15 @@ impl AutoRepair {
         AutoRepair {
             store: Store::open(dir.map(|d| d.join("auto_repair.json"))),
             activity: Mutex::default(),
+            leases_cleared: tokio::sync::OnceCell::new(),
         }
     }
 }
 
-/// Starts the scheduler's loop when cassandra.yaml turns it on.
+/// Drops the repair leases this node held before it started, and starts the scheduler's loop
+/// when cassandra.yaml turns it on.
 pub fn start(node: &Arc<AdminNode>) {
+    tokio::spawn(clear_leases(Arc::downgrade(node)));
     let settings = &node.config.auto_repair;
     if !settings.enabled {
         return;
@@ -75,22 +91,39 @@ pub fn start(node: &Arc<AdminNode>) {
     });
 }
 
-/// One check: repairs the range due longest, unless nothing is due or the load holds it off.
+/// Drops this node's leases of before its start, retrying while the metadata log has no
+/// majority.
+async fn clear_leases(node: std::sync::Weak<AdminNode>) {
+    loop {
+        let Some(node) = node.upgrade() else { return };
+        match repair_lease::clear_own(&node).await {
+            Ok(()) => return,
+            Err(e) => tracing::debug!("could not drop the repair leases of before start: {e}"),
+        }
+        drop(node);
+        tokio::time::sleep(Duration::from_secs(5)).await;
+    }
+}
+
+/// One check: repairs the range due longest, unless nothing is due, the load holds it off or
+/// another node's scheduled repair runs.
 async fn check(node: &Arc<AdminNode>) {
     let scheduler = &node.auto_repair;
     let load = load(node);
-    let held = schedule::hold_off(&load, &Limits::default());
+    let held =
+        schedule::hold_off(&load, &Limits::default()).or_else(|| other_scheduled_repair(node));
     scheduler.activity.lock().held_off = held.clone();
     if let Some(why) = held {
         tracing::info!("auto-repair holds off: {why}");
         return;
     }
     let tables = tables(node);
+    let states: Vec<TableState> = tables.iter().map(|t| t.state.clone()).collect();
     let min = node.config.auto_repair.min_repair_interval;
-    let Some(next) = schedule::next(&tables, min, now_ms()) else {
+    let Some(next) = schedule::next(&states, min, now_ms()) else {
         return;
     };
-    let table = &tables[next.table];
+    let (table, full) = (&states[next.table], tables[next.table].full);
     let (left, right) = next.range;
     let what = format!("{}.{} ({left},{right}]", table.keyspace, table.table);
     scheduler.activity.lock().running = Some(what.clone());
@@ -98,12 +131,12 @@ async fn check(node: &Arc<AdminNode>) {
         keyspace: Some(table.keyspace.clone()),
         tables: vec![table.table.clone()],
         primary_range: true,
+        full,
         start_token: Some(left),
         end_token: Some(right),
         ..RepairRequest::default()
     };
-    let started = now_ms();
-    let failure = match repair(node, &request).await {
+    let failure = match run_repair(node, &request, true).await {
         Ok(report) => report.error,
         Err(e) => Some(e.message),
     };
@@ -111,10 +144,6 @@ async fn check(node: &Arc<AdminNode>) {
     activity.running = None;
     match failure {
         None => {
-            let name = (table.keyspace.clone(), table.table.clone());
-            scheduler
-                .store
-                .change(|s| s.record(&name, next.range, started));
             tracing::info!("auto-repair repaired {what}");
         }
         Some(why) => {
@@ -124,42 +153,83 @@ async fn check(node: &Arc<AdminNode>) {
     }
 }
 
-/// The tables turned on that still exist, each with this node's primary ranges and their
-/// history.
-fn tables(node: &AdminNode) -> Vec<TableState> {
-    let persisted = node.auto_repair.store.get();
+/// Why this node waits for its turn: another node's scheduled repair holds its lease.
+fn other_scheduled_repair(node: &AdminNode) -> Option<String> {
+    let me = node.metadata.host_id();
+    let meta = node.metadata.current();
+    let lease = meta
+        .repair
+        .live(now_ms())
+        .find(|l| l.scheduled && l.holder != me)?;
+    let holder = meta
+        .nodes
+        .get(&lease.holder)
+        .map_or_else(|| lease.holder.to_string(), |n| n.addr.ip().to_string());
+    Some(format!(
+        "node {holder} runs the scheduled repair of {} (one at a time across the cluster)",
+        lease.what
+    ))
+}
+
+/// A table the scheduler repairs, and whether fully (`full`) or incrementally.
+struct Scheduled {
+    state: TableState,
+    full: bool,
+}
+
+/// The tables to repair, each with this node's primary ranges and when each was last
+/// repaired (from the metadata log).
+fn tables(node: &AdminNode) -> Vec<Scheduled> {
+    let turned_on = node.auto_repair.store.get().tables;
     let schema = node.processor.schema();
+    let meta = node.metadata.current();
     let local = node.coordinator.topology().local().addr;
     let mut out = Vec::new();
-    for name in &persisted.tables {
-        let (keyspace, table) = name;
-        let Some(meta) = schema
-            .schema
-            .keyspace(keyspace)
-            .and_then(|k| k.tables.get(table.as_str()))
-        else {
+    for keyspace in schema.schema.keyspaces().values() {
+        let name = &keyspace.name;
+        if schema::is_system_keyspace(name) || schema::is_virtual_keyspace(name) {
+            continue;
+        }
+        let Ok(ranges) = node.processor.ranges(name) else {
             continue;
         };
-        let Ok(ranges) = node.processor.ranges(keyspace) else {
-            continue;
-        };
-        let ranges = ranges
-            .iter()
-            .filter(|r| r.replicas.len() > 1)
-            .filter(|r| r.replicas.first().is_some_and(|e| e.addr == local))
-            .map(|r| RangeState {
-                range: (r.start, r.end),
-                repaired_ms: persisted.repaired(name, (r.start, r.end)),
-            })
-            .collect();
-        out.push(TableState {
-            keyspace: keyspace.clone(),
-            table: table.clone(),
-            gc_grace_seconds: u32::try_from(meta.options.gc_grace_seconds).unwrap_or(0),
-            ranges,
-        });
+        for table in keyspace.tables.values() {
+            let here = turned_on.contains(&(name.clone(), table.name.clone()));
+            let setting = schema::auto_repair_setting(&table.options.auto_repair);
+            let Some(full) = repair_kind(setting, here) else {
+                continue;
+            };
+            let ranges = ranges
+                .iter()
+                .filter(|r| r.replicas.len() > 1)
+                .filter(|r| r.replicas.first().is_some_and(|e| e.addr == local))
+                .map(|r| RangeState {
+                    range: (r.start, r.end),
+                    repaired_ms: meta.repair.repaired(table.id, (r.start, r.end)),
+                })
+                .collect();
+            let state = TableState {
+                keyspace: name.clone(),
+                table: table.name.clone(),
+                gc_grace_seconds: u32::try_from(table.options.gc_grace_seconds).unwrap_or(0),
+                priority: setting.map_or(0, |s| s.priority),
+                ranges,
+            };
+            out.push(Scheduled { state, full });
+        }
     }
     out
+}
+
+/// Whether the scheduler repairs a table, and how (`Some(true)`: full): its `auto_repair`
+/// decides when set; else `nodetool setautorepairconfig` on this node (`here`), incremental.
+fn repair_kind(setting: Option<schema::AutoRepairSetting>, here: bool) -> Option<bool> {
+    match setting {
+        Some(s) if s.incremental => Some(false),
+        Some(s) if s.full => Some(true),
+        Some(_) => None,
+        None => here.then_some(false),
+    }
 }
 
 /// The node's load now: pending compactions, and the client p99 since the last check (the
@@ -231,7 +301,7 @@ pub fn status(node: &AdminNode) -> AutoRepairStatus {
     let min = settings.min_repair_interval;
     let tables = tables(node)
         .iter()
-        .map(|t| {
+        .map(|Scheduled { state: t, .. }| {
             let (last_full, next_due) = schedule::table_summary(t, min);
             AutoRepairTable {
                 keyspace: t.keyspace.clone(),
@@ -293,8 +363,23 @@ pub fn configure(
     Ok(status(node))
 }
 
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_option_decides_where_set_and_nodetool_elsewhere() {
+        let setting = |incremental, full| {
+            Some(schema::AutoRepairSetting {
+                full,
+                incremental,
+                priority: 0,
+            })
+        };
+        assert_eq!(repair_kind(setting(true, true), false), Some(false));
+        assert_eq!(repair_kind(setting(false, true), false), Some(true));
+        assert_eq!(repair_kind(setting(false, false), true), None);
+        assert_eq!(repair_kind(None, true), Some(false));
+        assert_eq!(repair_kind(None, false), None);
+    }
 }

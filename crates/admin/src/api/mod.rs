@@ -12,6 +12,7 @@ pub mod operations;
 pub mod pools;
 pub mod proxy;
 pub mod repair;
+pub mod repair_lease;
 pub mod ring;
 pub mod scrub;
 pub mod settings;

@@ -11,6 +11,7 @@ use parking_lot::Mutex;
 use repair::{Notice, NoticeKind, PreviewKind, Repair, RepairPlan, RepairState, SessionPlan};
 use ring::Endpoint;
 
+use super::repair_lease::{self, now_ms, Held};
 use crate::api::types::{
     RepairCancelRequest, RepairNotice, RepairReport, RepairRequest, RepairSessionInfo, RepairStatus,
 };
@@ -92,6 +93,22 @@ fn status(s: &repair::RepairStatus) -> RepairStatus {
 /// Repairs each keyspace asked for (every user keyspace when none), one command each, and
 /// answers with what they notified once all ended.
 pub async fn repair(node: &AdminNode, request: &RepairRequest) -> ApiResult<RepairReport> {
+    // boxed: the HTTP handler's future would otherwise be too deep for the compiler's layout
+    let running: Running<'_> = Box::pin(run(node, request, false));
+    running.await
+}
+
+type Running<'a> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = ApiResult<RepairReport>> + Send + 'a>>;
+
+/// [`repair`], as the built-in scheduler's (`scheduled`) or not: each command holds a lease
+/// in the metadata log while it runs (see `repair_lease`), and a scheduled one that succeeds
+/// records its ranges in the scheduler's history.
+pub(crate) async fn run(
+    node: &AdminNode,
+    request: &RepairRequest,
+    scheduled: bool,
+) -> ApiResult<RepairReport> {
     let service = service(node)?;
     check_options(request)?;
     let keyspaces = keyspaces(node, request)?;
@@ -110,9 +127,16 @@ pub async fn repair(node: &AdminNode, request: &RepairRequest) -> ApiResult<Repa
             ));
             continue;
         }
-        let plan = plan(node, request, &keyspace, tables)?;
+        let mut plan = plan(node, request, &keyspace, tables)?;
         let command = service.next_command();
-        repairs.push(status(&service.run(command, plan, &notify).await));
+        let lease = leased(node, request, &mut plan, scheduled).await;
+        let started = now_ms();
+        let done = service.run(command, plan, &notify).await;
+        if let Some(lease) = lease {
+            let repaired = (scheduled && done.state == RepairState::Success).then_some(started);
+            repair_lease::end(node, lease, repaired).await;
+        }
+        repairs.push(status(&done));
     }
     let notices = notices.into_inner();
     let error = notices
@@ -125,6 +149,36 @@ pub async fn repair(node: &AdminNode, request: &RepairRequest) -> ApiResult<Repa
         error,
         repairs,
     })
+}
+
+/// The lease of a plan that will run and change data (a preview changes nothing); when it
+/// cannot be had, the plan is refused with why, and its command fails with it. A scheduled
+/// repair's lease names the range the scheduler chose, as its history keeps it (the plan may
+/// hold it in two pieces where it wraps around the ring).
+async fn leased(
+    node: &AdminNode,
+    request: &RepairRequest,
+    plan: &mut RepairPlan,
+    scheduled: bool,
+) -> Option<Held> {
+    if plan.preview.is_some() || plan.refused.is_some() {
+        return None;
+    }
+    let ranges = match (scheduled, request.start_token, request.end_token) {
+        (true, Some(st), Some(et)) => vec![(st, et)],
+        _ => plan
+            .sessions
+            .iter()
+            .flat_map(|s| s.ranges.clone())
+            .collect(),
+    };
+    match repair_lease::take(node, plan, ranges, scheduled).await {
+        Ok(held) => Some(held),
+        Err(why) => {
+            plan.refused = Some(why);
+            None
+        }
+    }
 }
 
 fn repair_notice(kind: &str, message: String) -> RepairNotice {
@@ -144,12 +198,6 @@ fn kind_name(kind: NoticeKind) -> &'static str {
         NoticeKind::Success => "success",
         NoticeKind::Complete => "complete",
     }
-}
-
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
 }
 
 /// Cassandra's refusals of option combinations.
@@ -325,7 +373,7 @@ fn own_ranges(
     let mut out = Vec::new();
     for r in mine {
         let pieces = match (request.start_token, request.end_token) {
-            (Some(st), Some(et)) => repair::intersection((r.start, r.end), (st, et)),
+            (Some(st), Some(et)) => mutation::token_intersection((r.start, r.end), (st, et)),
             _ => vec![(r.start, r.end)],
         };
         out.extend(pieces.into_iter().map(|p| (p, r.replicas.clone())));

@@ -37,7 +37,7 @@ fn system_table(keyspace: &str, name: &str) -> Result<Arc<TableMetadata>, Schema
         .ok_or_else(|| SchemaError::Invalid(format!("no {keyspace}.{name}")))
 }
 
-// matches Cassandra 5.0.4
+// matches Cassandra 5.0.4 (system_schema.tables adds trunk's auto_repair column)
 #[test]
 fn system_tables_describe_like_cassandra() -> Result<(), SchemaError> {
     let cases = [
@@ -291,6 +291,23 @@ fn internals_list_dropped_columns_in_cassandras_hash_order_with_readds() -> Resu
          \nALTER TABLE probe.t DROP b USING TIMESTAMP 1795865818846000;\
          \nALTER TABLE probe.t ADD b int;\
          \nALTER TABLE probe.t DROP s1 USING TIMESTAMP 1795865818381000;"
+    ));
+    Ok(())
+}
+
+// Cassandra 5.1 (trunk)'s auto_repair shows with its defaults filled in, only once set
+#[test]
+fn auto_repair_is_described_only_when_set() -> Result<(), SchemaError> {
+    let int = native(NativeType::Int);
+    let columns = vec![ColumnMetadata::partition_key("k", int, 0)];
+    let mut options = TableOptions::default();
+    let plain = TableMetadata::new("ks", "t", Uuid::nil(), columns.clone(), options.clone())?;
+    assert!(!describe_table(&plain, false).contains("auto_repair"));
+    options.apply_options(&[map_option("auto_repair", &[("priority", "3")])])?;
+    let set = TableMetadata::new("ks", "t", Uuid::nil(), columns, options)?;
+    assert!(describe_table(&set, false).contains(
+        "\n    AND allow_auto_snapshot = true\n    AND auto_repair = {'full_enabled': 'true', \
+         'incremental_enabled': 'true', 'preview_repaired_enabled': 'true', 'priority': '3'}\n"
     ));
     Ok(())
 }

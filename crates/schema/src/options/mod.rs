@@ -1,5 +1,6 @@
 //! Table options (`WITH ...`): every Cassandra 5.0 table option with its default, applying
 //! `CREATE`/`ALTER TABLE` options with Cassandra's validation and error messages.
+mod auto_repair;
 mod caching;
 mod compaction;
 mod compression;
@@ -7,6 +8,7 @@ mod retry;
 mod values;
 
 use crate::error::SchemaError;
+pub use auto_repair::{auto_repair_setting, AutoRepairSetting};
 use bytes::Bytes;
 use std::collections::{BTreeMap, BTreeSet};
 use uuid::Uuid;
@@ -22,6 +24,7 @@ const MIN_BLOOM_FILTER_FP_CHANCE: f64 = 6.71e-5;
 pub const OPTION_NAMES: &[&str] = &[
     "additional_write_policy",
     "allow_auto_snapshot",
+    "auto_repair",
     "bloom_filter_fp_chance",
     "caching",
     "cdc",
@@ -55,6 +58,8 @@ pub enum OptionValue {
 pub struct TableOptions {
     pub additional_write_policy: String,
     pub allow_auto_snapshot: bool,
+    /// `auto_repair` (Cassandra 5.1 / CEP-37): empty while never set.
+    pub auto_repair: BTreeMap<String, String>,
     pub bloom_filter_fp_chance: f64,
     pub caching: BTreeMap<String, String>,
     pub cdc: bool,
@@ -79,6 +84,7 @@ impl Default for TableOptions {
         TableOptions {
             additional_write_policy: "99p".into(),
             allow_auto_snapshot: true,
+            auto_repair: BTreeMap::new(),
             bloom_filter_fp_chance: 0.01,
             caching: caching::default_caching(),
             cdc: false,
@@ -131,6 +137,7 @@ impl TableOptions {
 
     fn apply_one(&mut self, name: &str, value: &OptionValue) -> Result<(), SchemaError> {
         match name {
+            "auto_repair" => self.auto_repair = auto_repair::parse_auto_repair(map(name, value)?)?,
             "caching" => self.caching = caching::parse_caching(map(name, value)?)?,
             "compaction" => self.compaction = compaction::parse_compaction(map(name, value)?)?,
             "compression" => self.compression = compression::parse_compression(map(name, value)?)?,

@@ -216,6 +216,7 @@ fn options_from_row(row: &Row) -> Result<TableOptions, SchemaError> {
     Ok(TableOptions {
         additional_write_policy: text(row, SOURCE, "additional_write_policy")?.to_string(),
         allow_auto_snapshot: boolean(row, SOURCE, "allow_auto_snapshot")?.unwrap_or(true),
+        auto_repair: text_map(row, SOURCE, "auto_repair")?,
         bloom_filter_fp_chance: double(row, SOURCE, "bloom_filter_fp_chance")?,
         caching: text_map(row, SOURCE, "caching")?,
         cdc: boolean(row, SOURCE, "cdc")?.unwrap_or(false),

@@ -113,7 +113,7 @@ fn table_row(table: &TableMetadata) -> Row {
 
 /// The option columns of a `system_schema.tables` row. Like Cassandra 5.0, the columns added
 /// after 4.0 (`allow_auto_snapshot`, `incremental_backups`, `memtable`, `cdc`) are written only
-/// when they differ from their default.
+/// when they differ from their default; trunk's `auto_repair` only when the table set it.
 fn option_cells(options: &TableOptions) -> Vec<(String, Option<Value>)> {
     let int = |v: i32| Some(Value::Int(v));
     let double = |v: f64| Some(Value::Double(v));
@@ -161,6 +161,9 @@ fn option_cells(options: &TableOptions) -> Vec<(String, Option<Value>)> {
     }
     if options.cdc {
         cells.push(("cdc", Some(Value::Boolean(true))));
+    }
+    if !options.auto_repair.is_empty() {
+        cells.push(("auto_repair", text_map(&options.auto_repair)));
     }
     cells.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
 }

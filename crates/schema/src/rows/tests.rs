@@ -100,6 +100,7 @@ fn counters() -> Result<TableMetadata, SchemaError> {
     options.apply_options(&[
         map_option("compression", &[("enabled", "false")]),
         option("incremental_backups", "false"),
+        map_option("auto_repair", &[("incremental_enabled", "false")]),
     ])?;
     let columns = vec![
         ColumnMetadata::partition_key("k", native(NativeType::Text), 0),
