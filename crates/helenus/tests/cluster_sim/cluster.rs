@@ -6,11 +6,12 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use clock::{SharedClock, SteadyClock};
+use clock::{Clock, SharedClock, SteadyClock};
 use helenus::node::{Node, NodeInputs};
 use net::{with_sim, Tuning, TurmoilNetwork};
 use query::QueryProcessor;
 use storage::Storage;
+use uuid::Uuid;
 
 /// How long a node may take to start, and a crashed node's storage to be let go of.
 const START_LIMIT: Duration = Duration::from_secs(120);
@@ -39,21 +40,35 @@ struct Slot {
 struct Hosts {
     dirs: Arc<Vec<PathBuf>>,
     tokens: Arc<Vec<Vec<i64>>>,
+    /// The host id each node takes on its first start, drawn from the seed.
+    host_ids: Arc<Vec<Uuid>>,
+    /// The wall time (microseconds since the epoch) when the cluster started: every node's
+    /// clock reads it plus the simulated time since, however much real time passed between
+    /// the hosts' starts. (A fixed date would do for the nodes, but batch ids and the system
+    /// tables' records take the process's clock.)
+    epoch_micros: i64,
     /// The nodes that start the cluster (the seeds); the others bootstrap into it.
     seeds: usize,
     slots: Arc<Vec<Mutex<Slot>>>,
 }
 
 impl Hosts {
+    /// The simulation's wall time now: the cluster's start plus the simulated time elapsed.
+    fn wall_micros(&self) -> i64 {
+        let elapsed = turmoil::sim_elapsed().unwrap_or_default();
+        self.epoch_micros + elapsed.as_micros() as i64
+    }
+
     /// The software of host `i`: a node started from its directories, then nothing more.
     async fn run(self, i: usize) -> turmoil::Result {
-        let clock = SteadyClock::new();
+        let clock = SteadyClock::starting_at(self.wall_micros());
         let inputs = NodeInputs {
             config: config(i, &self.dirs, &self.tokens[i], self.seeds),
             network: Arc::new(TurmoilNetwork),
             tuning: tuning(),
             clock: Some(SharedClock::new(clock.clone())),
             in_memory_tables: in_memory_tables(),
+            first_host_id: Some(self.host_ids[i]),
         };
         match self.start(i, inputs, clock).await {
             Ok(node) => lock(&self.slots[i]).node = Some(node),
@@ -109,9 +124,14 @@ impl Cluster {
             .collect();
         let tokens = ring::random_tokens(n * 8, seed);
         let tokens = tokens.chunks(8).map(|c| c.iter().map(|t| t.0).collect());
+        let mut ids = net::SimRng::new(seed ^ 0x4057_1d5);
+        let host_ids = (0..n).map(|_| Uuid::from_u64_pair(ids.next_u64(), ids.next_u64()));
         let hosts = Hosts {
             dirs: Arc::new(dirs),
             tokens: Arc::new(tokens.collect()),
+            host_ids: Arc::new(host_ids.collect()),
+            epoch_micros: clock::SystemClock.now_micros()
+                - turmoil::sim_elapsed().unwrap_or_default().as_micros() as i64,
             seeds,
             slots: Arc::new((0..n).map(|_| Mutex::default()).collect()),
         };
