@@ -56,6 +56,9 @@ pub struct NodeInputs {
     /// `system.local`); `None`: a random one, as production draws it. A simulation derives it
     /// from its seed, so that a replay names the nodes alike.
     pub first_host_id: Option<uuid::Uuid>,
+    /// Seeds gossip's choice of partners each round (`gossip::GossipConfig::partner_seed`);
+    /// `None`: chitchat's own random choice, as production.
+    pub gossip_seed: Option<u64>,
 }
 
 impl NodeInputs {
@@ -68,6 +71,7 @@ impl NodeInputs {
             clock: None,
             in_memory_tables: false,
             first_host_id: None,
+            gossip_seed: None,
         }
     }
 }

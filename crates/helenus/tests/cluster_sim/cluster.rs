@@ -69,6 +69,7 @@ impl Hosts {
             clock: Some(SharedClock::new(clock.clone())),
             in_memory_tables: in_memory_tables(),
             first_host_id: Some(self.host_ids[i]),
+            gossip_seed: Some(self.host_ids[i].as_u64_pair().0),
         };
         match self.start(i, inputs, clock).await {
             Ok(node) => lock(&self.slots[i]).node = Some(node),
