@@ -28,6 +28,7 @@ mod net_transport;
 mod network;
 mod promote;
 mod raft_log;
+mod raft_runtime;
 mod raft_types;
 mod rpc;
 mod service;
@@ -43,6 +44,7 @@ pub use model::{
 };
 #[cfg(feature = "net")]
 pub use net_transport::NetTransport;
+pub use raft_runtime::seed_election_timeouts;
 pub use service::MetadataService;
 pub use status::{RaftRole, RaftStatus};
 pub use transport::{RpcHandler, RpcKind, Transport, TransportError};

@@ -123,6 +123,8 @@ impl Cluster {
         let dirs: Vec<PathBuf> = (0..n)
             .map(|i| dir.path().join(format!("node{i}")))
             .collect();
+        // Every node runs on this thread: their metadata groups' election timeouts follow the seed.
+        metadata::seed_election_timeouts(seed);
         let tokens = ring::random_tokens(n * 8, seed);
         let tokens = tokens.chunks(8).map(|c| c.iter().map(|t| t.0).collect());
         let mut ids = net::SimRng::new(seed ^ 0x4057_1d5);
