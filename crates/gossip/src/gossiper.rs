@@ -195,6 +195,8 @@ struct Supervisor {
     /// Until then the detector's verdicts are not trusted (see [`WARM_UP_ROUNDS`]).
     trust_from: Instant,
     last_refresh: Instant,
+    /// chitchat instances launched so far (each routes its rounds with its own generator).
+    launches: u64,
 }
 
 impl Supervisor {
@@ -213,6 +215,7 @@ impl Supervisor {
             chitchat: None,
             trust_from: now,
             last_refresh: now,
+            launches: 0,
         }
     }
 
@@ -267,6 +270,8 @@ impl Supervisor {
             local.state.clone().into_iter().collect()
         };
         let running = ChitchatSlot::default();
+        self.launches += 1;
+        let launches = self.launches;
         let transport = WireTransport {
             wire: self.wire.clone(),
             inbox: self.shared.inbox.clone(),
@@ -274,7 +279,7 @@ impl Supervisor {
             partners: self
                 .config
                 .partner_seed
-                .map(|seed| (seed ^ generation, running.clone())),
+                .map(|seed| (seed.wrapping_add(launches), running.clone())),
         };
         let handle = spawn_chitchat(chitchat_config(&self.config, generation), state, &transport)
             .await

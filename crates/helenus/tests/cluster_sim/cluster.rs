@@ -53,6 +53,13 @@ struct Hosts {
 }
 
 impl Hosts {
+    /// What node `i`'s gossip partners are drawn from in this run of its software: its host id
+    /// and the simulated time it starts at (a restart draws anew).
+    fn gossip_seed(&self, i: usize) -> u64 {
+        let started = turmoil::sim_elapsed().unwrap_or_default().as_millis() as u64;
+        self.host_ids[i].as_u64_pair().0 ^ started
+    }
+
     /// The simulation's wall time now: the cluster's start plus the simulated time elapsed.
     fn wall_micros(&self) -> i64 {
         let elapsed = turmoil::sim_elapsed().unwrap_or_default();
@@ -69,7 +76,7 @@ impl Hosts {
             clock: Some(SharedClock::new(clock.clone())),
             in_memory_tables: in_memory_tables(),
             first_host_id: Some(self.host_ids[i]),
-            gossip_seed: Some(self.host_ids[i].as_u64_pair().0),
+            gossip_seed: Some(self.gossip_seed(i)),
         };
         match self.start(i, inputs, clock).await {
             Ok(node) => lock(&self.slots[i]).node = Some(node),

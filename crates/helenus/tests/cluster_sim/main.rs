@@ -130,6 +130,13 @@ fn a_seed_replays_the_same_answers() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let settings = Settings::fixed(3, 60);
     let seed = env_number("HELENUS_SIM_SEED").unwrap_or(4);
+    if let Ok(filter) = std::env::var("HELENUS_SIM_TRACE") {
+        let filter = tracing_subscriber::EnvFilter::new(filter);
+        let log = tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .without_time();
+        let _ = log.with_ansi(false).try_init();
+    }
     let first = run(seed, &settings).unwrap_or_else(|failure| panic!("{failure}"));
     let second = run(seed, &settings).unwrap_or_else(|failure| panic!("{failure}"));
     assert_same("answer", &first.answers, &second.answers);
