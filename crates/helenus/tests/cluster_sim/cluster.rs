@@ -134,7 +134,7 @@ impl Cluster {
         metadata::seed_election_timeouts(seed);
         let tokens = ring::random_tokens(n * 8, seed);
         let tokens = tokens.chunks(8).map(|c| c.iter().map(|t| t.0).collect());
-        let mut ids = net::SimRng::new(seed ^ 0x4057_1d5);
+        let mut ids = net::SimRng::new(seed ^ 0x0405_71d5);
         let host_ids = (0..n).map(|_| Uuid::from_u64_pair(ids.next_u64(), ids.next_u64()));
         let hosts = Hosts {
             dirs: Arc::new(dirs),
