@@ -40,6 +40,8 @@ struct Slot {
 struct Hosts {
     dirs: Arc<Vec<PathBuf>>,
     tokens: Arc<Vec<Vec<i64>>>,
+    /// The run's seed.
+    seed: u64,
     /// The host id each node takes on its first start, drawn from the seed.
     host_ids: Arc<Vec<Uuid>>,
     /// The wall time (microseconds since the epoch) when the cluster started: every node's
@@ -139,6 +141,7 @@ impl Cluster {
         let hosts = Hosts {
             dirs: Arc::new(dirs),
             tokens: Arc::new(tokens.collect()),
+            seed,
             host_ids: Arc::new(host_ids.collect()),
             epoch_micros: clock::SystemClock.now_micros()
                 - turmoil::sim_elapsed().unwrap_or_default().as_micros() as i64,
@@ -261,7 +264,14 @@ impl Cluster {
             with_sim(move |sim| sim.bounce(addr(i))).await;
         } else {
             let hosts = self.hosts.clone();
-            with_sim(move |sim| sim.host(addr(i), move || hosts.clone().run(i))).await;
+            let seed = self.hosts.seed;
+            with_sim(move |sim| {
+                sim.host(addr(i), move || hosts.clone().run(i));
+                for j in 0..i {
+                    sim.set_link_latency(addr(i), addr(j), link_latency(seed, i, j));
+                }
+            })
+            .await;
         }
     }
 
@@ -329,6 +339,15 @@ impl Cluster {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
     }
+}
+
+/// The latency of every message between nodes `i` and `j` (i > j): 1 to 3 ms, drawn from the
+/// seed per link. Fixed per link, so that two messages sent at one instant on different links
+/// in another order (which tokio's unseeded `select!`s may do, see docs/simulation.md) do not
+/// swap the latencies turmoil draws for them, which moved later answers by a step.
+fn link_latency(seed: u64, i: usize, j: usize) -> Duration {
+    let mut rng = net::SimRng::new(seed ^ 0x11_4b5e ^ (i * 64 + j) as u64);
+    Duration::from_millis(1 + rng.below(3))
 }
 
 /// Node `i`'s configuration, as cassandra.yaml would say it: the first `seeds` nodes the seeds, its tokens

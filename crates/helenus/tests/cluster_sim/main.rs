@@ -111,10 +111,10 @@ fn random_seeds() {
 }
 
 /// Issue 28 point 4's replay, on seed 4 or `HELENUS_SIM_SEED`: the same schedule (the same
-/// requests to the same nodes, the same faults, crashes and restarts at the same points) and
-/// the same answer to every request. When an answer comes in relative to the requests sent
-/// may still differ by a step (docs/simulation.md, "What a seed fixes"): the test prints the
-/// first such difference. `HELENUS_SIM_TRACE=turmoil=trace` prints every segment sent.
+/// requests to the same nodes, the same faults, crashes and restarts at the same points), the
+/// same answer to every request, each answered between the same two requests sent (what the
+/// checks read: whether a write was acknowledged before a read was sent).
+/// `HELENUS_SIM_TRACE=turmoil=trace` prints every segment sent, to compare two runs.
 #[test]
 fn a_seed_replays_the_same_answers() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
