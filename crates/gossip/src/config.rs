@@ -63,6 +63,9 @@ pub struct GossipConfig {
     pub initial_state: BTreeMap<String, String>,
     /// The node's wall clock, which generations are taken from.
     pub clock: SharedClock,
+    /// Seeds the choice of each round's gossip partners (a simulation's, so that a seed
+    /// replays the same rounds; see `partners.rs`); `None`: chitchat's own random choice.
+    pub partner_seed: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -97,6 +100,7 @@ impl GossipConfig {
             phi_convict_threshold: DEFAULT_PHI_CONVICT_THRESHOLD,
             initial_state: BTreeMap::new(),
             clock: SharedClock::default(),
+            partner_seed: None,
         }
     }
 

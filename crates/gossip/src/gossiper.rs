@@ -16,6 +16,7 @@ use tokio::time::{self, Instant, MissedTickBehavior};
 use tracing::{debug, error, info, warn};
 
 use crate::keys::{Status, HOST_ID, STATUS};
+use crate::partners::ChitchatSlot;
 use crate::view::{Observation, Rules, View};
 use crate::wire::{Inbox, WireTransport};
 use crate::{
@@ -194,6 +195,8 @@ struct Supervisor {
     /// Until then the detector's verdicts are not trusted (see [`WARM_UP_ROUNDS`]).
     trust_from: Instant,
     last_refresh: Instant,
+    /// chitchat instances launched so far (each routes its rounds with its own generator).
+    launches: u64,
 }
 
 impl Supervisor {
@@ -212,6 +215,7 @@ impl Supervisor {
             chitchat: None,
             trust_from: now,
             last_refresh: now,
+            launches: 0,
         }
     }
 
@@ -221,6 +225,7 @@ impl Supervisor {
         loop {
             let terminated = termination(&self.chitchat);
             tokio::select! {
+                biased;
                 command = commands.recv() => match command {
                     Some(Control::Shutdown(done)) => {
                         self.halt().await;
@@ -264,14 +269,23 @@ impl Supervisor {
             local.heartbeat = 0;
             local.state.clone().into_iter().collect()
         };
+        let running = ChitchatSlot::default();
+        self.launches += 1;
+        let launches = self.launches;
         let transport = WireTransport {
             wire: self.wire.clone(),
             inbox: self.shared.inbox.clone(),
             cluster_name: self.config.cluster_name.clone(),
+            partners: self
+                .config
+                .partner_seed
+                .map(|seed| (seed.wrapping_add(launches), running.clone())),
         };
         let handle = spawn_chitchat(chitchat_config(&self.config, generation), state, &transport)
             .await
             .map_err(|error| GossipError::Transport(error.to_string()))?;
+        // Before chitchat's task first runs: its first round is routed too.
+        let _ = running.set(handle.chitchat());
         self.chitchat = Some(handle);
         self.hold_down_from(Instant::now());
         info!(listen = %self.config.listen, generation, "gossip started");
@@ -377,7 +391,7 @@ impl Drop for Supervisor {
     }
 }
 
-fn chitchat_config(config: &GossipConfig, generation: u64) -> ChitchatConfig {
+pub(crate) fn chitchat_config(config: &GossipConfig, generation: u64) -> ChitchatConfig {
     ChitchatConfig {
         chitchat_id: ChitchatId::new(config.host_id.to_string(), generation, config.listen),
         cluster_id: config.cluster_name.clone(),

@@ -16,6 +16,7 @@ pub mod keys;
 pub mod net_wire;
 
 mod gossiper;
+mod partners;
 mod view;
 mod wire;
 

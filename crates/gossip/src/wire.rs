@@ -22,6 +22,8 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tracing::{debug, warn};
 
+use crate::partners::{ChitchatSlot, Partners};
+
 /// One-way delivery of an encoded gossip message to a peer's listen address.
 pub trait Wire: Send + Sync + 'static {
     /// Queues `payload` for `to`; never waits. Delivery is best effort: gossip repeats itself.
@@ -133,6 +135,9 @@ pub(crate) struct WireTransport {
     pub(crate) wire: Arc<dyn Wire>,
     pub(crate) inbox: Arc<Inbox>,
     pub(crate) cluster_name: String,
+    /// With a seed, the socket chooses each round's partners ([`Partners`]), from the chitchat
+    /// instance the slot will hold.
+    pub(crate) partners: Option<(u64, ChitchatSlot)>,
 }
 
 #[async_trait]
@@ -145,6 +150,10 @@ impl Transport for WireTransport {
             counters: self.inbox.counters.clone(),
             cluster_name: self.cluster_name.clone(),
             refusals: RefusalLog::default(),
+            partners: self
+                .partners
+                .clone()
+                .map(|(seed, chitchat)| Partners::new(seed, chitchat, listen_addr)),
         }))
     }
 }
@@ -156,24 +165,19 @@ struct WireSocket {
     counters: Arc<Counters>,
     cluster_name: String,
     refusals: RefusalLog,
+    partners: Option<Partners>,
 }
 
 #[async_trait]
 impl Socket for WireSocket {
     async fn send(&mut self, to: SocketAddr, message: ChitchatMessage) -> anyhow::Result<()> {
-        if to == self.local {
-            // chitchat may pick an old generation of this very node as a dead peer to try.
-            return Ok(());
-        }
-        match self.wire.send(to, encode(&message)) {
-            Ok(()) => Counters::bump(&self.counters.sent),
-            Err(WireError::Shutdown) => {
-                return Err(anyhow!("the internode transport is shut down"))
-            }
-            Err(error) => {
-                Counters::bump(&self.counters.send_failures);
-                debug!(from = %self.local, %to, %error, "gossip message not sent");
-            }
+        let targets = match (&mut self.partners, &message) {
+            (Some(partners), ChitchatMessage::Syn { .. }) => partners.route(to).await,
+            _ => vec![to],
+        };
+        let payload = encode(&message);
+        for to in targets {
+            self.send_to(to, payload.clone())?;
         }
         Ok(())
     }
@@ -194,6 +198,24 @@ impl Socket for WireSocket {
 }
 
 impl WireSocket {
+    fn send_to(&self, to: SocketAddr, payload: Bytes) -> anyhow::Result<()> {
+        if to == self.local {
+            // chitchat may pick an old generation of this very node as a dead peer to try.
+            return Ok(());
+        }
+        match self.wire.send(to, payload) {
+            Ok(()) => Counters::bump(&self.counters.sent),
+            Err(WireError::Shutdown) => {
+                return Err(anyhow!("the internode transport is shut down"))
+            }
+            Err(error) => {
+                Counters::bump(&self.counters.send_failures);
+                debug!(from = %self.local, %to, %error, "gossip message not sent");
+            }
+        }
+        Ok(())
+    }
+
     /// Decodes an inbound payload; refuses (and answers) messages of another cluster.
     fn admit(&mut self, from: SocketAddr, payload: &[u8]) -> Option<ChitchatMessage> {
         let message = match decode(payload) {
@@ -304,6 +326,7 @@ mod tests {
             wire: recorder.clone(),
             inbox: inbox.clone(),
             cluster_name: cluster.to_string(),
+            partners: None,
         };
         (transport.open(addr(1)).await.unwrap(), inbox, recorder)
     }
@@ -411,6 +434,7 @@ mod tests {
                 wire: Arc::new(Failing(error)),
                 inbox: Arc::new(Inbox::default()),
                 cluster_name: "A".into(),
+                partners: None,
             };
             let mut socket = transport.open(addr(1)).await.unwrap();
             let result = socket.send(addr(2), ChitchatMessage::BadCluster).await;

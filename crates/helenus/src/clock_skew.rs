@@ -9,11 +9,12 @@
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use clock::Clock;
 use gossip::Membership;
 use net::{wall_clock_of, Messaging, Verb};
+use tokio::time::Instant;
 
 /// A skew at least this large is worth a warning.
 const WARN_SKEW_MS: i64 = 500;

@@ -59,6 +59,7 @@ impl ClusterServices {
         if let Some(clock) = &inputs.clock {
             gossip.clock = clock.clone();
         }
+        gossip.partner_seed = inputs.gossip_seed;
         let gossip = gossip::net_wire::start_over_net(gossip, messaging.clone())
             .await
             .map_err(|e| format!("cannot start gossip: {e}"))?;

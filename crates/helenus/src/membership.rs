@@ -100,6 +100,7 @@ impl Mirror {
                 }
             };
             tokio::select! {
+                biased;
                 changed = states.changed() => if changed.is_err() { return },
                 alive = gossiped => if !alive { return },
             }

@@ -52,6 +52,13 @@ pub struct NodeInputs {
     /// (`storage::StorageConfig::in_memory`); the commit log stays. The simulation's choice,
     /// never production's.
     pub in_memory_tables: bool,
+    /// The host id the node takes on its first start (later starts read theirs from
+    /// `system.local`); `None`: a random one, as production draws it. A simulation derives it
+    /// from its seed, so that a replay names the nodes alike.
+    pub first_host_id: Option<uuid::Uuid>,
+    /// Seeds gossip's choice of partners each round (`gossip::GossipConfig::partner_seed`);
+    /// `None`: chitchat's own random choice, as production.
+    pub gossip_seed: Option<u64>,
 }
 
 impl NodeInputs {
@@ -63,6 +70,8 @@ impl NodeInputs {
             tuning: Tuning::default(),
             clock: None,
             in_memory_tables: false,
+            first_host_id: None,
+            gossip_seed: None,
         }
     }
 }
@@ -107,7 +116,7 @@ impl Node {
         let slow_queries = coordinator.slow_queries();
         slow_queries.set_threshold(config.slow_query_log_timeout);
         tokio::spawn(slow_queries.clone().report_periodically());
-        let processor = system::start(coordinator.clone(), storage.clone(), node_info(config))
+        let processor = system::start(coordinator.clone(), storage.clone(), node_info(&inputs))
             .await
             .map_err(|e| format!("cannot start: {e}"))?;
         processor.set_limits(query::Limits::from_config(config));
@@ -245,8 +254,10 @@ fn timeouts(config: &Config) -> Timeouts {
     }
 }
 
-/// The node as the query layer knows it (its host id is read from `system.local` at start).
-fn node_info(config: &Config) -> NodeInfo {
+/// The node as the query layer knows it (its host id is read from `system.local` at start;
+/// on the first start it is the inputs' `first_host_id`, or a random one when that is nil).
+fn node_info(inputs: &NodeInputs) -> NodeInfo {
+    let config = &inputs.config;
     NodeInfo {
         cluster_name: config.cluster_name.clone(),
         listen_address: config.listen_address,
@@ -257,7 +268,7 @@ fn node_info(config: &Config) -> NodeInfo {
         rack: config.location.rack.clone(),
         release_version: RELEASE_VERSION.into(),
         tokens: config.initial_token.clone(),
-        host_id: uuid::Uuid::nil(),
+        host_id: inputs.first_host_id.unwrap_or_default(),
     }
 }
 

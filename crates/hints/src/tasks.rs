@@ -164,6 +164,7 @@ async fn flush_periodically(
     ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
     loop {
         tokio::select! {
+            biased;
             _ = ticks.tick() => {}
             _ = soon.notified() => {}
         }

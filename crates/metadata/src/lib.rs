@@ -31,6 +31,7 @@ mod net_transport;
 mod network;
 mod promote;
 mod raft_log;
+mod raft_runtime;
 mod raft_types;
 mod repair_lease;
 mod rpc;
@@ -47,6 +48,7 @@ pub use model::{
 };
 #[cfg(feature = "net")]
 pub use net_transport::NetTransport;
+pub use raft_runtime::seed_election_timeouts;
 pub use repair_lease::{RepairLease, RepairLedger};
 pub use service::MetadataService;
 pub use status::{RaftRole, RaftStatus};

@@ -145,6 +145,7 @@ impl RaftNetwork<TypeConfig> for PeerClient {
         };
         let send = self.call(RpcKind::Snapshot, request, option.hard_ttl());
         tokio::select! {
+            biased;
             closed = cancel => Err(StreamingError::Closed(closed)),
             answer = send => answer.map_err(|e| StreamingError::Unreachable(Unreachable::new(&e))),
         }

@@ -52,7 +52,7 @@ openraft::declare_raft_types!(
         Node = PeerNode,
         Entry = openraft::Entry<TypeConfig>,
         SnapshotData = Vec<u8>,
-        AsyncRuntime = openraft::TokioRuntime,
+        AsyncRuntime = crate::raft_runtime::Runtime,
 );
 
 pub(crate) type Raft = openraft::Raft<TypeConfig>;

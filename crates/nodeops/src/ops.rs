@@ -15,7 +15,7 @@
 use std::net::IpAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use gossip::{keys, Membership};
 use metadata::{
@@ -25,6 +25,7 @@ use parking_lot::RwLock;
 use query::QueryProcessor;
 use ring::{ReplicationStrategy, TokenMetadata};
 use tokio::sync::{watch, Mutex};
+use tokio::time::Instant;
 
 use crate::mover::{Purpose, RangeMover, Transfer};
 use crate::plan::{gained_ranges, lost_ranges, replication_checks, restored_ranges, Rings};

@@ -67,6 +67,7 @@ impl QueryProcessor {
         let failed = |l: &Option<SchemaLag>| l.as_ref().is_some_and(|l| l.epoch >= epoch);
         let outcome = async {
             tokio::select! {
+                biased;
                 applied = synced.wait_for(|&applied| applied >= epoch) => match applied {
                     Ok(_) => Ok(()),
                     Err(_) => Err(None),
@@ -133,6 +134,7 @@ async fn follow(qp: Weak<QueryProcessor>, mut states: watch::Receiver<Arc<Cluste
             continue;
         }
         tokio::select! {
+            biased;
             changed = states.changed() => {
                 if changed.is_err() {
                     return;

@@ -57,7 +57,9 @@ pub async fn start_alone(
     Ok(qp)
 }
 
-/// Brings the node's data up and returns the full schema and the node's identity.
+/// Brings the node's data up and returns the full schema and the node's identity: the host id
+/// saved in `system.local`, or on a first start `node.host_id` when it is not nil (a
+/// simulation's seeded id), else a random one.
 async fn open(
     coord: &Coordinator,
     storage: &Storage,
@@ -113,4 +115,37 @@ async fn save_system_keyspaces(storage: &Storage, schema: &Schema) -> CqlResult<
         mutations.extend(schema_store::save_keyspace(&system_schema, ks, ts, now)?);
     }
     storage.apply_batch(mutations).await.map_err(storage_error)
+}
+
+#[cfg(test)]
+mod tests {
+    use uuid::Uuid;
+
+    use crate::testing::local_node_as;
+
+    #[tokio::test]
+    async fn a_first_start_takes_the_given_host_id_and_a_restart_keeps_it() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let given = Uuid::from_u128(0x5eed);
+        let (qp, storage) = local_node_as(dir.path(), given).await.expect("it starts");
+        assert_eq!(qp.node().host_id, given);
+        drop((qp, storage));
+        let (again, _) = local_node_as(dir.path(), Uuid::from_u128(7))
+            .await
+            .expect("it restarts");
+        assert_eq!(again.node().host_id, given);
+    }
+
+    #[tokio::test]
+    async fn a_first_start_without_one_draws_a_random_host_id() {
+        let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let (first, _) = local_node_as(a.path(), Uuid::nil())
+            .await
+            .expect("it starts");
+        let (second, _) = local_node_as(b.path(), Uuid::nil())
+            .await
+            .expect("it starts");
+        assert!(!first.node().host_id.is_nil());
+        assert_ne!(first.node().host_id, second.node().host_id);
+    }
 }

@@ -15,11 +15,18 @@ use types::{CqlError, CqlResult};
 /// it ([`start_alone`](crate::start_alone)), for a node at 127.0.0.1 owning token 0; also
 /// returns the storage.
 pub async fn local_node(dir: &Path) -> CqlResult<(Arc<QueryProcessor>, Arc<Storage>)> {
+    local_node_as(dir, uuid::Uuid::from_u128(1)).await
+}
+
+/// A [`local_node`] whose first start takes `host_id` (nil: a random one).
+pub async fn local_node_as(
+    dir: &Path,
+    host_id: uuid::Uuid,
+) -> CqlResult<(Arc<QueryProcessor>, Arc<Storage>)> {
     let config = StorageConfig::new(dir.join("data"), dir.join("commitlog"));
     let storage = Storage::open(config)
         .map_err(|e| CqlError::Server(format!("storage does not open: {e}")))?;
     let storage = Arc::new(storage);
-    let host_id = uuid::Uuid::from_u128(1);
     let local = IpAddr::V4(Ipv4Addr::LOCALHOST);
     let endpoint = ring::Endpoint {
         addr: local,

@@ -72,7 +72,9 @@ pub(crate) async fn gather<R>(
     let mut failures = Vec::new();
     let mut speculate_at = speculation.after.map(|after| Instant::now() + after);
     while replies.iter().any(Option::is_none) {
+        // Biased: a reply that is in when the deadline passes counts, the same in every run.
         let next = tokio::select! {
+            biased;
             next = pending.next() => next,
             _ = tokio::time::sleep_until(speculate_at.unwrap_or(deadline)), if speculate_at.is_some() => {
                 speculate_at = None;

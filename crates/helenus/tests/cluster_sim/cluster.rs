@@ -6,11 +6,12 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use clock::{SharedClock, SteadyClock};
+use clock::{Clock, SharedClock, SteadyClock};
 use helenus::node::{Node, NodeInputs};
 use net::{with_sim, Tuning, TurmoilNetwork};
 use query::QueryProcessor;
 use storage::Storage;
+use uuid::Uuid;
 
 /// How long a node may take to start, and a crashed node's storage to be let go of.
 const START_LIMIT: Duration = Duration::from_secs(120);
@@ -39,6 +40,15 @@ struct Slot {
 struct Hosts {
     dirs: Arc<Vec<PathBuf>>,
     tokens: Arc<Vec<Vec<i64>>>,
+    /// The run's seed.
+    seed: u64,
+    /// The host id each node takes on its first start, drawn from the seed.
+    host_ids: Arc<Vec<Uuid>>,
+    /// The wall time (microseconds since the epoch) when the cluster started: every node's
+    /// clock reads it plus the simulated time since, however much real time passed between
+    /// the hosts' starts. (A fixed date would do for the nodes, but batch ids and the system
+    /// tables' records take the process's clock.)
+    epoch_micros: i64,
     /// The nodes that start the cluster (the seeds); the others bootstrap into it.
     seeds: usize,
     /// More cassandra.yaml lines, the same on every node (a scenario's settings).
@@ -47,15 +57,30 @@ struct Hosts {
 }
 
 impl Hosts {
+    /// What node `i`'s gossip partners are drawn from in this run of its software: its host id
+    /// and the simulated time it starts at (a restart draws anew).
+    fn gossip_seed(&self, i: usize) -> u64 {
+        let started = turmoil::sim_elapsed().unwrap_or_default().as_millis() as u64;
+        self.host_ids[i].as_u64_pair().0 ^ started
+    }
+
+    /// The simulation's wall time now: the cluster's start plus the simulated time elapsed.
+    fn wall_micros(&self) -> i64 {
+        let elapsed = turmoil::sim_elapsed().unwrap_or_default();
+        self.epoch_micros + elapsed.as_micros() as i64
+    }
+
     /// The software of host `i`: a node started from its directories, then nothing more.
     async fn run(self, i: usize) -> turmoil::Result {
-        let clock = SteadyClock::new();
+        let clock = SteadyClock::starting_at(self.wall_micros());
         let inputs = NodeInputs {
             config: config(i, &self.dirs, &self.tokens[i], self.seeds, &self.extra_yaml),
             network: Arc::new(TurmoilNetwork),
             tuning: tuning(),
             clock: Some(SharedClock::new(clock.clone())),
             in_memory_tables: in_memory_tables(),
+            first_host_id: Some(self.host_ids[i]),
+            gossip_seed: Some(self.gossip_seed(i)),
         };
         match self.start(i, inputs, clock).await {
             Ok(node) => lock(&self.slots[i]).node = Some(node),
@@ -114,11 +139,19 @@ impl Cluster {
         let dirs: Vec<PathBuf> = (0..n)
             .map(|i| dir.path().join(format!("node{i}")))
             .collect();
+        // Every node runs on this thread: their metadata groups' election timeouts follow the seed.
+        metadata::seed_election_timeouts(seed);
         let tokens = ring::random_tokens(n * 8, seed);
         let tokens = tokens.chunks(8).map(|c| c.iter().map(|t| t.0).collect());
+        let mut ids = net::SimRng::new(seed ^ 0x0405_71d5);
+        let host_ids = (0..n).map(|_| Uuid::from_u64_pair(ids.next_u64(), ids.next_u64()));
         let hosts = Hosts {
             dirs: Arc::new(dirs),
             tokens: Arc::new(tokens.collect()),
+            seed,
+            host_ids: Arc::new(host_ids.collect()),
+            epoch_micros: clock::SystemClock.now_micros()
+                - turmoil::sim_elapsed().unwrap_or_default().as_micros() as i64,
             seeds,
             extra_yaml: extra_yaml.into(),
             slots: Arc::new((0..n).map(|_| Mutex::default()).collect()),
@@ -260,7 +293,14 @@ impl Cluster {
             with_sim(move |sim| sim.bounce(addr(i))).await;
         } else {
             let hosts = self.hosts.clone();
-            with_sim(move |sim| sim.host(addr(i), move || hosts.clone().run(i))).await;
+            let seed = self.hosts.seed;
+            with_sim(move |sim| {
+                sim.host(addr(i), move || hosts.clone().run(i));
+                for j in 0..i {
+                    sim.set_link_latency(addr(i), addr(j), link_latency(seed, i, j));
+                }
+            })
+            .await;
         }
     }
 
@@ -328,6 +368,15 @@ impl Cluster {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
     }
+}
+
+/// The latency of every message between nodes `i` and `j` (i > j): 1 to 3 ms, drawn from the
+/// seed per link. Fixed per link, so that two messages sent at one instant on different links
+/// in another order (which tokio's unseeded `select!`s may do, see docs/simulation.md) do not
+/// swap the latencies turmoil draws for them, which moved later answers by a step.
+fn link_latency(seed: u64, i: usize, j: usize) -> Duration {
+    let mut rng = net::SimRng::new(seed ^ 0x11_4b5e ^ (i * 64 + j) as u64);
+    Duration::from_millis(1 + rng.below(3))
 }
 
 /// Node `i`'s configuration, as cassandra.yaml would say it: the first `seeds` nodes the seeds, its tokens
