@@ -290,25 +290,28 @@ async fn a_proposal_accepted_but_never_committed_is_completed_by_the_next_operat
     assert_eq!(read(&three.proposer(3)).await, 8);
 }
 
-#[tokio::test]
-async fn a_proposal_accepted_by_a_minority_is_not_replayed_after_a_later_round() {
-    let dir = tempfile::tempdir().unwrap();
-    let three = Three::open(dir.path());
+/// Commits 1, then has replica 0 alone accept 2 (the proposer fails, its outcome unknown),
+/// and leaves replica 0 down.
+async fn accepted_by_replica_0_alone(three: &Three) {
     assert_eq!(
         cas(&three.proposer(1), 0, 1).await.unwrap(),
         Outcome::Applied
     );
-    // Only replica 0 accepts the next proposal; the proposer fails, its result unknown.
     three.script.lock().no_proposals = [1, 2].into();
     let error = cas(&three.proposer(2), 1, 2).await.unwrap_err();
     assert!(error.write_unknown(), "{error:?}");
+    let mut script = three.script.lock();
+    script.no_proposals.clear();
+    script.down = [0].into();
+}
+
+#[tokio::test]
+async fn a_proposal_accepted_by_a_minority_is_not_replayed_after_a_later_round() {
+    let dir = tempfile::tempdir().unwrap();
+    let three = Three::open(dir.path());
+    accepted_by_replica_0_alone(&three).await;
     // Replica 0 is down: a SERIAL read among 1 and 2 does not see the proposal, and its
     // round (an empty proposal at a newer ballot) passes it.
-    {
-        let mut script = three.script.lock();
-        script.no_proposals.clear();
-        script.down = [0].into();
-    }
     assert_eq!(read(&three.proposer(3)).await, 1);
     // Replica 0 is back with the stale accepted proposal: it must never surface.
     three.script.lock().down.clear();
@@ -345,23 +348,10 @@ async fn a_purge_after_repair_forgets_committed_state_everywhere_and_rounds_go_o
 async fn a_stale_accepted_proposal_keeps_its_partition_everywhere_and_is_never_replayed() {
     let dir = tempfile::tempdir().unwrap();
     let three = Three::open(dir.path());
-    assert_eq!(
-        cas(&three.proposer(1), 0, 1).await.unwrap(),
-        Outcome::Applied
-    );
-    // Only replica 0 accepts the next proposal (2); then, replica 0 down, a later round
-    // commits 3 on replicas 1 and 2: replica 0 keeps the stale proposal, and only the commit
-    // replicas 1 and 2 hold shows it stale.
-    three.script.lock().no_proposals = [1, 2].into();
-    assert!(cas(&three.proposer(2), 1, 2)
-        .await
-        .unwrap_err()
-        .write_unknown());
-    {
-        let mut script = three.script.lock();
-        script.no_proposals.clear();
-        script.down = [0].into();
-    }
+    // Replica 0 alone accepts 2; then, replica 0 down, a later round commits 3 on replicas 1
+    // and 2: replica 0 keeps the stale proposal, and only the commit replicas 1 and 2 hold
+    // shows it stale.
+    accepted_by_replica_0_alone(&three).await;
     assert_eq!(
         cas(&three.proposer(3), 1, 3).await.unwrap(),
         Outcome::Applied

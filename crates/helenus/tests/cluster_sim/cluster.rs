@@ -275,9 +275,7 @@ impl Cluster {
         F: std::future::Future<Output = T> + Send + 'static,
         T: Send + 'static,
     {
-        let slot = lock(&self.hosts.slots[i]);
-        let (node, runtime) = (slot.node.as_ref()?, slot.runtime.as_ref()?);
-        Some(runtime.spawn(request(node.processor.clone())))
+        self.spawn_with_node(i, |node| request(node.processor.clone()))
     }
 
     /// Moves node `i`'s clock by `micros`.
