@@ -51,4 +51,4 @@ pub use names::column_name;
 pub use partition::{PartitionData, SourceRows};
 pub use read_stats::ReadStats;
 pub use row_map::RowMap;
-pub use token_range::{token_intersection, tokens_overlap, TokenRange};
+pub use token_range::{token_in, token_intersection, tokens_overlap, TokenRange};

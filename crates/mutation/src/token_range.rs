@@ -17,6 +17,11 @@ pub fn tokens_overlap(a: TokenRange, b: TokenRange) -> bool {
         .any(|p| pieces(b).iter().any(|q| p.0 < q.1 && q.0 < p.1))
 }
 
+/// Whether `token` lies in `range` (left, right], wrapping when left >= right.
+pub fn token_in(range: TokenRange, token: i64) -> bool {
+    pieces(range).iter().any(|p| p.0 < token && token <= p.1)
+}
+
 /// The tokens two ranges share, as ranges (left, right] (`i64::MAX` on the right where the
 /// ring ends).
 pub fn token_intersection(a: TokenRange, b: TokenRange) -> Vec<TokenRange> {
@@ -68,5 +73,13 @@ mod tests {
         assert!(!tokens_overlap((i64::MAX - 1, i64::MIN + 5), (0, 10)));
         assert!(tokens_overlap((0, i64::MIN), (i64::MAX - 1, i64::MAX)));
         assert!(!tokens_overlap((0, 10), (10, 20)));
+    }
+
+    #[test]
+    fn a_token_is_in_the_ranges_that_cover_it() {
+        assert!(token_in((0, 10), 10) && !token_in((0, 10), 0));
+        assert!(token_in((90, -90), 95) && token_in((90, -90), -95) && !token_in((90, -90), 0));
+        assert!(token_in((0, i64::MIN), i64::MAX) && !token_in((0, i64::MIN), -1));
+        assert!(token_in((5, 5), 5) && token_in((5, 5), -7));
     }
 }

@@ -17,6 +17,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use clock::Clock;
 use mutation::codec::{put_mutation, Reader};
+use mutation::token_in;
 use mutation::SourceRows;
 use mutation::{
     Cell, ColumnData, ColumnValue, DeletionTime, KeyRange, Mutation, PartitionKey, PartitionUpdate,
@@ -108,7 +109,7 @@ impl SystemPaxos {
             .map_err(store_error)?;
         Ok(partitions
             .into_iter()
-            .filter(|p| !p.rows.is_empty() && ranges.iter().any(|r| contains(*r, p.key.token)))
+            .filter(|p| !p.rows.is_empty() && ranges.iter().any(|r| token_in(*r, p.key.token)))
             .map(|p| p.key)
             .collect())
     }
@@ -212,17 +213,6 @@ impl Data<Lwt> for LocalData {
         self.storage
             .apply_unsynced(vec![update.clone()])
             .map_err(store_error)
-    }
-}
-
-/// Whether `token` is in `range`: left-exclusive, right-inclusive, a right end of `i64::MIN`
-/// the ring's end, a range whose right end is not after its left one wrapping.
-fn contains((left, right): TokenRange, token: i64) -> bool {
-    let (after_left, up_to_right) = (token > left, right == i64::MIN || token <= right);
-    if left < right || right == i64::MIN {
-        after_left && up_to_right
-    } else {
-        after_left || up_to_right
     }
 }
 
